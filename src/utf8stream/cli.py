@@ -1,0 +1,207 @@
+"""The ``utf8stream`` command line: iconv-like conventions, streaming in constant memory.
+
+Exit status: 0 success (and valid input for ``validate``), 1 invalid input (``validate``,
+or ``decode --errors strict``), 2 usage errors and files that cannot be read or written.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import BinaryIO
+
+from .decoder import Utf8Decoder
+from .events import Malformed, MalformedKind, Utf8DecodeError
+
+__all__ = ["LineColumnTracker", "main"]
+
+CHUNK_SIZE = 1 << 16
+EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
+
+class LineColumnTracker:
+    """Turns absolute byte offsets into 1-based ``line:column`` (column in characters).
+
+    Fed the raw bytes in order; never holds more than counters.  A malformed unit counts
+    as one character, like the U+FFFD that replaces it: every character and every unit
+    starts with a byte that is not a continuation byte, except an unexpected
+    continuation byte, which the caller reports with ``note_unit``.
+    """
+
+    def __init__(self) -> None:
+        self.line = 1
+        self._chars_in_line = 0
+        self._pos = 0
+
+    def advance(self, data: bytes, data_offset: int, to: int) -> None:
+        """Count the bytes of ``data`` (starting at ``data_offset``) up to offset ``to``."""
+        if to <= self._pos:
+            return
+        segment = data[self._pos - data_offset : to - data_offset]
+        newlines = segment.count(b"\n")
+        if newlines:
+            self.line += newlines
+            segment = segment[segment.rfind(b"\n") + 1 :]
+            self._chars_in_line = 0
+        self._chars_in_line += len(segment.translate(None, _CONTINUATION_BYTES))
+        self._pos = to
+
+    def locate(self, event: Malformed) -> tuple[int, int]:
+        """Line and column of ``event``; call after ``advance`` up to its offset."""
+        # A unit that began in the previous chunk has its lead byte counted already.
+        column = self._chars_in_line + (event.offset >= self._pos)
+        if event.kind is MalformedKind.UNEXPECTED_CONTINUATION:
+            self._chars_in_line += 1
+        return self.line, column
+
+
+@contextmanager
+def _open_input(path: str) -> Iterator[BinaryIO]:
+    if path == "-":
+        yield sys.stdin.buffer
+    else:
+        with open(path, "rb") as f:
+            yield f
+
+
+@contextmanager
+def _open_output(path: str) -> Iterator[BinaryIO]:
+    if path == "-":
+        yield sys.stdout.buffer
+        sys.stdout.buffer.flush()
+    else:
+        with open(path, "wb") as f:
+            yield f
+
+
+def _chunks(stream: BinaryIO) -> Iterator[bytes]:
+    while chunk := stream.read(CHUNK_SIZE):
+        yield chunk
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    events: list[Malformed] = []
+    decoder = Utf8Decoder("replace", on_malformed=events.append)
+    tracker = LineColumnTracker()
+    out = sys.stdout
+    name = "<stdin>" if args.file == "-" else args.file
+    with _open_input(args.file) as stream:
+        for chunk, final in _with_final(_chunks(stream)):
+            offset = decoder.position
+            decoder.decode(chunk, final)
+            for event in events:
+                tracker.advance(chunk, offset, event.offset)
+                line, column = tracker.locate(event)
+                if args.json:
+                    record = {
+                        "file": name,
+                        "offset": event.offset,
+                        "line": line,
+                        "column": column,
+                        "kind": event.kind.name,
+                        "bytes": event.data.hex(" "),
+                    }
+                    out.write(json.dumps(record) + "\n")
+                else:
+                    out.write(
+                        f"{event.offset} {line}:{column} {event.kind.name} "
+                        f"{event.data.hex(' ')}\n"
+                    )
+            tracker.advance(chunk, offset, offset + len(chunk))
+            events.clear()
+    invalid = decoder.statistics().malformed_total
+    return EXIT_INVALID if invalid else EXIT_OK
+
+
+def _with_final(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, bool]]:
+    """Pair each chunk with whether it is the last, so the last decode flushes."""
+    previous: bytes | None = None
+    for chunk in chunks:
+        if previous is not None:
+            yield previous, False
+        previous = chunk
+    yield (previous or b""), True
+
+
+def _output_errors(errors: str) -> str:
+    """How to encode decoded text so that the policy's escapes round-trip."""
+    return errors if errors in ("surrogateescape", "surrogatepass") else "strict"
+
+
+def _cmd_decode(args: argparse.Namespace) -> int:
+    decoder = Utf8Decoder(args.errors)
+    out_errors = _output_errors(args.errors)
+    with _open_input(args.file) as src, _open_output(args.output) as dst:
+        for chunk, final in _with_final(_chunks(src)):
+            try:
+                text = decoder.decode(chunk, final)
+            except Utf8DecodeError as exc:
+                dst.write(exc.partial.encode("utf-8", out_errors))
+                dst.flush()
+                print(f"utf8stream: {args.file}: {exc}", file=sys.stderr)
+                return EXIT_INVALID
+            dst.write(text.encode("utf-8", out_errors))
+    return EXIT_OK
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="utf8stream",
+        description="Validate, repair and transcode UTF-8 streams in constant memory.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    validate = sub.add_parser(
+        "validate",
+        help="report every malformed unit",
+        description="Print each malformed unit as 'offset line:column kind hex-bytes'. "
+        "Exit status 0 when the input is valid UTF-8, 1 when it is not.",
+    )
+    validate.add_argument("file", metavar="FILE", help="input file, or - for stdin")
+    validate.add_argument("--json", action="store_true", help="one JSON object per line")
+    validate.set_defaults(run=_cmd_validate)
+
+    decode = sub.add_parser(
+        "decode",
+        help="write repaired UTF-8",
+        description="Decode the input and write it back as UTF-8, malformed units "
+        "handled by the error policy (default: replace each with U+FFFD).",
+    )
+    decode.add_argument("file", metavar="FILE", help="input file, or - for stdin")
+    decode.add_argument(
+        "--errors",
+        default="replace",
+        metavar="POLICY",
+        help="replace (default), strict, ignore, backslashreplace, surrogateescape, "
+        "surrogatepass, or a registered codecs error handler",
+    )
+    decode.add_argument("-o", "--output", default="-", metavar="OUT", help="default: stdout")
+    decode.set_defaults(run=_cmd_decode)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        if getattr(args, "errors", None) is not None:
+            Utf8Decoder(args.errors)  # reject unknown policies before touching files
+        code: int = args.run(args)
+    except LookupError as exc:
+        print(f"utf8stream: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except BrokenPipeError:
+        return EXIT_OK
+    except OSError as exc:
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"utf8stream: {exc.strerror or exc}{where}", file=sys.stderr)
+        return EXIT_USAGE
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
