@@ -26,7 +26,19 @@ def _repeat_to(unit: bytes, size: int) -> bytes:
 
 def ascii_log(size: int, rnd: random.Random) -> bytes:
     levels = ["INFO", "DEBUG", "WARN", "ERROR"]
-    words = "request served user cache miss hit upstream timeout retry connection pool".split()
+    words = [
+        "request",
+        "served",
+        "user",
+        "cache",
+        "miss",
+        "hit",
+        "upstream",
+        "timeout",
+        "retry",
+        "connection",
+        "pool",
+    ]
     lines = []
     for i in range(4000):
         msg = " ".join(rnd.choice(words) for _ in range(rnd.randrange(3, 12)))
@@ -64,7 +76,7 @@ def cjk(size: int, rnd: random.Random) -> bytes:
 
 def emoji(size: int, rnd: random.Random) -> bytes:
     faces = [chr(c) for c in range(0x1F600, 0x1F650)] + [chr(c) for c in range(0x1F300, 0x1F3F0)]
-    words = "ok ship it lol nice wow yes no brb".split()
+    words = ["ok", "ship", "it", "lol", "nice", "wow", "yes", "no", "brb"]
     out = []
     for _ in range(40000):
         out.append(rnd.choice(faces) * rnd.randrange(1, 4))

@@ -108,8 +108,7 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                     out.write(json.dumps(record) + "\n")
                 else:
                     out.write(
-                        f"{event.offset} {line}:{column} {event.kind.name} "
-                        f"{event.data.hex(' ')}\n"
+                        f"{event.offset} {line}:{column} {event.kind.name} {event.data.hex(' ')}\n"
                     )
             tracker.advance(chunk, offset, offset + len(chunk))
             events.clear()

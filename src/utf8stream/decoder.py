@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ._bytes import SECOND_HI, SECOND_LO, SEQ_LEN, classify_unit
+from ._bytes import LONE_KIND, SECOND_HI, SECOND_LO, SEQ_LEN, classify_unit
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
 
 __all__ = ["ERROR_POLICIES", "DecoderCheckpoint", "Utf8Decoder"]
@@ -67,6 +67,9 @@ ERROR_POLICIES = (
 )
 _GAP_POLICIES = ("replace", "skip")
 _REPLACEMENT = "\ufffd"
+#: After a malformed unit, keep the error handler engaged for this many bytes: a failed
+#: strict attempt costs an exception, which a damaged stream would pay again and again.
+_DIRTY_WINDOW = 1 << 16
 _HANDLER_NAME = "utf8stream.decoder"
 _utf8_decode = codecs.utf_8_decode
 _local = threading.local()
@@ -76,12 +79,30 @@ _REPLAY_NAME = "utf8stream.decoder.replay"
 
 
 def _c_error_handler(exc: UnicodeError) -> tuple[str, int]:
+    """Called by the C decoder once per maximal subpart; the common case stays inline."""
     decoder: Utf8Decoder = _local.decoder
-    try:
-        return decoder._on_c_error(exc)  # noqa: SLF001 - the handler is the decoder's own
-    finally:
-        # A callback may have run another decoder on this thread.
-        _local.decoder = decoder
+    constant = decoder._inline  # noqa: SLF001
+    if constant is None:
+        return decoder._on_c_error(exc)  # noqa: SLF001
+    # A constant replacement (replace, ignore): everything stays in this one frame.
+    obj = exc.object  # type: ignore[attr-defined]
+    start: int = exc.start  # type: ignore[attr-defined]
+    end: int = exc.end  # type: ignore[attr-defined]
+    kind = LONE_KIND[obj[start]] or classify_unit(obj, start, end, True)
+    decoder._counts[kind] += 1  # noqa: SLF001
+    decoder._clean = False  # noqa: SLF001
+    callback = decoder._on_malformed  # noqa: SLF001
+    if callback is not None:
+        base = decoder._position - len(obj)  # noqa: SLF001
+        decoder._fail_start = start  # noqa: SLF001
+        decoder._resume_at = base + end  # noqa: SLF001
+        event = _new_object(Malformed)
+        _set_offset(event, base + start)
+        _set_data(event, obj[start:end])
+        _set_kind(event, kind)
+        callback(event)
+        _local.decoder = decoder  # the callback may have run another decoder
+    return constant, end
 
 
 def _c_replay_handler(exc: UnicodeError) -> tuple[str, int]:
@@ -170,9 +191,7 @@ class DecoderCheckpoint:
 
     def to_json(self) -> str:
         """Serialise to a JSON object (bytes as hex strings)."""
-        raw: dict[str, Any] = {
-            name: getattr(self, name) for name in self.__dataclass_fields__
-        }
+        raw: dict[str, Any] = {name: getattr(self, name) for name in self.__dataclass_fields__}
         for name in self._BYTES_FIELDS:
             raw[name] = raw[name].hex()
         raw["version"] = 1
@@ -227,13 +246,24 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             raise ValueError("start_offset must be a non-negative integer")
         self._gap_policy = gap
         self._start_offset = start_offset
-        self.on_malformed = on_malformed
+        self._on_malformed = on_malformed
         self._set_policy(errors)
         self._counts: dict[MalformedKind, int] = dict.fromkeys(MalformedKind, 0)
         self._chars = 0
         self._gaps = 0
         self._lost_total = 0
         self._clear(start_offset)
+
+    @property
+    def on_malformed(self) -> OnMalformed | None:
+        """Called with every ``Malformed`` event, in stream order (settable)."""
+        return self._on_malformed
+
+    @on_malformed.setter
+    def on_malformed(self, callback: OnMalformed | None) -> None:
+        self._on_malformed = callback
+        # The C error handler inlines the common policies (see _c_error_handler).
+        self._inline = None if self._surrogates_pass else self._constant
 
     def _set_policy(self, errors: str) -> None:
         self.errors = errors
@@ -248,6 +278,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         elif errors not in ERROR_POLICIES:
             # Raises LookupError for unknown names, as codecs does.
             self._custom = codecs.lookup_error(errors)
+        self.on_malformed = self._on_malformed
 
     def _clear(self, position: int) -> None:
         self._position = position
@@ -260,7 +291,10 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._gap_offset: int | None = None
         self._gap_skip = 0
         self._gap_absorb = 0
-        self._slow = False
+        self._clean = True  # the last call met no malformed unit
+        self._dirty_left = 0  # bytes to decode with the handler before trying strict again
+        self._odd = False  # a gap, unread input or carried text is held
+        self._fast = True
         # Where decoding resumes after the unit being reported (absolute), and where
         # that unit starts in the buffer the C decoder is working on.
         self._resume_at = 0
@@ -293,31 +327,28 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         sequence is held back.  With ``final=True`` a held prefix becomes one
         ``TRUNCATED_AT_END`` unit.
         """
-        if type(input) is not bytes:
-            input = _byte_view(input)  # noqa: A001
-        if self._slow:
-            return self._decode_general(input, final)
-        # Fast path: at most a pending prefix is held, and it simply goes in front.
+        if not self._fast or type(input) is not bytes:
+            if self._odd or type(input) is not bytes:
+                return self._decode_general(_byte_view(input), final)
+            return self._decode_units(input, final)
+        # Fast path, taken while the stream is clean: at most a pending prefix is held
+        # and goes in front; CPython's strict decoder does all the work.  On the first
+        # malformed unit nothing has changed yet and the general path starts over.
         pending = self._pending
         data = pending + input if pending else input
-        self._position += len(input)
-        _local.decoder = self
         try:
-            text, used = _utf8_decode(data, _HANDLER_NAME, final)
-        except BaseException as exc:
-            self._recover(exc, [self._partial_from_c(data)], data)
-            raise
-        if used == len(data):
-            if pending:
-                self._pending = b""
-        else:
-            parts = [text]
-            try:
-                self._tail(data, used, parts)
-            except BaseException as exc:
-                self._recover(exc, parts, data)
-                raise
-            text = "".join(parts)
+            text, used = _utf8_decode(data, "strict", final)
+        except UnicodeDecodeError:
+            return self._decode_units(input, final)
+        if used != len(data):
+            tail = data[used:]
+            # CPython also holds ED A0..BF, which is certain already (two units).
+            if tail[0] == 0xED and tail not in self._prefixes:
+                return self._decode_units(input, final)
+            self._pending = tail
+        elif pending:
+            self._pending = b""
+        self._position += len(input)
         self._chars += len(text)
         return text
 
@@ -443,26 +474,58 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             lost_bytes_declared=self._lost_total,
         )
 
-    # -- the general path: gaps, unread input, carried text ---------------------------
+    # -- the paths with the error handler engaged ----------------------------------------
+
+    def _decode_units(self, chunk: bytes, final: bool) -> str:
+        """The C decoder with our error handler; at most a pending prefix is held."""
+        pending = self._pending
+        data = pending + chunk if pending else chunk
+        self._position += len(chunk)
+        self._clean = True
+        _local.decoder = self
+        try:
+            text, used = _utf8_decode(data, _HANDLER_NAME, final)
+        except BaseException as exc:
+            self._recover(exc, [self._partial_from_c(data)], data)
+            raise
+        if used != len(data):
+            parts = [text]
+            try:
+                self._tail(data, used, parts)
+            except BaseException as exc:
+                self._recover(exc, parts, data)
+                raise
+            text = "".join(parts)
+        elif pending:
+            self._pending = b""
+        if self._clean:
+            self._dirty_left -= len(chunk)
+            self._fast = self._dirty_left <= 0
+        else:
+            self._dirty_left = _DIRTY_WINDOW
+        self._chars += len(text)
+        return text
 
     def _decode_general(self, data: Bytes, final: bool, count: bool = True) -> str:
+        """Decode with the error handler engaged: units, gaps, unread input, carried text."""
         parts: list[str] = []
         if self._carry:
             parts.append(self._carry)
             self._carry = ""
-        chunk = bytes(data)
+        chunk = data if type(data) is bytes else bytes(data)
+        held = self._unread or self._pending
         unread = self._unread
         if unread:
             final = final or self._unread_final
             self._unread = b""
             self._unread_final = False
-        # Everything not consumed yet ends at ``position``: held bytes, then the chunk.
-        full = (unread or self._pending) + chunk
         self._position += len(chunk)
+        self._clean = True
         try:
             self._run(unread + chunk, final, parts)
         except BaseException as exc:
-            self._recover(exc, parts, full)
+            # Everything not consumed before this call ends at ``position``.
+            self._recover(exc, parts, held + chunk)
             raise
         finally:
             self._sync()
@@ -540,8 +603,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._gap_data += buf[i : i + 1]
 
     def _sync(self) -> None:
-        """Recompute whether anything beyond a pending prefix is held."""
-        self._slow = bool(self._gap_open or self._unread or self._carry)
+        """Take the fast path again once the last call was clean and nothing odd is held."""
+        self._odd = bool(self._gap_open or self._unread or self._carry)
+        if not self._clean:
+            self._dirty_left = _DIRTY_WINDOW
+        self._fast = self._dirty_left <= 0 and not self._odd
 
     # -- units and policies ----------------------------------------------------------
 
@@ -552,13 +618,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         start = exc.start
         end = exc.end
         base = self._position - len(obj)
-        if (
-            self._surrogates_pass
-            and obj[start] == 0xED
-            and start + 2 < len(obj)
-            and 0xA0 <= obj[start + 1] <= 0xBF
-            and 0x80 <= obj[start + 2] <= 0xBF
-        ):
+        self._clean = False
+        if self._surrogates_pass and obj[start] == 0xED and self._is_surrogate(obj, start):
             end = start + 3
             if replay:
                 return obj[start:end].decode("utf-8", "surrogatepass"), end
@@ -568,25 +629,28 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         data = obj[start:end]
         if replay:
             return self._replacement(data, MalformedKind.INCOMPLETE_SEQUENCE, None), end
+        kind = LONE_KIND[obj[start]] or classify_unit(obj, start, end, True)
         self._fail_start = start
         self._resume_at = base + end
-        return self._report(data, base + start, classify_unit(obj, start, end, True)), end
-
-    def _report(self, data: bytes, offset: int, kind: MalformedKind) -> str:
-        """Count and report one malformed unit; return its replacement text."""
         self._counts[kind] += 1
-        callback = self.on_malformed
-        if callback is None:
-            constant = self._constant
-            if constant is not None:
-                return constant
-            return self._replacement(data, kind, None)
-        event = _malformed(offset, data, kind)
-        callback(event)
+        callback = self._on_malformed
+        event = None
+        if callback is not None:
+            event = _malformed(base + start, data, kind)
+            callback(event)
+            _local.decoder = self  # the callback may have run another decoder
         constant = self._constant
         if constant is not None:
-            return constant
-        return self._replacement(data, kind, event)
+            return constant, end
+        return self._replacement(data, kind, event), end
+
+    @staticmethod
+    def _is_surrogate(obj: bytes, start: int) -> bool:
+        return (
+            start + 2 < len(obj)
+            and 0xA0 <= obj[start + 1] <= 0xBF
+            and 0x80 <= obj[start + 2] <= 0xBF
+        )
 
     def _replacement(self, data: bytes, kind: MalformedKind, event: Malformed | None) -> str:
         """The text the error policy puts in place of one unit (or raises)."""
@@ -606,8 +670,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     def _pass_surrogate(self, seq: bytes, offset: int) -> str:
         self._counts[MalformedKind.SURROGATE] += 1
-        if self.on_malformed is not None:
-            self.on_malformed(_malformed(offset, seq, MalformedKind.SURROGATE))
+        if self._on_malformed is not None:
+            self._on_malformed(_malformed(offset, seq, MalformedKind.SURROGATE))
         return seq.decode("utf-8", "surrogatepass")
 
     def _call_custom(self, data: bytes, kind: MalformedKind) -> str:
@@ -637,8 +701,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _report_gap(self, data: bytes, offset: int, resume: int) -> str:
         self._counts[MalformedKind.LOST_BYTES] += 1
         self._resume_at = resume
-        if self.on_malformed is not None:
-            self.on_malformed(_malformed(offset, data, MalformedKind.LOST_BYTES))
+        if self._on_malformed is not None:
+            self._on_malformed(_malformed(offset, data, MalformedKind.LOST_BYTES))
         return _REPLACEMENT if self._gap_policy == "replace" else ""
 
     # -- failure recovery ------------------------------------------------------------

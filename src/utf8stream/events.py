@@ -22,6 +22,10 @@ class MalformedKind(enum.Enum):
     TRUNCATED_AT_END = "sequence truncated at end of stream"
     LOST_BYTES = "bytes lost in a gap"
 
+    # Members are singletons compared by identity; identity hashing keeps counting by
+    # kind cheap (Enum's own __hash__ is a Python-level call).
+    __hash__ = object.__hash__
+
     @property
     def reason(self) -> str:
         """Human-readable description, used in error messages."""

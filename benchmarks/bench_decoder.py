@@ -1,0 +1,106 @@
+"""Utf8Decoder against CPython's codecs incremental UTF-8 decoder, side by side.
+
+    .venv/bin/python benchmarks/bench_decoder.py [--size MiB] [--repeat N]
+
+Prints, for each corpus and chunk size, the best-of-N time of both decoders and the ratio
+peer_time / our_time (higher is better; 1.0 means as fast as CPython's incremental
+decoder).  DESIGN.md section 8 targets: >= 0.95 at 64 KiB, >= 0.8 at 256 B, >= 0.8 on the
+corrupted corpus with every malformed unit reported (``on_malformed`` collecting events).
+"""
+
+from __future__ import annotations
+
+import argparse
+import codecs
+import gc
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _corpora import NAMES, build_corpora, chunked
+
+from utf8stream import Malformed, Utf8Decoder
+
+TARGETS = {65536: 0.95, 256: 0.8}
+
+
+def run_codecs(chunks: list[bytes]) -> int:
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    decode = decoder.decode
+    n = 0
+    for chunk in chunks:
+        n += len(decode(chunk))
+    return n + len(decode(b"", True))
+
+
+def run_ours(chunks: list[bytes]) -> int:
+    decode = Utf8Decoder("replace").decode
+    n = 0
+    for chunk in chunks:
+        n += len(decode(chunk))
+    return n + len(decode(b"", True))
+
+
+def run_ours_events(chunks: list[bytes]) -> int:
+    events: list[Malformed] = []
+    decode = Utf8Decoder("replace", on_malformed=events.append).decode
+    n = 0
+    for chunk in chunks:
+        n += len(decode(chunk))
+    n += len(decode(b"", True))
+    assert all(isinstance(e.offset, int) for e in events)
+    return n
+
+
+def best_time(fn: Callable[[list[bytes]], int], chunks: list[bytes], repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        gc.collect()
+        start = time.perf_counter()
+        fn(chunks)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=16, help="MiB per corpus (default 16)")
+    parser.add_argument("--repeat", type=int, default=5, help="best of N (default 5)")
+    args = parser.parse_args()
+    corpora = build_corpora(args.size * 1024 * 1024)
+    print(f"Python {sys.version.split()[0]}, {args.size} MiB per corpus, best of {args.repeat}")
+    header = (
+        f"{'corpus':10} {'chunk':>6} {'variant':14} {'codecs s':>9} {'ours s':>9}"
+        f" {'ratio':>6} target"
+    )
+    print(header)
+    print("-" * len(header))
+    failures = 0
+    for name in NAMES:
+        data = corpora[name]
+        for size in (65536, 256):
+            chunks = chunked(data, size)
+            # Same output, or the comparison means nothing.
+            assert run_codecs(chunks) == run_ours(chunks)
+            variants: list[tuple[str, Callable[[list[bytes]], int], float]] = [
+                ("replace", run_ours, TARGETS[size]),
+            ]
+            if name == "corrupted":
+                variants.append(("+ all events", run_ours_events, 0.8))
+            peer = best_time(run_codecs, chunks, args.repeat)
+            for label, fn, target in variants:
+                ours = best_time(fn, chunks, args.repeat)
+                ratio = peer / ours
+                ok = "ok" if ratio >= target else "MISSED"
+                failures += ratio < target
+                print(
+                    f"{name:10} {size:>6} {label:14} {peer:9.4f} {ours:9.4f} {ratio:6.2f}"
+                    f" >= {target} {ok}"
+                )
+    print(f"{failures} target(s) missed")
+
+
+if __name__ == "__main__":
+    main()
