@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from .boundaries import char_start, cut_at_boundary, next_char_start, rejoined_event, split_points
 from .decoder import DecoderCheckpoint, Utf8Decoder
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
 
@@ -12,5 +13,10 @@ __all__ = [
     "MalformedKind",
     "Utf8DecodeError",
     "Utf8Decoder",
+    "char_start",
+    "cut_at_boundary",
+    "next_char_start",
+    "rejoined_event",
+    "split_points",
 ]
 __version__ = "0.1.0"
