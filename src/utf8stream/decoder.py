@@ -40,7 +40,7 @@ import codecs
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -205,7 +205,7 @@ class DecoderCheckpoint:
             raise ValueError("not a utf8stream decoder checkpoint (version 1)")
         for name in cls._BYTES_FIELDS:
             raw[name] = bytes.fromhex(raw.get(name, ""))
-        unknown = set(raw) - set(cls.__dataclass_fields__)
+        unknown = set(raw) - {f.name for f in fields(cls)}
         if unknown:
             raise ValueError(f"unknown checkpoint fields: {sorted(unknown)}")
         return cls(**raw)
