@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from typing import BinaryIO
 
 from .decoder import Utf8Decoder
-from .events import Malformed, MalformedKind, Utf8DecodeError
+from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
 
 __all__ = ["LineColumnTracker", "main"]
 
@@ -83,17 +83,19 @@ def _chunks(stream: BinaryIO) -> Iterator[bytes]:
         yield chunk
 
 
-def _cmd_validate(args: argparse.Namespace) -> int:
+def _validate_one(path: str, args: argparse.Namespace, prefix: str) -> DecoderStatistics:
+    """Report every unit of one input; return the decoder's statistics."""
     events: list[Malformed] = []
     decoder = Utf8Decoder("replace", on_malformed=events.append)
     tracker = LineColumnTracker()
     out = sys.stdout
-    name = "<stdin>" if args.file == "-" else args.file
-    with _open_input(args.file) as stream:
+    name = "<stdin>" if path == "-" else path
+    quiet = args.summary
+    with _open_input(path) as stream:
         for chunk, final in _with_final(_chunks(stream)):
             offset = decoder.position
             decoder.decode(chunk, final)
-            for event in events:
+            for event in events if not quiet else ():
                 tracker.advance(chunk, offset, event.offset)
                 line, column = tracker.locate(event)
                 if args.json:
@@ -108,12 +110,53 @@ def _cmd_validate(args: argparse.Namespace) -> int:
                     out.write(json.dumps(record) + "\n")
                 else:
                     out.write(
-                        f"{event.offset} {line}:{column} {event.kind.name} {event.data.hex(' ')}\n"
+                        f"{prefix}{event.offset} {line}:{column} {event.kind.name} "
+                        f"{event.data.hex(' ')}\n"
                     )
             tracker.advance(chunk, offset, offset + len(chunk))
             events.clear()
-    invalid = decoder.statistics().malformed_total
-    return EXIT_INVALID if invalid else EXIT_OK
+    return decoder.statistics()
+
+
+def _print_summary(name: str, stats: DecoderStatistics, as_json: bool) -> None:
+    counts = {kind.name: n for kind, n in stats.malformed.items()}
+    if as_json:
+        record = {
+            "file": name,
+            "summary": True,
+            "bytes": stats.bytes_fed,
+            "characters": stats.chars_out,
+            "malformed": stats.malformed_total,
+            "by_kind": counts,
+        }
+        print(json.dumps(record))
+        return
+    verdict = "valid" if not stats.malformed_total else f"{stats.malformed_total} malformed"
+    detail = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
+    print(
+        f"{name}: {verdict}; {stats.bytes_fed} bytes, {stats.chars_out} characters"
+        + (f" ({detail})" if detail else "")
+    )
+
+
+def _cmd_validate(args: argparse.Namespace) -> int:
+    status = EXIT_OK
+    many = len(args.files) > 1
+    for path in args.files:
+        name = "<stdin>" if path == "-" else path
+        try:
+            stats = _validate_one(path, args, f"{name}: " if many else "")
+        except OSError as exc:
+            if isinstance(exc, BrokenPipeError):
+                raise
+            print(f"utf8stream: {name}: {exc.strerror or exc}", file=sys.stderr)
+            status = EXIT_USAGE
+            continue
+        if args.summary:
+            _print_summary(name, stats, args.json)
+        if stats.malformed_total and status == EXIT_OK:
+            status = EXIT_INVALID
+    return status
 
 
 def _with_final(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, bool]]:
@@ -157,11 +200,15 @@ def build_parser() -> argparse.ArgumentParser:
     validate = sub.add_parser(
         "validate",
         help="report every malformed unit",
-        description="Print each malformed unit as 'offset line:column kind hex-bytes'. "
-        "Exit status 0 when the input is valid UTF-8, 1 when it is not.",
+        description="Print each malformed unit as 'offset line:column kind hex-bytes' "
+        "(prefixed with 'FILE: ' when several files are given). Exit status 0 when every "
+        "input is valid UTF-8, 1 when one is not, 2 when one cannot be read.",
     )
-    validate.add_argument("file", metavar="FILE", help="input file, or - for stdin")
+    validate.add_argument("files", nargs="+", metavar="FILE", help="input files, or - for stdin")
     validate.add_argument("--json", action="store_true", help="one JSON object per line")
+    validate.add_argument(
+        "--summary", action="store_true", help="print counts by kind instead of each unit"
+    )
     validate.set_defaults(run=_cmd_validate)
 
     decode = sub.add_parser(
