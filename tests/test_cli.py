@@ -1,0 +1,274 @@
+"""The ``utf8stream`` command line: ``validate`` and ``decode``."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from utf8stream import cli
+from utf8stream.cli import main
+
+# A small file with known damage; every expected line below was worked out by hand.
+#   line 1: a b FF c                      FF at offset 2, column 3
+#   line 2: é (C3 A9) E2 82 x             E2 82 at offset 7, column 2
+#   line 3: C0 AF ED A0 80 z              five units at offsets 11..15, columns 1..5
+#   line 4: 80 F0 9F 98 <end of file>     offsets 18 and 19, columns 1 and 2
+DAMAGED = (
+    b"ab\xffc\n"
+    b"\xc3\xa9\xe2\x82x\n"
+    b"\xc0\xaf\xed\xa0\x80z\n"
+    b"\x80\xf0\x9f\x98"
+)
+DAMAGED_REPORT = [
+    "2 1:3 INVALID_BYTE ff",
+    "7 2:2 INCOMPLETE_SEQUENCE e2 82",
+    "11 3:1 OVERLONG c0",
+    "12 3:2 UNEXPECTED_CONTINUATION af",
+    "13 3:3 SURROGATE ed",
+    "14 3:4 UNEXPECTED_CONTINUATION a0",
+    "15 3:5 UNEXPECTED_CONTINUATION 80",
+    "18 4:1 UNEXPECTED_CONTINUATION 80",
+    "19 4:2 TRUNCATED_AT_END f0 9f 98",
+]
+VALID = "Příliš žluťoučký kůň\nСъешь же ещё 😀\n".encode() * 50
+
+
+@pytest.fixture
+def damaged_file(tmp_path: Path) -> Path:
+    path = tmp_path / "damaged.txt"
+    path.write_bytes(DAMAGED)
+    return path
+
+
+def _stdin(monkeypatch: pytest.MonkeyPatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+# -- validate ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk_size", [1 << 16, 1, 2, 3, 5])
+def test_validate_reports_every_unit(
+    damaged_file: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    chunk_size: int,
+) -> None:
+    # Small read sizes put units and characters across chunk boundaries.
+    monkeypatch.setattr(cli, "CHUNK_SIZE", chunk_size)
+    assert main(["validate", str(damaged_file)]) == 1
+    out, err = capsys.readouterr()
+    assert out.splitlines() == DAMAGED_REPORT
+    assert err == ""
+
+
+def test_validate_json(damaged_file: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["validate", "--json", str(damaged_file)]) == 1
+    records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(records) == len(DAMAGED_REPORT)
+    for record, line in zip(records, DAMAGED_REPORT, strict=True):
+        offset, position, kind, hex_bytes = line.split(" ", 3)
+        row, column = position.split(":")
+        assert record["offset"] == int(offset)
+        assert (record["line"], record["column"]) == (int(row), int(column))
+        assert record["kind"] == kind
+        assert record["bytes"] == hex_bytes
+        assert record["file"] == str(damaged_file)
+
+
+@pytest.mark.parametrize("data", [VALID, b""], ids=["valid", "empty"])
+def test_validate_valid_input(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], data: bytes
+) -> None:
+    path = tmp_path / "ok.txt"
+    path.write_bytes(data)
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
+def test_validate_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    _stdin(monkeypatch, DAMAGED)
+    assert main(["validate", "-"]) == 1
+    assert capsys.readouterr().out.splitlines() == DAMAGED_REPORT
+    _stdin(monkeypatch, DAMAGED)
+    assert main(["validate", "--json", "-"]) == 1
+    first = json.loads(capsys.readouterr().out.splitlines()[0])
+    assert first["file"] == "<stdin>"
+    assert first["offset"] == 2
+
+
+def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    missing = tmp_path / "no-such-file.txt"
+    for argv in (["validate", str(missing)], ["decode", str(missing)]):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert out == ""
+        assert err.count("\n") == 1 and err.endswith("\n")
+        assert str(missing) in err
+
+
+def test_unknown_policy_is_a_usage_error(
+    damaged_file: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["decode", "--errors", "no-such-policy", str(damaged_file)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.count("\n") == 1
+
+
+# -- decode -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk_size", [1 << 16, 1, 3])
+def test_decode_repairs(
+    damaged_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_size: int
+) -> None:
+    monkeypatch.setattr(cli, "CHUNK_SIZE", chunk_size)
+    out = tmp_path / "out.txt"
+    assert main(["decode", str(damaged_file), "-o", str(out)]) == 0
+    assert out.read_bytes() == DAMAGED.decode("utf-8", "replace").encode("utf-8")
+
+
+def test_decode_to_stdout_from_stdin(
+    monkeypatch: pytest.MonkeyPatch, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    _stdin(monkeypatch, DAMAGED)
+    assert main(["decode", "-"]) == 0
+    assert capsysbinary.readouterr().out == DAMAGED.decode("utf-8", "replace").encode()
+
+
+@pytest.mark.parametrize("policy", ["ignore", "backslashreplace"])
+def test_decode_other_policies(damaged_file: Path, tmp_path: Path, policy: str) -> None:
+    out = tmp_path / "out.txt"
+    assert main(["decode", "--errors", policy, str(damaged_file), "-o", str(out)]) == 0
+    assert out.read_bytes() == DAMAGED.decode("utf-8", policy).encode("utf-8")
+
+
+@pytest.mark.parametrize("chunk_size", [1 << 16, 1, 2])
+def test_decode_surrogateescape_restores_the_original(
+    damaged_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk_size: int
+) -> None:
+    monkeypatch.setattr(cli, "CHUNK_SIZE", chunk_size)
+    out = tmp_path / "out.bin"
+    argv = ["decode", "--errors", "surrogateescape", str(damaged_file), "-o", str(out)]
+    assert main(argv) == 0
+    assert out.read_bytes() == DAMAGED
+
+
+def test_decode_strict_stops_at_the_first_error(
+    damaged_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "out.txt"
+    assert main(["decode", "--errors", "strict", str(damaged_file), "-o", str(out)]) == 1
+    assert out.read_bytes() == b"ab"  # everything before the first bad byte
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "offset 2" in err
+
+
+# -- large input ------------------------------------------------------------------------
+
+_FILLER = "ñandú 水 😀 abc déjà vu\n"
+
+
+def _large_input() -> tuple[bytes, list[tuple[int, str, bytes]]]:
+    """About 4 MiB of text with damage placed at and across 64 KiB read boundaries.
+
+    Returns the data and the damage as ``(offset, kind, bytes)``, known by construction.
+    """
+    out = bytearray()
+    damage: list[tuple[int, str, bytes]] = []
+    filler = _FILLER.encode()
+
+    def pad_to(offset: int) -> None:
+        while len(out) + len(filler) <= offset:
+            out.extend(filler)
+        out.extend(b"x" * (offset - len(out)))
+
+    k = 1 << 16
+    pad_to(k - 1)
+    damage.append((len(out), "INCOMPLETE_SEQUENCE", b"\xe2\x82"))  # across a boundary
+    out.extend(b"\xe2\x82A")
+    pad_to(2 * k - 1)
+    damage.append((len(out), "INVALID_BYTE", b"\xff"))  # last byte of a read
+    out.extend(b"\xff")
+    pad_to(3 * k - 2)
+    out.extend("😀".encode())  # a valid character across a boundary: no report
+    pad_to(4 * k - 1)
+    damage.append((len(out), "INCOMPLETE_SEQUENCE", b"\xf0\x9f\x98"))
+    out.extend(b"\xf0\x9f\x98B")
+    pad_to(5 * k)
+    damage.append((len(out), "UNEXPECTED_CONTINUATION", b"\x80"))  # first byte of a read
+    out.extend(b"\x80")
+    pad_to(6 * k - 1)
+    damage.append((len(out), "SURROGATE", b"\xed"))
+    damage.append((len(out) + 1, "UNEXPECTED_CONTINUATION", b"\xa0"))
+    damage.append((len(out) + 2, "UNEXPECTED_CONTINUATION", b"\x80"))
+    out.extend(b"\xed\xa0\x80")
+    pad_to(4 * 1024 * 1024 - 2)
+    damage.append((len(out), "TRUNCATED_AT_END", b"\xe2\x82"))
+    out.extend(b"\xe2\x82")
+    return bytes(out), damage
+
+
+def _location(data: bytes, offset: int) -> tuple[int, int]:
+    """Line and column (in characters, a unit counting as one) of a unit, via CPython."""
+    line_start = data.rfind(b"\n", 0, offset) + 1
+    column = len(data[line_start:offset].decode("utf-8", "replace")) + 1
+    return data.count(b"\n", 0, offset) + 1, column
+
+
+def test_large_input(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data, damage = _large_input()
+    assert len(data) == 4 * 1024 * 1024
+    path = tmp_path / "large.txt"
+    path.write_bytes(data)
+
+    assert main(["validate", str(path)]) == 1
+    expected = []
+    for offset, kind, unit in damage:
+        line, column = _location(data, offset)
+        expected.append(f"{offset} {line}:{column} {kind} {unit.hex(' ')}")
+    assert capsys.readouterr().out.splitlines() == expected
+
+    repaired = tmp_path / "repaired.txt"
+    assert main(["decode", str(path), "-o", str(repaired)]) == 0
+    assert repaired.read_bytes() == data.decode("utf-8", "replace").encode("utf-8")
+
+    restored = tmp_path / "restored.bin"
+    argv = ["decode", "--errors", "surrogateescape", str(path), "-o", str(restored)]
+    assert main(argv) == 0
+    assert restored.read_bytes() == data
+
+
+# -- as a program -----------------------------------------------------------------------
+
+
+def test_python_dash_m(damaged_file: Path) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "utf8stream", "validate", str(damaged_file)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == DAMAGED_REPORT
+    assert result.stderr == ""
+
+
+def test_python_dash_m_decode_pipe() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "utf8stream", "decode", "--errors", "surrogateescape", "-"],
+        input=DAMAGED,
+        capture_output=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    assert result.stdout == DAMAGED
