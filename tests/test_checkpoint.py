@@ -11,6 +11,8 @@ import copy
 import dataclasses
 import io
 import json
+import subprocess
+import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -32,9 +34,8 @@ from utf8stream import DecoderCheckpoint, Malformed, Utf8DecodeError, Utf8Decode
 #: An operation on a decoder: feed some bytes, or declare a gap (with ``lost`` or None).
 Op = tuple[str, Any]
 Events = list[tuple[int, bytes, K]]
-#: Restore from the checkpoint object itself (and, once to_json/from_json round-trip,
-#: from its JSON text too).
-VIA_JSON = pytest.mark.parametrize("via_json", [False], ids=["object"])
+#: Restore from the checkpoint object itself, and from its JSON text.
+VIA_JSON = pytest.mark.parametrize("via_json", [False, True], ids=["object", "json"])
 
 
 def run(decoder: Utf8Decoder, ops: list[Op]) -> str:
@@ -196,6 +197,59 @@ def test_resume_property(
     text, events, resumed = resumed_run(first, second, via_json=via_json, errors=errors)
     assert (text, events) == (expected_text, expected_events)
     assert resumed.statistics() == whole.statistics()
+
+
+_CHILD = r"""
+import json, sys
+from utf8stream import DecoderCheckpoint, Utf8Decoder
+for line in sys.stdin:
+    job = json.loads(line)
+    events = []
+    decoder = Utf8Decoder.from_checkpoint(
+        DecoderCheckpoint.from_json(job["checkpoint"]), on_malformed=events.append
+    )
+    text = ""
+    for op, arg in job["ops"]:
+        if op == "feed":
+            text += decoder.decode(bytes.fromhex(arg))
+        else:
+            decoder.mark_gap(arg)
+    text += decoder.decode(b"", final=True)
+    print(json.dumps({"text": text,
+                      "events": [[e.offset, e.data.hex(), e.kind.name] for e in events]}))
+"""
+
+
+def test_resume_in_a_new_process() -> None:
+    (ops, kwargs) = next((o, k) for name, o, k in SCENARIOS if name == "gap, skip")
+    expected_text, expected_events, _ = whole_run(ops, **kwargs)
+    jobs = []
+    heads = []
+    for _, _, first, second in every_split(ops):
+        events: list[Malformed] = []
+        decoder = Utf8Decoder(on_malformed=events.append, **kwargs)
+        heads.append((run(decoder, first), event_tuples(events)))
+        wire_ops = [(op, arg.hex() if op == "feed" else arg) for op, arg in second]
+        jobs.append(json.dumps({"checkpoint": decoder.checkpoint().to_json(), "ops": wire_ops}))
+    child = subprocess.run(
+        [sys.executable, "-c", _CHILD],
+        input="\n".join(jobs) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    results = [json.loads(line) for line in child.stdout.splitlines()]
+    assert len(results) == len(jobs)
+    for (head_text, head_events), result in zip(heads, results, strict=True):
+        tail_events = [(o, bytes.fromhex(h), K[name]) for o, h, name in result["events"]]
+        assert head_text + result["text"] == expected_text
+        assert head_events + tail_events == expected_events
+
+
+def test_json_round_trip_of_a_fresh_checkpoint() -> None:
+    snapshot = Utf8Decoder().checkpoint()
+    assert DecoderCheckpoint.from_json(snapshot.to_json()) == snapshot
 
 
 def test_checkpoint_is_immutable_and_json_is_plain() -> None:

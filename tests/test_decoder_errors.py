@@ -262,6 +262,21 @@ def test_strict_truncated_at_end() -> None:
     assert decoder.buffered == 0
 
 
+def test_strict_rest_of_a_final_call_is_still_the_end_of_the_stream() -> None:
+    # The rest of the failing call's input is kept and decoded by the next call, even
+    # decode(b""); that input ended the stream, so its truncated tail is a unit too.
+    decoder = Utf8Decoder("strict")
+    with pytest.raises(Utf8DecodeError) as info:
+        decoder.decode(b"\xffab\xe2", final=True)
+    assert info.value.malformed == Malformed(0, b"\xff", K.INVALID_BYTE)
+    with pytest.raises(Utf8DecodeError) as info:
+        decoder.decode(b"")
+    assert info.value.malformed == Malformed(3, b"\xe2", K.TRUNCATED_AT_END)
+    assert info.value.partial == "ab"
+    assert decoder.buffered == 0
+    assert decoder.decode(b"") == ""
+
+
 def test_strict_does_not_poison_later_chunks() -> None:
     # CPython's incremental decoder raises again on every later chunk; ours does not.
     decoder = Utf8Decoder("strict")
@@ -273,8 +288,8 @@ def test_strict_does_not_poison_later_chunks() -> None:
 
 @pytest.mark.parametrize(
     ("flush_with_last", "retry_final"),
-    [(False, True), (True, True), (False, False)],
-    ids=["apart", "with-last", "apart-plain-retry"],
+    [(False, True), (True, True), (False, False), (True, False)],
+    ids=["apart", "with-last", "apart-plain-retry", "with-last-plain-retry"],
 )
 @CORE
 @given(case=chunked(), start=st.integers(0, 50))

@@ -191,7 +191,7 @@ class DecoderCheckpoint:
 
     def to_json(self) -> str:
         """Serialise to a JSON object (bytes as hex strings)."""
-        raw: dict[str, Any] = {name: getattr(self, name) for name in self.__dataclass_fields__}
+        raw: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in self._BYTES_FIELDS:
             raw[name] = raw[name].hex()
         raw["version"] = 1
@@ -486,14 +486,14 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         try:
             text, used = _utf8_decode(data, _HANDLER_NAME, final)
         except BaseException as exc:
-            self._recover(exc, [self._partial_from_c(data)], data)
+            self._recover(exc, [self._partial_from_c(data)], data, final)
             raise
         if used != len(data):
             parts = [text]
             try:
                 self._tail(data, used, parts)
             except BaseException as exc:
-                self._recover(exc, parts, data)
+                self._recover(exc, parts, data, final)
                 raise
             text = "".join(parts)
         elif pending:
@@ -525,7 +525,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._run(unread + chunk, final, parts)
         except BaseException as exc:
             # Everything not consumed before this call ends at ``position``.
-            self._recover(exc, parts, held + chunk)
+            self._recover(exc, parts, held + chunk, final)
             raise
         finally:
             self._sync()
@@ -716,7 +716,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         text, _ = _utf8_decode(bytes(buf[: self._fail_start]), _REPLAY_NAME, True)
         return text
 
-    def _recover(self, exc: BaseException, parts: list[str], full: Bytes) -> None:
+    def _recover(self, exc: BaseException, parts: list[str], full: Bytes, final: bool) -> None:
         """After a failure: keep the unconsumed input, hand over the decoded text.
 
         ``full`` is all input not consumed before this call; it ends at ``position``.
@@ -724,7 +724,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         keep = min(len(full), max(0, self._position - self._resume_at))
         self._pending = b""
         self._unread = bytes(full[len(full) - keep :])
-        self._unread_final = False
+        self._unread_final = final  # the rest still ends the stream if this call did
         partial = "".join(parts)
         if isinstance(exc, Utf8DecodeError):
             exc.partial = partial
