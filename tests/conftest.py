@@ -15,3 +15,9 @@ def corpus_dir() -> Path:
     if not CORPUS.is_dir():
         pytest.skip(f"conformance corpus not found at {CORPUS} (it sits beside the project in CI)")
     return CORPUS
+
+
+@pytest.fixture(params=["asyncio", "trio"])
+def anyio_backend(request: pytest.FixtureRequest) -> str:
+    """Every ``@pytest.mark.anyio`` test runs on asyncio and on trio."""
+    return str(request.param)

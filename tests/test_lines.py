@@ -1,0 +1,405 @@
+"""The line splitter (sans-IO) and LineReceiveStream (issue 3, contract 5)."""
+
+from __future__ import annotations
+
+from itertools import pairwise
+
+import anyio
+import pytest
+from _stream_helpers import (
+    ChunkStream,
+    all_chunkings,
+    as_comparable,
+    cut,
+    decode_all,
+    reference_lines,
+)
+from anyio import EndOfStream
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from utf8stream import (
+    LineReceiveStream,
+    LineSplitter,
+    LineTooLong,
+    MalformedKind,
+    Utf8DecodeError,
+    Utf8ReceiveStream,
+)
+
+NEWLINES = [None, "\n", "\r\n", "\0", "<>"]
+POLICIES = ["raise", "truncate", "split", "skip"]
+SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def split_text(pieces: list[str], **options: object) -> list[object]:
+    limit = options.pop("max_line_bytes", None)
+    splitter = LineSplitter(max_line_bytes=limit, **options)  # type: ignore[arg-type]
+    out = []
+    for piece in pieces:
+        out += splitter.feed(piece)
+    out += splitter.flush()
+    return as_comparable(out)
+
+
+def text_chunkings(text: str) -> list[list[str]]:
+    """Every way to cut a short text into pieces."""
+    n = len(text)
+    result = []
+    for mask in range(1 << max(0, n - 1)):
+        edges = [0] + [i + 1 for i in range(n - 1) if mask >> i & 1] + [n]
+        result.append([text[a:b] for a, b in pairwise(edges)])
+    return result
+
+
+# -- readable examples ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "options", "expected"),
+    [
+        ("a\nb\r\nc\rd", {}, ["a", "b", "c", "d"]),
+        ("a\nb\r\nc\rd", {"keepends": True}, ["a\n", "b\r\n", "c\r", "d"]),
+        ("a\n\nb\n", {}, ["a", "", "b"]),
+        ("\r\r\n\n", {}, ["", "", ""]),
+        ("a\x0bb\x0cc\u2028d\x85e", {}, ["a\x0bb\x0cc\u2028d\x85e"]),
+        ("a\x0bb\nc", {"keepends": True}, ["a\x0bb\n", "c"]),
+        ("a\rb\r\nc", {"newline": "\r\n"}, ["a\rb", "c"]),
+        ("a\0b\0", {"newline": "\0", "keepends": True}, ["a\0", "b\0"]),
+        ("x<>y<<>>z", {"newline": "<>"}, ["x", "y<", ">z"]),
+        ("", {}, []),
+        ("no newline", {}, ["no newline"]),
+    ],
+)
+def test_examples(text: str, options: dict[str, object], expected: list[str]) -> None:
+    assert split_text([text], **options) == expected
+
+
+def test_cr_at_chunk_end_is_held_until_the_next_piece_decides() -> None:
+    splitter = LineSplitter(keepends=True)
+    assert splitter.feed("one\r") == []
+    assert splitter.feed("\ntwo\r") == ["one\r\n"]
+    assert splitter.feed("three") == ["two\r"]
+    assert splitter.flush() == ["three"]
+
+
+def test_cr_held_at_the_end_of_input_ends_the_line() -> None:
+    splitter = LineSplitter()
+    assert splitter.feed("last\r") == []
+    assert splitter.flush() == ["last"]
+    assert splitter.flush() == []
+
+
+def test_delimiter_split_across_pieces() -> None:
+    splitter = LineSplitter(newline="<END>")
+    assert splitter.feed("alpha<E") == []
+    assert splitter.feed("N") == []
+    assert splitter.feed("D>beta<EN") == ["alpha"]
+    assert splitter.flush() == ["beta<EN"]
+
+
+def test_partial_is_cut_at_a_character_boundary() -> None:
+    splitter = LineSplitter(max_line_bytes=5)
+    (error,) = splitter.feed("aaaa€€\n")  # "aaaa" is 4 bytes, "aaaa€" would be 7
+    assert isinstance(error, LineTooLong)
+    assert error.partial == "aaaa"
+    assert error.max_line_bytes == 5
+
+
+# -- every chunking, every mode ------------------------------------------------------
+
+SAMPLES = [
+    "ab\r\ncd\re\n",
+    "\r\n\r\r\n",
+    "é€\n😀\r\n",
+    "a\0b<>\0<",
+    "x<><>y\r",
+    "\n\n<",
+]
+
+
+@pytest.mark.parametrize("text", SAMPLES)
+@pytest.mark.parametrize("newline", NEWLINES)
+@pytest.mark.parametrize("keepends", [False, True])
+def test_every_chunking_gives_the_same_lines(
+    text: str, newline: str | None, keepends: bool
+) -> None:
+    expected = reference_lines(text, newline, keepends)
+    for pieces in text_chunkings(text):
+        assert split_text(pieces, newline=newline, keepends=keepends) == expected, pieces
+
+
+LIMIT = 6
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("newline", [None, "\r\n"])
+@pytest.mark.parametrize(
+    "content",
+    [
+        "abcde",  # limit - 1
+        "abcdef",  # exactly the limit
+        "abcdefg",  # limit + 1
+        "abc€",  # 6 bytes with a 3-byte character at the end
+        "abcd€",  # 7 bytes: the character would straddle the limit
+        "😀😀",  # 8 bytes of 4-byte characters
+        "a" * 13,  # more than two limits
+    ],
+)
+def test_limits_at_and_around_max_line_bytes(
+    policy: str, newline: str | None, content: str
+) -> None:
+    text = f"{content}\r\nok\r\n{content}"
+    for keepends in (False, True):
+        expected = reference_lines(text, newline, keepends, LIMIT, policy)
+        for pieces in text_chunkings(text) if len(text) <= 14 else [[text]]:
+            got = split_text(
+                pieces, newline=newline, keepends=keepends, max_line_bytes=LIMIT,
+                on_overlong=policy,
+            )
+            assert got == expected, pieces
+
+
+def test_limit_applies_to_content_not_newline() -> None:
+    assert split_text(["abcd\r\n"], max_line_bytes=4, keepends=True) == ["abcd\r\n"]
+    assert split_text(["abcd<>"], newline="<>", max_line_bytes=4) == ["abcd"]
+
+
+@SETTINGS
+@given(
+    text=st.text(
+        alphabet=st.sampled_from(["a", "é", "€", "😀", "\r", "\n", "\0", "<", ">", "\udcff"]),
+        max_size=60,
+    ),
+    points=st.lists(st.integers(0, 60), max_size=8),
+    newline=st.sampled_from(NEWLINES),
+    keepends=st.booleans(),
+    limit=st.sampled_from([None, 4, 5, 7, 12]),
+    policy=st.sampled_from(POLICIES),
+)
+def test_splitter_matches_reference_for_any_chunking(
+    text: str,
+    points: list[int],
+    newline: str | None,
+    keepends: bool,
+    limit: int | None,
+    policy: str,
+) -> None:
+    edges = sorted({p for p in points if 0 < p < len(text)})
+    pieces = [text[a:b] for a, b in zip([0, *edges], [*edges, len(text)], strict=True)]
+    expected = reference_lines(text, newline, keepends, limit, policy)
+    got = split_text(
+        pieces, newline=newline, keepends=keepends, max_line_bytes=limit, on_overlong=policy
+    )
+    assert got == expected
+
+
+# -- policies, counting, memory ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("raise", ["short", ("LineTooLong", "0123456789"), "end"]),
+        ("truncate", ["short", "0123456789", "end"]),
+        ("split", ["short", "0123456789", "0123456789", "01234", "end"]),
+        ("skip", ["short", "end"]),
+    ],
+)
+def test_each_policy_is_counted(policy: str, expected: list[object]) -> None:
+    splitter = LineSplitter(max_line_bytes=10, on_overlong=policy)
+    out = splitter.feed("short\n" + "0123456789" * 2 + "01234\nend")
+    out += splitter.flush()
+    assert as_comparable(out) == expected
+    stats = splitter.statistics()
+    assert stats.overlong_lines == 1
+    assert stats.lines == sum(isinstance(x, str) for x in out)
+    assert stats.chars_in == len("short\n") + 25 + len("\nend")
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_memory_stays_bounded_for_an_endless_line(policy: str) -> None:
+    splitter = LineSplitter(max_line_bytes=1000, on_overlong=policy)
+    chunk = "€" * 100  # 300 bytes
+    out: list[object] = []
+    for _ in range(1000):
+        out += splitter.feed(chunk)
+        assert splitter.buffered <= 1000 + len(chunk)
+    out += splitter.feed("\nnext\n")
+    assert out[-1] == "next"
+    if policy == "split":
+        pieces = out[:-1]
+        assert "".join(pieces) == chunk * 1000  # type: ignore[arg-type]
+        assert all(len(p.encode()) <= 1000 for p in pieces)  # type: ignore[union-attr]
+    else:
+        assert len(out) == {"raise": 2, "truncate": 2, "skip": 1}[policy]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"newline": ""},
+        {"max_line_bytes": 3},
+        {"max_line_bytes": 0},
+        {"on_overlong": "explode"},
+    ],
+)
+def test_bad_options_are_rejected(options: dict[str, object]) -> None:
+    with pytest.raises(ValueError):
+        LineSplitter(**options)  # type: ignore[arg-type]
+
+
+# -- LineReceiveStream ---------------------------------------------------------------
+
+
+async def collect(stream: LineReceiveStream) -> list[object]:
+    out: list[object] = []
+    while True:
+        try:
+            out.append(await stream.receive())
+        except LineTooLong as exc:
+            out.append(("LineTooLong", exc.partial))
+        except EndOfStream:
+            return out
+
+
+BYTE_SAMPLES = [
+    b"ab\r\ncd\re\n",
+    "é\r\n😀\r".encode(),
+    b"a\0b\r\0\n",
+    b"o \xff t\nth",  # an invalid byte mid-line: the rest of the line survives
+    b"\xe2\x82\nx\xf0\x9f\x98",  # a cut-off sequence before a newline, another at the end
+]
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("data", BYTE_SAMPLES)
+@pytest.mark.parametrize("newline", [None, "\r\n", "\0"])
+@pytest.mark.parametrize("keepends", [False, True])
+async def test_stream_lines_for_every_chunking(
+    data: bytes, newline: str | None, keepends: bool
+) -> None:
+    expected = reference_lines(decode_all(data), newline, keepends)
+    for chunks in all_chunkings(data):
+        stream = LineReceiveStream(ChunkStream(chunks), newline=newline, keepends=keepends)
+        assert await collect(stream) == expected, chunks
+
+
+@pytest.mark.anyio
+async def test_invalid_byte_mid_line_keeps_the_rest_of_the_line() -> None:
+    stream = LineReceiveStream(ChunkStream([b"caf\xc3", b"\xa9 \xff ok\nnext"]))
+    assert await collect(stream) == ["café \ufffd ok", "next"]
+    stats = stream.statistics()
+    assert stats.malformed == {MalformedKind.INVALID_BYTE: 1}
+    assert stats.lines == 2
+    assert stats.bytes_in == len(b"caf\xc3\xa9 \xff ok\nnext")
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_overlong_policies_through_the_stream(policy: str) -> None:
+    data = b"ok\n" + "é".encode() * 8 + b"\r\n" + b"x" * 9 + b"\nend"
+    expected = reference_lines(decode_all(data), None, False, 8, policy)
+    for points in ([], [1, 5, 6, 11, 20, 24], list(range(len(data)))):
+        stream = LineReceiveStream(
+            ChunkStream(cut(data, points)), max_line_bytes=8, on_overlong=policy
+        )
+        assert await collect(stream) == expected
+        assert stream.statistics().overlong_lines == 2
+
+
+@pytest.mark.anyio
+async def test_line_too_long_leaves_the_stream_usable() -> None:
+    stream = LineReceiveStream(
+        ChunkStream([b"first\n", b"x" * 30, b"y" * 30, b"\nafter\n"]), max_line_bytes=16
+    )
+    assert await stream.receive() == "first"
+    with pytest.raises(LineTooLong) as info:
+        await stream.receive()
+    assert info.value.partial == "x" * 16
+    assert await stream.receive() == "after"
+    with pytest.raises(EndOfStream):
+        await stream.receive()
+    with pytest.raises(EndOfStream):
+        await stream.receive()
+
+
+@pytest.mark.anyio
+async def test_strict_errors_in_a_line_stream_are_raised_in_place() -> None:
+    stream = LineReceiveStream(ChunkStream([b"a\nb\xffc\nd\n"]), errors="strict")
+    assert await stream.receive() == "a"
+    with pytest.raises(Utf8DecodeError) as info:
+        await stream.receive()
+    assert info.value.offset == 3
+    assert await stream.receive() == "bc"
+    assert await stream.receive() == "d"
+
+
+@pytest.mark.anyio
+async def test_text_sources_are_split_as_they_are() -> None:
+    send, receive = anyio.create_memory_object_stream[str](10)
+    for piece in ["a\r", "\nb", "\udcff\n", "c"]:
+        send.send_nowait(piece)
+    send.close()
+    stream = LineReceiveStream(receive, keepends=True)
+    assert await collect(stream) == ["a\r\n", "b\udcff\n", "c"]
+    assert stream.decoder is None
+    assert stream.statistics().chars_out == 7
+    with pytest.raises(TypeError):
+        stream.mark_gap()
+
+
+@pytest.mark.anyio
+async def test_object_stream_of_bytes_is_decoded() -> None:
+    send, receive = anyio.create_memory_object_stream[bytes](10)
+    for piece in [b"\xe2\x82", b"\xac\n", b"x"]:
+        send.send_nowait(piece)
+    send.close()
+    stream = LineReceiveStream(receive)
+    assert await collect(stream) == ["€", "x"]
+    assert stream.decoder is not None
+    assert stream.statistics().bytes_in == 5
+
+
+@pytest.mark.anyio
+async def test_line_stream_over_a_text_stream_reports_its_decoder() -> None:
+    text = Utf8ReceiveStream(ChunkStream([b"a\xff\n", b"b"]))
+    stream = LineReceiveStream(text)
+    assert stream.decoder is text.decoder
+    assert await collect(stream) == ["a\ufffd", "b"]
+    stats = stream.statistics()
+    assert stats.malformed_total == 1
+    assert stats.lines == 2
+
+
+@pytest.mark.anyio
+async def test_mark_gap_through_a_line_stream() -> None:
+    send, receive = anyio.create_memory_object_stream[bytes](10)
+    stream = LineReceiveStream(Utf8ReceiveStream(receive))
+    send.send_nowait(b"ab\xc3")
+    with anyio.move_on_after(0.05):  # reads "ab\xc3", completes no line, waits: cancelled
+        await stream.receive()
+    assert stream.statistics().bytes_in == 3
+    stream.mark_gap()
+    # The A9 that completed "\xc3" belongs to the gap: one U+FFFD stands for all of it.
+    send.send_nowait(b"\xa9cd\n")
+    send.close()
+    assert await collect(stream) == ["ab\ufffdcd"]
+    stats = stream.statistics()
+    assert stats.gaps == 1
+    assert stats.malformed == {MalformedKind.LOST_BYTES: 1}
+
+
+@pytest.mark.anyio
+async def test_async_iteration_and_leaving_the_loop_early_lose_nothing() -> None:
+    data = b"".join(b"line %d\n" % i for i in range(100))
+    stream = LineReceiveStream(ChunkStream(cut(data, range(0, len(data), 37))))
+    got = []
+    async for line in stream:
+        got.append(line)
+        if len(got) == 10:
+            break
+    async for line in stream:
+        got.append(line)
+    assert got == [f"line {i}" for i in range(100)]
+    assert stream.statistics().lines == 100
