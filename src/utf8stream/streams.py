@@ -1,0 +1,567 @@
+"""anyio adapters: byte streams in, text and lines out (and text back to bytes).
+
+Each adapter is a thin loop around a core state machine: await bytes (or text), feed the
+core, hand out what it returns.  Decoding lives in ``Utf8Decoder``, line splitting in
+``LineSplitter``; nothing here looks at individual bytes or characters.
+
+Contracts shared by every class here (they run unchanged on asyncio and trio):
+
+* **Cancellation**: a cancelled ``receive()`` loses and duplicates nothing.  The only
+  ``await`` is the read from the source, and state changes only after it returns.
+* **Busy**: a second ``receive()`` (or ``send()``) while one is waiting raises
+  ``anyio.BusyResourceError``.
+* **Closing**: ``aclose()`` closes the transport; ``extra_attributes`` are the transport's.
+* **Errors**: a strict-mode ``Utf8DecodeError`` (or ``LineTooLong``) is raised where the bad
+  unit (or line) is; the text before it was returned by earlier calls, and the next call
+  continues after it.
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import KW_ONLY, InitVar, dataclass, field
+from types import MappingProxyType
+from typing import Any, Protocol, cast
+
+from anyio import BusyResourceError, EndOfStream
+from anyio.abc import (
+    AnyByteReceiveStream,
+    AnyByteSendStream,
+    AnyByteStream,
+    ByteReceiveStream,
+    ObjectReceiveStream,
+    ObjectSendStream,
+    ObjectStream,
+)
+from anyio.lowlevel import checkpoint
+
+from .decoder import OnMalformed, Utf8Decoder
+from .events import MalformedKind, Utf8DecodeError
+from .lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong
+
+__all__ = [
+    "LineReceiveStream",
+    "LineTooLong",
+    "StreamStatistics",
+    "Utf8ReceiveStream",
+    "Utf8SendStream",
+    "Utf8Stream",
+]
+
+
+@dataclass(frozen=True)
+class StreamStatistics:
+    """A snapshot of what a stream has done so far.
+
+    ``bytes_in``: bytes received from the transport (0 for a line stream over text).
+    ``chars_out``: characters decoded (for a line stream: characters it received, newlines
+    included).  ``malformed``: malformed units by kind (gaps appear as ``LOST_BYTES``).
+    ``gaps``: gaps marked.  ``lines``: lines returned (pieces of split lines included).
+    ``overlong_lines``: lines longer than ``max_line_bytes``, whatever the policy did.
+    """
+
+    bytes_in: int = 0
+    chars_out: int = 0
+    malformed: Mapping[MalformedKind, int] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
+    gaps: int = 0
+    lines: int = 0
+    overlong_lines: int = 0
+
+    @property
+    def malformed_total(self) -> int:
+        """Malformed units of every kind except gaps."""
+        return sum(n for k, n in self.malformed.items() if k is not MalformedKind.LOST_BYTES)
+
+
+class _Encoder(Protocol):
+    def encode(self, input: str, final: bool = False) -> bytes: ...  # noqa: A002
+
+
+def _make_encoder(errors: str) -> _Encoder:
+    """The encoder behind ``Utf8SendStream`` (the one place to swap in ``Utf8Encoder``)."""
+    return cast(_Encoder, codecs.getincrementalencoder("utf-8")(errors))
+
+
+@dataclass(eq=False)
+class Utf8ReceiveStream(ObjectReceiveStream[str]):
+    """Text from a byte stream, decoded by ``Utf8Decoder``.
+
+    ``transport``: any anyio byte source (``ByteReceiveStream`` or
+    ``ObjectReceiveStream[bytes]``; see ``as_byte_stream`` for trio and asyncio streams).
+    ``errors``, ``gap`` and ``on_malformed`` are the decoder's.  ``start_offset`` is the
+    absolute offset of the transport's first byte (for a file opened mid-way); it only
+    shifts offsets.  If that byte may not be a character start, call ``mark_gap()`` before
+    the first ``receive()``: that choice is the caller's.
+
+    ``receive()`` returns non-empty text as soon as a chunk completes some.  At the end of
+    the transport it flushes the decoder (a cut-off final sequence becomes U+FFFD, or a
+    ``Utf8DecodeError`` in strict mode) and then raises ``anyio.EndOfStream``.  In strict
+    mode the text before a malformed unit is returned first, the next call raises the
+    error (its ``partial`` is then empty: that text was already returned), and the call
+    after that continues right after the unit.
+    """
+
+    transport: AnyByteReceiveStream
+    _: KW_ONLY
+    errors: InitVar[str] = "replace"
+    start_offset: InitVar[int] = 0
+    gap: InitVar[str] = "replace"
+    on_malformed: InitVar[OnMalformed | None] = None
+    decoder: Utf8Decoder = field(init=False)
+    _decode: Callable[[bytes, bool], str] = field(init=False, repr=False)
+    _error: BaseException | None = field(init=False, repr=False, default=None)
+    _resume: bool = field(init=False, repr=False, default=False)
+    _eof: bool = field(init=False, repr=False, default=False)
+    # Any of the three above: receive() looks at them before reading.
+    _pending: bool = field(init=False, repr=False, default=False)
+    _busy: bool = field(init=False, repr=False, default=False)
+
+    def __post_init__(
+        self, errors: str, start_offset: int, gap: str, on_malformed: OnMalformed | None
+    ) -> None:
+        self.decoder = Utf8Decoder(
+            errors, start_offset=start_offset, gap=gap, on_malformed=on_malformed
+        )
+        self._decode = self.decoder.decode
+
+    async def receive(self) -> str:
+        if self._busy:
+            raise BusyResourceError("reading from")
+        if self._pending:
+            text = self._take_pending()
+            if text:
+                return text
+        self._busy = True
+        try:
+            transport = self.transport
+            decode = self._decode
+            while True:
+                try:
+                    chunk = await transport.receive()
+                except EndOfStream:
+                    self._eof = self._pending = True
+                    break
+                try:
+                    text = decode(chunk, False)
+                except Exception as exc:
+                    text = self._failed(exc)
+                if text:
+                    return text
+        finally:
+            self._busy = False
+        return self._flush()
+
+    async def __anext__(self) -> str:
+        # receive() inlined, so that ``async for`` costs one coroutine per chunk, not two.
+        if self._busy or self._pending:
+            try:
+                return await self.receive()
+            except EndOfStream:
+                raise StopAsyncIteration from None
+        self._busy = True
+        try:
+            transport = self.transport
+            decode = self._decode
+            while True:
+                try:
+                    chunk = await transport.receive()
+                except EndOfStream:
+                    self._eof = self._pending = True
+                    break
+                try:
+                    text = decode(chunk, False)
+                except Exception as exc:
+                    text = self._failed(exc)
+                if text:
+                    return text
+        finally:
+            self._busy = False
+        try:
+            return self._flush()
+        except EndOfStream:
+            raise StopAsyncIteration from None
+
+    def _take_pending(self) -> str:
+        """Raise a held error, decode input the decoder kept after one, or flush at EOF.
+
+        Returns "" when the transport has to be read.
+        """
+        error = self._error
+        if error is not None:
+            self._error = None
+            raise error
+        if self._resume:
+            self._resume = False
+            try:
+                text = self._decode(b"", False)
+            except Exception as exc:
+                text = self._failed(exc)
+            if text:
+                return text
+        if self._eof:
+            return self._flush()
+        self._pending = False
+        return ""
+
+    def _flush(self) -> str:
+        """At the end of the transport: the decoder's last text, else ``EndOfStream``."""
+        try:
+            text = self._decode(b"", True)
+        except Exception as exc:
+            text = self._failed(exc)
+        if text:
+            return text
+        raise EndOfStream
+
+    def _failed(self, exc: Exception) -> str:
+        """After the decoder raised: hand out the text before the failure first."""
+        self._resume = self._pending = True
+        if isinstance(exc, Utf8DecodeError) and exc.partial:
+            text = exc.partial
+            exc.partial = ""
+            self._error = exc
+            return text
+        raise exc
+
+    def mark_gap(self, lost: int | None = None) -> None:
+        """Declare that bytes were lost between the data received so far and what follows.
+
+        See ``Utf8Decoder.mark_gap``: one U+FFFD (with ``gap="replace"``) and one
+        ``LOST_BYTES`` event stand for the gap.
+        """
+        self.decoder.mark_gap(lost)
+        self._resume = self._pending = True
+
+    def statistics(self) -> StreamStatistics:
+        stats = self.decoder.statistics()
+        return StreamStatistics(
+            bytes_in=stats.bytes_fed,
+            chars_out=stats.chars_out,
+            malformed=stats.malformed,
+            gaps=stats.gaps,
+        )
+
+    async def aclose(self) -> None:
+        await self.transport.aclose()
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        return self.transport.extra_attributes
+
+
+@dataclass(eq=False)
+class Utf8SendStream(ObjectSendStream[str]):
+    """Sends text to a byte stream as UTF-8.
+
+    ``errors`` is the encoder's policy (``strict`` by default: a lone surrogate raises
+    ``UnicodeEncodeError`` and nothing of that item is sent).  ``aclose()`` flushes the
+    encoder, then closes the transport (even if the flush fails).
+    """
+
+    transport: AnyByteSendStream
+    _: KW_ONLY
+    errors: InitVar[str] = "strict"
+    _encoder: _Encoder = field(init=False, repr=False)
+    _busy: bool = field(init=False, repr=False, default=False)
+
+    def __post_init__(self, errors: str) -> None:
+        self._encoder = _make_encoder(errors)
+
+    async def send(self, item: str) -> None:
+        await self._send(self._encoder.encode(item))
+
+    async def _send(self, data: bytes) -> None:
+        if self._busy:
+            raise BusyResourceError("writing to")
+        self._busy = True
+        try:
+            if data:
+                await self.transport.send(data)
+            else:
+                await checkpoint()
+        finally:
+            self._busy = False
+
+    async def flush(self) -> None:
+        """Send whatever the encoder still holds (nothing, for the stdlib encoder)."""
+        await self._send(self._encoder.encode("", True))
+
+    async def aclose(self) -> None:
+        try:
+            data = self._encoder.encode("", True)
+            if data:
+                await self.transport.send(data)
+        finally:
+            await self.transport.aclose()
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        return self.transport.extra_attributes
+
+
+@dataclass(eq=False)
+class Utf8Stream(ObjectStream[str]):
+    """Both directions over one byte stream, plus ``send_eof()``.
+
+    ``errors`` applies to receiving (default ``replace``), ``send_errors`` to sending
+    (default ``strict``); ``start_offset``, ``gap`` and ``on_malformed`` are as for
+    ``Utf8ReceiveStream``.
+    """
+
+    transport: AnyByteStream
+    _: KW_ONLY
+    errors: InitVar[str] = "replace"
+    send_errors: InitVar[str] = "strict"
+    start_offset: InitVar[int] = 0
+    gap: InitVar[str] = "replace"
+    on_malformed: InitVar[OnMalformed | None] = None
+    receive_stream: Utf8ReceiveStream = field(init=False)
+    send_stream: Utf8SendStream = field(init=False)
+
+    def __post_init__(
+        self,
+        errors: str,
+        send_errors: str,
+        start_offset: int,
+        gap: str,
+        on_malformed: OnMalformed | None,
+    ) -> None:
+        self.receive_stream = Utf8ReceiveStream(
+            self.transport,
+            errors=errors,
+            start_offset=start_offset,
+            gap=gap,
+            on_malformed=on_malformed,
+        )
+        self.send_stream = Utf8SendStream(self.transport, errors=send_errors)
+
+    @property
+    def decoder(self) -> Utf8Decoder:
+        return self.receive_stream.decoder
+
+    def mark_gap(self, lost: int | None = None) -> None:
+        self.receive_stream.mark_gap(lost)
+
+    def statistics(self) -> StreamStatistics:
+        return self.receive_stream.statistics()
+
+    async def receive(self) -> str:
+        return await self.receive_stream.receive()
+
+    async def send(self, item: str) -> None:
+        await self.send_stream.send(item)
+
+    async def send_eof(self) -> None:
+        """Flush the encoder, then close the sending direction of the transport."""
+        await self.send_stream.flush()
+        await self.transport.send_eof()
+
+    async def aclose(self) -> None:
+        await self.send_stream.aclose()
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        return self.transport.extra_attributes
+
+
+@dataclass(eq=False)
+class _Pushback(ObjectReceiveStream[Any]):
+    """A source with one item put back in front (after sniffing its type)."""
+
+    source: ObjectReceiveStream[Any]
+    item: object
+
+    async def receive(self) -> Any:
+        item = self.item
+        if item is None:
+            return await self.source.receive()
+        self.item = None
+        return item
+
+    async def aclose(self) -> None:
+        await self.source.aclose()
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        return self.source.extra_attributes
+
+
+@dataclass(eq=False)
+class LineReceiveStream(ObjectReceiveStream[str]):
+    """Lines from a byte source or a text stream.
+
+    ``source``: an anyio byte source (decoded with ``Utf8Decoder`` and ``errors``) or an
+    ``ObjectReceiveStream[str]`` such as a ``Utf8ReceiveStream``.  A plain object stream is
+    treated as text or bytes by the type of its first item.
+
+    ``newline``, ``keepends``, ``max_line_bytes`` and ``on_overlong`` are the
+    ``LineSplitter``'s: universal newlines by default (a ``\\r`` at the end of a chunk is
+    held until the next chunk, or the end, decides), or any fixed delimiter.  The limit is
+    on the line's content in UTF-8 bytes, so the same data gives the same lines and errors
+    however it was chunked; memory is bounded by one chunk plus ``max_line_bytes``.  With
+    ``on_overlong="raise"`` an overlong line raises ``LineTooLong`` (``partial`` holds its
+    first ``max_line_bytes`` bytes) in its place, and the next ``receive()`` returns the
+    line after it.  A final line without newline is returned at the end of the source; then
+    ``receive()`` raises ``anyio.EndOfStream``.
+
+    Lines already split from a chunk are returned without waiting on the source (like
+    ``anyio.streams.buffered.BufferedByteReceiveStream``), so iteration costs little per
+    line.
+    """
+
+    source: AnyByteReceiveStream | ObjectReceiveStream[str]
+    _: KW_ONLY
+    newline: InitVar[str | None] = None
+    keepends: InitVar[bool] = False
+    max_line_bytes: InitVar[int | None] = DEFAULT_MAX_LINE_BYTES
+    on_overlong: InitVar[str] = "raise"
+    errors: InitVar[str] = "replace"
+    splitter: LineSplitter = field(init=False)
+    #: The text layer lines are split from: ``source`` itself, or a ``Utf8ReceiveStream``
+    #: over it (``None`` until a plain object stream's first item tells which).
+    text_stream: ObjectReceiveStream[str] | None = field(init=False)
+    # Lines ready to hand out, last first; and, after a LineTooLong, the mixed remainder.
+    _ready: list[str] = field(init=False, repr=False, default_factory=list)
+    _later: list[str | LineTooLong] = field(init=False, repr=False, default_factory=list)
+    _errors: str = field(init=False, repr=False)
+    _eof: bool = field(init=False, repr=False, default=False)
+    _busy: bool = field(init=False, repr=False, default=False)
+
+    def __post_init__(
+        self,
+        newline: str | None,
+        keepends: bool,
+        max_line_bytes: int | None,
+        on_overlong: str,
+        errors: str,
+    ) -> None:
+        self.splitter = LineSplitter(
+            newline=newline,
+            keepends=keepends,
+            max_line_bytes=max_line_bytes,
+            on_overlong=on_overlong,
+        )
+        self._errors = errors
+        source = self.source
+        if isinstance(source, (Utf8ReceiveStream, Utf8Stream, LineReceiveStream)):
+            self.text_stream = cast(ObjectReceiveStream[str], source)
+        elif isinstance(source, ByteReceiveStream):
+            self.text_stream = Utf8ReceiveStream(source, errors=errors)
+        else:
+            self.text_stream = None
+            Utf8Decoder(errors)  # reject a bad policy now, not at the first item
+
+    async def receive(self) -> str:
+        ready = self._ready
+        if ready:
+            return ready.pop()
+        return await self._refill()
+
+    def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
+        # An async generator resumes much faster than a coroutine is created, and that is
+        # most of the cost of ``async for`` per line.  All state stays in the stream, so
+        # leaving the loop early (or a cancelled refill) loses nothing.
+        return self._iterate()
+
+    async def _iterate(self) -> AsyncIterator[str]:
+        while True:
+            ready = self._ready
+            while ready:
+                yield ready.pop()
+            try:
+                line = await self._refill()
+            except EndOfStream:
+                return
+            yield line
+
+    async def _refill(self) -> str:
+        """Wait for the next line (the ready list is empty)."""
+        if self._busy:
+            raise BusyResourceError("reading from")
+        self._busy = True
+        try:
+            splitter = self.splitter
+            while True:
+                later = self._later
+                if later:
+                    item = later.pop()
+                    if isinstance(item, LineTooLong):
+                        raise item
+                    return item
+                if self._eof:
+                    raise EndOfStream
+                text_stream = self.text_stream
+                try:
+                    if text_stream is None:
+                        text = await self._sniff()
+                    else:
+                        text = await text_stream.receive()
+                except EndOfStream:
+                    self._eof = True
+                    items = splitter.flush()
+                else:
+                    raised = splitter.overlong_lines
+                    items = splitter.feed(text)
+                    if splitter.overlong_lines == raised or splitter.on_overlong != "raise":
+                        if items:
+                            items.reverse()
+                            ready = self._ready = cast(list[str], items)
+                            return ready.pop()
+                        continue
+                items.reverse()
+                self._later = items
+        finally:
+            self._busy = False
+
+    async def _sniff(self) -> str:
+        """Receive the first item of a plain object stream and decide: text or bytes."""
+        source = cast(ObjectReceiveStream[Any], self.source)
+        item = await source.receive()
+        if isinstance(item, str):
+            self.text_stream = source
+            return item
+        self.text_stream = Utf8ReceiveStream(_Pushback(source, item), errors=self._errors)
+        return await self.text_stream.receive()
+
+    @property
+    def decoder(self) -> Utf8Decoder | None:
+        """The decoder of the text layer, if it is a ``Utf8ReceiveStream``."""
+        text_stream = self.text_stream
+        if isinstance(text_stream, (Utf8ReceiveStream, Utf8Stream)):
+            return text_stream.decoder
+        return None
+
+    def mark_gap(self, lost: int | None = None) -> None:
+        """Mark a gap in the underlying byte stream (see ``Utf8ReceiveStream.mark_gap``)."""
+        text_stream = self.text_stream
+        if not isinstance(text_stream, (Utf8ReceiveStream, Utf8Stream)):
+            raise TypeError("mark_gap() needs a byte source or a Utf8ReceiveStream")
+        text_stream.mark_gap(lost)
+
+    def statistics(self) -> StreamStatistics:
+        text_stream = self.text_stream
+        base = (
+            text_stream.statistics()
+            if isinstance(text_stream, (Utf8ReceiveStream, Utf8Stream))
+            else StreamStatistics()
+        )
+        lines = self.splitter.statistics()
+        waiting = len(self._ready) + sum(isinstance(x, str) for x in self._later)
+        return StreamStatistics(
+            bytes_in=base.bytes_in,
+            chars_out=lines.chars_in,
+            malformed=base.malformed,
+            gaps=base.gaps,
+            lines=lines.lines - waiting,
+            overlong_lines=lines.overlong_lines,
+        )
+
+    async def aclose(self) -> None:
+        await self.source.aclose()
+
+    @property
+    def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
+        return self.source.extra_attributes
