@@ -14,10 +14,15 @@ from .streams import (
     Utf8SendStream,
     Utf8Stream,
 )
+from .tail import FileIdentity, FollowCheckpoint, Follower, Line, follow, write_checkpoint
 
 __all__ = [
     "DecoderCheckpoint",
     "DecoderStatistics",
+    "FileIdentity",
+    "FollowCheckpoint",
+    "Follower",
+    "Line",
     "LineReceiveStream",
     "LineSplitter",
     "LineTooLong",
@@ -32,8 +37,10 @@ __all__ = [
     "as_byte_stream",
     "char_start",
     "cut_at_boundary",
+    "follow",
     "next_char_start",
     "rejoined_event",
     "split_points",
+    "write_checkpoint",
 ]
 __version__ = "0.1.0"

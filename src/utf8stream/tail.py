@@ -1,0 +1,694 @@
+"""Follow a growing log file: no line lost, none repeated, across rotation and restarts.
+
+Theory of operation
+-------------------
+The follower reads the file with positional reads (``os.pread`` in a worker thread), so
+the only position is ours: a cancelled read changes nothing, and a checkpoint is just a
+file identity and a byte offset.  Lines are found in the *bytes* (every newline is ASCII,
+so a newline byte is never inside a character), which gives each line its exact byte
+offset; every byte then goes through one ``Utf8Decoder`` per file, in order, so malformed
+units are reported with their absolute offsets and never stop the reader.
+
+Only complete lines are delivered (the last line of a file is delivered when the file is
+left behind by rotation or truncation).  A line longer than ``max_line_bytes`` is handled
+as soon as it passes the limit, so memory stays bounded by one read plus the limit.
+
+At the end of the data the follower polls: it compares the file it holds open with what
+the path now names (device and inode, plus a fingerprint of the first bytes, because
+inodes are reused), checks the size against its position (truncation), and re-reads the
+few bytes before its position (a file truncated and regrown past the old size between two
+polls no longer has them).  On rotation the old file is drained to its end first; a
+restart from a checkpoint whose file was rotated away while stopped looks for it in the
+same directory and drains it first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import stat
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from .boundaries import cut_at_boundary
+from .decoder import Utf8Decoder
+from .events import Malformed
+from .lines import OVERLONG_POLICIES, LineTooLong
+
+__all__ = ["FileIdentity", "FollowCheckpoint", "Follower", "Line", "follow", "write_checkpoint"]
+
+READ_SIZE = 1 << 20
+FINGERPRINT_BYTES = 1024
+ANCHOR_BYTES = 32
+_UNIVERSAL = re.compile(rb"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class FileIdentity:
+    """Which file: device and inode, plus a fingerprint of its first bytes.
+
+    Inodes are reused after a delete, so ``(device, inode)`` alone is not enough: the
+    fingerprint (SHA-256 of the first ``head_length`` bytes) must match too.
+    """
+
+    device: int
+    inode: int
+    head_length: int = 0
+    head_sha256: str = hashlib.sha256(b"").hexdigest()
+
+    def same_inode(self, st: os.stat_result) -> bool:
+        return (st.st_dev, st.st_ino) == (self.device, self.inode)
+
+
+@dataclass(frozen=True)
+class Line:
+    """One line (without its newline), the offset of its first byte, and its file."""
+
+    text: str
+    offset: int
+    file: FileIdentity
+    path: str = ""
+
+
+@dataclass(frozen=True)
+class FollowCheckpoint:
+    """Where to resume: just past the last line delivered, in which file.
+
+    ``mid_line`` is true when that was a piece of an overlong line split at a character
+    boundary (the rest of the line follows, without a gap).
+    """
+
+    path: str
+    file: FileIdentity
+    offset: int
+    mid_line: bool = False
+
+    def to_json(self) -> str:
+        record: dict[str, Any] = {
+            "version": 1,
+            "path": self.path,
+            "offset": self.offset,
+            "mid_line": self.mid_line,
+            "file": {
+                "device": self.file.device,
+                "inode": self.file.inode,
+                "head_length": self.file.head_length,
+                "head_sha256": self.file.head_sha256,
+            },
+        }
+        return json.dumps(record, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> FollowCheckpoint:
+        raw = json.loads(text)
+        if not isinstance(raw, dict) or raw.get("version") != 1:
+            raise ValueError("not a utf8stream follow checkpoint (version 1)")
+        return cls(
+            path=raw["path"],
+            file=FileIdentity(**raw["file"]),
+            offset=int(raw["offset"]),
+            mid_line=bool(raw.get("mid_line", False)),
+        )
+
+
+def write_checkpoint(checkpoint: FollowCheckpoint, path: str | os.PathLike[str]) -> None:
+    """Write ``checkpoint`` to ``path`` atomically (temporary file, fsync, rename)."""
+    target = Path(path)
+    tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(checkpoint.to_json())
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, target)
+
+
+def _fingerprint(head: bytes) -> tuple[int, str]:
+    head = head[:FINGERPRINT_BYTES]
+    return len(head), hashlib.sha256(head).hexdigest()
+
+
+def _identity_of(fd: int) -> FileIdentity:
+    st = os.fstat(fd)
+    head = os.pread(fd, FINGERPRINT_BYTES, 0)
+    length, digest = _fingerprint(head)
+    return FileIdentity(st.st_dev, st.st_ino, length, digest)
+
+
+def _matches(fd: int, identity: FileIdentity) -> bool:
+    """Is the file open as ``fd`` the one ``identity`` describes?"""
+    st = os.fstat(fd)
+    if not identity.same_inode(st):
+        return False
+    head = os.pread(fd, identity.head_length, 0)
+    return _fingerprint(head) == (identity.head_length, identity.head_sha256)
+
+
+def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
+    """A file in ``path``'s directory with ``identity``'s device and inode.
+
+    Whether its first bytes still match the fingerprint decides where reading resumes.
+    """
+    try:
+        candidates = sorted(path.parent.iterdir())
+    except OSError:
+        return None
+    for candidate in candidates:
+        try:
+            st = candidate.stat()
+        except OSError:
+            continue
+        if identity.same_inode(st) and candidate.is_file() and candidate != path:
+            return candidate
+    return None
+
+
+def _line_ends_in(data: bytes, newline: bytes | None) -> list[int]:
+    """Offsets just past each newline in ``data``."""
+    if newline is None:
+        return [m.end() for m in _UNIVERSAL.finditer(data)]
+    out = []
+    i = data.find(newline)
+    while i >= 0:
+        out.append(i + len(newline))
+        i = data.find(newline, i + len(newline))
+    return out
+
+
+def _start_of_last_lines(fd: int, size: int, count: int, newline: bytes | None) -> int:
+    """Offset where the last ``count`` complete lines start (like ``tail -n``).
+
+    With ``count == 0``: the start of the unfinished last line (after the last newline),
+    so that it is delivered whole when it completes.
+    """
+    block = 1 << 16
+    overlap = len(newline) - 1 if newline else 1
+    ends: list[int] = []
+    pos = size
+    while pos > 0 and len(ends) <= count:
+        start = max(0, pos - block)
+        # Read a little past ``pos`` so a newline cut by the block edge is seen whole.
+        data = os.pread(fd, pos - start + overlap, start)
+        # A newline that straddles ``pos`` belongs to the block on the right.
+        ends = [start + e for e in _line_ends_in(data, newline) if start + e <= pos] + ends
+        pos = start
+    if not ends:
+        return 0
+    if count == 0:
+        return ends[-1]
+    return ends[-(count + 1)] if count + 1 <= len(ends) else 0
+
+
+@dataclass
+class _Open:
+    """The file being read and the unfinished line in it."""
+
+    fd: int
+    path: str
+    identity: FileIdentity
+    decoder: Utf8Decoder
+    read_pos: int  # next byte to read
+    line_start: int  # offset of the first byte of ``partial``
+    partial: bytes = b""  # bytes of the unfinished line (at most max_line_bytes + 1)
+    overlong: bool = False  # the unfinished line passed the limit (truncate/raise/skip)
+    head: str = ""  # truncate: the start of that line, delivered when it ends
+    head_offset: int = 0
+    known_size: int = 0  # size at the last look: did unread bytes vanish?
+    anchor: bytes = b""  # the bytes just before read_pos, to notice a rewrite
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A queued result and the checkpoint that holds once it has been handed out."""
+
+    line: Line | None  # None: nothing to hand out (a skipped line), just move on
+    error: LineTooLong | None
+    after: FollowCheckpoint
+
+
+class Follower:
+    """Async iterator of ``Line`` records; also an async context manager.
+
+    Built by ``follow()``.  ``checkpoint()`` covers exactly the lines already yielded.
+    Cancelling a pending ``__anext__`` loses nothing: reads are positional, and the
+    position moves only when a line is handed out.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        start: str | int = "end",
+        last_lines: int = 0,
+        checkpoint: FollowCheckpoint | None = None,
+        poll_interval: float = 0.25,
+        newline: str | None = None,
+        max_line_bytes: int = 1048576,
+        on_overlong: str = "split",
+        errors: str = "replace",
+        on_malformed: Callable[[Malformed], object] | None = None,
+    ) -> None:
+        if on_overlong not in OVERLONG_POLICIES:
+            raise ValueError(f"on_overlong must be one of {OVERLONG_POLICIES}")
+        if max_line_bytes < 4:
+            raise ValueError("max_line_bytes must be at least 4 (one character)")
+        if newline is not None and not newline:
+            raise ValueError("newline must be None or a non-empty string")
+        if not (start in ("end", "beginning") or (isinstance(start, int) and start >= 0)):
+            raise ValueError("start must be 'end', 'beginning' or a byte offset")
+        if last_lines < 0:
+            raise ValueError("last_lines must be non-negative")
+        self.path = os.fspath(path)
+        self._start = start
+        self._last_lines = last_lines
+        self._resume = checkpoint
+        self._poll_interval = poll_interval
+        self._newline = newline.encode("utf-8") if newline is not None else None
+        self._max = max_line_bytes
+        self._on_overlong = on_overlong
+        self._errors = errors
+        self._on_malformed = on_malformed
+        self._file: _Open | None = None
+        # True while reading a file that was rotated away from ``path``: at its end, go
+        # on with the next rotated file (by modification time), then with ``path``.
+        self._draining = False
+        self._visited: set[tuple[int, int]] = set()
+        self._queue: deque[_Item] = deque()
+        # Before the first line, a resumed follower stands where its checkpoint says.
+        self._checkpoint: FollowCheckpoint | None = checkpoint
+        self._closed = False
+        self._stats = {"lines": 0, "skipped": 0, "overlong": 0, "rotations": 0, "truncations": 0}
+        self._malformed = 0
+
+    # -- public API ----------------------------------------------------------------
+
+    async def __aenter__(self) -> Follower:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> AsyncIterator[Line]:
+        return self
+
+    async def __anext__(self) -> Line:
+        while True:
+            if self._closed:
+                raise StopAsyncIteration
+            while not self._queue:
+                await self._fill()
+            item = self._queue.popleft()
+            self._checkpoint = item.after
+            if item.error is not None:
+                raise item.error
+            if item.line is not None:
+                self._stats["lines"] += 1
+                return item.line
+
+    def checkpoint(self) -> FollowCheckpoint:
+        """Where a new follower resumes: no yielded line repeats, none is lost."""
+        if self._checkpoint is None:
+            raise RuntimeError("the follower has not opened its file yet: iterate first")
+        return self._checkpoint
+
+    def statistics(self) -> dict[str, int]:
+        """Lines yielded, overlong and skipped lines, rotations, truncations, units."""
+        return {**self._stats, "malformed": self._malformed}
+
+    async def aclose(self) -> None:
+        """Close the file; iteration ends."""
+        self._closed = True
+        if self._file is not None:
+            os.close(self._file.fd)
+            self._file = None
+
+    # -- opening -------------------------------------------------------------------
+
+    def _count(self, event: Malformed) -> None:
+        self._malformed += 1
+        if self._on_malformed is not None:
+            self._on_malformed(event)
+
+    def _attach(
+        self, fd: int, path: str, offset: int, identity: FileIdentity | None = None
+    ) -> _Open:
+        if self._file is not None:
+            os.close(self._file.fd)
+        st = os.fstat(fd)
+        offset = min(offset, st.st_size)
+        anchor_len = min(ANCHOR_BYTES, offset)
+        f = _Open(
+            fd=fd,
+            path=path,
+            identity=identity if identity is not None else _identity_of(fd),
+            decoder=Utf8Decoder(self._errors, start_offset=offset, on_malformed=self._count),
+            read_pos=offset,
+            line_start=offset,
+            known_size=st.st_size,
+            anchor=os.pread(fd, anchor_len, offset - anchor_len),
+        )
+        self._file = f
+        if self._checkpoint is None:
+            self._checkpoint = FollowCheckpoint(path, f.identity, offset)
+        return f
+
+    async def _open(self, path: str) -> int:
+        return await anyio.to_thread.run_sync(os.open, path, os.O_RDONLY)
+
+    async def _open_first(self) -> None:
+        if self._resume is not None:
+            cp, self._resume = self._resume, None
+            await self._open_from_checkpoint(cp)
+            return
+        fd = await self._open(self.path)
+        size = os.fstat(fd).st_size
+        start = self._start
+        if start == "beginning":
+            self._attach(fd, self.path, 0)
+        elif start == "end":
+            offset = _start_of_last_lines(fd, size, self._last_lines, self._newline)
+            self._attach(fd, self.path, offset)
+        else:
+            assert isinstance(start, int)
+            f = self._attach(fd, self.path, start)
+            if f.read_pos and not self._at_line_start(f):
+                f.decoder.mark_gap()  # joined mid-line: the first line starts with U+FFFD
+
+    def _at_line_start(self, f: _Open) -> bool:
+        if self._newline is None:
+            return f.anchor.endswith((b"\n", b"\r"))
+        return f.anchor.endswith(self._newline[-ANCHOR_BYTES:])
+
+    async def _open_from_checkpoint(self, cp: FollowCheckpoint) -> None:
+        try:
+            fd = await self._open(cp.path)
+        except FileNotFoundError:
+            fd = -1
+        if fd >= 0 and cp.file.same_inode(os.fstat(fd)):
+            self._attach(fd, cp.path, self._resume_offset(fd, cp))
+            return
+        # The path names another file now: was ours rotated away while we were stopped?
+        rotated = await anyio.to_thread.run_sync(_find_rotated, Path(cp.path), cp.file)
+        if rotated is not None:
+            if fd >= 0:
+                os.close(fd)
+            rfd = await self._open(str(rotated))
+            self._attach(rfd, str(rotated), self._resume_offset(rfd, cp))
+            self._draining = True  # drain it and its successors, then the path
+            return
+        if fd < 0:
+            fd = await self._open(cp.path)
+        self._attach(fd, cp.path, 0)  # our file is gone: the path is a new file
+
+    @staticmethod
+    def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
+        """The checkpoint's offset if ``fd`` is still its file, else 0.
+
+        Same inode but other first bytes, or shorter than the offset: the file was
+        truncated and rewritten, or it is a new file that reuses the inode.  Either way
+        the old offset means nothing in it and all of it is unread.
+        """
+        if _matches(fd, cp.file) and os.fstat(fd).st_size >= cp.offset:
+            return cp.offset
+        return 0
+
+    # -- reading -------------------------------------------------------------------
+
+    async def _fill(self) -> None:
+        """Read more; at the end, look for rotation or truncation, else wait."""
+        if self._file is None:
+            await self._open_first()
+        f = self._file
+        assert f is not None
+        # Read the anchor again with the new bytes: if the bytes before our position
+        # changed, the file was truncated and rewritten (perhaps past its old size).
+        n = len(f.anchor)
+        data = await anyio.to_thread.run_sync(os.pread, f.fd, READ_SIZE + n, f.read_pos - n)
+        if data[:n] != f.anchor:
+            self._truncated(f)
+            return
+        data = data[n:]
+        if data:
+            f.known_size = max(os.fstat(f.fd).st_size, f.read_pos + len(data))
+            self._take(f, data)
+        elif not await self._look_around(f):
+            await anyio.sleep(self._poll_interval)
+
+    async def _look_around(self, f: _Open) -> bool:
+        """At the end of the data: handle truncation and rotation; True if acted."""
+        st = os.fstat(f.fd)
+        if st.st_size < f.read_pos:
+            self._truncated(f)
+            return True
+        f.known_size = st.st_size
+        if not self._draining:
+            try:
+                st_path = os.stat(self.path)
+            except FileNotFoundError:
+                return False  # renamed or deleted, the new file is not there yet
+            if f.identity.same_inode(st_path):
+                return False
+            self._draining = True  # rotated away
+        # Writes may have reached the rotated file since the last read: drain it.
+        data = await anyio.to_thread.run_sync(os.pread, f.fd, READ_SIZE, f.read_pos)
+        if data:
+            self._take(f, data)
+            return True
+        target = await anyio.to_thread.run_sync(self._next_file, f)
+        try:
+            fd = await self._open(target)
+        except FileNotFoundError:
+            return False
+        self._visited.add((f.identity.device, f.identity.inode))
+        self._finish(f)
+        self._stats["rotations"] += 1
+        self._attach(fd, target, 0)
+        self._draining = target != self.path
+        return True
+
+    def _next_file(self, f: _Open) -> str:
+        """The file to read after the rotated ``f``: a newer rotated file, else the path.
+
+        Several rotations may have happened while we were stopped or not being iterated;
+        the files rotated after ``f`` were last written after it, so they are read in the
+        order of their modification times.
+        """
+        mtime = os.fstat(f.fd).st_mtime_ns
+        live = Path(self.path)
+        try:
+            live_st = live.stat()
+            skip = {(live_st.st_dev, live_st.st_ino)}
+        except OSError:
+            skip = set()
+        skip |= self._visited | {(f.identity.device, f.identity.inode)}
+        newer: list[tuple[int, str]] = []
+        try:
+            siblings = list(live.parent.iterdir())
+        except OSError:
+            return self.path
+        for candidate in siblings:
+            if candidate == live or not candidate.name.startswith(live.name):
+                continue
+            try:
+                cst = candidate.stat()
+            except OSError:
+                continue
+            if (
+                stat.S_ISREG(cst.st_mode)
+                and (cst.st_dev, cst.st_ino) not in skip
+                and cst.st_mtime_ns >= mtime
+            ):
+                newer.append((cst.st_mtime_ns, str(candidate)))
+        return min(newer)[1] if newer else self.path
+
+    def _truncated(self, f: _Open) -> None:
+        """The file shrank or was rewritten: restart at 0, reporting vanished bytes."""
+        self._stats["truncations"] += 1
+        self._finish(f, lost=max(0, f.known_size - f.read_pos))
+        self._attach(os.dup(f.fd), f.path, 0)
+
+    def _finish(self, f: _Open, lost: int = 0) -> None:
+        """Leaving a file: its unfinished last line is complete now."""
+        text = f.decoder.decode(f.partial)
+        if lost:
+            f.decoder.mark_gap(lost=lost)
+        text += f.decoder.decode(b"", final=True)
+        if self._newline is None and f.partial.endswith(b"\r"):
+            text = text[:-1]  # the held \r was a line end after all
+        elif self._newline is not None and f.partial.endswith(self._newline):
+            text = text[: -len(self._newline.decode("utf-8"))]
+        end = f.read_pos
+        if f.overlong:
+            if self._on_overlong == "truncate":
+                self._hand_out(f, f.head, f.head_offset, end)
+            else:
+                self._skip(f, end)
+        elif f.partial or lost:
+            self._hand_out(f, text, f.line_start, end)
+        f.partial = b""
+        f.overlong = False
+
+    def _take(self, f: _Open, data: bytes) -> None:
+        """Split newly read bytes into lines and queue the complete ones."""
+        buf = f.partial + data if f.partial else data
+        base = f.line_start
+        f.read_pos += len(data)
+        f.anchor = (f.anchor + data)[-ANCHOR_BYTES:]
+        if f.identity.head_length < FINGERPRINT_BYTES and f.read_pos > f.identity.head_length:
+            # A young file: fingerprint more of it, so a reused inode is recognised.
+            head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
+            length, digest = _fingerprint(head)
+            f.identity = FileIdentity(f.identity.device, f.identity.inode, length, digest)
+        pos = 0
+        for end, after in self._line_ends(buf):
+            self._complete_line(f, buf[pos:end], buf[end:after], base + pos)
+            pos = after
+        rest = buf[pos:]
+        f.line_start = base + pos
+        if f.overlong:
+            f.decoder.decode(rest)  # the middle of an overlong line: events only
+            f.line_start += len(rest)
+            rest = b""
+        elif len(rest) > self._max:
+            rest = self._overlong_unfinished(f, rest)
+        f.partial = rest
+
+    def _line_ends(self, buf: bytes) -> list[tuple[int, int]]:
+        """``(content end, next line start)`` for each complete line in ``buf``."""
+        if self._newline is None:
+            ends = [(m.start(), m.end()) for m in _UNIVERSAL.finditer(buf)]
+            if ends and ends[-1][1] == len(buf) and buf.endswith(b"\r"):
+                ends.pop()  # a \r at the end may be the first half of \r\n
+            return ends
+        width = len(self._newline)
+        return [(e - width, e) for e in _line_ends_in(buf, self._newline)]
+
+    def _complete_line(self, f: _Open, content: bytes, ending: bytes, offset: int) -> None:
+        end = offset + len(content) + len(ending)
+        if f.overlong:  # the end of a line that passed the limit earlier
+            f.decoder.decode(content + ending)
+            f.overlong = False
+            if self._on_overlong == "truncate":
+                self._hand_out(f, f.head, f.head_offset, end)
+            else:
+                self._skip(f, end)
+            return
+        if len(content) <= self._max:
+            text = f.decoder.decode(content + ending)
+            self._hand_out(f, text[: len(text) - self._ending_length(ending)], offset, end)
+            return
+        self._stats["overlong"] += 1
+        if self._on_overlong == "split":
+            pos = self._split_pieces(f, content, offset)
+            text = f.decoder.decode(content[pos:] + ending)
+            tail = text[: len(text) - self._ending_length(ending)]
+            self._hand_out(f, tail, offset + pos, end)
+            return
+        cut = cut_at_boundary(content, self._max) or self._max
+        head = f.decoder.decode(content[:cut])
+        f.decoder.decode(content[cut:] + ending)  # for its events; not delivered
+        if self._on_overlong == "truncate":
+            self._hand_out(f, head, offset, end)
+        elif self._on_overlong == "raise":
+            self._fail(f, head, end)
+        else:
+            self._skip(f, end)
+
+    def _overlong_unfinished(self, f: _Open, rest: bytes) -> bytes:
+        """An unfinished line passed the limit: act now, so memory stays bounded."""
+        self._stats["overlong"] += 1
+        if self._on_overlong == "split":
+            pos = self._split_pieces(f, rest, f.line_start)
+            f.line_start += pos
+            return rest[pos:]
+        cut = cut_at_boundary(rest, self._max) or self._max
+        head = f.decoder.decode(rest[:cut])
+        f.decoder.decode(rest[cut:])
+        f.overlong = True
+        f.head, f.head_offset = head, f.line_start
+        if self._on_overlong == "raise":
+            self._fail(f, head, None)
+        f.line_start += len(rest)
+        return b""
+
+    def _split_pieces(self, f: _Open, content: bytes, offset: int) -> int:
+        """Hand out pieces of at most max_line_bytes while more than ``max`` remain.
+
+        Returns how many bytes of ``content`` went out.  Each piece ends on a character
+        boundary; a checkpoint after a piece resumes mid-line with no gap.
+        """
+        pos = 0
+        while len(content) - pos > self._max:
+            size = cut_at_boundary(content[pos : pos + self._max + 1], self._max) or self._max
+            text = f.decoder.decode(content[pos : pos + size])
+            end = offset + pos + size
+            self._hand_out(f, text, offset + pos, end, mid_line=True)
+            pos += size
+        return pos
+
+    def _ending_length(self, ending: bytes) -> int:
+        # A newline decodes to as many characters as it has (ASCII, or a valid string).
+        return len(ending) if self._newline is None else len(self._newline.decode("utf-8"))
+
+    def _hand_out(
+        self, f: _Open, text: str, offset: int, end: int, *, mid_line: bool = False
+    ) -> None:
+        after = FollowCheckpoint(f.path, f.identity, end, mid_line)
+        self._queue.append(_Item(Line(text, offset, f.identity, f.path), None, after))
+
+    def _skip(self, f: _Open, end: int) -> None:
+        self._stats["skipped"] += 1
+        self._queue.append(_Item(None, None, FollowCheckpoint(f.path, f.identity, end)))
+
+    def _fail(self, f: _Open, head: str, end: int | None) -> None:
+        # Raised when the caller reaches it; the checkpoint moves once the line ends.
+        position = end if end is not None else f.line_start
+        after = FollowCheckpoint(f.path, f.identity, position, end is None)
+        self._queue.append(_Item(None, LineTooLong(head, self._max), after))
+
+
+def follow(
+    path: str | os.PathLike[str],
+    *,
+    start: str | int = "end",
+    last_lines: int = 0,
+    checkpoint: FollowCheckpoint | None = None,
+    poll_interval: float = 0.25,
+    newline: str | None = None,
+    max_line_bytes: int = 1048576,
+    on_overlong: str = "split",
+    errors: str = "replace",
+    on_malformed: Callable[[Malformed], object] | None = None,
+) -> Follower:
+    """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
+
+    ``start``: ``"end"`` (default; with ``last_lines=N`` the last N complete lines first),
+    ``"beginning"``, or a byte offset (joined mid-line or mid-character: the first line
+    starts with one U+FFFD, DESIGN.md section 4).  ``checkpoint`` resumes exactly after
+    the lines a previous follower yielded, draining a file rotated away meanwhile.
+    """
+    return Follower(
+        path,
+        start=start,
+        last_lines=last_lines,
+        checkpoint=checkpoint,
+        poll_interval=poll_interval,
+        newline=newline,
+        max_line_bytes=max_line_bytes,
+        on_overlong=on_overlong,
+        errors=errors,
+        on_malformed=on_malformed,
+    )

@@ -1,0 +1,413 @@
+"""The log follower: every line once, whole, across small writes, rotation, truncation,
+restarts and cancellation (issue 5).  Writers run as concurrent tasks."""
+
+from __future__ import annotations
+
+import os
+import random
+from pathlib import Path
+
+import anyio
+import pytest
+
+from utf8stream import Malformed, MalformedKind
+from utf8stream import tail as tail_module
+from utf8stream.lines import LineTooLong
+from utf8stream.tail import FileIdentity, FollowCheckpoint, Follower, follow, write_checkpoint
+
+pytestmark = pytest.mark.anyio
+POLL = 0.005
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+async def take(follower: Follower, n: int, timeout: float = 5.0) -> list[str]:
+    """The next ``n`` lines (fails the test if they do not come in time)."""
+    out: list[str] = []
+    with anyio.fail_after(timeout):
+        while len(out) < n:
+            out.append((await follower.__anext__()).text)
+    return out
+
+
+async def nothing_more(follower: Follower, wait: float = 0.05) -> bool:
+    """True if no line arrives within ``wait`` seconds."""
+    with anyio.move_on_after(wait):
+        await follower.__anext__()
+        return False
+    return True
+
+
+async def test_lines_from_the_beginning_with_offsets(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"one\r\ntwo\rthree\nfour\n")
+    async with follow(path, start="beginning", poll_interval=POLL) as lines:
+        got = [await lines.__anext__() for _ in range(4)]
+    assert [line.text for line in got] == ["one", "two", "three", "four"]
+    assert [line.offset for line in got] == [0, 5, 9, 15]
+    assert got[0].file.inode == os.stat(path).st_ino
+
+
+async def test_line_written_in_small_pieces_is_delivered_once_when_complete(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"")
+    lines_out = ["žluťoučký kůň 🐴", "日本語のテキスト", "plain ascii", "end €"]
+    payload = "\r\n".join(lines_out).encode() + b"\r\n"
+    async with follow(path, start="beginning", poll_interval=POLL) as lines:
+        got: list[str] = []
+        # Write byte by byte: every multi-byte character and every \r\n is split.
+        for i in range(len(payload)):
+            byte = payload[i : i + 1]
+            append(path, byte)
+            if byte == b"\n":
+                got += await take(lines, 1)  # the line is complete now, and only now
+            elif byte == b"\r" or byte >= b"\xc0" or i % 7 == 0:
+                # Mid-newline, mid-character, or mid-line: nothing may come out yet.
+                assert await nothing_more(lines, 2 * POLL)
+        assert got == lines_out
+        assert await nothing_more(lines)
+
+
+async def test_start_at_end_and_last_lines(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"a\nb\nc\nd\npartial")
+    async with follow(path, last_lines=2, poll_interval=POLL) as lines:
+        assert await take(lines, 2) == ["c", "d"]
+        append(path, b" line\nnew\n")
+        assert await take(lines, 2) == ["partial line", "new"]
+    async with follow(path, poll_interval=POLL) as lines:  # start="end", no history
+        assert await nothing_more(lines)
+        append(path, b"later\n")
+        assert await take(lines, 1) == ["later"]
+    async with follow(path, last_lines=100, poll_interval=POLL) as lines:
+        assert await take(lines, 7) == ["a", "b", "c", "d", "partial line", "new", "later"]
+
+
+async def test_start_mid_character_begins_with_one_replacement(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    data = "first line\nčeský 🐴 text\nnext\n".encode()
+    path.write_bytes(data)
+    horse = data.index("🐴".encode())
+    events: list[Malformed] = []
+    async with follow(
+        path, start=horse + 1, poll_interval=POLL, on_malformed=events.append
+    ) as lines:
+        first, second = await take(lines, 2)
+    assert first == "\ufffd text"
+    assert second == "next"
+    assert [e.kind for e in events] == [MalformedKind.LOST_BYTES]
+    # Starting exactly at a line start needs no gap.
+    async with follow(path, start=data.index(b"next"), poll_interval=POLL) as lines:
+        assert await take(lines, 1) == ["next"]
+
+
+async def test_rename_and_create_rotation_drains_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"old 1\n")
+    async with follow(path, start="beginning", poll_interval=POLL) as lines:
+        assert await take(lines, 1) == ["old 1"]
+        old = open(path, "ab")  # noqa: SIM115 - the writer keeps it across the rename
+        os.rename(path, tmp_path / "app.log.1")
+        old.write(b"old 2, written after the rename\nold 3 without newline")
+        old.flush()
+        path.write_bytes(b"new 1\n")
+        append(path, b"new 2\n")
+        got = await take(lines, 4)
+        old.close()
+        assert await nothing_more(lines)
+    assert got[:4] == [
+        "old 2, written after the rename",
+        "old 3 without newline",
+        "new 1",
+        "new 2",
+    ]
+
+
+async def test_rotation_sequence(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"")
+    expected: list[str] = []
+    async with follow(path, start="beginning", poll_interval=POLL) as lines:
+        got: list[str] = []
+        for generation in range(4):
+            for i in range(3):
+                line = f"gen {generation} line {i}"
+                append(path, line.encode() + b"\n")
+                expected.append(line)
+            got += await take(lines, 3)
+            os.rename(path, tmp_path / f"app.log.{generation}")
+            path.write_bytes(b"")
+        assert got == expected
+        assert lines.statistics()["rotations"] >= 3
+
+
+async def test_copytruncate_with_unread_bytes_reports_a_gap(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tail_module, "READ_SIZE", 64)
+    path = tmp_path / "app.log"
+    lines_in = [f"line {i:03d} " + "x" * 20 for i in range(20)]
+    path.write_bytes("".join(line + "\n" for line in lines_in).encode())
+    events: list[Malformed] = []
+    async with follow(
+        path, start="beginning", poll_interval=POLL, on_malformed=events.append
+    ) as lines:
+        first = await take(lines, 1)
+        assert first == lines_in[:1]
+        # copytruncate: the copy is made elsewhere, the file is emptied and refilled.
+        os.truncate(path, 0)
+        append(path, b"after truncation\n")
+        got: list[str] = []
+        with anyio.fail_after(5):
+            while "after truncation" not in got:
+                got.append((await lines.__anext__()).text)
+    gaps = [e for e in events if e.kind is MalformedKind.LOST_BYTES]
+    assert len(gaps) == 1
+    assert got[-1] == "after truncation"
+    # What was read before the truncation came out whole; the cut line ends in U+FFFD.
+    assert got[:-2] == lines_in[1 : len(got) - 1]
+    assert got[-2].endswith("\ufffd")
+    assert lines.statistics()["truncations"] == 1
+
+
+async def test_truncate_then_regrow_past_old_size_is_noticed(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"short\n")
+    async with follow(path, start="beginning", poll_interval=0.05) as lines:
+        assert await take(lines, 1) == ["short"]
+        # Between two polls: emptied and rewritten with more than before.
+        with open(path, "wb") as f:
+            f.write(b"rewritten first\nrewritten second\n")
+        assert await take(lines, 2) == ["rewritten first", "rewritten second"]
+        assert lines.statistics()["truncations"] == 1
+
+
+async def test_checkpoint_resume_no_loss_no_repeat(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"1\n2\n3\n")
+    async with follow(path, start="beginning", poll_interval=POLL) as lines:
+        assert await take(lines, 2) == ["1", "2"]
+        cp = lines.checkpoint()
+    restored = FollowCheckpoint.from_json(cp.to_json())
+    assert restored == cp
+    append(path, b"4\n")
+    async with follow(path, checkpoint=restored, poll_interval=POLL) as lines:
+        assert await take(lines, 2) == ["3", "4"]
+        assert await nothing_more(lines)
+
+
+async def test_checkpoint_after_rotation_while_stopped_drains_rotated_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"a\nb\n")
+    async with follow(path, start="beginning", poll_interval=POLL) as lines:
+        assert await take(lines, 1) == ["a"]
+        cp = lines.checkpoint()
+    append(path, b"c\n")
+    os.rename(path, tmp_path / "app.log.1")
+    path.write_bytes(b"d\n")
+    async with follow(path, checkpoint=cp, poll_interval=POLL) as lines:
+        assert await take(lines, 3) == ["b", "c", "d"]
+        assert await nothing_more(lines)
+
+
+async def test_reused_inode_with_other_content_is_a_new_file(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"old content line\nsecond\n")
+    async with follow(path, start="beginning", poll_interval=POLL) as lines:
+        await take(lines, 2)
+        cp = lines.checkpoint()
+    os.remove(path)
+    path.write_bytes(b"brand new\n")
+    st = os.stat(path)
+    # Whether or not the filesystem reused the inode, pretend it did: same device and
+    # inode, different first bytes.
+    reused = FollowCheckpoint(
+        str(path),
+        FileIdentity(st.st_dev, st.st_ino, cp.file.head_length, cp.file.head_sha256),
+        cp.offset,
+    )
+    for checkpoint in (cp, reused):
+        async with follow(path, checkpoint=checkpoint, poll_interval=POLL) as lines:
+            assert await take(lines, 1) == ["brand new"]
+
+
+async def test_invalid_bytes_and_overlong_lines_never_stop_the_reader(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"ok\nbad \xff\xc0 byte\n" + b"y" * 50 + b"\nafter\n")
+    events: list[Malformed] = []
+    async with follow(
+        path,
+        start="beginning",
+        poll_interval=POLL,
+        max_line_bytes=16,
+        on_overlong="skip",
+        on_malformed=events.append,
+    ) as lines:
+        assert await take(lines, 3) == ["ok", "bad \ufffd\ufffd byte", "after"]
+        cp = lines.checkpoint()
+    assert cp.offset == path.stat().st_size
+    assert [(e.offset, e.kind) for e in events] == [
+        (7, MalformedKind.INVALID_BYTE),
+        (8, MalformedKind.OVERLONG),
+    ]
+
+
+@pytest.mark.parametrize("policy", ["split", "truncate", "skip", "raise"])
+async def test_overlong_policies(tmp_path: Path, policy: str) -> None:
+    path = tmp_path / "app.log"
+    long_line = "é" * 10  # 20 bytes
+    path.write_bytes(f"short\n{long_line}\nnext\n".encode())
+    async with follow(
+        path, start="beginning", poll_interval=POLL, max_line_bytes=7, on_overlong=policy
+    ) as lines:
+        got: list[str] = []
+        errors: list[LineTooLong] = []
+        with anyio.fail_after(5):
+            while "next" not in got:
+                try:
+                    got.append((await lines.__anext__()).text)
+                except LineTooLong as exc:
+                    errors.append(exc)
+    expected = {
+        # 20 bytes in pieces of at most 7 bytes, cut at character boundaries: 6+6+6+2.
+        "split": ["short", "ééé", "ééé", "ééé", "é", "next"],
+        "truncate": ["short", "ééé", "next"],
+        "skip": ["short", "next"],
+        "raise": ["short", "next"],
+    }
+    assert got == expected[policy]
+    assert [e.partial for e in errors] == (["ééé"] if policy == "raise" else [])
+
+
+async def test_overlong_unfinished_line_is_bounded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tail_module, "READ_SIZE", 100)
+    path = tmp_path / "app.log"
+    path.write_bytes(b"z" * 1000)  # no newline yet
+    async with follow(
+        path, start="beginning", poll_interval=POLL, max_line_bytes=64, on_overlong="truncate"
+    ) as lines:
+        assert await nothing_more(lines)
+        file = lines._file
+        assert file is not None and len(file.partial) <= 64 + 100
+        append(path, b"zz\nnext\n")
+        assert await take(lines, 2) == ["z" * 64, "next"]
+
+
+async def test_split_checkpoint_mid_line_resumes_without_gap(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"abcdefghij\nk\n")
+    async with follow(
+        path, start="beginning", poll_interval=POLL, max_line_bytes=4, on_overlong="split"
+    ) as lines:
+        assert await take(lines, 1) == ["abcd"]
+        cp = lines.checkpoint()
+    assert cp.mid_line and cp.offset == 4
+    async with follow(
+        path, checkpoint=cp, poll_interval=POLL, max_line_bytes=4, on_overlong="split"
+    ) as lines:
+        assert await take(lines, 3) == ["efgh", "ij", "k"]
+
+
+async def test_cancellation_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"")
+    expected = [f"line {i} ✓" for i in range(300)]
+    rnd = random.Random(7)
+
+    async def writer() -> None:
+        for line in expected:
+            data = (line + "\n").encode()
+            cut = rnd.randrange(len(data))
+            append(path, data[:cut])
+            await anyio.sleep(0)
+            append(path, data[cut:])
+            if rnd.random() < 0.3:
+                await anyio.sleep(0.001)
+
+    got: list[str] = []
+    follower = follow(path, start="beginning", poll_interval=0.001)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(writer)
+        with anyio.fail_after(20):
+            while len(got) < len(expected):
+                with anyio.move_on_after(rnd.choice([0, 0.0001, 0.001, 0.01])):
+                    got.append((await follower.__anext__()).text)
+    assert got == expected
+    await follower.aclose()
+    assert follower._file is None  # the file is closed
+
+
+async def test_randomised_write_rotate_truncate_restart(tmp_path: Path) -> None:
+    """Hundreds of steps; every line written is received exactly once, in order."""
+    rnd = random.Random(2026)
+    path = tmp_path / "app.log"
+    path.write_bytes(b"")
+    written: list[str] = []
+    received: list[str] = []
+    follower = follow(path, start="beginning", poll_interval=0.001)
+    rotated = 0
+    counter = 0
+
+    async def drain(f: Follower) -> None:
+        with anyio.fail_after(10):
+            while len(received) < len(written):
+                received.append((await f.__anext__()).text)
+
+    def write_lines(k: int) -> None:
+        nonlocal counter
+        for _ in range(k):
+            counter += 1
+            line = f"#{counter} " + rnd.choice(
+                ["ascii", "čeština", "日本", "🐍🐍"]
+            ) * rnd.randrange(4)
+            written.append(line)
+            data = (line + rnd.choice(["\n", "\r\n"])).encode()
+            append(path, data)
+
+    for _step in range(200):
+        action = rnd.choice(["write", "write", "write", "rotate", "truncate", "restart"])
+        if action == "write":
+            write_lines(rnd.randrange(1, 5))
+        elif action == "rotate":
+            await drain(follower)
+            rotated += 1
+            os.rename(path, tmp_path / f"app.log.{rotated}")
+            write_lines(0)
+            path.write_bytes(b"")
+        elif action == "truncate":
+            await drain(follower)
+            os.truncate(path, 0)  # copytruncate after everything was read
+        else:
+            await drain(follower)
+            cp = FollowCheckpoint.from_json(follower.checkpoint().to_json())
+            await follower.aclose()
+            write_lines(rnd.randrange(0, 3))
+            if rnd.random() < 0.4:  # rotated while stopped
+                rotated += 1
+                os.rename(path, tmp_path / f"app.log.{rotated}")
+                path.write_bytes(b"")
+                write_lines(rnd.randrange(0, 3))
+            follower = follow(path, checkpoint=cp, poll_interval=0.001)
+    await drain(follower)
+    assert received == written
+    assert await nothing_more(follower, 0.02)
+    await follower.aclose()
+
+
+def test_write_checkpoint_is_atomic(tmp_path: Path) -> None:
+    target = tmp_path / "cp.json"
+    cp = FollowCheckpoint("/var/log/x", FileIdentity(1, 2, 3, "ab"), 42, False)
+    write_checkpoint(cp, target)
+    assert FollowCheckpoint.from_json(target.read_text()) == cp
+    assert [p.name for p in tmp_path.iterdir()] == ["cp.json"]  # no temporary left behind
+    with pytest.raises(ValueError):
+        FollowCheckpoint.from_json('{"version": 9}')
