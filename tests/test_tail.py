@@ -76,8 +76,8 @@ async def test_line_written_in_small_pieces_is_delivered_once_when_complete(
 async def test_start_at_end_and_last_lines(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     path.write_bytes(b"a\nb\nc\nd\npartial")
-    async with follow(path, last_lines=2, poll_interval=POLL) as lines:
-        assert await take(lines, 2) == ["c", "d"]
+    async with follow(path, last_lines=3, poll_interval=POLL) as lines:
+        assert await take(lines, 2) == ["c", "d"]  # the third is unfinished: it waits
         append(path, b" line\nnew\n")
         assert await take(lines, 2) == ["partial line", "new"]
     async with follow(path, poll_interval=POLL) as lines:  # start="end", no history
@@ -411,3 +411,13 @@ def test_write_checkpoint_is_atomic(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["cp.json"]  # no temporary left behind
     with pytest.raises(ValueError):
         FollowCheckpoint.from_json('{"version": 9}')
+
+
+async def test_until_eof_reads_once_including_the_unfinished_line(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"a\nb\nc\nlast without newline")
+    async with follow(path, last_lines=2, until_eof=True) as lines:
+        got = [line.text async for line in lines]
+    assert got == ["c", "last without newline"]  # tail -n counts the unfinished line
+    async with follow(path, last_lines=10, until_eof=True) as lines:
+        assert [line.text async for line in lines] == ["a", "b", "c", "last without newline"]

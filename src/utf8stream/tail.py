@@ -184,7 +184,7 @@ def _line_ends_in(data: bytes, newline: bytes | None) -> list[int]:
 
 
 def _start_of_last_lines(fd: int, size: int, count: int, newline: bytes | None) -> int:
-    """Offset where the last ``count`` complete lines start (like ``tail -n``).
+    """Offset where the last ``count`` lines start, as ``tail -n`` counts them.
 
     With ``count == 0``: the start of the unfinished last line (after the last newline),
     so that it is delivered whole when it completes.
@@ -200,11 +200,11 @@ def _start_of_last_lines(fd: int, size: int, count: int, newline: bytes | None) 
         # A newline that straddles ``pos`` belongs to the block on the right.
         ends = [start + e for e in _line_ends_in(data, newline) if start + e <= pos] + ends
         pos = start
-    if not ends:
-        return 0
     if count == 0:
-        return ends[-1]
-    return ends[-(count + 1)] if count + 1 <= len(ends) else 0
+        return ends[-1] if ends else 0
+    # Like tail -n: an unfinished last line counts as a line.
+    starts = [0, *[e for e in ends if e < size]]
+    return starts[-count] if count <= len(starts) else 0
 
 
 @dataclass
@@ -255,6 +255,7 @@ class Follower:
         on_overlong: str = "split",
         errors: str = "replace",
         on_malformed: Callable[[Malformed], object] | None = None,
+        until_eof: bool = False,
     ) -> None:
         if on_overlong not in OVERLONG_POLICIES:
             raise ValueError(f"on_overlong must be one of {OVERLONG_POLICIES}")
@@ -276,6 +277,8 @@ class Follower:
         self._on_overlong = on_overlong
         self._errors = errors
         self._on_malformed = on_malformed
+        self._until_eof = until_eof
+        self._at_eof = False
         self._file: _Open | None = None
         # True while reading a file that was rotated away from ``path``: at its end, go
         # on with the next rotated file (by modification time), then with ``path``.
@@ -309,6 +312,8 @@ class Follower:
             if self._closed:
                 raise StopAsyncIteration
             while not self._queue:
+                if self._at_eof:
+                    raise StopAsyncIteration
                 await self._fill()
             item = self._queue.popleft()
             self._checkpoint = item.after
@@ -444,8 +449,17 @@ class Follower:
         if data:
             f.known_size = max(os.fstat(f.fd).st_size, f.read_pos + len(data))
             self._take(f, data)
+        elif self._until_eof and not self._draining:
+            # Read once: the unfinished last line is shown, but it is not complete, so
+            # the checkpoint stays at its start and a later run reads it again whole.
+            self._finish(f, unfinished=True)
+            self._at_eof = True
         elif not await self._look_around(f):
-            await anyio.sleep(self._poll_interval)
+            if self._until_eof:
+                self._finish(f, unfinished=True)
+                self._at_eof = True
+            else:
+                await anyio.sleep(self._poll_interval)
 
     async def _look_around(self, f: _Open) -> bool:
         """At the end of the data: handle truncation and rotation; True if acted."""
@@ -520,7 +534,7 @@ class Follower:
         self._finish(f, lost=max(0, f.known_size - f.read_pos))
         self._attach(os.dup(f.fd), f.path, 0)
 
-    def _finish(self, f: _Open, lost: int = 0) -> None:
+    def _finish(self, f: _Open, lost: int = 0, unfinished: bool = False) -> None:
         """Leaving a file: its unfinished last line is complete now."""
         text = f.decoder.decode(f.partial)
         if lost:
@@ -530,7 +544,7 @@ class Follower:
             text = text[:-1]  # the held \r was a line end after all
         elif self._newline is not None and f.partial.endswith(self._newline):
             text = text[: -len(self._newline.decode("utf-8"))]
-        end = f.read_pos
+        end = (f.head_offset if f.overlong else f.line_start) if unfinished else f.read_pos
         if f.overlong:
             if self._on_overlong == "truncate":
                 self._hand_out(f, f.head, f.head_offset, end)
@@ -672,13 +686,16 @@ def follow(
     on_overlong: str = "split",
     errors: str = "replace",
     on_malformed: Callable[[Malformed], object] | None = None,
+    until_eof: bool = False,
 ) -> Follower:
     """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
 
     ``start``: ``"end"`` (default; with ``last_lines=N`` the last N complete lines first),
     ``"beginning"``, or a byte offset (joined mid-line or mid-character: the first line
     starts with one U+FFFD, DESIGN.md section 4).  ``checkpoint`` resumes exactly after
-    the lines a previous follower yielded, draining a file rotated away meanwhile.
+    the lines a previous follower yielded, draining files rotated away meanwhile.
+    ``until_eof=True`` reads to the current end once, unfinished last line included,
+    and stops (``tail`` without ``-f``).
     """
     return Follower(
         path,
@@ -691,4 +708,5 @@ def follow(
         on_overlong=on_overlong,
         errors=errors,
         on_malformed=on_malformed,
+        until_eof=until_eof,
     )
