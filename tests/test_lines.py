@@ -403,3 +403,14 @@ async def test_async_iteration_and_leaving_the_loop_early_lose_nothing() -> None
         got.append(line)
     assert got == [f"line {i}" for i in range(100)]
     assert stream.statistics().lines == 100
+
+
+@pytest.mark.anyio
+async def test_aclose_drops_buffered_lines_and_closes_the_source() -> None:
+    transport = ChunkStream([b"a\nb\nc\n"])
+    stream = LineReceiveStream(transport)
+    assert await stream.receive() == "a"
+    await stream.aclose()
+    assert transport.closed
+    with pytest.raises(anyio.ClosedResourceError):
+        await stream.receive()

@@ -240,3 +240,16 @@ async def test_asyncio_stream_reader_alone() -> None:
     await stream.aclose()
     with pytest.raises(ClosedResourceError):
         await stream.receive()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_trio_busy_error_becomes_anyios() -> None:
+    _send, receive = trio.testing.memory_stream_one_way_pair()
+    stream = as_byte_stream(receive)
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stream.receive)
+        await anyio.wait_all_tasks_blocked()
+        with pytest.raises(anyio.BusyResourceError):
+            await stream.receive()
+        tg.cancel_scope.cancel()

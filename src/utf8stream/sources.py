@@ -103,19 +103,17 @@ def _socket_attributes(sock: Any) -> dict[Any, Callable[[], Any]]:
 # -- trio --------------------------------------------------------------------------------
 
 
-@contextmanager
-def _trio_errors() -> Iterator[None]:
+def _from_trio(exc: Exception) -> Exception:
     """trio's resource errors as anyio's (the same situations, other classes)."""
     import trio
 
-    try:
-        yield
-    except trio.BusyResourceError as exc:
-        raise BusyResourceError(str(exc) or "using") from exc
-    except trio.ClosedResourceError as exc:
-        raise ClosedResourceError from exc
-    except trio.BrokenResourceError as exc:
-        raise BrokenResourceError from exc
+    if isinstance(exc, trio.BusyResourceError):
+        return BusyResourceError(str(exc) or "using")
+    if isinstance(exc, trio.ClosedResourceError):
+        return ClosedResourceError()
+    if isinstance(exc, trio.BrokenResourceError):
+        return BrokenResourceError()
+    return exc
 
 
 class TrioByteReceiveStream(ByteReceiveStream):
@@ -125,15 +123,19 @@ class TrioByteReceiveStream(ByteReceiveStream):
         self.stream = stream
 
     async def receive(self, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
-        with _trio_errors():
+        try:
             data = await self.stream.receive_some(max_bytes)
+        except Exception as exc:
+            mapped = _from_trio(exc)
+            if mapped is exc:
+                raise
+            raise mapped from exc
         if not data:
             raise EndOfStream
         return bytes(data)
 
     async def aclose(self) -> None:
-        with _trio_errors():
-            await self.stream.aclose()
+        await self.stream.aclose()  # trio's aclose raises no resource errors
 
     @property
     def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
@@ -147,12 +149,16 @@ class TrioByteSendStream(ByteSendStream):
         self.stream = stream
 
     async def send(self, item: bytes) -> None:
-        with _trio_errors():
+        try:
             await self.stream.send_all(item)
+        except Exception as exc:
+            mapped = _from_trio(exc)
+            if mapped is exc:
+                raise
+            raise mapped from exc
 
     async def aclose(self) -> None:
-        with _trio_errors():
-            await self.stream.aclose()
+        await self.stream.aclose()  # trio's aclose raises no resource errors
 
     @property
     def extra_attributes(self) -> Mapping[Any, Callable[[], Any]]:
@@ -179,8 +185,13 @@ class TrioByteStream(ByteStream):
 
         if not isinstance(self.stream, trio.abc.HalfCloseableStream):
             raise NotImplementedError(f"{type(self.stream).__name__} cannot half-close")
-        with _trio_errors():
+        try:
             await self.stream.send_eof()
+        except Exception as exc:
+            mapped = _from_trio(exc)
+            if mapped is exc:
+                raise
+            raise mapped from exc
 
     async def aclose(self) -> None:
         await self._receive.aclose()

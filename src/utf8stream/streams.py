@@ -560,6 +560,10 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         )
 
     async def aclose(self) -> None:
+        # Lines already split are dropped too: after this, receive() raises the
+        # source's ClosedResourceError.
+        self._ready.clear()
+        self._later.clear()
         await self.source.aclose()
 
     @property
