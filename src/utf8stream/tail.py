@@ -32,6 +32,7 @@ import stat
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -50,6 +51,9 @@ READ_SIZE = 1 << 20
 FINGERPRINT_BYTES = 1024
 ANCHOR_BYTES = 32
 _UNIVERSAL = re.compile(rb"\r\n|\r|\n")
+_UNIVERSAL_TEXT = re.compile("\r\n|\r|\n")
+#: Policies under which a follower never stops (and whose replacements hold no newline).
+FOLLOW_ERRORS = ("replace", "ignore", "backslashreplace", "surrogateescape")
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ class FileIdentity:
         return (st.st_dev, st.st_ino) == (self.device, self.inode)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Line:
     """One line (without its newline), the offset of its first byte, and its file."""
 
@@ -225,13 +229,24 @@ class _Open:
     anchor: bytes = b""  # the bytes just before read_pos, to notice a rewrite
 
 
-@dataclass(frozen=True)
-class _Item:
-    """A queued result and the checkpoint that holds once it has been handed out."""
+#: A queued result: (text, or a LineTooLong to raise, or None for a skipped line; the
+#: line's offset; the offset just past it; its file; its path; whether it ends mid-line).
+#: Handing it out moves the checkpoint to ``end``.  Plain tuples: this is the hot path.
+_Item = tuple[str | LineTooLong | None, int, int, FileIdentity, str, bool]
 
-    line: Line | None  # None: nothing to hand out (a skipped line), just move on
-    error: LineTooLong | None
-    after: FollowCheckpoint
+_new_object = object.__new__
+_LINE_SETTERS = [Line.__dict__[name].__set__ for name in ("text", "offset", "file", "path")]
+
+
+def _line(text: str, offset: int, file: FileIdentity, path: str) -> Line:
+    """``Line(...)`` without the frozen-dataclass ``__init__`` cost (one per line)."""
+    line: Line = _new_object(Line)
+    set_text, set_offset, set_file, set_path = _LINE_SETTERS
+    set_text(line, text)
+    set_offset(line, offset)
+    set_file(line, file)
+    set_path(line, path)
+    return line
 
 
 class Follower:
@@ -267,12 +282,17 @@ class Follower:
             raise ValueError("start must be 'end', 'beginning' or a byte offset")
         if last_lines < 0:
             raise ValueError("last_lines must be non-negative")
+        if errors not in FOLLOW_ERRORS:
+            raise ValueError(
+                f"errors must be one of {FOLLOW_ERRORS}: one bad byte never stops a follower"
+            )
         self.path = os.fspath(path)
         self._start = start
         self._last_lines = last_lines
         self._resume = checkpoint
         self._poll_interval = poll_interval
         self._newline = newline.encode("utf-8") if newline is not None else None
+        self._newline_text = newline or ""
         self._max = max_line_bytes
         self._on_overlong = on_overlong
         self._errors = errors
@@ -285,10 +305,12 @@ class Follower:
         self._draining = False
         self._visited: set[tuple[int, int]] = set()
         self._queue: deque[_Item] = deque()
+        self._done: _Item | None = None  # the last item handed out
+        self._lines = 0
         # Before the first line, a resumed follower stands where its checkpoint says.
         self._checkpoint: FollowCheckpoint | None = checkpoint
         self._closed = False
-        self._stats = {"lines": 0, "skipped": 0, "overlong": 0, "rotations": 0, "truncations": 0}
+        self._stats = {"skipped": 0, "overlong": 0, "rotations": 0, "truncations": 0}
         self._malformed = 0
 
     # -- public API ----------------------------------------------------------------
@@ -308,30 +330,35 @@ class Follower:
         return self
 
     async def __anext__(self) -> Line:
+        queue = self._queue
+        if self._closed:
+            raise StopAsyncIteration
         while True:
-            if self._closed:
-                raise StopAsyncIteration
-            while not self._queue:
-                if self._at_eof:
+            while not queue:
+                if self._closed or self._at_eof:
                     raise StopAsyncIteration
                 await self._fill()
-            item = self._queue.popleft()
-            self._checkpoint = item.after
-            if item.error is not None:
-                raise item.error
-            if item.line is not None:
-                self._stats["lines"] += 1
-                return item.line
+            item = self._done = queue.popleft()
+            text = item[0]
+            if type(text) is str:
+                self._lines += 1
+                return _line(text, item[1], item[3], item[4])
+            if isinstance(text, LineTooLong):
+                raise text
 
     def checkpoint(self) -> FollowCheckpoint:
         """Where a new follower resumes: no yielded line repeats, none is lost."""
+        if self._done is not None:
+            _, _, end, identity, path, mid_line = self._done
+            self._checkpoint = FollowCheckpoint(path, identity, end, mid_line)
+            self._done = None
         if self._checkpoint is None:
             raise RuntimeError("the follower has not opened its file yet: iterate first")
         return self._checkpoint
 
     def statistics(self) -> dict[str, int]:
         """Lines yielded, overlong and skipped lines, rotations, truncations, units."""
-        return {**self._stats, "malformed": self._malformed}
+        return {"lines": self._lines, **self._stats, "malformed": self._malformed}
 
     async def aclose(self) -> None:
         """Close the file; iteration ends."""
@@ -566,10 +593,12 @@ class Follower:
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
             length, digest = _fingerprint(head)
             f.identity = FileIdentity(f.identity.device, f.identity.inode, length, digest)
-        pos = 0
-        for end, after in self._line_ends(buf):
-            self._complete_line(f, buf[pos:end], buf[end:after], base + pos)
-            pos = after
+        ends = self._line_ends(buf)
+        pos = self._take_block(f, buf, base, ends) if ends and not f.overlong else 0
+        if not pos:
+            for end, after in ends:
+                self._complete_line(f, buf[pos:end], buf[end:after], base + pos)
+                pos = after
         rest = buf[pos:]
         f.line_start = base + pos
         if f.overlong:
@@ -579,6 +608,39 @@ class Follower:
         elif len(rest) > self._max:
             rest = self._overlong_unfinished(f, rest)
         f.partial = rest
+
+    def _take_block(self, f: _Open, buf: bytes, base: int, ends: list[tuple[int, int]]) -> int:
+        """The common case, in bulk: complete lines, none too long.
+
+        One decode for all of them, one split of the text: newlines are ASCII, so the
+        text has exactly the newlines the bytes have.  Returns how many bytes were used,
+        0 when the lines need the one-by-one path.
+        """
+        starts = [0, *[after for _, after in ends[:-1]]]
+        block_end = ends[-1][1]
+        if (
+            block_end > self._max
+            and max(e - s for s, (e, _) in zip(starts, ends, strict=True)) > self._max
+        ):
+            return 0
+        text = f.decoder.decode(buf[:block_end])
+        if self._newline is None:
+            contents = _UNIVERSAL_TEXT.split(text)
+        else:
+            contents = text.split(self._newline_text)
+        contents.pop()  # the empty remainder after the last newline
+        self._queue.extend(
+            zip(
+                contents,
+                [base + s for s in starts],
+                [base + after for _, after in ends],
+                repeat(f.identity),
+                repeat(f.path),
+                repeat(False),
+                strict=False,  # the repeats are endless; contents and ends match
+            )
+        )
+        return block_end
 
     def _line_ends(self, buf: bytes) -> list[tuple[int, int]]:
         """``(content end, next line start)`` for each complete line in ``buf``."""
@@ -660,18 +722,18 @@ class Follower:
     def _hand_out(
         self, f: _Open, text: str, offset: int, end: int, *, mid_line: bool = False
     ) -> None:
-        after = FollowCheckpoint(f.path, f.identity, end, mid_line)
-        self._queue.append(_Item(Line(text, offset, f.identity, f.path), None, after))
+        self._queue.append((text, offset, end, f.identity, f.path, mid_line))
 
     def _skip(self, f: _Open, end: int) -> None:
         self._stats["skipped"] += 1
-        self._queue.append(_Item(None, None, FollowCheckpoint(f.path, f.identity, end)))
+        self._queue.append((None, end, end, f.identity, f.path, False))
 
     def _fail(self, f: _Open, head: str, end: int | None) -> None:
-        # Raised when the caller reaches it; the checkpoint moves once the line ends.
+        # Raised when the caller reaches it; the checkpoint moves past the line once it
+        # has ended (until then it stands mid-line, after the bytes already skipped).
         position = end if end is not None else f.line_start
-        after = FollowCheckpoint(f.path, f.identity, position, end is None)
-        self._queue.append(_Item(None, LineTooLong(head, self._max), after))
+        error = LineTooLong(head, self._max)
+        self._queue.append((error, position, position, f.identity, f.path, end is None))
 
 
 def follow(
