@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+# Importing .variants registers the codecs wtf-8, cesu-8, mutf-8 (java-modified-utf-8)
+# and utf-8z, and the error policy "optu-8".
+from . import variants  # noqa: F401
 from .boundaries import char_start, cut_at_boundary, next_char_start, rejoined_event, split_points
 from .decoder import DecoderCheckpoint, Utf8Decoder
+from .encoder import Utf8EncodeError, Utf8Encoder
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
 from .lines import LineSplitter, LineTooLong
 from .sources import as_byte_stream
@@ -15,6 +19,7 @@ from .streams import (
     Utf8Stream,
 )
 from .tail import FileIdentity, FollowCheckpoint, Follower, Line, follow, write_checkpoint
+from .transcoder import Transcoder
 
 __all__ = [
     "DecoderCheckpoint",
@@ -29,8 +34,11 @@ __all__ = [
     "Malformed",
     "MalformedKind",
     "StreamStatistics",
+    "Transcoder",
     "Utf8DecodeError",
     "Utf8Decoder",
+    "Utf8EncodeError",
+    "Utf8Encoder",
     "Utf8ReceiveStream",
     "Utf8SendStream",
     "Utf8Stream",

@@ -10,9 +10,17 @@ byte starts a character, continues one, or can never appear, asks here.
     the range the second byte must fall in after lead ``b`` (narrower than 80..BF after
     E0, ED, F0 and F4, which is what rules out overlongs, surrogates and values past
     U+10FFFF).  Every later byte of a sequence is 80..BF.
+
+The UTF-8 variants (``variants.py``) read bytes through their own version of the same
+table, a ``ByteTable`` built by ``byte_table``: WTF-8, CESU-8 and MUTF-8 accept ED A0..BF
+(a surrogate *half*, three bytes, whose meaning the variant decides); CESU-8 and MUTF-8
+have no four-byte sequences (F0..F4 are never leads); MUTF-8 and UTF-8Z spell U+0000 as
+C0 80 (C0 becomes a lead whose only second byte is 80) and never contain a raw 00.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from .events import MalformedKind
 
@@ -22,16 +30,48 @@ __all__ = [
     "SECOND_HI",
     "SECOND_LO",
     "SEQ_LEN",
+    "UTF8",
+    "ByteTable",
+    "byte_table",
     "classify_unit",
+    "held_prefixes",
     "is_continuation",
+    "is_high_half",
+    "is_low_half",
     "is_proper_prefix",
 ]
 
 
-def _build() -> tuple[list[int], list[int], list[int]]:
+@dataclass(frozen=True, eq=False)
+class ByteTable:
+    """What each byte may be in one encoding form: Table 3-7, or a variant's version of it.
+
+    ``seq_len``, ``second_lo`` and ``second_hi`` as described above; ``lone_kind[b]`` is
+    the kind of a byte that can never start a character (None for ASCII and lead bytes);
+    ``bad_second_kind[lead]`` the kind of a lead followed by a continuation byte outside
+    its second-byte range.  ``surrogate_halves``: ED A0..BF 80..BF is a unit of its own.
+    """
+
+    seq_len: list[int]
+    second_lo: list[int]
+    second_hi: list[int]
+    lone_kind: list[MalformedKind | None]
+    bad_second_kind: dict[int, MalformedKind]
+    surrogate_halves: bool = False
+
+
+def byte_table(
+    *,
+    surrogate_halves: bool = False,
+    four_byte: bool = True,
+    java_null: bool = False,
+    nul_malformed: bool = False,
+) -> ByteTable:
+    """Table 3-7 (all defaults), or a variant's version of it (see the module docstring)."""
     seq_len = [0] * 256
     lo = [0x80] * 256
     hi = [0xBF] * 256
+    kinds: list[MalformedKind | None] = [None] * 256
     for b in range(0x80):
         seq_len[b] = 1
     for b in range(0xC2, 0xE0):
@@ -44,14 +84,6 @@ def _build() -> tuple[list[int], list[int], list[int]]:
     hi[0xED] = 0x9F
     lo[0xF0] = 0x90
     hi[0xF4] = 0x8F
-    return seq_len, lo, hi
-
-
-SEQ_LEN, SECOND_LO, SECOND_HI = _build()
-
-
-def _lone_kinds() -> list[MalformedKind | None]:
-    kinds: list[MalformedKind | None] = [None] * 256
     for b in range(0x80, 0xC0):
         kinds[b] = MalformedKind.UNEXPECTED_CONTINUATION
     kinds[0xC0] = kinds[0xC1] = MalformedKind.OVERLONG
@@ -59,41 +91,117 @@ def _lone_kinds() -> list[MalformedKind | None]:
         kinds[b] = MalformedKind.OUT_OF_RANGE
     for b in range(0xF8, 0x100):
         kinds[b] = MalformedKind.INVALID_BYTE
-    return kinds
+    bad_second = {
+        0xE0: MalformedKind.OVERLONG,
+        0xED: MalformedKind.SURROGATE,
+        0xF0: MalformedKind.OVERLONG,
+        0xF4: MalformedKind.OUT_OF_RANGE,
+    }
+    if surrogate_halves:
+        hi[0xED] = 0xBF
+    if not four_byte:
+        # These forms spell code points past U+FFFF as surrogate pairs: F0..F4 never
+        # occur, like the obsolete 5- and 6-byte leads F8..FD in UTF-8.
+        for b in range(0xF0, 0xF5):
+            seq_len[b] = 0
+            kinds[b] = MalformedKind.INVALID_BYTE
+            bad_second.pop(b, None)
+    if java_null:
+        seq_len[0xC0] = 2
+        lo[0xC0] = hi[0xC0] = 0x80
+        kinds[0xC0] = None
+        bad_second[0xC0] = MalformedKind.OVERLONG  # C0 81..BF: overlong ASCII
+    if nul_malformed:
+        seq_len[0x00] = 0
+        kinds[0x00] = MalformedKind.INVALID_BYTE
+    return ByteTable(seq_len, lo, hi, kinds, bad_second, surrogate_halves)
 
+
+#: Unicode Table 3-7 (RFC 3629).
+UTF8 = byte_table()
+SEQ_LEN, SECOND_LO, SECOND_HI = UTF8.seq_len, UTF8.second_lo, UTF8.second_hi
 
 #: Kind of a byte that can never start a character; None for ASCII and lead bytes.
-LONE_KIND = _lone_kinds()
+LONE_KIND = UTF8.lone_kind
 
 #: Kind of a lead byte rejected because its second byte is a continuation byte outside
 #: the allowed range (E0 80 is overlong, ED A0 a surrogate, F4 90 past U+10FFFF).
-BAD_SECOND_KIND: dict[int, MalformedKind] = {
-    0xE0: MalformedKind.OVERLONG,
-    0xED: MalformedKind.SURROGATE,
-    0xF0: MalformedKind.OVERLONG,
-    0xF4: MalformedKind.OUT_OF_RANGE,
-}
+BAD_SECOND_KIND = UTF8.bad_second_kind
 
 
 def is_continuation(b: int) -> bool:
     return 0x80 <= b <= 0xBF
 
 
-def is_proper_prefix(seq: bytes | bytearray | memoryview) -> bool:
+def is_proper_prefix(seq: bytes | bytearray | memoryview, table: ByteTable = UTF8) -> bool:
     """True if ``seq`` (1..3 bytes) is a proper prefix of some well-formed sequence."""
     n = len(seq)
     if n == 0:
         return False
-    need = SEQ_LEN[seq[0]]
+    need = table.seq_len[seq[0]]
     if need <= n or need == 1:
         return False
-    if n >= 2 and not SECOND_LO[seq[0]] <= seq[1] <= SECOND_HI[seq[0]]:
+    if n >= 2 and not table.second_lo[seq[0]] <= seq[1] <= table.second_hi[seq[0]]:
         return False
     return all(0x80 <= b <= 0xBF for b in seq[2:])
 
 
+def is_high_half(buf: bytes | bytearray | memoryview, i: int) -> bool:
+    """``buf[i:i+3]`` is ED A0..AF 80..BF: a high (lead) surrogate, D800..DBFF."""
+    return (
+        i + 2 < len(buf)
+        and buf[i] == 0xED
+        and 0xA0 <= buf[i + 1] <= 0xAF
+        and 0x80 <= buf[i + 2] <= 0xBF
+    )
+
+
+def is_low_half(buf: bytes | bytearray | memoryview, i: int) -> bool:
+    """``buf[i:i+3]`` is ED B0..BF 80..BF: a low (trail) surrogate, DC00..DFFF."""
+    return (
+        i + 2 < len(buf)
+        and buf[i] == 0xED
+        and 0xB0 <= buf[i + 1] <= 0xBF
+        and 0x80 <= buf[i + 2] <= 0xBF
+    )
+
+
+def held_prefixes(table: ByteTable, *, pairs: bool = False) -> frozenset[bytes]:
+    """Every tail a decoder using ``table`` must hold back at a chunk boundary.
+
+    That is every proper prefix of a well-formed sequence (about 17,600 of them) and, with
+    ``pairs`` (a high surrogate half means something different when a low half follows),
+    a complete high half followed by nothing, by ED, or by ED B0..BF.
+    """
+    out: set[bytes] = set()
+    for lead in range(256):
+        need = table.seq_len[lead]
+        if need < 2:
+            continue
+        out.add(bytes((lead,)))
+        for second in range(table.second_lo[lead], table.second_hi[lead] + 1):
+            if need > 2:
+                out.add(bytes((lead, second)))
+            if need > 3:
+                for third in range(0x80, 0xC0):
+                    out.add(bytes((lead, second, third)))
+    if pairs:
+        for second in range(0xA0, 0xB0):
+            for third in range(0x80, 0xC0):
+                high = bytes((0xED, second, third))
+                out.add(high)
+                out.add(high + b"\xed")
+                for low_second in range(0xB0, 0xC0):
+                    out.add(high + bytes((0xED, low_second)))
+    return frozenset(out)
+
+
 def classify_unit(
-    buf: bytes | bytearray | memoryview, start: int, end: int, at_end_of_stream: bool
+    buf: bytes | bytearray | memoryview,
+    start: int,
+    end: int,
+    at_end_of_stream: bool,
+    table: ByteTable = UTF8,
 ) -> MalformedKind:
     """Kind of the maximal subpart ``buf[start:end]``.
 
@@ -101,12 +209,12 @@ def classify_unit(
     and a lead byte whose continuation is out of its allowed range.
     """
     b0 = buf[start]
-    kind = LONE_KIND[b0]
+    kind = table.lone_kind[b0]
     if kind is not None:
         return kind
     if end < len(buf):
         if end - start == 1 and 0x80 <= buf[end] <= 0xBF:
-            return BAD_SECOND_KIND[b0]
+            return table.bad_second_kind[b0]
         return MalformedKind.INCOMPLETE_SEQUENCE
     if at_end_of_stream:
         return MalformedKind.TRUNCATED_AT_END

@@ -7,7 +7,8 @@ Theory of operation
 Bytes arrive in chunks.  The decoder keeps at most one of these between calls:
 
 * ``pending``: 1..3 bytes that are a *proper prefix* of a well-formed sequence (the only
-  thing that may legitimately be undecidable at a chunk boundary);
+  thing that may legitimately be undecidable at a chunk boundary; up to 5 bytes in the
+  variants, see below);
 * ``unread``: the rest of a call's input after a strict-mode error (or an exception raised
   by a callback), decoded by the next call;
 * an open *gap* (``mark_gap``): the held partial sequence plus up to three continuation
@@ -32,6 +33,27 @@ Strict mode, and any exception raised by a policy or callback, never poisons the
 the unit that failed counts as consumed, the unconsumed rest of the input is kept as
 ``unread``, and the text decoded before the failure travels with the exception
 (``Utf8DecodeError.partial``) or, for foreign exceptions, is returned by the next call.
+
+Variants and the legacy fallback
+--------------------------------
+A variant decoder (``variant="wtf-8"``, ``"cesu-8"``, ``"mutf-8"``, ``"utf-8z"``; rules in
+``variants.py``) never takes the fast path: every call goes through the general path with
+the handler engaged.  The bulk is still one C call per chunk.  Every place where a variant
+and UTF-8 disagree is a place where the C decoder calls the handler: ED A0..BF (surrogate
+halves) and C0 are errors in UTF-8 anyway, and the bytes a variant forbids but UTF-8
+allows (00 in MUTF-8, F0..F4 in CESU-8) are first translated into a byte UTF-8 forbids
+(``bytes.translate``, one C pass).  The handler then decides from the original bytes:
+C0 80 is U+0000, a surrogate half is a character, half of a pair, or a malformed unit, and
+anything else is an ordinary unit, cut where the C decoder cut it.  Whether a complete
+high half is a character can depend on the next three bytes, so the held tail of a chunk
+may be a high half plus a prefix of a low one (up to five bytes); the handler *defers*
+such a tail (returns no text and resumes at the end) and it becomes ``pending``.  A WTF-8
+pair is malformed in both halves; the low half is recognised by looking back three bytes,
+or, at the start of a buffer after a failure at the high half, by a flag (``orphan low``).
+
+``fallback=CODEC`` (a single-byte codec such as cp1252) decodes each malformed unit's
+bytes with that codec instead of applying ``errors``; it also keeps the inline handler out
+of the way, so every unit goes through ``_on_c_error``.
 """
 
 from __future__ import annotations
@@ -44,8 +66,17 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from ._bytes import LONE_KIND, SECOND_HI, SECOND_LO, SEQ_LEN, classify_unit
+from ._bytes import (
+    LONE_KIND,
+    UTF8,
+    byte_table,
+    classify_unit,
+    held_prefixes,
+    is_high_half,
+    is_low_half,
+)
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
+from .variants import OPTU8, Variant, get_variant
 
 __all__ = ["ERROR_POLICIES", "DecoderCheckpoint", "Utf8Decoder"]
 
@@ -64,6 +95,7 @@ ERROR_POLICIES = (
     "backslashreplace",
     "surrogateescape",
     "surrogatepass",
+    OPTU8,
 )
 _GAP_POLICIES = ("replace", "skip")
 _REPLACEMENT = "\ufffd"
@@ -114,24 +146,42 @@ codecs.register_error(_HANDLER_NAME, _c_error_handler)
 codecs.register_error(_REPLAY_NAME, _c_replay_handler)
 
 
-def _proper_prefixes(wide_ed: bool) -> frozenset[bytes]:
-    """Every proper prefix of a well-formed sequence (about 17,600 of them)."""
-    out: set[bytes] = set()
-    for lead in range(0xC2, 0xF5):
-        need = SEQ_LEN[lead]
-        out.add(bytes((lead,)))
-        hi = 0xBF if wide_ed and lead == 0xED else SECOND_HI[lead]
-        for second in range(SECOND_LO[lead], hi + 1):
-            if need > 2:
-                out.add(bytes((lead, second)))
-            if need > 3:
-                for third in range(0x80, 0xC0):
-                    out.add(bytes((lead, second, third)))
-    return frozenset(out)
+#: Every proper prefix of a well-formed sequence (about 17,600 of them).
+_PREFIXES = held_prefixes(UTF8)
+_PREFIXES_WIDE_ED = held_prefixes(byte_table(surrogate_halves=True))
+_VARIANT_PREFIXES: dict[tuple[str, bool], frozenset[bytes]] = {}
 
 
-_PREFIXES = _proper_prefixes(wide_ed=False)
-_PREFIXES_WIDE_ED = _proper_prefixes(wide_ed=True)
+def _variant_prefixes(variant: Variant, surrogates_pass: bool) -> frozenset[bytes]:
+    """What a variant decoder holds at a chunk end (built on first use)."""
+    key = (variant.name, surrogates_pass)
+    prefixes = _VARIANT_PREFIXES.get(key)
+    if prefixes is None:
+        table = variant.passing_table if surrogates_pass else variant.table
+        prefixes = _VARIANT_PREFIXES[key] = held_prefixes(table, pairs=variant.holds_pairs)
+    return prefixes
+
+
+def _fallback_table(codec: str) -> tuple[str | None, ...]:
+    """What each byte decodes to in a single-byte codec (None where it is undefined)."""
+    info = codecs.lookup(codec)  # LookupError for unknown names, as codecs does
+    table: list[str | None] = []
+    for b in range(256):
+        try:
+            text = info.decode(bytes((b,)), "strict")[0]
+        except UnicodeDecodeError:
+            table.append(None)
+            continue
+        table.append(text)
+        if len(text) != 1:
+            raise ValueError(f"fallback codec {codec!r} is not a single-byte codec")
+    every_byte = bytes(range(256))
+    one_shot = info.decode(every_byte, "surrogateescape")[0]
+    if one_shot != "".join(c if c is not None else chr(0xDC00 + b) for b, c in enumerate(table)):
+        raise ValueError(f"fallback codec {codec!r} is not a single-byte codec")
+    return tuple(table)
+
+
 _new_object = object.__new__
 _set_offset = Malformed.__dict__["offset"].__set__
 _set_data = Malformed.__dict__["data"].__set__
@@ -174,6 +224,9 @@ class DecoderCheckpoint:
     start_offset: int = 0
     errors: str = "replace"
     gap: str = "replace"
+    variant: str = "utf-8"
+    fallback: str | None = None
+    orphan_low: bool = False
     pending: bytes = b""
     unread: bytes = b""
     unread_final: bool = False
@@ -227,6 +280,19 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     ``on_malformed``: called with every ``Malformed`` event, in stream order.  If it
     raises, the exception propagates; the unit counts as consumed, and the text decoded
     before it is returned by the next call.
+
+    ``variant``: ``utf-8`` (default), ``wtf-8``, ``cesu-8``, ``mutf-8`` or ``utf-8z``
+    (``variants.py`` has the rules).  Variants hold up to five bytes between calls: a high
+    surrogate half waits for the three bytes that say whether a low half follows.
+
+    ``fallback``: a single-byte codec (``"cp1252"``, ``"latin-1"``) for text that mixes
+    UTF-8 and a legacy encoding: each malformed unit's bytes are decoded with it instead
+    of applying ``errors``; a unit with a byte the fallback leaves undefined (cp1252 has
+    five) goes to ``errors`` as usual.  Every unit is still reported as a ``Malformed``
+    event.
+
+    ``errors="optu-8"``: each byte b of a malformed unit becomes U+EF00+b
+    (``Utf8Encoder(errors="optu-8")`` turns it back into b).
     """
 
     errors: str
@@ -238,12 +304,19 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         start_offset: int = 0,
         gap: str = "replace",
         on_malformed: OnMalformed | None = None,
+        variant: str = "utf-8",
+        fallback: str | None = None,
     ) -> None:
         super().__init__(errors)
         if gap not in _GAP_POLICIES:
             raise ValueError(f"gap must be one of {_GAP_POLICIES}, not {gap!r}")
         if not isinstance(start_offset, int) or start_offset < 0:
             raise ValueError("start_offset must be a non-negative integer")
+        self._variant = get_variant(variant)
+        self._special = self._variant.name != "utf-8"
+        self._translate = self._variant.translate
+        self._fallback = fallback
+        self._fallback_table = None if fallback is None else _fallback_table(fallback)
         self._gap_policy = gap
         self._start_offset = start_offset
         self._on_malformed = on_malformed
@@ -263,12 +336,20 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def on_malformed(self, callback: OnMalformed | None) -> None:
         self._on_malformed = callback
         # The C error handler inlines the common policies (see _c_error_handler).
-        self._inline = None if self._surrogates_pass else self._constant
+        inline = not (self._surrogates_pass or self._special or self._fallback_table)
+        self._inline = self._constant if inline else None
 
     def _set_policy(self, errors: str) -> None:
         self.errors = errors
         self._surrogates_pass = errors == "surrogatepass"
-        self._prefixes = _PREFIXES_WIDE_ED if self._surrogates_pass else _PREFIXES
+        if self._special:
+            self._table = (
+                self._variant.passing_table if self._surrogates_pass else self._variant.table
+            )
+            self._prefixes = _variant_prefixes(self._variant, self._surrogates_pass)
+        else:
+            self._table = UTF8
+            self._prefixes = _PREFIXES_WIDE_ED if self._surrogates_pass else _PREFIXES
         self._constant: str | None = None
         self._custom: Callable[[UnicodeError], tuple[str | bytes, int]] | None = None
         if errors == "replace":
@@ -293,12 +374,22 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._gap_absorb = 0
         self._clean = True  # the last call met no malformed unit
         self._dirty_left = 0  # bytes to decode with the handler before trying strict again
-        self._odd = False  # a gap, unread input or carried text is held
-        self._fast = True
+        # A gap, unread input or carried text is held (variants: always).
+        self._odd = self._special
+        self._fast = not self._special
         # Where decoding resumes after the unit being reported (absolute), and where
         # that unit starts in the buffer the C decoder is working on.
         self._resume_at = 0
         self._fail_start = 0
+        # Variants: the buffer the C decoder is working on (untranslated), whether that
+        # call is final, the absolute offset of its first byte, where the handler
+        # deferred the rest of it, and the WTF-8 "orphan low half" flags (theory above).
+        self._source = b""
+        self._c_final = False
+        self._base = 0
+        self._defer = -1
+        self._orphan_low = False
+        self._resume_orphan = False
 
     # -- public API ------------------------------------------------------------------
 
@@ -314,6 +405,16 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     @property
     def gap_policy(self) -> str:
         return self._gap_policy
+
+    @property
+    def variant(self) -> str:
+        """``utf-8``, ``wtf-8``, ``cesu-8``, ``mutf-8`` or ``utf-8z``."""
+        return self._variant.name
+
+    @property
+    def fallback(self) -> str | None:
+        """The single-byte codec that decodes malformed units, if any."""
+        return self._fallback
 
     @property
     def buffered(self) -> int:
@@ -359,7 +460,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         following input belong to the gap: one ``LOST_BYTES`` event and, with
         ``gap="replace"``, one U+FFFD.  Consecutive gaps merge into one.  If a strict-mode
         error left input unread, that input is decoded first (its text is returned by the
-        next ``decode``), which may raise the next ``Utf8DecodeError`` here.
+        next ``decode``), which may raise the next ``Utf8DecodeError`` here.  A variant's
+        complete high surrogate half, held to see what follows, is decided first: the gap
+        follows it, so it is lone.
         """
         if lost is not None and (not isinstance(lost, int) or lost < 0):
             raise ValueError("lost must be a non-negative integer or None")
@@ -369,6 +472,10 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         if lost:
             self._position += lost
             self._lost_total += lost
+        head = b""
+        if self._variant.holds_pairs and is_high_half(self._pending, 0):
+            # A variant's complete high half, held to see what follows: a gap follows.
+            head, self._pending = self._pending[:3], self._pending[3:]
         if not self._gap_open:
             self._gaps += 1
             self._gap_open = True
@@ -378,6 +485,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._gap_absorb = 0
             self._pending = b""
         self._sync()
+        if head:
+            self._source = head
+            self._c_final = True
+            self._base = position - len(self._gap_data) - 3
+            self._carry += self._surrogate_half(head, 0, False)[0]
 
     def reset(self) -> None:
         """Forget held bytes and any open gap; the position returns to ``start_offset``.
@@ -396,9 +508,10 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         if self._gap_open:
             absorb = len(self._gap_data) + self._gap_absorb
             return (self._gap_data, 1 | (absorb << 1) | (self._gap_skip << 4))
+        orphan = 128 if self._orphan_low else 0
         if self._unread:
-            return (self._unread, 64 if self._unread_final else 0)
-        return (self._pending, 0)
+            return (self._unread, (64 if self._unread_final else 0) | orphan)
+        return (self._pending, orphan)
 
     def setstate(self, state: tuple[bytes, int]) -> None:
         buffered, flags = state
@@ -414,6 +527,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         else:
             self._unread = buffered
             self._unread_final = bool(flags & 64)
+        self._orphan_low = bool(flags & 128)
         self._sync()
 
     def checkpoint(self) -> DecoderCheckpoint:
@@ -423,6 +537,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             start_offset=self._start_offset,
             errors=self.errors,
             gap=self._gap_policy,
+            variant=self._variant.name,
+            fallback=self._fallback,
+            orphan_low=self._orphan_low,
             pending=self._pending,
             unread=self._unread,
             unread_final=self._unread_final,
@@ -444,9 +561,15 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         """A decoder that continues exactly where the checkpointed one stood."""
         cp = checkpoint
         decoder = cls(
-            cp.errors, start_offset=cp.start_offset, gap=cp.gap, on_malformed=on_malformed
+            cp.errors,
+            start_offset=cp.start_offset,
+            gap=cp.gap,
+            on_malformed=on_malformed,
+            variant=cp.variant,
+            fallback=cp.fallback,
         )
         decoder._position = cp.position
+        decoder._orphan_low = cp.orphan_low
         decoder._pending = cp.pending
         decoder._unread = cp.unread
         decoder._unread_final = cp.unread_final
@@ -547,6 +670,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._pending = b""
         if not buf:
             return
+        if self._special:
+            self._run_variant(buf, final, parts)
+            return
         _local.decoder = self
         try:
             text, used = _utf8_decode(buf, _HANDLER_NAME, final)
@@ -556,6 +682,32 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         parts.append(text)
         if used != len(buf):
             self._tail(buf, used, parts)
+
+    def _run_variant(self, src: bytes, final: bool, parts: list[str]) -> None:
+        """``_run`` for a variant: ``src`` ends at ``position`` (theory of operation)."""
+        table = self._translate
+        buf = src.translate(table) if table is not None else src
+        self._source = src
+        self._c_final = final
+        self._base = self._position - len(src)
+        self._defer = -1
+        _local.decoder = self
+        try:
+            text, used = _utf8_decode(buf, _HANDLER_NAME, final)
+        except BaseException:
+            parts.append(self._partial_from_c(buf))
+            raise
+        finally:
+            self._orphan_low = False  # it only ever concerns the first byte of a call
+        parts.append(text)
+        if self._defer >= 0:
+            self._pending = src[self._defer :]
+        elif used != len(buf):
+            tail = src[used:]
+            if tail in self._prefixes:
+                self._pending = tail
+            else:  # certain already, as in _tail
+                self._run_variant(tail, True, parts)
 
     def _tail(self, data: Bytes, used: int, parts: list[str]) -> None:
         """Handle what the C decoder left unconsumed at the end of a non-final call.
@@ -604,7 +756,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     def _sync(self) -> None:
         """Take the fast path again once the last call was clean and nothing odd is held."""
-        self._odd = bool(self._gap_open or self._unread or self._carry)
+        self._odd = bool(self._gap_open or self._unread or self._carry or self._special)
         if not self._clean:
             self._dirty_left = _DIRTY_WINDOW
         self._fast = self._dirty_left <= 0 and not self._odd
@@ -614,6 +766,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _on_c_error(self, exc: UnicodeError, replay: bool = False) -> tuple[str, int]:
         """Called by the C decoder for each maximal subpart it finds."""
         assert isinstance(exc, UnicodeDecodeError)
+        if self._special:
+            return self._on_variant_error(exc.start, exc.end, len(exc.object), replay)
         obj = exc.object
         start = exc.start
         end = exc.end
@@ -628,7 +782,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             return self._pass_surrogate(obj[start:end], base + start), end
         data = obj[start:end]
         if replay:
-            return self._replacement(data, MalformedKind.INCOMPLETE_SEQUENCE, None), end
+            return self._unit_text(data, MalformedKind.INCOMPLETE_SEQUENCE, None), end
         kind = LONE_KIND[obj[start]] or classify_unit(obj, start, end, True)
         self._fail_start = start
         self._resume_at = base + end
@@ -640,9 +794,75 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             callback(event)
             _local.decoder = self  # the callback may have run another decoder
         constant = self._constant
-        if constant is not None:
+        if constant is not None and self._fallback_table is None:
             return constant, end
-        return self._replacement(data, kind, event), end
+        return self._unit_text(data, kind, event), end
+
+    def _on_variant_error(self, start: int, end: int, size: int, replay: bool) -> tuple[str, int]:
+        """The handler for a variant: the C decoder stopped at ``start`` (theory above).
+
+        ``size`` is the length of the buffer the C decoder works on, a prefix of
+        ``_source`` when replaying; decisions look at ``_source`` as the real run did.
+        """
+        src = self._source
+        n = len(src)
+        if not self._c_final and n - start <= 5 and src[start:] in self._prefixes:
+            self._defer = start  # a tail that the next bytes decide: held
+            return "", size
+        b0 = src[start]
+        if b0 == 0xC0 and start + 1 < n and src[start + 1] == 0x80:
+            if self._table.seq_len[0xC0]:
+                return "\x00", start + 2
+        elif b0 == 0xED and self._table.surrogate_halves and start + 1 < n and (
+            0xA0 <= src[start + 1] <= 0xBF
+        ):
+            if start + 2 < n and 0x80 <= src[start + 2] <= 0xBF:
+                return self._surrogate_half(src, start, replay)
+            end = start + 2  # ED A0 cut short: one unit, as for any other lead
+        kind = classify_unit(src, start, end, self._c_final, self._table)
+        return self._variant_unit(src[start:end], kind, start, replay), end
+
+    def _surrogate_half(self, src: bytes, start: int, replay: bool) -> tuple[str, int]:
+        """ED A0..BF 80..BF at ``start``: a character, half of a pair, or malformed."""
+        variant = self._variant
+        end = start + 3
+        if src[start + 1] <= 0xAF:  # a high half
+            if is_low_half(src, end):
+                if variant.join_pairs:
+                    high = ((src[start + 1] & 0x0F) << 6) | (src[start + 2] & 0x3F)
+                    low = ((src[start + 4] & 0x0F) << 6) | (src[start + 5] & 0x3F)
+                    return chr(0x10000 + (high << 10) + low), start + 6
+                if variant.pairs_malformed:
+                    kind = MalformedKind.SURROGATE
+                    return self._variant_unit(src[start:end], kind, start, replay, True), end
+        elif variant.pairs_malformed and (
+            is_high_half(src, start - 3) if start >= 3 else start == 0 and self._orphan_low
+        ):
+            kind = MalformedKind.SURROGATE
+            return self._variant_unit(src[start:end], kind, start, replay), end
+        if variant.lone_halves:
+            return src[start:end].decode("utf-8", "surrogatepass"), end
+        kind = MalformedKind.SURROGATE
+        return self._variant_unit(src[start:end], kind, start, replay), end
+
+    def _variant_unit(
+        self, data: bytes, kind: MalformedKind, start: int, replay: bool, orphan: bool = False
+    ) -> str:
+        """Count and report one malformed unit found by the variant handler; its text."""
+        if replay:
+            return self._unit_text(data, kind, None)
+        self._clean = False
+        self._fail_start = start
+        self._resume_at = self._base + start + len(data)
+        self._resume_orphan = orphan
+        self._counts[kind] += 1
+        event = None
+        callback = self._on_malformed
+        if callback is not None:
+            event = _malformed(self._base + start, data, kind)
+            callback(event)
+            _local.decoder = self  # the callback may have run another decoder
+        return self._unit_text(data, kind, event)
 
     @staticmethod
     def _is_surrogate(obj: bytes, start: int) -> bool:
@@ -651,6 +871,17 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             and 0xA0 <= obj[start + 1] <= 0xBF
             and 0x80 <= obj[start + 2] <= 0xBF
         )
+
+    def _unit_text(self, data: bytes, kind: MalformedKind, event: Malformed | None) -> str:
+        """The text for one unit: surrogatepass, the fallback codec, or the policy."""
+        if self._surrogates_pass and kind is MalformedKind.SURROGATE and len(data) == 3:
+            return data.decode("utf-8", "surrogatepass")
+        table = self._fallback_table
+        if table is not None:
+            chars = [table[b] for b in data]
+            if None not in chars:
+                return "".join(chars)  # type: ignore[arg-type]
+        return self._replacement(data, kind, event)
 
     def _replacement(self, data: bytes, kind: MalformedKind, event: Malformed | None) -> str:
         """The text the error policy puts in place of one unit (or raises)."""
@@ -662,11 +893,13 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             return _escape_surrogates(data)
         if errors == "backslashreplace":
             return _escape_backslash(data)
+        if errors == OPTU8:
+            return "".join([chr(0xEF00 + b) for b in data])
         if self._custom is not None:
             return self._call_custom(data, kind)
         # strict, and surrogatepass for anything that is not a surrogate
         offset = self._resume_at - len(data)
-        raise Utf8DecodeError(event or _malformed(offset, data, kind))
+        raise Utf8DecodeError(event or _malformed(offset, data, kind), "", self._variant.name)
 
     def _pass_surrogate(self, seq: bytes, offset: int) -> str:
         self._counts[MalformedKind.SURROGATE] += 1
@@ -676,7 +909,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     def _call_custom(self, data: bytes, kind: MalformedKind) -> str:
         assert self._custom is not None
-        exc = UnicodeDecodeError("utf-8", data, 0, len(data), kind.reason)
+        exc = UnicodeDecodeError(self._variant.name, data, 0, len(data), kind.reason)
         result = self._custom(exc)
         if (
             not isinstance(result, tuple)
@@ -701,6 +934,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _report_gap(self, data: bytes, offset: int, resume: int) -> str:
         self._counts[MalformedKind.LOST_BYTES] += 1
         self._resume_at = resume
+        self._resume_orphan = False
         if self._on_malformed is not None:
             self._on_malformed(_malformed(offset, data, MalformedKind.LOST_BYTES))
         return _REPLACEMENT if self._gap_policy == "replace" else ""
@@ -725,6 +959,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._pending = b""
         self._unread = bytes(full[len(full) - keep :])
         self._unread_final = final  # the rest still ends the stream if this call did
+        self._orphan_low = bool(keep) and self._resume_orphan
+        self._resume_orphan = False
         partial = "".join(parts)
         if isinstance(exc, Utf8DecodeError):
             exc.partial = partial
