@@ -258,6 +258,9 @@ class Utf8Encoder(codecs.IncrementalEncoder):
             return _raise
         if errors == "surrogatepass":
             return _pass_surrogates
+        if errors == "surrogateescape":
+            # A raw 00 is malformed in UTF-8Z, so its decoder escapes it as U+DC00.
+            return _escape_nul_too if self._variant.table.lone_kind[0] else _escape_surrogates
         return codecs.lookup_error(errors)
 
     def _error(self, exc: UnicodeEncodeError, text: str, held: int) -> Utf8EncodeError:
@@ -281,3 +284,20 @@ def _pass_surrogates(exc: UnicodeError) -> tuple[str | bytes, int]:
     assert isinstance(exc, UnicodeEncodeError)
     run = exc.object[exc.start : exc.end]
     return run.encode("utf-8", "surrogatepass"), exc.end
+
+
+def _escape_surrogates(exc: UnicodeError, lowest: int = 0xDC80) -> tuple[str | bytes, int]:
+    """surrogateescape as CPython's UTF-8 encoder applies it: U+DC80..U+DCFF become bytes,
+    and the error is reported at the first other surrogate."""
+    assert isinstance(exc, UnicodeEncodeError)
+    out = bytearray()
+    for i in range(exc.start, exc.end):
+        cp = ord(exc.object[i])
+        if not (lowest <= cp <= 0xDCFF and (cp >= 0xDC80 or cp == 0xDC00)):
+            raise UnicodeEncodeError(exc.encoding, exc.object, i, exc.end, exc.reason)
+        out.append(cp - 0xDC00)
+    return bytes(out), exc.end
+
+
+def _escape_nul_too(exc: UnicodeError) -> tuple[str | bytes, int]:
+    return _escape_surrogates(exc, 0xDC00)

@@ -24,11 +24,17 @@ BOM policy (``bom=``), on the decoded text and the input bytes:
     it is removed and the stream is decoded in that encoding (a UTF-8 BOM keeps a UTF-8
     family ``source``), otherwise with ``source``.  Up to three bytes are held while the
     first chunks are too short to decide.
+
+A ``utf-16`` or ``utf-32`` source (no byte order given) is read as CPython's one-shot
+decoder reads it: a BOM picks the byte order and is consumed, and without one the native
+order applies.  (CPython's incremental decoders for these two refuse a stream without a
+BOM, so the transcoder reads the BOM itself, with the same short-chunk care.)
 """
 
 from __future__ import annotations
 
 import codecs
+import sys
 from typing import TYPE_CHECKING, Protocol
 
 from .decoder import Utf8Decoder
@@ -61,10 +67,22 @@ class _Encoder(Protocol):
     def encode(self, input: str, final: bool = False) -> bytes: ...  # noqa: A002
 
 
-def _sniff(data: bytes, final: bool) -> tuple[str, int] | None:
+#: CPython's BOM-reading codecs: a BOM picks the byte order (and is consumed); without
+#: one, their one-shot decoders use the native order while their incremental decoders
+#: refuse the stream ("does not start with BOM").  The transcoder reads the BOM itself.
+_ENDIAN = "le" if sys.byteorder == "little" else "be"
+_BOM_READERS = {
+    "utf-16": (_BOMS[3:], f"utf-16-{_ENDIAN}"),
+    "utf-32": (_BOMS[:2], f"utf-32-{_ENDIAN}"),
+}
+
+
+def _sniff(
+    data: bytes, final: bool, boms: tuple[tuple[bytes, str], ...]
+) -> tuple[str, int] | None:
     """``(codec, BOM length)`` for a BOM at the start of ``data``; ``("", 0)`` for none;
     None while ``data`` is too short to tell (only when not ``final``)."""
-    for bom, codec in _BOMS:
+    for bom, codec in boms:
         if data.startswith(bom):
             return codec, len(bom)
         if not final and bom.startswith(data):
@@ -107,7 +125,13 @@ class Transcoder:
         self.target = codecs.lookup(target).name
         self.errors = errors
         self.bom = bom
-        self.decoder: _Decoder = self._new_decoder(self.source, 0)
+        # The codec for a stream without a BOM, and the BOMs to look for.
+        self._no_bom = self.source
+        self._boms: tuple[tuple[bytes, str], ...] = _BOMS if bom == "detect" else ()
+        if self.source in _BOM_READERS:
+            boms, self._no_bom = _BOM_READERS[self.source]
+            self._boms = self._boms or boms
+        self.decoder: _Decoder = self._new_decoder(self._no_bom, 0)
         variant = _family(self.target)
         self.encoder: _Encoder = (
             Utf8Encoder(errors, variant=variant)
@@ -115,7 +139,7 @@ class Transcoder:
             else codecs.getincrementalencoder(self.target)(errors)
         )
         self._add_bom = bom == "add" and not _writes_own_bom(self.target)
-        self._sniffing = bom == "detect"
+        self._sniffing = bool(self._boms)
         self._sniffed = b""
         self._at_text_start = True
         self._characters = 0
@@ -139,7 +163,7 @@ class Transcoder:
         """
         if self._sniffing:
             buf = self._sniffed + bytes(data)
-            found = _sniff(buf, final)
+            found = _sniff(buf, final, self._boms)
             if found is None:
                 self._sniffed = buf
                 return self._take_carry(b"")
@@ -180,7 +204,7 @@ class Transcoder:
         self._sniffing = False
         self._sniffed = b""
         if not codec:
-            return
+            return  # no BOM: the decoder for ``_no_bom`` is in place already
         if codec == "utf-8" and _family(self.source) is not None:
             codec = self.source  # a UTF-8 BOM is also the BOM of every UTF-8 variant
         old = self.decoder
