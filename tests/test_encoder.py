@@ -295,6 +295,22 @@ def test_cesu8_and_utf8z_apply_the_policy_to_surrogates(
             assert info.value.encoding == variant
 
 
+@pytest.mark.parametrize("variant", ["cesu-8", "mutf-8"])
+@pytest.mark.parametrize("every", [1, 3, 39, 41, 1000])
+def test_supplementary_characters_dense_and_sparse(variant: str, every: int) -> None:
+    # Dense and sparse supplementary characters take different paths in the encoder.
+    text = "".join("😀" if i % every == 0 else "aé€\x00\U0010ffff"[i % 5] for i in range(2000))
+    text = text.replace("\x00", "0") if variant == "mutf-8" else text
+    want = b"".join(_cesu_char(c, "strict", "cesu-8") for c in text)
+    for size in (len(text), 7, 1):
+        pieces = [text[i : i + size] for i in range(0, len(text), size)]
+        assert encode_all(Utf8Encoder(variant=variant), pieces) == want
+    lone = "\ud83d\ude00\udfff" + text  # MUTF-8 writes surrogates as they are
+    if variant == "mutf-8":
+        out = Utf8Encoder(variant=variant).encode(lone, final=True)
+        assert out == b"\xed\xa0\xbd\xed\xb8\x80\xed\xbf\xbf" + want
+
+
 _calls: list[tuple[str, str, int, int]] = []
 
 
