@@ -674,15 +674,29 @@ def test_cesu8_and_mutf8_write_supplementary_characters_as_pairs() -> None:
 # -- state: getstate/setstate and checkpoints in the middle of a pair -----------------------
 
 
+SETTINGS = [
+    {"errors": "replace"},
+    {"errors": "surrogatepass", "fallback": "latin-1"},  # surrogatepass is strict otherwise
+    {"errors": "optu-8"},
+    {"errors": "replace", "fallback": "cp1252"},
+]
+
+
 @HEAVY
-@given(st.sampled_from(["wtf-8", "cesu-8", "mutf-8", "utf-8z"]), variant_bytes, st.data())
+@given(
+    st.sampled_from(["utf-8", "wtf-8", "cesu-8", "mutf-8", "utf-8z"]),
+    variant_bytes,
+    st.sampled_from(SETTINGS),
+    st.data(),
+)
 def test_state_and_checkpoint_resume_anywhere(
-    variant: str, data: bytes, draw: st.DataObject
+    variant: str, data: bytes, settings: dict[str, str], draw: st.DataObject
 ) -> None:
     k = draw.draw(st.integers(0, len(data)), label="split")
-    whole, whole_events = decode_chunks([data], variant=variant)
+    options: dict[str, Any] = {"variant": variant, **settings}
+    whole, whole_events = decode_chunks([data], **options)
     events: list[Malformed] = []
-    first = Utf8Decoder(variant=variant, on_malformed=events.append)
+    first = Utf8Decoder(on_malformed=events.append, **options)
     head = first.decode(data[:k])
     buffered, flags = first.getstate()
     cp = DecoderCheckpoint.from_json(first.checkpoint().to_json())
@@ -692,7 +706,7 @@ def test_state_and_checkpoint_resume_anywhere(
     assert event_tuples(events) == whole_events
     # The codecs contract io.TextIOWrapper relies on: setstate((b"", flags)), then feed
     # the buffered bytes, and the decoder continues as the original would.
-    other = Utf8Decoder(variant=variant)
+    other = Utf8Decoder(**options)
     other.setstate((b"", flags))
     assert head + other.decode(buffered) + other.decode(data[k:], final=True) == whole
 

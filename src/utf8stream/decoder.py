@@ -686,7 +686,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _run_variant(self, src: bytes, final: bool, parts: list[str]) -> None:
         """``_run`` for a variant: ``src`` ends at ``position`` (theory of operation)."""
         table = self._translate
-        buf = src.translate(table) if table is not None else src
+        # Only 00 and F0..F4 are ever translated: pure ASCII without NUL needs no pass.
+        translate = table is not None and (
+            not src.isascii() or (table[0] != 0 and b"\x00" in src)
+        )
+        buf = src.translate(table) if translate else src
         self._source = src
         self._c_final = final
         self._base = self._position - len(src)

@@ -134,7 +134,8 @@ class Utf8Encoder(codecs.IncrementalEncoder):
     """Incremental encoder for UTF-8 and its variants (``variants.py``).
 
     ``errors``: ``strict`` (default), any policy CPython knows (``surrogateescape`` turns
-    U+DC80..U+DCFF back into the bytes ``Utf8Decoder(errors="surrogateescape")`` read),
+    U+DC80..U+DCFF back into the bytes ``Utf8Decoder(errors="surrogateescape")`` read, and
+    in UTF-8Z also U+DC00 into the raw 00 that is malformed there),
     ``surrogatepass``, ``optu-8`` (U+EF80..U+EFFF, and U+EF00 in MUTF-8 and UTF-8Z, become
     the byte they stand for, undoing ``Utf8Decoder(errors="optu-8")``), or any name
     registered with ``codecs.register_error``.  WTF-8 and MUTF-8 can encode every code
