@@ -16,6 +16,7 @@ from utf8stream.boundaries import (
     next_char_start,
     rejoined_event,
     split_points,
+    variant_char_start,
 )
 
 FRAGMENTS = [
@@ -141,3 +142,29 @@ def test_rejoined_event_names_the_kind_from_the_next_byte() -> None:
     assert rejoined_event(cut, None) is cut
     surrogate = Malformed(0, b"\xed", MalformedKind.TRUNCATED_AT_END)
     assert rejoined_event(surrogate, 0xA0).kind is MalformedKind.SURROGATE
+
+
+surrogate_text = st.text(
+    alphabet=st.one_of(
+        st.characters(codec="utf-8"),
+        st.sampled_from(["😀", "𝄞", "\x00", "é", "\ud800", "\udc00", "\udbff"]),
+    ),
+    max_size=30,
+)
+
+
+@settings(max_examples=200)
+@given(st.sampled_from(["wtf-8", "cesu-8", "mutf-8"]), surrogate_text, st.integers(1, 9))
+def test_variant_split_points_keep_units_together(variant: str, text: str, pieces: int) -> None:
+    if variant != "wtf-8":
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "surrogatepass")
+        text = "".join(c for c in text if not 0xD800 <= ord(c) <= 0xDFFF)
+    data = text.encode(variant, "surrogatepass" if variant == "wtf-8" else "strict")
+    points = split_points(data, pieces, variant=variant)
+    decoded = "".join(
+        Utf8Decoder("strict", variant=variant).decode(data[a:b], final=True)
+        for a, b in itertools.pairwise(points)
+    )
+    assert decoded == text
+    for q in range(len(data) + 1):
+        assert variant_char_start(data, q, variant) <= q

@@ -5,10 +5,18 @@ from __future__ import annotations
 # Importing .variants registers the codecs wtf-8, cesu-8, mutf-8 (java-modified-utf-8)
 # and utf-8z, and the error policy "optu-8".
 from . import variants  # noqa: F401
-from .boundaries import char_start, cut_at_boundary, next_char_start, rejoined_event, split_points
+from .boundaries import (
+    char_start,
+    cut_at_boundary,
+    next_char_start,
+    rejoined_event,
+    split_points,
+    variant_char_start,
+)
 from .decoder import DecoderCheckpoint, Utf8Decoder
 from .encoder import Utf8EncodeError, Utf8Encoder
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
+from .files import TranscodeSummary, atranscode_file, open_text, transcode_file
 from .lines import LineSplitter, LineTooLong
 from .sources import as_byte_stream
 from .streams import (
@@ -34,6 +42,7 @@ __all__ = [
     "Malformed",
     "MalformedKind",
     "StreamStatistics",
+    "TranscodeSummary",
     "Transcoder",
     "Utf8DecodeError",
     "Utf8Decoder",
@@ -43,12 +52,16 @@ __all__ = [
     "Utf8SendStream",
     "Utf8Stream",
     "as_byte_stream",
+    "atranscode_file",
     "char_start",
     "cut_at_boundary",
     "follow",
     "next_char_start",
+    "open_text",
     "rejoined_event",
     "split_points",
+    "transcode_file",
+    "variant_char_start",
     "write_checkpoint",
 ]
 __version__ = "0.1.0"

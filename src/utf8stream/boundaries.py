@@ -20,7 +20,14 @@ from typing import Protocol
 from ._bytes import SECOND_HI, SECOND_LO, SEQ_LEN, classify_unit
 from .events import Malformed, MalformedKind
 
-__all__ = ["char_start", "cut_at_boundary", "next_char_start", "rejoined_event", "split_points"]
+__all__ = [
+    "char_start",
+    "cut_at_boundary",
+    "next_char_start",
+    "rejoined_event",
+    "split_points",
+    "variant_char_start",
+]
 
 
 class ByteBuffer(Protocol):
@@ -47,6 +54,50 @@ def _unit_length(buf: ByteBuffer, start: int) -> int:
 def _check(buf: ByteBuffer, pos: int) -> None:
     if not 0 <= pos <= len(buf):
         raise IndexError(f"position {pos} outside the buffer (length {len(buf)})")
+
+
+def _is_surrogate_half(buf: ByteBuffer, start: int) -> bool:
+    """ED A0..BF 80..BF at ``start``: an encoded surrogate (one unit in the variants)."""
+    return (
+        start >= 0
+        and start + 2 < len(buf)
+        and buf[start] == 0xED
+        and 0xA0 <= buf[start + 1] <= 0xBF
+        and 0x80 <= buf[start + 2] <= 0xBF
+    )
+
+
+def variant_char_start(buf: ByteBuffer, pos: int, variant: str) -> int:
+    """``char_start`` for a UTF-8 variant.
+
+    WTF-8, CESU-8 and MUTF-8 encode surrogates as three bytes (ED A0..BF xx); CESU-8 and
+    MUTF-8 write a supplementary character as two of them, which must stay together;
+    MUTF-8 writes U+0000 as C0 80.  ``variant="utf-8"`` is ``char_start``.
+    """
+    start = char_start(buf, pos)
+    if variant == "utf-8":
+        return start
+    if variant not in ("wtf-8", "cesu-8", "mutf-8"):
+        raise ValueError(f"unknown UTF-8 variant {variant!r}")
+    for back in (1, 2):
+        if _is_surrogate_half(buf, pos - back):
+            start = pos - back
+            break
+    if (
+        variant != "wtf-8"
+        and _is_surrogate_half(buf, start - 3)
+        and buf[start - 2] <= 0xAF  # a high half...
+        and _is_surrogate_half(buf, start)
+        and buf[start + 1] >= 0xB0  # ...followed by a low half: one character
+    ):
+        start -= 3
+    if (
+        variant == "mutf-8"
+        and 0 < start < len(buf)
+        and (buf[start - 1], buf[start]) == (0xC0, 0x80)
+    ):
+        start -= 1  # C0 80 is U+0000
+    return start
 
 
 def char_start(buf: ByteBuffer, pos: int) -> int:
@@ -88,18 +139,19 @@ def cut_at_boundary(buf: ByteBuffer, budget: int) -> int:
     return char_start(buf, min(budget, len(buf)))
 
 
-def split_points(buf: ByteBuffer, pieces: int) -> list[int]:
+def split_points(buf: ByteBuffer, pieces: int, variant: str = "utf-8") -> list[int]:
     """``pieces + 1`` non-decreasing boundaries from 0 to ``len(buf)``.
 
     Piece ``k`` is ``buf[points[k]:points[k + 1]]``; pieces are near-equal in size (a
-    piece may be empty when the buffer is tiny).
+    piece may be empty when the buffer is tiny).  ``variant`` as in
+    ``variant_char_start``.
     """
     if pieces < 1:
         raise ValueError("pieces must be at least 1")
     size = len(buf)
     points = [0]
     for k in range(1, pieces):
-        points.append(max(points[-1], char_start(buf, size * k // pieces)))
+        points.append(max(points[-1], variant_char_start(buf, size * k // pieces, variant)))
     points.append(size)
     return points
 

@@ -19,6 +19,7 @@ import anyio
 
 from .decoder import Utf8Decoder
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
+from .files import transcode_file
 from .tail import FollowCheckpoint, follow, write_checkpoint
 
 __all__ = ["LineColumnTracker", "main"]
@@ -195,6 +196,67 @@ def _cmd_decode(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+class _ProgressBar:
+    """A one-line progress bar on stderr, redrawn at most ten times a second."""
+
+    def __init__(self) -> None:
+        self.started = time.monotonic()
+        self.drawn = 0.0
+
+    def __call__(self, done: int, total: int) -> None:
+        now = time.monotonic()
+        if now - self.drawn < 0.1 and done < total:
+            return
+        self.drawn = now
+        rate = done / max(now - self.started, 1e-9) / 2**20
+        if total:
+            width = 30
+            filled = width * done // total
+            bar = "#" * filled + "-" * (width - filled)
+            sys.stderr.write(
+                f"\r[{bar}] {100 * done // total:3d}% {done / 2**20:8.1f} MiB {rate:7.1f} MiB/s"
+            )
+        else:
+            sys.stderr.write(f"\r{done / 2**20:8.1f} MiB {rate:7.1f} MiB/s")
+        sys.stderr.flush()
+
+    def close(self) -> None:
+        sys.stderr.write("\n")
+
+
+def _cmd_transcode(args: argparse.Namespace) -> int:
+    bar = _ProgressBar() if sys.stderr.isatty() and args.input != "-" else None
+    try:
+        summary = transcode_file(
+            args.input,
+            args.output,
+            source=args.from_code,
+            target=args.to_code,
+            errors=args.errors,
+            bom=args.bom,
+            workers=args.jobs,
+            progress=bar,
+        )
+    except Utf8DecodeError as exc:
+        print(f"utf8stream: {args.input}: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    except UnicodeError as exc:
+        print(f"utf8stream: {args.input}: {exc}", file=sys.stderr)
+        return EXIT_INVALID
+    finally:
+        if bar is not None:
+            bar.close()
+    if args.verbose:
+        kinds = ", ".join(f"{k.name} {n}" for k, n in summary.malformed.items())
+        print(
+            f"utf8stream: {summary.bytes_in} bytes in, {summary.bytes_out} bytes out, "
+            f"{summary.characters} characters, {summary.malformed_total} malformed"
+            + (f" ({kinds})" if kinds else ""),
+            file=sys.stderr,
+        )
+    return EXIT_OK
+
+
 def _cmd_tail(args: argparse.Namespace) -> int:
     return anyio.run(_tail, args)
 
@@ -278,6 +340,35 @@ def build_parser() -> argparse.ArgumentParser:
     decode.add_argument("-o", "--output", default="-", metavar="OUT", help="default: stdout")
     decode.set_defaults(run=_cmd_decode)
 
+    transcode = sub.add_parser(
+        "transcode",
+        help="convert between encodings, lazily",
+        description="Convert IN from one encoding to another (iconv-like; - is stdin or "
+        "stdout). The UTF-8 side (utf-8, wtf-8, cesu-8, mutf-8) goes through utf8stream's "
+        "own decoder and encoder. Exit status 1 if --errors strict meets a malformed "
+        "sequence, 2 for unknown encodings, bad options or unreadable files.",
+    )
+    transcode.add_argument("input", metavar="IN", help="input file, or - for stdin")
+    transcode.add_argument("output", metavar="OUT", help="output file, or - for stdout")
+    transcode.add_argument("-f", "--from-code", default="utf-8", metavar="ENC")
+    transcode.add_argument("-t", "--to-code", default="utf-8", metavar="ENC")
+    transcode.add_argument(
+        "--errors", default="replace", metavar="POLICY", help="default: replace"
+    )
+    transcode.add_argument(
+        "--bom",
+        default="keep",
+        choices=["keep", "strip", "add", "detect"],
+        help="what to do with a byte order mark (default: keep)",
+    )
+    transcode.add_argument(
+        "-j", "--jobs", type=int, default=1, metavar="N", help="worker processes"
+    )
+    transcode.add_argument(
+        "-v", "--verbose", action="store_true", help="print a summary on stderr"
+    )
+    transcode.set_defaults(run=_cmd_transcode)
+
     tail = sub.add_parser(
         "tail",
         help="print the last lines of a log, and follow it",
@@ -317,7 +408,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if getattr(args, "errors", None) is not None:
             Utf8Decoder(args.errors)  # reject unknown policies before touching files
         code: int = args.run(args)
-    except LookupError as exc:
+    except (LookupError, ValueError) as exc:
+        if isinstance(exc, UnicodeError):
+            raise
         print(f"utf8stream: {exc}", file=sys.stderr)
         return EXIT_USAGE
     except BrokenPipeError:

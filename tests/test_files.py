@@ -1,0 +1,207 @@
+"""Large-file transcoding: sequential, parallel (identical output), async, open_text."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from utf8stream import Malformed, MalformedKind, Utf8Decoder
+from utf8stream import files as files_module
+from utf8stream.files import atranscode_file, open_text, transcode_file
+
+FRAGMENTS = [
+    b"a",
+    b"\n",
+    b"\xc3\xa9",
+    b"\xe2\x82\xac",
+    b"\xf0\x9f\x92\xa9",
+    b"\x80",
+    b"\xff",
+    b"\xc0",
+    b"\xe0\x80",
+    b"\xed\xa0\x80",
+    b"\xe1\x80",
+    b"\xf0\x90\x80",
+    b"\xe0",
+    b"\xf4",
+]
+contents = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=300).map(b"".join)
+
+
+def oracle_events(data: bytes) -> list[Malformed]:
+    events: list[Malformed] = []
+    Utf8Decoder(on_malformed=events.append).decode(data, final=True)
+    return events
+
+
+def test_sequential_matches_one_shot(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    data = ("Příliš žluťoučký kůň 🐴\n" * 5000).encode() + b"bad \xff end \xe2\x82"
+    src.write_bytes(data)
+    events: list[Malformed] = []
+    progress: list[tuple[int, int]] = []
+    summary = transcode_file(
+        src,
+        dst,
+        target="utf-16-le",
+        chunk_size=4099,
+        on_malformed=events.append,
+        progress=lambda done, total: progress.append((done, total)),
+    )
+    text = data.decode("utf-8", "replace")
+    assert dst.read_bytes() == text.encode("utf-16-le")
+    assert events == oracle_events(data)
+    assert summary.bytes_in == len(data)
+    assert summary.bytes_out == dst.stat().st_size
+    assert summary.characters == len(text)
+    assert summary.malformed == {
+        MalformedKind.INVALID_BYTE: 1,
+        MalformedKind.TRUNCATED_AT_END: 1,
+    }
+    assert progress[-1] == (len(data), len(data))
+    assert [d for d, _ in progress] == sorted(d for d, _ in progress)
+
+
+@pytest.mark.parametrize(
+    ("source", "target"),
+    [("utf-16-le", "utf-8"), ("cp1252", "utf-8"), ("utf-8", "latin-1"), ("utf-8", "cesu-8")],
+)
+def test_between_codecs(tmp_path: Path, source: str, target: str) -> None:
+    text = "Grüße, ¿qué tal? " * 1000
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes(text.encode(source))
+    transcode_file(src, dst, source=source, target=target, chunk_size=777)
+    assert dst.read_bytes() == text.encode(target)
+
+
+def test_constant_memory_reads_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every read is at most chunk_size: memory does not grow with the file."""
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes(("ž" * 100_000).encode())
+    sizes: list[int] = []
+    real = files_module._chunks
+
+    def spy(f, size, limit=None):  # type: ignore[no-untyped-def]
+        for chunk in real(f, size, limit):
+            sizes.append(len(chunk))
+            yield chunk
+
+    monkeypatch.setattr(files_module, "_chunks", spy)
+    transcode_file(src, dst, chunk_size=1000)
+    assert max(sizes) <= 1000 and sum(sizes) == 200_000
+
+
+@settings(
+    max_examples=25,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(contents, st.integers(2, 4), st.integers(1, 64))
+def test_parallel_is_identical_to_sequential(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, workers: int, piece: int
+) -> None:
+    # Tiny pieces so that split points land everywhere, malformed bytes included.
+    monkeypatch.setattr(files_module, "PIECE_BYTES", piece)
+    src = tmp_path / "in"
+    src.write_bytes(data)
+    seq_events: list[Malformed] = []
+    par_events: list[Malformed] = []
+    seq = transcode_file(
+        src, tmp_path / "seq", target="utf-16-be", chunk_size=1, on_malformed=seq_events.append
+    )
+    par = transcode_file(
+        src,
+        tmp_path / "par",
+        target="utf-16-be",
+        chunk_size=1,
+        workers=workers,
+        on_malformed=par_events.append,
+    )
+    assert (tmp_path / "par").read_bytes() == (tmp_path / "seq").read_bytes()
+    assert par_events == seq_events == oracle_events(data)
+    assert (par.bytes_in, par.bytes_out, par.characters, dict(par.malformed)) == (
+        seq.bytes_in,
+        seq.bytes_out,
+        seq.characters,
+        dict(seq.malformed),
+    )
+
+
+def test_parallel_cesu8_keeps_surrogate_pairs_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files_module, "PIECE_BYTES", 5)
+    text = "a😀b𝄞c" * 50
+    src = tmp_path / "in"
+    src.write_bytes(text.encode("cesu-8"))
+    summary = transcode_file(src, tmp_path / "out", source="cesu-8", chunk_size=3, workers=2)
+    assert (tmp_path / "out").read_text("utf-8") == text
+    assert summary.pieces > 100  # cut everywhere, never inside a pair
+
+
+def test_parallel_strict_raises_the_first_error(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.write_bytes(b"x" * 5000 + b"\xe0" + b"\x80" + b"y" * 5000 + b"\xff")
+    from utf8stream import Utf8DecodeError
+
+    for workers in (1, 3):
+        with pytest.raises(Utf8DecodeError) as info:
+            transcode_file(src, tmp_path / "out", errors="strict", chunk_size=100, workers=workers)
+        assert (info.value.offset, info.value.kind) == (5000, MalformedKind.OVERLONG)
+
+
+def test_bom_policies(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes(codecs.BOM_UTF8 + b"hi")
+    transcode_file(src, dst, bom="strip")
+    assert dst.read_bytes() == b"hi"
+    src.write_bytes(b"hi")
+    transcode_file(src, dst, bom="add", target="utf-16-le")
+    assert dst.read_bytes() == codecs.BOM_UTF16_LE + "hi".encode("utf-16-le")
+
+
+def test_unknown_encoding(tmp_path: Path) -> None:
+    (tmp_path / "in").write_bytes(b"x")
+    with pytest.raises(LookupError):
+        transcode_file(tmp_path / "in", tmp_path / "out", source="no-such-codec")
+
+
+@pytest.mark.anyio
+async def test_async_transcode_matches_sync(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    data = ("日本語 text\n" * 3000).encode() + b"\xff"
+    src.write_bytes(data)
+    events: list[Malformed] = []
+    summary = await atranscode_file(
+        src, tmp_path / "out", target="utf-32", chunk_size=1000, on_malformed=events.append
+    )
+    expected = data.decode("utf-8", "replace").encode("utf-32")
+    assert (tmp_path / "out").read_bytes() == expected
+    assert events == oracle_events(data)
+    assert summary.bytes_in == len(data)
+    await atranscode_file(src, tmp_path / "par", workers=2, chunk_size=1000)
+    assert (tmp_path / "par").read_bytes() == data.decode("utf-8", "replace").encode()
+
+
+@pytest.mark.anyio
+async def test_open_text_mid_character_starts_with_one_replacement(tmp_path: Path) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes("ab€cd".encode())
+    async with await open_text(path, start_offset=3) as stream:  # inside the €
+        text = "".join([chunk async for chunk in stream])
+    assert text == "\ufffdcd"
+    async with await open_text(path) as stream:
+        assert "".join([chunk async for chunk in stream]) == "ab€cd"
+
+
+def test_open_text_missing_file(tmp_path: Path) -> None:
+    async def go() -> None:
+        await open_text(tmp_path / "missing")
+
+    with pytest.raises(FileNotFoundError):
+        anyio.run(go)
