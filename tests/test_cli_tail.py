@@ -83,3 +83,25 @@ def test_follow_prints_lines_as_they_come(tmp_path: Path) -> None:
 def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["tail", str(tmp_path / "nope")]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("policy", ["optu-8", "surrogateescape"])
+def test_decode_round_trips_bad_bytes(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], policy: str
+) -> None:
+    data = b"a\xff\xc3\xa9\xed\xa0\x80 \xe2\x82"
+    (tmp_path / "in").write_bytes(data)
+    assert run(capsysbinary, "decode", "--errors", policy, str(tmp_path / "in")) == (0, data)
+
+
+def test_transcode_command(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes("Grüße \xff".encode("utf-8", "surrogateescape") + b"\xff")
+    assert run(capsysbinary, "transcode", "-t", "utf-16-le", str(src), str(dst))[0] == 0
+    assert dst.read_bytes() == "Grüße ÿ\ufffd".encode("utf-16-le")
+    assert run(capsysbinary, "transcode", "--errors", "strict", str(src), str(dst))[0] == 1
+    assert run(capsysbinary, "transcode", "-f", "nope", str(src), str(dst))[0] == 2
+    assert run(capsysbinary, "transcode", "-f", "latin-1", "-t", "utf-8", str(src), "-") == (
+        0,
+        src.read_bytes().decode("latin-1").encode("utf-8"),
+    )

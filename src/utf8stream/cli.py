@@ -18,6 +18,7 @@ from typing import BinaryIO
 import anyio
 
 from .decoder import Utf8Decoder
+from .encoder import Utf8Encoder
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
 from .files import transcode_file
 from .tail import FollowCheckpoint, follow, write_checkpoint
@@ -177,22 +178,22 @@ def _with_final(chunks: Iterator[bytes]) -> Iterator[tuple[bytes, bool]]:
 
 def _output_errors(errors: str) -> str:
     """How to encode decoded text so that the policy's escapes round-trip."""
-    return errors if errors in ("surrogateescape", "surrogatepass") else "strict"
+    return errors if errors in ("surrogateescape", "surrogatepass", "optu-8") else "strict"
 
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     decoder = Utf8Decoder(args.errors)
-    out_errors = _output_errors(args.errors)
+    encode = Utf8Encoder(_output_errors(args.errors)).encode
     with _open_input(args.file) as src, _open_output(args.output) as dst:
         for chunk, final in _with_final(_chunks(src)):
             try:
                 text = decoder.decode(chunk, final)
             except Utf8DecodeError as exc:
-                dst.write(exc.partial.encode("utf-8", out_errors))
+                dst.write(encode(exc.partial, True))
                 dst.flush()
                 print(f"utf8stream: {args.file}: {exc}", file=sys.stderr)
                 return EXIT_INVALID
-            dst.write(text.encode("utf-8", out_errors))
+            dst.write(encode(text, final))
     return EXIT_OK
 
 

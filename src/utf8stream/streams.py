@@ -18,11 +18,10 @@ Contracts shared by every class here (they run unchanged on asyncio and trio):
 
 from __future__ import annotations
 
-import codecs
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from types import MappingProxyType
-from typing import Any, Protocol, cast
+from typing import Any, cast
 
 from anyio import BusyResourceError, EndOfStream
 from anyio.abc import (
@@ -37,6 +36,7 @@ from anyio.abc import (
 from anyio.lowlevel import checkpoint
 
 from .decoder import OnMalformed, Utf8Decoder
+from .encoder import Utf8Encoder
 from .events import MalformedKind, Utf8DecodeError
 from .lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong
 
@@ -76,13 +76,13 @@ class StreamStatistics:
         return sum(n for k, n in self.malformed.items() if k is not MalformedKind.LOST_BYTES)
 
 
-class _Encoder(Protocol):
-    def encode(self, input: str, final: bool = False) -> bytes: ...  # noqa: A002
+def _make_encoder(errors: str) -> Utf8Encoder:
+    """The encoder behind ``Utf8SendStream``: the project's own, strict by default.
 
-
-def _make_encoder(errors: str) -> _Encoder:
-    """The encoder behind ``Utf8SendStream`` (the one place to swap in ``Utf8Encoder``)."""
-    return cast(_Encoder, codecs.getincrementalencoder("utf-8")(errors))
+    On a strict error it raises ``Utf8EncodeError`` and the failing call changes
+    nothing, so nothing is half-sent.
+    """
+    return Utf8Encoder(errors)
 
 
 @dataclass(eq=False)
@@ -264,7 +264,7 @@ class Utf8SendStream(ObjectSendStream[str]):
     transport: AnyByteSendStream
     _: KW_ONLY
     errors: InitVar[str] = "strict"
-    _encoder: _Encoder = field(init=False, repr=False)
+    _encoder: Utf8Encoder = field(init=False, repr=False)
     _busy: bool = field(init=False, repr=False, default=False)
 
     def __post_init__(self, errors: str) -> None:
