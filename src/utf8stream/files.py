@@ -15,11 +15,12 @@ that piece's decoder as ``TRUNCATED_AT_END``; the parent renames it from the nex
 from __future__ import annotations
 
 import codecs
-import io
 import itertools
 import mmap
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -223,7 +224,7 @@ def _open_binary(path: str, mode: str) -> Iterator[BinaryIO]:
 
 @dataclass(frozen=True)
 class _PieceResult:
-    output: bytes
+    size: int  # bytes written to the piece's part file
     characters: int
     counts: dict[MalformedKind, int]
     events: list[Malformed] | None  # all events, when the caller wants them
@@ -231,9 +232,16 @@ class _PieceResult:
     error: Utf8DecodeError | None
 
 
-def _transcode_piece(job: tuple[str, int, int, str, str, str, str, int, bool]) -> _PieceResult:
-    """Worker: transcode ``src[start:end]`` (runs in a child process)."""
-    path, start, end, source, target, errors, bom, chunk_size, want_events = job
+_Job = tuple[str, int, int, str, str, str, str, int, bool, str]
+
+
+def _transcode_piece(job: _Job) -> _PieceResult:
+    """Worker: transcode ``src[start:end]`` into the part file (runs in a child process).
+
+    The output goes to a file, not back through a pipe: the parent appends part files to
+    the destination in the kernel (``copy_file_range``), so no output byte is pickled.
+    """
+    path, start, end, source, target, errors, bom, chunk_size, want_events, part = job
     events: list[Malformed] = []
     last: list[Malformed] = []
 
@@ -244,9 +252,8 @@ def _transcode_piece(job: tuple[str, int, int, str, str, str, str, int, bool]) -
 
     counter = _Counter(keep)
     transcoder = _make_transcoder(source, target, errors, bom, counter, start)
-    out = io.BytesIO()
     error = None
-    with open(path, "rb") as f:
+    with open(path, "rb") as f, open(part, "wb") as out:
         f.seek(start)
         try:
             _transcode_stream(f, out, transcoder, chunk_size, end - start, None)
@@ -254,8 +261,9 @@ def _transcode_piece(job: tuple[str, int, int, str, str, str, str, int, bool]) -
             error = Utf8DecodeError(
                 Malformed(exc.offset + start, exc.malformed.data, exc.kind), exc.partial
             )
+        size = out.tell()
     return _PieceResult(
-        out.getvalue(),
+        size,
         transcoder.characters,
         counter.counts,
         events if want_events else None,
@@ -287,13 +295,61 @@ def _transcode_parallel(
     points = _piece_points(src, total, workers, source)
     want_events = on_malformed is not None
     first_bom = {0: bom}  # only the start of the stream is special
-    jobs = [
-        (src, a, b, source, target, errors, first_bom.get(i, "keep"), chunk_size, want_events)
+    parts_dir = tempfile.mkdtemp(
+        prefix=".utf8stream-parts-", dir=None if dst == "-" else os.path.dirname(dst) or "."
+    )
+    jobs: list[_Job] = [
+        (
+            src,
+            a,
+            b,
+            source,
+            target,
+            errors,
+            first_bom.get(i, "keep"),
+            chunk_size,
+            want_events,
+            os.path.join(parts_dir, f"{i:06d}"),
+        )
         for i, (a, b) in enumerate(itertools.pairwise(points))
     ]
+    try:
+        return _run_pieces(jobs, dst, total, workers, progress, on_malformed)
+    finally:
+        shutil.rmtree(parts_dir, ignore_errors=True)
+
+
+def _append(fout: BinaryIO, part: str) -> None:
+    """Append the part file to ``fout``, in the kernel when it can."""
+    fout.flush()
+    with open(part, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        copied = 0
+        try:
+            while copied < size:
+                n = os.copy_file_range(f.fileno(), fout.fileno(), size - copied)
+                if n == 0:
+                    break
+                copied += n
+        except (AttributeError, OSError):
+            pass  # no copy_file_range here (or not between these files)
+        if copied < size:
+            f.seek(copied)
+            shutil.copyfileobj(f, fout, 1 << 20)
+    os.unlink(part)
+
+
+def _run_pieces(
+    jobs: list[_Job],
+    dst: str,
+    total: int,
+    workers: int,
+    progress: Progress | None,
+    on_malformed: OnMalformed | None,
+) -> TranscodeSummary:
     counts: dict[MalformedKind, int] = {}
     characters = bytes_out = 0
-    next_byte = _NextByte(src)
+    next_byte = _NextByte(jobs[0][0])
     with ProcessPoolExecutor(max_workers=workers) as pool, _open_binary(dst, "wb") as fout:
         window: list[tuple[int, Future[_PieceResult]]] = []
         queue = iter(enumerate(jobs))
@@ -305,11 +361,10 @@ def _transcode_parallel(
             _submit(pool, queue, window)
             end = jobs[index][2]
             follower = next_byte(end) if end < total else None
+            _append(fout, jobs[index][9])
             if result.error is not None:
-                fout.write(result.output)
                 raise _rejoined_error(result.error, end, follower)
-            fout.write(result.output)
-            bytes_out += len(result.output)
+            bytes_out += result.size
             characters += result.characters
             for kind, n in result.counts.items():
                 counts[kind] = counts.get(kind, 0) + n
