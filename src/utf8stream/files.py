@@ -15,12 +15,13 @@ that piece's decoder as ``TRUNCATED_AT_END``; the parent renames it from the nex
 from __future__ import annotations
 
 import codecs
+import io
 import itertools
 import mmap
+import multiprocessing
 import os
-import shutil
+import stat
 import sys
-import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import contextmanager
@@ -181,6 +182,7 @@ def transcode_file(
         and src_path != "-"
         and source_name in _SPLITTABLE
         and bom != "detect"  # a BOM may say the file is not UTF-8 at all
+        and _seekable_destination(dst_path)
         and total > chunk_size
     ):
         return _transcode_parallel(
@@ -204,6 +206,16 @@ def transcode_file(
     return TranscodeSummary(
         bytes_in, bytes_out, transcoder.characters, MappingProxyType(dict(counter.counts))
     )
+
+
+def _seekable_destination(path: str) -> bool:
+    """Workers write pieces at offsets: the destination must be a regular file."""
+    if path == "-":
+        return False
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except FileNotFoundError:
+        return True
 
 
 @contextmanager
@@ -232,16 +244,60 @@ class _PieceResult:
     error: Utf8DecodeError | None
 
 
-_Job = tuple[str, int, int, str, str, str, str, int, bool, str]
+#: (source path, start, end, source codec, target codec, errors, bom, chunk size,
+#:  whether events are wanted, piece index, destination path)
+_Job = tuple[str, int, int, str, str, str, str, int, bool, int, str]
+
+
+class _Turns:
+    """Whose turn it is to write, shared by the worker processes.
+
+    Pieces are transcoded in parallel but written in order: the worker of piece ``k``
+    waits until every piece before it is written, then writes its output at the current
+    end of the destination with ``os.pwrite``.  The output is written once, by the
+    workers; the parent never touches it.
+    """
+
+    def __init__(self, ctx: Any) -> None:
+        self.cond = ctx.Condition()
+        self.turn = ctx.Value("q", 0, lock=False)  # the next piece allowed to write
+        self.offset = ctx.Value("q", 0, lock=False)  # where it writes
+        self.stopped = ctx.Value("b", 0, lock=False)  # a piece failed: nobody writes
+
+
+_turns: _Turns | None = None
+
+
+def _init_worker(turns: _Turns) -> None:
+    global _turns
+    _turns = turns
+
+
+def _write_in_turn(index: int, dst: str, data: bytes, failed: bool) -> None:
+    turns = _turns
+    assert turns is not None
+    with turns.cond:
+        while turns.turn.value != index and not turns.stopped.value:
+            turns.cond.wait(1.0)
+        if not turns.stopped.value:
+            fd = os.open(dst, os.O_WRONLY)
+            try:
+                view, offset = memoryview(data), turns.offset.value
+                while view:
+                    written = os.pwrite(fd, view, offset)
+                    view, offset = view[written:], offset + written
+            finally:
+                os.close(fd)
+            turns.offset.value = offset
+            if failed:
+                turns.stopped.value = 1  # the output ends where the error is
+        turns.turn.value = index + 1
+        turns.cond.notify_all()
 
 
 def _transcode_piece(job: _Job) -> _PieceResult:
-    """Worker: transcode ``src[start:end]`` into the part file (runs in a child process).
-
-    The output goes to a file, not back through a pipe: the parent appends part files to
-    the destination in the kernel (``copy_file_range``), so no output byte is pickled.
-    """
-    path, start, end, source, target, errors, bom, chunk_size, want_events, part = job
+    """Worker: transcode ``src[start:end]`` and write it in its turn (child process)."""
+    path, start, end, source, target, errors, bom, chunk_size, want_events, index, dst = job
     events: list[Malformed] = []
     last: list[Malformed] = []
 
@@ -253,17 +309,20 @@ def _transcode_piece(job: _Job) -> _PieceResult:
     counter = _Counter(keep)
     transcoder = _make_transcoder(source, target, errors, bom, counter, start)
     error = None
-    with open(path, "rb") as f, open(part, "wb") as out:
-        f.seek(start)
-        try:
-            _transcode_stream(f, out, transcoder, chunk_size, end - start, None)
-        except Utf8DecodeError as exc:
-            error = Utf8DecodeError(
-                Malformed(exc.offset + start, exc.malformed.data, exc.kind), exc.partial
-            )
-        size = out.tell()
+    out = io.BytesIO()
+    try:
+        with open(path, "rb") as f:
+            f.seek(start)
+            try:
+                _transcode_stream(f, out, transcoder, chunk_size, end - start, None)
+            except Utf8DecodeError as exc:
+                error = Utf8DecodeError(
+                    Malformed(exc.offset + start, exc.malformed.data, exc.kind), exc.partial
+                )
+    finally:
+        _write_in_turn(index, dst, out.getvalue(), error is not None)
     return _PieceResult(
-        size,
+        out.tell(),
         transcoder.characters,
         counter.counts,
         events if want_events else None,
@@ -295,9 +354,6 @@ def _transcode_parallel(
     points = _piece_points(src, total, workers, source)
     want_events = on_malformed is not None
     first_bom = {0: bom}  # only the start of the stream is special
-    parts_dir = tempfile.mkdtemp(
-        prefix=".utf8stream-parts-", dir=None if dst == "-" else os.path.dirname(dst) or "."
-    )
     jobs: list[_Job] = [
         (
             src,
@@ -309,34 +365,12 @@ def _transcode_parallel(
             first_bom.get(i, "keep"),
             chunk_size,
             want_events,
-            os.path.join(parts_dir, f"{i:06d}"),
+            i,
+            dst,
         )
         for i, (a, b) in enumerate(itertools.pairwise(points))
     ]
-    try:
-        return _run_pieces(jobs, dst, total, workers, progress, on_malformed)
-    finally:
-        shutil.rmtree(parts_dir, ignore_errors=True)
-
-
-def _append(fout: BinaryIO, part: str) -> None:
-    """Append the part file to ``fout``, in the kernel when it can."""
-    fout.flush()
-    with open(part, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        copied = 0
-        try:
-            while copied < size:
-                n = os.copy_file_range(f.fileno(), fout.fileno(), size - copied)
-                if n == 0:
-                    break
-                copied += n
-        except (AttributeError, OSError):
-            pass  # no copy_file_range here (or not between these files)
-        if copied < size:
-            f.seek(copied)
-            shutil.copyfileobj(f, fout, 1 << 20)
-    os.unlink(part)
+    return _run_pieces(jobs, dst, total, workers, progress, on_malformed)
 
 
 def _run_pieces(
@@ -350,7 +384,12 @@ def _run_pieces(
     counts: dict[MalformedKind, int] = {}
     characters = bytes_out = 0
     next_byte = _NextByte(jobs[0][0])
-    with ProcessPoolExecutor(max_workers=workers) as pool, _open_binary(dst, "wb") as fout:
+    open(dst, "wb").close()  # the workers write into it, each piece in its turn
+    ctx = multiprocessing.get_context()
+    turns = _Turns(ctx)
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(turns,)
+    ) as pool:
         window: list[tuple[int, Future[_PieceResult]]] = []
         queue = iter(enumerate(jobs))
         for _ in range(workers * 2):
@@ -361,7 +400,6 @@ def _run_pieces(
             _submit(pool, queue, window)
             end = jobs[index][2]
             follower = next_byte(end) if end < total else None
-            _append(fout, jobs[index][9])
             if result.error is not None:
                 raise _rejoined_error(result.error, end, follower)
             bytes_out += result.size
