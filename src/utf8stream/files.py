@@ -22,8 +22,9 @@ import multiprocessing
 import os
 import stat
 import sys
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -97,6 +98,33 @@ def _chunks(f: BinaryIO, size: int, limit: int | None = None) -> Iterator[bytes]
         yield chunk
 
 
+class _Writer:
+    """Writes in a background thread, so the next chunk is transcoded meanwhile.
+
+    The file system call releases the GIL; on two cores writing the output (often the
+    larger side: UTF-16 doubles ASCII) then overlaps decoding and encoding.  At most
+    two chunks wait, so memory stays bounded.
+    """
+
+    def __init__(self, dst: BinaryIO) -> None:
+        self._dst = dst
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="utf8stream-writer")
+        self._pending: deque[Future[int]] = deque()
+
+    def write(self, data: bytes) -> None:
+        if len(self._pending) >= 2:
+            self._pending.popleft().result()
+        self._pending.append(self._pool.submit(self._dst.write, data))
+
+    def close(self) -> None:
+        """Wait for every write (re-raising a failed one)."""
+        try:
+            while self._pending:
+                self._pending.popleft().result()
+        finally:
+            self._pool.shutdown(wait=True)
+
+
 def _transcode_stream(
     src: BinaryIO,
     dst: BinaryIO,
@@ -107,23 +135,27 @@ def _transcode_stream(
 ) -> tuple[int, int]:
     """Copy ``src`` to ``dst`` through ``transcoder``; return (bytes in, bytes out)."""
     bytes_in = bytes_out = 0
-    for chunk in _chunks(src, chunk_size, limit):
-        try:
-            out = transcoder.transcode(chunk)
-        except Utf8DecodeError:
-            dst.write(transcoder.partial_output)  # everything before the error, as iconv
-            raise
-        dst.write(out)
-        bytes_in += len(chunk)
-        bytes_out += len(out)
-        if progress is not None:
-            progress(bytes_in)
+    writer = _Writer(dst)
     try:
-        out = transcoder.transcode(b"", final=True)
-    except Utf8DecodeError:
-        dst.write(transcoder.partial_output)
-        raise
-    dst.write(out)
+        for chunk in _chunks(src, chunk_size, limit):
+            try:
+                out = transcoder.transcode(chunk)
+            except Utf8DecodeError:
+                writer.write(transcoder.partial_output)  # all before the error, as iconv
+                raise
+            writer.write(out)
+            bytes_in += len(chunk)
+            bytes_out += len(out)
+            if progress is not None:
+                progress(bytes_in)
+        try:
+            out = transcoder.transcode(b"", final=True)
+        except Utf8DecodeError:
+            writer.write(transcoder.partial_output)
+            raise
+        writer.write(out)
+    finally:
+        writer.close()
     return bytes_in, bytes_out + len(out)
 
 
