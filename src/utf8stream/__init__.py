@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 # Importing .variants registers the codecs wtf-8, cesu-8, mutf-8 (java-modified-utf-8)
 # and utf-8z, and the error policy "optu-8".
 from . import variants  # noqa: F401
@@ -16,18 +19,51 @@ from .boundaries import (
 from .decoder import DecoderCheckpoint, Utf8Decoder
 from .encoder import Utf8EncodeError, Utf8Encoder
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
-from .files import TranscodeSummary, atranscode_file, open_text, transcode_file
+from .files import TranscodeSummary, transcode_file
 from .lines import LineSplitter, LineTooLong
-from .sources import as_byte_stream
-from .streams import (
-    LineReceiveStream,
-    StreamStatistics,
-    Utf8ReceiveStream,
-    Utf8SendStream,
-    Utf8Stream,
-)
-from .tail import FileIdentity, FollowCheckpoint, Follower, Line, follow, write_checkpoint
 from .transcoder import Transcoder
+
+if TYPE_CHECKING:
+    from .files import atranscode_file, open_text
+    from .sources import as_byte_stream
+    from .streams import (
+        LineReceiveStream,
+        StreamStatistics,
+        Utf8ReceiveStream,
+        Utf8SendStream,
+        Utf8Stream,
+    )
+    from .tail import FileIdentity, FollowCheckpoint, Follower, Line, follow, write_checkpoint
+
+# The async layers (anyio) load on first use, so the core and the command line start fast.
+_LAZY = {
+    **dict.fromkeys(
+        ["LineReceiveStream", "StreamStatistics", "Utf8ReceiveStream", "Utf8SendStream"],
+        "streams",
+    ),
+    "Utf8Stream": "streams",
+    "as_byte_stream": "sources",
+    "atranscode_file": "files",
+    "open_text": "files",
+    **dict.fromkeys(
+        ["FileIdentity", "FollowCheckpoint", "Follower", "Line", "follow", "write_checkpoint"],
+        "tail",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'utf8stream' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "DecoderCheckpoint",

@@ -15,13 +15,10 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import BinaryIO
 
-import anyio
-
 from .decoder import Utf8Decoder
 from .encoder import Utf8Encoder
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
 from .files import transcode_file
-from .tail import FollowCheckpoint, follow, write_checkpoint
 
 __all__ = ["LineColumnTracker", "main"]
 
@@ -259,11 +256,15 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
 
 
 def _cmd_tail(args: argparse.Namespace) -> int:
+    import anyio  # the async layers load only for the commands that need them
+
     return anyio.run(_tail, args)
 
 
 async def _tail(args: argparse.Namespace) -> int:
     """Print lines of a log file; with -f/-F keep following it (by name)."""
+    from .tail import FollowCheckpoint, follow, write_checkpoint
+
     checkpoint = None
     if args.checkpoint and os.path.exists(args.checkpoint):
         with open(args.checkpoint, encoding="utf-8") as f:

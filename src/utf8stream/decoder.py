@@ -687,9 +687,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         """``_run`` for a variant: ``src`` ends at ``position`` (theory of operation)."""
         table = self._translate
         # Only 00 and F0..F4 are ever translated: pure ASCII without NUL needs no pass.
-        translate = table is not None and (
-            not src.isascii() or (table[0] != 0 and b"\x00" in src)
-        )
+        translate = table is not None and (not src.isascii() or (table[0] != 0 and b"\x00" in src))
         buf = src.translate(table) if translate else src
         self._source = src
         self._c_final = final
@@ -817,8 +815,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         if b0 == 0xC0 and start + 1 < n and src[start + 1] == 0x80:
             if self._table.seq_len[0xC0]:
                 return "\x00", start + 2
-        elif b0 == 0xED and self._table.surrogate_halves and start + 1 < n and (
-            0xA0 <= src[start + 1] <= 0xBF
+        elif (
+            b0 == 0xED
+            and self._table.surrogate_halves
+            and start + 1 < n
+            and (0xA0 <= src[start + 1] <= 0xBF)
         ):
             if start + 2 < n and 0x80 <= src[start + 2] <= 0xBF:
                 return self._surrogate_half(src, start, replay)

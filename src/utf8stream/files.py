@@ -28,17 +28,15 @@ from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, BinaryIO, cast
-
-import anyio
-import anyio.to_thread
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from .boundaries import rejoined_event, split_points
 from .decoder import Utf8Decoder
 from .events import Malformed, MalformedKind, Utf8DecodeError
-from .sources import as_byte_stream
-from .streams import Utf8ReceiveStream
 from .transcoder import Transcoder
+
+if TYPE_CHECKING:
+    from .streams import Utf8ReceiveStream
 
 __all__ = ["TranscodeSummary", "atranscode_file", "open_text", "transcode_file"]
 
@@ -513,6 +511,8 @@ async def atranscode_file(
 
     With ``workers > 1`` the parallel run happens in a worker thread.
     """
+    import anyio.to_thread  # the async layer loads only when used
+
     source_name, target_name = _canonical(source), _canonical(target)
     if workers > 1:
         return await anyio.to_thread.run_sync(
@@ -566,6 +566,11 @@ async def open_text(
     character start it still yields one U+FFFD, which says the text did not start at
     the file's beginning.
     """
+    import anyio
+
+    from .sources import as_byte_stream
+    from .streams import Utf8ReceiveStream
+
     f = await anyio.open_file(path, "rb")
     try:
         if start_offset:

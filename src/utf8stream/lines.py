@@ -328,9 +328,7 @@ class LineSplitter:
             return out
         return cast("list[str | LineTooLong]", lines)
 
-    def _judge(
-        self, line: str, content: str, ending: str, out: list[str | LineTooLong]
-    ) -> None:
+    def _judge(self, line: str, content: str, ending: str, out: list[str | LineTooLong]) -> None:
         """Append a complete line (``content + ending``), or what its policy makes of it."""
         limit = self._limit
         if len(content) * 4 <= limit or utf8_length(content) <= limit:

@@ -63,9 +63,7 @@ class StreamStatistics:
 
     bytes_in: int = 0
     chars_out: int = 0
-    malformed: Mapping[MalformedKind, int] = field(
-        default_factory=lambda: MappingProxyType({})
-    )
+    malformed: Mapping[MalformedKind, int] = field(default_factory=lambda: MappingProxyType({}))
     gaps: int = 0
     lines: int = 0
     overlong_lines: int = 0
