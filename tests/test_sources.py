@@ -253,3 +253,49 @@ async def test_trio_busy_error_becomes_anyios() -> None:
         with pytest.raises(anyio.BusyResourceError):
             await stream.receive()
         tg.cancel_scope.cancel()
+
+
+class _OneWayTrioStream(trio.abc.Stream):
+    """A trio two-way stream that cannot half-close (not a HalfCloseableStream)."""
+
+    async def send_all(self, data: bytes | bytearray | memoryview) -> None:
+        await trio.lowlevel.checkpoint()
+
+    async def wait_send_all_might_not_block(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+    async def receive_some(self, max_bytes: int | None = None) -> bytes:
+        await trio.lowlevel.checkpoint()
+        return b""
+
+    async def aclose(self) -> None:
+        await trio.lowlevel.checkpoint()
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_send_eof_on_a_trio_stream_that_cannot_half_close() -> None:
+    stream = as_byte_stream(_OneWayTrioStream())
+    with pytest.raises(NotImplementedError, match="cannot half-close"):
+        await stream.send_eof()
+    # A half-closeable one passes send_eof through: the peer sees end of stream.
+    left, right = trio.testing.memory_stream_pair()
+    await as_byte_stream(left).send_eof()
+    assert await right.receive_some() == b""
+
+
+class _NoEofWriter:
+    """The part of asyncio.StreamWriter an SSL transport offers: no write_eof."""
+
+    def can_write_eof(self) -> bool:
+        return False
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["asyncio"])
+async def test_send_eof_on_an_asyncio_transport_that_cannot_half_close() -> None:
+    from utf8stream.sources import AsyncioByteSendStream
+
+    stream = AsyncioByteSendStream(_NoEofWriter())  # type: ignore[arg-type]
+    with pytest.raises(NotImplementedError, match="cannot half-close"):
+        await stream.send_eof()
