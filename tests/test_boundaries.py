@@ -6,6 +6,7 @@ import itertools
 import mmap
 
 import pytest
+from _helpers import FRAGMENTS  # the shared alphabet of interesting byte strings
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,23 +20,6 @@ from utf8stream.boundaries import (
     variant_char_start,
 )
 
-FRAGMENTS = [
-    b"a",
-    b"\n",
-    b"\xc3\xa9",
-    b"\xe2\x82\xac",
-    b"\xf0\x9f\x92\xa9",
-    b"\x80",
-    b"\xbf",
-    b"\xff",
-    b"\xc0",
-    b"\xe0\x80",
-    b"\xed\xa0\x80",
-    b"\xf4\x90\x80\x80",
-    b"\xe1\x80",
-    b"\xf0\x90\x80",
-    b"\xf8\x88\x80\x80\x80",
-]
 interesting = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map(b"".join)
 any_bytes = st.one_of(st.binary(max_size=64), interesting)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _helpers import FRAGMENTS  # the shared alphabet of interesting byte strings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -14,22 +15,6 @@ from utf8stream import Malformed, MalformedKind, Utf8Decoder
 from utf8stream import files as files_module
 from utf8stream.files import atranscode_file, open_text, transcode_file
 
-FRAGMENTS = [
-    b"a",
-    b"\n",
-    b"\xc3\xa9",
-    b"\xe2\x82\xac",
-    b"\xf0\x9f\x92\xa9",
-    b"\x80",
-    b"\xff",
-    b"\xc0",
-    b"\xe0\x80",
-    b"\xed\xa0\x80",
-    b"\xe1\x80",
-    b"\xf0\x90\x80",
-    b"\xe0",
-    b"\xf4",
-]
 contents = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=300).map(b"".join)
 
 

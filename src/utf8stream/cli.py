@@ -12,13 +12,12 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from typing import BinaryIO
 
 from .decoder import Utf8Decoder
 from .encoder import Utf8Encoder
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
-from .files import transcode_file
+from .files import open_binary, transcode_file
 
 __all__ = ["LineColumnTracker", "main"]
 
@@ -63,25 +62,6 @@ class LineColumnTracker:
         return self.line, column
 
 
-@contextmanager
-def _open_input(path: str) -> Iterator[BinaryIO]:
-    if path == "-":
-        yield sys.stdin.buffer
-    else:
-        with open(path, "rb") as f:
-            yield f
-
-
-@contextmanager
-def _open_output(path: str) -> Iterator[BinaryIO]:
-    if path == "-":
-        yield sys.stdout.buffer
-        sys.stdout.buffer.flush()
-    else:
-        with open(path, "wb") as f:
-            yield f
-
-
 def _chunks(stream: BinaryIO) -> Iterator[bytes]:
     while chunk := stream.read(CHUNK_SIZE):
         yield chunk
@@ -95,7 +75,7 @@ def _validate_one(path: str, args: argparse.Namespace, prefix: str) -> DecoderSt
     out = sys.stdout
     name = "<stdin>" if path == "-" else path
     quiet = args.summary
-    with _open_input(path) as stream:
+    with open_binary(path, "rb") as stream:
         for chunk, final in _with_final(_chunks(stream)):
             offset = decoder.position
             decoder.decode(chunk, final)
@@ -181,7 +161,7 @@ def _output_errors(errors: str) -> str:
 def _cmd_decode(args: argparse.Namespace) -> int:
     decoder = Utf8Decoder(args.errors)
     encode = Utf8Encoder(_output_errors(args.errors)).encode
-    with _open_input(args.file) as src, _open_output(args.output) as dst:
+    with open_binary(args.file, "rb") as src, open_binary(args.output, "wb") as dst:
         for chunk, final in _with_final(_chunks(src)):
             try:
                 text = decoder.decode(chunk, final)

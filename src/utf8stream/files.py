@@ -231,7 +231,7 @@ def transcode_file(
     counter = _Counter(on_malformed)
     transcoder = _make_transcoder(source_name, target_name, errors, bom, counter)
     report = (lambda done: progress(done, total)) if progress is not None else None
-    with _open_binary(src_path, "rb") as fin, _open_binary(dst_path, "wb") as fout:
+    with open_binary(src_path, "rb") as fin, open_binary(dst_path, "wb") as fout:
         bytes_in, bytes_out = _transcode_stream(fin, fout, transcoder, chunk_size, None, report)
     return TranscodeSummary(
         bytes_in, bytes_out, transcoder.characters, MappingProxyType(dict(counter.counts))
@@ -249,7 +249,7 @@ def _seekable_destination(path: str) -> bool:
 
 
 @contextmanager
-def _open_binary(path: str, mode: str) -> Iterator[BinaryIO]:
+def open_binary(path: str, mode: str) -> Iterator[BinaryIO]:
     """``open`` for paths; the standard streams (left open) for ``"-"``."""
     if path == "-":
         stream = sys.stdin.buffer if "r" in mode else sys.stdout.buffer
