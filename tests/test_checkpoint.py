@@ -31,6 +31,9 @@ from hypothesis import strategies as st
 
 from utf8stream import DecoderCheckpoint, Malformed, Utf8DecodeError, Utf8Decoder
 
+#: Every test here runs with the C accelerator and in pure Python (conftest).
+pytestmark = pytest.mark.usefixtures("implementation")
+
 #: An operation on a decoder: feed some bytes, or declare a gap (with ``lost`` or None).
 Op = tuple[str, Any]
 Events = list[tuple[int, bytes, K]]
@@ -202,6 +205,7 @@ def test_resume_property(
 _CHILD = r"""
 import json, sys
 from utf8stream import DecoderCheckpoint, Utf8Decoder
+
 for line in sys.stdin:
     job = json.loads(line)
     events = []

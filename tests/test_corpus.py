@@ -27,6 +27,9 @@ from _helpers import (
 
 from utf8stream import Utf8DecodeError, Utf8Decoder
 
+#: Every test here runs with the C accelerator and in pure Python (conftest).
+pytestmark = pytest.mark.usefixtures("implementation")
+
 
 def _load(corpus_dir: Path, name: str) -> list[dict[str, Any]]:
     vectors = json.loads((corpus_dir / name).read_text(encoding="utf-8"))

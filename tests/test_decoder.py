@@ -32,6 +32,9 @@ from hypothesis import strategies as st
 
 from utf8stream import Malformed, MalformedKind, Utf8Decoder
 
+#: Every test here runs with the C accelerator and in pure Python (conftest).
+pytestmark = pytest.mark.usefixtures("implementation")
+
 # -- the oracle itself --------------------------------------------------------------
 
 

@@ -26,6 +26,9 @@ from hypothesis import strategies as st
 
 from utf8stream import Malformed, Utf8DecodeError, Utf8Decoder
 
+#: Every test here runs with the C accelerator and in pure Python (conftest).
+pytestmark = pytest.mark.usefixtures("implementation")
+
 # -- policies CPython also has, over any bytes and any chunking -------------------------
 
 SIMPLE_POLICIES = ("replace", "ignore", "backslashreplace", "surrogateescape")

@@ -18,6 +18,9 @@ from hypothesis import strategies as st
 
 from utf8stream import Malformed, Utf8DecodeError, Utf8Decoder
 
+#: Every test here runs with the C accelerator and in pure Python (conftest).
+pytestmark = pytest.mark.usefixtures("implementation")
+
 
 def _decoder(**kwargs: object) -> tuple[Utf8Decoder, list[Malformed]]:
     events: list[Malformed] = []

@@ -26,7 +26,17 @@ its units are emitted at once.  So the Python work per chunk is O(1) plus O(malf
 units), and valid data never sees a Python loop.
 
 The error handler has to find the decoder that is running; a thread-local holds it for the
-duration of the C call.  Units that the C decoder reports are classified from the bytes
+duration of the C call.
+
+The optional C accelerator (``_speedups.c``, built when a C compiler is at hand) replaces
+only that error handler, for the common policies (``replace`` and ``ignore`` on plain
+UTF-8): the C decoder calls a handler written in C, which classifies, counts and reports
+each unit exactly as ``_c_error_handler`` does, without a Python frame per unit.  While it
+is active, every ordinary call takes that one path (no strict attempt first, no dirty
+window): a clean chunk costs the same as with ``strict``.  Everything else (gaps, unread
+input, strict mode, the other policies, the variants) stays in Python, and with
+``UTF8STREAM_PURE_PYTHON=1`` in the environment, or without the compiled module, all of it
+does.  Units that the C decoder reports are classified from the bytes
 around them (``_bytes.classify_unit``) and turned into text by the error policy.
 
 Strict mode, and any exception raised by a policy or callback, never poisons the decoder:
@@ -60,6 +70,7 @@ from __future__ import annotations
 
 import codecs
 import json
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -186,6 +197,46 @@ _new_object = object.__new__
 _set_offset = Malformed.__dict__["offset"].__set__
 _set_data = Malformed.__dict__["data"].__set__
 _set_kind = Malformed.__dict__["kind"].__set__
+
+
+#: The kinds the accelerator counts, in its order.
+_ACCEL_KINDS = (
+    MalformedKind.UNEXPECTED_CONTINUATION,
+    MalformedKind.OVERLONG,
+    MalformedKind.SURROGATE,
+    MalformedKind.OUT_OF_RANGE,
+    MalformedKind.INVALID_BYTE,
+    MalformedKind.INCOMPLETE_SEQUENCE,
+    MalformedKind.TRUNCATED_AT_END,
+)
+
+
+def _load_accelerator() -> Any:
+    """The compiled ``_speedups`` module, set up, or None (pure Python)."""
+    if os.environ.get("UTF8STREAM_PURE_PYTHON"):
+        return None
+    try:
+        from . import _speedups
+    except ImportError:
+        return None
+    _speedups.setup(
+        _ACCEL_KINDS,
+        Malformed,
+        Malformed.__dict__["offset"],
+        Malformed.__dict__["data"],
+        Malformed.__dict__["kind"],
+    )
+    codecs.register_error(_speedups.HANDLER_NAME, _speedups.error_handler)
+    return _speedups
+
+
+#: The C accelerator in use (None: pure Python).  Read when a decoder sets its policy.
+_accel: Any = _load_accelerator()
+
+
+def accelerated() -> bool:
+    """True when the compiled accelerator is in use (see the module docstring)."""
+    return _accel is not None
 
 
 def _byte_view(data: ReadableBuffer) -> Bytes:
@@ -320,8 +371,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._gap_policy = gap
         self._start_offset = start_offset
         self._on_malformed = on_malformed
-        self._set_policy(errors)
         self._counts: dict[MalformedKind, int] = dict.fromkeys(MalformedKind, 0)
+        self._odd = True
+        self._set_policy(errors)
         self._chars = 0
         self._gaps = 0
         self._lost_total = 0
@@ -338,6 +390,14 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         # The C error handler inlines the common policies (see _c_error_handler).
         inline = not (self._surrogates_pass or self._special or self._fallback_table)
         self._inline = self._constant if inline else None
+        accel = _accel
+        if getattr(self, "_units", None) is not None:
+            self._fold_counts()
+        self._units: Any = (
+            None if accel is None or self._inline is None else accel.Units(self._inline, callback)
+        )
+        #: ``_units`` while nothing odd is held: decode() takes the accelerated path.
+        self._ready: Any = None if self._odd else self._units
 
     def _set_policy(self, errors: str) -> None:
         self.errors = errors
@@ -376,6 +436,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._dirty_left = 0  # bytes to decode with the handler before trying strict again
         # A gap, unread input or carried text is held (variants: always).
         self._odd = self._special
+        self._ready = None if self._odd else self._units
         self._fast = not self._special
         # Where decoding resumes after the unit being reported (absolute), and where
         # that unit starts in the buffer the C decoder is working on.
@@ -428,6 +489,21 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         sequence is held back.  With ``final=True`` a held prefix becomes one
         ``TRUNCATED_AT_END`` unit.
         """
+        units = self._ready
+        if units is not None and type(input) is bytes:
+            # The accelerated path (module docstring): the whole call is one C call.
+            pending = self._pending
+            self._position = position = self._position + len(input)
+            try:
+                text: str
+                text, self._pending = units.feed(pending, input, final, position)
+            except BaseException as exc:
+                data = pending + input
+                self._fail_start = units.fail_start
+                self._resume_at = units.resume_at
+                self._recover(exc, [self._partial_from_c(data)], data, final)
+                raise
+            return text
         if not self._fast or type(input) is not bytes:
             if self._odd or type(input) is not bytes:
                 return self._decode_general(_byte_view(input), final)
@@ -532,6 +608,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     def checkpoint(self) -> DecoderCheckpoint:
         """An immutable snapshot from which ``from_checkpoint`` continues exactly."""
+        self._fold_counts()
         return DecoderCheckpoint(
             position=self._position,
             start_offset=self._start_offset,
@@ -589,6 +666,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     def statistics(self) -> DecoderStatistics:
         """Bytes fed, characters produced, malformed units by kind, gaps."""
+        self._fold_counts()
         return DecoderStatistics(
             bytes_fed=self._position - self._start_offset - self._lost_total,
             chars_out=self._chars,
@@ -596,6 +674,17 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             gaps=self._gaps,
             lost_bytes_declared=self._lost_total,
         )
+
+    def _fold_counts(self) -> None:
+        """Add what the accelerator counted since the last fold to ``_counts``/``_chars``."""
+        counts = self._counts
+        units = self._units
+        if units is not None:
+            *by_kind, chars = units.drain()
+            self._chars += chars
+            for kind, n in zip(_ACCEL_KINDS, by_kind, strict=True):
+                if n:
+                    counts[kind] += n
 
     # -- the paths with the error handler engaged ----------------------------------------
 
@@ -722,6 +811,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._pending = tail
             return
         self._pending = b""
+        _local.decoder = self
         try:
             text, _ = _utf8_decode(tail, _HANDLER_NAME, True)
         except BaseException:
@@ -759,6 +849,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _sync(self) -> None:
         """Take the fast path again once the last call was clean and nothing odd is held."""
         self._odd = bool(self._gap_open or self._unread or self._carry or self._special)
+        self._ready = None if self._odd else self._units
         if not self._clean:
             self._dirty_left = _DIRTY_WINDOW
         self._fast = self._dirty_left <= 0 and not self._odd

@@ -1,0 +1,13 @@
+"""Build script for the optional C accelerator; all metadata lives in pyproject.toml.
+
+``optional=True``: where the extension cannot be compiled (no C compiler, no Python
+headers) the install goes on without it and utf8stream runs in pure Python.
+"""
+
+from setuptools import Extension, setup
+
+setup(
+    ext_modules=[
+        Extension("utf8stream._speedups", ["src/utf8stream/_speedups.c"], optional=True),
+    ],
+)

@@ -1,0 +1,192 @@
+"""The optional C accelerator against the pure-Python decoder, side by side.
+
+The accelerated path must be indistinguishable from the pure one: same text after every
+call, same events, same statistics, same state after a callback raises, same checkpoints.
+(The core test modules also run whole against both; see ``implementation`` in conftest.)
+"""
+
+from __future__ import annotations
+
+import codecs
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import pytest
+from _helpers import CORE, HEAVY, chunked, event_tuples
+from hypothesis import given
+from hypothesis import strategies as st
+
+import utf8stream.decoder as decoder_module
+from utf8stream import Malformed, MalformedKind, Utf8Decoder
+
+pytestmark = pytest.mark.skipif(
+    decoder_module._accel is None,
+    reason="the C accelerator is not built here (pure-Python install)",
+)
+
+
+@contextmanager
+def pure_python() -> Iterator[None]:
+    saved = decoder_module._accel
+    decoder_module._accel = None
+    try:
+        yield
+    finally:
+        decoder_module._accel = saved
+
+
+def make_pair(**kwargs: Any) -> tuple[Utf8Decoder, Utf8Decoder, list[Malformed], list[Malformed]]:
+    fast_events: list[Malformed] = []
+    pure_events: list[Malformed] = []
+    fast = Utf8Decoder(on_malformed=fast_events.append, **kwargs)
+    with pure_python():
+        pure = Utf8Decoder(on_malformed=pure_events.append, **kwargs)
+    return fast, pure, fast_events, pure_events
+
+
+def test_the_accelerated_path_is_taken() -> None:
+    decoder = Utf8Decoder()
+    assert decoder_module.accelerated()
+    assert decoder._ready is not None
+    with pure_python():
+        assert Utf8Decoder()._ready is None
+    # Policies the accelerator does not cover stay in Python.
+    for kwargs in ({"errors": "strict"}, {"errors": "surrogateescape"}, {"variant": "wtf-8"}):
+        assert Utf8Decoder(**kwargs)._units is None  # type: ignore[arg-type]
+
+
+@CORE
+@given(chunked(), st.sampled_from(["replace", "ignore"]), st.integers(0, 1 << 40))
+def test_same_text_events_and_statistics(
+    case: tuple[bytes, list[bytes]], errors: str, start: int
+) -> None:
+    data, chunks = case
+    fast, pure, fast_events, pure_events = make_pair(errors=errors, start_offset=start)
+    for chunk in chunks:
+        assert fast.decode(chunk) == pure.decode(chunk)
+        assert fast.getstate() == pure.getstate()
+    assert fast.decode(b"", True) == pure.decode(b"", True)
+    assert event_tuples(fast_events) == event_tuples(pure_events)
+    assert fast.statistics() == pure.statistics()
+    assert fast.position == pure.position == start + len(data)
+
+
+@HEAVY
+@given(chunked(), st.integers(0, 6), st.booleans())
+def test_a_raising_callback_leaves_the_same_state(
+    case: tuple[bytes, list[bytes]], fail_at: int, mark_gaps: bool
+) -> None:
+    """The callback raises at the n-th event; both decoders then go on identically."""
+    _, chunks = case
+    outputs: list[list[object]] = []
+    for accelerated in (True, False):
+        seen: list[Malformed] = []
+
+        def callback(event: Malformed, seen: list[Malformed] = seen) -> None:
+            seen.append(event)
+            if len(seen) == fail_at + 1:
+                raise KeyError("stop")
+
+        if accelerated:
+            decoder = Utf8Decoder(on_malformed=callback)
+        else:
+            with pure_python():
+                decoder = Utf8Decoder(on_malformed=callback)
+        out: list[object] = []
+        for i, chunk in enumerate([*chunks, b""]):
+            try:
+                out.append(decoder.decode(chunk, final=i == len(chunks)))
+            except KeyError:
+                out.append(("raised", decoder.position, decoder.getstate()))
+            if mark_gaps and i == 1:
+                decoder.mark_gap()
+        out.append(decoder.decode(b"", True))
+        out.append(event_tuples(seen))
+        out.append(decoder.statistics())
+        out.append(decoder.checkpoint())
+        outputs.append(out)
+    assert outputs[0] == outputs[1]
+
+
+@CORE
+@given(chunked(), st.data())
+def test_checkpoints_cross_between_implementations(
+    case: tuple[bytes, list[bytes]], data: st.DataObject
+) -> None:
+    """A checkpoint taken by one implementation resumes in the other."""
+    whole, chunks = case
+    cut = data.draw(st.integers(0, len(chunks)))
+    events: list[Malformed] = []
+    first = Utf8Decoder(on_malformed=events.append)
+    text = "".join(first.decode(c) for c in chunks[:cut])
+    with pure_python():
+        second = Utf8Decoder.from_checkpoint(first.checkpoint(), on_malformed=events.append)
+    text += "".join(second.decode(c) for c in chunks[cut:]) + second.decode(b"", True)
+    assert text == whole.decode("utf-8", "replace")
+    assert second.statistics().malformed_total == len(events)
+
+
+def test_callback_replaced_midstream_keeps_the_counts() -> None:
+    decoder = Utf8Decoder()
+    decoder.decode(b"\xff\xfe")
+    events: list[Malformed] = []
+    decoder.on_malformed = events.append  # a new accelerator state; the counts carry over
+    decoder.decode(b"\x80", True)
+    assert decoder.statistics().malformed_total == 3
+    assert decoder.statistics().chars_out == 3
+    assert [e.offset for e in events] == [2]
+
+
+def test_events_are_ordinary_frozen_records() -> None:
+    events: list[Malformed] = []
+    Utf8Decoder(on_malformed=events.append).decode(b"a\xe2\x82b\xff")
+    assert events == [
+        Malformed(1, b"\xe2\x82", MalformedKind.INCOMPLETE_SEQUENCE),
+        Malformed(4, b"\xff", MalformedKind.INVALID_BYTE),
+    ]
+    assert hash(events[0]) == hash(Malformed(1, b"\xe2\x82", events[0].kind))
+    with pytest.raises(AttributeError):
+        events[0].offset = 7  # type: ignore[misc]
+
+
+def test_the_c_handler_refuses_to_run_outside_a_decoder() -> None:
+    with pytest.raises(RuntimeError, match=r"only for Units\.decode"):
+        b"\xff".decode("utf-8", decoder_module._accel.HANDLER_NAME)
+
+
+def test_a_callback_may_run_another_decoder() -> None:
+    """Re-entry: the handler of the outer decode call must not see the inner one's data."""
+    inner = Utf8Decoder()
+    inner_text: list[str] = []
+    events: list[Malformed] = []
+
+    def callback(event: Malformed) -> None:
+        events.append(event)
+        inner_text.append(inner.decode(b"x\xc0y"))
+
+    outer = Utf8Decoder(on_malformed=callback, start_offset=100)
+    assert outer.decode(b"ab\xffcd\xfe") == "ab\ufffdcd\ufffd"
+    assert [(e.offset, e.data) for e in events] == [(102, b"\xff"), (105, b"\xfe")]
+    assert inner_text == ["x\ufffdy", "x\ufffdy"]
+    assert inner.statistics().malformed_total == 2
+
+
+def test_incremental_codecs_decoder_agrees_on_a_large_damaged_stream() -> None:
+    """Chunks of 64 KiB with a unit every few hundred bytes, against codecs."""
+    import random
+
+    rng = random.Random(7)
+    text = "".join(rng.choice(["abc ", "é", "€", "😀", "日本", "\n"]) for _ in range(60000))
+    raw = bytearray(text.encode())
+    for _ in range(400):
+        raw[rng.randrange(len(raw))] = rng.randrange(256)
+    data = bytes(raw)
+    events: list[Malformed] = []
+    decoder = Utf8Decoder(on_malformed=events.append)
+    peer = codecs.getincrementaldecoder("utf-8")("replace")
+    for i in range(0, len(data), 65536):
+        assert decoder.decode(data[i : i + 65536]) == peer.decode(data[i : i + 65536])
+    assert decoder.decode(b"", True) == peer.decode(b"", True)
+    assert all(data[e.offset : e.end] == e.data for e in events)
+    assert len(events) == decoder.statistics().malformed_total
