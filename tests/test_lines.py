@@ -390,7 +390,55 @@ async def test_mark_gap_through_a_line_stream() -> None:
     assert stats.malformed == {MalformedKind.LOST_BYTES: 1}
 
 
+async def iterate(stream: LineReceiveStream) -> list[object]:
+    """Like ``collect``, through ``async for`` (started again after a ``LineTooLong``)."""
+    out: list[object] = []
+    while True:
+        try:
+            async for line in stream:
+                out.append(line)
+            return out
+        except LineTooLong as exc:
+            out.append(("LineTooLong", exc.partial))
+
+
 @pytest.mark.anyio
+@pytest.mark.usefixtures("implementation")
+@pytest.mark.parametrize("data", [*BYTE_SAMPLES, b"x" * 9 + b"\nab\n" + b"y" * 20])
+@pytest.mark.parametrize("newline", [None, "\r\n"])
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_iteration_gives_what_receive_gives(
+    data: bytes, newline: str | None, policy: str
+) -> None:
+    options = {"newline": newline, "max_line_bytes": 8, "on_overlong": policy}
+    expected = await collect(LineReceiveStream(ChunkStream([data]), **options))  # type: ignore[arg-type]
+    for chunks in all_chunkings(data[:12]) if len(data) > 12 else all_chunkings(data):
+        chunks = [*chunks, data[12:]] if len(data) > 12 else chunks
+        stream = LineReceiveStream(ChunkStream(chunks), **options)  # type: ignore[arg-type]
+        assert await iterate(stream) == expected, chunks
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("implementation")
+async def test_iteration_and_receive_mix_freely() -> None:
+    data = b"".join(b"line %d\n" % i for i in range(60))
+    stream = LineReceiveStream(ChunkStream(cut(data, range(0, len(data), 23))))
+    got: list[str] = []
+    lines = aiter(stream)
+    while len(got) < 60:
+        if len(got) % 3 == 0:
+            got.append(await stream.receive())
+        elif len(got) % 3 == 1:
+            got.append(await anext(lines))
+        else:
+            got.append(await anext(aiter(stream)))  # a new iterator each time
+    assert got == [f"line {i}" for i in range(60)]
+    with pytest.raises(StopAsyncIteration):
+        await anext(lines)
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("implementation")
 async def test_async_iteration_and_leaving_the_loop_early_lose_nothing() -> None:
     data = b"".join(b"line %d\n" % i for i in range(100))
     stream = LineReceiveStream(ChunkStream(cut(data, range(0, len(data), 37))))

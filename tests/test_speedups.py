@@ -94,14 +94,19 @@ def test_a_raising_callback_leaves_the_same_state(
             with pure_python():
                 decoder = Utf8Decoder(on_malformed=callback)
         out: list[object] = []
-        for i, chunk in enumerate([*chunks, b""]):
+
+        def step(chunk: bytes, final: bool, decoder: Utf8Decoder = decoder) -> object:
             try:
-                out.append(decoder.decode(chunk, final=i == len(chunks)))
+                return decoder.decode(chunk, final)
             except KeyError:
-                out.append(("raised", decoder.position, decoder.getstate()))
+                return ("raised", decoder.position, decoder.getstate())
+
+        for i, chunk in enumerate([*chunks, b""]):
+            out.append(step(chunk, i == len(chunks)))
             if mark_gaps and i == 1:
                 decoder.mark_gap()
-        out.append(decoder.decode(b"", True))
+        out.append(step(b"", True))
+        out.append(step(b"", True))
         out.append(event_tuples(seen))
         out.append(decoder.statistics())
         out.append(decoder.checkpoint())
@@ -190,3 +195,59 @@ def test_incremental_codecs_decoder_agrees_on_a_large_damaged_stream() -> None:
     assert decoder.decode(b"", True) == peer.decode(b"", True)
     assert all(data[e.offset : e.end] == e.data for e in events)
     assert len(events) == decoder.statistics().malformed_total
+
+
+# -- BufferedAsyncIterator: the line streams' `async for` ------------------------------
+
+
+def buffered(items: list[object], more: list[list[object]]) -> Any:
+    """An iterator over ``items`` (popped from the end) that refills from ``more``."""
+
+    async def refill(iterator: Any) -> object:
+        while more and not more[0]:
+            more.pop(0)  # an empty batch: try the next one
+        if not more:
+            raise StopAsyncIteration
+        batch = more.pop(0)
+        iterator.feed(batch)
+        return batch.pop()
+
+    iterator = decoder_module._accel.BufferedAsyncIterator(refill)
+    iterator.feed(items)
+    return iterator
+
+
+@pytest.mark.anyio
+async def test_buffered_iterator_hands_out_items_then_refills() -> None:
+    iterator = buffered([3, 2, 1], [[(5, 6), 4], [], [None]])
+    # A tuple item is the item itself (not StopIteration's unpacked arguments).
+    assert [x async for x in iterator] == [1, 2, 3, 4, (5, 6), None]
+
+
+@pytest.mark.anyio
+async def test_an_anext_result_never_awaited_takes_nothing() -> None:
+    items: list[object] = ["b", "a"]
+    iterator = buffered(items, [])
+    pending = iterator.__anext__()  # not awaited: the item stays in the list
+    assert items == ["b", "a"]
+    del pending
+    assert await iterator.__anext__() == "a"
+    assert items == ["b"]
+
+
+@pytest.mark.anyio
+async def test_awaiting_after_the_list_was_emptied_is_an_error() -> None:
+    items: list[object] = ["a"]
+    iterator = buffered(items, [])
+    awaitable = iterator.__anext__()
+    items.clear()
+    with pytest.raises(RuntimeError, match="emptied"):
+        await awaitable
+
+
+def test_the_iterator_protocol_gives_the_item_in_stop_iteration() -> None:
+    """What a generator-based awaiter (``yield from``) sees instead of ``send``."""
+    iterator = buffered([(1, 2)], [])
+    with pytest.raises(StopIteration) as stop:
+        next(iterator.__anext__().__await__())
+    assert stop.value.value == (1, 2)

@@ -6,6 +6,7 @@ Every test runs on asyncio and on trio (the ``anyio_backend`` fixture in conftes
 from __future__ import annotations
 
 import random
+from collections.abc import Awaitable
 
 import anyio
 import pytest
@@ -146,8 +147,11 @@ async def test_cancelled_receives_lose_and_duplicate_nothing(seed: int, method: 
     assert cancelled > 1000  # the scopes really did cancel receives, thousands of times
 
 
+@pytest.mark.usefixtures("implementation")
 @pytest.mark.parametrize("seed", [3])
-async def test_cancelled_line_receives_lose_and_duplicate_nothing(seed: int) -> None:
+@pytest.mark.parametrize("method", ["receive", "iteration"])
+async def test_cancelled_line_receives_lose_and_duplicate_nothing(seed: int, method: str) -> None:
+    """Also through ``async for`` (a loop ended by a cancellation is started again)."""
     data = lossy_sample(seed)
     rng = random.Random(seed)
     chunks = cut(data, rng.sample(range(len(data)), 2500))
@@ -156,7 +160,14 @@ async def test_cancelled_line_receives_lose_and_duplicate_nothing(seed: int) -> 
                                on_overlong="split")
     async with anyio.create_task_group() as tg:
         tg.start_soon(feeder)
-        got, cancelled = await receive_under_cancellation(stream.receive, rng)
+        if method == "receive":
+            got, cancelled = await receive_under_cancellation(stream.receive, rng)
+        else:
+
+            def next_line() -> Awaitable[str]:
+                return aiter(stream).__anext__()
+
+            got, cancelled = await receive_under_cancellation(next_line, rng)
     expected = reference_lines(
         decode_all(data), None, stream.splitter.keepends, 40, "split"
     )

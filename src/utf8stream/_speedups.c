@@ -11,10 +11,11 @@
  *    absolute offset of data[0].  When the callback raises, fail_start / resume_at tell
  *    where the failing unit was (as the Python handler records them).
  *
- * 2. BufferedAsyncIterator: `async for` over items that are mostly already buffered.
- *    __anext__ hands out the next buffered item through an awaitable that completes at
- *    once, and calls the Python coroutine function `refill` only when the buffer is empty.
- *    A Python `async def __anext__` costs a coroutine per item; this costs one small object.
+ * 2. BufferedAsyncIterator: `async for` over items that are mostly ready already.
+ *    __anext__ hands out the next ready item through an awaitable that completes at once,
+ *    and calls the Python coroutine function `refill` only when none is ready.  A Python
+ *    `async def __anext__` costs a coroutine per item, an async generator a frame resume;
+ *    this costs a C call.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -463,11 +464,15 @@ static PyTypeObject UnitsType = {
 
 /* ---- BufferedAsyncIterator ---------------------------------------------------------- */
 
+/* `async for` over a list of ready items, taken from its end (list.pop() order), and a
+   coroutine function that is called, with the iterator as its argument, when the list is
+   empty.  The list is shared with the owner (it may pop from it too); refill() installs
+   a new list with feed() and returns the next item, or raises StopAsyncIteration. */
+
 typedef struct {
     PyObject_HEAD
-    PyObject *items;   /* list */
-    Py_ssize_t index;  /* next item to hand out */
-    PyObject *refill;  /* coroutine function: refill() -> first item of a new batch */
+    PyObject *items;  /* list or NULL */
+    PyObject *refill; /* refill(iterator) -> awaitable of the next item */
 } BufferedObject;
 
 static PyTypeObject BufferedType;
@@ -475,13 +480,13 @@ static PyTypeObject BufferedType;
 static PyObject *
 Buffered_anext(BufferedObject *self)
 {
-    if (self->items != NULL && self->index < PyList_GET_SIZE(self->items)) {
+    if (self->items != NULL && PyList_GET_SIZE(self->items) > 0) {
         /* The object itself is the awaitable; the item is taken when it is awaited, so
            an __anext__() result that is never awaited loses nothing. */
         Py_INCREF(self);
         return (PyObject *)self;
     }
-    return PyObject_CallNoArgs(self->refill);
+    return PyObject_CallOneArg(self->refill, (PyObject *)self);
 }
 
 static PyObject *
@@ -491,20 +496,47 @@ Buffered_await(BufferedObject *self)
     return (PyObject *)self;
 }
 
+/* The next item (a new reference), or NULL with an exception set. */
 static PyObject *
-Buffered_next(BufferedObject *self)
+Buffered_pop(BufferedObject *self)
 {
-    if (self->items == NULL || self->index >= PyList_GET_SIZE(self->items)) {
+    Py_ssize_t n = self->items == NULL ? 0 : PyList_GET_SIZE(self->items);
+    if (n == 0) {
         PyErr_SetString(PyExc_RuntimeError,
                         "BufferedAsyncIterator: the buffer was emptied between __anext__() "
                         "and await");
         return NULL;
     }
-    PyObject *item = PyList_GET_ITEM(self->items, self->index);
-    PyList_SET_ITEM(self->items, self->index, Py_None); /* the buffer lets go of it */
-    Py_INCREF(Py_None);
-    self->index++;
-    /* StopIteration(item), built explicitly so that a tuple item is not unpacked. */
+    /* list.pop(): the list's reference moves to the caller.  The allocation is kept
+       (it only ever shrinks here, and the owner replaces the list per chunk). */
+    PyObject *item = PyList_GET_ITEM(self->items, n - 1);
+    Py_SET_SIZE(self->items, n - 1);
+    return item;
+}
+
+/* Awaiting completes at once: PyIter_Send (the SEND opcode) gets the item as the
+   awaitable's return value, without a StopIteration object. */
+static PySendResult
+Buffered_send(BufferedObject *self, PyObject *arg, PyObject **result)
+{
+    PyObject *item = Buffered_pop(self);
+    if (item == NULL) {
+        *result = NULL;
+        return PYGEN_ERROR;
+    }
+    *result = item;
+    return PYGEN_RETURN;
+}
+
+static PyObject *
+Buffered_next(BufferedObject *self)
+{
+    /* The same through the iterator protocol: StopIteration(item). */
+    PyObject *item = Buffered_pop(self);
+    if (item == NULL) {
+        return NULL;
+    }
+    /* Built explicitly so that a tuple item is not unpacked. */
     PyObject *stop = PyObject_CallOneArg(PyExc_StopIteration, item);
     Py_DECREF(item);
     if (stop == NULL) {
@@ -516,43 +548,15 @@ Buffered_next(BufferedObject *self)
 }
 
 static PyObject *
-Buffered_feed(BufferedObject *self, PyObject *const *args, Py_ssize_t nargs)
+Buffered_feed(BufferedObject *self, PyObject *items)
 {
-    if (nargs != 2 || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "feed(items: list, index: int)");
+    if (!PyList_Check(items)) {
+        PyErr_SetString(PyExc_TypeError, "feed(items: list)");
         return NULL;
     }
-    Py_ssize_t index = PyLong_AsSsize_t(args[1]);
-    if (index == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    Py_INCREF(args[0]);
-    Py_XSETREF(self->items, args[0]);
-    self->index = index;
+    Py_INCREF(items);
+    Py_XSETREF(self->items, items);
     Py_RETURN_NONE;
-}
-
-static PyObject *
-Buffered_take(BufferedObject *self, PyObject *Py_UNUSED(ignored))
-{
-    /* Everything still buffered, as a list; the buffer is left empty. */
-    PyObject *rest;
-    if (self->items == NULL) {
-        rest = PyList_New(0);
-    }
-    else {
-        rest = PyList_GetSlice(self->items, self->index, PyList_GET_SIZE(self->items));
-    }
-    Py_CLEAR(self->items);
-    self->index = 0;
-    return rest;
-}
-
-static PyObject *
-Buffered_len(BufferedObject *self, PyObject *Py_UNUSED(ignored))
-{
-    Py_ssize_t n = self->items == NULL ? 0 : PyList_GET_SIZE(self->items) - self->index;
-    return PyLong_FromSsize_t(n);
 }
 
 static int
@@ -566,7 +570,6 @@ Buffered_init(BufferedObject *self, PyObject *args, PyObject *kwds)
     Py_INCREF(refill);
     Py_XSETREF(self->refill, refill);
     Py_CLEAR(self->items);
-    self->index = 0;
     return 0;
 }
 
@@ -598,15 +601,12 @@ static PyAsyncMethods Buffered_async = {
     .am_await = (unaryfunc)Buffered_await,
     .am_aiter = (unaryfunc)Buffered_await, /* __aiter__ returns self */
     .am_anext = (unaryfunc)Buffered_anext,
+    .am_send = (sendfunc)Buffered_send,
 };
 
 static PyMethodDef Buffered_methods[] = {
-    {"feed", (PyCFunction)(void (*)(void))Buffered_feed, METH_FASTCALL,
-     "feed(items, index): buffer items[index:] (the list is taken over, not copied)"},
-    {"take", (PyCFunction)Buffered_take, METH_NOARGS,
-     "take() -> list: remove and return everything still buffered"},
-    {"buffered", (PyCFunction)Buffered_len, METH_NOARGS,
-     "buffered() -> int: how many items are buffered"},
+    {"feed", (PyCFunction)Buffered_feed, METH_O,
+     "feed(items): hand out items from this list (shared, popped from its end)"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -615,7 +615,7 @@ static PyTypeObject BufferedType = {
     .tp_name = "utf8stream._speedups.BufferedAsyncIterator",
     .tp_basicsize = sizeof(BufferedObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "BufferedAsyncIterator(refill): async iteration over buffered items",
+    .tp_doc = "BufferedAsyncIterator(refill): async iteration over ready items",
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)Buffered_init,
     .tp_dealloc = (destructor)Buffered_dealloc,

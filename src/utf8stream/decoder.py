@@ -239,6 +239,11 @@ def accelerated() -> bool:
     return _accel is not None
 
 
+def accelerator() -> Any:
+    """The compiled ``_speedups`` module in use, or None (its other users ask here)."""
+    return _accel
+
+
 def _byte_view(data: ReadableBuffer) -> Bytes:
     if isinstance(data, (bytes, bytearray)):
         return data

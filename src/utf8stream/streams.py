@@ -35,7 +35,7 @@ from anyio.abc import (
 )
 from anyio.lowlevel import checkpoint
 
-from .decoder import OnMalformed, Utf8Decoder
+from .decoder import OnMalformed, Utf8Decoder, accelerator
 from .encoder import Utf8Encoder
 from .events import MalformedKind, Utf8DecodeError
 from .lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong
@@ -459,16 +459,38 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         return await self._refill()
 
     def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
-        # An async generator resumes much faster than a coroutine is created, and that is
-        # most of the cost of ``async for`` per line.  All state stays in the stream, so
-        # leaving the loop early (or a cancelled refill) loses nothing.
-        return self._iterate()
+        # Per line, ``async for`` costs a coroutine for each ``__anext__`` in Python; the
+        # C accelerator's iterator hands out ready lines with no Python frame at all, and
+        # without it an async generator (a frame resume per line) does.  Either way all
+        # state stays in the stream, so leaving the loop early, mixing ``receive()`` with
+        # iteration, or a cancelled refill loses nothing.
+        accel = accelerator()
+        if accel is None:
+            return self._iterate()
+        iterator: AsyncIterator[str] = accel.BufferedAsyncIterator(self._next_for)
+        iterator.feed(self._ready)  # type: ignore[attr-defined]
+        return iterator
+
+    async def _next_for(self, iterator: Any) -> str:
+        """The accelerated iterator's refill: its list is empty (or stale)."""
+        ready = self._ready
+        if ready:
+            iterator.feed(ready)  # ``receive()`` installed a new list meanwhile
+            return ready.pop()
+        try:
+            line = await self._refill()
+        except EndOfStream:
+            raise StopAsyncIteration from None
+        iterator.feed(self._ready)
+        return line
 
     async def _iterate(self) -> AsyncIterator[str]:
         while True:
+            # ``receive()`` between two steps may have installed a new list: look again.
             ready = self._ready
-            while ready:
+            if ready:
                 yield ready.pop()
+                continue
             try:
                 line = await self._refill()
             except EndOfStream:
