@@ -156,7 +156,7 @@ def test_events_are_ordinary_frozen_records() -> None:
 
 
 def test_the_c_handler_refuses_to_run_outside_a_decoder() -> None:
-    with pytest.raises(RuntimeError, match=r"only for Units\.decode"):
+    with pytest.raises(RuntimeError, match=r"only for Units\.feed"):
         b"\xff".decode("utf-8", decoder_module._accel.HANDLER_NAME)
 
 

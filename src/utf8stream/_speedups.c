@@ -6,10 +6,10 @@
  *    counts it, builds the Malformed event and hands it to the callback -- the same work
  *    as decoder._c_error_handler, without a Python frame per unit.
  *
- *    Units(replacement, callback).decode(data, final, base) -> (text, consumed)
- *    is codecs.utf_8_decode(data, <this handler>, final) for one decoder; base is the
- *    absolute offset of data[0].  When the callback raises, fail_start / resume_at tell
- *    where the failing unit was (as the Python handler records them).
+ *    Units(replacement, callback).feed(pending, data, final, position) is one ordinary
+ *    Utf8Decoder.decode call: codecs.utf_8_decode(pending + data, <this handler>, final)
+ *    plus what happens to the unconsumed tail.  When the callback raises, fail_start /
+ *    resume_at tell where the failing unit was (as the Python handler records them).
  *
  * 2. BufferedAsyncIterator: `async for` over items that are mostly ready already.
  *    __anext__ hands out the next ready item through an awaitable that completes at once,
@@ -142,7 +142,7 @@ error_handler(PyObject *module, PyObject *exc)
     Call *call = current_call;
     if (call == NULL) {
         PyErr_SetString(PyExc_RuntimeError,
-                        "the utf8stream accelerator's error handler is only for Units.decode");
+                        "the utf8stream accelerator's error handler is only for Units.feed");
         return NULL;
     }
     Py_ssize_t start, end;
@@ -226,38 +226,6 @@ ready_check(void)
         return -1;
     }
     return 0;
-}
-
-static PyObject *
-Units_decode(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 3 || !PyBytes_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "decode(data: bytes, final, base)");
-        return NULL;
-    }
-    if (ready_check() < 0) {
-        return NULL;
-    }
-    PyObject *data = args[0];
-    int final = PyObject_IsTrue(args[1]);
-    if (final < 0) {
-        return NULL;
-    }
-    long long base = PyLong_AsLongLong(args[2]);
-    if (base == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    Py_ssize_t consumed;
-    Py_INCREF(self); /* the callback could drop the last other reference */
-    Py_INCREF(data);
-    PyObject *text = run(self, PyBytes_AS_STRING(data), PyBytes_GET_SIZE(data), base, final,
-                         &consumed);
-    Py_DECREF(data);
-    Py_DECREF(self);
-    if (text == NULL) {
-        return NULL;
-    }
-    return Py_BuildValue("(Nn)", text, consumed);
 }
 
 /* feed(pending, data, final, position) -> (text, pending)
@@ -430,8 +398,6 @@ Units_dealloc(UnitsObject *self)
 }
 
 static PyMethodDef Units_methods[] = {
-    {"decode", (PyCFunction)(void (*)(void))Units_decode, METH_FASTCALL,
-     "decode(data, final, base) -> (text, consumed)"},
     {"feed", (PyCFunction)(void (*)(void))Units_feed, METH_FASTCALL,
      "feed(pending, data, final, position) -> (text, pending)"},
     {"drain", (PyCFunction)Units_drain, METH_NOARGS,
@@ -671,7 +637,7 @@ setup(PyObject *module, PyObject *args)
 
 static PyMethodDef module_methods[] = {
     {"error_handler", (PyCFunction)error_handler, METH_O,
-     "The codecs error handler behind Units.decode (registered as " HANDLER_NAME ")."},
+     "The codecs error handler behind Units.feed (registered as " HANDLER_NAME ")."},
     {"setup", (PyCFunction)setup, METH_VARARGS,
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
     {NULL, NULL, 0, NULL},
