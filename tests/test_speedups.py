@@ -13,12 +13,14 @@ from contextlib import contextmanager
 from typing import Any
 
 import pytest
-from _helpers import CORE, HEAVY, chunked, event_tuples
+from _helpers import CORE, FRAGMENTS, HEAVY, chunked, event_tuples
 from hypothesis import given
 from hypothesis import strategies as st
 
 import utf8stream.decoder as decoder_module
-from utf8stream import Malformed, MalformedKind, Utf8Decoder
+from utf8stream import LineSplitter, LineTooLong, Malformed, MalformedKind, Utf8Decoder
+from utf8stream.decoder import SPLIT_ASCII_ONLY
+from utf8stream.lines import OVERLONG_POLICIES
 
 pytestmark = pytest.mark.skipif(
     decoder_module._accel is None,
@@ -155,9 +157,11 @@ def test_events_are_ordinary_frozen_records() -> None:
         events[0].offset = 7  # type: ignore[misc]
 
 
-def test_the_c_handler_refuses_to_run_outside_a_decoder() -> None:
-    with pytest.raises(RuntimeError, match=r"only for Units\.feed"):
-        b"\xff".decode("utf-8", decoder_module._accel.HANDLER_NAME)
+def test_units_take_one_replacement_character_or_none() -> None:
+    with pytest.raises(ValueError, match="one character or none"):
+        decoder_module._accel.Units("??", None)
+    with pytest.raises(ValueError, match="one-character replacement"):
+        decoder_module._accel.Units("", None).split(b"", b"a\nb", False, 3, -1)
 
 
 def test_a_callback_may_run_another_decoder() -> None:
@@ -195,6 +199,118 @@ def test_incremental_codecs_decoder_agrees_on_a_large_damaged_stream() -> None:
     assert decoder.decode(b"", True) == peer.decode(b"", True)
     assert all(data[e.offset : e.end] == e.data for e in events)
     assert len(events) == decoder.statistics().malformed_total
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_long_inputs_take_every_fast_path(seed: int) -> None:
+    """Runs of ASCII (the 16-byte blocks), segments over 4 KiB (the ASCII guess), every
+    sequence length, units near block edges: against codecs and the pure decoder."""
+    import random
+
+    rng = random.Random(seed)
+    pieces = ["a" * rng.randrange(1, 70), "é", "€", "😀", "日本語", "\n", "\r\n", " "]
+    text = "".join(rng.choice(pieces) for _ in range(rng.choice([50, 3000, 20000])))
+    raw = bytearray(text.encode())
+    for _ in range(rng.choice([0, 1, 30])):
+        raw[rng.randrange(len(raw))] = rng.randrange(256)
+    data = bytes(raw)
+    size = rng.choice([1, 15, 16, 17, 4095, 4096, 65536])
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
+    fast, pure, fast_events, pure_events = make_pair()
+    peer = codecs.getincrementaldecoder("utf-8")("replace")
+    for chunk in chunks:
+        text_out = fast.decode(chunk)
+        assert text_out == pure.decode(chunk) == peer.decode(chunk)
+    assert fast.decode(b"", True) == pure.decode(b"", True) == peer.decode(b"", True)
+    assert event_tuples(fast_events) == event_tuples(pure_events)
+    assert fast.statistics() == pure.statistics()
+
+
+# -- split: decoding and cutting lines in one pass ------------------------------------
+
+_NEWLINES = [b"\n", b"\r", b"\r\n", b"\r\r", b"\n\r", b"\x00"]
+_ASCII_RUNS = st.text(st.characters(min_codepoint=32, max_codepoint=126), min_size=1, max_size=40)
+line_bytes = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS), st.sampled_from(_NEWLINES), _ASCII_RUNS.map(str.encode)),
+    max_size=60,
+).map(b"".join)
+
+
+def line_items(items: list[str | LineTooLong]) -> list[tuple[str, str]]:
+    return [("line", x) if isinstance(x, str) else ("too long", x.partial) for x in items]
+
+
+@CORE
+@given(
+    chunked(line_bytes),
+    st.sampled_from([None, "\n", "\x00", "\r"]),
+    st.sampled_from([None, 4, 7, 16, 64]),
+    st.sampled_from(OVERLONG_POLICIES),
+    st.integers(0, 1 << 40),
+)
+def test_split_gives_what_decode_then_feed_gives(
+    case: tuple[bytes, list[bytes]],
+    newline: str | None,
+    limit: int | None,
+    policy: str,
+    start: int,
+) -> None:
+    _, chunks = case
+    fast, pure, fast_events, pure_events = make_pair(start_offset=start)
+    options: dict[str, Any] = {"newline": newline, "max_line_bytes": limit, "on_overlong": policy}
+    fast_lines, pure_lines = LineSplitter(**options), LineSplitter(**options)
+    sep = fast_lines._byte_sep
+    assert sep is not None  # the splitter asks the decoder to split, and it can
+    assert fast._decode_split(b"", False, sep) == ([""], SPLIT_ASCII_ONLY, 0)
+    for chunk in chunks:
+        got = fast_lines.feed_bytes(fast, chunk)
+        assert line_items(got) == line_items(pure_lines.feed(pure.decode(chunk)))
+        assert fast.getstate() == pure.getstate()
+    got = fast_lines.feed_bytes(fast, b"", True) + fast_lines.flush()
+    expected = pure_lines.feed(pure.decode(b"", True)) + pure_lines.flush()
+    assert line_items(got) == line_items(expected)
+    assert event_tuples(fast_events) == event_tuples(pure_events)
+    assert fast.statistics() == pure.statistics()
+    assert fast_lines.statistics() == pure_lines.statistics()
+
+
+@HEAVY
+@given(chunked(line_bytes), st.integers(0, 6))
+def test_split_with_a_raising_callback_leaves_the_same_state(
+    case: tuple[bytes, list[bytes]], fail_at: int
+) -> None:
+    _, chunks = case
+    outputs: list[list[object]] = []
+    for accelerated in (True, False):
+        seen: list[Malformed] = []
+
+        def callback(event: Malformed, seen: list[Malformed] = seen) -> None:
+            seen.append(event)
+            if len(seen) == fail_at + 1:
+                raise KeyError("stop")
+
+        if accelerated:
+            decoder = Utf8Decoder(on_malformed=callback)
+        else:
+            with pure_python():
+                decoder = Utf8Decoder(on_malformed=callback)
+        splitter = LineSplitter()
+        out: list[object] = []
+        for i, chunk in enumerate([*chunks, b""]):
+            final = i == len(chunks)
+            try:
+                if accelerated:
+                    items = splitter.feed_bytes(decoder, chunk, final)
+                else:
+                    items = splitter.feed(decoder.decode(chunk, final))
+                out.append(line_items(items))
+            except KeyError:
+                out.append(("raised", decoder.position, decoder.getstate()))
+        out.append(line_items(splitter.feed(decoder.decode(b"", True)) + splitter.flush()))
+        out.append(event_tuples(seen))
+        out.append(decoder.statistics())
+        outputs.append(out)
+    assert outputs[0] == outputs[1]
 
 
 # -- BufferedAsyncIterator: the line streams' `async for` ------------------------------

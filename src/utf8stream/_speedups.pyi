@@ -7,9 +7,10 @@ from .events import Malformed, MalformedKind
 
 _T = TypeVar("_T")
 
-HANDLER_NAME: str
+ENDS_CR: int
+STARTS_LF: int
+ASCII_ONLY: int
 
-def error_handler(exc: UnicodeError, /) -> tuple[str, int]: ...
 def setup(
     kinds: tuple[MalformedKind, ...],
     event_type: type[Malformed],
@@ -28,6 +29,9 @@ class Units:
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
     ) -> tuple[str, bytes]: ...
+    def split(
+        self, pending: bytes, data: bytes, final: bool, position: int, sep: int, /
+    ) -> tuple[list[str], bytes, int, int]: ...
     def drain(self) -> tuple[int, ...]: ...
 
 class BufferedAsyncIterator(Generic[_T]):

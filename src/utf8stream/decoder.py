@@ -28,15 +28,16 @@ units), and valid data never sees a Python loop.
 The error handler has to find the decoder that is running; a thread-local holds it for the
 duration of the C call.
 
-The optional C accelerator (``_speedups.c``, built when a C compiler is at hand) replaces
-only that error handler, for the common policies (``replace`` and ``ignore`` on plain
-UTF-8): the C decoder calls a handler written in C, which classifies, counts and reports
-each unit exactly as ``_c_error_handler`` does, without a Python frame per unit.  While it
-is active, every ordinary call takes that one path (no strict attempt first, no dirty
-window): a clean chunk costs the same as with ``strict``.  Everything else (gaps, unread
-input, strict mode, the other policies, the variants) stays in Python, and with
-``UTF8STREAM_PURE_PYTHON=1`` in the environment, or without the compiled module, all of it
-does.  Units that the C decoder reports are classified from the bytes
+The optional C accelerator (``_speedups.c``, built when a C compiler is at hand) is a
+UTF-8 decoder of our own for the common policies (``replace`` and ``ignore`` on plain
+UTF-8): one pass that validates, decodes and classifies, counts and reports each unit
+exactly as ``_c_error_handler`` does, with no exception object or Python frame per unit;
+it is faster than CPython's decoder even on valid text (benchmarks/bench_decoder.py).
+While it is active, every ordinary call is one C call.  It can also cut lines from the
+bytes as it decodes (``_decode_split``, for ``LineSplitter.feed_bytes``).  Everything else
+(gaps, unread input, strict mode, the other policies, the variants) stays in Python, and
+with ``UTF8STREAM_PURE_PYTHON=1`` in the environment, or without the compiled module, all
+of it does.  Units that the C decoder reports are classified from the bytes
 around them (``_bytes.classify_unit``) and turned into text by the error policy.
 
 Strict mode, and any exception raised by a policy or callback, never poisons the decoder:
@@ -211,6 +212,12 @@ _ACCEL_KINDS = (
 )
 
 
+#: ``Utf8Decoder._decode_split`` flags (the values of ``_speedups.c``).
+SPLIT_ENDS_CR = 1
+SPLIT_STARTS_LF = 2
+SPLIT_ASCII_ONLY = 4
+
+
 def _load_accelerator() -> Any:
     """The compiled ``_speedups`` module, set up, or None (pure Python)."""
     if os.environ.get("UTF8STREAM_PURE_PYTHON"):
@@ -226,7 +233,9 @@ def _load_accelerator() -> Any:
         Malformed.__dict__["data"],
         Malformed.__dict__["kind"],
     )
-    codecs.register_error(_speedups.HANDLER_NAME, _speedups.error_handler)
+    flags = (_speedups.ENDS_CR, _speedups.STARTS_LF, _speedups.ASCII_ONLY)
+    if flags != (SPLIT_ENDS_CR, SPLIT_STARTS_LF, SPLIT_ASCII_ONLY):  # pragma: no cover
+        return None  # a stale build of the extension
     return _speedups
 
 
@@ -503,10 +512,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
                 text: str
                 text, self._pending = units.feed(pending, input, final, position)
             except BaseException as exc:
-                data = pending + input
-                self._fail_start = units.fail_start
-                self._resume_at = units.resume_at
-                self._recover(exc, [self._partial_from_c(data)], data, final)
+                self._accelerated_failed(exc, units, pending + input, final)
                 raise
             return text
         if not self._fast or type(input) is not bytes:
@@ -533,6 +539,42 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._position += len(input)
         self._chars += len(text)
         return text
+
+    def _decode_split(
+        self, input: bytes, final: bool, sep: int  # noqa: A002
+    ) -> tuple[list[str], int, int] | None:
+        """``decode()`` and a split of its text in one step, or ``None`` if not possible.
+
+        For ``LineSplitter.feed_bytes``.  Possible on the accelerated path with
+        ``errors="replace"``: the C code cuts the bytes at newline bytes and decodes each
+        piece into its own string, so the chunk's text is never built.  Returns
+        ``(parts, flags, chars)``: ``parts`` is the text split at the byte ``sep`` (or,
+        with ``sep`` -1, at universal newlines, where a final ``\r`` is left out and
+        ``flags & ENDS_CR`` tells), ``chars`` the length of the text (see
+        ``Units.split`` in ``_speedups.c``).  State, events and statistics are exactly
+        those of ``decode(input, final)``.
+        """
+        units = self._ready
+        if units is None or self._inline != _REPLACEMENT:
+            return None
+        pending = self._pending
+        self._position = position = self._position + len(input)
+        try:
+            parts, self._pending, flags, chars = units.split(
+                pending, input, final, position, sep
+            )
+        except BaseException as exc:
+            self._accelerated_failed(exc, units, pending + input, final)
+            raise
+        return parts, flags, chars
+
+    def _accelerated_failed(
+        self, exc: BaseException, units: Any, data: bytes, final: bool
+    ) -> None:
+        """A callback raised inside the accelerator, which decoded ``data``."""
+        self._fail_start = units.fail_start
+        self._resume_at = units.resume_at
+        self._recover(exc, [self._partial_from_c(data)], data, final)
 
     def mark_gap(self, lost: int | None = None) -> None:
         """Declare that bytes were lost here (``lost`` of them, if known).

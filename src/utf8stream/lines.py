@@ -33,9 +33,13 @@ import re
 import sys
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from ._bytes import is_continuation
+from .decoder import SPLIT_ASCII_ONLY, SPLIT_ENDS_CR, SPLIT_STARTS_LF
+
+if TYPE_CHECKING:
+    from .decoder import Utf8Decoder
 
 __all__ = ["OVERLONG_POLICIES", "LineSplitter", "LineSplitterStatistics", "LineTooLong"]
 
@@ -179,6 +183,13 @@ class LineSplitter:
         self.max_line_bytes = max_line_bytes
         self.on_overlong = on_overlong
         self._limit = _NO_LIMIT if max_line_bytes is None else max_line_bytes
+        # feed_bytes: the newline as a byte value the decoder can split at (-1: universal)
+        self._byte_sep: int | None = None
+        if not self.keepends:
+            if newline is None:
+                self._byte_sep = -1
+            elif len(newline) == 1 and newline.isascii():
+                self._byte_sep = ord(newline)
         self._tail = ""
         self._carry: list[str] = []
         self._carry_bytes = 0
@@ -219,6 +230,44 @@ class LineSplitter:
         self._text_size = len(text)
         complete, rest = self._split(text)
         out = self._take_complete(complete, text.isascii()) if complete else []
+        if rest:
+            self._extend_carry(rest, out)
+        self._lines += len(out) - (self._raised - raised)
+        return out
+
+    def feed_bytes(
+        self, decoder: Utf8Decoder, data: bytes, final: bool = False
+    ) -> list[str | LineTooLong]:
+        """``feed(decoder.decode(data, final))``, in one step where the decoder can.
+
+        With the C accelerator, ``errors="replace"``, no ``keepends`` and universal
+        newlines or a one-character ASCII newline, the decoder cuts the bytes at newline
+        bytes and decodes each line on its own (``Utf8Decoder._decode_split``): the same
+        lines, events and state, without building the chunk's text and splitting it.
+        """
+        sep = self._byte_sep
+        if sep is not None and type(data) is bytes:
+            split = decoder._decode_split(data, final, sep)  # noqa: SLF001
+            if split is not None:
+                return self._feed_parts(*split)
+        return self.feed(decoder.decode(data, final))
+
+    def _feed_parts(self, parts: list[str], flags: int, chars: int) -> list[str | LineTooLong]:
+        """``feed`` for text that arrives already split (see ``feed_bytes``)."""
+        self._chars_in += chars
+        if self._tail:  # a held "\r": universal newlines
+            if not chars:
+                return []
+            self._tail = ""
+            chars += 1
+            if not flags & SPLIT_STARTS_LF:
+                parts.insert(0, "")  # the "\r" ended the current line by itself
+        if flags & SPLIT_ENDS_CR:
+            self._tail = "\r"
+        raised = self._raised
+        self._text_size = chars
+        rest = parts.pop()
+        out = self._take_complete(parts, bool(flags & SPLIT_ASCII_ONLY)) if parts else []
         if rest:
             self._extend_carry(rest, out)
         self._lines += len(out) - (self._raised - raised)

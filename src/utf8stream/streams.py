@@ -425,6 +425,9 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     _ready: list[str] = field(init=False, repr=False, default_factory=list)
     _later: list[str | LineTooLong] = field(init=False, repr=False, default_factory=list)
     _errors: str = field(init=False, repr=False)
+    #: The Utf8ReceiveStream this stream made over a byte source: while it holds nothing,
+    #: chunks go from its transport straight to ``splitter.feed_bytes``.
+    _direct: Utf8ReceiveStream | None = field(init=False, repr=False, default=None)
     _eof: bool = field(init=False, repr=False, default=False)
     _busy: bool = field(init=False, repr=False, default=False)
 
@@ -447,7 +450,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         if isinstance(source, (Utf8ReceiveStream, Utf8Stream, LineReceiveStream)):
             self.text_stream = cast(ObjectReceiveStream[str], source)
         elif isinstance(source, ByteReceiveStream):
-            self.text_stream = Utf8ReceiveStream(source, errors=errors)
+            self.text_stream = self._direct = Utf8ReceiveStream(source, errors=errors)
         else:
             self.text_stream = None
             Utf8Decoder(errors)  # reject a bad policy now, not at the first item
@@ -513,24 +516,39 @@ class LineReceiveStream(ObjectReceiveStream[str]):
                     return item
                 if self._eof:
                     raise EndOfStream
-                text_stream = self.text_stream
-                try:
-                    if text_stream is None:
-                        text = await self._sniff()
-                    else:
-                        text = await text_stream.receive()
-                except EndOfStream:
-                    self._eof = True
-                    items = splitter.flush()
+                raised = splitter.overlong_lines
+                direct = self._direct
+                if direct is not None and not direct._pending:  # noqa: SLF001
+                    # The text stream holds nothing: decode and split in one step.
+                    try:
+                        chunk = await direct.transport.receive()
+                    except EndOfStream:
+                        direct._eof = direct._pending = True  # noqa: SLF001
+                        continue  # the text stream flushes the decoder
+                    try:
+                        items = splitter.feed_bytes(direct.decoder, chunk)
+                    except Exception as exc:
+                        items = splitter.feed(direct._failed(exc))  # noqa: SLF001
                 else:
-                    raised = splitter.overlong_lines
-                    items = splitter.feed(text)
-                    if splitter.overlong_lines == raised or splitter.on_overlong != "raise":
-                        if items:
-                            items.reverse()
-                            ready = self._ready = cast(list[str], items)
-                            return ready.pop()
+                    text_stream = self.text_stream
+                    try:
+                        if text_stream is None:
+                            text = await self._sniff()
+                        else:
+                            text = await text_stream.receive()
+                    except EndOfStream:
+                        self._eof = True
+                        items = splitter.flush()
+                        items.reverse()
+                        self._later = items
                         continue
+                    items = splitter.feed(text)
+                if splitter.overlong_lines == raised or splitter.on_overlong != "raise":
+                    if items:
+                        items.reverse()
+                        ready = self._ready = cast(list[str], items)
+                        return ready.pop()
+                    continue
                 items.reverse()
                 self._later = items
         finally:
@@ -543,7 +561,9 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         if isinstance(item, str):
             self.text_stream = source
             return item
-        self.text_stream = Utf8ReceiveStream(_Pushback(source, item), errors=self._errors)
+        self.text_stream = self._direct = Utf8ReceiveStream(
+            _Pushback(source, item), errors=self._errors
+        )
         return await self.text_stream.receive()
 
     @property
