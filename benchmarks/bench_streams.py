@@ -5,7 +5,8 @@
 Transports are fed from memory (``MemoryByteStream`` hands out pre-cut chunks without
 yielding to the event loop), so the figures measure the adapters, not a transport.
 
-Prints best-of-N times and ratios ``peer_time / our_time`` (higher is better) for
+Prints best-of-N times (the peer's runs and ours interleaved) and ratios
+``peer_time / our_time`` (higher is better) for
 
 * ``Utf8ReceiveStream`` against ``anyio.streams.text.TextReceiveStream`` (``replace``),
   at 64 KiB and 4 KiB chunks (DESIGN.md section 8 target: >= 1.0);
@@ -22,6 +23,7 @@ import io
 import sys
 import time
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -107,30 +109,41 @@ def lines_textiowrapper(data: bytes) -> int:
     return n
 
 
-def best_async(
-    fn: Callable[[list[bytes]], Awaitable[int]], chunks: list[bytes], backend: str, repeat: int
+def timed_async(
+    fn: Callable[[list[bytes]], Awaitable[int]], chunks: list[bytes], backend: str
 ) -> tuple[float, int]:
     async def timed() -> tuple[float, int]:
         start = time.perf_counter()
         result = await fn(chunks)
         return time.perf_counter() - start, result
 
-    best, result = float("inf"), 0
-    for _ in range(repeat):
-        gc.collect()
-        elapsed, result = anyio.run(timed, backend=backend)
-        best = min(best, elapsed)
-    return best, result
+    gc.collect()
+    return anyio.run(timed, backend=backend)
 
 
-def best_sync(fn: Callable[[bytes], int], data: bytes, repeat: int) -> tuple[float, int]:
-    best, result = float("inf"), 0
+def timed_sync(fn: Callable[[bytes], int], data: bytes) -> tuple[float, int]:
+    gc.collect()
+    start = time.perf_counter()
+    result = fn(data)
+    return time.perf_counter() - start, result
+
+
+def best_interleaved(runs: list[Callable[[], tuple[float, int]]], repeat: int) -> list[float]:
+    """Best-of-``repeat`` time of each run, the runs interleaved (peer, ours, peer, ...) so
+    that all of them see the same machine state; every run of one kind must agree."""
+    best = [float("inf")] * len(runs)
+    results: list[set[int]] = [set() for _ in runs]
     for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        result = fn(data)
-        best = min(best, time.perf_counter() - start)
-    return best, result
+        for i, run in enumerate(runs):
+            elapsed, result = run()
+            best[i] = min(best[i], elapsed)
+            results[i].add(result)
+    assert all(len(r) == 1 for r in results), results
+    return best
+
+
+def result_of(run: Callable[[], tuple[float, int]]) -> int:
+    return run()[1]
 
 
 def main() -> None:
@@ -153,8 +166,12 @@ def main() -> None:
         for size in TEXT_CHUNKS:
             chunks = chunked(corpora[name], size)
             for backend in BACKENDS:
-                peer, n_peer = best_async(read_text_anyio, chunks, backend, args.repeat)
-                ours, n_ours = best_async(read_text_ours, chunks, backend, args.repeat)
+                runs = [
+                    partial(timed_async, read_text_anyio, chunks, backend),
+                    partial(timed_async, read_text_ours, chunks, backend),
+                ]
+                peer, ours = best_interleaved(runs, args.repeat)
+                n_peer, n_ours = map(result_of, runs)
                 assert n_peer == n_ours, (name, n_peer, n_ours)
                 ratio = peer / ours
                 missed += ratio < 1.0
@@ -176,10 +193,14 @@ def main() -> None:
     for name in NAMES:
         data = corpora[name]
         chunks = chunked(data, LINE_CHUNK)
-        sync_time, n_sync = best_sync(lines_textiowrapper, data, args.repeat)
         for backend in BACKENDS:
-            ours, n_ours = best_async(lines_ours, chunks, backend, args.repeat)
-            until, n_until = best_async(lines_receive_until, chunks, backend, args.repeat)
+            runs = [
+                partial(timed_async, lines_ours, chunks, backend),
+                partial(timed_sync, lines_textiowrapper, data),
+                partial(timed_async, lines_receive_until, chunks, backend),
+            ]
+            ours, sync_time, until = best_interleaved(runs, args.repeat)
+            n_ours, n_sync, n_until = map(result_of, runs)
             # Both universal-newline readers agree; receive_until splits on b"\n" only, which
             # differs where the corruption put a stray \r into the text.
             assert n_ours == n_sync, (name, n_ours, n_sync)
