@@ -4,7 +4,8 @@
 
 For each corpus (benchmarks/_corpora.py), the text is what a 64 KiB-chunked decoder
 yields, so every encoder sees the same chunks.  Printed: the best-of-N time of each
-contender and ratio = peer_time / our_time (higher is better; 1.0 means as fast).
+contender (their runs interleaved) and ratio = peer_time / our_time (higher is better;
+1.0 means as fast).
 
 * ``Utf8Encoder`` against ``str.encode("utf-8")`` per chunk and against the ``codecs``
   incremental UTF-8 encoder (target >= 0.9 for both);
@@ -78,13 +79,16 @@ def our_transcode(chunks: list[bytes]) -> int:
 Runner = Callable[[Any], int]
 
 
-def best_time(fn: Runner, arg: object, repeat: int) -> float:
-    best = float("inf")
+def best_times(fns: list[Runner], arg: object, repeat: int) -> list[float]:
+    """Best-of-``repeat`` time of each function, the runs interleaved (peer, ours, peer,
+    ours, ...) so that both see the same machine state."""
+    best = [float("inf")] * len(fns)
     for _ in range(repeat):
-        gc.collect()
-        start = time.perf_counter()
-        fn(arg)
-        best = min(best, time.perf_counter() - start)
+        for i, fn in enumerate(fns):
+            gc.collect()
+            start = time.perf_counter()
+            fn(arg)
+            best[i] = min(best[i], time.perf_counter() - start)
     return best
 
 
@@ -120,8 +124,7 @@ def main() -> None:
             ("Utf8Encoder cesu-8", ours("cesu-8"), "str.encode", str_encode, texts, None),
         ]  # fmt: skip
         for label, fn, peer_label, peer_fn, arg, target in rows:
-            peer = best_time(peer_fn, arg, args.repeat)
-            mine = best_time(fn, arg, args.repeat)
+            peer, mine = best_times([peer_fn, fn], arg, args.repeat)
             ratio = peer / mine
             verdict = "(info)"
             if target is not None:
