@@ -18,6 +18,10 @@ from hypothesis import strategies as st
 
 from utf8stream import Utf8Decoder, Utf8EncodeError, Utf8Encoder
 
+# With the C accelerator, plain UTF-8 encoding is one C call (PlainEncoder); every test
+# here runs with it and in pure Python.
+pytestmark = pytest.mark.usefixtures("implementation")
+
 SURROGATES = ["\ud800", "\udbff", "\udc00", "\udc80", "\udcff", "\udfff", "\ud83d", "\ude00"]
 #: Any code points, surrogates (paired or not) included and often.
 any_text = st.text(
@@ -338,3 +342,23 @@ def test_unknown_policy_or_variant_is_rejected() -> None:
     with pytest.raises(ValueError, match="unknown UTF-8 variant"):
         Utf8Encoder(variant="utf-7")
     assert Utf8Encoder(variant="WTF_8").variant == "wtf-8"
+
+
+def test_keyword_calls_policy_changes_and_errors_keep_the_position() -> None:
+    """The C path hands keyword calls and failures to the Python method; the position
+    counts every character either way."""
+    encoder = Utf8Encoder()
+    assert encoder.encode("héllo") == "héllo".encode()
+    assert encoder.encode(input="ab", final=False) == b"ab"
+    assert encoder.position == 7
+    with pytest.raises(Utf8EncodeError) as info:
+        encoder.encode("xy\udc80z")
+    assert info.value.offset == 9
+    assert info.value.partial == b"xy"
+    assert encoder.position == 7  # a failed call consumes nothing
+    encoder.errors = "surrogateescape"
+    assert encoder.encode("\udc80z", True) == b"\x80z"
+    assert encoder.position == 9
+    encoder.reset()
+    assert encoder.position == 0
+    assert encoder.encode("é") == b"\xc3\xa9" and encoder.position == 1

@@ -14,7 +14,9 @@
  *    array (16 ASCII bytes at a time with SSE2), then allocates each string at its
  *    final size and kind; it is faster than CPython's on every corpus of the benchmarks.
  *
- * 2. BufferedAsyncIterator: `async for` over items that are mostly ready already.
+ * 2. PlainEncoder: Utf8Encoder.encode for plain UTF-8 in one C call per chunk.
+ *
+ * 3. BufferedAsyncIterator: `async for` over items that are mostly ready already.
  *    __anext__ hands out the next ready item through an awaitable that completes at once,
  *    and calls the Python coroutine function `refill` only when none is ready.  A Python
  *    `async def __anext__` costs a coroutine per item, an async generator a frame resume;
@@ -929,6 +931,115 @@ static PyTypeObject UnitsType = {
     .tp_members = Units_members,
 };
 
+/* ---- PlainEncoder ------------------------------------------------------------------ */
+
+/* Utf8Encoder.encode for plain UTF-8 with a policy CPython's codec applies by itself:
+   one C call per chunk.  It counts the characters it encoded (drain() hands the count
+   to the Python object's position) and passes every other case -- keyword arguments,
+   a character the policy does not cover -- to ``fallback``, the Python method, which
+   raises the project's error with the right position. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *errors;   /* str */
+    PyObject *fallback; /* callable(input, final=False) */
+    long long chars;
+    int strict;
+} EncoderObject;
+
+static PyObject *
+Encoder_encode(EncoderObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL || nargs < 1 || nargs > 2 || !PyUnicode_CheckExact(args[0])) {
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    }
+    PyObject *input = args[0];
+    PyObject *out = self->strict ? PyUnicode_AsUTF8String(input)
+                                 : PyUnicode_AsEncodedString(input, "utf-8",
+                                                             PyUnicode_AsUTF8(self->errors));
+    if (out == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_UnicodeEncodeError)) {
+            return NULL;
+        }
+        PyErr_Clear();
+        return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+    }
+    self->chars += PyUnicode_GET_LENGTH(input);
+    return out;
+}
+
+static PyObject *
+Encoder_drain(EncoderObject *self, PyObject *Py_UNUSED(ignored))
+{
+    PyObject *n = PyLong_FromLongLong(self->chars);
+    self->chars = 0;
+    return n;
+}
+
+static int
+Encoder_init(EncoderObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"errors", "fallback", NULL};
+    PyObject *errors, *fallback;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "UO", kwlist, &errors, &fallback)) {
+        return -1;
+    }
+    Py_INCREF(errors);
+    Py_XSETREF(self->errors, errors);
+    Py_INCREF(fallback);
+    Py_XSETREF(self->fallback, fallback);
+    self->strict = PyUnicode_CompareWithASCIIString(errors, "strict") == 0;
+    self->chars = 0;
+    return 0;
+}
+
+static int
+Encoder_traverse(EncoderObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->errors);
+    Py_VISIT(self->fallback);
+    return 0;
+}
+
+static int
+Encoder_clear(EncoderObject *self)
+{
+    Py_CLEAR(self->errors);
+    Py_CLEAR(self->fallback);
+    return 0;
+}
+
+static void
+Encoder_dealloc(EncoderObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    Encoder_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef Encoder_methods[] = {
+    {"encode", (PyCFunction)(void (*)(void))Encoder_encode, METH_FASTCALL | METH_KEYWORDS,
+     "encode(input, final=False) -> bytes"},
+    {"drain", (PyCFunction)Encoder_drain, METH_NOARGS,
+     "drain() -> int: characters encoded since the last drain"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject EncoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "utf8stream._speedups.PlainEncoder",
+    .tp_basicsize = sizeof(EncoderObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "PlainEncoder(errors, fallback): Utf8Encoder.encode in one C call",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)Encoder_init,
+    .tp_dealloc = (destructor)Encoder_dealloc,
+    .tp_traverse = (traverseproc)Encoder_traverse,
+    .tp_clear = (inquiry)Encoder_clear,
+    .tp_methods = Encoder_methods,
+};
+
 /* ---- BufferedAsyncIterator ---------------------------------------------------------- */
 
 /* `async for` over a list of ready items, taken from its end (list.pop() order), and a
@@ -1153,7 +1264,8 @@ static struct PyModuleDef module_def = {
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    if (PyType_Ready(&UnitsType) < 0 || PyType_Ready(&BufferedType) < 0) {
+    if (PyType_Ready(&UnitsType) < 0 || PyType_Ready(&BufferedType) < 0 ||
+        PyType_Ready(&EncoderType) < 0) {
         return NULL;
     }
     PyObject *m = PyModule_Create(&module_def);
@@ -1169,6 +1281,12 @@ PyInit__speedups(void)
     Py_INCREF(&BufferedType);
     if (PyModule_AddObject(m, "BufferedAsyncIterator", (PyObject *)&BufferedType) < 0) {
         Py_DECREF(&BufferedType);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(&EncoderType);
+    if (PyModule_AddObject(m, "PlainEncoder", (PyObject *)&EncoderType) < 0) {
+        Py_DECREF(&EncoderType);
         Py_DECREF(m);
         return NULL;
     }

@@ -33,7 +33,10 @@ from __future__ import annotations
 import codecs
 import re
 from collections.abc import Callable
+from functools import partial
+from typing import Any
 
+from .decoder import accelerator
 from .variants import OPTU8, Variant, get_variant
 
 __all__ = ["Utf8EncodeError", "Utf8Encoder"]
@@ -162,10 +165,27 @@ class Utf8Encoder(codecs.IncrementalEncoder):
     def errors(self, errors: str) -> None:
         if errors not in _CPYTHON_POLICIES and errors != OPTU8:
             codecs.lookup_error(errors)  # LookupError for unknown names, as codecs does
+        self._fold()
         self._errors = errors
         self._optu8 = errors == OPTU8
         # The one-call path: plain UTF-8 with a policy the C codec applies by itself.
         self._plain = self._variant.name == "utf-8" and not self._optu8
+        # With the C accelerator that path is one C call: ``encode`` is then an instance
+        # attribute bound to it, which counts characters (folded into ``_position`` when
+        # read) and hands anything else to the method below.
+        accel = accelerator()
+        self._c: Any = None
+        if self._plain and accel is not None:
+            self._c = accel.PlainEncoder(errors, partial(Utf8Encoder.encode, self))
+            self.encode = self._c.encode  # type: ignore[method-assign]
+        else:
+            self.__dict__.pop("encode", None)
+
+    def _fold(self) -> None:
+        """Add what the C encoder counted to ``_position``."""
+        c = self.__dict__.get("_c")
+        if c is not None:
+            self._position += c.drain()
 
     @property
     def variant(self) -> str:
@@ -174,6 +194,7 @@ class Utf8Encoder(codecs.IncrementalEncoder):
     @property
     def position(self) -> int:
         """Code points given to ``encode`` so far (a held surrogate included)."""
+        self._fold()
         return self._position
 
     @property
@@ -194,6 +215,7 @@ class Utf8Encoder(codecs.IncrementalEncoder):
     def reset(self) -> None:
         """Forget a held surrogate; the position returns to 0."""
         self._held = ""
+        self._fold()
         self._position = 0
 
     # -- encoding ----------------------------------------------------------------------
@@ -296,6 +318,7 @@ class Utf8Encoder(codecs.IncrementalEncoder):
 
     def _error(self, exc: UnicodeEncodeError, text: str, held: int) -> Utf8EncodeError:
         """The exception for a failure in ``exc.object`` = held character + ``text``."""
+        self._fold()
         start = exc.start - held
         end = exc.end - held
         try:
