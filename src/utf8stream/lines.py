@@ -226,14 +226,8 @@ class LineSplitter:
             self._tail = ""
         if not text:
             return []
-        raised = self._raised
-        self._text_size = len(text)
         complete, rest = self._split(text)
-        out = self._take_complete(complete, text.isascii()) if complete else []
-        if rest:
-            self._extend_carry(rest, out)
-        self._lines += len(out) - (self._raised - raised)
-        return out
+        return self._emit(complete, rest, text.isascii(), len(text))
 
     def feed_bytes(
         self, decoder: Utf8Decoder, data: bytes, final: bool = False
@@ -264,10 +258,17 @@ class LineSplitter:
                 parts.insert(0, "")  # the "\r" ended the current line by itself
         if flags & SPLIT_ENDS_CR:
             self._tail = "\r"
-        raised = self._raised
-        self._text_size = chars
         rest = parts.pop()
-        out = self._take_complete(parts, bool(flags & SPLIT_ASCII_ONLY)) if parts else []
+        return self._emit(parts, rest, bool(flags & SPLIT_ASCII_ONLY), chars)
+
+    def _emit(
+        self, complete: list[str], rest: str, ascii_only: bool, size: int
+    ) -> list[str | LineTooLong]:
+        """The output for a piece of ``size`` characters split into complete lines and
+        an unfinished rest."""
+        raised = self._raised
+        self._text_size = size
+        out = self._take_complete(complete, ascii_only) if complete else []
         if rest:
             self._extend_carry(rest, out)
         self._lines += len(out) - (self._raised - raised)
