@@ -420,6 +420,22 @@ async def test_iteration_gives_what_receive_gives(
 
 @pytest.mark.anyio
 @pytest.mark.usefixtures("implementation")
+async def test_a_cancelled_iteration_step_leaves_the_iterator_usable() -> None:
+    send, receive = anyio.create_memory_object_stream[bytes](10)
+    stream = LineReceiveStream(receive)
+    lines = aiter(stream)
+    await send.send(b"one\ntw")
+    assert await anext(lines) == "one"
+    with anyio.move_on_after(0.01) as scope:
+        await anext(lines)  # "two" is not complete: cancelled while waiting
+    assert scope.cancelled_caught
+    await send.send(b"o\nthree\n")
+    await send.aclose()
+    assert [line async for line in lines] == ["two", "three"]
+
+
+@pytest.mark.anyio
+@pytest.mark.usefixtures("implementation")
 async def test_iteration_and_receive_mix_freely() -> None:
     data = b"".join(b"line %d\n" % i for i in range(60))
     stream = LineReceiveStream(ChunkStream(cut(data, range(0, len(data), 23))))

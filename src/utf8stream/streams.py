@@ -463,13 +463,14 @@ class LineReceiveStream(ObjectReceiveStream[str]):
 
     def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
         # Per line, ``async for`` costs a coroutine for each ``__anext__`` in Python; the
-        # C accelerator's iterator hands out ready lines with no Python frame at all, and
-        # without it an async generator (a frame resume per line) does.  Either way all
-        # state stays in the stream, so leaving the loop early, mixing ``receive()`` with
-        # iteration, or a cancelled refill loses nothing.
+        # C accelerator's iterator hands out ready lines with no Python frame at all.
+        # Without it, the stream is its own iterator (an async generator would be
+        # faster, but a cancelled step would end it).  Either way all state stays in the
+        # stream, so leaving the loop early, mixing ``receive()`` with iteration, or a
+        # cancelled step loses nothing.
         accel = accelerator()
         if accel is None:
-            return self._iterate()
+            return self
         iterator: AsyncIterator[str] = accel.BufferedAsyncIterator(self._next_for)
         iterator.feed(self._ready)  # type: ignore[attr-defined]
         return iterator
@@ -486,19 +487,6 @@ class LineReceiveStream(ObjectReceiveStream[str]):
             raise StopAsyncIteration from None
         iterator.feed(self._ready)
         return line
-
-    async def _iterate(self) -> AsyncIterator[str]:
-        while True:
-            # ``receive()`` between two steps may have installed a new list: look again.
-            ready = self._ready
-            if ready:
-                yield ready.pop()
-                continue
-            try:
-                line = await self._refill()
-            except EndOfStream:
-                return
-            yield line
 
     async def _refill(self) -> str:
         """Wait for the next line (the ready list is empty)."""
