@@ -1,6 +1,7 @@
 """`utf8stream transcode` against iconv, and `follow` against a writer at full speed.
 
     .venv/bin/python benchmarks/bench_files.py [--size MiB] [--repeat N] [--follow-seconds S]
+        [--only transcode|follow]
 
 Transcoding: the same file through `iconv` and `utf8stream transcode` (both as commands,
 so both pay their start-up), side by side: UTF-8 -> UTF-16LE of the mixed corpus, and
@@ -9,8 +10,9 @@ utf8stream replaces each malformed unit with U+FFFD).  Ratio = iconv time / our 
 (higher is better; targets: >= 0.7 with one worker, >= 1.2 with two).
 
 Following: a writer process appends log lines as fast as it can for a few seconds while
-`follow()` reads them; it reports both rates, how far behind the reader ended, and the
-reader's peak memory.
+`follow()` reads them (`async for`); it reports the writer's rate, how far behind the
+reader ended, and the reader's memory early and at the end.  Then `follow()` reads the
+finished file alone, to show how much faster than the writer it can go.
 """
 
 from __future__ import annotations
@@ -102,8 +104,9 @@ def bench_follow(seconds: float, work: Path) -> None:
     path = work / "app.log"
     path.write_bytes(b"")
 
-    async def run() -> tuple[int, int, float]:
+    async def run() -> tuple[int, int, float, float]:
         received = 0
+        rss_early = 0.0
         writer = await anyio.open_process([sys.executable, "-c", WRITER, str(path), str(seconds)])
         start = time.perf_counter()
         async with follow(path, start="beginning", poll_interval=0.01) as lines:
@@ -118,22 +121,50 @@ def bench_follow(seconds: float, work: Path) -> None:
                         out += chunk
                     await writer.wait()
                     written = int(out)
+                    if received >= written:
+                        tg.cancel_scope.cancel()
 
                 tg.start_soon(wait_writer)
-                while written < 0 or received < written:
-                    await lines.__anext__()
+                async for _line in lines:
                     received += 1
+                    if received == 1_000_000:
+                        rss_early = current_rss()
+                    if received == written:
+                        tg.cancel_scope.cancel()
+                        break
             elapsed = time.perf_counter() - start
-        return written, received, elapsed
+        return written, received, elapsed, rss_early
 
-    written, received, elapsed = anyio.run(run)
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    written, received, elapsed, rss_early = anyio.run(run)
+    rss_end = current_rss()
     size = path.stat().st_size / 2**20
     print(
-        f"follow: writer appended {written} lines ({size:.0f} MiB) in {seconds:.1f} s; the reader "
-        f"had all {received} of them {elapsed - seconds:+.2f} s after the writer stopped "
-        f"({received / elapsed:,.0f} lines/s); reader peak RSS {peak:.0f} MiB"
+        f"follow: writer appended {written:,} lines ({size:.0f} MiB) in {seconds:.1f} s "
+        f"({written / seconds:,.0f} lines/s); the reader had all {received:,} of them "
+        f"{elapsed - seconds:+.2f} s after the writer stopped; reader RSS "
+        f"{rss_early:.0f} MiB after 1,000,000 lines, {rss_end:.0f} MiB at the end"
     )
+
+    async def catch_up() -> tuple[int, float]:
+        count = 0
+        start = time.perf_counter()
+        async with follow(path, start="beginning", until_eof=True) as lines:
+            async for _line in lines:
+                count += 1
+        return count, time.perf_counter() - start
+
+    for backend in ("asyncio", "trio"):
+        count, took = anyio.run(catch_up, backend=backend)
+        print(
+            f"follow alone over the finished file ({backend}): {count:,} lines in {took:.2f} s "
+            f"({count / took:,.0f} lines/s, {count / took / (written / seconds):.2f}x the writer)"
+        )
+
+
+def current_rss() -> float:
+    """This process's resident memory now, in MiB."""
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * resource.getpagesize() / 2**20
 
 
 def main() -> None:
@@ -141,11 +172,14 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=256, help="MiB per file (default 256)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--follow-seconds", type=float, default=5.0)
+    parser.add_argument("--only", choices=("transcode", "follow"), help="run one of the two parts")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         work = Path(tmp)
-        bench_transcode(args.size, args.repeat, work)
-        bench_follow(args.follow_seconds, work)
+        if args.only != "follow":
+            bench_transcode(args.size, args.repeat, work)
+        if args.only != "transcode":
+            bench_follow(args.follow_seconds, work)
 
 
 if __name__ == "__main__":

@@ -8,6 +8,9 @@ call, same events, same statistics, same state after a callback raises, same che
 from __future__ import annotations
 
 import codecs
+import gc
+import random
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -367,3 +370,113 @@ def test_the_iterator_protocol_gives_the_item_in_stop_iteration() -> None:
     with pytest.raises(StopIteration) as stop:
         next(iterator.__anext__().__await__())
     assert stop.value.value == (1, 2)
+
+
+# -- lines: complete lines only, for the follower ------------------------------------
+
+
+def reference_lines(
+    buf: bytes, start: int, sep: int, limit: int
+) -> tuple[list[str], list[int], bytes]:
+    """What ``Units.lines`` must return, found with re and decoded by CPython's codec.
+
+    CPython's ``replace`` follows the same maximal-subpart practice, so each line's bytes
+    decoded alone are the expected text (a newline byte never belongs to a sequence).
+    """
+    pattern = rb"\r\n|\r|\n" if sep == -1 else re.escape(bytes([sep]))
+    parts: list[str] = []
+    offsets: list[int] = []
+    pos = 0
+    for m in re.finditer(pattern, buf):
+        if sep == -1 and m.group() == b"\r" and m.end() == len(buf):
+            break  # may be the first half of \r\n
+        if m.start() - pos > limit:
+            break
+        offsets.append(start + pos)
+        parts.append(buf[pos : m.start()].decode("utf-8", "replace"))
+        pos = m.end()
+    offsets.append(start + pos)
+    return parts, offsets, buf[:pos]
+
+
+@CORE
+@given(
+    line_bytes,
+    st.data(),
+    st.sampled_from([-1, ord("\n"), 0, ord("\r")]),
+    st.integers(0, 80),
+    st.integers(0, 1 << 40),
+)
+def test_lines_decodes_complete_lines_as_the_codec_does(
+    buf: bytes, data: st.DataObject, sep: int, limit: int, start: int
+) -> None:
+    cut = data.draw(st.integers(0, len(buf)))
+    head, tail = buf[:cut], buf[cut:]
+    events: list[Malformed] = []
+    decoder = Utf8Decoder(start_offset=start, on_malformed=events.append)
+    got = decoder._decode_lines(head, tail, sep, limit)
+    assert got is not None
+    parts, offsets, consumed = reference_lines(buf, start, sep, limit)
+    assert got == (parts, offsets)
+    assert decoder.position == offsets[-1]
+    # The events and statistics of a plain decode() of exactly the consumed bytes.
+    peer_events: list[Malformed] = []
+    peer = Utf8Decoder(start_offset=start, on_malformed=peer_events.append)
+    peer.decode(consumed)
+    assert event_tuples(events) == event_tuples(peer_events)
+    assert decoder.statistics() == peer.statistics()
+
+
+def test_lines_is_only_for_replace_with_nothing_held() -> None:
+    assert Utf8Decoder("ignore")._decode_lines(b"", b"a\n", -1, 10) is None
+    decoder = Utf8Decoder()
+    decoder.decode(b"\xe2\x82")  # a pending prefix: decode() territory
+    assert decoder._decode_lines(b"", b"\xac\n", -1, 10) is None
+    with pure_python():
+        assert Utf8Decoder()._decode_lines(b"", b"a\n", -1, 10) is None
+    units = Utf8Decoder()._units
+    with pytest.raises(TypeError):
+        units.lines("a", b"", 0, -1, 10)
+    with pytest.raises(ValueError, match="sep"):
+        units.lines(b"", b"", 0, 300, 10)
+    with pytest.raises(ValueError, match="limit"):
+        units.lines(b"", b"", 0, -1, -1)
+
+
+def test_lines_reports_a_long_buffer_in_one_pass() -> None:
+    """Many lines over every fast path (ASCII chunks, long ASCII lines, wide text)."""
+    rng = random.Random(7)
+    pieces = [b"a" * 5000, "日本語".encode(), "🐴".encode(), b"\xff", b"plain", b"\xe2\x82"]
+    buf = b"".join(rng.choice(pieces) + rng.choice([b"\n", b"\r\n", b"\r"]) for _ in range(3000))
+    decoder = Utf8Decoder(start_offset=10)
+    got = decoder._decode_lines(buf[:777], buf[777:], -1, 1 << 20)
+    assert got == reference_lines(buf, 10, -1, 1 << 20)[:2]
+    ascii_only = b"".join(b"x" * rng.randrange(300) + b"\n" for _ in range(500))
+    got = Utf8Decoder()._decode_lines(b"", ascii_only, ord("\n"), 200)
+    assert got == reference_lines(ascii_only, 0, ord("\n"), 200)[:2]
+
+
+# -- records: Line records in bulk ------------------------------------------------------
+
+
+def test_records_fill_the_slots_last_first_outside_the_collector() -> None:
+    from utf8stream.tail import _LINE_SLOTS, FileIdentity, Line
+
+    identity = FileIdentity(1, 2)
+    accel = decoder_module._accel
+    out = accel.records(Line, _LINE_SLOTS, ["a", "b", "c"], [0, 2, 4, 6], identity, "p")
+    assert out == [
+        Line("c", 4, identity, "p"),
+        Line("b", 2, identity, "p"),
+        Line("a", 0, identity, "p"),
+    ]
+    assert not any(gc.is_tracked(r) for r in out)
+    assert accel.records(Line, _LINE_SLOTS, [], [0], identity, "p") == []
+    with pytest.raises(ValueError, match="fewer offsets"):
+        accel.records(Line, _LINE_SLOTS, ["a", "b"], [0], identity, "p")
+    with pytest.raises(ValueError, match="one slot per column"):
+        accel.records(Line, _LINE_SLOTS, ["a"], [0], identity)
+    with pytest.raises(TypeError, match="slot descriptors"):
+        accel.records(Line, (Line.__dict__["text"], "x", 1, 2), ["a"], [0], identity, "p")
+    with pytest.raises(TypeError, match="slot descriptors"):
+        accel.records(FileIdentity, _LINE_SLOTS, ["a"], [0], identity, "p")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from pathlib import Path
 
 import anyio
@@ -13,9 +14,16 @@ import pytest
 from utf8stream import Malformed, MalformedKind
 from utf8stream import tail as tail_module
 from utf8stream.lines import LineTooLong
-from utf8stream.tail import FileIdentity, FollowCheckpoint, Follower, follow, write_checkpoint
+from utf8stream.tail import (
+    FileIdentity,
+    FollowCheckpoint,
+    Follower,
+    Line,
+    follow,
+    write_checkpoint,
+)
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("implementation")]
 POLL = 0.005
 
 
@@ -317,7 +325,10 @@ async def test_split_checkpoint_mid_line_resumes_without_gap(tmp_path: Path) -> 
         assert await take(lines, 3) == ["efgh", "ij", "k"]
 
 
-async def test_cancellation_loses_and_repeats_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("via", ["__anext__", "__aiter__"])
+async def test_cancellation_loses_and_repeats_nothing(tmp_path: Path, via: str) -> None:
+    """Cancelled steps of ``__anext__`` or of the ``async for`` iterator (the C one with
+    the accelerator), with a writer cutting lines anywhere."""
     path = tmp_path / "app.log"
     path.write_bytes(b"")
     expected = [f"line {i} ✓" for i in range(300)]
@@ -335,12 +346,13 @@ async def test_cancellation_loses_and_repeats_nothing(tmp_path: Path) -> None:
 
     got: list[str] = []
     follower = follow(path, start="beginning", poll_interval=0.001)
+    iterator = follower if via == "__anext__" else follower.__aiter__()
     async with anyio.create_task_group() as tg:
         tg.start_soon(writer)
         with anyio.fail_after(20):
             while len(got) < len(expected):
                 with anyio.move_on_after(rnd.choice([0, 0.0001, 0.001, 0.01])):
-                    got.append((await follower.__anext__()).text)
+                    got.append((await iterator.__anext__()).text)
     assert got == expected
     await follower.aclose()
     assert follower._file is None  # the file is closed
@@ -421,3 +433,139 @@ async def test_until_eof_reads_once_including_the_unfinished_line(tmp_path: Path
     assert got == ["c", "last without newline"]  # tail -n counts the unfinished line
     async with follow(path, last_lines=10, until_eof=True) as lines:
         assert [line.text async for line in lines] == ["a", "b", "c", "last without newline"]
+
+
+# -- the bulk path: lines handed out from blocks -------------------------------------
+
+
+def expected_lines(
+    data: bytes, errors: str = "replace", newline: bytes | None = None
+) -> list[str]:
+    """The oracle: cut the bytes at newlines, decode each line with CPython's codec."""
+    pattern = rb"\r\n|\r|\n" if newline is None else re.escape(newline)
+    pieces = re.split(pattern, data)
+    pieces.pop()  # the unfinished rest (empty when the data ends with a newline)
+    return [p.decode("utf-8", errors) for p in pieces]
+
+
+def mixed_log(count: int, seed: int) -> bytes:
+    rng = random.Random(seed)
+    words = [
+        b"plain",
+        "žluťoučký kůň".encode(),
+        "日本語".encode(),
+        "🐴".encode(),
+        b"\xff",
+        b"\xe2\x82",
+        b"\xed\xa0\x80",
+        b"",
+    ]
+    return (
+        b"".join(
+            b" ".join(rng.choice(words) for _ in range(rng.randrange(6)))
+            + rng.choice([b"\n", b"\r\n", b"\r"])
+            for _ in range(count)
+        )
+        + b"tail"
+    )  # a final \r must be followed by something to end its line
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_iteration_styles_and_checkpoints_mixed_lose_nothing(
+    tmp_path: Path, seed: int
+) -> None:
+    """``async for`` (broken off), ``__anext__`` and restarts from checkpoints taken in
+    the middle of a read's lines, in random order: every line exactly once."""
+    path = tmp_path / "app.log"
+    data = mixed_log(3000, seed)
+    path.write_bytes(data)
+    expected = expected_lines(data)
+    rng = random.Random(seed)
+    got: list[Line] = []
+    follower = follow(path, start="beginning", poll_interval=POLL)
+    yielded = 0
+    with anyio.fail_after(30):
+        while len(got) < len(expected):
+            step = rng.randrange(3)
+            want = min(rng.randrange(1, 400), len(expected) - len(got))
+            if step == 0:
+                async for line in follower:
+                    got.append(line)
+                    yielded += 1
+                    want -= 1
+                    if not want:
+                        break
+            elif step == 1:
+                for _ in range(want):
+                    got.append(await follower.__anext__())
+                    yielded += 1
+            else:
+                assert follower.statistics()["lines"] == yielded
+                checkpoint = follower.checkpoint()
+                if got:
+                    last = got[-1]
+                    assert checkpoint.offset > last.offset
+                await follower.aclose()
+                follower = follow(path, checkpoint=checkpoint, poll_interval=POLL)
+                yielded = 0
+    await follower.aclose()
+    assert [line.text for line in got] == expected
+    offsets = [line.offset for line in got]
+    assert offsets == sorted(offsets) and len(set(offsets)) == len(offsets)
+    assert data[offsets[1] - 1 : offsets[1]] in (b"\n", b"\r")
+
+
+async def test_checkpoint_after_aclose_in_the_middle_of_a_read(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"".join(b"line %d\n" % i for i in range(100)))
+    async with follow(path, start="beginning", poll_interval=POLL) as follower:
+        first: list[Line] = []
+        for _ in range(5):
+            first.append(await follower.__anext__())
+    assert [line.text for line in first] == [f"line {i}" for i in range(5)]
+    checkpoint = follower.checkpoint()
+    assert checkpoint.offset == len(b"".join(b"line %d\n" % i for i in range(5)))
+    assert follower.statistics()["lines"] == 5
+    with pytest.raises(StopAsyncIteration):  # closed: the rest of the read is dropped
+        await follower.__anext__()
+    async with follow(path, checkpoint=checkpoint, poll_interval=POLL) as again:
+        assert await take(again, 2) == ["line 5", "line 6"]
+
+
+async def test_an_on_malformed_exception_surfaces_and_nothing_is_lost(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"a\nb\xff\nc\n")
+    seen: list[int] = []
+
+    def strict(event: Malformed) -> None:
+        seen.append(event.offset)
+        raise ValueError("bad byte")
+
+    async with follow(path, start="beginning", on_malformed=strict, poll_interval=POLL) as lines:
+        with pytest.raises(ValueError, match="bad byte"):
+            await lines.__anext__()
+        assert await take(lines, 3) == ["a", "b\ufffd", "c"]
+        assert lines.checkpoint().offset == len(b"a\nb\xff\nc\n")
+    assert seen == [3]
+
+
+@pytest.mark.parametrize(
+    ("errors", "newline", "data"),
+    [
+        ("ignore", None, b"x\r\xff\ny\r\n\xfe\n"),  # \r, bad byte, \n: two line ends
+        ("ignore", "\r\n", b"a\r\xff\nb\r\nc\r\n"),
+        ("backslashreplace", "x", b"a\xffxbxc\xfex"),  # the replacement holds an "x"
+        ("replace", "\ufffd", "a\ufffdb\xff\ufffd".encode("utf-8", "surrogateescape")),
+    ],
+)
+async def test_replacements_never_make_or_hide_a_line_end(
+    tmp_path: Path, errors: str, newline: str | None, data: bytes
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    expected = expected_lines(data, errors, None if newline is None else newline.encode())
+    async with follow(
+        path, start="beginning", errors=errors, newline=newline, until_eof=True
+    ) as lines:
+        got = [line.text async for line in lines]
+    assert got == expected

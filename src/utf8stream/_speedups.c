@@ -682,6 +682,34 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
 
 enum { ENDS_CR = 1, STARTS_LF = 2, ASCII_ONLY = 4 };
 
+/* Where the line that starts at b[i] ends: the next ``sep`` byte, or with ``sep`` -1 the
+   next \r or \n (*next_lf and *next_cr remember the next of each, to search each byte
+   once); n if there is none.  *t: the newline's length (2 for \r\n). */
+static inline Py_ssize_t
+line_end(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, long sep, Py_ssize_t *next_lf,
+         Py_ssize_t *next_cr, Py_ssize_t *t)
+{
+    const unsigned char *q;
+    *t = 1;
+    if (sep >= 0) {
+        q = memchr(b + i, (int)sep, n - i);
+        return q ? q - b : n;
+    }
+    if (*next_lf < i) {
+        q = memchr(b + i, '\n', n - i);
+        *next_lf = q ? q - b : n;
+    }
+    if (*next_cr < i) {
+        q = memchr(b + i, '\r', n - i);
+        *next_cr = q ? q - b : n;
+    }
+    Py_ssize_t e = *next_lf < *next_cr ? *next_lf : *next_cr;
+    if (e + 1 < n && b[e] == '\r' && b[e + 1] == '\n') {
+        *t = 2;
+    }
+    return e;
+}
+
 /* split(pending, data, final, position, sep) -> (parts, pending, flags, chars)
 
    feed() and str.split in one pass over the bytes, with no string for the whole chunk:
@@ -736,26 +764,8 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     /* a chunk of ASCII text (logs, mostly) needs no decoding at all */
     int ascii = skip_ascii(b, 0, n) == n;
     for (;;) {
-        Py_ssize_t e, t = 1;
-        const unsigned char *q;
-        if (sep >= 0) {
-            q = memchr(b + i, (int)sep, n - i);
-            e = q ? q - b : n;
-        }
-        else {
-            if (next_lf < i) {
-                q = memchr(b + i, '\n', n - i);
-                next_lf = q ? q - b : n;
-            }
-            if (next_cr < i) {
-                q = memchr(b + i, '\r', n - i);
-                next_cr = q ? q - b : n;
-            }
-            e = next_lf < next_cr ? next_lf : next_cr;
-            if (e + 1 < n && b[e] == '\r' && b[e + 1] == '\n') {
-                t = 2;
-            }
-        }
+        Py_ssize_t t;
+        Py_ssize_t e = line_end(b, i, n, sep, &next_lf, &next_cr, &t);
         PyObject *s;
         if (ascii) {
             s = ascii_string(b + i, e - i);
@@ -819,6 +829,126 @@ done:
     Py_DECREF(parts);
     Py_DECREF(buf);
     Py_DECREF(self);
+    return result;
+}
+
+/* lines(head, data, position, sep, limit) -> (parts, offsets)
+
+   For a reader that keeps the unfinished line itself (the log follower): split() for
+   complete lines only.  The buffer is head + data, whose first byte is at the absolute
+   offset ``position``; the decoder holds nothing (no pending prefix).  parts: the text
+   of each line that ends in the buffer, without its newline (``sep`` as in split()); a
+   \r that ends the buffer may be the first half of \r\n and does not end a line yet.
+   Decoding stops before the first line whose content is longer than ``limit`` bytes:
+   the caller handles that one.  offsets: the absolute offset of each line's first byte,
+   then the offset just past the last line, where the undecoded rest begins. */
+static PyObject *
+Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 5) {
+        PyErr_SetString(PyExc_TypeError,
+                        "lines(head: bytes, data: bytes, position, sep: int, limit: int)");
+        return NULL;
+    }
+    if (self->repl_len != 1) {
+        PyErr_SetString(PyExc_ValueError, "lines() needs a one-character replacement");
+        return NULL;
+    }
+    long sep = PyLong_AsLong(args[3]);
+    if (sep == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (sep < -1 || sep > 127) {
+        PyErr_SetString(PyExc_ValueError, "sep must be -1 or an ASCII byte value");
+        return NULL;
+    }
+    Py_ssize_t limit = PyLong_AsSsize_t(args[4]);
+    if (limit == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (limit < 0) {
+        PyErr_SetString(PyExc_ValueError, "limit must be non-negative");
+        return NULL;
+    }
+    long long start = PyLong_AsLongLong(args[2]);
+    if (start == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (!PyBytes_Check(args[0]) || !PyBytes_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "head and data must be bytes");
+        return NULL;
+    }
+    /* parse_input wants the offset just past the buffer, as feed() gets it */
+    PyObject *end = PyLong_FromLongLong(start + PyBytes_GET_SIZE(args[0]) +
+                                        PyBytes_GET_SIZE(args[1]));
+    if (end == NULL) {
+        return NULL;
+    }
+    PyObject *input[4] = {args[0], args[1], Py_False, end};
+    int final;
+    long long base;
+    PyObject *buf = parse_input(input, &final, &base);
+    Py_DECREF(end);
+    if (buf == NULL) {
+        return NULL;
+    }
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(buf);
+    Py_ssize_t n = PyBytes_GET_SIZE(buf);
+    PyObject *parts = PyList_New(0);
+    PyObject *offsets = PyList_New(0);
+    PyObject *result = NULL;
+    if (parts == NULL || offsets == NULL) {
+        goto fail;
+    }
+    Py_INCREF(self);
+    Py_ssize_t i = 0, stop, next_lf = -1, next_cr = -1;
+    long long chars = 0;
+    Py_UCS4 bits = 0;
+    int ascii = skip_ascii(b, 0, n) == n;
+    for (;;) {
+        Py_ssize_t t;
+        Py_ssize_t e = line_end(b, i, n, sep, &next_lf, &next_cr, &t);
+        if (sep < 0 && e + 1 == n && b[e] == '\r') {
+            break; /* perhaps the first half of \r\n */
+        }
+        if (e >= n || e - i > limit) {
+            break;
+        }
+        PyObject *off = PyLong_FromLongLong(base + i);
+        if (off == NULL || PyList_Append(offsets, off) < 0) {
+            Py_XDECREF(off);
+            goto fail_self;
+        }
+        Py_DECREF(off);
+        PyObject *s = ascii ? ascii_string(b + i, e - i)
+                            : own_segment(self, b, i, e, n, base, 0, &stop, &bits);
+        if (s == NULL) {
+            goto fail_self;
+        }
+        chars += PyUnicode_GET_LENGTH(s) + t;
+        int err = PyList_Append(parts, s);
+        Py_DECREF(s);
+        if (err < 0) {
+            goto fail_self;
+        }
+        i = e + t;
+    }
+    PyObject *off = PyLong_FromLongLong(base + i);
+    if (off == NULL || PyList_Append(offsets, off) < 0) {
+        Py_XDECREF(off);
+        goto fail_self;
+    }
+    Py_DECREF(off);
+    self->chars += chars;
+    Py_INCREF(parts);
+    Py_INCREF(offsets);
+    result = pair(parts, offsets);
+fail_self:
+    Py_DECREF(self);
+fail:
+    Py_XDECREF(parts);
+    Py_XDECREF(offsets);
+    Py_DECREF(buf);
     return result;
 }
 
@@ -903,6 +1033,8 @@ static PyMethodDef Units_methods[] = {
      "feed(pending, data, final, position) -> (text, pending)"},
     {"split", (PyCFunction)(void (*)(void))Units_split, METH_FASTCALL,
      "split(pending, data, final, position, sep) -> (parts, pending, flags, chars)"},
+    {"lines", (PyCFunction)(void (*)(void))Units_lines, METH_FASTCALL,
+     "lines(head, data, position, sep, limit) -> (parts, offsets)"},
     {"drain", (PyCFunction)Units_drain, METH_NOARGS,
      "drain() -> tuple: units counted by kind since the last drain"},
     {NULL, NULL, 0, NULL},
@@ -1247,9 +1379,84 @@ setup(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* records(cls, slots, texts, offsets, *constants) -> list, last record first
+
+   One instance of the slotted class ``cls`` per text, built without __init__ (as
+   object.__new__ and the slot descriptors would): slots[0] gets the text, slots[1] the
+   offset at the same index, the remaining slots the constants.  Last first: ready for
+   BufferedAsyncIterator, which hands items out from the end of its list.  The records
+   are not tracked by the garbage collector (see below). */
+static PyObject *
+records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 4 || !PyType_Check(args[0]) || !PyTuple_Check(args[1]) ||
+        !PyList_Check(args[2]) || !PyList_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "records(cls: type, slots: tuple, texts: list, offsets: list, *constants)");
+        return NULL;
+    }
+    PyTypeObject *cls = (PyTypeObject *)args[0];
+    PyObject *slots = args[1], *texts = args[2], *offs = args[3];
+    Py_ssize_t k = PyTuple_GET_SIZE(slots);
+    if (k != nargs - 2 || k > 8) {
+        PyErr_SetString(PyExc_ValueError, "records: one slot per column (at most 8)");
+        return NULL;
+    }
+    Py_ssize_t where[8];
+    for (Py_ssize_t j = 0; j < k; j++) {
+        PyObject *d = PyTuple_GET_ITEM(slots, j);
+        if (!PyObject_TypeCheck(d, &PyMemberDescr_Type) || PyDescr_TYPE(d) != cls) {
+            PyErr_SetString(PyExc_TypeError, "records: slot descriptors of cls expected");
+            return NULL;
+        }
+        PyMemberDef *def = ((PyMemberDescrObject *)d)->d_member;
+        if (def->type != T_OBJECT_EX || (def->flags & READONLY)) {
+            PyErr_SetString(PyExc_TypeError, "records: writable object slots expected");
+            return NULL;
+        }
+        where[j] = def->offset;
+    }
+    Py_ssize_t n = PyList_GET_SIZE(texts);
+    if (PyList_GET_SIZE(offs) < n) {
+        PyErr_SetString(PyExc_ValueError, "records: fewer offsets than texts");
+        return NULL;
+    }
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        return NULL;
+    }
+    /* Left to the garbage collector, thousands of records per call cost more than
+       building them (each young collection walks them, and they pile up in the older
+       generations).  They hold strings, ints and the caller's constants, which must not
+       lead back to them: no cycle can pass through a record, so, as CPython does for a
+       tuple of atoms, they are not tracked. */
+    int untrack = PyType_IS_GC(cls);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *r = cls->tp_alloc(cls, 0);
+        if (r == NULL) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        for (Py_ssize_t j = 0; j < k; j++) {
+            PyObject *v = j == 0   ? PyList_GET_ITEM(texts, i)
+                          : j == 1 ? PyList_GET_ITEM(offs, i)
+                                   : args[j + 2];
+            Py_INCREF(v);
+            *(PyObject **)((char *)r + where[j]) = v;
+        }
+        if (untrack) {
+            PyObject_GC_UnTrack(r);
+        }
+        PyList_SET_ITEM(out, n - 1 - i, r);
+    }
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
     {"setup", (PyCFunction)setup, METH_VARARGS,
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
+    {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL,
+     "records(cls, slots, texts, offsets, *constants) -> list of cls, last first"},
     {NULL, NULL, 0, NULL},
 };
 

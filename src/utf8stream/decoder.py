@@ -560,13 +560,35 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         pending = self._pending
         self._position = position = self._position + len(input)
         try:
-            parts, self._pending, flags, chars = units.split(
-                pending, input, final, position, sep
-            )
+            parts, self._pending, flags, chars = units.split(pending, input, final, position, sep)
         except BaseException as exc:
             self._accelerated_failed(exc, units, pending + input, final)
             raise
         return parts, flags, chars
+
+    def _decode_lines(
+        self, head: bytes, data: bytes, sep: int, limit: int
+    ) -> tuple[list[str], list[int]] | None:
+        """Decode the complete lines at the start of ``head + data``, or return ``None``.
+
+        For a reader that holds its unfinished line itself (``tail.Follower``): possible
+        on the accelerated path with ``errors="replace"`` while nothing is held.  Lines
+        end at the byte ``sep`` (-1: universal newlines; a ``\r`` that ends the buffer
+        ends no line yet); decoding stops before the first unterminated line or the
+        first line with more than ``limit`` bytes.  Returns ``(parts, offsets)``: each
+        line's text without its newline, and the absolute offset of each line's first
+        byte followed by the offset where the undecoded rest begins, which is the new
+        ``position``.  Events and statistics are those of ``decode()`` of those bytes.
+        A callback that raises leaves this decoder unusable (``Follower`` catches).
+        """
+        units = self._ready
+        if units is None or self._inline != _REPLACEMENT or self._pending:
+            return None
+        parts: list[str]
+        offsets: list[int]
+        parts, offsets = units.lines(head, data, self._position, sep, limit)
+        self._position = offsets[-1]
+        return parts, offsets
 
     def _accelerated_failed(
         self, exc: BaseException, units: Any, data: bytes, final: bool

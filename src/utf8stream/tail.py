@@ -32,7 +32,6 @@ import stat
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from itertools import repeat
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -41,7 +40,7 @@ import anyio
 import anyio.to_thread
 
 from .boundaries import cut_at_boundary
-from .decoder import Utf8Decoder
+from .decoder import Utf8Decoder, accelerator
 from .events import Malformed
 from .lines import OVERLONG_POLICIES, LineTooLong
 
@@ -231,11 +230,60 @@ class _Open:
 
 #: A queued result: (text, or a LineTooLong to raise, or None for a skipped line; the
 #: line's offset; the offset just past it; its file; its path; whether it ends mid-line).
-#: Handing it out moves the checkpoint to ``end``.  Plain tuples: this is the hot path.
+#: Handing it out moves the checkpoint to ``end``.
 _Item = tuple[str | LineTooLong | None, int, int, FileIdentity, str, bool]
 
 _new_object = object.__new__
-_LINE_SETTERS = [Line.__dict__[name].__set__ for name in ("text", "offset", "file", "path")]
+_LINE_SLOTS = tuple(Line.__dict__[name] for name in ("text", "offset", "file", "path"))
+_LINE_SETTERS = [slot.__set__ for slot in _LINE_SLOTS]
+
+
+def _text_split_ok(errors: str, newline: str | None) -> bool:
+    """Whether the decoded text has exactly the newlines the bytes have.
+
+    A replacement may contain newline characters (U+FFFD or ``\\xff`` with an unusual
+    delimiter), and ``"ignore"`` joins the text around a dropped byte (``\\r`` + bad
+    byte + ``\\n`` becomes one ``\\r\\n``).  Surrogate escapes never match.
+    """
+    if newline is None:
+        return errors != "ignore"
+    produced = {"replace": "\ufffd", "backslashreplace": "\\x0123456789abcdef"}.get(errors, "")
+    if errors == "ignore" and len(newline) > 1:
+        return False
+    return not set(produced) & set(newline)
+
+
+class _Block:
+    """The complete, ordinary lines of one read: the hot path, in bulk.
+
+    ``lines`` holds the ``Line`` records last first (they are popped from its end, by
+    ``Follower.__anext__`` or the C iterator that shares the list); ``offsets`` the
+    offset of each line's first byte and then the offset just past the last line, so
+    after ``k`` lines were handed out the checkpoint is ``offsets[k]``.
+    """
+
+    __slots__ = ("file", "lines", "offsets", "path", "total")
+
+    def __init__(self, lines: list[Line], offsets: list[int], file: FileIdentity, path: str):
+        self.lines = lines
+        self.offsets = offsets
+        self.total = len(lines)
+        self.file = file
+        self.path = path
+
+    def handed(self) -> int:
+        return self.total - len(self.lines)
+
+
+def _records(texts: list[str], offsets: list[int], file: FileIdentity, path: str) -> list[Line]:
+    """``Line`` records for ``texts`` (at ``offsets``), last first."""
+    accel = accelerator()
+    if accel is not None:
+        records: list[Line] = accel.records(Line, _LINE_SLOTS, texts, offsets, file, path)
+        return records
+    lines = [_line(text, offset, file, path) for text, offset in zip(texts, offsets, strict=False)]
+    lines.reverse()
+    return lines
 
 
 def _line(text: str, offset: int, file: FileIdentity, path: str) -> Line:
@@ -304,9 +352,17 @@ class Follower:
         # on with the next rotated file (by modification time), then with ``path``.
         self._draining = False
         self._visited: set[tuple[int, int]] = set()
-        self._queue: deque[_Item] = deque()
-        self._done: _Item | None = None  # the last item handed out
+        #: Newlines the C decoder cuts lines at (an ASCII byte, or -1: universal).
+        self._sep: int | None = -1
+        if newline is not None:
+            self._sep = ord(newline) if len(newline) == 1 and newline.isascii() else None
+        self._text_split_ok = _text_split_ok(errors, newline)
+        self._queue: deque[_Item | _Block] = deque()
+        self._done: _Item | None = None  # the last item handed out, if not from a block
+        self._block: _Block | None = None  # the block lines are being handed out from
+        self._ready: list[Line] = []  # its lines not handed out yet, last first
         self._lines = 0
+        self._callback_error: Exception | None = None
         # Before the first line, a resumed follower stands where its checkpoint says.
         self._checkpoint: FollowCheckpoint | None = checkpoint
         self._closed = False
@@ -327,18 +383,47 @@ class Follower:
         await self.aclose()
 
     def __aiter__(self) -> AsyncIterator[Line]:
-        return self
+        # ``async for`` with the C accelerator: an iterator that hands out the ready
+        # lines of a block with no Python frame per line (and calls ``_next_for`` when
+        # they run out); without it, the follower itself.  All state stays here, so
+        # leaving the loop, mixing in ``__anext__()`` or a cancelled step loses nothing.
+        accel = accelerator()
+        if accel is None:
+            return self
+        iterator: AsyncIterator[Line] = accel.BufferedAsyncIterator(self._next_for)
+        iterator.feed(self._ready)  # type: ignore[attr-defined]
+        return iterator
 
     async def __anext__(self) -> Line:
+        ready = self._ready
+        if ready:
+            return ready.pop()
+        return await self._advance()
+
+    async def _next_for(self, iterator: Any) -> Line:
+        ready = self._ready
+        line = ready.pop() if ready else await self._advance()
+        iterator.feed(self._ready)
+        return line
+
+    async def _advance(self) -> Line:
+        """The next line once the ready ones are handed out: the next queued item."""
         queue = self._queue
-        if self._closed:
-            raise StopAsyncIteration
         while True:
             while not queue:
                 if self._closed or self._at_eof:
                     raise StopAsyncIteration
                 await self._fill()
-            item = self._done = queue.popleft()
+            if self._closed:
+                raise StopAsyncIteration
+            item = queue.popleft()
+            self._settle()
+            if type(item) is _Block:
+                self._block = item
+                self._ready = item.lines
+                return item.lines.pop()
+            assert isinstance(item, tuple)
+            self._done = item
             text = item[0]
             if type(text) is str:
                 self._lines += 1
@@ -346,23 +431,49 @@ class Follower:
             if isinstance(text, LineTooLong):
                 raise text
 
-    def checkpoint(self) -> FollowCheckpoint:
-        """Where a new follower resumes: no yielded line repeats, none is lost."""
+    def _settle(self) -> None:
+        """Fold what was handed out so far into the checkpoint and the line count.
+
+        Called when the current block's lines have all been handed out (or dropped by
+        ``aclose``), before the next item.
+        """
+        block = self._block
+        if block is not None:
+            handed = block.handed()
+            self._lines += handed
+            if handed:
+                self._checkpoint = FollowCheckpoint(block.path, block.file, block.offsets[handed])
+            self._block = None
+        self._fold_done()
+
+    def _fold_done(self) -> None:
         if self._done is not None:
             _, _, end, identity, path, mid_line = self._done
             self._checkpoint = FollowCheckpoint(path, identity, end, mid_line)
             self._done = None
+
+    def checkpoint(self) -> FollowCheckpoint:
+        """Where a new follower resumes: no yielded line repeats, none is lost."""
+        block = self._block
+        if block is not None:
+            handed = block.handed()
+            if handed:
+                return FollowCheckpoint(block.path, block.file, block.offsets[handed])
+        self._fold_done()
         if self._checkpoint is None:
             raise RuntimeError("the follower has not opened its file yet: iterate first")
         return self._checkpoint
 
     def statistics(self) -> dict[str, int]:
         """Lines yielded, overlong and skipped lines, rotations, truncations, units."""
-        return {"lines": self._lines, **self._stats, "malformed": self._malformed}
+        lines = self._lines + (self._block.handed() if self._block is not None else 0)
+        return {"lines": lines, **self._stats, "malformed": self._malformed}
 
     async def aclose(self) -> None:
-        """Close the file; iteration ends."""
+        """Close the file; iteration ends (lines read but not handed out are not)."""
         self._closed = True
+        self._settle()
+        self._ready.clear()
         if self._file is not None:
             os.close(self._file.fd)
             self._file = None
@@ -372,7 +483,11 @@ class Follower:
     def _count(self, event: Malformed) -> None:
         self._malformed += 1
         if self._on_malformed is not None:
-            self._on_malformed(event)
+            try:
+                self._on_malformed(event)
+            except Exception as exc:  # raised once the read is taken in, see _fill
+                if self._callback_error is None:
+                    self._callback_error = exc
 
     def _attach(
         self, fd: int, path: str, offset: int, identity: FileIdentity | None = None
@@ -460,7 +575,17 @@ class Follower:
     # -- reading -------------------------------------------------------------------
 
     async def _fill(self) -> None:
-        """Read more; at the end, look for rotation or truncation, else wait."""
+        """Read more; at the end, look for rotation or truncation, else wait.
+
+        An exception from ``on_malformed`` is raised here, once the read is taken in
+        (the lines read with it are delivered next; nothing is lost).
+        """
+        await self._read_more()
+        error, self._callback_error = self._callback_error, None
+        if error is not None:
+            raise error
+
+    async def _read_more(self) -> None:
         if self._file is None:
             await self._open_first()
         f = self._file
@@ -584,15 +709,33 @@ class Follower:
 
     def _take(self, f: _Open, data: bytes) -> None:
         """Split newly read bytes into lines and queue the complete ones."""
-        buf = f.partial + data if f.partial else data
         base = f.line_start
         f.read_pos += len(data)
-        f.anchor = (f.anchor + data)[-ANCHOR_BYTES:]
+        f.anchor = (f.anchor + data[-ANCHOR_BYTES:])[-ANCHOR_BYTES:]
         if f.identity.head_length < FINGERPRINT_BYTES and f.read_pos > f.identity.head_length:
             # A young file: fingerprint more of it, so a reused inode is recognised.
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
             length, digest = _fingerprint(head)
             f.identity = FileIdentity(f.identity.device, f.identity.inode, length, digest)
+        sep = self._sep
+        lines = None
+        if sep is not None and not f.overlong:
+            # The hot path: the C decoder cuts and decodes the complete lines in one
+            # pass, and stops before an overlong one, which the code below handles.
+            lines = f.decoder._decode_lines(f.partial, data, sep, self._max)  # noqa: SLF001
+        if lines is not None:
+            texts, offsets = lines
+            if texts:
+                records = _records(texts, offsets, f.identity, f.path)
+                self._queue.append(_Block(records, offsets, f.identity, f.path))
+                used = offsets[-1] - base
+                held = len(f.partial)
+                buf = data[used - held :] if used >= held else f.partial[used:] + data
+                base = offsets[-1]
+            else:
+                buf = f.partial + data if f.partial else data
+        else:
+            buf = f.partial + data if f.partial else data
         ends = self._line_ends(buf)
         pos = self._take_block(f, buf, base, ends) if ends and not f.overlong else 0
         if not pos:
@@ -613,11 +756,14 @@ class Follower:
         """The common case, in bulk: complete lines, none too long.
 
         One decode for all of them, one split of the text: newlines are ASCII, so the
-        text has exactly the newlines the bytes have.  Returns how many bytes were used,
-        0 when the lines need the one-by-one path.
+        text has exactly the newlines the bytes have, unless a replacement can make or
+        hide one (``_text_split_ok``).  Returns how many bytes were used, 0 when the
+        lines need the one-by-one path.
         """
         starts = [0, *[after for _, after in ends[:-1]]]
         block_end = ends[-1][1]
+        if not self._text_split_ok:
+            return 0
         if (
             block_end > self._max
             and max(e - s for s, (e, _) in zip(starts, ends, strict=True)) > self._max
@@ -629,17 +775,10 @@ class Follower:
         else:
             contents = text.split(self._newline_text)
         contents.pop()  # the empty remainder after the last newline
-        self._queue.extend(
-            zip(
-                contents,
-                [base + s for s in starts],
-                [base + after for _, after in ends],
-                repeat(f.identity),
-                repeat(f.path),
-                repeat(False),
-                strict=False,  # the repeats are endless; contents and ends match
-            )
-        )
+        offsets = [base + s for s in starts]
+        offsets.append(base + block_end)
+        records = _records(contents, offsets, f.identity, f.path)
+        self._queue.append(_Block(records, offsets, f.identity, f.path))
         return block_end
 
     def _line_ends(self, buf: bytes) -> list[tuple[int, int]]:
@@ -757,7 +896,9 @@ def follow(
     starts with one U+FFFD, DESIGN.md section 4).  ``checkpoint`` resumes exactly after
     the lines a previous follower yielded, draining files rotated away meanwhile.
     ``until_eof=True`` reads to the current end once, unfinished last line included,
-    and stops (``tail`` without ``-f``).
+    and stops (``tail`` without ``-f``).  ``on_malformed`` sees every malformed unit; an
+    exception it raises comes out of the ``__anext__`` that read the unit (the lines
+    read with it follow; nothing is lost, and iteration may go on).
     """
     return Follower(
         path,
