@@ -480,3 +480,31 @@ def test_records_fill_the_slots_last_first_outside_the_collector() -> None:
         accel.records(Line, (Line.__dict__["text"], "x", 1, 2), ["a"], [0], identity, "p")
     with pytest.raises(TypeError, match="slot descriptors"):
         accel.records(FileIdentity, _LINE_SLOTS, ["a"], [0], identity, "p")
+
+
+def test_runs_of_two_and_three_byte_characters_with_intruders_at_every_alignment() -> None:
+    """The C loops take two-byte and three-byte characters two at a time; what breaks a
+    run (an edge lead such as E0 or ED, an overlong, a surrogate, a cut sequence) may sit
+    at any position of such a pair."""
+    runs = ["ж", "ß", "日", "\u1000", "\uefff", "\u0800"]
+    intruders = [
+        *(c.encode() for c in ["\u0800", "\ud7ff", "\ue000", "\uffff", "\u0080", "\u07ff", "a"]),
+        *(c.encode() for c in ["€", "🐴", "\U00010000"]),
+        b"\xe0\x80\x80", b"\xe0\x9f\xbf", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xc0\x80",
+        b"\xc1\xbf", b"\xe1\x80", b"\xc2", b"\x80", b"\xbf\xbf", b"\xef\xbf", b"\xf0\x90\x80",
+    ]  # fmt: skip
+    for run in runs:
+        unit = run.encode()
+        for intruder in intruders:
+            for k in range(8):
+                data = unit * k + intruder + unit * 9 + b"\n" + unit * k + intruder
+                expected = data.decode("utf-8", "replace")
+                events: list[Malformed] = []
+                decoder = Utf8Decoder(on_malformed=events.append)
+                assert decoder.decode(data, True) == expected, (run, intruder, k)
+                with pure_python():
+                    pure_events: list[Malformed] = []
+                    Utf8Decoder(on_malformed=pure_events.append).decode(data, True)
+                assert event_tuples(events) == event_tuples(pure_events)
+                parts = Utf8Decoder()._decode_split(data, True, -1)
+                assert parts is not None and parts[0] == expected.split("\n")

@@ -343,6 +343,52 @@ scratch_done(UnitsObject *self, void *buf, int owned)
 #define ASCII_BLOCK_UCS4(o, p, count) ((count) = 0)
 #endif
 
+/* Two three-byte characters from one little-endian 64-bit load (8 bytes readable, 6
+   used): the lead and continuation bits of both are checked with one mask; a lead's
+   low nibble must be 1..C or E..F (the bit set in 0xDFFE), which makes every
+   continuation pair valid (no overlong form, no surrogate). */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define THREE_BYTE_PAIRS(TYPE)                                                           \
+    while (j + 8 <= e) {                                                                 \
+        uint64_t w_;                                                                     \
+        memcpy(&w_, buf + j, 8);                                                         \
+        if ((w_ & 0xC0C0F0C0C0F0ULL) != 0x8080E08080E0ULL) {                             \
+            break;                                                                       \
+        }                                                                                \
+        unsigned int n0_ = (unsigned int)(w_ & 0x0F), n1_ = (unsigned int)(w_ >> 24) & 0x0F; \
+        if (!((0xDFFEu >> n0_) & (0xDFFEu >> n1_) & 1u)) {                              \
+            break;                                                                       \
+        }                                                                                \
+        Py_UCS4 c0_ = (n0_ << 12) | ((Py_UCS4)(w_ >> 2) & 0xFC0) | ((Py_UCS4)(w_ >> 16) & 0x3F); \
+        Py_UCS4 c1_ = (n1_ << 12) | ((Py_UCS4)(w_ >> 26) & 0xFC0) | ((Py_UCS4)(w_ >> 40) & 0x3F); \
+        o[0] = (TYPE)c0_;                                                                \
+        o[1] = (TYPE)c1_;                                                                \
+        o += 2;                                                                          \
+        acc |= c0_ | c1_;                                                                \
+        j += 6;                                                                          \
+    }
+/* Two two-byte characters from one 32-bit load: both leads C2..DF (C0..DF by the mask,
+   and bits 1-4 not all zero), both continuation bytes 80..BF. */
+#define TWO_BYTE_PAIRS(TYPE)                                                             \
+    while (j + 4 <= e) {                                                                 \
+        uint32_t w_;                                                                     \
+        memcpy(&w_, buf + j, 4);                                                         \
+        if ((w_ & 0xC0E0C0E0u) != 0x80C080C0u || !(w_ & 0x1Eu) || !(w_ & 0x1E0000u)) { \
+            break;                                                                       \
+        }                                                                                \
+        Py_UCS4 c0_ = ((w_ & 0x1Fu) << 6) | ((w_ >> 8) & 0x3Fu);                         \
+        Py_UCS4 c1_ = (((w_ >> 16) & 0x1Fu) << 6) | ((w_ >> 24) & 0x3Fu);                \
+        o[0] = (TYPE)c0_;                                                                \
+        o[1] = (TYPE)c1_;                                                                \
+        o += 2;                                                                          \
+        acc |= c0_ | c1_;                                                                \
+        j += 4;                                                                          \
+    }
+#else
+#define THREE_BYTE_PAIRS(TYPE)
+#define TWO_BYTE_PAIRS(TYPE)
+#endif
+
 /* The decoding loop, for a scratch array of TYPE.  In UCS-2 it stops in front of a
    supplementary character (WIDE set).  A prefix cut off by the end of the buffer (only
    when e == n) is a TRUNCATED_AT_END unit if final, else decoding stops before it. */
@@ -363,29 +409,45 @@ scratch_done(UnitsObject *self, void *buf, int owned)
             continue;                                                                  \
         }                                                                              \
         if (b0 < 0xE0) {                                                               \
-            if (b0 >= 0xC2 && j + 1 < n) {                                             \
-                unsigned int b1 = buf[j + 1];                                          \
-                if ((b1 & 0xC0) == 0x80) {                                             \
-                    Py_UCS4 cp = ((b0 & 0x1F) << 6) | (b1 & 0x3F);                     \
-                    *o++ = (TYPE)cp;                                                   \
-                    acc |= cp;                                                         \
-                    j += 2;                                                            \
-                    continue;                                                          \
+            /* a run of two-byte characters, in a loop of its own: two at a time,      \
+               then one */                                                             \
+            Py_ssize_t j0_ = j;                                                        \
+            TWO_BYTE_PAIRS(TYPE)                                                       \
+            while (j + 2 <= e) {                                                       \
+                unsigned int c0 = buf[j], c1 = buf[j + 1];                             \
+                if (((c0 & 0xE0) != 0xC0) | (c0 < 0xC2) | ((c1 & 0xC0) != 0x80)) {     \
+                    break;                                                             \
                 }                                                                      \
+                Py_UCS4 cp = ((c0 & 0x1F) << 6) | (c1 & 0x3F);                         \
+                *o++ = (TYPE)cp;                                                       \
+                acc |= cp;                                                             \
+                j += 2;                                                                \
+            }                                                                          \
+            if (j != j0_) {                                                            \
+                continue;                                                              \
             }                                                                          \
         }                                                                              \
         else if (b0 < 0xF0) {                                                          \
-            if (j + 2 < n) {                                                           \
-                unsigned int b1 = buf[j + 1], b2 = buf[j + 2];                         \
-                if (((b1 & 0xC0) == 0x80) & ((b2 & 0xC0) == 0x80)) {                   \
-                    Py_UCS4 cp = ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F); \
-                    if (cp >= 0x800 && (cp < 0xD800 || cp > 0xDFFF)) {                 \
-                        *o++ = (TYPE)cp;                                               \
-                        acc |= cp;                                                     \
-                        j += 3;                                                        \
-                        continue;                                                      \
-                    }                                                                  \
+            /* a run of three-byte characters (CJK text), in a loop of its own: two at \
+               a time while both have an ordinary lead (not E0 or ED, whose second     \
+               byte has a narrower range), then one at a time */                       \
+            Py_ssize_t j0_ = j;                                                        \
+            THREE_BYTE_PAIRS(TYPE)                                                     \
+            while (j + 3 <= e) {                                                       \
+                unsigned int c0 = buf[j], c1 = buf[j + 1], c2 = buf[j + 2];            \
+                if (((c0 & 0xF0) != 0xE0) | ((c1 & 0xC0) != 0x80) | ((c2 & 0xC0) != 0x80)) {\
+                    break;                                                             \
                 }                                                                      \
+                Py_UCS4 cp = ((c0 & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F);   \
+                if (cp < 0x800 || cp - 0xD800 < 0x800) {                               \
+                    break; /* overlong or a surrogate: a unit, below */                \
+                }                                                                      \
+                *o++ = (TYPE)cp;                                                       \
+                acc |= cp;                                                             \
+                j += 3;                                                                \
+            }                                                                          \
+            if (j != j0_) {                                                            \
+                continue;                                                              \
             }                                                                          \
         }                                                                              \
         Py_UCS4 cp;                                                                    \
