@@ -148,8 +148,8 @@ def result_of(run: Callable[[], tuple[float, int]]) -> int:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--size", type=float, default=8, help="MiB per corpus (default 8)")
-    parser.add_argument("--repeat", type=int, default=5, help="best of N (default 5)")
+    parser.add_argument("--size", type=float, default=32, help="MiB per corpus (default 32)")
+    parser.add_argument("--repeat", type=int, default=9, help="best of N (default 9)")
     args = parser.parse_args()
     corpora = build_corpora(int(args.size * 1024 * 1024))
     print(
