@@ -650,18 +650,35 @@ ready_check(void)
     return 0;
 }
 
-/* The arguments shared by feed() and split(): pending + data as one bytes object (a new
-   reference), final, and the absolute offset of that buffer's first byte. */
+/* head + data as one bytes object (a new reference); both must be bytes. */
 static PyObject *
-parse_input(PyObject *const *args, int *final, long long *base)
+joined(PyObject *head, PyObject *data)
 {
-    if (!PyBytes_Check(args[0]) || !PyBytes_Check(args[1])) {
+    if (!PyBytes_Check(head) || !PyBytes_Check(data)) {
         PyErr_SetString(PyExc_TypeError, "pending and data must be bytes");
         return NULL;
     }
     if (ready_check() < 0) {
         return NULL;
     }
+    Py_ssize_t nh = PyBytes_GET_SIZE(head), nd = PyBytes_GET_SIZE(data);
+    if (nh == 0) {
+        Py_INCREF(data);
+        return data;
+    }
+    PyObject *buf = PyBytes_FromStringAndSize(NULL, nh + nd);
+    if (buf != NULL) {
+        memcpy(PyBytes_AS_STRING(buf), PyBytes_AS_STRING(head), nh);
+        memcpy(PyBytes_AS_STRING(buf) + nh, PyBytes_AS_STRING(data), nd);
+    }
+    return buf;
+}
+
+/* The arguments shared by feed() and split(): pending + data as one bytes object (a new
+   reference), final, and the absolute offset of that buffer's first byte. */
+static PyObject *
+parse_input(PyObject *const *args, int *final, long long *base)
+{
     *final = PyObject_IsTrue(args[2]);
     if (*final < 0) {
         return NULL;
@@ -670,22 +687,44 @@ parse_input(PyObject *const *args, int *final, long long *base)
     if (position == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *buf;
-    Py_ssize_t np = PyBytes_GET_SIZE(args[0]), nd = PyBytes_GET_SIZE(args[1]);
-    if (np == 0) {
-        buf = args[1];
-        Py_INCREF(buf);
+    PyObject *buf = joined(args[0], args[1]);
+    if (buf != NULL) {
+        *base = position - PyBytes_GET_SIZE(buf);
     }
-    else {
-        buf = PyBytes_FromStringAndSize(NULL, np + nd);
-        if (buf == NULL) {
-            return NULL;
-        }
-        memcpy(PyBytes_AS_STRING(buf), PyBytes_AS_STRING(args[0]), np);
-        memcpy(PyBytes_AS_STRING(buf) + np, PyBytes_AS_STRING(args[1]), nd);
-    }
-    *base = position - PyBytes_GET_SIZE(buf);
     return buf;
+}
+
+/* The separator argument of split() and lines(): -1 (universal newlines) or an ASCII
+   byte; both need a one-character replacement (see split()).  -2 on error. */
+static long
+parse_sep(UnitsObject *self, PyObject *arg)
+{
+    if (self->repl_len != 1) {
+        PyErr_SetString(PyExc_ValueError, "lines need a one-character replacement");
+        return -2;
+    }
+    long sep = PyLong_AsLong(arg);
+    if (sep == -1 && PyErr_Occurred()) {
+        return -2;
+    }
+    if (sep < -1 || sep > 127) {
+        PyErr_SetString(PyExc_ValueError, "sep must be -1 or an ASCII byte value");
+        return -2;
+    }
+    return sep;
+}
+
+/* Append an int to a list; -1 on error. */
+static int
+append_int(PyObject *list, long long value)
+{
+    PyObject *v = PyLong_FromLongLong(value);
+    if (v == NULL) {
+        return -1;
+    }
+    int err = PyList_Append(list, v);
+    Py_DECREF(v);
+    return err;
 }
 
 static PyObject *
@@ -792,16 +831,8 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "split(pending: bytes, data: bytes, final, position, sep: int)");
         return NULL;
     }
-    if (self->repl_len != 1) {
-        PyErr_SetString(PyExc_ValueError, "split() needs a one-character replacement");
-        return NULL;
-    }
-    long sep = PyLong_AsLong(args[4]);
-    if (sep == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (sep < -1 || sep > 127) {
-        PyErr_SetString(PyExc_ValueError, "sep must be -1 or an ASCII byte value");
+    long sep = parse_sep(self, args[4]);
+    if (sep == -2) {
         return NULL;
     }
     int final;
@@ -912,16 +943,8 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "lines(head: bytes, data: bytes, position, sep: int, limit: int)");
         return NULL;
     }
-    if (self->repl_len != 1) {
-        PyErr_SetString(PyExc_ValueError, "lines() needs a one-character replacement");
-        return NULL;
-    }
-    long sep = PyLong_AsLong(args[3]);
-    if (sep == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    if (sep < -1 || sep > 127) {
-        PyErr_SetString(PyExc_ValueError, "sep must be -1 or an ASCII byte value");
+    long sep = parse_sep(self, args[3]);
+    if (sep == -2) {
         return NULL;
     }
     Py_ssize_t limit = PyLong_AsSsize_t(args[4]);
@@ -932,25 +955,11 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "limit must be non-negative");
         return NULL;
     }
-    long long start = PyLong_AsLongLong(args[2]);
-    if (start == -1 && PyErr_Occurred()) {
+    long long base = PyLong_AsLongLong(args[2]);
+    if (base == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    if (!PyBytes_Check(args[0]) || !PyBytes_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "head and data must be bytes");
-        return NULL;
-    }
-    /* parse_input wants the offset just past the buffer, as feed() gets it */
-    PyObject *end = PyLong_FromLongLong(start + PyBytes_GET_SIZE(args[0]) +
-                                        PyBytes_GET_SIZE(args[1]));
-    if (end == NULL) {
-        return NULL;
-    }
-    PyObject *input[4] = {args[0], args[1], Py_False, end};
-    int final;
-    long long base;
-    PyObject *buf = parse_input(input, &final, &base);
-    Py_DECREF(end);
+    PyObject *buf = joined(args[0], args[1]);
     if (buf == NULL) {
         return NULL;
     }
@@ -976,12 +985,9 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (e >= n || e - i > limit) {
             break;
         }
-        PyObject *off = PyLong_FromLongLong(base + i);
-        if (off == NULL || PyList_Append(offsets, off) < 0) {
-            Py_XDECREF(off);
+        if (append_int(offsets, base + i) < 0) {
             goto fail_self;
         }
-        Py_DECREF(off);
         PyObject *s = ascii ? ascii_string(b + i, e - i)
                             : own_segment(self, b, i, e, n, base, 0, &stop, &bits);
         if (s == NULL) {
@@ -995,12 +1001,9 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
         i = e + t;
     }
-    PyObject *off = PyLong_FromLongLong(base + i);
-    if (off == NULL || PyList_Append(offsets, off) < 0) {
-        Py_XDECREF(off);
+    if (append_int(offsets, base + i) < 0) {
         goto fail_self;
     }
-    Py_DECREF(off);
     self->chars += chars;
     Py_INCREF(parts);
     Py_INCREF(offsets);

@@ -262,17 +262,16 @@ class _Block:
     after ``k`` lines were handed out the checkpoint is ``offsets[k]``.
     """
 
-    __slots__ = ("file", "lines", "offsets", "path", "total")
+    __slots__ = ("file", "lines", "offsets", "path")
 
     def __init__(self, lines: list[Line], offsets: list[int], file: FileIdentity, path: str):
         self.lines = lines
         self.offsets = offsets
-        self.total = len(lines)
         self.file = file
         self.path = path
 
     def handed(self) -> int:
-        return self.total - len(self.lines)
+        return len(self.offsets) - 1 - len(self.lines)
 
 
 def _records(texts: list[str], offsets: list[int], file: FileIdentity, path: str) -> list[Line]:
@@ -728,12 +727,9 @@ class Follower:
             if texts:
                 records = _records(texts, offsets, f.identity, f.path)
                 self._queue.append(_Block(records, offsets, f.identity, f.path))
-                used = offsets[-1] - base
-                held = len(f.partial)
-                buf = data[used - held :] if used >= held else f.partial[used:] + data
-                base = offsets[-1]
-            else:
-                buf = f.partial + data if f.partial else data
+            used, held = offsets[-1] - base, len(f.partial)
+            buf = data[used - held :] if used >= held else f.partial[used:] + data
+            base = offsets[-1]
         else:
             buf = f.partial + data if f.partial else data
         ends = self._line_ends(buf)
