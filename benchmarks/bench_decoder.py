@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpora import NAMES, build_corpora, chunked
 
 from utf8stream import Malformed, Utf8Decoder
-from utf8stream.decoder import accelerated
+from utf8stream.core.decoder import accelerated
 
 TARGETS = {65536: 0.95, 256: 0.8}
 

@@ -130,7 +130,7 @@ def reference_lines(
     """Lines of ``text`` by a plain regex split; overlong lines as the policy says.
 
     A raised error appears as ``("LineTooLong", partial)``.  Written independently of
-    ``utf8stream.lines`` (a slow byte walk for the cuts).
+    ``utf8stream.core.lines`` (a slow byte walk for the cuts).
     """
     pattern = _UNIVERSAL if newline is None else re.compile("(" + re.escape(newline) + ")")
     parts = pattern.split(text)

@@ -28,10 +28,10 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 def implementation(request: pytest.FixtureRequest) -> Iterator[str]:
     """Run a module's tests with the C accelerator and again in pure Python.
 
-    Decoders read ``utf8stream.decoder._accel`` when they set their policy, so the
+    Decoders read ``utf8stream.core.decoder._accel`` when they set their policy, so the
     decoders a test creates use the implementation chosen here.
     """
-    import utf8stream.decoder as decoder_module
+    import utf8stream.core.decoder as decoder_module
 
     saved = decoder_module._accel
     if request.param == "accelerated" and saved is None:

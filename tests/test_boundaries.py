@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from utf8stream import Malformed, MalformedKind, Utf8Decoder
-from utf8stream.boundaries import (
+from utf8stream.core.boundaries import (
     char_start,
     cut_at_boundary,
     next_char_start,

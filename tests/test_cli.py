@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from utf8stream import cli
-from utf8stream.cli import main
+from utf8stream.apps.cli import _common as cli
+from utf8stream.apps.cli import main
 
 # A small file with known damage; every expected line below was worked out by hand.
 #   line 1: a b FF c                      FF at offset 2, column 3

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from utf8stream.cli import main
+from utf8stream.apps.cli import main
 
 
 def run(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, bytes]:

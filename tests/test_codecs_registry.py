@@ -79,7 +79,7 @@ def test_utf8_stays_cpythons_and_unknown_names_fail() -> None:
     for name in ("wtf-9", "cesu", "utf-8zz"):
         with pytest.raises(LookupError):
             codecs.lookup(name)
-    assert codecs.lookup_error("optu-8") is utf8stream.variants.optu8_errors
+    assert codecs.lookup_error("optu-8") is utf8stream.core.variants.optu8_errors
 
 
 # -- one shot ---------------------------------------------------------------------------

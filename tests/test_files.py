@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import Malformed, MalformedKind, Utf8Decoder
-from utf8stream import files as files_module
-from utf8stream.files import atranscode_file, open_text, transcode_file
+from utf8stream.apps import files as files_module
+from utf8stream.apps.files import atranscode_file, open_text, transcode_file
 
 contents = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=300).map(b"".join)
 

@@ -26,7 +26,7 @@ from utf8stream import (
     Utf8Stream,
     as_byte_stream,
 )
-from utf8stream.sources import AsyncFileByteStream
+from utf8stream.aio.sources import AsyncFileByteStream
 
 TEXT = "Příliš žluťoučký kůň\r\nСъешь же ещё\n日本語のテキスト\n😀 emoji 👍🏽 end"
 DATA = TEXT.encode()
@@ -294,7 +294,7 @@ class _NoEofWriter:
 @pytest.mark.anyio
 @pytest.mark.parametrize("anyio_backend", ["asyncio"])
 async def test_send_eof_on_an_asyncio_transport_that_cannot_half_close() -> None:
-    from utf8stream.sources import AsyncioByteSendStream
+    from utf8stream.aio.sources import AsyncioByteSendStream
 
     stream = AsyncioByteSendStream(_NoEofWriter())  # type: ignore[arg-type]
     with pytest.raises(NotImplementedError, match="cannot half-close"):

@@ -20,10 +20,10 @@ from _helpers import CORE, FRAGMENTS, HEAVY, chunked, event_tuples
 from hypothesis import given
 from hypothesis import strategies as st
 
-import utf8stream.decoder as decoder_module
+import utf8stream.core.decoder as decoder_module
 from utf8stream import LineSplitter, LineTooLong, Malformed, MalformedKind, Utf8Decoder
-from utf8stream.decoder import SPLIT_ASCII_ONLY
-from utf8stream.lines import OVERLONG_POLICIES
+from utf8stream.core.decoder import SPLIT_ASCII_ONLY
+from utf8stream.core.lines import OVERLONG_POLICIES
 
 pytestmark = pytest.mark.skipif(
     decoder_module._accel is None,
@@ -460,7 +460,7 @@ def test_lines_reports_a_long_buffer_in_one_pass() -> None:
 
 
 def test_records_fill_the_slots_last_first_outside_the_collector() -> None:
-    from utf8stream.tail import _LINE_SLOTS, FileIdentity, Line
+    from utf8stream.apps.follow import _LINE_SLOTS, FileIdentity, Line
 
     identity = FileIdentity(1, 2)
     accel = decoder_module._accel

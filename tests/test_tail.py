@@ -12,9 +12,8 @@ import anyio
 import pytest
 
 from utf8stream import Malformed, MalformedKind
-from utf8stream import tail as tail_module
-from utf8stream.lines import LineTooLong
-from utf8stream.tail import (
+from utf8stream.apps import follow as tail_module
+from utf8stream.apps.follow import (
     FileIdentity,
     FollowCheckpoint,
     Follower,
@@ -22,6 +21,7 @@ from utf8stream.tail import (
     follow,
     write_checkpoint,
 )
+from utf8stream.core.lines import LineTooLong
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("implementation")]
 POLL = 0.005

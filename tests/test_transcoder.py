@@ -182,9 +182,19 @@ def test_bom_strip_takes_only_the_first() -> None:
     st.text(text_alphabet, max_size=12),
     st.data(),
 )
+@example("utf-16-le", "latin-1", "\x00", st.data())
 def test_bom_detect_any_chunking(
     encoding: str, declared: str, text: str, draw: st.DataObject
 ) -> None:
+    # FF FE 00 00 is the UTF-32-LE BOM (test_bom_detect_utf32_le_versus_utf16_le): a
+    # UTF-16-LE text that starts with U+0000 after its BOM is read as UTF-32-LE, by rule.
+    if encoding == "utf-16-le" and text.startswith("\x00"):
+        data = BOMS[encoding] + text.encode(encoding)
+        as_utf32 = data[4:].decode("utf-32-le", "replace").encode("utf-16-le")
+        for chunks in [[data], [data[i : i + 1] for i in range(len(data))]]:
+            transcoder = Transcoder(declared, "utf-16-le", bom="detect", errors="replace")
+            assert transcode_chunks(transcoder, chunks) == as_utf32
+        return
     # A UTF-8 BOM keeps a UTF-8 family source: the text after it is CESU-8 then.
     payload = "cesu-8" if (encoding, declared) == ("utf-8", "cesu-8") else encoding
     data = BOMS[encoding] + text.encode(payload)

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import MalformedKind
-from utf8stream.trio_stream import ValidUtf8ReceiveStream
+from utf8stream.aio.trio_stream import ValidUtf8ReceiveStream
 
 
 async def memory_maker() -> tuple[trio.abc.SendStream, ValidUtf8ReceiveStream]:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from .apps.files import TranscodeSummary, transcode_file
+
 # Importing .variants registers the codecs wtf-8, cesu-8, mutf-8 (java-modified-utf-8)
 # and utf-8z, and the error policy "optu-8".
-from . import variants  # noqa: F401
-from .boundaries import (
+from .core import variants  # noqa: F401
+from .core.boundaries import (
     char_start,
     cut_at_boundary,
     next_char_start,
@@ -16,38 +18,44 @@ from .boundaries import (
     split_points,
     variant_char_start,
 )
-from .decoder import DecoderCheckpoint, Utf8Decoder
-from .encoder import Utf8EncodeError, Utf8Encoder
-from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
-from .files import TranscodeSummary, transcode_file
-from .lines import LineSplitter, LineTooLong
-from .transcoder import Transcoder
+from .core.decoder import DecoderCheckpoint, Utf8Decoder
+from .core.encoder import Utf8EncodeError, Utf8Encoder
+from .core.events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
+from .core.lines import LineSplitter, LineTooLong
+from .core.transcoder import Transcoder
 
 if TYPE_CHECKING:
-    from .files import atranscode_file, open_text
-    from .sources import as_byte_stream
-    from .streams import (
+    from .aio.sources import as_byte_stream
+    from .aio.streams import (
         LineReceiveStream,
         StreamStatistics,
         Utf8ReceiveStream,
         Utf8SendStream,
         Utf8Stream,
     )
-    from .tail import FileIdentity, FollowCheckpoint, Follower, Line, follow, write_checkpoint
+    from .apps.files import atranscode_file, open_text
+    from .apps.follow import (
+        FileIdentity,
+        FollowCheckpoint,
+        Follower,
+        Line,
+        follow,
+        write_checkpoint,
+    )
 
 # The async layers (anyio) load on first use, so the core and the command line start fast.
 _LAZY = {
     **dict.fromkeys(
         ["LineReceiveStream", "StreamStatistics", "Utf8ReceiveStream", "Utf8SendStream"],
-        "streams",
+        "aio.streams",
     ),
-    "Utf8Stream": "streams",
-    "as_byte_stream": "sources",
-    "atranscode_file": "files",
-    "open_text": "files",
+    "Utf8Stream": "aio.streams",
+    "as_byte_stream": "aio.sources",
+    "atranscode_file": "apps.files",
+    "open_text": "apps.files",
     **dict.fromkeys(
         ["FileIdentity", "FollowCheckpoint", "Follower", "Line", "follow", "write_checkpoint"],
-        "tail",
+        "apps.follow",
     ),
 }
 

@@ -3,7 +3,7 @@
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
-from .events import Malformed, MalformedKind
+from .core.events import Malformed, MalformedKind
 
 _T = TypeVar("_T")
 

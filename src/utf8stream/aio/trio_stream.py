@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import trio
 
-from .boundaries import char_start
-from .decoder import OnMalformed, Utf8Decoder
+from ..core.boundaries import char_start
+from ..core.decoder import OnMalformed, Utf8Decoder
 
 __all__ = ["ValidUtf8ReceiveStream"]
 

@@ -39,10 +39,10 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from .boundaries import cut_at_boundary
-from .decoder import Utf8Decoder, accelerator
-from .events import Malformed
-from .lines import OVERLONG_POLICIES, LineTooLong
+from ..core.boundaries import cut_at_boundary
+from ..core.decoder import Utf8Decoder, accelerator
+from ..core.events import Malformed
+from ..core.lines import OVERLONG_POLICIES, LineTooLong
 
 __all__ = ["FileIdentity", "FollowCheckpoint", "Follower", "Line", "follow", "write_checkpoint"]
 

@@ -30,13 +30,13 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
-from .boundaries import rejoined_event, split_points
-from .decoder import Utf8Decoder
-from .events import Malformed, MalformedKind, Utf8DecodeError
-from .transcoder import Transcoder
+from ..core.boundaries import rejoined_event, split_points
+from ..core.decoder import Utf8Decoder
+from ..core.events import Malformed, MalformedKind, Utf8DecodeError
+from ..core.transcoder import Transcoder
 
 if TYPE_CHECKING:
-    from .streams import Utf8ReceiveStream
+    from ..aio.streams import Utf8ReceiveStream
 
 __all__ = ["TranscodeSummary", "atranscode_file", "open_text", "transcode_file"]
 
@@ -568,8 +568,8 @@ async def open_text(
     """
     import anyio
 
-    from .sources import as_byte_stream
-    from .streams import Utf8ReceiveStream
+    from ..aio.sources import as_byte_stream
+    from ..aio.streams import Utf8ReceiveStream
 
     f = await anyio.open_file(path, "rb")
     try:

@@ -35,10 +35,10 @@ from anyio.abc import (
 )
 from anyio.lowlevel import checkpoint
 
-from .decoder import OnMalformed, Utf8Decoder, accelerator
-from .encoder import Utf8Encoder
-from .events import MalformedKind, Utf8DecodeError
-from .lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong
+from ..core.decoder import OnMalformed, Utf8Decoder, accelerator
+from ..core.encoder import Utf8Encoder
+from ..core.events import MalformedKind, Utf8DecodeError
+from ..core.lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong
 
 __all__ = [
     "LineReceiveStream",

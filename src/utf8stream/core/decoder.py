@@ -223,7 +223,7 @@ def _load_accelerator() -> Any:
     if os.environ.get("UTF8STREAM_PURE_PYTHON"):
         return None
     try:
-        from . import _speedups
+        from .. import _speedups
     except ImportError:
         return None
     _speedups.setup(

@@ -1,0 +1,1 @@
+"""Adapters: anyio streams (asyncio and trio) around the core; no decoding logic here."""
