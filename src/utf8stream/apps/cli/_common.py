@@ -13,6 +13,14 @@ EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised wherever the program is, so that ``finally`` blocks clean up.
+
+    A ``BaseException`` like ``KeyboardInterrupt``: code that handles ``Exception``
+    never swallows it.  ``main()`` turns it into exit status 143, without a traceback.
+    """
+
+
 def display_name(path: str) -> str:
     """How a file is named in messages (``-`` is the standard input or output)."""
     return "-" if path == "-" else path

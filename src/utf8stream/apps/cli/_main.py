@@ -7,12 +7,22 @@ or ``decode --errors strict``), 2 usage errors and files that cannot be read or 
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
+import threading
 from collections.abc import Sequence
 
 from ...core.decoder import Utf8Decoder
 from . import tail, transcode, validate
-from ._common import EXIT_OK, EXIT_USAGE, CommandError, warn
+from ._common import (
+    EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    EXIT_USAGE,
+    CommandError,
+    Terminated,
+    warn,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,9 +38,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _raise_terminated(signum: int, frame: object) -> None:
+    raise Terminated
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    # Signal handlers can only be set from the main thread (main() may be called from
+    # another one by a program that embeds it; SIGTERM then keeps its own handling).
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    try:
+        return _run(args)
+    except KeyboardInterrupt:
+        return EXIT_SIGINT
+    except Terminated:
+        return EXIT_SIGTERM
+    finally:
+        if in_main_thread:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "errors", None) is not None:
             Utf8Decoder(args.errors)  # reject unknown policies before touching files
