@@ -163,14 +163,19 @@ def test_decode_surrogateescape_restores_the_original(
 
 
 def test_decode_strict_stops_at_the_first_error(
-    damaged_file: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    damaged_file: Path, tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     out = tmp_path / "out.txt"
+    out.write_bytes(b"previous contents")
     assert main(["decode", "--errors", "strict", str(damaged_file), "-o", str(out)]) == 1
-    assert out.read_bytes() == b"ab"  # everything before the first bad byte
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1
-    assert "offset 2" in err
+    assert out.read_bytes() == b"previous contents"  # a failed run replaces nothing
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["damaged.txt", "out.txt"]
+    err = capsysbinary.readouterr().err
+    assert err.count(b"\n") == 1
+    assert b"offset 2" in err
+    # Standard output is a stream: everything before the first bad byte, as iconv.
+    assert main(["decode", "--errors", "strict", str(damaged_file)]) == 1
+    assert capsysbinary.readouterr().out == b"ab"
 
 
 # -- large input ------------------------------------------------------------------------

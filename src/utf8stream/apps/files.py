@@ -3,42 +3,67 @@
 A file is read in chunks and each chunk goes through a ``Transcoder``; memory is one chunk
 (plus what the codecs hold, a few bytes).  With ``workers > 1`` and a UTF-8-family source,
 the file is cut at character boundaries (``boundaries.split_points`` on an ``mmap``) into
-pieces of at most ``PIECE_BYTES``; worker processes transcode the pieces and the parent
-writes their output in order, so the output file is the sequential one byte for byte.
+pieces of at most ``PIECE_BYTES``; worker processes transcode the pieces and write their
+output in order, so the output file is the sequential one byte for byte.
 
 Only the start of the stream is special: the BOM policy applies to the first piece, and
 the other pieces keep whatever they contain.  A unit cut by a piece's end is reported by
 that piece's decoder as ``TRUNCATED_AT_END``; the parent renames it from the next byte
 (``boundaries.rejoined_event``), as the sequential decoder would have.
+
+Data safety: an output file is written to a temporary file beside it, flushed to disk and
+renamed over the destination only when the run succeeds (the destination's permission
+bits are kept, as an editor's atomic save keeps them); on any failure or interruption the
+destination is untouched and the temporary file removed.  The output is never the input.
+
+Two policies, kept apart: ``errors`` for malformed *input* (the decoder's policy) and
+``unmappable`` for characters the *target* cannot represent (iconv's rules).
 """
 
 from __future__ import annotations
 
 import codecs
+import contextvars
+import ctypes
 import io
 import itertools
 import mmap
 import multiprocessing
 import os
+import secrets
+import signal
 import stat
 import sys
+import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from contextlib import contextmanager
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from ..core.boundaries import rejoined_event, split_points
 from ..core.decoder import Utf8Decoder
+from ..core.encoder import Utf8Encoder
 from ..core.events import Malformed, MalformedKind, Utf8DecodeError
 from ..core.transcoder import Transcoder
+from ..core.variants import VARIANTS
 
 if TYPE_CHECKING:
     from ..aio.streams import Utf8ReceiveStream
 
-__all__ = ["TranscodeSummary", "atranscode_file", "open_text", "transcode_file"]
+__all__ = [
+    "UNMAPPABLE_POLICIES",
+    "SameFileError",
+    "TranscodeSummary",
+    "UnmappableCharacterError",
+    "WorkerError",
+    "atranscode_file",
+    "open_text",
+    "transcode_file",
+]
 
 Progress = Callable[[int, int], object]
 OnMalformed = Callable[[Malformed], object]
@@ -47,29 +72,94 @@ OnMalformed = Callable[[Malformed], object]
 PIECE_BYTES = 8 << 20
 #: Sources whose bytes can be cut at UTF-8 character boundaries.
 _SPLITTABLE = {"utf-8", "wtf-8", "cesu-8", "mutf-8"}
+#: What happens to a character the target cannot represent (iconv's choices):
+#: ``strict`` stops with ``UnmappableCharacterError``, ``ignore`` drops it (``-c``,
+#: ``//IGNORE``), ``translit`` writes its NFKD decomposition without combining marks, or
+#: ``?`` when that cannot be encoded either (``//TRANSLIT``), ``translit-ignore`` drops
+#: what cannot be transliterated, ``replace`` is the target codec's own replacement.
+UNMAPPABLE_POLICIES = ("strict", "ignore", "translit", "translit-ignore", "replace")
+#: Input policies whose escapes (lone surrogates in the text) the encoder turns back into
+#: the original bytes: they are not unmappable characters.
+_ROUND_TRIP = ("surrogateescape", "surrogatepass", "optu-8")
+_BOM_PREFIXES = (
+    codecs.BOM_UTF32_LE,
+    codecs.BOM_UTF32_BE,
+    codecs.BOM_UTF8,
+    codecs.BOM_UTF16_LE,
+    codecs.BOM_UTF16_BE,
+)
 
 
 @dataclass(frozen=True)
 class TranscodeSummary:
-    """What a transcoding run did."""
+    """What a transcoding run did.
+
+    ``malformed`` counts malformed input units by kind (for codecs outside the UTF-8
+    family: ``TRUNCATED_AT_END`` for input cut at the end, ``SURROGATE`` for a broken
+    UTF-16 surrogate, ``INVALID_BYTE`` for the rest); ``unmappable`` counts the characters
+    the target could not represent (dropped, transliterated or replaced, per the policy).
+    """
 
     bytes_in: int
     bytes_out: int
     characters: int
     malformed: Mapping[MalformedKind, int] = field(default_factory=lambda: MappingProxyType({}))
     pieces: int = 1
+    unmappable: int = 0
 
     @property
     def malformed_total(self) -> int:
         return sum(n for k, n in self.malformed.items() if k is not MalformedKind.LOST_BYTES)
 
 
+class UnmappableCharacterError(UnicodeEncodeError):
+    """A character the target encoding cannot represent, under ``unmappable="strict"``.
+
+    ``index`` is the character's position in the decoded text (0-based), ``offset`` the
+    byte offset of its first byte in the input (None if unknown).  ``partial`` is the
+    output for the text before it in the failing chunk (written before the error is
+    raised when the output is a stream, as iconv does).
+    """
+
+    def __init__(
+        self, encoding: str, character: str, index: int, offset: int | None = None
+    ) -> None:
+        super().__init__(encoding, character, 0, len(character), "cannot be represented")
+        self.index = index
+        self.offset = offset
+        self.partial = b""
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (type(self), (self.encoding, self.object, self.index, self.offset))
+
+    def __str__(self) -> str:
+        char = self.object
+        name = unicodedata.name(char, "") if len(char) == 1 else ""
+        what = f"U+{ord(char[0]):04X}" + (f" {name}" if name else "")
+        where = f"character {self.index}"
+        if self.offset is not None:
+            where += f" (byte offset {self.offset})"
+        return f"cannot convert {what} at {where} to {self.encoding}"
+
+
+class SameFileError(ValueError):
+    """The output file is the input file (same device and inode)."""
+
+
+class WorkerError(RuntimeError):
+    """A worker process of a parallel run failed or died; the run was stopped."""
+
+
 def _canonical(encoding: str) -> str:
     try:
-        name = codecs.lookup(encoding).name
+        info = codecs.lookup(encoding)
     except LookupError:
         raise LookupError(f"unknown encoding: {encoding}") from None
-    return name.replace("_", "-")
+    name = info.name.replace("_", "-")
+    # Our UTF-8 variants are registered as codecs that str.encode refuses, yet are text.
+    if name not in VARIANTS and not getattr(info, "_is_text_encoding", True):
+        raise LookupError(f"not a text encoding: {encoding}")
+    return name
 
 
 class _Counter:
@@ -83,6 +173,269 @@ class _Counter:
         self.counts[event.kind] = self.counts.get(event.kind, 0) + 1
         if self.forward is not None:
             self.forward(event)
+
+
+# -- the two policies -------------------------------------------------------------------
+
+#: The run whose codec calls the two error handlers below.  Codecs find their error
+#: handlers by a global name, so the handlers look up the run in this context variable,
+#: set around each chunk (threads and tasks each see their own).
+_active_run: contextvars.ContextVar[_Run | None] = contextvars.ContextVar(
+    "utf8stream_active_run", default=None
+)
+_INPUT_HANDLER = "utf8stream.malformed-input"
+_OUTPUT_HANDLER = "utf8stream.unmappable-output"
+
+
+def _on_malformed_input(exc: UnicodeError) -> tuple[str | bytes, int]:
+    run = _active_run.get()
+    if run is None or not isinstance(exc, UnicodeDecodeError):
+        raise exc  # outside a run the handler is strict
+    return run.malformed_input(exc)
+
+
+def _on_unmappable_output(exc: UnicodeError) -> tuple[str | bytes, int]:
+    run = _active_run.get()
+    if run is None or not isinstance(exc, UnicodeEncodeError):
+        raise exc
+    return run.unmappable_output(exc)
+
+
+codecs.register_error(_INPUT_HANDLER, _on_malformed_input)
+codecs.register_error(_OUTPUT_HANDLER, _on_unmappable_output)
+
+
+def _malformed_kind(reason: str) -> MalformedKind:
+    """A codec's reason for a decoding error, as the nearest ``MalformedKind``."""
+    if reason in ("truncated data", "unexpected end of data", "incomplete multibyte sequence"):
+        return MalformedKind.TRUNCATED_AT_END
+    if "surrogate" in reason:
+        return MalformedKind.SURROGATE
+    return MalformedKind.INVALID_BYTE
+
+
+def _transliterate(char: str, target: str, fallback: str) -> str:
+    """``char`` approximated in ``target``: its NFKD decomposition without combining
+    marks (``é`` → ``e``, ``①`` → ``1``, ``ﬁ`` → ``fi``), else ``fallback``."""
+    plain = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
+    for candidate in (plain, fallback):
+        if candidate:
+            try:
+                codecs.encode(candidate, target, "strict")
+            except UnicodeError:
+                continue
+            return candidate
+    return ""
+
+
+def _probe_input_policy(source: str, errors: str) -> None:
+    """Reject a policy that cannot decode, before any output is written."""
+    try:
+        if source in VARIANTS:
+            Utf8Decoder(errors, variant=source).decode(b"\xff", final=True)  # never valid
+        else:
+            handler = codecs.lookup_error(errors)
+            handler(UnicodeDecodeError(source, b"\xff", 0, 1, "probe"))
+    except UnicodeDecodeError:
+        pass  # strict: raises the error it is given
+    except LookupError:
+        raise LookupError(f"unknown error handler: {errors}") from None
+    except Exception:
+        raise ValueError(f"error handler {errors!r} cannot be used for decoding") from None
+
+
+def _new_encoder(target: str, errors: str, unmappable: str) -> Any:
+    """The target's encoder, unmappable characters going to our handler when it can."""
+    variant = target if target in VARIANTS else None
+    if variant is not None:
+        # Only lone surrogates are unmappable in the UTF-8 family: the escapes of a
+        # round-trip input policy go back to their bytes, the rest to the policy.
+        policy = errors if errors in _ROUND_TRIP else _OUTPUT_HANDLER
+        return Utf8Encoder(policy, variant=variant)
+    encoder = codecs.getincrementalencoder(target)(_OUTPUT_HANDLER)
+    try:
+        encoder.encode("", False)
+        encoder.reset()
+    except UnicodeError:
+        # A codec that knows only "strict" (idna, punycode): fine for the strict policy.
+        if unmappable != "strict":
+            raise ValueError(
+                f"{target} cannot drop or transliterate characters (only strict)"
+            ) from None
+        encoder = codecs.getincrementalencoder(target)("strict")
+    return encoder
+
+
+class _CheckedEncoder:
+    """The target encoder, counting characters for error positions."""
+
+    def __init__(self, inner: Any, run: _Run) -> None:
+        self.inner, self.run = inner, run
+
+    def encode(self, text: str, final: bool = False) -> bytes:
+        run = self.run
+        base = run.call_base = run.characters
+        try:
+            out: bytes = self.inner.encode(text, final)
+        except UnmappableCharacterError as exc:
+            exc.partial = self.inner.encode(text[: exc.index - base])
+            raise
+        except UnicodeEncodeError as exc:  # a strict-only codec, or a Utf8Encoder escape
+            bad = exc.object[exc.start : exc.end] or "?"
+            error = UnmappableCharacterError(run.target, bad[0], base + exc.start)
+            error.partial = getattr(exc, "partial", b"")
+            raise error from None
+        run.characters += len(text)
+        return out
+
+
+class _Run:
+    """One ``Transcoder`` with both policies, error positions and counts.
+
+    ``start`` is the absolute offset of the first byte it is given (a piece's start).
+    """
+
+    def __init__(
+        self,
+        source: str,
+        target: str,
+        errors: str,
+        bom: str,
+        unmappable: str,
+        counter: _Counter,
+        start: int = 0,
+    ) -> None:
+        self.target, self.errors, self.unmappable_policy = target, errors, unmappable
+        self.counter, self.start = counter, start
+        self.fed = 0  # bytes given so far
+        self.chunk_end = start  # absolute offset just past the chunk being decoded
+        self.characters = 0  # characters given to the encoder so far
+        self.call_base = 0  # ... before the current encoder call
+        self.unmappable = 0
+        transcoder = Transcoder(source, target, errors=errors, bom=bom)
+        decoder = transcoder.decoder
+        self.input_handler: Callable[[UnicodeError], tuple[str | bytes, int]] | None
+        try:
+            self.input_handler = codecs.lookup_error(errors)
+        except LookupError:
+            self.input_handler = None  # a Utf8Decoder-only policy (optu-8)
+        if isinstance(decoder, Utf8Decoder):
+            decoder.on_malformed = counter if not start else _Shift(counter, start)
+        elif self.input_handler is not None:
+            # Count what other codecs replace: the handler records, then applies errors.
+            cast(Any, decoder).errors = _INPUT_HANDLER
+            transcoder.errors = _INPUT_HANDLER  # decoders chosen by a BOM later, too
+        self.escape_handler = (
+            codecs.lookup_error(errors) if errors in ("surrogateescape", "surrogatepass") else None
+        )
+        transcoder.encoder = _CheckedEncoder(_new_encoder(target, errors, unmappable), self)
+        self.transcoder = transcoder
+
+    def transcode(self, data: bytes, final: bool = False) -> bytes:
+        transcoder = self.transcoder
+        decoder = transcoder.decoder
+        state = decoder.getstate() if hasattr(decoder, "getstate") else None
+        chunk_start = self.start + self.fed
+        self.fed += len(data)
+        self.chunk_end = self.start + self.fed
+        token = _active_run.set(self)
+        try:
+            return transcoder.transcode(data, final)
+        except UnmappableCharacterError as exc:
+            exc.offset = self._offset_of(exc, data, final, chunk_start, decoder, state)
+            raise
+        finally:
+            _active_run.reset(token)
+            self._count_swapped_decoder()
+
+    def _count_swapped_decoder(self) -> None:
+        """A BOM may have put another codec's decoder in place: count its errors too."""
+        decoder = self.transcoder.decoder
+        if (
+            not isinstance(decoder, Utf8Decoder)
+            and self.input_handler is not None
+            and getattr(decoder, "errors", _INPUT_HANDLER) != _INPUT_HANDLER
+        ):
+            cast(Any, decoder).errors = _INPUT_HANDLER
+
+    @property
+    def partial_output(self) -> bytes:
+        return self.transcoder.partial_output
+
+    def malformed_input(self, exc: UnicodeDecodeError) -> tuple[str | bytes, int]:
+        """Record a malformed unit of a non-UTF-8 codec, then apply the input policy."""
+        # Incremental codecs decode (held bytes + chunk): the object ends at the chunk's end.
+        offset = self.chunk_end - len(exc.object) + exc.start
+        unit = bytes(exc.object[exc.start : exc.end])
+        self.counter(Malformed(offset, unit, _malformed_kind(exc.reason)))
+        assert self.input_handler is not None
+        return self.input_handler(exc)
+
+    def unmappable_output(self, exc: UnicodeEncodeError) -> tuple[str | bytes, int]:
+        bad = exc.object[exc.start : exc.end]
+        if self.escape_handler is not None and all("\ud800" <= c <= "\udfff" for c in bad):
+            try:
+                return self.escape_handler(exc)  # the input policy's escapes round-trip
+            except UnicodeEncodeError:
+                pass
+        policy = self.unmappable_policy
+        if policy == "strict":
+            raise UnmappableCharacterError(self.target, bad[0], self.call_base + exc.start)
+        self.unmappable += len(bad)
+        if policy == "ignore":
+            return "", exc.end
+        if policy == "replace":
+            return codecs.replace_errors(exc)
+        fallback = "?" if policy == "translit" else ""
+        return "".join(_transliterate(c, self.target, fallback) for c in bad), exc.end
+
+    def _offset_of(
+        self,
+        exc: UnmappableCharacterError,
+        data: bytes,
+        final: bool,
+        chunk_start: int,
+        old_decoder: Any,
+        state: tuple[bytes, int] | None,
+    ) -> int | None:
+        """The input offset of the character ``exc`` names: the chunk is decoded again,
+        prefix by prefix (a binary search), by a fresh decoder in the same state."""
+        decoder = self.transcoder.decoder
+        skip = 0
+        if decoder is not old_decoder:  # a BOM chose the codec during this chunk
+            state = None
+            skip = next((len(b) for b in _BOM_PREFIXES if data.startswith(b)), 0)
+        held = len(state[0]) if state else 0
+        index = exc.index - self.call_base  # in the text this chunk decoded to
+        if index == 0 and held:
+            return chunk_start - held
+
+        def decoded(end: int) -> int:
+            fresh: Any
+            if isinstance(decoder, Utf8Decoder):
+                fresh = Utf8Decoder(self.errors, variant=decoder.variant)
+            else:
+                fresh = cast(Any, type(decoder))(self.errors)
+            if state:
+                fresh.setstate(state)
+            return len(fresh.decode(data[skip:end], final and end == len(data)))
+
+        def first(predicate: Callable[[int], bool]) -> int:
+            lo, hi = skip, len(data)
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if predicate(decoded(mid)):
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return lo
+
+        try:
+            done_before = first(lambda n: n >= index)  # where the characters before end
+            done_with = first(lambda n: n > index)  # where this one ends
+        except Exception:
+            return None  # a decoder that cannot be replayed: no offset rather than a wrong one
+        return chunk_start + max(skip, min(done_before, done_with - 1))
 
 
 def _chunks(f: BinaryIO, size: int, limit: int | None = None) -> Iterator[bytes]:
@@ -126,45 +479,38 @@ class _Writer:
 def _transcode_stream(
     src: BinaryIO,
     dst: BinaryIO,
-    transcoder: Transcoder,
+    run: _Run,
     chunk_size: int,
     limit: int | None,
     progress: Callable[[int], object] | None,
 ) -> tuple[int, int]:
-    """Copy ``src`` to ``dst`` through ``transcoder``; return (bytes in, bytes out)."""
+    """Copy ``src`` to ``dst`` through ``run``; return (bytes in, bytes out)."""
     bytes_in = bytes_out = 0
     writer = _Writer(dst)
     try:
         for chunk in _chunks(src, chunk_size, limit):
-            try:
-                out = transcoder.transcode(chunk)
-            except Utf8DecodeError:
-                writer.write(transcoder.partial_output)  # all before the error, as iconv
-                raise
-            writer.write(out)
+            out = _step(run, writer, chunk, False)
             bytes_in += len(chunk)
             bytes_out += len(out)
             if progress is not None:
                 progress(bytes_in)
-        try:
-            out = transcoder.transcode(b"", final=True)
-        except Utf8DecodeError:
-            writer.write(transcoder.partial_output)
-            raise
-        writer.write(out)
+        out = _step(run, writer, b"", True)
     finally:
         writer.close()
     return bytes_in, bytes_out + len(out)
 
 
-def _make_transcoder(
-    source: str, target: str, errors: str, bom: str, counter: _Counter, start: int = 0
-) -> Transcoder:
-    transcoder = Transcoder(source, target, errors=errors, bom=bom)
-    decoder = transcoder.decoder
-    if isinstance(decoder, Utf8Decoder):
-        decoder.on_malformed = counter if not start else _Shift(counter, start)
-    return transcoder
+def _step(run: _Run, writer: _Writer, chunk: bytes, final: bool) -> bytes:
+    try:
+        out = run.transcode(chunk, final)
+    except Utf8DecodeError:
+        writer.write(run.partial_output)  # all before the error, as iconv
+        raise
+    except UnmappableCharacterError as exc:
+        writer.write(exc.partial)
+        raise
+    writer.write(out)
+    return out
 
 
 class _Shift:
@@ -177,6 +523,142 @@ class _Shift:
         self.forward(Malformed(event.offset + self.by, event.data, event.kind))
 
 
+def _check_options(source: str, target: str, errors: str, bom: str, unmappable: str) -> None:
+    """Every combination is tried on a tiny probe before any file is touched."""
+    if unmappable not in UNMAPPABLE_POLICIES:
+        raise ValueError(f"unmappable must be one of {UNMAPPABLE_POLICIES}, not {unmappable!r}")
+    _probe_input_policy(source, errors)
+    run = _Run(source, target, errors, bom, unmappable, _Counter(None))
+    run.transcode(b"", final=True)
+
+
+# -- output files -----------------------------------------------------------------------
+
+
+def check_distinct(src: str, dst: str) -> None:
+    """Raise ``SameFileError`` if ``dst`` is the file ``src`` (``"-"``: stdin) names,
+    through any hard or symbolic link."""
+    if dst == "-":
+        return
+    try:
+        out = os.stat(dst)
+        into = os.fstat(sys.stdin.fileno()) if src == "-" else os.stat(src)
+    except (FileNotFoundError, NotADirectoryError, ValueError, io.UnsupportedOperation):
+        return  # no such output yet, or no real stdin: they cannot be the same
+    if stat.S_ISREG(out.st_mode) and (out.st_dev, out.st_ino) == (into.st_dev, into.st_ino):
+        raise SameFileError("the output is the input file: refused, nothing was written")
+
+
+class _Output:
+    """An output file, written to a temporary file in its directory.
+
+    ``commit`` flushes it to disk and renames it over the destination (a symbolic link
+    stays a link: the file it names is replaced); ``discard`` removes it.  A destination
+    that exists and is not a regular file (a FIFO, a device) is written in place.
+    """
+
+    def __init__(self, dst: str) -> None:
+        self.destination = os.path.realpath(dst)
+        try:
+            existing: os.stat_result | None = os.stat(self.destination)
+        except FileNotFoundError:
+            existing = None
+        self.in_place = existing is not None and not stat.S_ISREG(existing.st_mode)
+        if self.in_place:
+            self.path = dst
+            self.file = cast(BinaryIO, open(dst, "wb"))  # noqa: SIM115 (closed by commit/discard)
+            return
+        folder, name = os.path.split(self.destination)
+        while True:
+            path = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+            try:
+                # 0o666 as for any new file (the umask applies); an existing file's own
+                # permission bits are set below.
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+            except FileExistsError:
+                continue
+            break
+        self.path = path
+        try:
+            if existing is not None:
+                os.fchmod(fd, stat.S_IMODE(existing.st_mode))
+                with suppress(PermissionError):  # only root can give a file away
+                    os.fchown(fd, existing.st_uid, existing.st_gid)
+            self.file = cast(BinaryIO, os.fdopen(fd, "wb"))
+        except BaseException:
+            os.close(fd)
+            os.unlink(path)
+            raise
+
+    def commit(self) -> None:
+        try:
+            self.file.flush()
+            if not self.in_place:
+                os.fsync(self.file.fileno())
+        except BaseException:
+            self.discard()
+            raise
+        self.file.close()
+        if self.in_place:
+            return
+        try:
+            os.replace(self.path, self.destination)
+        except BaseException:
+            self.discard()
+            raise
+        _fsync_directory(os.path.dirname(self.destination))
+
+    def discard(self) -> None:
+        with suppress(OSError):  # a failed flush of data nobody wants
+            self.file.close()
+        if not self.in_place:
+            with suppress(FileNotFoundError):
+                os.unlink(self.path)
+
+
+def _fsync_directory(path: str) -> None:
+    """Make the rename itself durable (best effort: some file systems refuse)."""
+    try:
+        fd = os.open(path or ".", os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def open_output(dst: str, src: str | None = None) -> Iterator[_Output | None]:
+    """The output ``dst`` as an ``_Output`` (None for ``"-"``, stdout, streamed).
+
+    The file takes the destination's place only if the block ends normally; any
+    exception (``KeyboardInterrupt`` included) leaves the destination untouched.  With
+    ``src``, an output that is the input is refused first (``SameFileError``).
+    """
+    if src is not None:
+        check_distinct(src, dst)
+    if dst == "-":
+        yield None
+        sys.stdout.buffer.flush()
+        return
+    output = _Output(dst)
+    try:
+        yield output
+    except BaseException:
+        output.discard()
+        raise
+    output.commit()
+
+
+def _name_output(exc: OSError, output: _Output | None, dst: str) -> None:
+    """A write error is about the destination, not about the temporary file."""
+    if output is not None and exc.filename in (None, output.path):
+        exc.filename = dst
+
+
 def transcode_file(
     src: str | os.PathLike[str],
     dst: str | os.PathLike[str],
@@ -185,6 +667,7 @@ def transcode_file(
     target: str = "utf-8",
     errors: str = "replace",
     bom: str = "keep",
+    unmappable: str = "strict",
     chunk_size: int = 1048576,
     workers: int = 1,
     progress: Progress | None = None,
@@ -192,60 +675,63 @@ def transcode_file(
 ) -> TranscodeSummary:
     """Transcode the file ``src`` into ``dst`` (``"-"``: stdin/stdout), lazily.
 
+    ``errors`` is the policy for malformed input; ``unmappable`` the one for characters
+    the target cannot represent (``UNMAPPABLE_POLICIES``; the default ``strict`` raises
+    ``UnmappableCharacterError`` with the character's position).  Both are tried on a
+    tiny probe first: an unusable combination raises ``ValueError`` or ``LookupError``
+    (also a codec that is not a text encoding) before any file is touched.
+
+    ``dst`` is written to a temporary file in its directory and renamed into place only
+    on success, keeping the permission bits of an existing ``dst``; after any exception
+    ``dst`` is as it was.  ``SameFileError`` if ``dst`` is ``src``.
+
     ``progress(bytes_done, bytes_total)`` is called as the work advances (``bytes_total``
-    is 0 when the size is unknown).  ``on_malformed`` receives every malformed unit of a
-    UTF-8-family source, with absolute offsets, in stream order.  With ``workers > 1`` a
-    UTF-8-family regular file is transcoded in parallel processes; the output and the
-    events are exactly those of the sequential run.
+    is 0 when the size is unknown).  ``on_malformed`` receives every malformed unit, with
+    absolute offsets, in stream order.  With ``workers > 1`` a UTF-8-family regular file
+    is transcoded in parallel processes; the output and the events are exactly those of
+    the sequential run.  A worker that fails or dies stops the run (``WorkerError``, or
+    the worker's ``OSError``) and no worker outlives it.
     """
     source_name, target_name = _canonical(source), _canonical(target)
     if chunk_size < 1:
         raise ValueError("chunk_size must be positive")
     if workers < 1:
         raise ValueError("workers must be at least 1")
-    Transcoder(source_name, target_name, errors=errors, bom=bom)  # validate the options
+    _check_options(source_name, target_name, errors, bom, unmappable)
     src_path = os.fspath(src)
     dst_path = os.fspath(dst)
     total = 0 if src_path == "-" else os.path.getsize(src_path)
-    if (
-        workers > 1
-        and src_path != "-"
-        and source_name in _SPLITTABLE
-        and bom != "detect"  # a BOM may say the file is not UTF-8 at all
-        and _seekable_destination(dst_path)
-        and total > chunk_size
-    ):
-        return _transcode_parallel(
-            src_path,
-            dst_path,
-            source_name,
-            target_name,
-            errors,
-            bom,
-            chunk_size,
-            workers,
-            progress,
-            on_malformed,
-            total,
-        )
-    counter = _Counter(on_malformed)
-    transcoder = _make_transcoder(source_name, target_name, errors, bom, counter)
-    report = (lambda done: progress(done, total)) if progress is not None else None
-    with open_binary(src_path, "rb") as fin, open_binary(dst_path, "wb") as fout:
-        bytes_in, bytes_out = _transcode_stream(fin, fout, transcoder, chunk_size, None, report)
+    with open_output(dst_path, src_path) as output:
+        try:
+            if (
+                workers > 1
+                and output is not None
+                and not output.in_place  # workers write pieces at offsets: a regular file
+                and src_path != "-"
+                and source_name in _SPLITTABLE
+                and bom != "detect"  # a BOM may say the file is not UTF-8 at all
+                and total > chunk_size
+            ):
+                options = (source_name, target_name, errors, bom, unmappable, chunk_size)
+                return _transcode_parallel(
+                    src_path, output.path, options, workers, progress, on_malformed, total
+                )
+            counter = _Counter(on_malformed)
+            run = _Run(source_name, target_name, errors, bom, unmappable, counter)
+            report = (lambda done: progress(done, total)) if progress is not None else None
+            with open_binary(src_path, "rb") as fin:
+                fout = sys.stdout.buffer if output is None else output.file
+                bytes_in, bytes_out = _transcode_stream(fin, fout, run, chunk_size, None, report)
+        except OSError as exc:
+            _name_output(exc, output, dst_path)
+            raise
     return TranscodeSummary(
-        bytes_in, bytes_out, transcoder.characters, MappingProxyType(dict(counter.counts))
+        bytes_in,
+        bytes_out,
+        run.transcoder.characters,
+        MappingProxyType(dict(counter.counts)),
+        unmappable=run.unmappable,
     )
-
-
-def _seekable_destination(path: str) -> bool:
-    """Workers write pieces at offsets: the destination must be a regular file."""
-    if path == "-":
-        return False
-    try:
-        return stat.S_ISREG(os.stat(path).st_mode)
-    except FileNotFoundError:
-        return True
 
 
 @contextmanager
@@ -263,6 +749,9 @@ def open_binary(path: str, mode: str) -> Iterator[BinaryIO]:
 
 # -- parallel ---------------------------------------------------------------------------
 
+#: (source codec, target codec, errors, bom, unmappable, chunk size)
+_Options = tuple[str, str, str, str, str, int]
+
 
 @dataclass(frozen=True)
 class _PieceResult:
@@ -271,12 +760,13 @@ class _PieceResult:
     counts: dict[MalformedKind, int]
     events: list[Malformed] | None  # all events, when the caller wants them
     last: Malformed | None  # the piece's last event (may need renaming)
-    error: Utf8DecodeError | None
+    error: Utf8DecodeError | UnmappableCharacterError | None
+    unmappable: int
 
 
-#: (source path, start, end, source codec, target codec, errors, bom, chunk size,
-#:  whether events are wanted, piece index, destination path)
-_Job = tuple[str, int, int, str, str, str, str, int, bool, int, str]
+#: (source path, start, end, options, whether events are wanted, piece index, where to
+#:  write: the temporary output file)
+_Job = tuple[str, int, int, _Options, bool, int, str]
 
 
 class _Turns:
@@ -284,8 +774,9 @@ class _Turns:
 
     Pieces are transcoded in parallel but written in order: the worker of piece ``k``
     waits until every piece before it is written, then writes its output at the current
-    end of the destination with ``os.pwrite``.  The output is written once, by the
-    workers; the parent never touches it.
+    end of the output file with ``os.pwrite``.  The output is written once, by the
+    workers; the parent never touches it.  ``stopped`` ends the run for everybody: set
+    by a piece that failed (the others must not wait for its turn) or by the parent.
     """
 
     def __init__(self, ctx: Any) -> None:
@@ -295,21 +786,38 @@ class _Turns:
         self.stopped = ctx.Value("b", 0, lock=False)  # a piece failed: nobody writes
 
 
+class _Stopped(Exception):
+    """The run was stopped elsewhere: this piece gives up."""
+
+
 _turns: _Turns | None = None
+_PR_SET_PDEATHSIG = 1
 
 
-def _init_worker(turns: _Turns) -> None:
+def _init_worker(turns: _Turns, parent: int) -> None:
     global _turns
     _turns = turns
+    # The parent handles Ctrl-C and stops the workers itself; a SIGTERM sent to a worker
+    # ends it (the parent then stops the run), without the parent's handler.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    if sys.platform.startswith("linux"):
+        # Die with the parent, even if it is killed with SIGKILL: no orphan spins on.
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the line above
+        os._exit(1)
 
 
 def _write_in_turn(index: int, dst: str, data: bytes, failed: bool) -> None:
     turns = _turns
     assert turns is not None
     with turns.cond:
-        while turns.turn.value != index and not turns.stopped.value:
-            turns.cond.wait(1.0)
-        if not turns.stopped.value:
+        try:
+            while turns.turn.value != index and not turns.stopped.value:
+                turns.cond.wait(1.0)
+            if turns.stopped.value:
+                raise _Stopped
             fd = os.open(dst, os.O_WRONLY)
             try:
                 view, offset = memoryview(data), turns.offset.value
@@ -321,13 +829,25 @@ def _write_in_turn(index: int, dst: str, data: bytes, failed: bool) -> None:
             turns.offset.value = offset
             if failed:
                 turns.stopped.value = 1  # the output ends where the error is
-        turns.turn.value = index + 1
-        turns.cond.notify_all()
+        except BaseException:
+            turns.stopped.value = 1  # wake the others: nobody waits for a failed turn
+            raise
+        finally:
+            turns.turn.value = index + 1
+            turns.cond.notify_all()
 
 
-def _transcode_piece(job: _Job) -> _PieceResult:
-    """Worker: transcode ``src[start:end]`` and write it in its turn (child process)."""
-    path, start, end, source, target, errors, bom, chunk_size, want_events, index, dst = job
+def _check_stopped(done: int) -> None:
+    if _turns is not None and _turns.stopped.value:
+        raise _Stopped
+
+
+def _transcode_piece(job: _Job) -> _PieceResult | None:
+    """Worker: transcode ``src[start:end]`` and write it in its turn (child process).
+
+    None when the run was stopped meanwhile."""
+    path, start, end, options, want_events, index, dst = job
+    source, target, errors, bom, unmappable, chunk_size = options
     events: list[Malformed] = []
     last: list[Malformed] = []
 
@@ -337,27 +857,37 @@ def _transcode_piece(job: _Job) -> _PieceResult:
         last[:] = [event]
 
     counter = _Counter(keep)
-    transcoder = _make_transcoder(source, target, errors, bom, counter, start)
-    error = None
+    run = _Run(source, target, errors, bom, unmappable, counter, start)
+    error: Utf8DecodeError | UnmappableCharacterError | None = None
     out = io.BytesIO()
     try:
-        with open(path, "rb") as f:
-            f.seek(start)
-            try:
-                _transcode_stream(f, out, transcoder, chunk_size, end - start, None)
-            except Utf8DecodeError as exc:
-                error = Utf8DecodeError(
-                    Malformed(exc.offset + start, exc.malformed.data, exc.kind), exc.partial
-                )
-    finally:
-        _write_in_turn(index, dst, out.getvalue(), error is not None)
+        written = False
+        try:
+            with open(path, "rb") as f:
+                f.seek(start)
+                try:
+                    _transcode_stream(f, out, run, chunk_size, end - start, _check_stopped)
+                except Utf8DecodeError as exc:
+                    error = Utf8DecodeError(
+                        Malformed(exc.offset + start, exc.malformed.data, exc.kind), exc.partial
+                    )
+                except UnmappableCharacterError as exc:
+                    error = exc  # its index is within the piece: the parent adds the rest
+            _write_in_turn(index, dst, out.getvalue(), error is not None)
+            written = True
+        finally:
+            if not written and _turns is not None and not _turns.stopped.value:
+                _write_in_turn(index, dst, b"", True)  # failed: stop the run, wake the rest
+    except _Stopped:
+        return None
     return _PieceResult(
         out.tell(),
-        transcoder.characters,
+        run.transcoder.characters,
         counter.counts,
         events if want_events else None,
         last[0] if last else None,
         error,
+        run.unmappable,
     )
 
 
@@ -371,92 +901,137 @@ def _piece_points(path: str, total: int, workers: int, source: str) -> list[int]
 def _transcode_parallel(
     src: str,
     dst: str,
-    source: str,
-    target: str,
-    errors: str,
-    bom: str,
-    chunk_size: int,
+    options: _Options,
     workers: int,
     progress: Progress | None,
     on_malformed: OnMalformed | None,
     total: int,
 ) -> TranscodeSummary:
-    points = _piece_points(src, total, workers, source)
+    points = _piece_points(src, total, workers, options[0])
     want_events = on_malformed is not None
-    first_bom = {0: bom}  # only the start of the stream is special
     jobs: list[_Job] = [
         (
             src,
             a,
             b,
-            source,
-            target,
-            errors,
-            first_bom.get(i, "keep"),
-            chunk_size,
+            # only the start of the stream is special
+            options if i == 0 else (*options[:3], "keep", *options[4:]),
             want_events,
             i,
             dst,
         )
         for i, (a, b) in enumerate(itertools.pairwise(points))
     ]
-    return _run_pieces(jobs, dst, total, workers, progress, on_malformed)
+    return _run_pieces(jobs, total, workers, progress, on_malformed)
 
 
 def _run_pieces(
     jobs: list[_Job],
-    dst: str,
+    total: int,
+    workers: int,
+    progress: Progress | None,
+    on_malformed: OnMalformed | None,
+) -> TranscodeSummary:
+    ctx = multiprocessing.get_context()
+    turns = _Turns(ctx)
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=ctx,
+        initializer=_init_worker,
+        initargs=(turns, os.getpid()),
+    )
+    try:
+        summary = _collect(pool, jobs, total, workers, progress, on_malformed)
+    except BaseException:
+        _stop(pool, turns)
+        raise
+    pool.shutdown(wait=True)
+    return summary
+
+
+def _stop(pool: ProcessPoolExecutor, turns: _Turns) -> None:
+    """End a failed or interrupted run now: no worker goes on, none is left behind."""
+    turns.stopped.value = 1
+    # The executor has no public way to end its workers before Python 3.14
+    # (terminate_workers); waiting for them could take a whole piece each, or forever
+    # if one died holding the turn lock.
+    processes = dict(getattr(pool, "_processes", None) or {})
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes.values():
+        process.kill()
+    for process in processes.values():
+        process.join()
+
+
+def _collect(
+    pool: ProcessPoolExecutor,
+    jobs: list[_Job],
     total: int,
     workers: int,
     progress: Progress | None,
     on_malformed: OnMalformed | None,
 ) -> TranscodeSummary:
     counts: dict[MalformedKind, int] = {}
-    characters = bytes_out = 0
+    characters = bytes_out = unmappable = 0
     next_byte = _NextByte(jobs[0][0])
-    open(dst, "wb").close()  # the workers write into it, each piece in its turn
-    ctx = multiprocessing.get_context()
-    turns = _Turns(ctx)
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=ctx, initializer=_init_worker, initargs=(turns,)
-    ) as pool:
-        window: list[tuple[int, Future[_PieceResult]]] = []
-        queue = iter(enumerate(jobs))
-        for _ in range(workers * 2):
-            _submit(pool, queue, window)
-        while window:
-            index, future = window.pop(0)
+    window: deque[tuple[int, Future[_PieceResult | None]]] = deque()
+    queue = iter(enumerate(jobs))
+    for _ in range(workers * 2):
+        _submit(pool, queue, window)
+    while window:
+        index, future = window.popleft()
+        try:
             result = future.result()
-            _submit(pool, queue, window)
-            end = jobs[index][2]
-            follower = next_byte(end) if end < total else None
-            if result.error is not None:
-                raise _rejoined_error(result.error, end, follower)
-            bytes_out += result.size
-            characters += result.characters
-            for kind, n in result.counts.items():
-                counts[kind] = counts.get(kind, 0) + n
-            renamed = _renamed_last(result.last, end, follower)
-            if renamed is not None and result.last is not None:
-                counts[result.last.kind] -= 1
-                counts[renamed.kind] = counts.get(renamed.kind, 0) + 1
-            if on_malformed is not None and result.events is not None:
-                for event in result.events:
-                    if renamed is not None and event is result.events[-1]:
-                        event = renamed
-                    on_malformed(event)
-            if progress is not None:
-                progress(end, total)
+        except BrokenProcessPool:
+            raise WorkerError(
+                "a worker process died (killed, or out of memory); the run was stopped"
+            ) from None
+        except (OSError, Utf8DecodeError, UnmappableCharacterError):
+            raise
+        except Exception as exc:
+            raise WorkerError(f"a worker process failed: {exc!r}") from exc
+        if result is None:  # stopped, though no piece before it failed
+            raise WorkerError("the run was stopped")
+        _submit(pool, queue, window)
+        end = jobs[index][2]
+        follower = next_byte(end) if end < total else None
+        if isinstance(result.error, UnmappableCharacterError):
+            error = result.error
+            error.index += characters
+            raise error
+        if result.error is not None:
+            raise _rejoined_error(result.error, end, follower)
+        bytes_out += result.size
+        characters += result.characters
+        unmappable += result.unmappable
+        for kind, n in result.counts.items():
+            counts[kind] = counts.get(kind, 0) + n
+        renamed = _renamed_last(result.last, end, follower)
+        if renamed is not None and result.last is not None:
+            counts[result.last.kind] -= 1
+            counts[renamed.kind] = counts.get(renamed.kind, 0) + 1
+        if on_malformed is not None and result.events is not None:
+            for event in result.events:
+                if renamed is not None and event is result.events[-1]:
+                    event = renamed
+                on_malformed(event)
+        if progress is not None:
+            progress(end, total)
     counts = {k: n for k, n in counts.items() if n}
     return TranscodeSummary(
-        total, bytes_out, characters, MappingProxyType(counts), pieces=len(jobs)
+        total,
+        bytes_out,
+        characters,
+        MappingProxyType(counts),
+        pieces=len(jobs),
+        unmappable=unmappable,
     )
 
 
 def _submit(
     pool: ProcessPoolExecutor,
-    queue: Iterator[tuple[int, tuple[Any, ...]]],
-    window: list[tuple[int, Future[_PieceResult]]],
+    queue: Iterator[tuple[int, _Job]],
+    window: deque[tuple[int, Future[_PieceResult | None]]],
 ) -> None:
     item = next(queue, None)
     if item is not None:
@@ -502,6 +1077,7 @@ async def atranscode_file(
     target: str = "utf-8",
     errors: str = "replace",
     bom: str = "keep",
+    unmappable: str = "strict",
     chunk_size: int = 1048576,
     workers: int = 1,
     progress: Progress | None = None,
@@ -509,7 +1085,8 @@ async def atranscode_file(
 ) -> TranscodeSummary:
     """``transcode_file`` for async code: anyio file I/O, the event loop stays free.
 
-    With ``workers > 1`` the parallel run happens in a worker thread.
+    The same guarantees: ``dst`` is replaced only on success (a cancelled run leaves it
+    untouched).  With ``workers > 1`` the parallel run happens in a worker thread.
     """
     import anyio.to_thread  # the async layer loads only when used
 
@@ -523,31 +1100,45 @@ async def atranscode_file(
                 target=target_name,
                 errors=errors,
                 bom=bom,
+                unmappable=unmappable,
                 chunk_size=chunk_size,
                 workers=workers,
                 progress=progress,
                 on_malformed=on_malformed,
             )
         )
+    _check_options(source_name, target_name, errors, bom, unmappable)
     counter = _Counter(on_malformed)
-    transcoder = _make_transcoder(source_name, target_name, errors, bom, counter)
-    total = (await anyio.Path(src).stat()).st_size
+    run = _Run(source_name, target_name, errors, bom, unmappable, counter)
+    src_path, dst_path = os.fspath(src), os.fspath(dst)
+    total = (await anyio.Path(src_path).stat()).st_size
     bytes_in = bytes_out = 0
-    async with await anyio.open_file(src, "rb") as fin, await anyio.open_file(dst, "wb") as fout:
-        while chunk := await fin.read(chunk_size):
-            out = transcoder.transcode(chunk)
+    check_distinct(src_path, dst_path)
+    output = await anyio.to_thread.run_sync(_Output, dst_path)
+    try:
+        fout = anyio.wrap_file(output.file)
+        async with await anyio.open_file(src_path, "rb") as fin:
+            while chunk := await fin.read(chunk_size):
+                out = run.transcode(chunk)
+                await fout.write(out)
+                bytes_in += len(chunk)
+                bytes_out += len(out)
+                if progress is not None:
+                    progress(bytes_in, total)
+            out = run.transcode(b"", final=True)
             await fout.write(out)
-            bytes_in += len(chunk)
-            bytes_out += len(out)
-            if progress is not None:
-                progress(bytes_in, total)
-        out = transcoder.transcode(b"", final=True)
-        await fout.write(out)
+    except BaseException as exc:
+        output.discard()
+        if isinstance(exc, OSError):
+            _name_output(exc, output, dst_path)
+        raise
+    await anyio.to_thread.run_sync(output.commit)
     return TranscodeSummary(
         bytes_in,
         bytes_out + len(out),
-        transcoder.characters,
+        run.transcoder.characters,
         MappingProxyType(dict(counter.counts)),
+        unmappable=run.unmappable,
     )
 
 

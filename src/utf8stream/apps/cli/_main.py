@@ -26,10 +26,13 @@ from ._common import (
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from ... import __version__  # the package, fully imported by the time main() runs
+
     parser = argparse.ArgumentParser(
         prog="utf8stream",
         description="Validate, repair and transcode UTF-8 streams in constant memory.",
     )
+    parser.add_argument("--version", action="version", version=f"utf8stream {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     validate.add_parser(sub)

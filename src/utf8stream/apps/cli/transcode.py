@@ -3,13 +3,45 @@
 from __future__ import annotations
 
 import argparse
+import codecs
+import encodings
+import encodings.aliases
+import pkgutil
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from ...core.decoder import Utf8Decoder
 from ...core.encoder import Utf8Encoder
 from ...core.events import Utf8DecodeError
-from ..files import open_binary, transcode_file
-from ._common import EXIT_INVALID, EXIT_OK, ProgressBar, chunks, with_final
+from ...core.variants import VARIANTS
+from ..files import (
+    SameFileError,
+    TranscodeSummary,
+    UnmappableCharacterError,
+    WorkerError,
+    open_binary,
+    open_output,
+    transcode_file,
+)
+from ._common import (
+    EXIT_INVALID,
+    EXIT_OK,
+    CommandError,
+    ProgressBar,
+    chunks,
+    warn,
+    with_final,
+)
+
+_SAFETY = (
+    "An output file is written to a temporary file in its directory and renamed over OUT "
+    "only when the run succeeds: after an error, Ctrl-C or SIGTERM, OUT is as it was and "
+    "the temporary file is gone (an existing OUT keeps its permission bits). OUT may not "
+    "be the input file (exit status 2). Standard output is written as the run goes."
+)
 
 
 def _output_errors(errors: str) -> str:
@@ -17,53 +49,151 @@ def _output_errors(errors: str) -> str:
     return errors if errors in ("surrogateescape", "surrogatepass", "optu-8") else "strict"
 
 
+@contextmanager
+def _file_errors(input_path: str, output_path: str) -> Iterator[None]:
+    """Failures of the files themselves, as one line each (exit status 2)."""
+    # Under ``ulimit -f`` a write past the limit kills the process (SIGXFSZ) before any
+    # cleanup; ignored, the write fails with EFBIG and the temporary file is removed.
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    try:
+        yield
+    except SameFileError as exc:
+        raise CommandError(str(exc), output_path) from None
+    except WorkerError as exc:
+        raise CommandError(str(exc), input_path) from None
+    except OSError as exc:
+        if isinstance(exc, BrokenPipeError):
+            raise
+        raise CommandError(exc.strerror or str(exc), exc.filename or input_path) from None
+
+
 def _cmd_decode(args: argparse.Namespace) -> int:
     decoder = Utf8Decoder(args.errors)
     encode = Utf8Encoder(_output_errors(args.errors)).encode
-    with open_binary(args.file, "rb") as src, open_binary(args.output, "wb") as dst:
+    with (
+        _file_errors(args.file, args.output),
+        open_binary(args.file, "rb") as src,
+        open_output(args.output, args.file) as output,
+    ):
+        dst = sys.stdout.buffer if output is None else output.file
         for chunk, final in with_final(chunks(src)):
             try:
                 text = decoder.decode(chunk, final)
             except Utf8DecodeError as exc:
+                if output is not None:
+                    raise _Invalid(exc) from None  # the output file stays as it was
                 dst.write(encode(exc.partial, True))
                 dst.flush()
-                print(f"utf8stream: {args.file}: {exc}", file=sys.stderr)
+                warn(str(exc), args.file)
                 return EXIT_INVALID
             dst.write(encode(text, final))
     return EXIT_OK
 
 
-def _cmd_transcode(args: argparse.Namespace) -> int:
-    bar = ProgressBar() if sys.stderr.isatty() and args.input != "-" else None
+class _Invalid(Exception):
+    """Invalid input under a strict policy: leave the output block, then exit 1."""
+
+    def __init__(self, error: UnicodeError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+def _decode_command(args: argparse.Namespace) -> int:
     try:
-        summary = transcode_file(
-            args.input,
-            args.output,
-            source=args.from_code,
-            target=args.to_code,
-            errors=args.errors,
-            bom=args.bom,
-            workers=args.jobs,
-            progress=bar,
-        )
-    except Utf8DecodeError as exc:
-        print(f"utf8stream: {args.input}: {exc}", file=sys.stderr)
+        return _cmd_decode(args)
+    except _Invalid as exc:
+        warn(str(exc.error), args.file)
         return EXIT_INVALID
+
+
+def _target_and_policy(to_code: str, drop: bool) -> tuple[str, str]:
+    """iconv's ``ENC//TRANSLIT``, ``ENC//IGNORE`` and ``-c``, as an unmappable policy."""
+    name, *suffixes = to_code.split("//")
+    flags = {s.upper() for s in suffixes if s}
+    unknown = flags - {"TRANSLIT", "IGNORE"}
+    if unknown:
+        raise CommandError(f"unknown suffix //{min(unknown)} in {to_code!r}")
+    drop = drop or "IGNORE" in flags
+    if "TRANSLIT" in flags:
+        return name, "translit-ignore" if drop else "translit"
+    return name, "ignore" if drop else "strict"
+
+
+def _summary_line(summary: TranscodeSummary, policy: str) -> str:
+    kinds = ", ".join(f"{k.name} {n}" for k, n in summary.malformed.items())
+    done = {
+        "ignore": "dropped",
+        "translit": "transliterated",
+        "translit-ignore": "transliterated or dropped",
+    }.get(policy, "")
+    return (
+        f"{summary.bytes_in} bytes in, {summary.bytes_out} bytes out, "
+        f"{summary.characters} characters, {summary.malformed_total} malformed input units"
+        + (f" ({kinds})" if kinds else "")
+        + f", {summary.unmappable} unmappable characters"
+        + (f" {done}" if done else "")
+    )
+
+
+def _cmd_transcode(args: argparse.Namespace) -> int:
+    if args.list:
+        for names in _known_encodings():
+            print(", ".join(names))
+        return EXIT_OK
+    if args.output is not None and args.out is not None:
+        raise CommandError(f"two outputs given: {args.out} and -o {args.output}")
+    output = args.output or args.out or "-"
+    target, policy = _target_and_policy(args.to_code, args.drop)
+    source = args.from_code.split("//")[0]
+    to_terminal = output == "-" and sys.stdout.isatty()
+    bar = ProgressBar() if sys.stderr.isatty() and not to_terminal and args.input != "-" else None
+    try:
+        with _file_errors(args.input, output):
+            summary = transcode_file(
+                args.input,
+                output,
+                source=source,
+                target=target,
+                errors=args.errors,
+                bom=args.bom,
+                unmappable=policy,
+                workers=args.jobs,
+                progress=bar,
+            )
     except UnicodeError as exc:
-        print(f"utf8stream: {args.input}: {exc}", file=sys.stderr)
+        # Invalid input under --errors strict, or a character the target lacks.
+        if isinstance(exc, (Utf8DecodeError, UnmappableCharacterError)):
+            warn(str(exc), args.input)
+        else:
+            warn(f"{type(exc).__name__}: {exc}", args.input)
         return EXIT_INVALID
     finally:
         if bar is not None:
             bar.close()
     if args.verbose:
-        kinds = ", ".join(f"{k.name} {n}" for k, n in summary.malformed.items())
-        print(
-            f"utf8stream: {summary.bytes_in} bytes in, {summary.bytes_out} bytes out, "
-            f"{summary.characters} characters, {summary.malformed_total} malformed"
-            + (f" ({kinds})" if kinds else ""),
-            file=sys.stderr,
-        )
+        warn(_summary_line(summary, policy))
     return EXIT_OK
+
+
+def _known_encodings() -> list[list[str]]:
+    """Every text encoding Python and utf8stream know: its name first, then aliases."""
+    groups: dict[str, set[str]] = {name: set(v.aliases) for name, v in VARIANTS.items()}
+    modules = {m.name for m in pkgutil.iter_modules(encodings.__path__)}
+    aliases = encodings.aliases.aliases
+    for name in sorted(modules | set(aliases.values())):
+        try:
+            info = codecs.lookup(name)
+        except LookupError:
+            continue  # a helper module of the package, not a codec
+        canonical = info.name.replace("_", "-")
+        if canonical in VARIANTS or not getattr(info, "_is_text_encoding", True):
+            continue
+        group = groups.setdefault(canonical, set())
+        group.update(a for a, module in aliases.items() if module == name)
+        if name.replace("_", "-") != canonical:
+            group.add(name)
+    return [[name, *sorted(groups[name] - {name})] for name in sorted(groups)]
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,7 +201,10 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "decode",
         help="write repaired UTF-8",
         description="Decode the input and write it back as UTF-8, malformed units "
-        "handled by the error policy (default: replace each with U+FFFD).",
+        "handled by the error policy (default: replace each with U+FFFD). Exit status 1 "
+        "if --errors strict meets a malformed unit (standard output then holds "
+        "everything before it; an output file is left as it was), 2 for bad options "
+        "and files that cannot be read or written. " + _SAFETY,
     )
     decode.add_argument("file", metavar="FILE", help="input file, or - for stdin")
     decode.add_argument(
@@ -82,22 +215,55 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "surrogatepass, or a registered codecs error handler",
     )
     decode.add_argument("-o", "--output", default="-", metavar="OUT", help="default: stdout")
-    decode.set_defaults(run=_cmd_decode)
+    decode.set_defaults(run=_decode_command)
 
     transcode = sub.add_parser(
         "transcode",
         help="convert between encodings, lazily",
-        description="Convert IN from one encoding to another (iconv-like; - is stdin or "
-        "stdout). The UTF-8 side (utf-8, wtf-8, cesu-8, mutf-8) goes through utf8stream's "
-        "own decoder and encoder. Exit status 1 if --errors strict meets a malformed "
-        "sequence, 2 for unknown encodings, bad options or unreadable files.",
+        description="Convert IN from one encoding to another, as iconv does (IN and "
+        "OUT default to stdin and stdout; - names them too). The UTF-8 side (utf-8, "
+        "wtf-8, cesu-8, mutf-8, utf-8z) goes through utf8stream's own decoder and "
+        "encoder. Two policies: --errors for malformed input (default replace: U+FFFD), "
+        "and, for a character the target encoding cannot represent, iconv's: stop with "
+        "its position (default), -c or ENC//IGNORE to drop it, ENC//TRANSLIT to write "
+        "an approximation (its NFKD decomposition without combining marks, e.g. é as e "
+        "and ① as 1, or ? when that cannot be encoded either; ENC//TRANSLIT//IGNORE or "
+        "-c drops those instead). Exit status: 0 success (also when -c dropped "
+        "characters, as GNU iconv -c does; -v counts them), 1 invalid input under "
+        "--errors strict or an unmappable character under the default policy, 2 "
+        "unknown or non-text encodings, unusable policies, bad options, files that "
+        "cannot be read or written, a failed worker process. " + _SAFETY,
     )
-    transcode.add_argument("input", metavar="IN", help="input file, or - for stdin")
-    transcode.add_argument("output", metavar="OUT", help="output file, or - for stdout")
-    transcode.add_argument("-f", "--from-code", default="utf-8", metavar="ENC")
-    transcode.add_argument("-t", "--to-code", default="utf-8", metavar="ENC")
     transcode.add_argument(
-        "--errors", default="replace", metavar="POLICY", help="default: replace"
+        "input", metavar="IN", nargs="?", default="-", help="input file (default: stdin)"
+    )
+    transcode.add_argument(
+        "out", metavar="OUT", nargs="?", default=None, help="output file (default: stdout)"
+    )
+    transcode.add_argument("-o", "--output", metavar="OUT", help="output file, as OUT")
+    transcode.add_argument("-f", "--from-code", default="utf-8", metavar="ENC")
+    transcode.add_argument(
+        "-t",
+        "--to-code",
+        default="utf-8",
+        metavar="ENC",
+        help="target encoding, optionally with //TRANSLIT and/or //IGNORE",
+    )
+    transcode.add_argument(
+        "-c",
+        dest="drop",
+        action="store_true",
+        help="drop characters the target encoding cannot represent",
+    )
+    transcode.add_argument(
+        "-l", "--list", action="store_true", help="list the known encodings and exit"
+    )
+    transcode.add_argument(
+        "--errors",
+        default="replace",
+        metavar="POLICY",
+        help="policy for malformed input (default: replace); one that cannot decode "
+        "(xmlcharrefreplace, namereplace) is refused",
     )
     transcode.add_argument(
         "--bom",
@@ -106,9 +272,18 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="what to do with a byte order mark (default: keep)",
     )
     transcode.add_argument(
-        "-j", "--jobs", type=int, default=1, metavar="N", help="worker processes"
+        "-j",
+        "--jobs",
+        type=int,
+        default=1,
+        metavar="N",
+        help="worker processes (a UTF-8-family input file into an output file); if one "
+        "fails or dies the whole run stops (exit status 2)",
     )
     transcode.add_argument(
-        "-v", "--verbose", action="store_true", help="print a summary on stderr"
+        "-v",
+        "--verbose",
+        action="store_true",
+        help="print a summary on stderr: malformed input units by kind, unmappable characters",
     )
     transcode.set_defaults(run=_cmd_transcode)
