@@ -18,12 +18,7 @@ from utf8stream.apps.cli import main
 #   line 2: é (C3 A9) E2 82 x             E2 82 at offset 7, column 2
 #   line 3: C0 AF ED A0 80 z              five units at offsets 11..15, columns 1..5
 #   line 4: 80 F0 9F 98 <end of file>     offsets 18 and 19, columns 1 and 2
-DAMAGED = (
-    b"ab\xffc\n"
-    b"\xc3\xa9\xe2\x82x\n"
-    b"\xc0\xaf\xed\xa0\x80z\n"
-    b"\x80\xf0\x9f\x98"
-)
+DAMAGED = b"ab\xffc\n\xc3\xa9\xe2\x82x\n\xc0\xaf\xed\xa0\x80z\n\x80\xf0\x9f\x98"
 DAMAGED_REPORT = [
     "2 1:3 INVALID_BYTE ff",
     "7 2:2 INCOMPLETE_SEQUENCE e2 82",

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 
 from utf8stream import Malformed, MalformedKind, Utf8Decoder
 from utf8stream.apps import files as files_module
-from utf8stream.apps.files import atranscode_file, open_text, transcode_file
+from utf8stream.apps.files import (
+    SameFileError,
+    UnmappableCharacterError,
+    atranscode_file,
+    open_text,
+    transcode_file,
+)
 
 contents = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=300).map(b"".join)
 
@@ -190,3 +196,166 @@ def test_open_text_missing_file(tmp_path: Path) -> None:
 
     with pytest.raises(FileNotFoundError):
         anyio.run(go)
+
+
+# -- data safety: the output file --------------------------------------------------------
+
+
+def test_failed_run_leaves_the_destination(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_text("x" * 5000 + "①", "utf-8")
+    dst.write_bytes(b"precious")
+    for workers in (1, 2):
+        with pytest.raises(UnmappableCharacterError):
+            transcode_file(src, dst, target="latin-1", chunk_size=100, workers=workers)
+        assert dst.read_bytes() == b"precious"
+        assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+
+
+def test_destination_keeps_its_permission_bits(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_text("ž" * 3000, "utf-8")
+    dst.write_bytes(b"old")
+    dst.chmod(0o604)
+    for workers in (1, 2):
+        transcode_file(src, dst, target="utf-16-le", chunk_size=500, workers=workers)
+        assert dst.read_bytes() == ("ž" * 3000).encode("utf-16-le")
+        assert dst.stat().st_mode & 0o777 == 0o604
+
+
+def test_output_is_input_is_refused(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.write_bytes(b"data" * 1000)
+    (tmp_path / "link").symlink_to(src)
+    for dst in (src, tmp_path / "link"):
+        with pytest.raises(SameFileError):
+            transcode_file(src, dst, workers=2, chunk_size=100)
+    assert src.read_bytes() == b"data" * 1000
+
+
+@pytest.mark.anyio
+async def test_async_failed_run_leaves_the_destination(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_text("abc ① def", "utf-8")
+    dst.write_bytes(b"precious")
+    with pytest.raises(UnmappableCharacterError) as info:
+        await atranscode_file(src, dst, target="ascii", chunk_size=2)
+    assert (info.value.index, info.value.offset) == (4, 4)
+    with pytest.raises(SameFileError):
+        await atranscode_file(src, src)
+    assert dst.read_bytes() == b"precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+    summary = await atranscode_file(src, dst, target="ascii", unmappable="translit")
+    assert (dst.read_bytes(), summary.unmappable) == (b"abc 1 def", 1)
+
+
+# -- the two policies ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 5, 1000])
+@pytest.mark.parametrize(
+    ("source", "bom", "prefix"),
+    [
+        ("utf-8", "", "Grüße ÿ 😀 "),  # characters of 1 to 4 bytes before the culprit
+        ("cesu-8", "", "Grüße ÿ 😀 "),  # 😀 is 6 bytes here
+        ("utf-16-le", "", "Grüße ÿ 😀 "),
+        ("utf-16", "\ufeff", "Grüße ÿ 😀 "),  # the BOM is consumed, the offset counts it
+        ("shift_jis", "", "abc ｱｲ "),  # half-width katakana: 1 byte, not in latin-1
+    ],
+)
+def test_unmappable_position(
+    tmp_path: Path, chunk_size: int, source: str, bom: str, prefix: str
+) -> None:
+    src = tmp_path / "in"
+    culprit = "ｱ" if source == "shift_jis" else "😀"
+    codec = "utf-16-le" if source == "utf-16" else source  # written with its BOM in front
+    src.write_bytes((bom + prefix + "and more").encode(codec))
+    with pytest.raises(UnmappableCharacterError) as info:
+        transcode_file(src, tmp_path / "out", source=source, target="latin-1",
+                       errors="strict", chunk_size=chunk_size)  # fmt: skip
+    error = info.value
+    index = prefix.index(culprit)
+    assert (error.object, error.index) == (culprit, index)
+    before = (bom + prefix[:index]).encode(codec)
+    assert error.offset == len(before)
+
+
+def test_unmappable_position_in_a_parallel_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(files_module, "PIECE_BYTES", 1000)
+    src = tmp_path / "in"
+    src.write_text("é" * 5000 + "€", "utf-8")
+    with pytest.raises(UnmappableCharacterError) as info:
+        transcode_file(src, tmp_path / "out", target="latin-1", chunk_size=300, workers=3)
+    assert (info.value.index, info.value.offset) == (5000, 10000)
+
+
+def test_unmappable_policies_in_the_library(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.write_text("café ① € ok", "utf-8")
+    expected = {
+        "ignore": b"caf   ok",
+        "translit": b"cafe 1 ? ok",
+        "translit-ignore": b"cafe 1  ok",
+        "replace": b"caf? ? ? ok",
+    }
+    for policy, output in expected.items():
+        summary = transcode_file(src, tmp_path / "out", target="ascii", unmappable=policy)
+        assert (tmp_path / "out").read_bytes() == output
+        assert summary.unmappable == 3
+    with pytest.raises(ValueError, match="unmappable must be one of"):
+        transcode_file(src, tmp_path / "out", unmappable="drop")
+
+
+def test_round_trip_escapes_are_not_unmappable(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.write_bytes(b"caf\xe9 \xff")  # latin-1 bytes, malformed as UTF-8
+    summary = transcode_file(src, tmp_path / "out", target="latin-1", errors="surrogateescape")
+    assert (tmp_path / "out").read_bytes() == b"caf\xe9 \xff"
+    assert summary.unmappable == 0
+    assert summary.malformed_total == 2
+
+
+@pytest.mark.parametrize("chunk_size", [1, 2, 3, 7, 1000])
+def test_malformed_input_of_other_codecs_is_counted(tmp_path: Path, chunk_size: int) -> None:
+    src = tmp_path / "in"
+    # UTF-16-LE: "ab", a high surrogate cut by "c", "d", and an odd byte at the end.
+    src.write_bytes(b"a\x00b\x00\x3d\xd8c\x00d\x00!")
+    events: list[Malformed] = []
+    summary = transcode_file(src, tmp_path / "out", source="utf-16-le",
+                             chunk_size=chunk_size, on_malformed=events.append)  # fmt: skip
+    assert (tmp_path / "out").read_text("utf-8") == "ab\ufffdcd\ufffd"
+    assert events == [
+        Malformed(4, b"\x3d\xd8", MalformedKind.SURROGATE),
+        Malformed(10, b"!", MalformedKind.TRUNCATED_AT_END),
+    ]
+    assert summary.malformed == {MalformedKind.SURROGATE: 1, MalformedKind.TRUNCATED_AT_END: 1}
+    events.clear()
+    src.write_bytes(b"a\xff\x82\xa0b\x81")  # Shift_JIS: a bad byte, あ, b, a cut character
+    transcode_file(src, tmp_path / "out", source="shift_jis", chunk_size=chunk_size,
+                   on_malformed=events.append)  # fmt: skip
+    assert events == [
+        Malformed(1, b"\xff", MalformedKind.INVALID_BYTE),
+        Malformed(5, b"\x81", MalformedKind.TRUNCATED_AT_END),
+    ]
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"source": "base64"},
+        {"target": "zlib"},
+        {"source": "latin-1", "errors": "xmlcharrefreplace"},
+        {"errors": "namereplace"},
+        {"target": "idna", "unmappable": "ignore"},
+    ],
+)
+def test_unusable_options_fail_before_any_file_is_touched(
+    tmp_path: Path, options: dict[str, str]
+) -> None:
+    src = tmp_path / "in"
+    src.write_bytes(b"x\xff")
+    with pytest.raises((LookupError, ValueError)):
+        transcode_file(src, tmp_path / "out", **options)
+    assert not (tmp_path / "out").exists()

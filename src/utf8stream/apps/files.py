@@ -577,6 +577,9 @@ class _Output:
                 fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
             except FileExistsError:
                 continue
+            except OSError as exc:
+                exc.filename = dst  # the user named the destination, not our temporary file
+                raise
             break
         self.path = path
         try:

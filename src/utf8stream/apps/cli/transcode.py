@@ -241,13 +241,19 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "out", metavar="OUT", nargs="?", default=None, help="output file (default: stdout)"
     )
     transcode.add_argument("-o", "--output", metavar="OUT", help="output file, as OUT")
-    transcode.add_argument("-f", "--from-code", default="utf-8", metavar="ENC")
+    transcode.add_argument(
+        "-f",
+        "--from-code",
+        default="utf-8",
+        metavar="ENC",
+        help="source encoding (default: utf-8; -l lists the encodings)",
+    )
     transcode.add_argument(
         "-t",
         "--to-code",
         default="utf-8",
         metavar="ENC",
-        help="target encoding, optionally with //TRANSLIT and/or //IGNORE",
+        help="target encoding (default: utf-8), optionally with //TRANSLIT and/or //IGNORE",
     )
     transcode.add_argument(
         "-c",
