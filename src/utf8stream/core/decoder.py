@@ -541,10 +541,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         return text
 
     def _decode_split(
-        self,
-        input: bytes,
-        final: bool,
-        sep: int,  # noqa: A002
+        self, input: bytes, final: bool, sep: int  # noqa: A002
     ) -> tuple[list[str], int, int] | None:
         """``decode()`` and a split of its text in one step, or ``None`` if not possible.
 
