@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+import multiprocessing
 from pathlib import Path
 
 import anyio
@@ -16,6 +17,7 @@ from utf8stream.apps import files as files_module
 from utf8stream.apps.files import (
     SameFileError,
     UnmappableCharacterError,
+    WorkerError,
     atranscode_file,
     open_text,
     transcode_file,
@@ -359,3 +361,25 @@ def test_unusable_options_fail_before_any_file_is_touched(
     with pytest.raises((LookupError, ValueError)):
         transcode_file(src, tmp_path / "out", **options)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_failing_worker_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Forked workers inherit the patched method: the piece at 3000 and later ones fail.
+    fork = multiprocessing.get_context("fork")
+    monkeypatch.setattr(files_module.multiprocessing, "get_context", lambda: fork)
+    monkeypatch.setattr(files_module, "PIECE_BYTES", 1000)
+    real = files_module._Run.transcode
+
+    def failing(self: files_module._Run, data: bytes, final: bool = False) -> bytes:
+        if self.start >= 3000:
+            raise RuntimeError("boom")
+        return real(self, data, final)
+
+    monkeypatch.setattr(files_module._Run, "transcode", failing)
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_text("é" * 5000, "utf-8")
+    dst.write_bytes(b"precious")
+    with pytest.raises(WorkerError, match="boom"):
+        transcode_file(src, dst, target="utf-16", chunk_size=300, workers=2)
+    assert dst.read_bytes() == b"precious"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
