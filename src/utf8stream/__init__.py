@@ -5,7 +5,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from .apps.files import TranscodeSummary, transcode_file
+from .apps.files import (
+    SameFileError,
+    TranscodeSummary,
+    UnmappableCharacterError,
+    WorkerError,
+    transcode_file,
+)
 
 # Importing .variants registers the codecs wtf-8, cesu-8, mutf-8 (java-modified-utf-8)
 # and utf-8z, and the error policy "optu-8".
@@ -85,9 +91,11 @@ __all__ = [
     "LineTooLong",
     "Malformed",
     "MalformedKind",
+    "SameFileError",
     "StreamStatistics",
     "TranscodeSummary",
     "Transcoder",
+    "UnmappableCharacterError",
     "Utf8DecodeError",
     "Utf8Decoder",
     "Utf8EncodeError",
@@ -95,6 +103,7 @@ __all__ = [
     "Utf8ReceiveStream",
     "Utf8SendStream",
     "Utf8Stream",
+    "WorkerError",
     "as_byte_stream",
     "atranscode_file",
     "char_start",

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import codecs
 import contextvars
-import ctypes
 import io
 import itertools
 import mmap
@@ -805,6 +804,8 @@ def _init_worker(turns: _Turns, parent: int) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
     if sys.platform.startswith("linux"):
+        import ctypes  # only here: the library itself needs no ctypes
+
         # Die with the parent, even if it is killed with SIGKILL: no orphan spins on.
         libc = ctypes.CDLL(None, use_errno=True)
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
