@@ -568,18 +568,17 @@ class _Output:
             self.file = cast(BinaryIO, open(dst, "wb"))  # noqa: SIM115 (closed by commit/discard)
             return
         folder, name = os.path.split(self.destination)
-        while True:
-            path = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
-            try:
+        fd = -1
+        try:
+            while fd < 0:
+                path = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
                 # 0o666 as for any new file (the umask applies); an existing file's own
                 # permission bits are set below.
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-            except FileExistsError:
-                continue
-            except OSError as exc:
-                exc.filename = dst  # the user named the destination, not our temporary file
-                raise
-            break
+                with suppress(FileExistsError):
+                    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except OSError as exc:
+            exc.filename = dst  # the user named the destination, not our temporary file
+            raise
         self.path = path
         try:
             if existing is not None:
@@ -646,11 +645,13 @@ def open_output(dst: str, src: str | None = None) -> Iterator[_Output | None]:
         yield None
         sys.stdout.buffer.flush()
         return
-    output = _Output(dst)
+    output: _Output | None = None
     try:
+        output = _Output(dst)
         yield output
     except BaseException:
-        output.discard()
+        if output is not None:
+            output.discard()
         raise
     output.commit()
 
@@ -801,8 +802,8 @@ def _init_worker(turns: _Turns, parent: int) -> None:
     _turns = turns
     # The parent handles Ctrl-C and stops the workers itself; a SIGTERM sent to a worker
     # ends it (the parent then stops the run), without the parent's handler.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     if sys.platform.startswith("linux"):
         import ctypes  # only here: the library itself needs no ctypes
 
