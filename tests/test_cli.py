@@ -272,3 +272,206 @@ def test_python_dash_m_decode_pipe() -> None:
     )
     assert result.returncode == 0
     assert result.stdout == DAMAGED
+
+
+# -- validate: -q, --max-errors, --variant, unreadable files, closed pipes --------------
+
+PROGRAM = [sys.executable, "-m", "utf8stream"]
+
+
+def _validate(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*PROGRAM, "validate", *args], capture_output=True, text=True, timeout=30
+    )
+
+
+def _validate_pipe_kept_open(args: list[str], data: bytes) -> subprocess.CompletedProcess[str]:
+    """``validate`` reading stdin from a pipe that stays open after ``data``: only a
+    program that stops reading by itself ends."""
+    proc = subprocess.Popen(
+        [*PROGRAM, "validate", *args, "-"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdin is not None
+    try:
+        proc.stdin.write(data)
+        proc.stdin.flush()
+        # Not communicate(): it would close stdin.  The report is small, no pipe fills.
+        status = proc.wait(timeout=10)
+        out, err = proc.stdout.read(), proc.stderr.read()  # type: ignore[union-attr]
+    finally:
+        proc.kill()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            stream.close()  # type: ignore[union-attr]
+    return subprocess.CompletedProcess(proc.args, status, out.decode(), err.decode())
+
+
+def test_validate_quiet(damaged_file: Path, tmp_path: Path) -> None:
+    result = _validate("-q", str(damaged_file))
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "")
+    valid = tmp_path / "valid.txt"
+    valid.write_bytes(VALID)
+    result = _validate("--quiet", str(valid))
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "")
+
+
+def test_validate_quiet_stops_at_the_first_unit() -> None:
+    result = _validate_pipe_kept_open(["-q"], b"fine so far \xff")
+    assert (result.returncode, result.stdout, result.stderr) == (1, "", "")
+
+
+def test_validate_quiet_unreadable_file_still_said(damaged_file: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "missing.txt"
+    result = _validate("-q", "--json", str(missing), str(damaged_file))
+    assert result.returncode == 2  # an unreadable file wins over invalid input
+    assert result.stdout == ""
+    assert result.stderr == f"utf8stream: {missing}: No such file or directory\n"
+
+
+def test_validate_max_errors(damaged_file: Path) -> None:
+    result = _validate("--max-errors", "3", str(damaged_file), str(damaged_file))
+    assert result.returncode == 1
+    prefix = f"{damaged_file}: "
+    # Per file, like grep -m: each file stops after its own first three units.
+    assert result.stdout.splitlines() == [prefix + line for line in DAMAGED_REPORT[:3]] * 2
+    assert result.stderr == ""
+
+
+def test_validate_max_errors_stops_reading() -> None:
+    result = _validate_pipe_kept_open(["--max-errors", "2"], b"\xff ok \xfe and then")
+    assert result.returncode == 1
+    assert result.stdout.splitlines() == ["0 1:1 INVALID_BYTE ff", "5 1:6 INVALID_BYTE fe"]
+
+
+def test_validate_max_errors_summary(damaged_file: Path) -> None:
+    result = _validate("--summary", "--max-errors", "3", str(damaged_file))
+    assert result.returncode == 1
+    # The third unit (C0 at offset 11) ends at byte 12; nothing after it was read.
+    assert result.stdout == (
+        f"{damaged_file}: 3 malformed, stopped at byte 12 "
+        "(INCOMPLETE_SEQUENCE 1, INVALID_BYTE 1, OVERLONG 1)\n"
+    )
+    result = _validate("--summary", "--json", "--max-errors", "3", str(damaged_file))
+    assert json.loads(result.stdout) == {
+        "file": str(damaged_file),
+        "summary": True,
+        "stopped_at": 12,
+        "malformed": 3,
+        "by_kind": {"INVALID_BYTE": 1, "INCOMPLETE_SEQUENCE": 1, "OVERLONG": 1},
+    }
+
+
+# A surrogate pair for U+10400 in six bytes, Java's two-byte NUL, a raw NUL.
+_PAIR = b"\xed\xa0\x81\xed\xb0\x80"
+
+
+@pytest.mark.parametrize(
+    ("variant", "data", "report"),
+    [
+        ("utf-8", b"a" + _PAIR, ["1 1:2 SURROGATE ed", "2 1:3 UNEXPECTED_CONTINUATION a0"]),
+        ("cesu-8", b"a" + _PAIR + b"\xc0\x80b", []),
+        ("mutf-8", b"a" + _PAIR + b"\xc0\x80b", []),
+        ("mutf-8", b"a\x00b", ["1 1:2 INVALID_BYTE 00"]),
+        ("utf-8z", b"a\xc0\x80b", []),
+        ("utf-8", b"a\xc0\x80b", ["1 1:2 OVERLONG c0", "2 1:3 UNEXPECTED_CONTINUATION 80"]),
+        # WTF-8: a lone half is a character; a pair in six bytes is malformed.
+        ("wtf-8", b"a\xed\xa0\x81b", []),
+        ("wtf-8", b"a" + _PAIR, ["1 1:2 SURROGATE ed a0 81", "4 1:3 SURROGATE ed b0 80"]),
+    ],
+)
+def test_validate_variant(tmp_path: Path, variant: str, data: bytes, report: list[str]) -> None:
+    path = tmp_path / "in.bin"
+    path.write_bytes(data)
+    result = _validate("--variant", variant, str(path))
+    assert result.stdout.splitlines()[: len(report)] == report
+    assert result.returncode == (1 if report else 0)
+    assert result.stderr == ""
+
+
+@pytest.mark.parametrize("chunk_size", [1 << 16, 1, 2, 4, 5])
+@pytest.mark.parametrize("variant", ["cesu-8", "mutf-8"])
+def test_validate_variant_columns_count_a_pair_as_one_character(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    chunk_size: int,
+    variant: str,
+) -> None:
+    # Line 1: x, U+10400 (six bytes), FF -> FF in column 3.  Line 2: two pairs, then FE
+    # in column 3 again; the pairs straddle reads for the small chunk sizes.
+    monkeypatch.setattr(cli, "CHUNK_SIZE", chunk_size)
+    path = tmp_path / "in.bin"
+    path.write_bytes(b"x" + _PAIR + b"\xff\n" + _PAIR * 2 + b"\xfe")
+    assert main(["validate", "--variant", variant, str(path)]) == 1
+    assert capsys.readouterr().out.splitlines() == [
+        "7 1:3 INVALID_BYTE ff",
+        "21 2:3 INVALID_BYTE fe",
+    ]
+
+
+def test_validate_unknown_variant_is_a_usage_error(damaged_file: Path) -> None:
+    result = _validate("--variant", "utf-7", str(damaged_file))
+    assert result.returncode == 2
+    assert result.stdout == ""
+    assert "argument --variant: invalid choice: 'utf-7'" in result.stderr
+
+
+def test_validate_json_unreadable_file(damaged_file: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "missing.txt"
+    result = _validate("--json", str(missing), str(tmp_path), str(damaged_file))
+    assert result.returncode == 2
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    assert records[:2] == [
+        {"file": str(missing), "error": "No such file or directory", "errno": 2},
+        {"file": str(tmp_path), "error": "Is a directory", "errno": 21},
+    ]
+    assert [r["offset"] for r in records[2:]] == [int(x.split()[0]) for x in DAMAGED_REPORT]
+    assert result.stderr == (
+        f"utf8stream: {missing}: No such file or directory\n"
+        f"utf8stream: {tmp_path}: Is a directory\n"
+    )
+
+
+def _validate_into_head(args: list[str], stdin: bytes | None = None) -> tuple[int, str, bytes]:
+    """``utf8stream validate ARGS | head -1``: two processes, a real pipe, no shell.
+
+    With ``stdin``, the program's stdin is a pipe written only after head has exited.
+    Returns validate's exit status and stderr, and what head printed.
+    """
+    producer = subprocess.Popen(
+        [*PROGRAM, "validate", *args],
+        stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert producer.stdout is not None and producer.stderr is not None
+    head = subprocess.Popen(["head", "-1"], stdin=producer.stdout, stdout=subprocess.PIPE)
+    producer.stdout.close()  # head holds the only reading end
+    head_out, _ = head.communicate(timeout=30)
+    if stdin is not None:
+        assert producer.stdin is not None
+        producer.stdin.write(stdin)
+        producer.stdin.close()
+    err = producer.stderr.read().decode()
+    producer.stderr.close()
+    return producer.wait(timeout=30), err, head_out
+
+
+def test_validate_into_head_invalid_is_not_success(tmp_path: Path) -> None:
+    path = tmp_path / "many-errors.txt"
+    path.write_bytes(b"\xff\n" * 100_000)  # far more report than a pipe holds
+    status, err, head_out = _validate_into_head([str(path)])
+    assert head_out == b"0 1:1 INVALID_BYTE ff\n"
+    assert (status, err) == (1, "")  # invalid input was seen; no traceback, no warning
+
+
+def test_validate_into_head_unfinished_is_not_valid(tmp_path: Path) -> None:
+    # The first summary fits head; by the time the rest of the input (stdin) is read,
+    # nobody reads the report: the input is valid so far, but not all was checked.
+    path = tmp_path / "valid.txt"
+    path.write_bytes(VALID)
+    status, err, head_out = _validate_into_head(["--summary", str(path), "-"], stdin=VALID)
+    assert head_out.startswith(f"{path}: valid;".encode())
+    assert (status, err) == (141, "")

@@ -1,7 +1,11 @@
-"""What every subcommand shares: exit statuses, chunked reading, the progress bar."""
+"""What every subcommand shares: exit statuses, messages, option types, chunked reading,
+the progress bar."""
 
 from __future__ import annotations
 
+import argparse
+import os
+import stat
 import sys
 import time
 from collections.abc import Iterator
@@ -11,6 +15,9 @@ CHUNK_SIZE = 1 << 16
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
 #: Stopped by a signal: 128 + its number, as shells report it.
 EXIT_SIGINT, EXIT_SIGTERM = 130, 143
+#: stdout was a pipe whose reader went away (``| head``): what a shell reports for a
+#: program killed by SIGPIPE.  Not 0, because what was asked for was not all delivered.
+EXIT_BROKEN_PIPE = 141
 
 
 class Terminated(BaseException):
@@ -52,8 +59,90 @@ def warn(message: str, path: str | None = None) -> None:
     sys.stderr.flush()
 
 
+def silence_stdout() -> None:
+    """After a ``BrokenPipeError`` on stdout: send the rest of the output to /dev/null.
+
+    Python flushes ``sys.stdout`` again at exit; to a closed pipe that would print
+    "Exception ignored ... BrokenPipeError".  Standard streams that are not files (an
+    embedding program's, pytest's capture) are left alone.
+    """
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
+
+
+# -- option types: argparse ``type=`` validators that speak the user's language ---------
+
+
+def non_negative_int(text: str) -> int:
+    """``type=`` for counts and offsets: 0, 1, 2, ..."""
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, not {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """``type=`` for limits and worker counts: 1, 2, 3, ..."""
+    value = _integer(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, not {text!r}")
+    return value
+
+
+def positive_float(text: str) -> float:
+    """``type=`` for intervals in seconds: any finite number above 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number, not {text!r}")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text, 10)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be an integer, not {text!r}") from None
+
+
+# -- progress ---------------------------------------------------------------------------
+
+
+def progress_wanted(output: str) -> bool:
+    """Whether to draw a progress bar for a command writing to ``output`` (``-``: stdout).
+
+    Only when stderr is a terminal (nobody reads a bar in a log) and the output is not that
+    same terminal (the bar would mix into the text).  Two file descriptors are the same
+    terminal when both are character devices with the same device number, whatever the
+    names they were opened by (``/dev/tty``, ``/dev/pts/3``).
+    """
+    try:
+        if not os.isatty(sys.stderr.fileno()):
+            return False
+        terminal = os.fstat(sys.stderr.fileno())
+        target = os.fstat(sys.stdout.fileno()) if output == "-" else os.stat(output)
+    except FileNotFoundError:
+        return True  # an output file still to be created is no terminal
+    except (AttributeError, ValueError, OSError):
+        return False  # no real stderr, or an output we cannot look at: stay quiet
+    same_terminal = stat.S_ISCHR(target.st_mode) and target.st_rdev == terminal.st_rdev
+    return not same_terminal
+
+
 def chunks(stream: BinaryIO) -> Iterator[bytes]:
-    while chunk := stream.read(CHUNK_SIZE):
+    """The stream's bytes, a chunk as soon as it is there (``read1``: from a pipe, what
+    has arrived, instead of waiting for a full chunk or the end)."""
+    read = getattr(stream, "read1", stream.read)
+    while chunk := read(CHUNK_SIZE):
         yield chunk
 
 

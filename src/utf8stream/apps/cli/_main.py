@@ -1,36 +1,47 @@
 """The ``utf8stream`` command line: iconv-like conventions, streaming in constant memory.
 
-Exit status: 0 success (and valid input for ``validate``), 1 invalid input (``validate``,
-or ``decode --errors strict``), 2 usage errors and files that cannot be read or written.
+Every error is one line on stderr, ``utf8stream: FILE: what went wrong``, never a
+traceback.  Exit status: 0 success (and valid input for ``validate``), 1 invalid input
+(``validate``, or ``decode --errors strict``), 2 usage errors and files that cannot be read
+or written, 130 / 143 stopped by Ctrl-C / SIGTERM, 141 the reader of stdout went away
+(``| head``; ``validate`` says 1 instead when it has already seen invalid input).
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import signal
-import sys
 import threading
 from collections.abc import Sequence
 
 from ...core.decoder import Utf8Decoder
 from . import tail, transcode, validate
 from ._common import (
-    EXIT_OK,
+    EXIT_BROKEN_PIPE,
     EXIT_SIGINT,
     EXIT_SIGTERM,
     EXIT_USAGE,
     CommandError,
     Terminated,
+    silence_stdout,
     warn,
+)
+
+_EPILOG = (
+    "Errors are reported as 'utf8stream: FILE: what went wrong'. Exit status: 0 success, "
+    "1 invalid input, 2 usage error or unreadable/unwritable file, 130 Ctrl-C, 143 SIGTERM, "
+    "141 output pipe closed by its reader (e.g. | head)."
 )
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from ... import __version__  # the package, fully imported by the time main() runs
+    from ... import __version__  # the package is fully imported by the time this runs
 
     parser = argparse.ArgumentParser(
         prog="utf8stream",
         description="Validate, repair and transcode UTF-8 streams in constant memory.",
+        epilog=_EPILOG,
     )
     parser.add_argument("--version", action="version", version=f"utf8stream {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -45,22 +56,61 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated
 
 
+def _ignore_further_signals() -> None:
+    """After an interruption: another Ctrl-C or SIGTERM while the program exits must
+    neither print a traceback nor kill it with another status."""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; ``argv`` None: ``sys.argv``, as the program itself."""
     parser = build_parser()
     args = parser.parse_args(argv)
     # Signal handlers can only be set from the main thread (main() may be called from
     # another one by a program that embeds it; SIGTERM then keeps its own handling).
     in_main_thread = threading.current_thread() is threading.main_thread()
-    previous = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    previous_int = signal.getsignal(signal.SIGINT) if in_main_thread else None
+    previous_term = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    status: int | None = None
     try:
-        return _run(args)
+        # A second Ctrl-C during a command's cleanup raises KeyboardInterrupt again, out
+        # of that cleanup: it lands here too.  One arriving while the first is handled
+        # here is caught by the outer ``try``; the first one decides the status.
+        try:
+            status = _run(args)
+        except KeyboardInterrupt:
+            status = EXIT_SIGINT
+        except Terminated:
+            status = EXIT_SIGTERM
+        if status in (EXIT_SIGINT, EXIT_SIGTERM):
+            _ignore_further_signals()
     except KeyboardInterrupt:
-        return EXIT_SIGINT
+        status = status or EXIT_SIGINT
+        _ignore_further_signals()
     except Terminated:
-        return EXIT_SIGTERM
+        status = status or EXIT_SIGTERM
+        _ignore_further_signals()
     finally:
-        if in_main_thread:
-            signal.signal(signal.SIGTERM, previous)
+        # As the program, stay deaf to signals after an interruption: the process is
+        # about to exit, and a handler put back now would let a late Ctrl-C through.
+        # A program that embeds main() gets its own handlers back.
+        interrupted = status in (EXIT_SIGINT, EXIT_SIGTERM)
+        if argv is not None or not interrupted:
+            # None: a handler installed from C, which Python cannot put back.
+            if previous_int is not None:
+                signal.signal(signal.SIGINT, previous_int)
+            if previous_term is not None:
+                signal.signal(signal.SIGTERM, previous_term)
+    return status
+
+
+def _input_name(args: argparse.Namespace) -> str | None:
+    """The file a command reads, for messages about errors that name none."""
+    files: list[str] = getattr(args, "files", None) or []
+    name: str | None = getattr(args, "file", None) or getattr(args, "input", None)
+    return name if name is not None else (files[0] if len(files) == 1 else None)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -74,12 +124,16 @@ def _run(args: argparse.Namespace) -> int:
     except (LookupError, ValueError) as exc:
         if isinstance(exc, UnicodeError):
             raise
-        print(f"utf8stream: {exc}", file=sys.stderr)
+        warn(str(exc), _input_name(args))
         return EXIT_USAGE
     except BrokenPipeError:
-        return EXIT_OK
+        silence_stdout()
+        return EXIT_BROKEN_PIPE
     except OSError as exc:
-        where = f": {exc.filename}" if exc.filename else ""
-        print(f"utf8stream: {exc.strerror or exc}{where}", file=sys.stderr)
+        name = exc.filename
+        where = (
+            None if name is None else os.fsdecode(name) if isinstance(name, bytes) else str(name)
+        )
+        warn(exc.strerror or str(exc), where)
         return EXIT_USAGE
     return code

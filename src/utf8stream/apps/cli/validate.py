@@ -4,14 +4,29 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from collections import Counter
+from dataclasses import dataclass, field
 
 from ...core.decoder import Utf8Decoder
 from ...core.events import DecoderStatistics, Malformed, MalformedKind
+from ...core.variants import VARIANTS, get_variant
 from ..files import open_binary
-from ._common import EXIT_INVALID, EXIT_OK, EXIT_USAGE, chunks, with_final
+from ._common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INVALID,
+    EXIT_OK,
+    EXIT_USAGE,
+    chunks,
+    positive_int,
+    silence_stdout,
+    warn,
+)
 
 _CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+#: A surrogate pair written as two three-byte halves: one character in CESU-8 and MUTF-8.
+_SURROGATE_PAIR = re.compile(rb"\xed[\xa0-\xaf][\x80-\xbf]\xed[\xb0-\xbf][\x80-\xbf]")
 
 
 class LineColumnTracker:
@@ -23,10 +38,14 @@ class LineColumnTracker:
     continuation byte, which the caller reports with ``note_unit``.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, *, joins_pairs: bool = False) -> None:
         self.line = 1
         self._chars_in_line = 0
         self._pos = 0
+        # For variants where a six-byte surrogate pair is one character: the last bytes
+        # of the line so far, where a pair that ends in the next segment may begin.
+        self._joins_pairs = joins_pairs
+        self._carry = b""
 
     def advance(self, data: bytes, data_offset: int, to: int) -> None:
         """Count the bytes of ``data`` (starting at ``data_offset``) up to offset ``to``."""
@@ -38,7 +57,14 @@ class LineColumnTracker:
             self.line += newlines
             segment = segment[segment.rfind(b"\n") + 1 :]
             self._chars_in_line = 0
+            self._carry = b""
         self._chars_in_line += len(segment.translate(None, _CONTINUATION_BYTES))
+        if self._joins_pairs:
+            # Pairs cannot overlap and are six bytes long: every pair found here ends in
+            # ``segment``, so none is counted twice.
+            window = self._carry + segment
+            self._chars_in_line -= len(_SURROGATE_PAIR.findall(window))
+            self._carry = window[-5:]
         self._pos = to
 
     def locate(self, event: Malformed) -> tuple[int, int]:
@@ -50,80 +76,141 @@ class LineColumnTracker:
         return self.line, column
 
 
-def _validate_one(path: str, args: argparse.Namespace, prefix: str) -> DecoderStatistics:
-    """Report every unit of one input; return the decoder's statistics."""
+class _LimitReached(Exception):
+    """Raised from the decoder's callback: the units asked for are all reported."""
+
+
+@dataclass
+class _FileReport:
+    """What one input turned out to be (``stopped``: reading ended at the limit)."""
+
+    statistics: DecoderStatistics | None = None
+    counts: Counter[str] = field(default_factory=Counter)
+    stopped_at: int | None = None
+
+    @property
+    def malformed(self) -> int:
+        return sum(self.counts.values())
+
+
+def _validate_one(path: str, args: argparse.Namespace, prefix: str, report: _FileReport) -> None:
+    """Report the units of one input into ``report`` (and on stdout), up to the limit."""
     events: list[Malformed] = []
-    decoder = Utf8Decoder("replace", on_malformed=events.append)
-    tracker = LineColumnTracker()
+    limit: int | None = 1 if args.quiet else args.max_errors
+
+    def collect(event: Malformed) -> None:
+        events.append(event)
+        if limit is not None and report.malformed + len(events) >= limit:
+            raise _LimitReached
+
+    decoder = Utf8Decoder("replace", on_malformed=collect, variant=args.variant)
+    tracker = LineColumnTracker(joins_pairs=get_variant(args.variant).join_pairs)
     out = sys.stdout
     name = "<stdin>" if path == "-" else path
-    quiet = args.summary
-    with open_binary(path, "rb") as stream:
-        for chunk, final in with_final(chunks(stream)):
-            offset = decoder.position
+    listing = not (args.summary or args.quiet)
+
+    def feed(chunk: bytes, final: bool) -> bool:
+        """Decode and report one chunk; False once the limit is reached."""
+        offset = decoder.position
+        try:
             decoder.decode(chunk, final)
-            for event in events if not quiet else ():
+        except _LimitReached:
+            last = events[-1]
+            report.stopped_at = last.offset + len(last.data)
+        for event in events:
+            report.counts[event.kind.name] += 1
+            if listing:
                 tracker.advance(chunk, offset, event.offset)
-                line, column = tracker.locate(event)
-                if args.json:
-                    record = {
-                        "file": name,
-                        "offset": event.offset,
-                        "line": line,
-                        "column": column,
-                        "kind": event.kind.name,
-                        "bytes": event.data.hex(" "),
-                    }
-                    out.write(json.dumps(record) + "\n")
-                else:
-                    out.write(
-                        f"{prefix}{event.offset} {line}:{column} {event.kind.name} "
-                        f"{event.data.hex(' ')}\n"
-                    )
-            tracker.advance(chunk, offset, offset + len(chunk))
-            events.clear()
-    return decoder.statistics()
+                out.write(_format_unit(event, tracker.locate(event), name, prefix, args.json))
+        events.clear()
+        tracker.advance(chunk, offset, offset + len(chunk))
+        return report.stopped_at is None
+
+    # Each chunk is decoded as soon as it is read (not held back to learn whether it is
+    # the last), so that a pipe or FIFO is reported as it comes and -q stops at once.
+    with open_binary(path, "rb") as stream:
+        for chunk in chunks(stream):
+            if not feed(chunk, False):
+                return
+        if not feed(b"", True):
+            return
+    report.statistics = decoder.statistics()
 
 
-def _print_summary(name: str, stats: DecoderStatistics, as_json: bool) -> None:
-    counts = {kind.name: n for kind, n in stats.malformed.items()}
+def _format_unit(
+    event: Malformed, where: tuple[int, int], name: str, prefix: str, as_json: bool
+) -> str:
+    line, column = where
     if as_json:
         record = {
             "file": name,
-            "summary": True,
-            "bytes": stats.bytes_fed,
-            "characters": stats.chars_out,
-            "malformed": stats.malformed_total,
-            "by_kind": counts,
+            "offset": event.offset,
+            "line": line,
+            "column": column,
+            "kind": event.kind.name,
+            "bytes": event.data.hex(" "),
         }
+        return json.dumps(record) + "\n"
+    return f"{prefix}{event.offset} {line}:{column} {event.kind.name} {event.data.hex(' ')}\n"
+
+
+def _print_summary(name: str, report: _FileReport, as_json: bool) -> None:
+    stats = report.statistics
+    counts = dict(report.counts)
+    if as_json:
+        record: dict[str, object] = {"file": name, "summary": True}
+        if stats is None:  # stopped at --max-errors: the rest was not read
+            record.update(stopped_at=report.stopped_at)
+        else:
+            record.update(bytes=stats.bytes_fed, characters=stats.chars_out)
+        record.update(malformed=report.malformed, by_kind=counts)
         print(json.dumps(record))
         return
-    verdict = "valid" if not stats.malformed_total else f"{stats.malformed_total} malformed"
     detail = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
-    print(
-        f"{name}: {verdict}; {stats.bytes_fed} bytes, {stats.chars_out} characters"
-        + (f" ({detail})" if detail else "")
-    )
+    if stats is None:
+        head = f"{report.malformed} malformed, stopped at byte {report.stopped_at}"
+    else:
+        verdict = "valid" if not report.malformed else f"{report.malformed} malformed"
+        head = f"{verdict}; {stats.bytes_fed} bytes, {stats.chars_out} characters"
+    print(f"{name}: {head}" + (f" ({detail})" if detail else ""))
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
-    status = EXIT_OK
+    unreadable = invalid = False
     many = len(args.files) > 1
-    for path in args.files:
-        name = "<stdin>" if path == "-" else path
-        try:
-            stats = _validate_one(path, args, f"{name}: " if many else "")
-        except OSError as exc:
-            if isinstance(exc, BrokenPipeError):
-                raise
-            print(f"utf8stream: {name}: {exc.strerror or exc}", file=sys.stderr)
-            status = EXIT_USAGE
-            continue
-        if args.summary:
-            _print_summary(name, stats, args.json)
-        if stats.malformed_total and status == EXIT_OK:
-            status = EXIT_INVALID
-    return status
+    try:
+        for path in args.files:
+            name = "<stdin>" if path == "-" else path
+            report = _FileReport()
+            try:
+                _validate_one(path, args, f"{name}: " if many else "", report)
+            except OSError as exc:
+                if isinstance(exc, BrokenPipeError):
+                    raise
+                unreadable = True
+                _report_unreadable(path, name, exc, args)
+                continue
+            finally:
+                invalid = invalid or report.malformed > 0
+            if args.summary and not args.quiet:
+                _print_summary(name, report, args.json)
+            sys.stdout.flush()  # a closed pipe shows up here, while the verdict is known
+            if args.quiet and invalid:
+                break  # the answer is known: the rest cannot make it valid
+    except BrokenPipeError:
+        # Like ``grep -q``: invalid input already seen is a sure answer, whatever the rest
+        # holds.  Otherwise the reading or the report did not finish, and the cut pipe
+        # must not pass for "valid": 141, as for a program killed by SIGPIPE.
+        silence_stdout()
+        return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_BROKEN_PIPE
+    return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
+
+
+def _report_unreadable(path: str, name: str, exc: OSError, args: argparse.Namespace) -> None:
+    message = exc.strerror or str(exc)
+    warn(message, path)
+    if args.json and not args.quiet:
+        print(json.dumps({"file": name, "error": message, "errno": exc.errno}))
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -131,12 +218,38 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "validate",
         help="report every malformed unit",
         description="Print each malformed unit as 'offset line:column kind hex-bytes' "
-        "(prefixed with 'FILE: ' when several files are given). Exit status 0 when every "
-        "input is valid UTF-8, 1 when one is not, 2 when one cannot be read.",
+        "(prefixed with 'FILE: ' when several files are given; the column counts "
+        "characters, a malformed unit as one).",
+        epilog="Exit status: 0 every input is valid, 1 one is not, 2 one cannot be read "
+        "(it wins over 1), 130 / 143 interrupted by Ctrl-C / SIGTERM. When stdout is a "
+        "pipe closed early (| head -1): 1 if invalid input was already seen, else 141 "
+        "(the input was not all read, so it is not called valid). Errors go to stderr as "
+        "'utf8stream: FILE: what went wrong'; with --json an unreadable file is also a "
+        'record {"file": ..., "error": ..., "errno": ...} on stdout.',
     )
     validate.add_argument("files", nargs="+", metavar="FILE", help="input files, or - for stdin")
     validate.add_argument("--json", action="store_true", help="one JSON object per line")
     validate.add_argument(
         "--summary", action="store_true", help="print counts by kind instead of each unit"
+    )
+    validate.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="print nothing on stdout, only set the exit status; stop reading at the first "
+        "malformed unit (errors about unreadable files still go to stderr)",
+    )
+    validate.add_argument(
+        "--max-errors",
+        type=positive_int,
+        metavar="N",
+        help="stop reporting and reading a file after its first N malformed units (like "
+        "grep -m); the exit status is 1",
+    )
+    validate.add_argument(
+        "--variant",
+        default="utf-8",
+        choices=list(VARIANTS),
+        help="the UTF-8 flavour the input must follow (default: utf-8)",
     )
     validate.set_defaults(run=_cmd_validate)
