@@ -32,6 +32,8 @@ from ._common import (
     CommandError,
     ProgressBar,
     chunks,
+    positive_int,
+    progress_wanted,
     warn,
     with_final,
 )
@@ -146,8 +148,7 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
     output = args.output or args.out or "-"
     target, policy = _target_and_policy(args.to_code, args.drop)
     source = args.from_code.split("//")[0]
-    to_terminal = output == "-" and sys.stdout.isatty()
-    bar = ProgressBar() if sys.stderr.isatty() and not to_terminal and args.input != "-" else None
+    bar = ProgressBar() if args.input != "-" and progress_wanted(output) else None
     try:
         with _file_errors(args.input, output):
             summary = transcode_file(
@@ -280,7 +281,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     transcode.add_argument(
         "-j",
         "--jobs",
-        type=int,
+        type=positive_int,
         default=1,
         metavar="N",
         help="worker processes (a UTF-8-family input file into an output file); if one "
