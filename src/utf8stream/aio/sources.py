@@ -3,7 +3,7 @@
 * anyio byte streams (``ByteReceiveStream``, ``ByteSendStream``, ``ByteStream`` and object
   streams of bytes) are returned unchanged;
 * trio ``ReceiveStream`` / ``SendStream`` / ``Stream`` (use them under anyio's trio
-  backend);
+  backend; trio is the optional extra ``pip install 'utf8stream[trio]'``);
 * asyncio ``StreamReader``, ``StreamWriter`` and a ``(StreamReader, StreamWriter)`` pair
   (asyncio backend);
 * anyio ``AsyncFile`` opened in binary mode.
@@ -39,6 +39,8 @@ from anyio.abc import (
     ObjectSendStream,
     SocketAttribute,
 )
+
+from ._trio import import_trio
 
 if TYPE_CHECKING:
     import trio
@@ -105,7 +107,7 @@ def _socket_attributes(sock: Any) -> dict[Any, Callable[[], Any]]:
 
 def _from_trio(exc: Exception) -> Exception:
     """trio's resource errors as anyio's (the same situations, other classes)."""
-    import trio
+    trio = import_trio("adapting a trio stream")
 
     if isinstance(exc, trio.BusyResourceError):
         return BusyResourceError(str(exc) or "using")
@@ -120,6 +122,7 @@ class TrioByteReceiveStream(ByteReceiveStream):
     """An anyio ``ByteReceiveStream`` over a trio ``ReceiveStream``."""
 
     def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        import_trio(type(self).__name__)
         self.stream = stream
 
     async def receive(self, max_bytes: int = DEFAULT_MAX_BYTES) -> bytes:
@@ -146,6 +149,7 @@ class TrioByteSendStream(ByteSendStream):
     """An anyio ``ByteSendStream`` over a trio ``SendStream``."""
 
     def __init__(self, stream: trio.abc.SendStream) -> None:
+        import_trio(type(self).__name__)
         self.stream = stream
 
     async def send(self, item: bytes) -> None:
@@ -170,6 +174,7 @@ class TrioByteStream(ByteStream):
     ``HalfCloseableStream``)."""
 
     def __init__(self, stream: trio.abc.Stream) -> None:
+        import_trio(type(self).__name__)
         self.stream = stream
         self._receive = TrioByteReceiveStream(stream)
         self._send = TrioByteSendStream(stream)
@@ -181,8 +186,7 @@ class TrioByteStream(ByteStream):
         await self._send.send(item)
 
     async def send_eof(self) -> None:
-        import trio
-
+        trio = import_trio(type(self).__name__)
         if not isinstance(self.stream, trio.abc.HalfCloseableStream):
             raise NotImplementedError(f"{type(self.stream).__name__} cannot half-close")
         try:

@@ -12,10 +12,14 @@ Decoding is ``Utf8Decoder``'s; this module only re-encodes its text and cuts the
 
 from __future__ import annotations
 
-import trio
-
 from ..core.boundaries import char_start
 from ..core.decoder import OnMalformed, Utf8Decoder
+from ._trio import missing_trio
+
+try:
+    import trio
+except ImportError as exc:
+    raise missing_trio("utf8stream.aio.trio_stream") from exc
 
 __all__ = ["ValidUtf8ReceiveStream"]
 

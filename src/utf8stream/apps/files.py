@@ -1157,10 +1157,10 @@ async def open_text(
 ) -> Utf8ReceiveStream:
     """An async text stream over a UTF-8 file (a ``Utf8ReceiveStream`` on anyio's file).
 
-    A non-zero ``start_offset`` starts with a gap (DESIGN.md section 4): opened in the
-    middle of a character, the stream yields one U+FFFD, then clean text; opened at a
-    character start it still yields one U+FFFD, which says the text did not start at
-    the file's beginning.
+    A non-zero ``start_offset`` starts with a gap, as after lost bytes (``mark_gap()``):
+    opened in the middle of a character, the stream yields one U+FFFD, then clean text;
+    opened at a character start it still yields one U+FFFD, which says the text did not
+    start at the file's beginning.
     """
     import anyio
 

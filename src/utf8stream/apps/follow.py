@@ -889,8 +889,8 @@ def follow(
 
     ``start``: ``"end"`` (default; with ``last_lines=N`` the last N complete lines first),
     ``"beginning"``, or a byte offset (joined mid-line or mid-character: the first line
-    starts with one U+FFFD, DESIGN.md section 4).  ``checkpoint`` resumes exactly after
-    the lines a previous follower yielded, draining files rotated away meanwhile.
+    starts with one U+FFFD for the gap, as after lost bytes).  ``checkpoint`` resumes
+    exactly after the lines a previous follower yielded, draining files rotated away meanwhile.
     ``until_eof=True`` reads to the current end once, unfinished last line included,
     and stops (``tail`` without ``-f``).  ``on_malformed`` sees every malformed unit; an
     exception it raises comes out of the ``__anext__`` that read the unit (the lines

@@ -11,7 +11,11 @@ __all__ = ["DecoderStatistics", "Malformed", "MalformedKind", "Utf8DecodeError"]
 
 
 class MalformedKind(enum.Enum):
-    """Why a maximal subpart of the input is not well-formed UTF-8 (DESIGN.md section 2)."""
+    """Why a unit of the input is malformed.
+
+    A unit is a maximal subpart of ill-formed input, as the Unicode Standard cuts it (one
+    U+FFFD each under ``replace``), or bytes declared lost with ``mark_gap()``.
+    """
 
     UNEXPECTED_CONTINUATION = "unexpected continuation byte"
     OVERLONG = "overlong encoding"
