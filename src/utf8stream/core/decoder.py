@@ -896,6 +896,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _decode_general(self, data: Bytes, final: bool, count: bool = True) -> str:
         """Decode with the error handler engaged: units, gaps, unread input, carried text."""
         self._refuse_if_reporting("decode")
+        # Off the accelerated path until ``_sync``: a callback that calls decode() must
+        # reach the check above.
+        self._ready = None
         parts: list[str] = []
         if self._carry:
             parts.append(self._carry)
