@@ -11,6 +11,7 @@ the buffer, and the unit's kind.
 from __future__ import annotations
 
 import itertools
+import re
 
 import pytest
 
@@ -131,3 +132,29 @@ def test_every_two_and_three_byte_sequence_through_the_decoding_loop(shift: int)
     for data in (two, three, four, two + three + four):
         data = b"a" * shift + data
         assert Utf8Decoder().decode(data, final=True) == data.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("width", [1, 2, 3])
+def test_the_decoders_held_prefixes_are_those_of_the_c_decoder(width: int) -> None:
+    # A chunk that ends in a proper prefix keeps it for the next call: the Python paths
+    # ask core/_bytes.py (``_PREFIXES``), the accelerator its own loop.  The buffers the
+    # C decoder reads as one proper prefix cut off by their end (length -width, no kind)
+    # must be exactly the ones ``_PREFIXES`` holds.
+    got = decoder_module.accelerator()._classify_all(b"", width)
+    code = re.escape(bytes(((-width + 4) & 0x0F,)))
+    c_held = {m.start().to_bytes(width, "big") for m in re.finditer(code, got)}
+    held = decoder_module._PREFIXES
+    if width < 3:
+        candidates = (i.to_bytes(width, "big") for i in range(256**width))
+    else:
+        # Only a four-byte lead starts a three-byte proper prefix.
+        assert {buf[0] for buf in c_held} == set(range(0xF0, 0xF5))
+        candidates = (
+            bytes((lead, b1, b2)) for lead in range(0xF0, 0xF5) for b1 in range(256)
+            for b2 in range(256)
+        )  # fmt: skip
+    assert {buf for buf in candidates if buf in held} == c_held
+    # Table 3-7 by hand: leads C2..F4; then the second-byte ranges of E0..F4 (E0 A0..BF,
+    # ED 80..9F, F0 90..BF, F4 80..8F, the others 80..BF); then F0..F4 only, any third.
+    counts = {1: 51, 2: 32 + 12 * 64 + 32 + 2 * 64 + 48 + 3 * 64 + 16, 3: (48 + 3 * 64 + 16) * 64}
+    assert len(c_held) == counts[width]

@@ -73,7 +73,7 @@ import codecs
 import json
 import os
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Container, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
@@ -82,11 +82,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ._bytes import (
     LONE_KIND,
     UTF8,
+    ByteTable,
     byte_table,
     classify_unit,
     held_prefixes,
     is_high_half,
     is_low_half,
+    is_proper_prefix,
     is_surrogate_half,
 )
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
@@ -167,9 +169,26 @@ codecs.register_error(_HANDLER_NAME, _c_error_handler)
 codecs.register_error(_REPLAY_NAME, _c_replay_handler)
 
 
-#: Every proper prefix of a well-formed sequence (about 17,600 of them).
-_PREFIXES = held_prefixes(UTF8)
-_PREFIXES_WIDE_ED = held_prefixes(byte_table(surrogate_halves=True))
+class _ProperPrefixes:
+    """``seq in prefixes``: ``seq`` is a proper prefix of a well-formed sequence.
+
+    Asks the table (``is_proper_prefix``) rather than holding its 17,600 answers.
+    """
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: ByteTable) -> None:
+        self._table = table
+
+    def __contains__(self, seq: object) -> bool:
+        return isinstance(seq, (bytes, bytearray, memoryview)) and is_proper_prefix(
+            seq, self._table
+        )
+
+
+#: What a UTF-8 decoder holds at a chunk end (with ``surrogatepass``: ED A0..BF too).
+_PREFIXES = _ProperPrefixes(UTF8)
+_PREFIXES_WIDE_ED = _ProperPrefixes(byte_table(surrogate_halves=True))
 _VARIANT_PREFIXES: dict[tuple[str, bool], frozenset[bytes]] = {}
 
 
@@ -492,7 +511,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._table = (
                 self._variant.passing_table if self._surrogates_pass else self._variant.table
             )
-            self._prefixes = _variant_prefixes(self._variant, self._surrogates_pass)
+            self._prefixes: Container[bytes] = _variant_prefixes(
+                self._variant, self._surrogates_pass
+            )
         else:
             self._table = UTF8
             self._prefixes = _PREFIXES_WIDE_ED if self._surrogates_pass else _PREFIXES
