@@ -134,7 +134,7 @@ def test_callback_replaced_midstream_keeps_the_counts() -> None:
     decoder = Utf8Decoder()
     decoder.decode(b"\xff\xfe")
     events: list[Malformed] = []
-    decoder.on_malformed = events.append  # a new accelerator state; the counts carry over
+    decoder.on_malformed = events.append  # set in place: the counts carry over
     decoder.decode(b"\x80", True)
     assert decoder.statistics().malformed_total == 3
     assert decoder.statistics().chars_out == 3

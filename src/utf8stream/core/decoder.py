@@ -37,8 +37,9 @@ While it is active, every ordinary call is one C call.  It can also cut lines fr
 bytes as it decodes (``_decode_split``, for ``LineSplitter.feed_bytes``).  Everything else
 (gaps, unread input, strict mode, the other policies, the variants) stays in Python, and
 with ``UTF8STREAM_PURE_PYTHON=1`` in the environment, or without the compiled module, all
-of it does.  Units that the C decoder reports are classified from the bytes
-around them (``_bytes.classify_unit``) and turned into text by the error policy.
+of it does (``use_accelerator(False)``: for the decoders created inside it).  Units that
+the C decoder reports are classified from the bytes around them
+(``_bytes.classify_unit``) and turned into text by the error policy.
 
 Strict mode, and any exception raised by a policy or callback, never poisons the decoder:
 the unit that failed counts as consumed, the unconsumed rest of the input is kept as
@@ -699,7 +700,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             return
         fail_start = units.fail_start
         if fail_start < 0:
-            # Not at a unit (no memory for the text): nothing of the call is consumed.
+            # Not at a unit (no memory for the text): the call is undone and its input
+            # kept; units it reported before failing are reported and counted again.
             self._fail_start = 0
             self._resume_at = self._position - len(data)
             self._recover(exc, [], data, final)
