@@ -524,3 +524,17 @@ def test_decoding_with_a_scratch_array_of_odd_length() -> None:
         for head in ("é", "€"):
             data = (head * n + "😀").encode()
             assert Utf8Decoder().decode(data) == data.decode()
+
+
+def test_offsets_past_63_bits_are_refused_by_the_c_line_cutter() -> None:
+    # The decoder leaves the accelerator well before 2**63 (both paths then accept any
+    # offset); the C code itself refuses arithmetic that would overflow (UBSan).
+    units = decoder_module.accelerator().Units("\ufffd", None)
+    with pytest.raises(OverflowError):
+        units.lines(b"", b"a\nb\n", 2**63 - 3, 10, 100)
+    assert units.lines(b"", b"a\nb\n", 2**63 - 5, 10, 100) == (
+        ["a", "b"],
+        [2**63 - 5, 2**63 - 3, 2**63 - 1],
+    )
+    assert Utf8Decoder(start_offset=2**62)._ready is None
+    assert Utf8Decoder(start_offset=2**62 - 1)._ready is not None

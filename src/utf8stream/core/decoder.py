@@ -290,8 +290,9 @@ def use_accelerator(enabled: bool) -> Iterator[bool]:
 
     ``use_accelerator(False)`` always works; ``use_accelerator(True)`` raises
     ``RuntimeError`` where the extension is not built or ``UTF8STREAM_PURE_PYTHON`` is
-    set.  A decoder keeps the implementation it was created with; the encoder and the
-    stream adapters ask ``accelerator()`` when they are created, too.  The block yields
+    set.  A decoder keeps the implementation it was created with; an encoder asks
+    ``accelerator()`` when its policy is set, a stream's ``async for`` when it starts,
+    so they follow the switch too.  The block yields
     ``enabled``.  For tests that compare the two implementations in one process; both
     produce the same text, events, statistics and checkpoints.
     """
