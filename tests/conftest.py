@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
@@ -28,17 +29,14 @@ def anyio_backend(request: pytest.FixtureRequest) -> str:
 def implementation(request: pytest.FixtureRequest) -> Iterator[str]:
     """Run a module's tests with the C accelerator and again in pure Python.
 
-    Decoders read ``utf8stream.core.decoder._accel`` when they set their policy, so the
-    decoders a test creates use the implementation chosen here.
+    Decoders (and encoders, and streams) created while ``use_accelerator`` is in force use
+    the implementation it chose, so the objects a test creates use the one chosen here.
     """
-    import utf8stream.core.decoder as decoder_module
+    from utf8stream.core.decoder import use_accelerator
 
-    saved = decoder_module._accel
-    if request.param == "accelerated" and saved is None:
-        pytest.skip("the C accelerator is not built here (pure-Python install)")
-    if request.param == "pure-python":
-        decoder_module._accel = None
-    try:
+    with ExitStack() as stack:
+        try:
+            stack.enter_context(use_accelerator(request.param == "accelerated"))
+        except RuntimeError:
+            pytest.skip("the C accelerator is not built here (pure-Python install)")
         yield str(request.param)
-    finally:
-        decoder_module._accel = saved

@@ -349,9 +349,9 @@ def test_strict_never_raises_on_valid_text(text: str, draw: st.DataObject) -> No
 
 
 def test_callback_exception_loses_nothing() -> None:
-    # Documented on Utf8Decoder: the exception propagates, the unit counts as consumed
-    # (like a strict-mode unit: it yields no text), and the text decoded before it comes
-    # with the next call.
+    # Documented on Utf8Decoder: the exception propagates, the unit counts as consumed,
+    # and the text decoded before it, the unit's own U+FFFD included, comes with the
+    # next call.
     seen: list[Malformed] = []
 
     def explode_once(event: Malformed) -> None:
@@ -363,5 +363,5 @@ def test_callback_exception_loses_nothing() -> None:
     with pytest.raises(RuntimeError):
         decoder.decode(b"ab\xffcd\xfee")
     rest = decoder.decode(b"", final=True)
-    assert rest == "abcd\ufffde"
+    assert rest == "ab\ufffdcd\ufffde"
     assert event_tuples(seen) == [(2, b"\xff", K.INVALID_BYTE), (5, b"\xfe", K.INVALID_BYTE)]

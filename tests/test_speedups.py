@@ -11,8 +11,7 @@ import codecs
 import gc
 import random
 import re
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from typing import Any
 
 import pytest
@@ -22,23 +21,17 @@ from hypothesis import strategies as st
 
 import utf8stream.core.decoder as decoder_module
 from utf8stream import LineSplitter, LineTooLong, Malformed, MalformedKind, Utf8Decoder
-from utf8stream.core.decoder import SPLIT_ASCII_ONLY
+from utf8stream.core.decoder import SPLIT_ASCII_ONLY, use_accelerator
 from utf8stream.core.lines import OVERLONG_POLICIES
 
 pytestmark = pytest.mark.skipif(
-    decoder_module._accel is None,
+    not decoder_module.accelerated(),
     reason="the C accelerator is not built here (pure-Python install)",
 )
 
 
-@contextmanager
-def pure_python() -> Iterator[None]:
-    saved = decoder_module._accel
-    decoder_module._accel = None
-    try:
-        yield
-    finally:
-        decoder_module._accel = saved
+def pure_python() -> AbstractContextManager[bool]:
+    return use_accelerator(False)
 
 
 def make_pair(**kwargs: Any) -> tuple[Utf8Decoder, Utf8Decoder, list[Malformed], list[Malformed]]:
@@ -141,7 +134,7 @@ def test_callback_replaced_midstream_keeps_the_counts() -> None:
     decoder = Utf8Decoder()
     decoder.decode(b"\xff\xfe")
     events: list[Malformed] = []
-    decoder.on_malformed = events.append  # a new accelerator state; the counts carry over
+    decoder.on_malformed = events.append  # set in place: the counts carry over
     decoder.decode(b"\x80", True)
     assert decoder.statistics().malformed_total == 3
     assert decoder.statistics().chars_out == 3
@@ -162,9 +155,9 @@ def test_events_are_ordinary_frozen_records() -> None:
 
 def test_units_take_one_replacement_character_or_none() -> None:
     with pytest.raises(ValueError, match="one character or none"):
-        decoder_module._accel.Units("??", None)
+        decoder_module.accelerator().Units("??", None)
     with pytest.raises(ValueError, match="one-character replacement"):
-        decoder_module._accel.Units("", None).split(b"", b"a\nb", False, 3, -1)
+        decoder_module.accelerator().Units("", None).split(b"", b"a\nb", False, 3, -1)
 
 
 def test_a_callback_may_run_another_decoder() -> None:
@@ -331,7 +324,7 @@ def buffered(items: list[object], more: list[list[object]]) -> Any:
         iterator.feed(batch)
         return batch.pop()
 
-    iterator = decoder_module._accel.BufferedAsyncIterator(refill)
+    iterator = decoder_module.accelerator().BufferedAsyncIterator(refill)
     iterator.feed(items)
     return iterator
 
@@ -463,7 +456,7 @@ def test_records_fill_the_slots_last_first_outside_the_collector() -> None:
     from utf8stream.apps.follow import _LINE_SLOTS, FileIdentity, Line
 
     identity = FileIdentity(1, 2)
-    accel = decoder_module._accel
+    accel = decoder_module.accelerator()
     out = accel.records(Line, _LINE_SLOTS, ["a", "b", "c"], [0, 2, 4, 6], identity, "p")
     assert out == [
         Line("c", 4, identity, "p"),
@@ -508,3 +501,40 @@ def test_runs_of_two_and_three_byte_characters_with_intruders_at_every_alignment
                 assert event_tuples(events) == event_tuples(pure_events)
                 parts = Utf8Decoder()._decode_split(data, True, -1)
                 assert parts is not None and parts[0] == expected.split("\n")
+
+
+def test_a_large_chunk_does_not_leave_a_large_scratch_array() -> None:
+    decoder = Utf8Decoder()
+    units = decoder._units
+    decoder.decode("é€".encode() * 4096)
+    kept = units.scratch_bytes
+    assert 0 < kept <= 1 << 20  # a small one stays, for speed
+    big = "é€😀".encode() * (1 << 18)  # 2.25 MiB: a 13 MiB scratch array while decoding
+    assert decoder.decode(big) == big.decode()
+    assert units.scratch_bytes <= 1 << 20
+    splitter = LineSplitter(max_line_bytes=None)
+    assert splitter.feed_bytes(decoder, big + b"\n") == [big.decode()]
+    assert units.scratch_bytes <= 1 << 20
+
+
+def test_decoding_with_a_scratch_array_of_odd_length() -> None:
+    # The UCS-4 array shares the scratch block with the UCS-2 one; an odd number of
+    # bytes once put it on a misaligned address (UBSan, .ci/sanitize).
+    for n in range(1, 40):
+        for head in ("é", "€"):
+            data = (head * n + "😀").encode()
+            assert Utf8Decoder().decode(data) == data.decode()
+
+
+def test_offsets_past_63_bits_are_refused_by_the_c_line_cutter() -> None:
+    # The decoder leaves the accelerator well before 2**63 (both paths then accept any
+    # offset); the C code itself refuses arithmetic that would overflow (UBSan).
+    units = decoder_module.accelerator().Units("\ufffd", None)
+    with pytest.raises(OverflowError):
+        units.lines(b"", b"a\nb\n", 2**63 - 3, 10, 100)
+    assert units.lines(b"", b"a\nb\n", 2**63 - 5, 10, 100) == (
+        ["a", "b"],
+        [2**63 - 5, 2**63 - 3, 2**63 - 1],
+    )
+    assert Utf8Decoder(start_offset=2**62)._ready is None
+    assert Utf8Decoder(start_offset=2**62 - 1)._ready is not None

@@ -58,14 +58,19 @@ typedef struct {
     PyObject *callback;    /* callable or None */
     long long counts[N_KINDS];
     long long chars;       /* characters returned by feed() since the last drain */
-    Py_ssize_t fail_start;
+    Py_ssize_t fail_start; /* -1: the call did not fail at a unit */
     long long resume_at;
     Py_ssize_t repl_len;   /* length of replacement: 0 or 1 */
     Py_UCS4 repl_char;
     void *scratch;         /* our own decoder's code points, before the copy */
     size_t scratch_size;
-    int scratch_busy;
+    int reporting;         /* the callback is running: this object refuses to decode */
 } UnitsObject;
+
+/* A scratch array up to this size is kept between calls (allocating it costs more than
+   decoding a small chunk); a larger one, for one large chunk, is freed after its call so
+   that a decoder does not hold six times its largest chunk for the rest of its life. */
+#define SCRATCH_KEEP ((size_t)1 << 20)
 
 static int
 classify(const unsigned char *buf, Py_ssize_t len, Py_ssize_t start, Py_ssize_t end)
@@ -259,12 +264,20 @@ own_unit(UnitsObject *self, const unsigned char *buf, Py_ssize_t n, long long ba
     if (ev == NULL) {
         return -1;
     }
-    PyObject *res = PyObject_CallOneArg(self->callback, ev);
+    /* The callback may replace itself (the decoder's on_malformed setter): our own
+       reference keeps the running one alive until it returns. */
+    PyObject *callback = self->callback;
+    Py_INCREF(callback);
+    self->reporting = 1;
+    PyObject *res = PyObject_CallOneArg(callback, ev);
+    self->reporting = 0;
+    Py_DECREF(callback);
     Py_DECREF(ev);
     if (res == NULL) {
         return -1;
     }
     Py_DECREF(res);
+    self->fail_start = -1;
     return 0;
 }
 
@@ -276,22 +289,18 @@ own_unit(UnitsObject *self, const unsigned char *buf, Py_ssize_t n, long long ba
 
 #define SLACK 16 /* the ASCII fast path stores 16 characters at a time */
 
+/* The scratch array, of at least ``size`` bytes.  Only one call uses it at a time: a
+   callback cannot decode with the object that called it (``reporting``). */
 static void *
-scratch_for(UnitsObject *self, size_t size, int *owned)
+scratch_for(UnitsObject *self, size_t size)
 {
-    *owned = 0;
-    if (self->scratch_busy) {
-        /* a callback decodes with this same object while it is in use */
-        *owned = 1;
-        void *tmp = PyMem_Malloc(size);
-        if (tmp == NULL) {
-            PyErr_NoMemory();
-        }
-        return tmp;
-    }
     if (self->scratch_size < size) {
         size_t want = size < 4096 ? 4096 : size;
-        void *grown = PyMem_Realloc(self->scratch, want);
+        /* Free first: realloc would copy contents nobody needs. */
+        PyMem_Free(self->scratch);
+        self->scratch = NULL;
+        self->scratch_size = 0;
+        void *grown = PyMem_Malloc(want);
         if (grown == NULL) {
             PyErr_NoMemory();
             return NULL;
@@ -299,18 +308,17 @@ scratch_for(UnitsObject *self, size_t size, int *owned)
         self->scratch = grown;
         self->scratch_size = want;
     }
-    self->scratch_busy = 1;
     return self->scratch;
 }
 
+/* At the end of every call: give a large scratch array back (see SCRATCH_KEEP). */
 static void
-scratch_done(UnitsObject *self, void *buf, int owned)
+scratch_trim(UnitsObject *self)
 {
-    if (owned) {
-        PyMem_Free(buf);
-    }
-    else {
-        self->scratch_busy = 0;
+    if (self->scratch_size > SCRATCH_KEEP) {
+        PyMem_Free(self->scratch);
+        self->scratch = NULL;
+        self->scratch_size = 0;
     }
 }
 
@@ -579,15 +587,15 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
             return ascii_string(buf + i, e - i);
         }
     }
-    /* UCS-2 scratch first; a UCS-4 one after it if a supplementary character comes */
+    /* UCS-2 scratch first; a UCS-4 one if a supplementary character comes.  The UCS-4
+       array comes first in the block, so that both are aligned whatever ``room`` is. */
     Py_ssize_t room = e - a + SLACK;
-    int owned;
-    char *mem = scratch_for(self, (size_t)room * (sizeof(Py_UCS2) + sizeof(Py_UCS4)), &owned);
+    char *mem = scratch_for(self, (size_t)room * (sizeof(Py_UCS2) + sizeof(Py_UCS4)));
     if (mem == NULL) {
         return NULL;
     }
-    Py_UCS2 *t2 = (Py_UCS2 *)mem;
-    Py_UCS4 *t4 = (Py_UCS4 *)(mem + (size_t)room * sizeof(Py_UCS2));
+    Py_UCS4 *t4 = (Py_UCS4 *)mem;
+    Py_UCS2 *t2 = (Py_UCS2 *)(mem + (size_t)room * sizeof(Py_UCS4));
     Py_UCS4 acc = 0;
     int wide = 0;
     PyObject *s = NULL;
@@ -636,7 +644,6 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
             }
         }
     }
-    scratch_done(self, mem, owned);
     return s;
 }
 
@@ -677,7 +684,7 @@ joined(PyObject *head, PyObject *data)
 /* The arguments shared by feed() and split(): pending + data as one bytes object (a new
    reference), final, and the absolute offset of that buffer's first byte. */
 static PyObject *
-parse_input(PyObject *const *args, int *final, long long *base)
+parse_input(UnitsObject *self, PyObject *const *args, int *final, long long *base)
 {
     *final = PyObject_IsTrue(args[2]);
     if (*final < 0) {
@@ -688,10 +695,25 @@ parse_input(PyObject *const *args, int *final, long long *base)
         return NULL;
     }
     PyObject *buf = joined(args[0], args[1]);
-    if (buf != NULL) {
-        *base = position - PyBytes_GET_SIZE(buf);
+    if (buf == NULL) {
+        return NULL;
     }
+    *base = position - PyBytes_GET_SIZE(buf);
+    self->fail_start = -1;
     return buf;
+}
+
+/* A callback cannot decode with the object that is reporting to it: the call in
+   progress owns the scratch array and the counts (the decoder refuses it too). */
+static int
+refuse_reentry(UnitsObject *self)
+{
+    if (self->reporting) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "a Utf8Decoder cannot decode from inside its own on_malformed callback");
+        return -1;
+    }
+    return 0;
 }
 
 /* The separator argument of split() and lines(): -1 (universal newlines) or an ASCII
@@ -759,9 +781,12 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_TypeError, "feed(pending: bytes, data: bytes, final, position)");
         return NULL;
     }
+    if (refuse_reentry(self) < 0) {
+        return NULL;
+    }
     int final;
     long long base;
-    PyObject *buf = parse_input(args, &final, &base);
+    PyObject *buf = parse_input(self, args, &final, &base);
     if (buf == NULL) {
         return NULL;
     }
@@ -776,6 +801,7 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         self->chars += PyUnicode_GET_LENGTH(text);
         pending = PyBytes_FromStringAndSize((const char *)b + stop, n - stop);
     }
+    scratch_trim(self);
     Py_DECREF(buf);
     Py_DECREF(self);
     return pair(text, pending);
@@ -831,13 +857,16 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "split(pending: bytes, data: bytes, final, position, sep: int)");
         return NULL;
     }
+    if (refuse_reentry(self) < 0) {
+        return NULL;
+    }
     long sep = parse_sep(self, args[4]);
     if (sep == -2) {
         return NULL;
     }
     int final;
     long long base;
-    PyObject *buf = parse_input(args, &final, &base);
+    PyObject *buf = parse_input(self, args, &final, &base);
     if (buf == NULL) {
         return NULL;
     }
@@ -919,6 +948,7 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     goto done;
 fail:
 done:
+    scratch_trim(self);
     Py_DECREF(parts);
     Py_DECREF(buf);
     Py_DECREF(self);
@@ -943,6 +973,9 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
                         "lines(head: bytes, data: bytes, position, sep: int, limit: int)");
         return NULL;
     }
+    if (refuse_reentry(self) < 0) {
+        return NULL;
+    }
     long sep = parse_sep(self, args[3]);
     if (sep == -2) {
         return NULL;
@@ -965,6 +998,12 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(buf);
     Py_ssize_t n = PyBytes_GET_SIZE(buf);
+    if (base < 0 || base > LLONG_MAX - n) {
+        Py_DECREF(buf);
+        PyErr_SetString(PyExc_OverflowError, "lines: offsets past 2**63 - 1");
+        return NULL;
+    }
+    self->fail_start = -1;
     PyObject *parts = PyList_New(0);
     PyObject *offsets = PyList_New(0);
     PyObject *result = NULL;
@@ -1009,6 +1048,7 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_INCREF(offsets);
     result = pair(parts, offsets);
 fail_self:
+    scratch_trim(self);
     Py_DECREF(self);
 fail:
     Py_XDECREF(parts);
@@ -1107,10 +1147,42 @@ static PyMethodDef Units_methods[] = {
 
 static PyMemberDef Units_members[] = {
     {"fail_start", T_PYSSIZET, offsetof(UnitsObject, fail_start), READONLY,
-     "start of the unit whose callback raised, in the data of that call"},
+     "start of the unit whose callback raised, in the data of that call; -1 if the call "
+     "failed elsewhere"},
     {"resume_at", T_LONGLONG, offsetof(UnitsObject, resume_at), READONLY,
      "absolute offset just past that unit"},
+    {"reporting", T_INT, offsetof(UnitsObject, reporting), READONLY,
+     "true while the callback runs"},
+    {"scratch_bytes", T_PYSSIZET, offsetof(UnitsObject, scratch_size), READONLY,
+     "size of the scratch array kept between calls (for the tests)"},
     {NULL, 0, 0, 0, NULL},
+};
+
+static PyObject *
+Units_get_callback(UnitsObject *self, void *Py_UNUSED(closure))
+{
+    Py_INCREF(self->callback);
+    return self->callback;
+}
+
+/* Replaced in place, from the next unit on, even from inside the callback: the counts
+   of the call in progress stay in this object. */
+static int
+Units_set_callback(UnitsObject *self, PyObject *value, void *Py_UNUSED(closure))
+{
+    if (value == NULL) {
+        PyErr_SetString(PyExc_AttributeError, "callback cannot be deleted (set None)");
+        return -1;
+    }
+    Py_INCREF(value);
+    Py_SETREF(self->callback, value);
+    return 0;
+}
+
+static PyGetSetDef Units_getset[] = {
+    {"callback", (getter)Units_get_callback, (setter)Units_set_callback,
+     "called with each Malformed event (None: none)", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyTypeObject UnitsType = {
@@ -1126,6 +1198,7 @@ static PyTypeObject UnitsType = {
     .tp_clear = (inquiry)Units_clear,
     .tp_methods = Units_methods,
     .tp_members = Units_members,
+    .tp_getset = Units_getset,
 };
 
 /* ---- PlainEncoder ------------------------------------------------------------------ */
@@ -1517,7 +1590,54 @@ records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* _classify_all(prefix, width) -> bytes
+
+   For the tests that hold this file to the Python table (core/_bytes.py): the sequence
+   at the start of every buffer ``prefix + x``, x running over all byte strings that
+   make the buffer ``width`` bytes long (lexicographic order), as the decoding loop's
+   general path sees it (sequence_at, then classify for a malformed unit).  One byte per
+   buffer: the length plus 4 in the low nibble (negative: a proper prefix that the end of
+   the buffer cuts off), and in the high nibble 0 for a character or 1 + the unit's kind
+   (the order of setup()). */
+static PyObject *
+classify_all(PyObject *module, PyObject *args)
+{
+    const unsigned char *prefix;
+    Py_ssize_t np;
+    int width;
+    if (!PyArg_ParseTuple(args, "y#i", &prefix, &np, &width)) {
+        return NULL;
+    }
+    if (width < 1 || width > 4 || np > width || width - np > 3) {
+        PyErr_SetString(PyExc_ValueError, "_classify_all: 1..4 bytes, at most 3 of them free");
+        return NULL;
+    }
+    Py_ssize_t free_bytes = width - np, count = (Py_ssize_t)1 << (8 * free_bytes);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, count);
+    if (out == NULL) {
+        return NULL;
+    }
+    unsigned char *o = (unsigned char *)PyBytes_AS_STRING(out);
+    unsigned char buf[4];
+    memcpy(buf, prefix, np);
+    for (Py_ssize_t x = 0; x < count; x++) {
+        for (Py_ssize_t k = 0; k < free_bytes; k++) {
+            buf[np + k] = (unsigned char)(x >> (8 * (free_bytes - 1 - k)));
+        }
+        Py_UCS4 cp;
+        Py_ssize_t k = sequence_at(buf, 0, width, &cp);
+        int kind = -1;
+        if (k > 0 && cp == NOT_A_CHAR) {
+            kind = classify(buf, width, 0, k);
+        }
+        o[x] = (unsigned char)(((k + 4) & 0x0F) | ((kind + 1) << 4));
+    }
+    return out;
+}
+
 static PyMethodDef module_methods[] = {
+    {"_classify_all", (PyCFunction)classify_all, METH_VARARGS,
+     "_classify_all(prefix, width) -> bytes: the decoder's view of every buffer (tests)"},
     {"setup", (PyCFunction)setup, METH_VARARGS,
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL,

@@ -20,9 +20,14 @@ def setup(
     /,
 ) -> None: ...
 
+def _classify_all(prefix: bytes, width: int, /) -> bytes: ...
+
 class Units:
     fail_start: int
     resume_at: int
+    reporting: int
+    scratch_bytes: int
+    callback: Callable[[Malformed], object] | None
     def __init__(
         self, replacement: str, callback: Callable[[Malformed], object] | None
     ) -> None: ...

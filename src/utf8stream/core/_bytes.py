@@ -39,6 +39,7 @@ __all__ = [
     "is_high_half",
     "is_low_half",
     "is_proper_prefix",
+    "is_surrogate_half",
 ]
 
 
@@ -164,6 +165,11 @@ def is_low_half(buf: bytes | bytearray | memoryview, i: int) -> bool:
         and 0xB0 <= buf[i + 1] <= 0xBF
         and 0x80 <= buf[i + 2] <= 0xBF
     )
+
+
+def is_surrogate_half(buf: bytes | bytearray | memoryview, i: int) -> bool:
+    """``buf[i:i+3]`` is ED A0..BF 80..BF: an encoded surrogate, D800..DFFF."""
+    return is_high_half(buf, i) or is_low_half(buf, i)
 
 
 def held_prefixes(table: ByteTable, *, pairs: bool = False) -> frozenset[bytes]:

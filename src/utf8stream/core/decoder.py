@@ -37,8 +37,9 @@ While it is active, every ordinary call is one C call.  It can also cut lines fr
 bytes as it decodes (``_decode_split``, for ``LineSplitter.feed_bytes``).  Everything else
 (gaps, unread input, strict mode, the other policies, the variants) stays in Python, and
 with ``UTF8STREAM_PURE_PYTHON=1`` in the environment, or without the compiled module, all
-of it does.  Units that the C decoder reports are classified from the bytes
-around them (``_bytes.classify_unit``) and turned into text by the error policy.
+of it does (``use_accelerator(False)``: for the decoders created inside it).  Units that
+the C decoder reports are classified from the bytes around them
+(``_bytes.classify_unit``) and turned into text by the error policy.
 
 Strict mode, and any exception raised by a policy or callback, never poisons the decoder:
 the unit that failed counts as consumed, the unconsumed rest of the input is kept as
@@ -73,7 +74,8 @@ import codecs
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Container, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -81,16 +83,19 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from ._bytes import (
     LONE_KIND,
     UTF8,
+    ByteTable,
     byte_table,
     classify_unit,
     held_prefixes,
     is_high_half,
     is_low_half,
+    is_proper_prefix,
+    is_surrogate_half,
 )
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
 from .variants import OPTU8, Variant, get_variant
 
-__all__ = ["ERROR_POLICIES", "DecoderCheckpoint", "Utf8Decoder"]
+__all__ = ["ERROR_POLICIES", "DecoderCheckpoint", "Utf8Decoder", "use_accelerator"]
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -144,7 +149,14 @@ def _c_error_handler(exc: UnicodeError) -> tuple[str, int]:
         _set_offset(event, base + start)
         _set_data(event, obj[start:end])
         _set_kind(event, kind)
-        callback(event)
+        decoder._reporting = True  # noqa: SLF001
+        try:
+            callback(event)
+        except BaseException:
+            decoder._failed_text = constant  # noqa: SLF001
+            raise
+        finally:
+            decoder._reporting = False  # noqa: SLF001
         _local.decoder = decoder  # the callback may have run another decoder
     return constant, end
 
@@ -158,9 +170,26 @@ codecs.register_error(_HANDLER_NAME, _c_error_handler)
 codecs.register_error(_REPLAY_NAME, _c_replay_handler)
 
 
-#: Every proper prefix of a well-formed sequence (about 17,600 of them).
-_PREFIXES = held_prefixes(UTF8)
-_PREFIXES_WIDE_ED = held_prefixes(byte_table(surrogate_halves=True))
+class _ProperPrefixes:
+    """``seq in prefixes``: ``seq`` is a proper prefix of a well-formed sequence.
+
+    Asks the table (``is_proper_prefix``) rather than holding its 17,600 answers.
+    """
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: ByteTable) -> None:
+        self._table = table
+
+    def __contains__(self, seq: object) -> bool:
+        return isinstance(seq, (bytes, bytearray, memoryview)) and is_proper_prefix(
+            seq, self._table
+        )
+
+
+#: What a UTF-8 decoder holds at a chunk end (with ``surrogatepass``: ED A0..BF too).
+_PREFIXES = _ProperPrefixes(UTF8)
+_PREFIXES_WIDE_ED = _ProperPrefixes(byte_table(surrogate_halves=True))
 _VARIANT_PREFIXES: dict[tuple[str, bool], frozenset[bytes]] = {}
 
 
@@ -239,13 +268,43 @@ def _load_accelerator() -> Any:
     return _speedups
 
 
-#: The C accelerator in use (None: pure Python).  Read when a decoder sets its policy.
+#: The C accelerator in use (None: pure Python).  Read when a decoder is created.
 _accel: Any = _load_accelerator()
+#: The compiled module, even while ``use_accelerator(False)`` is in force.
+_built: Any = _accel
+
+#: The accelerator counts offsets in 64-bit integers: past this position (4 EiB, far
+#: beyond any real stream, but a ``start_offset`` may be anything) a decoder decodes in
+#: Python, so that both implementations accept every non-negative offset.
+_ACCEL_MAX_POSITION = 1 << 62
 
 
 def accelerated() -> bool:
     """True when the compiled accelerator is in use (see the module docstring)."""
     return _accel is not None
+
+
+@contextmanager
+def use_accelerator(enabled: bool) -> Iterator[bool]:
+    """Decoders created inside this block use the C accelerator, or pure Python.
+
+    ``use_accelerator(False)`` always works; ``use_accelerator(True)`` raises
+    ``RuntimeError`` where the extension is not built or ``UTF8STREAM_PURE_PYTHON`` is
+    set.  A decoder keeps the implementation it was created with; an encoder asks
+    ``accelerator()`` when its policy is set, a stream's ``async for`` when it starts,
+    so they follow the switch too.  The block yields
+    ``enabled``.  For tests that compare the two implementations in one process; both
+    produce the same text, events, statistics and checkpoints.
+    """
+    global _accel
+    if enabled and _built is None:
+        raise RuntimeError("the C accelerator is not available (not built, or disabled)")
+    saved = _accel
+    _accel = _built if enabled else None
+    try:
+        yield enabled
+    finally:
+        _accel = saved
 
 
 def accelerator() -> Any:
@@ -343,8 +402,18 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     ``gap``: what a gap becomes in the text, ``replace`` (one U+FFFD) or ``skip`` (nothing).
 
     ``on_malformed``: called with every ``Malformed`` event, in stream order.  If it
-    raises, the exception propagates; the unit counts as consumed, and the text decoded
-    before it is returned by the next call.
+    raises, the exception propagates out of ``decode()`` (or ``mark_gap()``) and nothing
+    is lost: the unit counts as consumed, and the text decoded before it *and the unit's
+    own text* (its U+FFFD, or whatever the policy makes of it; nothing in strict mode,
+    where the callback's exception takes the place of ``Utf8DecodeError``) is returned by
+    the next call, followed by the rest of the failed call's input.  Replacing
+    ``on_malformed`` inside the callback takes effect from the next unit.  Inside the
+    callback the decoder may be read but not driven: ``statistics()`` counts every unit
+    up to and including the one being reported (``bytes_fed`` includes the whole chunk
+    being decoded, ``chars_out`` the characters returned by the calls that completed),
+    while ``decode()``, ``mark_gap()``, ``reset()``, ``setstate()``, ``getstate()`` and
+    ``checkpoint()`` raise ``RuntimeError`` (a checkpoint there would describe a call
+    half done; take it when ``decode()`` returns).
 
     ``variant``: ``utf-8`` (default), ``wtf-8``, ``cesu-8``, ``mutf-8`` or ``utf-8z``
     (``variants.py`` has the rules).  Variants hold up to five bytes between calls: a high
@@ -387,6 +456,16 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._on_malformed = on_malformed
         self._counts: dict[MalformedKind, int] = dict.fromkeys(MalformedKind, 0)
         self._odd = True
+        self._position = start_offset
+        #: The accelerator this decoder uses (None: pure Python), chosen once.
+        self._impl: Any = _accel
+        self._units: Any = None
+        #: ``_units`` while nothing odd is held: decode() takes the accelerated path.
+        self._ready: Any = None
+        #: True while a callback runs (the accelerator keeps its own flag).
+        self._reporting = False
+        #: The text of the unit whose callback raised, for ``_recover``.
+        self._failed_text = ""
         self._set_policy(errors)
         self._chars = 0
         self._gaps = 0
@@ -401,17 +480,31 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     @on_malformed.setter
     def on_malformed(self, callback: OnMalformed | None) -> None:
         self._on_malformed = callback
+        if self._units is not None:
+            # In place, so that a callback replacing itself keeps the counts of the call
+            # in progress; the accelerator reads it again for each unit.
+            self._units.callback = callback
+            return
         # The C error handler inlines the common policies (see _c_error_handler).
         inline = not (self._surrogates_pass or self._special or self._fallback_table)
         self._inline = self._constant if inline else None
-        accel = _accel
-        if getattr(self, "_units", None) is not None:
-            self._fold_counts()
-        self._units: Any = (
-            None if accel is None or self._inline is None else accel.Units(self._inline, callback)
-        )
-        #: ``_units`` while nothing odd is held: decode() takes the accelerated path.
-        self._ready: Any = None if self._odd else self._units
+        accel = self._impl
+        if accel is not None and self._inline is not None:
+            self._units = accel.Units(self._inline, callback)
+        self._ready = self._ready_units()
+
+    def _ready_units(self) -> Any:
+        """``_units`` when decode() may take the accelerated path, else None."""
+        if self._odd or self._position >= _ACCEL_MAX_POSITION:
+            return None
+        return self._units
+
+    def _refuse_if_reporting(self, what: str) -> None:
+        units = self._units
+        if self._reporting or (units is not None and units.reporting):
+            raise RuntimeError(
+                f"{what}() called on a Utf8Decoder from inside its own on_malformed callback"
+            )
 
     def _set_policy(self, errors: str) -> None:
         self.errors = errors
@@ -420,7 +513,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._table = (
                 self._variant.passing_table if self._surrogates_pass else self._variant.table
             )
-            self._prefixes = _variant_prefixes(self._variant, self._surrogates_pass)
+            self._prefixes: Container[bytes] = _variant_prefixes(
+                self._variant, self._surrogates_pass
+            )
         else:
             self._table = UTF8
             self._prefixes = _PREFIXES_WIDE_ED if self._surrogates_pass else _PREFIXES
@@ -450,7 +545,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._dirty_left = 0  # bytes to decode with the handler before trying strict again
         # A gap, unread input or carried text is held (variants: always).
         self._odd = self._special
-        self._ready = None if self._odd else self._units
+        self._ready = self._ready_units()
         self._fast = not self._special
         # Where decoding resumes after the unit being reported (absolute), and where
         # that unit starts in the buffer the C decoder is working on.
@@ -512,9 +607,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
                 text: str
                 text, self._pending = units.feed(pending, input, final, position)
             except BaseException as exc:
-                self._accelerated_failed(exc, units, pending + input, final)
+                self._accelerated_failed(exc, units, pending + input, final, len(input))
                 raise
             return text
+        if self._reporting:
+            self._refuse_if_reporting("decode")
         if not self._fast or type(input) is not bytes:
             if self._odd or type(input) is not bytes:
                 return self._decode_general(_byte_view(input), final)
@@ -562,7 +659,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         try:
             parts, self._pending, flags, chars = units.split(pending, input, final, position, sep)
         except BaseException as exc:
-            self._accelerated_failed(exc, units, pending + input, final)
+            self._accelerated_failed(exc, units, pending + input, final, len(input))
             raise
         return parts, flags, chars
 
@@ -591,11 +688,28 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         return parts, offsets
 
     def _accelerated_failed(
-        self, exc: BaseException, units: Any, data: bytes, final: bool
+        self, exc: BaseException, units: Any, data: bytes, final: bool, fed: int
     ) -> None:
-        """A callback raised inside the accelerator, which decoded ``data``."""
-        self._fail_start = units.fail_start
+        """The accelerator raised while it decoded ``data``, which ends at ``position``.
+
+        ``fed``: the length of the call's input, already added to ``position``.
+        """
+        if units.reporting:
+            # This call came from inside the callback of a call in progress, and the
+            # accelerator refused it before it changed anything.
+            self._position -= fed
+            return
+        fail_start = units.fail_start
+        if fail_start < 0:
+            # Not at a unit (no memory for the text): the call is undone and its input
+            # kept; units it reported before failing are reported and counted again.
+            self._fail_start = 0
+            self._resume_at = self._position - len(data)
+            self._recover(exc, [], data, final)
+            return
+        self._fail_start = fail_start
         self._resume_at = units.resume_at
+        self._failed_text = self._inline or ""
         self._recover(exc, [self._partial_from_c(data)], data, final)
 
     def mark_gap(self, lost: int | None = None) -> None:
@@ -609,6 +723,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         complete high surrogate half, held to see what follows, is decided first: the gap
         follows it, so it is lone.
         """
+        self._refuse_if_reporting("mark_gap")
         if lost is not None and (not isinstance(lost, int) or lost < 0):
             raise ValueError("lost must be a non-negative integer or None")
         if self._unread:
@@ -634,13 +749,20 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._source = head
             self._c_final = True
             self._base = position - len(self._gap_data) - 3
-            self._carry += self._surrogate_half(head, 0, False)[0]
+            try:
+                self._carry += self._surrogate_half(head, 0, False)[0]
+            except BaseException:
+                self._carry += self._failed_text
+                self._failed_text = ""
+                self._sync()
+                raise
 
     def reset(self) -> None:
         """Forget held bytes and any open gap; the position returns to ``start_offset``.
 
         Statistics are cumulative and survive a reset.
         """
+        self._refuse_if_reporting("reset")
         self._clear(self._start_offset)
 
     def getstate(self) -> tuple[bytes, int]:
@@ -650,6 +772,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         the same state, which is what ``io.TextIOWrapper.tell()`` relies on.  Text held
         back after a callback raised is not part of this state (``checkpoint`` has it).
         """
+        self._refuse_if_reporting("getstate")
         if self._gap_open:
             absorb = len(self._gap_data) + self._gap_absorb
             return (self._gap_data, 1 | (absorb << 1) | (self._gap_skip << 4))
@@ -659,6 +782,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         return (self._pending, orphan)
 
     def setstate(self, state: tuple[bytes, int]) -> None:
+        self._refuse_if_reporting("setstate")
         buffered, flags = state
         buffered = bytes(buffered)
         self._clear(self._position)
@@ -677,6 +801,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     def checkpoint(self) -> DecoderCheckpoint:
         """An immutable snapshot from which ``from_checkpoint`` continues exactly."""
+        self._refuse_if_reporting("checkpoint")
         self._fold_counts()
         return DecoderCheckpoint(
             position=self._position,
@@ -734,7 +859,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         return decoder
 
     def statistics(self) -> DecoderStatistics:
-        """Bytes fed, characters produced, malformed units by kind, gaps."""
+        """Bytes fed, characters produced, malformed units by kind, gaps.
+
+        Exact at any time, also inside a callback (see ``on_malformed`` in the class
+        docstring for what it counts there).
+        """
         self._fold_counts()
         return DecoderStatistics(
             bytes_fed=self._position - self._start_offset - self._lost_total,
@@ -759,6 +888,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     def _decode_units(self, chunk: bytes, final: bool) -> str:
         """The C decoder with our error handler; at most a pending prefix is held."""
+        self._refuse_if_reporting("decode")
         pending = self._pending
         data = pending + chunk if pending else chunk
         self._position += len(chunk)
@@ -789,6 +919,10 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     def _decode_general(self, data: Bytes, final: bool, count: bool = True) -> str:
         """Decode with the error handler engaged: units, gaps, unread input, carried text."""
+        self._refuse_if_reporting("decode")
+        # Off the accelerated path until ``_sync``: a callback that calls decode() must
+        # reach the check above.
+        self._ready = None
         parts: list[str] = []
         if self._carry:
             parts.append(self._carry)
@@ -918,7 +1052,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _sync(self) -> None:
         """Take the fast path again once the last call was clean and nothing odd is held."""
         self._odd = bool(self._gap_open or self._unread or self._carry or self._special)
-        self._ready = None if self._odd else self._units
+        self._ready = self._ready_units()
         if not self._clean:
             self._dirty_left = _DIRTY_WINDOW
         self._fast = self._dirty_left <= 0 and not self._odd
@@ -935,7 +1069,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         end = exc.end
         base = self._position - len(obj)
         self._clean = False
-        if self._surrogates_pass and obj[start] == 0xED and self._is_surrogate(obj, start):
+        if self._surrogates_pass and is_surrogate_half(obj, start):
             end = start + 3
             if replay:
                 return obj[start:end].decode("utf-8", "surrogatepass"), end
@@ -949,11 +1083,10 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._fail_start = start
         self._resume_at = base + end
         self._counts[kind] += 1
-        callback = self._on_malformed
         event = None
-        if callback is not None:
+        if self._on_malformed is not None:
             event = _malformed(base + start, data, kind)
-            callback(event)
+            self._report(event)
             _local.decoder = self  # the callback may have run another decoder
         constant = self._constant
         if constant is not None and self._fallback_table is None:
@@ -1022,20 +1155,38 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._resume_orphan = orphan
         self._counts[kind] += 1
         event = None
-        callback = self._on_malformed
-        if callback is not None:
+        if self._on_malformed is not None:
             event = _malformed(self._base + start, data, kind)
-            callback(event)
+            self._report(event)
             _local.decoder = self  # the callback may have run another decoder
         return self._unit_text(data, kind, event)
 
-    @staticmethod
-    def _is_surrogate(obj: bytes, start: int) -> bool:
-        return (
-            start + 2 < len(obj)
-            and 0xA0 <= obj[start + 1] <= 0xBF
-            and 0x80 <= obj[start + 2] <= 0xBF
-        )
+    def _report(self, event: Malformed) -> None:
+        """Hand ``event`` to the callback; if it raises, keep the unit's text for later.
+
+        ``_recover`` puts that text after the text decoded before the unit, so a raising
+        callback loses nothing (the class docstring).
+        """
+        callback = self._on_malformed
+        assert callback is not None
+        self._reporting = True
+        try:
+            callback(event)
+        except BaseException:
+            self._failed_text = self._text_despite_failure(event)
+            raise
+        finally:
+            self._reporting = False
+
+    def _text_despite_failure(self, event: Malformed) -> str:
+        """The text of the unit of ``event``, whose callback raised."""
+        data, kind = event.data, event.kind
+        if kind is MalformedKind.LOST_BYTES:
+            return _REPLACEMENT if self._gap_policy == "replace" else ""
+        try:
+            return self._unit_text(data, kind, event)
+        except Utf8DecodeError:
+            return ""  # strict: the unit has no text, the callback's exception stands for it
 
     def _unit_text(self, data: bytes, kind: MalformedKind, event: Malformed | None) -> str:
         """The text for one unit: surrogatepass, the fallback codec, or the policy."""
@@ -1069,7 +1220,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _pass_surrogate(self, seq: bytes, offset: int) -> str:
         self._counts[MalformedKind.SURROGATE] += 1
         if self._on_malformed is not None:
-            self._on_malformed(_malformed(offset, seq, MalformedKind.SURROGATE))
+            self._report(_malformed(offset, seq, MalformedKind.SURROGATE))
         return seq.decode("utf-8", "surrogatepass")
 
     def _call_custom(self, data: bytes, kind: MalformedKind) -> str:
@@ -1101,7 +1252,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._resume_at = resume
         self._resume_orphan = False
         if self._on_malformed is not None:
-            self._on_malformed(_malformed(offset, data, MalformedKind.LOST_BYTES))
+            self._report(_malformed(offset, data, MalformedKind.LOST_BYTES))
         return _REPLACEMENT if self._gap_policy == "replace" else ""
 
     # -- failure recovery ------------------------------------------------------------
@@ -1126,6 +1277,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._unread_final = final  # the rest still ends the stream if this call did
         self._orphan_low = bool(keep) and self._resume_orphan
         self._resume_orphan = False
+        parts.append(self._failed_text)  # the unit whose callback raised, if one did
+        self._failed_text = ""
         partial = "".join(parts)
         if isinstance(exc, Utf8DecodeError):
             exc.partial = partial

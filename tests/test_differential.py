@@ -1,0 +1,238 @@
+"""Differential fuzzing: the C accelerator and the pure-Python decoder, side by side.
+
+Hypothesis drives two decoders, one of each implementation (``use_accelerator``), with the
+same random script: bytes from the fragment alphabet of ``_helpers`` cut at random,
+``mark_gap()`` at random points, checkpoints taken mid-stream and restored into the
+*other* implementation (through JSON), and callbacks that record, raise, replace
+themselves or try to drive their own decoder.  After every step the two must agree on
+the text (or the exception), the events, the statistics, the position and the state;
+over the whole script the text must be ``bytes.decode(data, errors)`` wherever that
+oracle applies (no gap: a gap is not in the bytes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from _helpers import CORE, FRAGMENTS
+from hypothesis import given
+from hypothesis import strategies as st
+
+import utf8stream.core.decoder as decoder_module
+from utf8stream import (
+    DecoderCheckpoint,
+    LineSplitter,
+    Malformed,
+    Utf8DecodeError,
+    Utf8Decoder,
+)
+from utf8stream.core.decoder import use_accelerator
+
+pytestmark = pytest.mark.skipif(
+    not decoder_module.accelerated(),
+    reason="the C accelerator is not built here (pure-Python install)",
+)
+
+#: The policies the accelerator decodes itself, and strict, which it hands to Python.
+POLICIES = ["replace", "ignore", "strict"]
+#: What the callback does: nothing, record only, raise on some events, read and try to
+#: drive its own decoder, or replace itself with another callback.
+BEHAVIOURS = [None, "record", "raise", "reenter", "replace"]
+
+
+class Boom(Exception):
+    pass
+
+
+@dataclass
+class Side:
+    """One implementation's decoder, its events, and what its callback saw."""
+
+    accelerated: bool
+    errors: str
+    behaviour: str | None
+    raise_at: frozenset[int]
+    log: list[Any] = field(default_factory=list)
+    decoder: Utf8Decoder = field(init=False)
+    count: int = 0
+
+    def __post_init__(self) -> None:
+        with use_accelerator(self.accelerated):
+            self.decoder = Utf8Decoder(self.errors, on_malformed=self._initial_callback())
+        assert (self.decoder._units is not None) == (self.accelerated and self.errors != "strict")
+
+    def _initial_callback(self) -> Any:
+        return None if self.behaviour is None else self.callback
+
+    def callback(self, event: Malformed) -> None:
+        self.count += 1
+        self.log.append(("event", event.offset, event.data, event.kind))
+        if self.behaviour == "reenter":
+            self.log.append(("inside", self.decoder.statistics(), self.decoder.position))
+            for attempt in (
+                lambda: self.decoder.decode(b"\xff"),
+                lambda: self.decoder.decode(bytearray(b"x")),
+                self.decoder.checkpoint,
+                self.decoder.mark_gap,
+                self.decoder.getstate,
+            ):
+                try:
+                    attempt()
+                except RuntimeError:
+                    self.log.append("refused")
+                else:
+                    self.log.append("accepted")
+        elif self.behaviour == "replace" and self.count % 2:
+            self.decoder.on_malformed = self.other_callback
+        if self.count in self.raise_at:
+            raise Boom
+
+    def other_callback(self, event: Malformed) -> None:
+        self.count += 1
+        self.log.append(("other", event.offset, event.data, event.kind))
+        self.decoder.on_malformed = self.callback
+        if self.count in self.raise_at:
+            raise Boom
+
+    def run(self, step: Any) -> Any:
+        """One step of the script; what it returned or raised, comparable across sides."""
+        kind = step[0]
+        try:
+            if kind == "decode":
+                return ("text", self.decoder.decode(step[1], final=step[2]))
+            if kind == "decode_view":
+                return ("text", self.decoder.decode(memoryview(step[1]), final=step[2]))
+            if kind == "gap":
+                self.decoder.mark_gap(lost=step[1])
+                return ("gap",)
+            if kind == "restore":
+                # Restored into the *other* implementation, through JSON.
+                text = self.decoder.checkpoint().to_json()
+                cp = DecoderCheckpoint.from_json(text)
+                with use_accelerator(not self.accelerated):
+                    self.decoder = Utf8Decoder.from_checkpoint(
+                        cp, on_malformed=self._initial_callback()
+                    )
+                self.accelerated = not self.accelerated
+                return ("checkpoint", cp)
+            raise AssertionError(kind)
+        except Utf8DecodeError as exc:
+            return ("strict", exc.offset, exc.kind, exc.malformed.data, exc.partial)
+        except Boom:
+            return ("boom",)
+
+    def state(self) -> Any:
+        d = self.decoder
+        return (d.position, d.buffered, d.getstate(), d.statistics())
+
+
+fragments = st.lists(
+    st.one_of(st.sampled_from(FRAGMENTS), st.binary(min_size=1, max_size=3)), max_size=12
+).map(b"".join)
+
+step = st.one_of(
+    st.tuples(st.just("decode"), fragments, st.just(False)),
+    st.tuples(st.just("decode"), fragments, st.booleans()),
+    st.tuples(st.just("decode_view"), fragments, st.just(False)),
+    st.tuples(st.just("gap"), st.one_of(st.none(), st.integers(0, 5), st.just(2**64))),
+    st.tuples(st.just("restore")),
+)
+
+
+def run_script(errors: str, behaviour: str | None, raise_at: frozenset[int], steps: list[Any]):
+    fast = Side(True, errors, behaviour, raise_at)
+    pure = Side(False, errors, behaviour, raise_at)
+    outcomes = []
+    for s in steps:
+        got_fast = fast.run(s)
+        got_pure = pure.run(s)
+        assert got_fast == got_pure, s
+        assert fast.log == pure.log, s
+        assert fast.state() == pure.state(), s
+        outcomes.append(got_fast)
+    # The end of the stream, retried while callbacks raise.
+    for _ in range(len(raise_at) + 2):
+        end = (fast.run(("decode", b"", True)), pure.run(("decode", b"", True)))
+        assert end[0] == end[1]
+        assert fast.log == pure.log
+        assert fast.state() == pure.state()
+        outcomes.append(end[0])
+        if end[0] != ("boom",):
+            break
+    assert "accepted" not in fast.log
+    return outcomes, fast
+
+
+@CORE
+@given(
+    errors=st.sampled_from(POLICIES),
+    behaviour=st.sampled_from(BEHAVIOURS),
+    raise_at=st.frozensets(st.integers(1, 10), max_size=4),
+    steps=st.lists(step, max_size=12),
+)
+def test_both_implementations_agree_step_by_step(
+    errors: str, behaviour: str | None, raise_at: frozenset[int], steps: list[Any]
+) -> None:
+    if behaviour is None:
+        raise_at = frozenset()
+    outcomes, side = run_script(errors, behaviour, raise_at, steps)
+    if errors == "strict" or any(s[0] == "gap" for s in steps):
+        return
+    # The oracle: nothing lost, nothing added, whatever raised and wherever the
+    # implementation changed.  Each final call ends a stream (the next bytes start a new
+    # one); a final call whose callback raised ends it only once retried, so with raising
+    # callbacks only a script whose one final call is the last is compared.
+    segments = [b""]
+    for s in steps:
+        if s[0] in ("decode", "decode_view"):
+            segments[-1] += s[1]
+            if s[2]:
+                segments.append(b"")
+    if ("boom",) in outcomes and len(segments) > 1:
+        return
+    text = "".join(o[1] for o in outcomes if o[0] == "text")
+    assert text == "".join(seg.decode("utf-8", errors) for seg in segments)
+    assert side.decoder.statistics().bytes_fed == sum(map(len, segments))
+
+
+@CORE
+@given(
+    behaviour=st.sampled_from([None, "raise", "replace"]),
+    raise_at=st.frozensets(st.integers(1, 10), max_size=3),
+    chunks=st.lists(st.one_of(fragments, fragments.map(lambda b: b + b"\r\n" + b)), max_size=8),
+    newline=st.sampled_from([None, "\n"]),
+)
+def test_line_splitting_agrees(
+    behaviour: str | None, raise_at: frozenset[int], chunks: list[bytes], newline: str | None
+) -> None:
+    """``LineSplitter.feed_bytes``: the accelerator cuts lines from the bytes itself."""
+    if behaviour is None:
+        raise_at = frozenset()
+    sides = [Side(accel, "replace", behaviour, raise_at) for accel in (True, False)]
+    splitters = [LineSplitter(newline=newline, max_line_bytes=None) for _ in sides]
+    results: list[list[Any]] = [[], []]
+    for chunk in [*chunks, b"", b""]:
+        for side, splitter, out in zip(sides, splitters, results, strict=True):
+            try:
+                out.extend(splitter.feed_bytes(side.decoder, chunk))
+            except Boom:
+                out.append("boom")
+        assert results[0] == results[1]
+        assert sides[0].log == sides[1].log
+        assert sides[0].state() == sides[1].state()
+    for side, splitter, out in zip(sides, splitters, results, strict=True):
+        for _ in range(len(raise_at) + 1):  # the end, retried while callbacks raise
+            try:
+                out.extend(splitter.feed(side.decoder.decode(b"", final=True)))
+            except Boom:
+                out.append("boom")
+            else:
+                break
+        out.extend(splitter.flush())
+    assert results[0] == results[1]
+    whole = b"".join(chunks)
+    oracle = LineSplitter(newline=newline, max_line_bytes=None)
+    expected = oracle.feed(whole.decode("utf-8", "replace")) + oracle.flush()
+    assert [x for x in results[0] if x != "boom"] == expected

@@ -1,0 +1,160 @@
+"""The C accelerator's reading of UTF-8 against the Python table, exhaustively.
+
+Unicode Table 3-7 is written once in Python (``core/_bytes.py``).  The C decoder has its
+own hand-written version (``sequence_at`` and ``classify`` in ``_speedups.c``); here it
+classifies every three-byte buffer (2^24 of them) and every four-byte buffer that starts
+with a four-byte lead (5 x 2^24), and each result must be what the Python table says: the
+length of the character or of the maximal subpart, a proper prefix cut off by the end of
+the buffer, and the unit's kind.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+
+import pytest
+
+import utf8stream.core.decoder as decoder_module
+from utf8stream import Utf8Decoder
+from utf8stream.core._bytes import UTF8, classify_unit
+from utf8stream.core.decoder import _ACCEL_KINDS
+from utf8stream.core.events import MalformedKind
+
+pytestmark = pytest.mark.skipif(
+    not decoder_module.accelerated(),
+    reason="the C accelerator is not built here (pure-Python install)",
+)
+
+_CONTINUATION = bytes(1 if 0x80 <= b <= 0xBF else 0 for b in range(256))
+
+
+def table_view(buf: bytes) -> tuple[int, MalformedKind | None]:
+    """What the Python table says of the sequence at ``buf[0]``, ``buf`` being all there is.
+
+    ``(length, None)`` for a character, ``(-length, None)`` for a proper prefix that the
+    end of ``buf`` cuts off, ``(length, kind)`` for a malformed unit (a maximal subpart).
+    """
+    lead = buf[0]
+    need = UTF8.seq_len[lead]
+    if need == 0:
+        return 1, classify_unit(buf, 0, 1, False)
+    for i in range(1, need):
+        if i == len(buf):
+            return -i, None
+        lo, hi = (UTF8.second_lo[lead], UTF8.second_hi[lead]) if i == 1 else (0x80, 0xBF)
+        if not lo <= buf[i] <= hi:
+            return i, classify_unit(buf, 0, i, False)
+    return need, None
+
+
+def encode(view: tuple[int, MalformedKind | None]) -> int:
+    """``table_view`` in the C function's one-byte form (``_classify_all``)."""
+    length, kind = view
+    code = 0 if kind is None else _ACCEL_KINDS.index(kind) + 1
+    return ((length + 4) & 0x0F) | (code << 4)
+
+
+def expected(prefix: bytes, width: int) -> bytes:
+    """What ``_classify_all(prefix, width)`` must return, built from ``table_view``.
+
+    The table looks at a byte after the second only to ask whether it is a continuation
+    byte, so each run of 256 results (the last byte varying) is one of two values spread
+    by the continuation mask; ``table_view`` decides both for every earlier prefix.
+    """
+    rows = []
+    free = width - len(prefix) - 1
+    for middle in itertools.product(range(256), repeat=free):
+        head = prefix + bytes(middle)
+        if not head:  # one-byte buffers: every byte its own answer
+            rows.append(bytes(encode(table_view(bytes((b,)))) for b in range(256)))
+            continue
+        values = {}
+        for probe, is_cont in ((0x00, 0), (0x80, 1)):
+            values[is_cont] = encode(table_view(head + bytes((probe,))))
+        if len(head) == 1:  # the last byte is the second: its range depends on the lead
+            rows.append(bytes(encode(table_view(head + bytes((b,)))) for b in range(256)))
+        else:
+            rows.append(_CONTINUATION.translate(bytes((values[0], values[1])) + bytes(254)))
+    return b"".join(rows)
+
+
+def first_difference(got: bytes, want: bytes, prefix: bytes, width: int) -> str:
+    i = next(i for i, (a, b) in enumerate(zip(got, want, strict=True)) if a != b)
+    buf = prefix + i.to_bytes(width - len(prefix), "big")
+    return f"{buf.hex(' ')}: C says {got[i]:#04x}, the table {want[i]:#04x}"
+
+
+@pytest.mark.parametrize("width", [1, 2, 3])
+def test_every_short_buffer(width: int) -> None:
+    got = decoder_module.accelerator()._classify_all(b"", width)
+    want = expected(b"", width)
+    assert len(got) == 256**width
+    assert got == want, first_difference(got, want, b"", width)
+
+
+@pytest.mark.parametrize("lead", range(0xF0, 0xF5))
+def test_every_four_byte_buffer_after_a_four_byte_lead(lead: int) -> None:
+    prefix = bytes((lead,))
+    got = decoder_module.accelerator()._classify_all(prefix, 4)
+    want = expected(prefix, 4)
+    assert got == want, first_difference(got, want, prefix, 4)
+
+
+def test_the_table_view_itself() -> None:
+    # A few rows of Table 3-7, so that a wrong helper cannot hide a wrong C table.
+    k = MalformedKind
+    assert table_view(b"\xe0\x9f\x80") == (1, k.OVERLONG)
+    assert table_view(b"\xe0\xa0\x80") == (3, None)
+    assert table_view(b"\xed\xa0\x80") == (1, k.SURROGATE)
+    assert table_view(b"\xf4\x90\x80") == (1, k.OUT_OF_RANGE)
+    assert table_view(b"\xf0\x90\x80") == (-3, None)
+    assert table_view(b"\xf0\x90\x41") == (2, k.INCOMPLETE_SEQUENCE)
+    assert table_view(b"\xc1\x80") == (1, k.OVERLONG)
+    assert table_view(b"\xf5") == (1, k.OUT_OF_RANGE)
+    assert table_view(b"\xe1\x80") == (-2, None)
+
+
+@pytest.mark.parametrize("shift", range(8))
+def test_every_two_and_three_byte_sequence_through_the_decoding_loop(shift: int) -> None:
+    # The loop decodes runs of two- and three-byte characters two at a time from one
+    # 32- or 64-bit load, with masks of its own: every lead with every pair of
+    # continuation bytes, back to back (so that the runs form), at every alignment of
+    # the loads, must decode as CPython decodes it.
+    cont = range(0x80, 0xC0)
+    two = b"".join(bytes((lead, b1)) for lead in range(0xC0, 0xE0) for b1 in cont)
+    three = b"".join(
+        bytes((lead, b1, b2)) for lead in range(0xE0, 0xF0) for b1 in cont for b2 in cont
+    )
+    four = b"".join(
+        bytes((lead, b1, b2, 0x80)) for lead in range(0xF0, 0xF5) for b1 in cont for b2 in cont
+    )
+    for data in (two, three, four, two + three + four):
+        data = b"a" * shift + data
+        assert Utf8Decoder().decode(data, final=True) == data.decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("width", [1, 2, 3])
+def test_the_decoders_held_prefixes_are_those_of_the_c_decoder(width: int) -> None:
+    # A chunk that ends in a proper prefix keeps it for the next call: the Python paths
+    # ask core/_bytes.py (``_PREFIXES``), the accelerator its own loop.  The buffers the
+    # C decoder reads as one proper prefix cut off by their end (length -width, no kind)
+    # must be exactly the ones ``_PREFIXES`` holds.
+    got = decoder_module.accelerator()._classify_all(b"", width)
+    code = re.escape(bytes(((-width + 4) & 0x0F,)))
+    c_held = {m.start().to_bytes(width, "big") for m in re.finditer(code, got)}
+    held = decoder_module._PREFIXES
+    if width < 3:
+        candidates = (i.to_bytes(width, "big") for i in range(256**width))
+    else:
+        # Only a four-byte lead starts a three-byte proper prefix.
+        assert {buf[0] for buf in c_held} == set(range(0xF0, 0xF5))
+        candidates = (
+            bytes((lead, b1, b2)) for lead in range(0xF0, 0xF5) for b1 in range(256)
+            for b2 in range(256)
+        )  # fmt: skip
+    assert {buf for buf in candidates if buf in held} == c_held
+    # Table 3-7 by hand: leads C2..F4; then the second-byte ranges of E0..F4 (E0 A0..BF,
+    # ED 80..9F, F0 90..BF, F4 80..8F, the others 80..BF); then F0..F4 only, any third.
+    counts = {1: 51, 2: 32 + 12 * 64 + 32 + 2 * 64 + 48 + 3 * 64 + 16, 3: (48 + 3 * 64 + 16) * 64}
+    assert len(c_held) == counts[width]
