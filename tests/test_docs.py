@@ -47,20 +47,23 @@ class Block:
 
 
 def fenced_blocks(markdown: str) -> list[tuple[int, str, str]]:
-    """``(line number, language, code)`` of every fenced block, in order."""
+    """``(line number, language, code)`` of every fenced block, in order; a block indented
+    under a list item loses its indentation."""
     blocks: list[tuple[int, str, str]] = []
-    fence: tuple[int, str] | None = None
+    fence: tuple[int, str, str] | None = None  # line, language, indentation
     code: list[str] = []
     for number, line in enumerate(markdown.splitlines(keepends=True), 1):
+        opening = re.match(r"( *)```(.*)", line)
         if fence is None:
-            if line.startswith("```"):
-                fence = (number, line[3:].strip())
+            if opening:
+                fence = (number, opening[2].strip(), opening[1])
                 code = []
-        elif line.startswith("```"):
+        elif opening and opening[1] == fence[2]:
             blocks.append((fence[0], fence[1], "".join(code)))
             fence = None
         else:
-            code.append(line)
+            assert line.startswith(fence[2]) or not line.strip(), f"line {number}: indentation"
+            code.append(line[len(fence[2]) :] if line.strip() else line.lstrip(" "))
     assert fence is None, f"the page ends inside the code block of line {fence[0]}"
     return blocks
 
