@@ -7,8 +7,8 @@
   When a ```text block follows it (nothing but blank lines between), that block is what
   the program prints, exactly.
 * Every ```console block is a shell session: each ``$ `` line runs in bash, in a
-  temporary directory holding a copy of ``examples/sample.txt``, with ``utf8stream``
-  being this interpreter's ``-m utf8stream``; the lines up to the next ``$ `` are its
+  temporary directory holding a copy of ``examples/sample.txt``, with ``python`` being
+  this interpreter and ``utf8stream`` its ``-m utf8stream``; the lines up to the next ``$ `` are its
   output (stdout and stderr as a terminal shows them, interleaved).
 * A ```sh block is a command that sets something up (an install, serving the site); it is
   shown, not run here.
@@ -154,7 +154,10 @@ def console_steps(code: str) -> list[tuple[str, str]]:
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.language == "console"], ids=block_id)
 def test_console_block_prints_what_the_page_shows(block: Block, tmp_path: Path) -> None:
     shutil.copy(ROOT / "examples" / "sample.txt", tmp_path / "sample.txt")
-    program = f'utf8stream() {{ "{sys.executable}" -m utf8stream "$@"; }}\n'
+    program = (
+        f'python() {{ "{sys.executable}" "$@"; }}\n'
+        f'utf8stream() {{ "{sys.executable}" -m utf8stream "$@"; }}\n'
+    )
     for command, expected in console_steps(block.code):
         result = subprocess.run(
             ["bash", "-c", program + command],
