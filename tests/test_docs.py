@@ -8,8 +8,8 @@
   the program prints, exactly.
 * Every ```console block is a shell session: each ``$ `` line runs in bash, in a
   temporary directory holding a copy of ``examples/sample.txt``, with ``python`` being
-  this interpreter and ``utf8stream`` its ``-m utf8stream``; the lines up to the next ``$ `` are its
-  output (stdout and stderr as a terminal shows them, interleaved).
+  this interpreter and ``utf8stream`` its ``-m utf8stream``; the lines up to the next
+  ``$ `` are its output (stdout and stderr as a terminal shows them, interleaved).
 * A ```sh block is a command that sets something up (an install, serving the site); it is
   shown, not run here.
 
