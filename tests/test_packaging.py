@@ -70,10 +70,11 @@ def test_the_sdist_carries_what_its_tests_need() -> None:
     # conftest.py and the _helpers modules are not test_*.py files: only a graft takes them.
     assert "graft tests" in manifest
     assert "graft examples" in manifest  # the tests run the examples
+    assert "graft docs" in manifest  # test_docs runs the pages' examples
     included = {
         name for line in manifest if line.startswith("include ") for name in line.split()[1:]
     }
-    assert {"LICENSE", "README.md"} <= included
+    assert {"LICENSE", "README.md", "mkdocs.yml"} <= included
 
 
 def test_the_wheel_ships_the_typing_files_and_not_the_c_source() -> None:
