@@ -7,7 +7,7 @@ import mmap
 import re
 
 import pytest
-from _helpers import FRAGMENTS  # the shared alphabet of interesting byte strings
+from _helpers import FRAGMENTS, examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -42,7 +42,7 @@ def decode_pieces(data: bytes, points: list[int]) -> tuple[str, list[Malformed]]
     return text, events
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(any_bytes, st.data())
 def test_char_start_is_a_boundary_at_most_three_back(data: bytes, draw: st.DataObject) -> None:
     pos = draw.draw(st.integers(0, len(data)))
@@ -51,7 +51,7 @@ def test_char_start_is_a_boundary_at_most_three_back(data: bytes, draw: st.DataO
     assert decode_pieces(data, [0, start, len(data)]) == decode_with_events(data)
 
 
-@settings(max_examples=400)
+@settings(max_examples=examples(400))
 @given(any_bytes, st.data())
 def test_next_char_start_is_the_first_boundary_after(data: bytes, draw: st.DataObject) -> None:
     pos = draw.draw(st.integers(0, len(data)))
@@ -63,7 +63,7 @@ def test_next_char_start_is_the_first_boundary_after(data: bytes, draw: st.DataO
         assert char_start(data, q) < q
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(st.text(max_size=40), st.integers(0, 200))
 def test_cut_never_breaks_a_character(text: str, budget: int) -> None:
     data = text.encode()
@@ -77,7 +77,7 @@ def test_cut_never_breaks_a_character(text: str, budget: int) -> None:
         assert next_char_start(data, cut) > budget
 
 
-@settings(max_examples=300)
+@settings(max_examples=examples(300))
 @given(any_bytes, st.integers(1, 9))
 def test_split_points_decode_like_the_whole(data: bytes, pieces: int) -> None:
     points = split_points(data, pieces)
@@ -146,7 +146,7 @@ def _supplementary(pair: re.Match[str]) -> str:
     return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
 
 
-@settings(max_examples=200)
+@settings(max_examples=examples(200))
 @given(st.sampled_from(["wtf-8", "cesu-8", "mutf-8"]), surrogate_text, st.integers(1, 9))
 @example("wtf-8", "\ud800\udc00", 2)
 @example("mutf-8", "\udc00\ud800\udc00\ud800", 3)
