@@ -21,15 +21,26 @@ from utf8stream import Malformed, MalformedKind, Utf8DecodeError, Utf8Decoder
 
 K = MalformedKind
 
+
+def examples(count: int) -> int:
+    """``count`` examples under the ``ci`` and ``dev`` profiles, scaled like the loaded
+    profile's ``max_examples`` (ten times as many under ``deep``)."""
+    loaded = settings.default
+    assert loaded is not None
+    return count * loaded.max_examples // settings.get_profile("default").max_examples
+
+
+# Settings objects inherit what they do not set (derandomize, database, deadline...) from
+# the profile loaded in conftest.py.
+
 #: Hypothesis settings for the core properties: enough examples to find boundary cases,
 #: few enough that the whole suite stays well under a minute on two cores.
 CORE = settings(
-    max_examples=400,
-    deadline=None,
+    max_examples=examples(400),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 #: For properties that run many decoders per example (checkpoints, policies).
-HEAVY = settings(CORE, max_examples=200)
+HEAVY = settings(CORE, max_examples=examples(200))
 
 
 # -- the reference: Unicode Table 3-7, one byte at a time ------------------------------

@@ -1,12 +1,44 @@
-"""Shared fixtures: the conformance corpus lives beside the project in ../shared/corpus."""
+"""Shared fixtures and the Hypothesis profiles.
+
+The conformance corpus lives beside the project in ../shared/corpus.
+
+Profiles: ``ci`` when the environment variable ``CI`` is set (``.ci/run`` sets it), else
+``dev``; ``HYPOTHESIS_PROFILE`` names one explicitly (``deep`` for a long local run).
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# Registered on Hypothesis' own defaults, not on whatever profile is loaded now (Hypothesis
+# itself loads its built-in "ci" profile when it sees CI).  The profile must be loaded
+# before any test module builds a settings object: those inherit from it.
+_BASE = settings.get_profile("default")
+# A submission must never fail CI on a roll of the dice: CI draws the same examples on
+# every run, and a slow shared runner cannot trip a timing check.
+settings.register_profile(
+    "ci",
+    parent=_BASE,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+# Local runs stay random, so that they keep finding new cases.
+settings.register_profile("dev", parent=_BASE, derandomize=False, deadline=None)
+settings.register_profile(
+    "deep", parent=_BASE, derandomize=False, deadline=None, max_examples=10 * _BASE.max_examples
+)
+settings.load_profile(
+    os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if "CI" in os.environ else "dev")
+)
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = PROJECT_ROOT.parent / "shared" / "corpus"

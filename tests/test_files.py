@@ -8,7 +8,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import FRAGMENTS  # the shared alphabet of interesting byte strings
+from _helpers import FRAGMENTS, examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -90,8 +90,7 @@ def test_constant_memory_reads_in_chunks(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 @settings(
-    max_examples=25,
-    deadline=None,
+    max_examples=examples(25),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(contents, st.integers(2, 4), st.integers(1, 64))

@@ -6,6 +6,7 @@ from itertools import pairwise
 
 import anyio
 import pytest
+from _helpers import examples
 from _stream_helpers import (
     ChunkStream,
     all_chunkings,
@@ -29,7 +30,7 @@ from utf8stream import (
 
 NEWLINES = [None, "\n", "\r\n", "\0", "<>"]
 POLICIES = ["raise", "truncate", "split", "skip"]
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(300), suppress_health_check=[HealthCheck.too_slow])
 
 
 def split_text(pieces: list[str], **options: object) -> list[object]:

@@ -10,6 +10,7 @@ from collections.abc import Awaitable
 
 import anyio
 import pytest
+from _helpers import examples
 from _stream_helpers import (
     ByteSink,
     ChunkStream,
@@ -37,8 +38,7 @@ from utf8stream import (
 pytestmark = pytest.mark.anyio
 
 SETTINGS = settings(
-    max_examples=150,
-    deadline=None,
+    max_examples=examples(150),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 

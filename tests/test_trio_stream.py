@@ -7,6 +7,7 @@ import random
 import pytest
 import trio
 import trio.testing
+from _helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -61,7 +62,7 @@ BYTES = st.one_of(
 )
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(120), suppress_health_check=[HealthCheck.too_slow])
 @given(data=BYTES, sizes=st.lists(st.integers(1, 7), max_size=10), max_bytes=st.integers(4, 9))
 def test_byte_at_a_time_output_is_valid_utf8_in_every_piece(
     data: bytes, sizes: list[int], max_bytes: int

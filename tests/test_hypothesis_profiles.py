@@ -1,0 +1,83 @@
+"""Hypothesis profiles (conftest.py): CI never fails on a roll of the dice.
+
+Every property must take derandomize, database, deadline and print_blob from the loaded
+profile, so that under ``ci`` it draws the same examples on every run; a test that sets
+one of them itself would escape the profile.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+TESTS = Path(__file__).resolve().parent
+
+
+def hypothesis_tests() -> Iterator[tuple[str, Any]]:
+    """``(name, test)`` for every ``@given`` test in every test module."""
+    for path in sorted(TESTS.glob("test_*.py")):
+        module = importlib.import_module(path.stem)
+        for name, test in vars(module).items():
+            if getattr(test, "is_hypothesis_test", False):
+                yield f"{path.stem}.{name}", test
+
+
+def test_every_property_inherits_the_loaded_profile() -> None:
+    loaded = settings.default
+    assert loaded is not None
+    found = list(hypothesis_tests())
+    assert len(found) > 50, "the test modules were not found"
+    for name, test in found:
+        used = test._hypothesis_internal_use_settings
+        assert used.derandomize == loaded.derandomize, name
+        assert used.deadline == loaded.deadline, name
+        assert used.print_blob == loaded.print_blob, name
+        if loaded.database is None:
+            assert used.database is None, name
+        if HealthCheck.too_slow in loaded.suppress_health_check:
+            assert HealthCheck.too_slow in used.suppress_health_check, name
+        assert test._hypothesis_internal_use_seed is None, name
+
+
+def run_profile_check(**env: str) -> str:
+    """Run the test above in a fresh pytest with ``env``; return its report header."""
+    clean = {k: v for k, v in os.environ.items() if k not in ("CI", "HYPOTHESIS_PROFILE")}
+    test = f"{Path(__file__).name}::test_every_property_inherits_the_loaded_profile"
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", test],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=TESTS,
+        env={**clean, **env},
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    return next(line for line in result.stdout.splitlines() if "hypothesis profile" in line)
+
+
+@pytest.mark.parametrize(
+    ("env", "profile", "shown"),
+    [
+        ({"CI": "true"}, "ci", "derandomize=True"),
+        ({}, "dev", "deadline=None"),
+        ({"HYPOTHESIS_PROFILE": "deep"}, "deep", "max_examples=1000"),
+        ({"CI": "true", "HYPOTHESIS_PROFILE": "deep"}, "deep", "max_examples=1000"),
+    ],
+)
+def test_the_environment_chooses_the_profile(
+    env: dict[str, str], profile: str, shown: str
+) -> None:
+    header = run_profile_check(**env)
+    assert f"hypothesis profile {profile!r}" in header
+    assert shown in header
+    if profile != "ci":
+        assert "derandomize" not in header  # random, as Hypothesis' own default
