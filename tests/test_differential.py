@@ -27,8 +27,8 @@ from utf8stream import (
     Malformed,
     Utf8DecodeError,
     Utf8Decoder,
+    use_accelerator,
 )
-from utf8stream.core.decoder import use_accelerator
 
 pytestmark = pytest.mark.skipif(
     not decoder_module.accelerated(),

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 import utf8stream.core.decoder as decoder_module
 from utf8stream import LineSplitter, LineTooLong, Malformed, MalformedKind, Utf8Decoder
-from utf8stream.core.decoder import SPLIT_ASCII_ONLY, use_accelerator
+from utf8stream.core._accel import SPLIT_ASCII_ONLY, use_accelerator
 from utf8stream.core.lines import OVERLONG_POLICIES
 
 pytestmark = pytest.mark.skipif(

@@ -17,8 +17,8 @@ import pytest
 
 import utf8stream.core.decoder as decoder_module
 from utf8stream import Utf8Decoder
+from utf8stream.core._accel import ACCEL_KINDS
 from utf8stream.core._bytes import UTF8, classify_unit
-from utf8stream.core.decoder import _ACCEL_KINDS
 from utf8stream.core.events import MalformedKind
 
 pytestmark = pytest.mark.skipif(
@@ -51,7 +51,7 @@ def table_view(buf: bytes) -> tuple[int, MalformedKind | None]:
 def encode(view: tuple[int, MalformedKind | None]) -> int:
     """``table_view`` in the C function's one-byte form (``_classify_all``)."""
     length, kind = view
-    code = 0 if kind is None else _ACCEL_KINDS.index(kind) + 1
+    code = 0 if kind is None else ACCEL_KINDS.index(kind) + 1
     return ((length + 4) & 0x0F) | (code << 4)
 
 

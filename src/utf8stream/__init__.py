@@ -13,9 +13,10 @@ from .apps.files import (
     transcode_file,
 )
 
-# Importing .variants registers the codecs wtf-8, cesu-8, mutf-8 (java-modified-utf-8)
-# and utf-8z, and the error policy "optu-8".
-from .core import variants  # noqa: F401
+# Importing .core.registry registers the codecs wtf-8, cesu-8, mutf-8
+# (java-modified-utf-8) and utf-8z, and the error policy "optu-8".
+from .core import registry  # noqa: F401
+from .core._accel import use_accelerator
 from .core.boundaries import (
     char_start,
     cut_at_boundary,
@@ -114,6 +115,7 @@ __all__ = [
     "rejoined_event",
     "split_points",
     "transcode_file",
+    "use_accelerator",
     "variant_char_start",
     "write_checkpoint",
 ]

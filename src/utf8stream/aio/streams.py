@@ -35,7 +35,8 @@ from anyio.abc import (
 )
 from anyio.lowlevel import checkpoint
 
-from ..core.decoder import OnMalformed, Utf8Decoder, accelerator
+from ..core._accel import accelerator
+from ..core.decoder import OnMalformed, Utf8Decoder
 from ..core.encoder import Utf8Encoder
 from ..core.events import MalformedKind, Utf8DecodeError
 from ..core.lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong

@@ -72,14 +72,14 @@ from __future__ import annotations
 
 import codecs
 import json
-import os
 import threading
-from collections.abc import Callable, Container, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from . import _accel
+from ._accel import ACCEL_KINDS, ACCEL_MAX_POSITION, accelerated, accelerator, use_accelerator
 from ._bytes import (
     LONE_KIND,
     UTF8,
@@ -95,7 +95,16 @@ from ._bytes import (
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
 from .variants import OPTU8, Variant, get_variant
 
-__all__ = ["ERROR_POLICIES", "DecoderCheckpoint", "Utf8Decoder", "use_accelerator"]
+# ``accelerated``, ``accelerator`` and ``use_accelerator`` live in ``_accel``; they stay
+# importable from here for the follower (apps/follow.py) and older callers.
+__all__ = [
+    "ERROR_POLICIES",
+    "DecoderCheckpoint",
+    "Utf8Decoder",
+    "accelerated",
+    "accelerator",
+    "use_accelerator",
+]
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -227,89 +236,6 @@ _new_object = object.__new__
 _set_offset = Malformed.__dict__["offset"].__set__
 _set_data = Malformed.__dict__["data"].__set__
 _set_kind = Malformed.__dict__["kind"].__set__
-
-
-#: The kinds the accelerator counts, in its order.
-_ACCEL_KINDS = (
-    MalformedKind.UNEXPECTED_CONTINUATION,
-    MalformedKind.OVERLONG,
-    MalformedKind.SURROGATE,
-    MalformedKind.OUT_OF_RANGE,
-    MalformedKind.INVALID_BYTE,
-    MalformedKind.INCOMPLETE_SEQUENCE,
-    MalformedKind.TRUNCATED_AT_END,
-)
-
-
-#: ``Utf8Decoder._decode_split`` flags (the values of ``_speedups.c``).
-SPLIT_ENDS_CR = 1
-SPLIT_STARTS_LF = 2
-SPLIT_ASCII_ONLY = 4
-
-
-def _load_accelerator() -> Any:
-    """The compiled ``_speedups`` module, set up, or None (pure Python)."""
-    if os.environ.get("UTF8STREAM_PURE_PYTHON"):
-        return None
-    try:
-        from .. import _speedups
-    except ImportError:
-        return None
-    _speedups.setup(
-        _ACCEL_KINDS,
-        Malformed,
-        Malformed.__dict__["offset"],
-        Malformed.__dict__["data"],
-        Malformed.__dict__["kind"],
-    )
-    flags = (_speedups.ENDS_CR, _speedups.STARTS_LF, _speedups.ASCII_ONLY)
-    if flags != (SPLIT_ENDS_CR, SPLIT_STARTS_LF, SPLIT_ASCII_ONLY):  # pragma: no cover
-        return None  # a stale build of the extension
-    return _speedups
-
-
-#: The C accelerator in use (None: pure Python).  Read when a decoder is created.
-_accel: Any = _load_accelerator()
-#: The compiled module, even while ``use_accelerator(False)`` is in force.
-_built: Any = _accel
-
-#: The accelerator counts offsets in 64-bit integers: past this position (4 EiB, far
-#: beyond any real stream, but a ``start_offset`` may be anything) a decoder decodes in
-#: Python, so that both implementations accept every non-negative offset.
-_ACCEL_MAX_POSITION = 1 << 62
-
-
-def accelerated() -> bool:
-    """True when the compiled accelerator is in use (see the module docstring)."""
-    return _accel is not None
-
-
-@contextmanager
-def use_accelerator(enabled: bool) -> Iterator[bool]:
-    """Decoders created inside this block use the C accelerator, or pure Python.
-
-    ``use_accelerator(False)`` always works; ``use_accelerator(True)`` raises
-    ``RuntimeError`` where the extension is not built or ``UTF8STREAM_PURE_PYTHON`` is
-    set.  A decoder keeps the implementation it was created with; an encoder asks
-    ``accelerator()`` when its policy is set, a stream's ``async for`` when it starts,
-    so they follow the switch too.  The block yields
-    ``enabled``.  For tests that compare the two implementations in one process; both
-    produce the same text, events, statistics and checkpoints.
-    """
-    global _accel
-    if enabled and _built is None:
-        raise RuntimeError("the C accelerator is not available (not built, or disabled)")
-    saved = _accel
-    _accel = _built if enabled else None
-    try:
-        yield enabled
-    finally:
-        _accel = saved
-
-
-def accelerator() -> Any:
-    """The compiled ``_speedups`` module in use, or None (its other users ask here)."""
-    return _accel
 
 
 def _byte_view(data: ReadableBuffer) -> Bytes:
@@ -458,7 +384,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._odd = True
         self._position = start_offset
         #: The accelerator this decoder uses (None: pure Python), chosen once.
-        self._impl: Any = _accel
+        self._impl: Any = _accel.accelerator()
         self._units: Any = None
         #: ``_units`` while nothing odd is held: decode() takes the accelerated path.
         self._ready: Any = None
@@ -495,7 +421,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     def _ready_units(self) -> Any:
         """``_units`` when decode() may take the accelerated path, else None."""
-        if self._odd or self._position >= _ACCEL_MAX_POSITION:
+        if self._odd or self._position >= ACCEL_MAX_POSITION:
             return None
         return self._units
 
@@ -880,7 +806,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         if units is not None:
             *by_kind, chars = units.drain()
             self._chars += chars
-            for kind, n in zip(_ACCEL_KINDS, by_kind, strict=True):
+            for kind, n in zip(ACCEL_KINDS, by_kind, strict=True):
                 if n:
                     counts[kind] += n
 

@@ -35,8 +35,8 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING, cast
 
+from ._accel import SPLIT_ASCII_ONLY, SPLIT_ENDS_CR, SPLIT_STARTS_LF
 from ._bytes import is_continuation
-from .decoder import SPLIT_ASCII_ONLY, SPLIT_ENDS_CR, SPLIT_STARTS_LF
 
 if TYPE_CHECKING:
     from .decoder import Utf8Decoder
