@@ -71,6 +71,7 @@ of the way, so every unit goes through ``_on_c_error``.
 from __future__ import annotations
 
 import codecs
+import enum
 import json
 import threading
 from collections.abc import Callable, Container
@@ -99,7 +100,10 @@ from .variants import OPTU8, Variant, get_variant
 # importable from here for the follower (apps/follow.py) and older callers.
 __all__ = [
     "ERROR_POLICIES",
+    "GAP_ABSORB_SHIFT",
+    "GAP_SKIP_SHIFT",
     "DecoderCheckpoint",
+    "DecoderStateFlag",
     "Utf8Decoder",
     "accelerated",
     "accelerator",
@@ -124,6 +128,31 @@ ERROR_POLICIES = (
     OPTU8,
 )
 _GAP_POLICIES = ("replace", "skip")
+
+
+class DecoderStateFlag(enum.IntFlag):
+    """The single-bit flags in the integer of ``Utf8Decoder.getstate()``.
+
+    ``GAP_OPEN``: a gap is open; the buffered bytes belong to it, and two small counters
+    share the integer: at ``GAP_ABSORB_SHIFT`` (3 bits) the bytes the gap holds or will
+    take whatever they are, at ``GAP_SKIP_SHIFT`` (2 bits) the continuation bytes it may
+    still swallow.  Otherwise the buffered bytes are a held proper prefix, or, when they
+    are not one, the unread rest of a call that failed, which ends the stream if
+    ``UNREAD_FINAL`` is set.  ``ORPHAN_LOW``: the buffered bytes start with a low
+    surrogate half whose high half was already decoded (WTF-8).  The values are part of
+    the state ``io.TextIOWrapper.tell()`` stores in its cookies, so they never change.
+    """
+
+    GAP_OPEN = 1
+    UNREAD_FINAL = 64
+    ORPHAN_LOW = 128
+
+
+#: Where the gap counters sit in ``getstate()``'s integer (see ``DecoderStateFlag``).
+GAP_ABSORB_SHIFT = 1
+GAP_SKIP_SHIFT = 4
+_GAP_ABSORB_MASK = 7
+_GAP_SKIP_MASK = 3
 _REPLACEMENT = "\ufffd"
 #: After a malformed unit, keep the error handler engaged for this many bytes: a failed
 #: strict attempt costs an exception, which a damaged stream would pay again and again.
@@ -564,7 +593,10 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         return text
 
     def _decode_split(
-        self, input: bytes, final: bool, sep: int  # noqa: A002
+        self,
+        input: bytes,  # noqa: A002
+        final: bool,
+        sep: int,
     ) -> tuple[list[str], int, int] | None:
         """``decode()`` and a split of its text in one step, or ``None`` if not possible.
 
@@ -694,6 +726,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def getstate(self) -> tuple[bytes, int]:
         """``(buffered bytes, flags)`` per the ``codecs.IncrementalDecoder`` contract.
 
+        ``flags`` is an ``int`` made of ``DecoderStateFlag`` bits and, while a gap is
+        open, its two counters (``GAP_ABSORB_SHIFT``, ``GAP_SKIP_SHIFT``).
+
         Feeding the buffered bytes to a decoder after ``setstate((b"", flags))`` puts it in
         the same state, which is what ``io.TextIOWrapper.tell()`` relies on.  Text held
         back after a callback raised is not part of this state (``checkpoint`` has it).
@@ -701,28 +736,35 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._refuse_if_reporting("getstate")
         if self._gap_open:
             absorb = len(self._gap_data) + self._gap_absorb
-            return (self._gap_data, 1 | (absorb << 1) | (self._gap_skip << 4))
-        orphan = 128 if self._orphan_low else 0
+            flags = (
+                DecoderStateFlag.GAP_OPEN
+                | (absorb << GAP_ABSORB_SHIFT)
+                | (self._gap_skip << GAP_SKIP_SHIFT)
+            )
+            return (self._gap_data, int(flags))
+        orphan = DecoderStateFlag.ORPHAN_LOW if self._orphan_low else 0
         if self._unread:
-            return (self._unread, (64 if self._unread_final else 0) | orphan)
-        return (self._pending, orphan)
+            final = DecoderStateFlag.UNREAD_FINAL if self._unread_final else 0
+            return (self._unread, int(final | orphan))
+        return (self._pending, int(orphan))
 
     def setstate(self, state: tuple[bytes, int]) -> None:
         self._refuse_if_reporting("setstate")
         buffered, flags = state
         buffered = bytes(buffered)
         self._clear(self._position)
-        if flags & 1:
+        if flags & DecoderStateFlag.GAP_OPEN:
             self._gap_open = True
             self._gap_data = buffered
-            self._gap_absorb = max(0, ((flags >> 1) & 7) - len(buffered))
-            self._gap_skip = (flags >> 4) & 3
+            absorb = (flags >> GAP_ABSORB_SHIFT) & _GAP_ABSORB_MASK
+            self._gap_absorb = max(0, absorb - len(buffered))
+            self._gap_skip = (flags >> GAP_SKIP_SHIFT) & _GAP_SKIP_MASK
         elif buffered in self._prefixes:
             self._pending = buffered
         else:
             self._unread = buffered
-            self._unread_final = bool(flags & 64)
-        self._orphan_low = bool(flags & 128)
+            self._unread_final = bool(flags & DecoderStateFlag.UNREAD_FINAL)
+        self._orphan_low = bool(flags & DecoderStateFlag.ORPHAN_LOW)
         self._sync()
 
     def checkpoint(self) -> DecoderCheckpoint:

@@ -41,11 +41,20 @@ from ._bytes import is_continuation
 if TYPE_CHECKING:
     from .decoder import Utf8Decoder
 
-__all__ = ["OVERLONG_POLICIES", "LineSplitter", "LineSplitterStatistics", "LineTooLong"]
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_ON_OVERLONG",
+    "OVERLONG_POLICIES",
+    "LineSplitter",
+    "LineSplitterStatistics",
+    "LineTooLong",
+]
 
 #: What to do with a line longer than ``max_line_bytes``.
 OVERLONG_POLICIES = ("raise", "truncate", "split", "skip")
+#: The defaults of every line reader (``LineSplitter``, ``LineReceiveStream``, ``follow``).
 DEFAULT_MAX_LINE_BYTES = 1048576
+DEFAULT_ON_OVERLONG = "raise"
 
 _NO_LIMIT = sys.maxsize
 # Characters ``str.splitlines`` treats as line breaks besides \n and \r: universal
@@ -166,7 +175,7 @@ class LineSplitter:
         newline: str | None = None,
         keepends: bool = False,
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
-        on_overlong: str = "raise",
+        on_overlong: str = DEFAULT_ON_OVERLONG,
     ) -> None:
         if newline is not None and (not isinstance(newline, str) or not newline):
             raise ValueError("newline must be None or a non-empty string")
