@@ -88,6 +88,7 @@ from ._bytes import (
     byte_table,
     classify_unit,
     held_prefixes,
+    is_continuation,
     is_high_half,
     is_low_half,
     is_proper_prefix,
@@ -999,7 +1000,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._gap_take(buf, i, base)
             self._gap_absorb -= 1
             i += 1
-        while self._gap_skip and i < n and 0x80 <= buf[i] <= 0xBF:
+        while self._gap_skip and i < n and is_continuation(buf[i]):
             self._gap_take(buf, i, base)
             self._gap_skip -= 1
             i += 1
