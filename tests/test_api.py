@@ -21,7 +21,15 @@ from utf8stream import (
     Utf8ReceiveStream,
     Utf8Stream,
 )
-from utf8stream.core.decoder import GAP_ABSORB_SHIFT, GAP_SKIP_SHIFT, DecoderStateFlag
+from utf8stream.core._accel import accelerated
+from utf8stream.core.decoder import (
+    GAP_ABSORB_SHIFT,
+    GAP_SKIP_SHIFT,
+    DecodedLines,
+    DecoderStateFlag,
+    SplitFlag,
+    SplitText,
+)
 from utf8stream.core.lines import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG
 
 
@@ -124,3 +132,28 @@ def test_getstate_flags_are_named() -> None:
     twin.setstate((buffered, int(DecoderStateFlag.UNREAD_FINAL)))
     assert twin.decode(b"") == "bc"  # the unread rest ended the stream: nothing held after
     assert twin.getstate() == (b"", 0)
+
+
+def test_the_line_seam_declines_without_changing_anything() -> None:
+    # Pure Python (or a policy the accelerator does not cover): the reader decodes.
+    with utf8stream.use_accelerator(False):
+        decoder = Utf8Decoder()
+    assert decoder.decode_split(b"a\nb", False, -1) is None
+    assert decoder.decode_lines(b"", b"a\n", -1, 100) is None
+    assert decoder.position == 0 and decoder.statistics().bytes_fed == 0
+    ignoring = Utf8Decoder("ignore")
+    assert ignoring.decode_split(b"a\nb", False, ord("\n")) is None
+    assert ignoring.position == 0
+
+
+@pytest.mark.skipif(
+    not accelerated(), reason="the C accelerator is not built here (pure-Python install)"
+)
+def test_the_line_seam_when_accelerated() -> None:
+    with utf8stream.use_accelerator(True):
+        decoder = Utf8Decoder()
+    split = decoder.decode_split(b"a\r\nb\xff\r", False, -1)
+    assert split == SplitText(["a", "b\ufffd"], SplitFlag.ENDS_CR, 6)
+    lines = decoder.decode_lines(b"", b"c\nd", ord("\n"), 100)
+    assert lines == DecodedLines(["c"], [6, 8])  # the 6 bytes before: a \r \n b \xff \r
+    assert decoder.position == 8

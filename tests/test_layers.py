@@ -174,3 +174,35 @@ def test_only_the_registry_module_registers_codecs() -> None:
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "True", "optu8_errors"]
+
+
+def _private_decoder_names() -> set[str]:
+    from utf8stream import Utf8Decoder
+
+    names = set(vars(Utf8Decoder)) | set(vars(Utf8Decoder()))
+    return {n for n in names if n.startswith("_") and not n.startswith("__")}
+
+
+#: Modules allowed to touch the decoder's private attributes: the decoder itself, and the
+#: follower until it moves to ``Utf8Decoder.decode_lines`` (it calls ``_decode_lines``,
+#: kept as an alias for it alone).
+_DECODER_INSIDERS = {"utf8stream.core.decoder": set(), "utf8stream.apps.follow": {"_decode_lines"}}
+
+
+def test_no_module_calls_decoder_privates() -> None:
+    private = _private_decoder_names()
+    assert {"_decode_lines", "_units", "_pending", "_ready"} <= private
+    for path in PACKAGE_DIR.rglob("*.py"):
+        name = _module_name(path)
+        if name == "utf8stream.core.decoder":
+            continue
+        allowed = _DECODER_INSIDERS.get(name, set())
+        used = {
+            node.attr
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, ast.Attribute)
+            and node.attr in private
+            # A decoder is always called one (``decoder``, ``f.decoder``, ``self._decoder``).
+            and ast.unparse(node.value).lower().endswith("decoder")
+        }
+        assert used <= allowed, f"{name} uses Utf8Decoder privates {sorted(used - allowed)}"

@@ -34,7 +34,7 @@ UTF-8): one pass that validates, decodes and classifies, counts and reports each
 exactly as ``_c_error_handler`` does, with no exception object or Python frame per unit;
 it is faster than CPython's decoder even on valid text (benchmarks/bench_decoder.py).
 While it is active, every ordinary call is one C call.  It can also cut lines from the
-bytes as it decodes (``_decode_split``, for ``LineSplitter.feed_bytes``).  Everything else
+bytes as it decodes (``decode_split``, for ``LineSplitter.feed_bytes``).  Everything else
 (gaps, unread input, strict mode, the other policies, the variants) stays in Python, and
 with ``UTF8STREAM_PURE_PYTHON=1`` in the environment, or without the compiled module, all
 of it does (``use_accelerator(False)``: for the decoders created inside it).  Units that
@@ -77,10 +77,17 @@ import threading
 from collections.abc import Callable, Container
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 from . import _accel
-from ._accel import ACCEL_KINDS, ACCEL_MAX_POSITION, accelerated, accelerator, use_accelerator
+from ._accel import (
+    ACCEL_KINDS,
+    ACCEL_MAX_POSITION,
+    SplitFlag,
+    accelerated,
+    accelerator,
+    use_accelerator,
+)
 from ._bytes import (
     LONE_KIND,
     UTF8,
@@ -103,8 +110,11 @@ __all__ = [
     "ERROR_POLICIES",
     "GAP_ABSORB_SHIFT",
     "GAP_SKIP_SHIFT",
+    "DecodedLines",
     "DecoderCheckpoint",
     "DecoderStateFlag",
+    "SplitFlag",
+    "SplitText",
     "Utf8Decoder",
     "accelerated",
     "accelerator",
@@ -129,6 +139,27 @@ ERROR_POLICIES = (
     OPTU8,
 )
 _GAP_POLICIES = ("replace", "skip")
+
+
+class SplitText(NamedTuple):
+    """What ``Utf8Decoder.decode_split`` returns."""
+
+    #: The text of the call cut at each newline (newlines left out); the last part is
+    #: the unfinished line, possibly empty.
+    parts: list[str]
+    flags: SplitFlag
+    #: The length of the text, newlines included.
+    chars: int
+
+
+class DecodedLines(NamedTuple):
+    """What ``Utf8Decoder.decode_lines`` returns."""
+
+    #: Each complete line's text, without its newline.
+    texts: list[str]
+    #: The absolute offset of each line's first byte, then the offset where the
+    #: undecoded rest begins (the decoder's new ``position``).
+    offsets: list[int]
 
 
 class DecoderStateFlag(enum.IntFlag):
@@ -593,22 +624,27 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._chars += len(text)
         return text
 
-    def _decode_split(
+    # -- the line seam: decoding and cutting lines in one pass -----------------------------
+    #
+    # A line reader (``LineSplitter.feed_bytes``, the log follower) asks the decoder to
+    # cut lines from the bytes while it decodes them.  Where this decoder cannot (pure
+    # Python, a policy other than ``replace``, or something held that the fast path does
+    # not cover) both methods return ``None`` and change nothing: the reader then calls
+    # ``decode()`` and cuts the text itself.  Same text, events, statistics either way.
+
+    def decode_split(
         self,
         input: bytes,  # noqa: A002
         final: bool,
         sep: int,
-    ) -> tuple[list[str], int, int] | None:
-        """``decode()`` and a split of its text in one step, or ``None`` if not possible.
+    ) -> SplitText | None:
+        """``decode(input, final)`` with its text cut into lines, or ``None``.
 
-        For ``LineSplitter.feed_bytes``.  Possible on the accelerated path with
-        ``errors="replace"``: the C code cuts the bytes at newline bytes and decodes each
-        piece into its own string, so the chunk's text is never built.  Returns
-        ``(parts, flags, chars)``: ``parts`` is the text split at the byte ``sep`` (or,
-        with ``sep`` -1, at universal newlines, where a final ``\r`` is left out and
-        ``flags & ENDS_CR`` tells), ``chars`` the length of the text (see
-        ``Units.split`` in ``_speedups.c``).  State, events and statistics are exactly
-        those of ``decode(input, final)``.
+        ``sep``: a newline byte (an ASCII code), or -1 for universal newlines (``\n``,
+        ``\r\n``, ``\r``), where a ``\r`` that ends the text is left out and
+        ``SplitFlag.ENDS_CR`` set.  The bytes are cut at newline bytes and each piece is
+        decoded into its own string, so the call's text is never built.  State, events
+        and statistics are exactly those of ``decode(input, final)``.
         """
         units = self._ready
         if units is None or self._inline != _REPLACEMENT:
@@ -620,22 +656,19 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         except BaseException as exc:
             self._accelerated_failed(exc, units, pending + input, final, len(input))
             raise
-        return parts, flags, chars
+        return SplitText(parts, SplitFlag(flags), chars)
 
-    def _decode_lines(
-        self, head: bytes, data: bytes, sep: int, limit: int
-    ) -> tuple[list[str], list[int]] | None:
+    def decode_lines(self, head: bytes, data: bytes, sep: int, limit: int) -> DecodedLines | None:
         """Decode the complete lines at the start of ``head + data``, or return ``None``.
 
-        For a reader that holds its unfinished line itself (``tail.Follower``): possible
-        on the accelerated path with ``errors="replace"`` while nothing is held.  Lines
+        For a reader that holds its unfinished line itself (the log follower); also
+        ``None`` while a prefix is held.  ``head + data`` starts at ``position``.  Lines
         end at the byte ``sep`` (-1: universal newlines; a ``\r`` that ends the buffer
         ends no line yet); decoding stops before the first unterminated line or the
-        first line with more than ``limit`` bytes.  Returns ``(parts, offsets)``: each
-        line's text without its newline, and the absolute offset of each line's first
-        byte followed by the offset where the undecoded rest begins, which is the new
-        ``position``.  Events and statistics are those of ``decode()`` of those bytes.
-        A callback that raises leaves this decoder unusable (``Follower`` catches).
+        first line with more than ``limit`` bytes, which the reader handles with
+        ``decode()``.  Events and statistics are those of ``decode()`` of the bytes
+        consumed.  A callback that raises leaves this decoder unusable (the follower
+        catches that).
         """
         units = self._ready
         if units is None or self._inline != _REPLACEMENT or self._pending:
@@ -644,7 +677,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         offsets: list[int]
         parts, offsets = units.lines(head, data, self._position, sep, limit)
         self._position = offsets[-1]
-        return parts, offsets
+        return DecodedLines(parts, offsets)
+
+    # The follower (apps/follow.py) still calls the old private name; only it may, until
+    # it moves to ``decode_lines``.
+    _decode_lines = decode_lines
 
     def _accelerated_failed(
         self, exc: BaseException, units: Any, data: bytes, final: bool, fed: int

@@ -245,12 +245,12 @@ class LineSplitter:
 
         With the C accelerator, ``errors="replace"``, no ``keepends`` and universal
         newlines or a one-character ASCII newline, the decoder cuts the bytes at newline
-        bytes and decodes each line on its own (``Utf8Decoder._decode_split``): the same
+        bytes and decodes each line on its own (``Utf8Decoder.decode_split``): the same
         lines, events and state, without building the chunk's text and splitting it.
         """
         sep = self._byte_sep
         if sep is not None and type(data) is bytes:
-            split = decoder._decode_split(data, final, sep)  # noqa: SLF001
+            split = decoder.decode_split(data, final, sep)
             if split is not None:
                 return self._feed_parts(*split)
         return self.feed(decoder.decode(data, final))
