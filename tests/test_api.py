@@ -135,12 +135,13 @@ def test_getstate_flags_are_named() -> None:
 
 
 def test_the_line_seam_declines_without_changing_anything() -> None:
-    # Pure Python (or a policy the accelerator does not cover): the reader decodes.
-    with utf8stream.use_accelerator(False):
-        decoder = Utf8Decoder()
-    assert decoder.decode_split(b"a\nb", False, -1) is None
-    assert decoder.decode_lines(b"", b"a\n", -1, 100) is None
-    assert decoder.position == 0 and decoder.statistics().bytes_fed == 0
+    # A policy other than "replace", or a held prefix: the reader decodes.
+    decoder = Utf8Decoder()
+    decoder.decode(b"\xe6\x97")
+    assert decoder.decode_lines(b"", b"\xa5\n", -1, 100) is None
+    assert decoder.position == 2 and decoder.buffered == 2
+    for errors in ("ignore", "strict", "surrogateescape"):
+        assert Utf8Decoder(errors).decode_lines(b"", b"a\n", -1, 100) is None
     ignoring = Utf8Decoder("ignore")
     assert ignoring.decode_split(b"a\nb", False, ord("\n")) is None
     assert ignoring.position == 0

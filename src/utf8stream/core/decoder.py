@@ -79,7 +79,6 @@ from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
-from . import _accel
 from ._accel import (
     ACCEL_KINDS,
     ACCEL_MAX_POSITION,
@@ -102,6 +101,7 @@ from ._bytes import (
     is_surrogate_half,
 )
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
+from .scanner import scanner_type
 from .variants import OPTU8, Variant, get_variant
 
 # ``accelerated``, ``accelerator`` and ``use_accelerator`` live in ``_accel``; they stay
@@ -444,8 +444,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._counts: dict[MalformedKind, int] = dict.fromkeys(MalformedKind, 0)
         self._odd = True
         self._position = start_offset
-        #: The accelerator this decoder uses (None: pure Python), chosen once.
-        self._impl: Any = _accel.accelerator()
+        #: The scanner implementation this decoder uses (C or Python), chosen once.
+        self._new_scanner = scanner_type()
         self._units: Any = None
         #: ``_units`` while nothing odd is held: decode() takes the accelerated path.
         self._ready: Any = None
@@ -475,9 +475,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         # The C error handler inlines the common policies (see _c_error_handler).
         inline = not (self._surrogates_pass or self._special or self._fallback_table)
         self._inline = self._constant if inline else None
-        accel = self._impl
-        if accel is not None and self._inline is not None:
-            self._units = accel.Units(self._inline, callback)
+        if self._inline is not None:
+            self._units = self._new_scanner(self._inline, callback)
         self._ready = self._ready_units()
 
     def _ready_units(self) -> Any:
