@@ -14,32 +14,29 @@ Bytes arrive in chunks.  The decoder keeps at most one of these between calls:
 * an open *gap* (``mark_gap``): the held partial sequence plus up to three continuation
   bytes that follow belong to the gap, which becomes one ``LOST_BYTES`` event.
 
-Each call runs in three steps.  First the boundary: an open gap swallows leading
-continuation bytes, and a pending prefix is completed or broken by the first bytes of the
-chunk; this is a small Python walk over at most seven bytes.  Then the bulk: the rest of the
-chunk goes to CPython's C decoder ``codecs.utf_8_decode`` in one call, with an error
-handler of ours that the C code invokes once per maximal subpart (CPython already cuts
-ill-formed input into maximal subparts, as Unicode and WHATWG prescribe).  Finally the
-tail: the C decoder leaves an unfinished sequence at the end of the chunk unconsumed; if it
-is a proper prefix it becomes ``pending``, otherwise (``ED A0``: no byte can complete it)
-its units are emitted at once.  So the Python work per chunk is O(1) plus O(malformed
-units), and valid data never sees a Python loop.
+Two paths, chosen by what is held, not by how the decoder was built:
 
-The error handler has to find the decoder that is running; a thread-local holds it for the
-duration of the C call.
+* The scanner (``scanner.py``): while nothing odd is held (no gap, no unread input, no
+  carried text) and the policy is a constant replacement (``replace``, ``ignore``) on
+  plain UTF-8, a call is one ``Scanner.feed``: the scanner decodes, classifies, counts
+  and reports each unit, and holds a trailing proper prefix.  Its implementation is C
+  (``_speedups.Units``, no exception object or Python frame per unit) or pure Python
+  (``PyScanner``: CPython's decoder with an error handler), chosen when the decoder is
+  created (``use_accelerator``); both give the same text, events and counts.  The same
+  scanner cuts lines as it decodes (``decode_split``, ``decode_lines``).
+* The policy path, for everything else (strict and the other policies, gaps, unread
+  input, the variants, the fallback codec).  First the boundary: an open gap swallows
+  leading continuation bytes, and a pending prefix goes in front of the chunk.  Then the
+  bulk: CPython's C decoder ``codecs.utf_8_decode`` in one call, with an error handler of
+  ours that the C code invokes once per maximal subpart (CPython already cuts ill-formed
+  input into maximal subparts, as Unicode and WHATWG prescribe); the handler finds the
+  running decoder through a thread-local and applies the policy.  Finally the tail: the
+  C decoder leaves an unfinished sequence at the end of the chunk unconsumed; if it is a
+  proper prefix it becomes ``pending``, otherwise (``ED A0``: no byte can complete it)
+  its units are emitted at once.  So the Python work per chunk is O(1) plus O(malformed
+  units), and valid data never sees a Python loop.
 
-The optional C accelerator (``_speedups.c``, built when a C compiler is at hand) is a
-UTF-8 decoder of our own for the common policies (``replace`` and ``ignore`` on plain
-UTF-8): one pass that validates, decodes and classifies, counts and reports each unit
-exactly as ``_c_error_handler`` does, with no exception object or Python frame per unit;
-it is faster than CPython's decoder even on valid text (benchmarks/bench_decoder.py).
-While it is active, every ordinary call is one C call.  It can also cut lines from the
-bytes as it decodes (``decode_split``, for ``LineSplitter.feed_bytes``).  Everything else
-(gaps, unread input, strict mode, the other policies, the variants) stays in Python, and
-with ``UTF8STREAM_PURE_PYTHON=1`` in the environment, or without the compiled module, all
-of it does (``use_accelerator(False)``: for the decoders created inside it).  Units that
-the C decoder reports are classified from the bytes around them
-(``_bytes.classify_unit``) and turned into text by the error policy.
+Units are classified from the bytes around them (``_bytes.classify_unit``, Table 3-7).
 
 Strict mode, and any exception raised by a policy or callback, never poisons the decoder:
 the unit that failed counts as consumed, the unconsumed rest of the input is kept as
@@ -48,12 +45,12 @@ the unit that failed counts as consumed, the unconsumed rest of the input is kep
 
 Variants and the legacy fallback
 --------------------------------
-A variant decoder (``variant="wtf-8"``, ``"cesu-8"``, ``"mutf-8"``, ``"utf-8z"``; rules in
-``variants.py``) never takes the fast path: every call goes through the general path with
-the handler engaged.  The bulk is still one C call per chunk.  Every place where a variant
-and UTF-8 disagree is a place where the C decoder calls the handler: ED A0..BF (surrogate
-halves) and C0 are errors in UTF-8 anyway, and the bytes a variant forbids but UTF-8
-allows (00 in MUTF-8, F0..F4 in CESU-8) are first translated into a byte UTF-8 forbids
+A variant decoder (``variant="wtf-8"``, ``"cesu-8"``, ``"mutf-8"``, ``"utf-8z"``; rules
+in ``variants.py``) never takes the scanner path: every call goes through the policy
+path.  The bulk is still one C call per chunk.  Every place where a variant and UTF-8
+disagree is a place where the C decoder calls the handler: ED A0..BF (surrogate halves)
+and C0 are errors in UTF-8 anyway, and the bytes a variant forbids but UTF-8 allows (00
+in MUTF-8, F0..F4 in CESU-8) are first translated into a byte UTF-8 forbids
 (``bytes.translate``, one C pass).  The handler then decides from the original bytes:
 C0 80 is U+0000, a surrogate half is a character, half of a pair, or a malformed unit, and
 anything else is an ordinary unit, cut where the C decoder cut it.  Whether a complete
@@ -64,8 +61,7 @@ pair is malformed in both halves; the low half is recognised by looking back thr
 or, at the start of a buffer after a failure at the high half, by a flag (``orphan low``).
 
 ``fallback=CODEC`` (a single-byte codec such as cp1252) decodes each malformed unit's
-bytes with that codec instead of applying ``errors``; it also keeps the inline handler out
-of the way, so every unit goes through ``_on_c_error``.
+bytes with that codec instead of applying ``errors`` (policy path only).
 """
 
 from __future__ import annotations
@@ -186,9 +182,6 @@ GAP_SKIP_SHIFT = 4
 _GAP_ABSORB_MASK = 7
 _GAP_SKIP_MASK = 3
 _REPLACEMENT = "\ufffd"
-#: After a malformed unit, keep the error handler engaged for this many bytes: a failed
-#: strict attempt costs an exception, which a damaged stream would pay again and again.
-_DIRTY_WINDOW = 1 << 16
 _HANDLER_NAME = "utf8stream.decoder"
 _utf8_decode = codecs.utf_8_decode
 _local = threading.local()
@@ -198,37 +191,9 @@ _REPLAY_NAME = "utf8stream.decoder.replay"
 
 
 def _c_error_handler(exc: UnicodeError) -> tuple[str, int]:
-    """Called by the C decoder once per maximal subpart; the common case stays inline."""
+    """Called by CPython's decoder once per maximal subpart, for the running decoder."""
     decoder: Utf8Decoder = _local.decoder
-    constant = decoder._inline  # noqa: SLF001
-    if constant is None:
-        return decoder._on_c_error(exc)  # noqa: SLF001
-    # A constant replacement (replace, ignore): everything stays in this one frame.
-    obj = exc.object  # type: ignore[attr-defined]
-    start: int = exc.start  # type: ignore[attr-defined]
-    end: int = exc.end  # type: ignore[attr-defined]
-    kind = LONE_KIND[obj[start]] or classify_unit(obj, start, end, True)
-    decoder._counts[kind] += 1  # noqa: SLF001
-    decoder._clean = False  # noqa: SLF001
-    callback = decoder._on_malformed  # noqa: SLF001
-    if callback is not None:
-        base = decoder._position - len(obj)  # noqa: SLF001
-        decoder._fail_start = start  # noqa: SLF001
-        decoder._resume_at = base + end  # noqa: SLF001
-        event = _new_object(Malformed)
-        _set_offset(event, base + start)
-        _set_data(event, obj[start:end])
-        _set_kind(event, kind)
-        decoder._reporting = True  # noqa: SLF001
-        try:
-            callback(event)
-        except BaseException:
-            decoder._failed_text = constant  # noqa: SLF001
-            raise
-        finally:
-            decoder._reporting = False  # noqa: SLF001
-        _local.decoder = decoder  # the callback may have run another decoder
-    return constant, end
+    return decoder._on_c_error(exc)  # noqa: SLF001
 
 
 def _c_replay_handler(exc: UnicodeError) -> tuple[str, int]:
@@ -469,10 +434,10 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._on_malformed = callback
         if self._units is not None:
             # In place, so that a callback replacing itself keeps the counts of the call
-            # in progress; the accelerator reads it again for each unit.
+            # in progress; the scanner reads it again for each unit.
             self._units.callback = callback
             return
-        # The C error handler inlines the common policies (see _c_error_handler).
+        # The scanner applies a constant replacement on plain UTF-8 (module docstring).
         inline = not (self._surrogates_pass or self._special or self._fallback_table)
         self._inline = self._constant if inline else None
         if self._inline is not None:
@@ -480,7 +445,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._ready = self._ready_units()
 
     def _ready_units(self) -> Any:
-        """``_units`` when decode() may take the accelerated path, else None."""
+        """``_units`` when decode() may take the scanner path, else None.
+
+        The C scanner counts offsets in 64-bit integers; past ``ACCEL_MAX_POSITION`` the
+        policy path takes over, so that both implementations accept every offset.
+        """
         if self._odd or self._position >= ACCEL_MAX_POSITION:
             return None
         return self._units
@@ -527,12 +496,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._gap_offset: int | None = None
         self._gap_skip = 0
         self._gap_absorb = 0
-        self._clean = True  # the last call met no malformed unit
-        self._dirty_left = 0  # bytes to decode with the handler before trying strict again
         # A gap, unread input or carried text is held (variants: always).
         self._odd = self._special
         self._ready = self._ready_units()
-        self._fast = not self._special
         # Where decoding resumes after the unit being reported (absolute), and where
         # that unit starts in the buffer the C decoder is working on.
         self._resume_at = 0
@@ -586,7 +552,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         """
         units = self._ready
         if units is not None and type(input) is bytes:
-            # The accelerated path (module docstring): the whole call is one C call.
+            # The scanner path (module docstring): the whole call is one scanner call.
             pending = self._pending
             self._position = position = self._position + len(input)
             try:
@@ -596,40 +562,15 @@ class Utf8Decoder(codecs.IncrementalDecoder):
                 self._accelerated_failed(exc, units, pending + input, final, len(input))
                 raise
             return text
-        if self._reporting:
-            self._refuse_if_reporting("decode")
-        if not self._fast or type(input) is not bytes:
-            if self._odd or type(input) is not bytes:
-                return self._decode_general(_byte_view(input), final)
-            return self._decode_units(input, final)
-        # Fast path, taken while the stream is clean: at most a pending prefix is held
-        # and goes in front; CPython's strict decoder does all the work.  On the first
-        # malformed unit nothing has changed yet and the general path starts over.
-        pending = self._pending
-        data = pending + input if pending else input
-        try:
-            text, used = _utf8_decode(data, "strict", final)
-        except UnicodeDecodeError:
-            return self._decode_units(input, final)
-        if used != len(data):
-            tail = data[used:]
-            # CPython also holds ED A0..BF, which is certain already (two units).
-            if tail[0] == 0xED and tail not in self._prefixes:
-                return self._decode_units(input, final)
-            self._pending = tail
-        elif pending:
-            self._pending = b""
-        self._position += len(input)
-        self._chars += len(text)
-        return text
+        return self._decode_general(_byte_view(input), final)
 
     # -- the line seam: decoding and cutting lines in one pass -----------------------------
     #
     # A line reader (``LineSplitter.feed_bytes``, the log follower) asks the decoder to
-    # cut lines from the bytes while it decodes them.  Where this decoder cannot (pure
-    # Python, a policy other than ``replace``, or something held that the fast path does
-    # not cover) both methods return ``None`` and change nothing: the reader then calls
-    # ``decode()`` and cuts the text itself.  Same text, events, statistics either way.
+    # cut lines from the bytes while it decodes them.  Where this decoder cannot (a
+    # policy other than ``replace``, or something held that the scanner does not cover)
+    # both methods return ``None`` and change nothing: the reader then calls ``decode()``
+    # and cuts the text itself.  Same text, events, statistics either way.
 
     def decode_split(
         self,
@@ -891,37 +832,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     # -- the paths with the error handler engaged ----------------------------------------
 
-    def _decode_units(self, chunk: bytes, final: bool) -> str:
-        """The C decoder with our error handler; at most a pending prefix is held."""
-        self._refuse_if_reporting("decode")
-        pending = self._pending
-        data = pending + chunk if pending else chunk
-        self._position += len(chunk)
-        self._clean = True
-        _local.decoder = self
-        try:
-            text, used = _utf8_decode(data, _HANDLER_NAME, final)
-        except BaseException as exc:
-            self._recover(exc, [self._partial_from_c(data)], data, final)
-            raise
-        if used != len(data):
-            parts = [text]
-            try:
-                self._tail(data, used, parts)
-            except BaseException as exc:
-                self._recover(exc, parts, data, final)
-                raise
-            text = "".join(parts)
-        elif pending:
-            self._pending = b""
-        if self._clean:
-            self._dirty_left -= len(chunk)
-            self._fast = self._dirty_left <= 0
-        else:
-            self._dirty_left = _DIRTY_WINDOW
-        self._chars += len(text)
-        return text
-
     def _decode_general(self, data: Bytes, final: bool, count: bool = True) -> str:
         """Decode with the error handler engaged: units, gaps, unread input, carried text."""
         self._refuse_if_reporting("decode")
@@ -940,7 +850,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._unread = b""
             self._unread_final = False
         self._position += len(chunk)
-        self._clean = True
         try:
             self._run(unread + chunk, final, parts)
         except BaseException as exc:
@@ -1055,12 +964,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._gap_data += buf[i : i + 1]
 
     def _sync(self) -> None:
-        """Take the fast path again once the last call was clean and nothing odd is held."""
+        """Take the scanner path again once nothing odd is held."""
         self._odd = bool(self._gap_open or self._unread or self._carry or self._special)
         self._ready = self._ready_units()
-        if not self._clean:
-            self._dirty_left = _DIRTY_WINDOW
-        self._fast = self._dirty_left <= 0 and not self._odd
 
     # -- units and policies ----------------------------------------------------------
 
@@ -1073,7 +979,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         start = exc.start
         end = exc.end
         base = self._position - len(obj)
-        self._clean = False
         if self._surrogates_pass and is_surrogate_half(obj, start):
             end = start + 3
             if replay:
@@ -1154,7 +1059,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         """Count and report one malformed unit found by the variant handler; its text."""
         if replay:
             return self._unit_text(data, kind, None)
-        self._clean = False
         self._fail_start = start
         self._resume_at = self._base + start + len(data)
         self._resume_orphan = orphan
