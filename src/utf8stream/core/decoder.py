@@ -412,9 +412,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         #: The scanner implementation this decoder uses (C or Python), chosen once.
         self._new_scanner = scanner_type()
         self._units: Any = None
-        #: ``_units`` while nothing odd is held: decode() takes the accelerated path.
+        #: ``_units`` while nothing odd is held: decode() takes the scanner path.
         self._ready: Any = None
-        #: True while a callback runs (the accelerator keeps its own flag).
+        #: True while a callback runs on the policy path (the scanner keeps its own flag).
         self._reporting = False
         #: The text of the unit whose callback raised, for ``_recover``.
         self._failed_text = ""
@@ -559,7 +559,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
                 text: str
                 text, self._pending = units.feed(pending, input, final, position)
             except BaseException as exc:
-                self._accelerated_failed(exc, units, pending + input, final, len(input))
+                self._scanner_failed(exc, units, pending + input, final, len(input))
                 raise
             return text
         return self._decode_general(_byte_view(input), final)
@@ -594,7 +594,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         try:
             parts, self._pending, flags, chars = units.split(pending, input, final, position, sep)
         except BaseException as exc:
-            self._accelerated_failed(exc, units, pending + input, final, len(input))
+            self._scanner_failed(exc, units, pending + input, final, len(input))
             raise
         return SplitText(parts, SplitFlag(flags), chars)
 
@@ -623,16 +623,16 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     # it moves to ``decode_lines``.
     _decode_lines = decode_lines
 
-    def _accelerated_failed(
+    def _scanner_failed(
         self, exc: BaseException, units: Any, data: bytes, final: bool, fed: int
     ) -> None:
-        """The accelerator raised while it decoded ``data``, which ends at ``position``.
+        """The scanner raised while it decoded ``data``, which ends at ``position``.
 
         ``fed``: the length of the call's input, already added to ``position``.
         """
         if units.reporting:
             # This call came from inside the callback of a call in progress, and the
-            # accelerator refused it before it changed anything.
+            # scanner refused it before it changed anything.
             self._position -= fed
             return
         fail_start = units.fail_start
@@ -820,7 +820,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         )
 
     def _fold_counts(self) -> None:
-        """Add what the accelerator counted since the last fold to ``_counts``/``_chars``."""
+        """Add what the scanner counted since the last fold to ``_counts``/``_chars``."""
         counts = self._counts
         units = self._units
         if units is not None:
@@ -835,7 +835,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _decode_general(self, data: Bytes, final: bool, count: bool = True) -> str:
         """Decode with the error handler engaged: units, gaps, unread input, carried text."""
         self._refuse_if_reporting("decode")
-        # Off the accelerated path until ``_sync``: a callback that calls decode() must
+        # Off the scanner path until ``_sync``: a callback that calls decode() must
         # reach the check above.
         self._ready = None
         parts: list[str] = []

@@ -243,10 +243,10 @@ class LineSplitter:
     ) -> list[str | LineTooLong]:
         """``feed(decoder.decode(data, final))``, in one step where the decoder can.
 
-        With the C accelerator, ``errors="replace"``, no ``keepends`` and universal
-        newlines or a one-character ASCII newline, the decoder cuts the bytes at newline
-        bytes and decodes each line on its own (``Utf8Decoder.decode_split``): the same
-        lines, events and state, without building the chunk's text and splitting it.
+        With ``errors="replace"``, no ``keepends`` and universal newlines or a
+        one-character ASCII newline, the decoder's scanner cuts the bytes at newline
+        bytes as it decodes them (``Utf8Decoder.decode_split``): the same lines, events
+        and state, without building the chunk's text and splitting it again.
         """
         sep = self._byte_sep
         if sep is not None and type(data) is bytes:
