@@ -53,6 +53,26 @@ def test_import_and_every_public_name_work_without_trio(tmp_path: Path) -> None:
     assert out == "False\n"
 
 
+def test_the_trio_stream_is_exported_only_with_trio(tmp_path: Path) -> None:
+    out = run_without_trio(
+        """
+        import utf8stream
+        from utf8stream import *
+        print("ValidUtf8ReceiveStream" in utf8stream.__all__)
+        try:
+            utf8stream.ValidUtf8ReceiveStream
+        except ModuleNotFoundError as exc:
+            print(exc)
+        """,
+        tmp_path,
+    )
+    assert out.splitlines() == [
+        "False",
+        f"utf8stream.aio.trio_stream needs trio, an optional dependency of utf8stream: "
+        f"{INSTALL_HINT}",
+    ]
+
+
 def test_asyncio_streams_and_follow_work_without_trio(tmp_path: Path) -> None:
     (tmp_path / "app.log").write_bytes(b"premi\xc3\xa8re\nbad \xff byte\n")
     out = run_without_trio(

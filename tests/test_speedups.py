@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 import utf8stream.core.decoder as decoder_module
 from utf8stream import LineSplitter, LineTooLong, Malformed, MalformedKind, Utf8Decoder
-from utf8stream.core.decoder import SPLIT_ASCII_ONLY, use_accelerator
+from utf8stream.core._accel import SPLIT_ASCII_ONLY, use_accelerator
 from utf8stream.core.lines import OVERLONG_POLICIES
+from utf8stream.core.scanner import PyScanner
 
 pytestmark = pytest.mark.skipif(
     not decoder_module.accelerated(),
@@ -48,7 +49,7 @@ def test_the_accelerated_path_is_taken() -> None:
     assert decoder_module.accelerated()
     assert decoder._ready is not None
     with pure_python():
-        assert Utf8Decoder()._ready is None
+        assert isinstance(Utf8Decoder()._ready, PyScanner)
     # Policies the accelerator does not cover stay in Python.
     for kwargs in ({"errors": "strict"}, {"errors": "surrogateescape"}, {"variant": "wtf-8"}):
         assert Utf8Decoder(**kwargs)._units is None  # type: ignore[arg-type]
@@ -257,7 +258,7 @@ def test_split_gives_what_decode_then_feed_gives(
     fast_lines, pure_lines = LineSplitter(**options), LineSplitter(**options)
     sep = fast_lines._byte_sep
     assert sep is not None  # the splitter asks the decoder to split, and it can
-    assert fast._decode_split(b"", False, sep) == ([""], SPLIT_ASCII_ONLY, 0)
+    assert fast.decode_split(b"", False, sep) == ([""], SPLIT_ASCII_ONLY, 0)
     for chunk in chunks:
         got = fast_lines.feed_bytes(fast, chunk)
         assert line_items(got) == line_items(pure_lines.feed(pure.decode(chunk)))
@@ -407,7 +408,7 @@ def test_lines_decodes_complete_lines_as_the_codec_does(
     head, tail = buf[:cut], buf[cut:]
     events: list[Malformed] = []
     decoder = Utf8Decoder(start_offset=start, on_malformed=events.append)
-    got = decoder._decode_lines(head, tail, sep, limit)
+    got = decoder.decode_lines(head, tail, sep, limit)
     assert got is not None
     parts, offsets, consumed = reference_lines(buf, start, sep, limit)
     assert got == (parts, offsets)
@@ -421,12 +422,12 @@ def test_lines_decodes_complete_lines_as_the_codec_does(
 
 
 def test_lines_is_only_for_replace_with_nothing_held() -> None:
-    assert Utf8Decoder("ignore")._decode_lines(b"", b"a\n", -1, 10) is None
+    assert Utf8Decoder("ignore").decode_lines(b"", b"a\n", -1, 10) is None
     decoder = Utf8Decoder()
     decoder.decode(b"\xe2\x82")  # a pending prefix: decode() territory
-    assert decoder._decode_lines(b"", b"\xac\n", -1, 10) is None
-    with pure_python():
-        assert Utf8Decoder()._decode_lines(b"", b"a\n", -1, 10) is None
+    assert decoder.decode_lines(b"", b"\xac\n", -1, 10) is None
+    with pure_python():  # the Python scanner cuts lines too
+        assert Utf8Decoder().decode_lines(b"", b"a\n", -1, 10) == (["a"], [0, 2])
     units = Utf8Decoder()._units
     with pytest.raises(TypeError):
         units.lines("a", b"", 0, -1, 10)
@@ -442,10 +443,10 @@ def test_lines_reports_a_long_buffer_in_one_pass() -> None:
     pieces = [b"a" * 5000, "日本語".encode(), "🐴".encode(), b"\xff", b"plain", b"\xe2\x82"]
     buf = b"".join(rng.choice(pieces) + rng.choice([b"\n", b"\r\n", b"\r"]) for _ in range(3000))
     decoder = Utf8Decoder(start_offset=10)
-    got = decoder._decode_lines(buf[:777], buf[777:], -1, 1 << 20)
+    got = decoder.decode_lines(buf[:777], buf[777:], -1, 1 << 20)
     assert got == reference_lines(buf, 10, -1, 1 << 20)[:2]
     ascii_only = b"".join(b"x" * rng.randrange(300) + b"\n" for _ in range(500))
-    got = Utf8Decoder()._decode_lines(b"", ascii_only, ord("\n"), 200)
+    got = Utf8Decoder().decode_lines(b"", ascii_only, ord("\n"), 200)
     assert got == reference_lines(ascii_only, 0, ord("\n"), 200)[:2]
 
 
@@ -499,7 +500,7 @@ def test_runs_of_two_and_three_byte_characters_with_intruders_at_every_alignment
                     pure_events: list[Malformed] = []
                     Utf8Decoder(on_malformed=pure_events.append).decode(data, True)
                 assert event_tuples(events) == event_tuples(pure_events)
-                parts = Utf8Decoder()._decode_split(data, True, -1)
+                parts = Utf8Decoder().decode_split(data, True, -1)
                 assert parts is not None and parts[0] == expected.split("\n")
 
 

@@ -17,8 +17,8 @@ import pytest
 
 import utf8stream.core.decoder as decoder_module
 from utf8stream import Utf8Decoder
-from utf8stream.core._bytes import UTF8, classify_unit
-from utf8stream.core.decoder import _ACCEL_KINDS
+from utf8stream.core._accel import ACCEL_KINDS
+from utf8stream.core._bytes import UTF8, classify_unit, unit_length
 from utf8stream.core.events import MalformedKind
 
 pytestmark = pytest.mark.skipif(
@@ -51,7 +51,7 @@ def table_view(buf: bytes) -> tuple[int, MalformedKind | None]:
 def encode(view: tuple[int, MalformedKind | None]) -> int:
     """``table_view`` in the C function's one-byte form (``_classify_all``)."""
     length, kind = view
-    code = 0 if kind is None else _ACCEL_KINDS.index(kind) + 1
+    code = 0 if kind is None else ACCEL_KINDS.index(kind) + 1
     return ((length + 4) & 0x0F) | (code << 4)
 
 
@@ -158,3 +158,28 @@ def test_the_decoders_held_prefixes_are_those_of_the_c_decoder(width: int) -> No
     # ED 80..9F, F0 90..BF, F4 80..8F, the others 80..BF); then F0..F4 only, any third.
     counts = {1: 51, 2: 32 + 12 * 64 + 32 + 2 * 64 + 48 + 3 * 64 + 16, 3: (48 + 3 * 64 + 16) * 64}
     assert len(c_held) == counts[width]
+
+
+def test_unit_length_is_the_c_decoders_length() -> None:
+    # ``_bytes.unit_length`` (what boundaries.py cuts with) against the C loop: every
+    # two-byte buffer, every lead and second byte with the third byte at the edges of
+    # the continuation range, and the four-byte leads with the same edges.
+    def check(buf: bytes, code: int) -> None:
+        length = (code & 0x0F) - 4
+        assert unit_length(buf, 0) == abs(length), buf.hex(" ")
+
+    accel = decoder_module.accelerator()
+    for i, code in enumerate(accel._classify_all(b"", 2)):
+        check(i.to_bytes(2, "big"), code)
+    edges = (0x00, 0x7F, 0x80, 0xBF, 0xC0)
+    for lead in range(256):
+        for second in range(256):
+            for third in edges:
+                buf = bytes((lead, second, third))
+                check(buf, accel._classify_all(buf, 3)[0])
+    for lead in range(0xF0, 0xF5):
+        for second in range(256):
+            for third in edges:
+                for fourth in edges:
+                    buf = bytes((lead, second, third, fourth))
+                    check(buf, accel._classify_all(buf, 4)[0])

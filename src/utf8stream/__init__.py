@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import TYPE_CHECKING, Any
 
 from .apps.files import (
@@ -13,21 +14,21 @@ from .apps.files import (
     transcode_file,
 )
 
-# Importing .variants registers the codecs wtf-8, cesu-8, mutf-8 (java-modified-utf-8)
-# and utf-8z, and the error policy "optu-8".
-from .core import variants  # noqa: F401
+# Importing .core.registry registers the codecs wtf-8, cesu-8, mutf-8
+# (java-modified-utf-8) and utf-8z, and the error policy "optu-8".
+from .core import registry  # noqa: F401
+from .core._accel import use_accelerator
 from .core.boundaries import (
     char_start,
     cut_at_boundary,
     next_char_start,
-    rejoined_event,
     split_points,
     variant_char_start,
 )
 from .core.decoder import DecoderCheckpoint, Utf8Decoder
 from .core.encoder import Utf8EncodeError, Utf8Encoder
 from .core.events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
-from .core.lines import LineSplitter, LineTooLong
+from .core.lines import LineSplitter, LineSplitterStatistics, LineTooLong
 from .core.transcoder import Transcoder
 
 if TYPE_CHECKING:
@@ -39,6 +40,9 @@ if TYPE_CHECKING:
         Utf8SendStream,
         Utf8Stream,
     )
+
+    # Listed in __all__ only where trio is installed (below).
+    from .aio.trio_stream import ValidUtf8ReceiveStream as ValidUtf8ReceiveStream
     from .apps.files import atranscode_file, open_text
     from .apps.follow import (
         FileIdentity,
@@ -63,6 +67,10 @@ _LAZY = {
         ["FileIdentity", "FollowCheckpoint", "Follower", "Line", "follow", "write_checkpoint"],
         "apps.follow",
     ),
+    # Needs the trio extra: importing it without trio raises ModuleNotFoundError naming it.
+    "ValidUtf8ReceiveStream": "aio.trio_stream",
+    # Internal-grade (for apps/files.py), so not in __all__; kept importable from here.
+    "rejoined_event": "core.boundaries",
 }
 
 
@@ -88,6 +96,7 @@ __all__ = [
     "Line",
     "LineReceiveStream",
     "LineSplitter",
+    "LineSplitterStatistics",
     "LineTooLong",
     "Malformed",
     "MalformedKind",
@@ -111,10 +120,23 @@ __all__ = [
     "follow",
     "next_char_start",
     "open_text",
-    "rejoined_event",
     "split_points",
     "transcode_file",
+    "use_accelerator",
     "variant_char_start",
     "write_checkpoint",
 ]
+
+
+def _trio_installed() -> bool:
+    try:
+        return importlib.util.find_spec("trio") is not None
+    except ValueError:  # sys.modules["trio"] is None or has no spec: not importable
+        return False
+
+
+# Listed only where it can be imported, so that ``from utf8stream import *`` works
+# without the trio extra.
+if _trio_installed():
+    __all__.append("ValidUtf8ReceiveStream")
 __version__ = "0.1.0"

@@ -32,7 +32,7 @@
 #include <emmintrin.h>
 #endif
 
-/* ---- module state (set once by setup()) ------------------------------------------- */
+/* ---- module state ------------------------------------------------------------------ */
 
 enum {
     K_UNEXPECTED_CONTINUATION,
@@ -45,10 +45,26 @@ enum {
     N_KINDS
 };
 
-static PyObject *kinds[N_KINDS];  /* MalformedKind members, in the order above */
-static PyTypeObject *event_type;  /* Malformed */
-static Py_ssize_t slot_offset, slot_data, slot_kind;  /* where its slots are */
-static int ready;
+/* Everything the module keeps lives here, one per module object (PEP 489 multi-phase
+   initialisation): no static globals, so two module objects (a second import of the
+   extension, a subinterpreter) share nothing.  The types are heap types created per
+   module; each holds its module, so an object finds the state through its type. */
+typedef struct {
+    PyTypeObject *units_type;
+    PyTypeObject *encoder_type;
+    PyTypeObject *buffered_type;
+    /* Set by setup(), from Python: */
+    PyObject *kinds[N_KINDS]; /* MalformedKind members, in the order above */
+    PyTypeObject *event_type; /* Malformed */
+    Py_ssize_t slot_offset, slot_data, slot_kind; /* where its slots are */
+    int ready;
+} module_state;
+
+static inline module_state *
+get_state(PyObject *module)
+{
+    return (module_state *)PyModule_GetState(module);
+}
 
 /* ---- Units -------------------------------------------------------------------------- */
 
@@ -65,6 +81,8 @@ typedef struct {
     void *scratch;         /* our own decoder's code points, before the copy */
     size_t scratch_size;
     int reporting;         /* the callback is running: this object refuses to decode */
+    module_state *state;   /* of the module that made this object's type (which keeps
+                              that module, and so the state, alive) */
 } UnitsObject;
 
 /* A scratch array up to this size is kept between calls (allocating it costs more than
@@ -108,7 +126,8 @@ classify(const unsigned char *buf, Py_ssize_t len, Py_ssize_t start, Py_ssize_t 
 }
 
 static PyObject *
-make_event(long long offset, const unsigned char *data, Py_ssize_t n, int kind)
+make_event(module_state *st, long long offset, const unsigned char *data, Py_ssize_t n,
+           int kind)
 {
     PyObject *off = PyLong_FromLongLong(offset);
     if (off == NULL) {
@@ -119,17 +138,17 @@ make_event(long long offset, const unsigned char *data, Py_ssize_t n, int kind)
         Py_DECREF(off);
         return NULL;
     }
-    PyObject *ev = event_type->tp_alloc(event_type, 0);
+    PyObject *ev = st->event_type->tp_alloc(st->event_type, 0);
     if (ev == NULL) {
         Py_DECREF(off);
         Py_DECREF(bytes);
         return NULL;
     }
     /* The slots are empty: fill them directly (what the slot descriptors do). */
-    *(PyObject **)((char *)ev + slot_offset) = off;
-    *(PyObject **)((char *)ev + slot_data) = bytes;
-    Py_INCREF(kinds[kind]);
-    *(PyObject **)((char *)ev + slot_kind) = kinds[kind];
+    *(PyObject **)((char *)ev + st->slot_offset) = off;
+    *(PyObject **)((char *)ev + st->slot_data) = bytes;
+    Py_INCREF(st->kinds[kind]);
+    *(PyObject **)((char *)ev + st->slot_kind) = st->kinds[kind];
     /* An int, a bytes object and an enum member: the event can never be part of a
        reference cycle, so the collector need not track it (as CPython does for tuples
        of atomic values). */
@@ -260,7 +279,7 @@ own_unit(UnitsObject *self, const unsigned char *buf, Py_ssize_t n, long long ba
     }
     self->fail_start = start;
     self->resume_at = base + end;
-    PyObject *ev = make_event(base + start, buf + start, end - start, kind);
+    PyObject *ev = make_event(self->state, base + start, buf + start, end - start, kind);
     if (ev == NULL) {
         return -1;
     }
@@ -648,9 +667,9 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
 }
 
 static int
-ready_check(void)
+ready_check(module_state *st)
 {
-    if (!ready) {
+    if (!st->ready) {
         PyErr_SetString(PyExc_RuntimeError, "utf8stream accelerator: setup() not called");
         return -1;
     }
@@ -659,13 +678,13 @@ ready_check(void)
 
 /* head + data as one bytes object (a new reference); both must be bytes. */
 static PyObject *
-joined(PyObject *head, PyObject *data)
+joined(UnitsObject *self, PyObject *head, PyObject *data)
 {
     if (!PyBytes_Check(head) || !PyBytes_Check(data)) {
         PyErr_SetString(PyExc_TypeError, "pending and data must be bytes");
         return NULL;
     }
-    if (ready_check() < 0) {
+    if (ready_check(self->state) < 0) {
         return NULL;
     }
     Py_ssize_t nh = PyBytes_GET_SIZE(head), nd = PyBytes_GET_SIZE(data);
@@ -694,7 +713,7 @@ parse_input(UnitsObject *self, PyObject *const *args, int *final, long long *bas
     if (position == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *buf = joined(args[0], args[1]);
+    PyObject *buf = joined(self, args[0], args[1]);
     if (buf == NULL) {
         return NULL;
     }
@@ -992,7 +1011,7 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (base == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *buf = joined(args[0], args[1]);
+    PyObject *buf = joined(self, args[0], args[1]);
     if (buf == NULL) {
         return NULL;
     }
@@ -1085,6 +1104,30 @@ Units_drain(UnitsObject *self, PyObject *Py_UNUSED(ignored))
     return t;
 }
 
+static PyObject *
+Units_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    module_state *st = (module_state *)PyType_GetModuleState(type);
+    if (st == NULL) {
+        return NULL;
+    }
+    UnitsObject *self = (UnitsObject *)PyType_GenericNew(type, args, kwds);
+    if (self != NULL) {
+        self->state = st;
+        self->fail_start = -1;
+        Py_INCREF(Py_None);
+        self->callback = Py_None;
+        self->replacement = PyUnicode_FromOrdinal(0xFFFD);
+        if (self->replacement == NULL) {
+            Py_DECREF(self);
+            return NULL;
+        }
+        self->repl_len = 1;
+        self->repl_char = 0xFFFD;
+    }
+    return (PyObject *)self;
+}
+
 static int
 Units_init(UnitsObject *self, PyObject *args, PyObject *kwds)
 {
@@ -1111,6 +1154,7 @@ Units_init(UnitsObject *self, PyObject *args, PyObject *kwds)
 static int
 Units_traverse(UnitsObject *self, visitproc visit, void *arg)
 {
+    Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->replacement);
     Py_VISIT(self->callback);
     return 0;
@@ -1127,10 +1171,12 @@ Units_clear(UnitsObject *self)
 static void
 Units_dealloc(UnitsObject *self)
 {
+    PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Units_clear(self);
     PyMem_Free(self->scratch);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
 }
 
 static PyMethodDef Units_methods[] = {
@@ -1185,20 +1231,24 @@ static PyGetSetDef Units_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
-static PyTypeObject UnitsType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "utf8stream._speedups.Units",
-    .tp_basicsize = sizeof(UnitsObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "Units(replacement, callback): the C error handler's state for one decoder",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Units_init,
-    .tp_dealloc = (destructor)Units_dealloc,
-    .tp_traverse = (traverseproc)Units_traverse,
-    .tp_clear = (inquiry)Units_clear,
-    .tp_methods = Units_methods,
-    .tp_members = Units_members,
-    .tp_getset = Units_getset,
+static PyType_Slot Units_slots[] = {
+    {Py_tp_doc, "Units(replacement, callback): the C error handler's state for one decoder"},
+    {Py_tp_new, Units_new},
+    {Py_tp_init, Units_init},
+    {Py_tp_dealloc, Units_dealloc},
+    {Py_tp_traverse, Units_traverse},
+    {Py_tp_clear, Units_clear},
+    {Py_tp_methods, Units_methods},
+    {Py_tp_members, Units_members},
+    {Py_tp_getset, Units_getset},
+    {0, NULL},
+};
+
+static PyType_Spec Units_spec = {
+    .name = "utf8stream._speedups.Units",
+    .basicsize = sizeof(UnitsObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = Units_slots,
 };
 
 /* ---- PlainEncoder ------------------------------------------------------------------ */
@@ -1267,6 +1317,7 @@ Encoder_init(EncoderObject *self, PyObject *args, PyObject *kwds)
 static int
 Encoder_traverse(EncoderObject *self, visitproc visit, void *arg)
 {
+    Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->errors);
     Py_VISIT(self->fallback);
     return 0;
@@ -1283,9 +1334,11 @@ Encoder_clear(EncoderObject *self)
 static void
 Encoder_dealloc(EncoderObject *self)
 {
+    PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Encoder_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
 }
 
 static PyMethodDef Encoder_methods[] = {
@@ -1296,18 +1349,22 @@ static PyMethodDef Encoder_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject EncoderType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "utf8stream._speedups.PlainEncoder",
-    .tp_basicsize = sizeof(EncoderObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "PlainEncoder(errors, fallback): Utf8Encoder.encode in one C call",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Encoder_init,
-    .tp_dealloc = (destructor)Encoder_dealloc,
-    .tp_traverse = (traverseproc)Encoder_traverse,
-    .tp_clear = (inquiry)Encoder_clear,
-    .tp_methods = Encoder_methods,
+static PyType_Slot Encoder_slots[] = {
+    {Py_tp_doc, "PlainEncoder(errors, fallback): Utf8Encoder.encode in one C call"},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, Encoder_init},
+    {Py_tp_dealloc, Encoder_dealloc},
+    {Py_tp_traverse, Encoder_traverse},
+    {Py_tp_clear, Encoder_clear},
+    {Py_tp_methods, Encoder_methods},
+    {0, NULL},
+};
+
+static PyType_Spec Encoder_spec = {
+    .name = "utf8stream._speedups.PlainEncoder",
+    .basicsize = sizeof(EncoderObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = Encoder_slots,
 };
 
 /* ---- BufferedAsyncIterator ---------------------------------------------------------- */
@@ -1322,8 +1379,6 @@ typedef struct {
     PyObject *items;  /* list or NULL */
     PyObject *refill; /* refill(iterator) -> awaitable of the next item */
 } BufferedObject;
-
-static PyTypeObject BufferedType;
 
 static PyObject *
 Buffered_anext(BufferedObject *self)
@@ -1424,6 +1479,7 @@ Buffered_init(BufferedObject *self, PyObject *args, PyObject *kwds)
 static int
 Buffered_traverse(BufferedObject *self, visitproc visit, void *arg)
 {
+    Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->items);
     Py_VISIT(self->refill);
     return 0;
@@ -1440,17 +1496,12 @@ Buffered_clear(BufferedObject *self)
 static void
 Buffered_dealloc(BufferedObject *self)
 {
+    PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Buffered_clear(self);
-    Py_TYPE(self)->tp_free((PyObject *)self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
 }
-
-static PyAsyncMethods Buffered_async = {
-    .am_await = (unaryfunc)Buffered_await,
-    .am_aiter = (unaryfunc)Buffered_await, /* __aiter__ returns self */
-    .am_anext = (unaryfunc)Buffered_anext,
-    .am_send = (sendfunc)Buffered_send,
-};
 
 static PyMethodDef Buffered_methods[] = {
     {"feed", (PyCFunction)Buffered_feed, METH_O,
@@ -1458,20 +1509,27 @@ static PyMethodDef Buffered_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
-static PyTypeObject BufferedType = {
-    PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "utf8stream._speedups.BufferedAsyncIterator",
-    .tp_basicsize = sizeof(BufferedObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
-    .tp_doc = "BufferedAsyncIterator(refill): async iteration over ready items",
-    .tp_new = PyType_GenericNew,
-    .tp_init = (initproc)Buffered_init,
-    .tp_dealloc = (destructor)Buffered_dealloc,
-    .tp_traverse = (traverseproc)Buffered_traverse,
-    .tp_clear = (inquiry)Buffered_clear,
-    .tp_as_async = &Buffered_async,
-    .tp_iternext = (iternextfunc)Buffered_next,
-    .tp_methods = Buffered_methods,
+static PyType_Slot Buffered_slots[] = {
+    {Py_tp_doc, "BufferedAsyncIterator(refill): async iteration over ready items"},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, Buffered_init},
+    {Py_tp_dealloc, Buffered_dealloc},
+    {Py_tp_traverse, Buffered_traverse},
+    {Py_tp_clear, Buffered_clear},
+    {Py_am_await, Buffered_await},
+    {Py_am_aiter, Buffered_await}, /* __aiter__ returns self */
+    {Py_am_anext, Buffered_anext},
+    {Py_am_send, Buffered_send},
+    {Py_tp_iternext, Buffered_next},
+    {Py_tp_methods, Buffered_methods},
+    {0, NULL},
+};
+
+static PyType_Spec Buffered_spec = {
+    .name = "utf8stream._speedups.BufferedAsyncIterator",
+    .basicsize = sizeof(BufferedObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = Buffered_slots,
 };
 
 /* ---- module --------------------------------------------------------------------------- */
@@ -1503,17 +1561,18 @@ setup(PyObject *module, PyObject *args)
         }
         offsets[i] = def->offset;
     }
+    module_state *st = get_state(module);
     for (int i = 0; i < N_KINDS; i++) {
         PyObject *k = PyTuple_GET_ITEM(kind_tuple, i);
         Py_INCREF(k);
-        Py_XSETREF(kinds[i], k);
+        Py_XSETREF(st->kinds[i], k);
     }
     Py_INCREF(type);
-    Py_XSETREF(event_type, (PyTypeObject *)type);
-    slot_offset = offsets[0];
-    slot_data = offsets[1];
-    slot_kind = offsets[2];
-    ready = 1;
+    Py_XSETREF(st->event_type, (PyTypeObject *)type);
+    st->slot_offset = offsets[0];
+    st->slot_data = offsets[1];
+    st->slot_kind = offsets[2];
+    st->ready = 1;
     Py_RETURN_NONE;
 }
 
@@ -1645,48 +1704,88 @@ static PyMethodDef module_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static int
+module_exec(PyObject *m)
+{
+    module_state *st = get_state(m);
+    st->units_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Units_spec, NULL);
+    if (st->units_type == NULL || PyModule_AddType(m, st->units_type) < 0) {
+        return -1;
+    }
+    st->encoder_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Encoder_spec, NULL);
+    if (st->encoder_type == NULL || PyModule_AddType(m, st->encoder_type) < 0) {
+        return -1;
+    }
+    st->buffered_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Buffered_spec, NULL);
+    if (st->buffered_type == NULL || PyModule_AddType(m, st->buffered_type) < 0) {
+        return -1;
+    }
+    if (PyModule_AddIntConstant(m, "ENDS_CR", ENDS_CR) < 0 ||
+        PyModule_AddIntConstant(m, "STARTS_LF", STARTS_LF) < 0 ||
+        PyModule_AddIntConstant(m, "ASCII_ONLY", ASCII_ONLY) < 0) {
+        return -1;
+    }
+    return 0;
+}
+
+static int
+module_traverse(PyObject *m, visitproc visit, void *arg)
+{
+    module_state *st = get_state(m);
+    Py_VISIT(st->units_type);
+    Py_VISIT(st->encoder_type);
+    Py_VISIT(st->buffered_type);
+    for (int i = 0; i < N_KINDS; i++) {
+        Py_VISIT(st->kinds[i]);
+    }
+    Py_VISIT(st->event_type);
+    return 0;
+}
+
+static int
+module_clear(PyObject *m)
+{
+    module_state *st = get_state(m);
+    Py_CLEAR(st->units_type);
+    Py_CLEAR(st->encoder_type);
+    Py_CLEAR(st->buffered_type);
+    for (int i = 0; i < N_KINDS; i++) {
+        Py_CLEAR(st->kinds[i]);
+    }
+    Py_CLEAR(st->event_type);
+    st->ready = 0;
+    return 0;
+}
+
+static void
+module_free(void *m)
+{
+    module_clear((PyObject *)m);
+}
+
+static PyModuleDef_Slot module_slots[] = {
+    {Py_mod_exec, module_exec},
+#ifdef Py_MOD_PER_INTERPRETER_GIL_SUPPORTED
+    /* Nothing is shared between module objects (see module_state). */
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+    {0, NULL},
+};
+
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
     .m_name = "utf8stream._speedups",
     .m_doc = "Optional C accelerator for utf8stream; the package works without it.",
-    .m_size = -1,
+    .m_size = sizeof(module_state),
     .m_methods = module_methods,
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
 };
 
 PyMODINIT_FUNC
 PyInit__speedups(void)
 {
-    if (PyType_Ready(&UnitsType) < 0 || PyType_Ready(&BufferedType) < 0 ||
-        PyType_Ready(&EncoderType) < 0) {
-        return NULL;
-    }
-    PyObject *m = PyModule_Create(&module_def);
-    if (m == NULL) {
-        return NULL;
-    }
-    Py_INCREF(&UnitsType);
-    if (PyModule_AddObject(m, "Units", (PyObject *)&UnitsType) < 0) {
-        Py_DECREF(&UnitsType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&BufferedType);
-    if (PyModule_AddObject(m, "BufferedAsyncIterator", (PyObject *)&BufferedType) < 0) {
-        Py_DECREF(&BufferedType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    Py_INCREF(&EncoderType);
-    if (PyModule_AddObject(m, "PlainEncoder", (PyObject *)&EncoderType) < 0) {
-        Py_DECREF(&EncoderType);
-        Py_DECREF(m);
-        return NULL;
-    }
-    if (PyModule_AddIntConstant(m, "ENDS_CR", ENDS_CR) < 0 ||
-        PyModule_AddIntConstant(m, "STARTS_LF", STARTS_LF) < 0 ||
-        PyModule_AddIntConstant(m, "ASCII_ONLY", ASCII_ONLY) < 0) {
-        Py_DECREF(m);
-        return NULL;
-    }
-    return m;
+    return PyModuleDef_Init(&module_def);
 }

@@ -35,10 +35,11 @@ from anyio.abc import (
 )
 from anyio.lowlevel import checkpoint
 
-from ..core.decoder import OnMalformed, Utf8Decoder, accelerator
+from ..core._accel import accelerator
+from ..core.decoder import OnMalformed, Utf8Decoder
 from ..core.encoder import Utf8Encoder
 from ..core.events import MalformedKind, Utf8DecodeError
-from ..core.lines import DEFAULT_MAX_LINE_BYTES, LineSplitter, LineTooLong
+from ..core.lines import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, LineSplitter, LineTooLong
 
 __all__ = [
     "LineReceiveStream",
@@ -415,7 +416,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     newline: InitVar[str | None] = None
     keepends: InitVar[bool] = False
     max_line_bytes: InitVar[int | None] = DEFAULT_MAX_LINE_BYTES
-    on_overlong: InitVar[str] = "raise"
+    on_overlong: InitVar[str] = DEFAULT_ON_OVERLONG
     errors: InitVar[str] = "replace"
     splitter: LineSplitter = field(init=False)
     #: The text layer lines are split from: ``source`` itself, or a ``Utf8ReceiveStream``

@@ -15,6 +15,7 @@ from __future__ import annotations
 from ..core.boundaries import char_start
 from ..core.decoder import OnMalformed, Utf8Decoder
 from ._trio import missing_trio
+from .sources import DEFAULT_MAX_BYTES
 
 try:
     import trio
@@ -22,8 +23,6 @@ except ImportError as exc:
     raise missing_trio("utf8stream.aio.trio_stream") from exc
 
 __all__ = ["ValidUtf8ReceiveStream"]
-
-DEFAULT_MAX_BYTES = 65536
 
 
 def _char_boundary(data: bytes, limit: int) -> int:

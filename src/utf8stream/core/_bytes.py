@@ -21,6 +21,7 @@ C0 80 (C0 becomes a lead whose only second byte is 80) and never contain a raw 0
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Protocol
 
 from .events import MalformedKind
 
@@ -31,6 +32,7 @@ __all__ = [
     "SECOND_LO",
     "SEQ_LEN",
     "UTF8",
+    "ByteBuffer",
     "ByteTable",
     "byte_table",
     "classify_unit",
@@ -40,7 +42,15 @@ __all__ = [
     "is_low_half",
     "is_proper_prefix",
     "is_surrogate_half",
+    "unit_length",
 ]
+
+
+class ByteBuffer(Protocol):
+    """What the readers here need: ``len`` and integer indexing (bytes, mmap, memoryview)."""
+
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int, /) -> int: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -147,29 +157,49 @@ def is_proper_prefix(seq: bytes | bytearray | memoryview, table: ByteTable = UTF
     return all(0x80 <= b <= 0xBF for b in seq[2:])
 
 
-def is_high_half(buf: bytes | bytearray | memoryview, i: int) -> bool:
+def is_high_half(buf: ByteBuffer, i: int) -> bool:
     """``buf[i:i+3]`` is ED A0..AF 80..BF: a high (lead) surrogate, D800..DBFF."""
     return (
-        i + 2 < len(buf)
+        i >= 0
+        and i + 2 < len(buf)
         and buf[i] == 0xED
         and 0xA0 <= buf[i + 1] <= 0xAF
         and 0x80 <= buf[i + 2] <= 0xBF
     )
 
 
-def is_low_half(buf: bytes | bytearray | memoryview, i: int) -> bool:
+def is_low_half(buf: ByteBuffer, i: int) -> bool:
     """``buf[i:i+3]`` is ED B0..BF 80..BF: a low (trail) surrogate, DC00..DFFF."""
     return (
-        i + 2 < len(buf)
+        i >= 0
+        and i + 2 < len(buf)
         and buf[i] == 0xED
         and 0xB0 <= buf[i + 1] <= 0xBF
         and 0x80 <= buf[i + 2] <= 0xBF
     )
 
 
-def is_surrogate_half(buf: bytes | bytearray | memoryview, i: int) -> bool:
+def is_surrogate_half(buf: ByteBuffer, i: int) -> bool:
     """``buf[i:i+3]`` is ED A0..BF 80..BF: an encoded surrogate, D800..DFFF."""
     return is_high_half(buf, i) or is_low_half(buf, i)
+
+
+def unit_length(buf: ByteBuffer, start: int, table: ByteTable = UTF8) -> int:
+    """Length of the character or maximal subpart that starts at ``buf[start]``.
+
+    A sequence that the end of ``buf`` cuts off counts the bytes that are there.
+    """
+    lead = buf[start]
+    need = table.seq_len[lead]
+    if need <= 1:
+        return 1  # ASCII, or a byte that is a unit on its own
+    end = min(len(buf), start + need)
+    i = start + 1
+    if i < end and table.second_lo[lead] <= buf[i] <= table.second_hi[lead]:
+        i += 1
+        while i < end and 0x80 <= buf[i] <= 0xBF:
+            i += 1
+    return i - start
 
 
 def held_prefixes(table: ByteTable, *, pairs: bool = False) -> frozenset[bytes]:
@@ -203,7 +233,7 @@ def held_prefixes(table: ByteTable, *, pairs: bool = False) -> frozenset[bytes]:
 
 
 def classify_unit(
-    buf: bytes | bytearray | memoryview,
+    buf: ByteBuffer,
     start: int,
     end: int,
     at_end_of_stream: bool,

@@ -15,9 +15,15 @@ position whatever the buffer's size, which is what splitting a 50 GB ``mmap`` ne
 
 from __future__ import annotations
 
-from typing import Protocol
-
-from ._bytes import SECOND_HI, SECOND_LO, SEQ_LEN, classify_unit
+from ._bytes import (
+    ByteBuffer,
+    classify_unit,
+    is_continuation,
+    is_high_half,
+    is_low_half,
+    is_surrogate_half,
+    unit_length,
+)
 from .events import Malformed, MalformedKind
 
 __all__ = [
@@ -30,41 +36,9 @@ __all__ = [
 ]
 
 
-class ByteBuffer(Protocol):
-    """What the helpers need: ``len`` and integer indexing (bytes, mmap, memoryview)."""
-
-    def __len__(self) -> int: ...
-    def __getitem__(self, index: int, /) -> int: ...
-
-
-def _unit_length(buf: ByteBuffer, start: int) -> int:
-    """Length of the character or maximal subpart that starts at ``start``."""
-    need = SEQ_LEN[buf[start]]
-    if need <= 1:
-        return 1  # ASCII, or a byte that is a unit on its own
-    end = min(len(buf), start + need)
-    i = start + 1
-    if i < end and SECOND_LO[buf[start]] <= buf[i] <= SECOND_HI[buf[start]]:
-        i += 1
-        while i < end and 0x80 <= buf[i] <= 0xBF:
-            i += 1
-    return i - start
-
-
 def _check(buf: ByteBuffer, pos: int) -> None:
     if not 0 <= pos <= len(buf):
         raise IndexError(f"position {pos} outside the buffer (length {len(buf)})")
-
-
-def _is_surrogate_half(buf: ByteBuffer, start: int) -> bool:
-    """ED A0..BF 80..BF at ``start``: an encoded surrogate (one unit in the variants)."""
-    return (
-        start >= 0
-        and start + 2 < len(buf)
-        and buf[start] == 0xED
-        and 0xA0 <= buf[start + 1] <= 0xBF
-        and 0x80 <= buf[start + 2] <= 0xBF
-    )
 
 
 def variant_char_start(buf: ByteBuffer, pos: int, variant: str) -> int:
@@ -80,15 +54,13 @@ def variant_char_start(buf: ByteBuffer, pos: int, variant: str) -> int:
     if variant not in ("wtf-8", "cesu-8", "mutf-8"):
         raise ValueError(f"unknown UTF-8 variant {variant!r}")
     for back in (1, 2):
-        if _is_surrogate_half(buf, pos - back):
+        if is_surrogate_half(buf, pos - back):
             start = pos - back
             break
     if (
         variant != "wtf-8"
-        and _is_surrogate_half(buf, start - 3)
-        and buf[start - 2] <= 0xAF  # a high half...
-        and _is_surrogate_half(buf, start)
-        and buf[start + 1] >= 0xB0  # ...followed by a low half: one character
+        and is_high_half(buf, start - 3)
+        and is_low_half(buf, start)  # a surrogate pair: one character
     ):
         start -= 3
     if (
@@ -107,14 +79,14 @@ def char_start(buf: ByteBuffer, pos: int) -> int:
     ``pos == len(buf)`` is a boundary.
     """
     _check(buf, pos)
-    if pos == len(buf) or not 0x80 <= buf[pos] <= 0xBF:
+    if pos == len(buf) or not is_continuation(buf[pos]):
         return pos
     for back in range(1, 4):
         start = pos - back
         if start < 0:
             break
-        if not 0x80 <= buf[start] <= 0xBF:
-            return start if start + _unit_length(buf, start) > pos else pos
+        if not is_continuation(buf[start]):
+            return start if start + unit_length(buf, start) > pos else pos
     return pos
 
 
@@ -124,9 +96,9 @@ def next_char_start(buf: ByteBuffer, pos: int) -> int:
     if pos == len(buf):
         return pos
     start = char_start(buf, pos)
-    if start == pos and 0x80 <= buf[pos] <= 0xBF:
+    if start == pos and is_continuation(buf[pos]):
         return pos + 1  # a stray continuation byte is a unit of its own
-    return start + _unit_length(buf, start)
+    return start + unit_length(buf, start)
 
 
 def cut_at_boundary(buf: ByteBuffer, budget: int) -> int:

@@ -14,32 +14,29 @@ Bytes arrive in chunks.  The decoder keeps at most one of these between calls:
 * an open *gap* (``mark_gap``): the held partial sequence plus up to three continuation
   bytes that follow belong to the gap, which becomes one ``LOST_BYTES`` event.
 
-Each call runs in three steps.  First the boundary: an open gap swallows leading
-continuation bytes, and a pending prefix is completed or broken by the first bytes of the
-chunk; this is a small Python walk over at most seven bytes.  Then the bulk: the rest of the
-chunk goes to CPython's C decoder ``codecs.utf_8_decode`` in one call, with an error
-handler of ours that the C code invokes once per maximal subpart (CPython already cuts
-ill-formed input into maximal subparts, as Unicode and WHATWG prescribe).  Finally the
-tail: the C decoder leaves an unfinished sequence at the end of the chunk unconsumed; if it
-is a proper prefix it becomes ``pending``, otherwise (``ED A0``: no byte can complete it)
-its units are emitted at once.  So the Python work per chunk is O(1) plus O(malformed
-units), and valid data never sees a Python loop.
+Two paths, chosen by what is held, not by how the decoder was built:
 
-The error handler has to find the decoder that is running; a thread-local holds it for the
-duration of the C call.
+* The scanner (``scanner.py``): while nothing odd is held (no gap, no unread input, no
+  carried text) and the policy is a constant replacement (``replace``, ``ignore``) on
+  plain UTF-8, a call is one ``Scanner.feed``: the scanner decodes, classifies, counts
+  and reports each unit, and holds a trailing proper prefix.  Its implementation is C
+  (``_speedups.Units``, no exception object or Python frame per unit) or pure Python
+  (``PyScanner``: CPython's decoder with an error handler), chosen when the decoder is
+  created (``use_accelerator``); both give the same text, events and counts.  The same
+  scanner cuts lines as it decodes (``decode_split``, ``decode_lines``).
+* The policy path, for everything else (strict and the other policies, gaps, unread
+  input, the variants, the fallback codec).  First the boundary: an open gap swallows
+  leading continuation bytes, and a pending prefix goes in front of the chunk.  Then the
+  bulk: CPython's C decoder ``codecs.utf_8_decode`` in one call, with an error handler of
+  ours that the C code invokes once per maximal subpart (CPython already cuts ill-formed
+  input into maximal subparts, as Unicode and WHATWG prescribe); the handler finds the
+  running decoder through a thread-local and applies the policy.  Finally the tail: the
+  C decoder leaves an unfinished sequence at the end of the chunk unconsumed; if it is a
+  proper prefix it becomes ``pending``, otherwise (``ED A0``: no byte can complete it)
+  its units are emitted at once.  So the Python work per chunk is O(1) plus O(malformed
+  units), and valid data never sees a Python loop.
 
-The optional C accelerator (``_speedups.c``, built when a C compiler is at hand) is a
-UTF-8 decoder of our own for the common policies (``replace`` and ``ignore`` on plain
-UTF-8): one pass that validates, decodes and classifies, counts and reports each unit
-exactly as ``_c_error_handler`` does, with no exception object or Python frame per unit;
-it is faster than CPython's decoder even on valid text (benchmarks/bench_decoder.py).
-While it is active, every ordinary call is one C call.  It can also cut lines from the
-bytes as it decodes (``_decode_split``, for ``LineSplitter.feed_bytes``).  Everything else
-(gaps, unread input, strict mode, the other policies, the variants) stays in Python, and
-with ``UTF8STREAM_PURE_PYTHON=1`` in the environment, or without the compiled module, all
-of it does (``use_accelerator(False)``: for the decoders created inside it).  Units that
-the C decoder reports are classified from the bytes around them
-(``_bytes.classify_unit``) and turned into text by the error policy.
+Units are classified from the bytes around them (``_bytes.classify_unit``, Table 3-7).
 
 Strict mode, and any exception raised by a policy or callback, never poisons the decoder:
 the unit that failed counts as consumed, the unconsumed rest of the input is kept as
@@ -48,12 +45,12 @@ the unit that failed counts as consumed, the unconsumed rest of the input is kep
 
 Variants and the legacy fallback
 --------------------------------
-A variant decoder (``variant="wtf-8"``, ``"cesu-8"``, ``"mutf-8"``, ``"utf-8z"``; rules in
-``variants.py``) never takes the fast path: every call goes through the general path with
-the handler engaged.  The bulk is still one C call per chunk.  Every place where a variant
-and UTF-8 disagree is a place where the C decoder calls the handler: ED A0..BF (surrogate
-halves) and C0 are errors in UTF-8 anyway, and the bytes a variant forbids but UTF-8
-allows (00 in MUTF-8, F0..F4 in CESU-8) are first translated into a byte UTF-8 forbids
+A variant decoder (``variant="wtf-8"``, ``"cesu-8"``, ``"mutf-8"``, ``"utf-8z"``; rules
+in ``variants.py``) never takes the scanner path: every call goes through the policy
+path.  The bulk is still one C call per chunk.  Every place where a variant and UTF-8
+disagree is a place where the C decoder calls the handler: ED A0..BF (surrogate halves)
+and C0 are errors in UTF-8 anyway, and the bytes a variant forbids but UTF-8 allows (00
+in MUTF-8, F0..F4 in CESU-8) are first translated into a byte UTF-8 forbids
 (``bytes.translate``, one C pass).  The handler then decides from the original bytes:
 C0 80 is U+0000, a surrogate half is a character, half of a pair, or a malformed unit, and
 anything else is an ordinary unit, cut where the C decoder cut it.  Whether a complete
@@ -64,22 +61,28 @@ pair is malformed in both halves; the low half is recognised by looking back thr
 or, at the start of a buffer after a failure at the high half, by a flag (``orphan low``).
 
 ``fallback=CODEC`` (a single-byte codec such as cp1252) decodes each malformed unit's
-bytes with that codec instead of applying ``errors``; it also keeps the inline handler out
-of the way, so every unit goes through ``_on_c_error``.
+bytes with that codec instead of applying ``errors`` (policy path only).
 """
 
 from __future__ import annotations
 
 import codecs
+import enum
 import json
-import os
 import threading
-from collections.abc import Callable, Container, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Container
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
+from ._accel import (
+    ACCEL_KINDS,
+    ACCEL_MAX_POSITION,
+    SplitFlag,
+    accelerated,
+    accelerator,
+    use_accelerator,
+)
 from ._bytes import (
     LONE_KIND,
     UTF8,
@@ -87,15 +90,32 @@ from ._bytes import (
     byte_table,
     classify_unit,
     held_prefixes,
+    is_continuation,
     is_high_half,
     is_low_half,
     is_proper_prefix,
     is_surrogate_half,
 )
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
+from .scanner import scanner_type
 from .variants import OPTU8, Variant, get_variant
 
-__all__ = ["ERROR_POLICIES", "DecoderCheckpoint", "Utf8Decoder", "use_accelerator"]
+# ``accelerated``, ``accelerator`` and ``use_accelerator`` live in ``_accel``; they stay
+# importable from here for the follower (apps/follow.py) and older callers.
+__all__ = [
+    "ERROR_POLICIES",
+    "GAP_ABSORB_SHIFT",
+    "GAP_SKIP_SHIFT",
+    "DecodedLines",
+    "DecoderCheckpoint",
+    "DecoderStateFlag",
+    "SplitFlag",
+    "SplitText",
+    "Utf8Decoder",
+    "accelerated",
+    "accelerator",
+    "use_accelerator",
+]
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -115,10 +135,53 @@ ERROR_POLICIES = (
     OPTU8,
 )
 _GAP_POLICIES = ("replace", "skip")
+
+
+class SplitText(NamedTuple):
+    """What ``Utf8Decoder.decode_split`` returns."""
+
+    #: The text of the call cut at each newline (newlines left out); the last part is
+    #: the unfinished line, possibly empty.
+    parts: list[str]
+    flags: SplitFlag
+    #: The length of the text, newlines included.
+    chars: int
+
+
+class DecodedLines(NamedTuple):
+    """What ``Utf8Decoder.decode_lines`` returns."""
+
+    #: Each complete line's text, without its newline.
+    texts: list[str]
+    #: The absolute offset of each line's first byte, then the offset where the
+    #: undecoded rest begins (the decoder's new ``position``).
+    offsets: list[int]
+
+
+class DecoderStateFlag(enum.IntFlag):
+    """The single-bit flags in the integer of ``Utf8Decoder.getstate()``.
+
+    ``GAP_OPEN``: a gap is open; the buffered bytes belong to it, and two small counters
+    share the integer: at ``GAP_ABSORB_SHIFT`` (3 bits) the bytes the gap holds or will
+    take whatever they are, at ``GAP_SKIP_SHIFT`` (2 bits) the continuation bytes it may
+    still swallow.  Otherwise the buffered bytes are a held proper prefix, or, when they
+    are not one, the unread rest of a call that failed, which ends the stream if
+    ``UNREAD_FINAL`` is set.  ``ORPHAN_LOW``: the buffered bytes start with a low
+    surrogate half whose high half was already decoded (WTF-8).  The values are part of
+    the state ``io.TextIOWrapper.tell()`` stores in its cookies, so they never change.
+    """
+
+    GAP_OPEN = 1
+    UNREAD_FINAL = 64
+    ORPHAN_LOW = 128
+
+
+#: Where the gap counters sit in ``getstate()``'s integer (see ``DecoderStateFlag``).
+GAP_ABSORB_SHIFT = 1
+GAP_SKIP_SHIFT = 4
+_GAP_ABSORB_MASK = 7
+_GAP_SKIP_MASK = 3
 _REPLACEMENT = "\ufffd"
-#: After a malformed unit, keep the error handler engaged for this many bytes: a failed
-#: strict attempt costs an exception, which a damaged stream would pay again and again.
-_DIRTY_WINDOW = 1 << 16
 _HANDLER_NAME = "utf8stream.decoder"
 _utf8_decode = codecs.utf_8_decode
 _local = threading.local()
@@ -128,37 +191,9 @@ _REPLAY_NAME = "utf8stream.decoder.replay"
 
 
 def _c_error_handler(exc: UnicodeError) -> tuple[str, int]:
-    """Called by the C decoder once per maximal subpart; the common case stays inline."""
+    """Called by CPython's decoder once per maximal subpart, for the running decoder."""
     decoder: Utf8Decoder = _local.decoder
-    constant = decoder._inline  # noqa: SLF001
-    if constant is None:
-        return decoder._on_c_error(exc)  # noqa: SLF001
-    # A constant replacement (replace, ignore): everything stays in this one frame.
-    obj = exc.object  # type: ignore[attr-defined]
-    start: int = exc.start  # type: ignore[attr-defined]
-    end: int = exc.end  # type: ignore[attr-defined]
-    kind = LONE_KIND[obj[start]] or classify_unit(obj, start, end, True)
-    decoder._counts[kind] += 1  # noqa: SLF001
-    decoder._clean = False  # noqa: SLF001
-    callback = decoder._on_malformed  # noqa: SLF001
-    if callback is not None:
-        base = decoder._position - len(obj)  # noqa: SLF001
-        decoder._fail_start = start  # noqa: SLF001
-        decoder._resume_at = base + end  # noqa: SLF001
-        event = _new_object(Malformed)
-        _set_offset(event, base + start)
-        _set_data(event, obj[start:end])
-        _set_kind(event, kind)
-        decoder._reporting = True  # noqa: SLF001
-        try:
-            callback(event)
-        except BaseException:
-            decoder._failed_text = constant  # noqa: SLF001
-            raise
-        finally:
-            decoder._reporting = False  # noqa: SLF001
-        _local.decoder = decoder  # the callback may have run another decoder
-    return constant, end
+    return decoder._on_c_error(exc)  # noqa: SLF001
 
 
 def _c_replay_handler(exc: UnicodeError) -> tuple[str, int]:
@@ -227,89 +262,6 @@ _new_object = object.__new__
 _set_offset = Malformed.__dict__["offset"].__set__
 _set_data = Malformed.__dict__["data"].__set__
 _set_kind = Malformed.__dict__["kind"].__set__
-
-
-#: The kinds the accelerator counts, in its order.
-_ACCEL_KINDS = (
-    MalformedKind.UNEXPECTED_CONTINUATION,
-    MalformedKind.OVERLONG,
-    MalformedKind.SURROGATE,
-    MalformedKind.OUT_OF_RANGE,
-    MalformedKind.INVALID_BYTE,
-    MalformedKind.INCOMPLETE_SEQUENCE,
-    MalformedKind.TRUNCATED_AT_END,
-)
-
-
-#: ``Utf8Decoder._decode_split`` flags (the values of ``_speedups.c``).
-SPLIT_ENDS_CR = 1
-SPLIT_STARTS_LF = 2
-SPLIT_ASCII_ONLY = 4
-
-
-def _load_accelerator() -> Any:
-    """The compiled ``_speedups`` module, set up, or None (pure Python)."""
-    if os.environ.get("UTF8STREAM_PURE_PYTHON"):
-        return None
-    try:
-        from .. import _speedups
-    except ImportError:
-        return None
-    _speedups.setup(
-        _ACCEL_KINDS,
-        Malformed,
-        Malformed.__dict__["offset"],
-        Malformed.__dict__["data"],
-        Malformed.__dict__["kind"],
-    )
-    flags = (_speedups.ENDS_CR, _speedups.STARTS_LF, _speedups.ASCII_ONLY)
-    if flags != (SPLIT_ENDS_CR, SPLIT_STARTS_LF, SPLIT_ASCII_ONLY):  # pragma: no cover
-        return None  # a stale build of the extension
-    return _speedups
-
-
-#: The C accelerator in use (None: pure Python).  Read when a decoder is created.
-_accel: Any = _load_accelerator()
-#: The compiled module, even while ``use_accelerator(False)`` is in force.
-_built: Any = _accel
-
-#: The accelerator counts offsets in 64-bit integers: past this position (4 EiB, far
-#: beyond any real stream, but a ``start_offset`` may be anything) a decoder decodes in
-#: Python, so that both implementations accept every non-negative offset.
-_ACCEL_MAX_POSITION = 1 << 62
-
-
-def accelerated() -> bool:
-    """True when the compiled accelerator is in use (see the module docstring)."""
-    return _accel is not None
-
-
-@contextmanager
-def use_accelerator(enabled: bool) -> Iterator[bool]:
-    """Decoders created inside this block use the C accelerator, or pure Python.
-
-    ``use_accelerator(False)`` always works; ``use_accelerator(True)`` raises
-    ``RuntimeError`` where the extension is not built or ``UTF8STREAM_PURE_PYTHON`` is
-    set.  A decoder keeps the implementation it was created with; an encoder asks
-    ``accelerator()`` when its policy is set, a stream's ``async for`` when it starts,
-    so they follow the switch too.  The block yields
-    ``enabled``.  For tests that compare the two implementations in one process; both
-    produce the same text, events, statistics and checkpoints.
-    """
-    global _accel
-    if enabled and _built is None:
-        raise RuntimeError("the C accelerator is not available (not built, or disabled)")
-    saved = _accel
-    _accel = _built if enabled else None
-    try:
-        yield enabled
-    finally:
-        _accel = saved
-
-
-def accelerator() -> Any:
-    """The compiled ``_speedups`` module in use, or None (its other users ask here)."""
-    return _accel
 
 
 def _byte_view(data: ReadableBuffer) -> Bytes:
@@ -457,12 +409,12 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._counts: dict[MalformedKind, int] = dict.fromkeys(MalformedKind, 0)
         self._odd = True
         self._position = start_offset
-        #: The accelerator this decoder uses (None: pure Python), chosen once.
-        self._impl: Any = _accel
+        #: The scanner implementation this decoder uses (C or Python), chosen once.
+        self._new_scanner = scanner_type()
         self._units: Any = None
-        #: ``_units`` while nothing odd is held: decode() takes the accelerated path.
+        #: ``_units`` while nothing odd is held: decode() takes the scanner path.
         self._ready: Any = None
-        #: True while a callback runs (the accelerator keeps its own flag).
+        #: True while a callback runs on the policy path (the scanner keeps its own flag).
         self._reporting = False
         #: The text of the unit whose callback raised, for ``_recover``.
         self._failed_text = ""
@@ -482,20 +434,23 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._on_malformed = callback
         if self._units is not None:
             # In place, so that a callback replacing itself keeps the counts of the call
-            # in progress; the accelerator reads it again for each unit.
+            # in progress; the scanner reads it again for each unit.
             self._units.callback = callback
             return
-        # The C error handler inlines the common policies (see _c_error_handler).
+        # The scanner applies a constant replacement on plain UTF-8 (module docstring).
         inline = not (self._surrogates_pass or self._special or self._fallback_table)
         self._inline = self._constant if inline else None
-        accel = self._impl
-        if accel is not None and self._inline is not None:
-            self._units = accel.Units(self._inline, callback)
+        if self._inline is not None:
+            self._units = self._new_scanner(self._inline, callback)
         self._ready = self._ready_units()
 
     def _ready_units(self) -> Any:
-        """``_units`` when decode() may take the accelerated path, else None."""
-        if self._odd or self._position >= _ACCEL_MAX_POSITION:
+        """``_units`` when decode() may take the scanner path, else None.
+
+        The C scanner counts offsets in 64-bit integers; past ``ACCEL_MAX_POSITION`` the
+        policy path takes over, so that both implementations accept every offset.
+        """
+        if self._odd or self._position >= ACCEL_MAX_POSITION:
             return None
         return self._units
 
@@ -541,12 +496,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._gap_offset: int | None = None
         self._gap_skip = 0
         self._gap_absorb = 0
-        self._clean = True  # the last call met no malformed unit
-        self._dirty_left = 0  # bytes to decode with the handler before trying strict again
         # A gap, unread input or carried text is held (variants: always).
         self._odd = self._special
         self._ready = self._ready_units()
-        self._fast = not self._special
         # Where decoding resumes after the unit being reported (absolute), and where
         # that unit starts in the buffer the C decoder is working on.
         self._resume_at = 0
@@ -600,56 +552,39 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         """
         units = self._ready
         if units is not None and type(input) is bytes:
-            # The accelerated path (module docstring): the whole call is one C call.
+            # The scanner path (module docstring): the whole call is one scanner call.
             pending = self._pending
             self._position = position = self._position + len(input)
             try:
                 text: str
                 text, self._pending = units.feed(pending, input, final, position)
             except BaseException as exc:
-                self._accelerated_failed(exc, units, pending + input, final, len(input))
+                self._scanner_failed(exc, units, pending + input, final, len(input))
                 raise
             return text
-        if self._reporting:
-            self._refuse_if_reporting("decode")
-        if not self._fast or type(input) is not bytes:
-            if self._odd or type(input) is not bytes:
-                return self._decode_general(_byte_view(input), final)
-            return self._decode_units(input, final)
-        # Fast path, taken while the stream is clean: at most a pending prefix is held
-        # and goes in front; CPython's strict decoder does all the work.  On the first
-        # malformed unit nothing has changed yet and the general path starts over.
-        pending = self._pending
-        data = pending + input if pending else input
-        try:
-            text, used = _utf8_decode(data, "strict", final)
-        except UnicodeDecodeError:
-            return self._decode_units(input, final)
-        if used != len(data):
-            tail = data[used:]
-            # CPython also holds ED A0..BF, which is certain already (two units).
-            if tail[0] == 0xED and tail not in self._prefixes:
-                return self._decode_units(input, final)
-            self._pending = tail
-        elif pending:
-            self._pending = b""
-        self._position += len(input)
-        self._chars += len(text)
-        return text
+        return self._decode_general(_byte_view(input), final)
 
-    def _decode_split(
-        self, input: bytes, final: bool, sep: int  # noqa: A002
-    ) -> tuple[list[str], int, int] | None:
-        """``decode()`` and a split of its text in one step, or ``None`` if not possible.
+    # -- the line seam: decoding and cutting lines in one pass -----------------------------
+    #
+    # A line reader (``LineSplitter.feed_bytes``, the log follower) asks the decoder to
+    # cut lines from the bytes while it decodes them.  Where this decoder cannot (a
+    # policy other than ``replace``, or something held that the scanner does not cover)
+    # both methods return ``None`` and change nothing: the reader then calls ``decode()``
+    # and cuts the text itself.  Same text, events, statistics either way.
 
-        For ``LineSplitter.feed_bytes``.  Possible on the accelerated path with
-        ``errors="replace"``: the C code cuts the bytes at newline bytes and decodes each
-        piece into its own string, so the chunk's text is never built.  Returns
-        ``(parts, flags, chars)``: ``parts`` is the text split at the byte ``sep`` (or,
-        with ``sep`` -1, at universal newlines, where a final ``\r`` is left out and
-        ``flags & ENDS_CR`` tells), ``chars`` the length of the text (see
-        ``Units.split`` in ``_speedups.c``).  State, events and statistics are exactly
-        those of ``decode(input, final)``.
+    def decode_split(
+        self,
+        input: bytes,  # noqa: A002
+        final: bool,
+        sep: int,
+    ) -> SplitText | None:
+        """``decode(input, final)`` with its text cut into lines, or ``None``.
+
+        ``sep``: a newline byte (an ASCII code), or -1 for universal newlines (``\n``,
+        ``\r\n``, ``\r``), where a ``\r`` that ends the text is left out and
+        ``SplitFlag.ENDS_CR`` set.  The bytes are cut at newline bytes and each piece is
+        decoded into its own string, so the call's text is never built.  State, events
+        and statistics are exactly those of ``decode(input, final)``.
         """
         units = self._ready
         if units is None or self._inline != _REPLACEMENT:
@@ -659,24 +594,21 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         try:
             parts, self._pending, flags, chars = units.split(pending, input, final, position, sep)
         except BaseException as exc:
-            self._accelerated_failed(exc, units, pending + input, final, len(input))
+            self._scanner_failed(exc, units, pending + input, final, len(input))
             raise
-        return parts, flags, chars
+        return SplitText(parts, SplitFlag(flags), chars)
 
-    def _decode_lines(
-        self, head: bytes, data: bytes, sep: int, limit: int
-    ) -> tuple[list[str], list[int]] | None:
+    def decode_lines(self, head: bytes, data: bytes, sep: int, limit: int) -> DecodedLines | None:
         """Decode the complete lines at the start of ``head + data``, or return ``None``.
 
-        For a reader that holds its unfinished line itself (``tail.Follower``): possible
-        on the accelerated path with ``errors="replace"`` while nothing is held.  Lines
+        For a reader that holds its unfinished line itself (the log follower); also
+        ``None`` while a prefix is held.  ``head + data`` starts at ``position``.  Lines
         end at the byte ``sep`` (-1: universal newlines; a ``\r`` that ends the buffer
         ends no line yet); decoding stops before the first unterminated line or the
-        first line with more than ``limit`` bytes.  Returns ``(parts, offsets)``: each
-        line's text without its newline, and the absolute offset of each line's first
-        byte followed by the offset where the undecoded rest begins, which is the new
-        ``position``.  Events and statistics are those of ``decode()`` of those bytes.
-        A callback that raises leaves this decoder unusable (``Follower`` catches).
+        first line with more than ``limit`` bytes, which the reader handles with
+        ``decode()``.  Events and statistics are those of ``decode()`` of the bytes
+        consumed.  A callback that raises leaves this decoder unusable (the follower
+        catches that).
         """
         units = self._ready
         if units is None or self._inline != _REPLACEMENT or self._pending:
@@ -685,18 +617,22 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         offsets: list[int]
         parts, offsets = units.lines(head, data, self._position, sep, limit)
         self._position = offsets[-1]
-        return parts, offsets
+        return DecodedLines(parts, offsets)
 
-    def _accelerated_failed(
+    # The follower (apps/follow.py) still calls the old private name; only it may, until
+    # it moves to ``decode_lines``.
+    _decode_lines = decode_lines
+
+    def _scanner_failed(
         self, exc: BaseException, units: Any, data: bytes, final: bool, fed: int
     ) -> None:
-        """The accelerator raised while it decoded ``data``, which ends at ``position``.
+        """The scanner raised while it decoded ``data``, which ends at ``position``.
 
         ``fed``: the length of the call's input, already added to ``position``.
         """
         if units.reporting:
             # This call came from inside the callback of a call in progress, and the
-            # accelerator refused it before it changed anything.
+            # scanner refused it before it changed anything.
             self._position -= fed
             return
         fail_start = units.fail_start
@@ -768,6 +704,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def getstate(self) -> tuple[bytes, int]:
         """``(buffered bytes, flags)`` per the ``codecs.IncrementalDecoder`` contract.
 
+        ``flags`` is an ``int`` made of ``DecoderStateFlag`` bits and, while a gap is
+        open, its two counters (``GAP_ABSORB_SHIFT``, ``GAP_SKIP_SHIFT``).
+
         Feeding the buffered bytes to a decoder after ``setstate((b"", flags))`` puts it in
         the same state, which is what ``io.TextIOWrapper.tell()`` relies on.  Text held
         back after a callback raised is not part of this state (``checkpoint`` has it).
@@ -775,28 +714,35 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._refuse_if_reporting("getstate")
         if self._gap_open:
             absorb = len(self._gap_data) + self._gap_absorb
-            return (self._gap_data, 1 | (absorb << 1) | (self._gap_skip << 4))
-        orphan = 128 if self._orphan_low else 0
+            flags = (
+                DecoderStateFlag.GAP_OPEN
+                | (absorb << GAP_ABSORB_SHIFT)
+                | (self._gap_skip << GAP_SKIP_SHIFT)
+            )
+            return (self._gap_data, int(flags))
+        orphan = DecoderStateFlag.ORPHAN_LOW if self._orphan_low else 0
         if self._unread:
-            return (self._unread, (64 if self._unread_final else 0) | orphan)
-        return (self._pending, orphan)
+            final = DecoderStateFlag.UNREAD_FINAL if self._unread_final else 0
+            return (self._unread, int(final | orphan))
+        return (self._pending, int(orphan))
 
     def setstate(self, state: tuple[bytes, int]) -> None:
         self._refuse_if_reporting("setstate")
         buffered, flags = state
         buffered = bytes(buffered)
         self._clear(self._position)
-        if flags & 1:
+        if flags & DecoderStateFlag.GAP_OPEN:
             self._gap_open = True
             self._gap_data = buffered
-            self._gap_absorb = max(0, ((flags >> 1) & 7) - len(buffered))
-            self._gap_skip = (flags >> 4) & 3
+            absorb = (flags >> GAP_ABSORB_SHIFT) & _GAP_ABSORB_MASK
+            self._gap_absorb = max(0, absorb - len(buffered))
+            self._gap_skip = (flags >> GAP_SKIP_SHIFT) & _GAP_SKIP_MASK
         elif buffered in self._prefixes:
             self._pending = buffered
         else:
             self._unread = buffered
-            self._unread_final = bool(flags & 64)
-        self._orphan_low = bool(flags & 128)
+            self._unread_final = bool(flags & DecoderStateFlag.UNREAD_FINAL)
+        self._orphan_low = bool(flags & DecoderStateFlag.ORPHAN_LOW)
         self._sync()
 
     def checkpoint(self) -> DecoderCheckpoint:
@@ -874,53 +820,22 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         )
 
     def _fold_counts(self) -> None:
-        """Add what the accelerator counted since the last fold to ``_counts``/``_chars``."""
+        """Add what the scanner counted since the last fold to ``_counts``/``_chars``."""
         counts = self._counts
         units = self._units
         if units is not None:
             *by_kind, chars = units.drain()
             self._chars += chars
-            for kind, n in zip(_ACCEL_KINDS, by_kind, strict=True):
+            for kind, n in zip(ACCEL_KINDS, by_kind, strict=True):
                 if n:
                     counts[kind] += n
 
     # -- the paths with the error handler engaged ----------------------------------------
 
-    def _decode_units(self, chunk: bytes, final: bool) -> str:
-        """The C decoder with our error handler; at most a pending prefix is held."""
-        self._refuse_if_reporting("decode")
-        pending = self._pending
-        data = pending + chunk if pending else chunk
-        self._position += len(chunk)
-        self._clean = True
-        _local.decoder = self
-        try:
-            text, used = _utf8_decode(data, _HANDLER_NAME, final)
-        except BaseException as exc:
-            self._recover(exc, [self._partial_from_c(data)], data, final)
-            raise
-        if used != len(data):
-            parts = [text]
-            try:
-                self._tail(data, used, parts)
-            except BaseException as exc:
-                self._recover(exc, parts, data, final)
-                raise
-            text = "".join(parts)
-        elif pending:
-            self._pending = b""
-        if self._clean:
-            self._dirty_left -= len(chunk)
-            self._fast = self._dirty_left <= 0
-        else:
-            self._dirty_left = _DIRTY_WINDOW
-        self._chars += len(text)
-        return text
-
     def _decode_general(self, data: Bytes, final: bool, count: bool = True) -> str:
         """Decode with the error handler engaged: units, gaps, unread input, carried text."""
         self._refuse_if_reporting("decode")
-        # Off the accelerated path until ``_sync``: a callback that calls decode() must
+        # Off the scanner path until ``_sync``: a callback that calls decode() must
         # reach the check above.
         self._ready = None
         parts: list[str] = []
@@ -935,7 +850,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._unread = b""
             self._unread_final = False
         self._position += len(chunk)
-        self._clean = True
         try:
             self._run(unread + chunk, final, parts)
         except BaseException as exc:
@@ -1031,7 +945,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._gap_take(buf, i, base)
             self._gap_absorb -= 1
             i += 1
-        while self._gap_skip and i < n and 0x80 <= buf[i] <= 0xBF:
+        while self._gap_skip and i < n and is_continuation(buf[i]):
             self._gap_take(buf, i, base)
             self._gap_skip -= 1
             i += 1
@@ -1050,12 +964,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._gap_data += buf[i : i + 1]
 
     def _sync(self) -> None:
-        """Take the fast path again once the last call was clean and nothing odd is held."""
+        """Take the scanner path again once nothing odd is held."""
         self._odd = bool(self._gap_open or self._unread or self._carry or self._special)
         self._ready = self._ready_units()
-        if not self._clean:
-            self._dirty_left = _DIRTY_WINDOW
-        self._fast = self._dirty_left <= 0 and not self._odd
 
     # -- units and policies ----------------------------------------------------------
 
@@ -1068,7 +979,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         start = exc.start
         end = exc.end
         base = self._position - len(obj)
-        self._clean = False
         if self._surrogates_pass and is_surrogate_half(obj, start):
             end = start + 3
             if replay:
@@ -1149,7 +1059,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         """Count and report one malformed unit found by the variant handler; its text."""
         if replay:
             return self._unit_text(data, kind, None)
-        self._clean = False
         self._fail_start = start
         self._resume_at = self._base + start + len(data)
         self._resume_orphan = orphan

@@ -36,8 +36,8 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from .decoder import accelerator
-from .variants import OPTU8, Variant, get_variant
+from ._accel import accelerator
+from .variants import OPTU8, Variant, get_variant, optu8_errors
 
 __all__ = ["Utf8EncodeError", "Utf8Encoder"]
 
@@ -314,6 +314,8 @@ class Utf8Encoder(codecs.IncrementalEncoder):
         if errors == "surrogateescape":
             # A raw 00 is malformed in UTF-8Z, so its decoder escapes it as U+DC00.
             return _escape_nul_too if self._variant.table.lone_kind[0] else _escape_surrogates
+        if errors == OPTU8:
+            return optu8_errors
         return codecs.lookup_error(errors)
 
     def _error(self, exc: UnicodeEncodeError, text: str, held: int) -> Utf8EncodeError:

@@ -35,17 +35,26 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import TYPE_CHECKING, cast
 
+from ._accel import SPLIT_ASCII_ONLY, SPLIT_ENDS_CR, SPLIT_STARTS_LF
 from ._bytes import is_continuation
-from .decoder import SPLIT_ASCII_ONLY, SPLIT_ENDS_CR, SPLIT_STARTS_LF
 
 if TYPE_CHECKING:
     from .decoder import Utf8Decoder
 
-__all__ = ["OVERLONG_POLICIES", "LineSplitter", "LineSplitterStatistics", "LineTooLong"]
+__all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_ON_OVERLONG",
+    "OVERLONG_POLICIES",
+    "LineSplitter",
+    "LineSplitterStatistics",
+    "LineTooLong",
+]
 
 #: What to do with a line longer than ``max_line_bytes``.
 OVERLONG_POLICIES = ("raise", "truncate", "split", "skip")
+#: The defaults of every line reader (``LineSplitter``, ``LineReceiveStream``, ``follow``).
 DEFAULT_MAX_LINE_BYTES = 1048576
+DEFAULT_ON_OVERLONG = "raise"
 
 _NO_LIMIT = sys.maxsize
 # Characters ``str.splitlines`` treats as line breaks besides \n and \r: universal
@@ -166,7 +175,7 @@ class LineSplitter:
         newline: str | None = None,
         keepends: bool = False,
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
-        on_overlong: str = "raise",
+        on_overlong: str = DEFAULT_ON_OVERLONG,
     ) -> None:
         if newline is not None and (not isinstance(newline, str) or not newline):
             raise ValueError("newline must be None or a non-empty string")
@@ -234,14 +243,14 @@ class LineSplitter:
     ) -> list[str | LineTooLong]:
         """``feed(decoder.decode(data, final))``, in one step where the decoder can.
 
-        With the C accelerator, ``errors="replace"``, no ``keepends`` and universal
-        newlines or a one-character ASCII newline, the decoder cuts the bytes at newline
-        bytes and decodes each line on its own (``Utf8Decoder._decode_split``): the same
-        lines, events and state, without building the chunk's text and splitting it.
+        With ``errors="replace"``, no ``keepends`` and universal newlines or a
+        one-character ASCII newline, the decoder's scanner cuts the bytes at newline
+        bytes as it decodes them (``Utf8Decoder.decode_split``): the same lines, events
+        and state, without building the chunk's text and splitting it again.
         """
         sep = self._byte_sep
         if sep is not None and type(data) is bytes:
-            split = decoder._decode_split(data, final, sep)  # noqa: SLF001
+            split = decoder.decode_split(data, final, sep)
             if split is not None:
                 return self._feed_parts(*split)
         return self.feed(decoder.decode(data, final))

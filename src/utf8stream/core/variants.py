@@ -27,24 +27,17 @@ character it stands for.  CESU-8 is Unicode Technical Report #26; MUTF-8 is Java
 CESU-8 decoding accepts C0 80 as U+0000, as ftfy's ``utf-8-variants`` and Java-facing
 data need; the CESU-8 encoder writes 00.
 
-On ``import utf8stream`` this module registers the codecs ``wtf-8``, ``cesu-8``,
-``mutf-8`` (alias ``java-modified-utf-8``) and ``utf-8z`` (names are matched ignoring case
-and punctuation: ``WTF_8``, ``wtf8``), so ``data.decode("cesu-8")``,
-``codecs.iterdecode(chunks, "wtf-8")`` and ``open(path, encoding="mutf-8")`` work,
-``tell()``/``seek()`` included, and the error policy ``optu-8`` (see ``optu8_errors``).
+This module only defines the variants; ``registry.py`` registers them with ``codecs``
+(on ``import utf8stream``).
 """
 
 from __future__ import annotations
 
-import codecs
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ._bytes import UTF8, ByteTable, byte_table
-
-if TYPE_CHECKING:
-    from _typeshed import ReadableBuffer
 
 __all__ = ["OPTU8", "VARIANTS", "Variant", "get_variant", "optu8_errors"]
 
@@ -184,87 +177,3 @@ def optu8_errors(exc: UnicodeError) -> tuple[str | bytes, int]:
         if all(0xEF00 <= ord(c) <= 0xEFFF for c in chunk):
             return bytes([ord(c) - 0xEF00 for c in chunk]), exc.end
     raise exc
-
-
-codecs.register_error(OPTU8, optu8_errors)
-
-
-# -- codec registration ----------------------------------------------------------------
-
-
-def _codec_info(variant: Variant) -> codecs.CodecInfo:
-    """Codec classes for one variant, built on ``Utf8Decoder`` and ``Utf8Encoder``.
-
-    The incremental encoder given to ``codecs`` completes every call (it never holds a
-    high surrogate for the next one): ``io.TextIOWrapper`` never calls
-    ``encode(final=True)``, so a held character would be lost at ``close()``.  In WTF-8
-    a surrogate pair split between two ``write()`` calls is therefore written as two
-    3-byte halves; ``Utf8Encoder(variant="wtf-8")`` joins it.
-    """
-    from .decoder import Utf8Decoder
-    from .encoder import Utf8Encoder
-
-    name = variant.name
-
-    class IncrementalDecoder(Utf8Decoder):
-        def __init__(self, errors: str = "strict") -> None:
-            super().__init__(errors, variant=name)
-
-    class IncrementalEncoder(Utf8Encoder):
-        def __init__(self, errors: str = "strict") -> None:
-            super().__init__(errors, variant=name)
-            self._hold_surrogates = False
-
-    def encode(text: str, errors: str = "strict") -> tuple[bytes, int]:
-        return IncrementalEncoder(errors).encode(text, final=True), len(text)
-
-    def decode(data: ReadableBuffer, errors: str = "strict") -> tuple[str, int]:
-        view = memoryview(data)
-        return IncrementalDecoder(errors).decode(view, final=True), view.nbytes
-
-    class StreamWriter(codecs.StreamWriter):
-        def encode(self, text: str, errors: str = "strict") -> tuple[bytes, int]:
-            return encode(text, errors)
-
-    class StreamReader(codecs.StreamReader):
-        def decode(self, data: ReadableBuffer, errors: str = "strict") -> tuple[str, int]:
-            # ``codecs.StreamReader.read`` passes the undecoded rest of the last call plus
-            # the new bytes, and passes the rest alone once the stream is exhausted: that
-            # is the end of the stream, where a held tail must be decoded, not dropped.
-            view = memoryview(data)
-            final = view.nbytes == len(self.bytebuffer)
-            decoder = IncrementalDecoder(errors)
-            text = decoder.decode(view, final=final)
-            return text, view.nbytes - decoder.buffered
-
-    for cls in (IncrementalDecoder, IncrementalEncoder, StreamWriter, StreamReader):
-        cls.__qualname__ = cls.__name__ = f"{_class_prefix(name)}{cls.__name__}"
-    return codecs.CodecInfo(
-        encode,
-        decode,
-        streamreader=StreamReader,
-        streamwriter=StreamWriter,
-        incrementalencoder=IncrementalEncoder,
-        incrementaldecoder=IncrementalDecoder,
-        name=name,
-    )
-
-
-def _class_prefix(name: str) -> str:
-    return name.replace("-", "").capitalize()
-
-
-_CODECS: dict[str, codecs.CodecInfo] = {}
-
-
-def _search(name: str) -> codecs.CodecInfo | None:
-    variant = _BY_KEY.get(_key(name))
-    if variant is None or variant.name == "utf-8":
-        return None  # CPython's own codec
-    info = _CODECS.get(variant.name)
-    if info is None:
-        info = _CODECS[variant.name] = _codec_info(variant)
-    return info
-
-
-codecs.register(_search)
