@@ -105,3 +105,62 @@ def test_transcode_command(tmp_path: Path, capsysbinary: pytest.CaptureFixture[b
         0,
         src.read_bytes().decode("latin-1").encode("utf-8"),
     )
+
+
+# -- checkpoints: the real console script, real files --------------------------------
+
+UTF8STREAM = str(Path(sys.executable).with_name("utf8stream"))
+
+
+def tail(*argv: str, timeout: float = 20) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [UTF8STREAM, "tail", *argv], capture_output=True, timeout=timeout, check=False
+    )
+
+
+def one_error_line(result: subprocess.CompletedProcess[bytes], status: int) -> str:
+    """The one stderr line of a failed run (no traceback, nothing on stdout)."""
+    assert (result.returncode, result.stdout) == (status, b"")
+    lines = result.stderr.decode().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"version": 1, "path": "x", "offset": -5, "mid_line": false, "file": {}}',
+        b'{"version": 1, "path": "x", "offset": 0, "mid_line": false, "file": {"device": 1, '
+        b'"inode": 2, "head_length": 1e11, "head_sha256": "00"}}',
+        b"[" * 40_000,
+        b"\xff\xfe garbage",
+        b"",
+        b"[]",
+    ],
+)
+def test_damaged_checkpoint_is_one_clear_line(tmp_path: Path, content: bytes) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(b"line\n")
+    cp.write_bytes(content)
+    line = one_error_line(tail("--checkpoint", str(cp), str(log)), 2)
+    assert line.startswith(f"utf8stream: {cp}: not a usable checkpoint: ")
+    assert cp.read_bytes() == content  # left as it was, for the user to look at
+
+
+def test_checkpoint_of_another_file_is_refused(tmp_path: Path) -> None:
+    log, other, cp = tmp_path / "app.log", tmp_path / "other.log", tmp_path / "cp.json"
+    log.write_bytes(b"app\n")
+    other.write_bytes(b"secret\n")
+    assert tail("--checkpoint", str(cp), str(other)).stdout == b"secret\n"
+    line = one_error_line(tail("--checkpoint", str(cp), str(log)), 2)
+    assert line == (
+        f"utf8stream: {cp}: not a usable checkpoint: it is for another file ({other}), not {log}"
+    )
+
+
+def test_checkpoint_write_error_names_the_checkpoint(tmp_path: Path) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "no-such-dir" / "cp.json"
+    log.write_bytes(b"line\n")
+    result = tail("--checkpoint", str(cp), str(log))
+    assert result.returncode == 2
+    assert result.stderr.decode() == f"utf8stream: {cp}: No such file or directory\n"

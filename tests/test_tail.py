@@ -417,7 +417,7 @@ async def test_randomised_write_rotate_truncate_restart(tmp_path: Path) -> None:
 
 def test_write_checkpoint_is_atomic(tmp_path: Path) -> None:
     target = tmp_path / "cp.json"
-    cp = FollowCheckpoint("/var/log/x", FileIdentity(1, 2, 3, "ab"), 42, False)
+    cp = FollowCheckpoint("/var/log/x", FileIdentity(1, 2, 3, "ab" * 32), 42, False)
     write_checkpoint(cp, target)
     assert FollowCheckpoint.from_json(target.read_text()) == cp
     assert [p.name for p in tmp_path.iterdir()] == ["cp.json"]  # no temporary left behind

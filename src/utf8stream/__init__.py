@@ -41,11 +41,13 @@ if TYPE_CHECKING:
     )
     from .apps.files import atranscode_file, open_text
     from .apps.follow import (
+        CheckpointError,
         FileIdentity,
         FollowCheckpoint,
         Follower,
         Line,
         follow,
+        read_checkpoint,
         write_checkpoint,
     )
 
@@ -60,7 +62,16 @@ _LAZY = {
     "atranscode_file": "apps.files",
     "open_text": "apps.files",
     **dict.fromkeys(
-        ["FileIdentity", "FollowCheckpoint", "Follower", "Line", "follow", "write_checkpoint"],
+        [
+            "CheckpointError",
+            "FileIdentity",
+            "FollowCheckpoint",
+            "Follower",
+            "Line",
+            "follow",
+            "read_checkpoint",
+            "write_checkpoint",
+        ],
         "apps.follow",
     ),
 }
@@ -80,6 +91,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "CheckpointError",
     "DecoderCheckpoint",
     "DecoderStatistics",
     "FileIdentity",
@@ -111,6 +123,7 @@ __all__ = [
     "follow",
     "next_char_start",
     "open_text",
+    "read_checkpoint",
     "rejoined_event",
     "split_points",
     "transcode_file",

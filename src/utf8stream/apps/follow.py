@@ -24,6 +24,7 @@ same directory and drains it first.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -44,7 +45,16 @@ from ..core.decoder import Utf8Decoder, accelerator
 from ..core.events import Malformed
 from ..core.lines import OVERLONG_POLICIES, LineTooLong
 
-__all__ = ["FileIdentity", "FollowCheckpoint", "Follower", "Line", "follow", "write_checkpoint"]
+__all__ = [
+    "CheckpointError",
+    "FileIdentity",
+    "FollowCheckpoint",
+    "Follower",
+    "Line",
+    "follow",
+    "read_checkpoint",
+    "write_checkpoint",
+]
 
 READ_SIZE = 1 << 20
 FINGERPRINT_BYTES = 1024
@@ -86,6 +96,9 @@ class Line:
 class FollowCheckpoint:
     """Where to resume: just past the last line delivered, in which file.
 
+    ``path`` is the (absolute) path followed, even while a file rotated away from it is
+    being read: a follower resumes only a checkpoint of the path it follows.
+
     ``mid_line`` is true when that was a piece of an overlong line split at a character
     boundary (the rest of the line follows, without a gap).
     """
@@ -111,27 +124,139 @@ class FollowCheckpoint:
         return json.dumps(record, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> FollowCheckpoint:
-        raw = json.loads(text)
-        if not isinstance(raw, dict) or raw.get("version") != 1:
-            raise ValueError("not a utf8stream follow checkpoint (version 1)")
-        return cls(
-            path=raw["path"],
-            file=FileIdentity(**raw["file"]),
-            offset=int(raw["offset"]),
-            mid_line=bool(raw.get("mid_line", False)),
+    def from_json(cls, text: str | bytes) -> FollowCheckpoint:
+        """Parse what ``to_json`` wrote; anything else raises ``CheckpointError``.
+
+        The text comes from a file anyone may have edited or damaged: the key set and
+        every type are exact (``true`` is not a number), numbers are bounded, and a text
+        over ``CHECKPOINT_MAX_BYTES`` or nested too deeply is refused before it can cost
+        memory or a ``RecursionError``.
+        """
+        if len(text) > CHECKPOINT_MAX_BYTES:
+            raise CheckpointError(f"larger than {CHECKPOINT_MAX_BYTES} bytes")
+        try:
+            raw = json.loads(text)
+        except RecursionError:
+            raise CheckpointError("nested too deeply") from None
+        except ValueError as exc:  # also UnicodeDecodeError and overlong integer literals
+            raise CheckpointError(f"not JSON ({exc})") from None
+        version = raw.get("version") if isinstance(raw, dict) else None
+        if (
+            isinstance(raw, dict)
+            and "version" in raw
+            and (type(version) is not int or version != 1)
+        ):
+            raise CheckpointError(f"unknown version {_shown(version)} (expected 1)")
+        record = _expect_object(raw, _CHECKPOINT_KEYS, "the checkpoint")
+        file = _expect_object(record["file"], _IDENTITY_KEYS, '"file"')
+        mid_line = record["mid_line"]
+        if type(mid_line) is not bool:
+            raise CheckpointError(f'"mid_line" must be true or false, not {_shown(mid_line)}')
+        checkpoint = cls(
+            path=_expect_path(record["path"]),
+            file=FileIdentity(
+                device=_expect_int(file, "device", _ID_LIMIT),
+                inode=_expect_int(file, "inode", _ID_LIMIT),
+                head_length=_expect_int(file, "head_length", FINGERPRINT_BYTES + 1),
+                head_sha256=_expect_digest(file["head_sha256"]),
+            ),
+            offset=_expect_int(record, "offset", _OFFSET_LIMIT),
+            mid_line=mid_line,
         )
+        return checkpoint
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used: damaged, hostile, or for another file."""
+
+
+#: A checkpoint is about 300 bytes; anything much larger is not one.
+CHECKPOINT_MAX_BYTES = 1 << 16
+_CHECKPOINT_KEYS = frozenset({"version", "path", "offset", "mid_line", "file"})
+_IDENTITY_KEYS = frozenset({"device", "inode", "head_length", "head_sha256"})
+#: Offsets are ``off_t`` (signed 64 bits); device and inode numbers are unsigned 64 bits.
+_OFFSET_LIMIT = 1 << 63
+_ID_LIMIT = 1 << 64
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def _shown(value: object) -> str:
+    """A value for a message, cut short: it comes from a file, and may be huge."""
+    text = (
+        json.dumps(value) if isinstance(value, (str, int, float, bool)) else type(value).__name__
+    )
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _expect_object(value: object, keys: frozenset[str], what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise CheckpointError(f"{what} must be a JSON object, not {_shown(value)}")
+    missing, extra = keys - value.keys(), value.keys() - keys
+    if missing:
+        raise CheckpointError(f"{what} lacks {', '.join(sorted(missing))}")
+    if extra:
+        names = ", ".join(_shown(k) for k in sorted(extra)[:3])
+        raise CheckpointError(f"{what} has unknown keys: {names}")
+    return value
+
+
+def _expect_int(record: dict[str, Any], key: str, limit: int) -> int:
+    value = record[key]
+    if type(value) is not int or not 0 <= value < limit:
+        raise CheckpointError(
+            f'"{key}" must be an integer from 0 to {limit - 1}, not {_shown(value)}'
+        )
+    return value
+
+
+def _expect_digest(value: object) -> str:
+    if not isinstance(value, str) or not _DIGEST.fullmatch(value):
+        raise CheckpointError(f'"head_sha256" must be 64 hex digits, not {_shown(value)}')
+    return value
+
+
+def _expect_path(value: object) -> str:
+    if not isinstance(value, str) or not value or "\0" in value:
+        raise CheckpointError(f'"path" must be a file name, not {_shown(value)}')
+    try:
+        os.fsencode(value)
+    except UnicodeError:
+        raise CheckpointError(f'"path" is not a file name: {_shown(value)}') from None
+    return value
+
+
+def _validated(checkpoint: FollowCheckpoint) -> FollowCheckpoint:
+    """``checkpoint`` if a program-built one is as sane as a parsed one must be."""
+    return FollowCheckpoint.from_json(checkpoint.to_json())
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> FollowCheckpoint:
+    """Read a checkpoint written by ``write_checkpoint``; ``CheckpointError`` if unusable.
+
+    At most ``CHECKPOINT_MAX_BYTES`` are read, whatever the file holds.
+    """
+    with open(path, "rb") as f:
+        data = f.read(CHECKPOINT_MAX_BYTES + 1)
+    return FollowCheckpoint.from_json(data)
 
 
 def write_checkpoint(checkpoint: FollowCheckpoint, path: str | os.PathLike[str]) -> None:
-    """Write ``checkpoint`` to ``path`` atomically (temporary file, fsync, rename)."""
+    """Write ``checkpoint`` to ``path`` atomically (temporary file, fsync, rename).
+
+    An ``OSError`` names ``path`` (not the temporary file, which is removed).
+    """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(checkpoint.to_json())
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, target)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(checkpoint.to_json())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
 
 
 def _fingerprint(head: bytes) -> tuple[int, str]:
@@ -262,13 +387,12 @@ class _Block:
     after ``k`` lines were handed out the checkpoint is ``offsets[k]``.
     """
 
-    __slots__ = ("file", "lines", "offsets", "path")
+    __slots__ = ("file", "lines", "offsets")
 
-    def __init__(self, lines: list[Line], offsets: list[int], file: FileIdentity, path: str):
+    def __init__(self, lines: list[Line], offsets: list[int], file: FileIdentity):
         self.lines = lines
         self.offsets = offsets
         self.file = file
-        self.path = path
 
     def handed(self) -> int:
         return len(self.offsets) - 1 - len(self.lines)
@@ -334,6 +458,14 @@ class Follower:
                 f"errors must be one of {FOLLOW_ERRORS}: one bad byte never stops a follower"
             )
         self.path = os.fspath(path)
+        #: What checkpoints record: the file followed, not the rotated file being read.
+        self._followed = os.path.abspath(self.path)
+        if checkpoint is not None:
+            checkpoint = _validated(checkpoint)
+            if os.path.realpath(checkpoint.path) != os.path.realpath(self.path):
+                raise CheckpointError(
+                    f"it is for another file ({checkpoint.path}), not {self.path}"
+                )
         self._start = start
         self._last_lines = last_lines
         self._resume = checkpoint
@@ -441,14 +573,16 @@ class Follower:
             handed = block.handed()
             self._lines += handed
             if handed:
-                self._checkpoint = FollowCheckpoint(block.path, block.file, block.offsets[handed])
+                self._checkpoint = FollowCheckpoint(
+                    self._followed, block.file, block.offsets[handed]
+                )
             self._block = None
         self._fold_done()
 
     def _fold_done(self) -> None:
         if self._done is not None:
-            _, _, end, identity, path, mid_line = self._done
-            self._checkpoint = FollowCheckpoint(path, identity, end, mid_line)
+            _, _, end, identity, _, mid_line = self._done
+            self._checkpoint = FollowCheckpoint(self._followed, identity, end, mid_line)
             self._done = None
 
     def checkpoint(self) -> FollowCheckpoint:
@@ -457,7 +591,7 @@ class Follower:
         if block is not None:
             handed = block.handed()
             if handed:
-                return FollowCheckpoint(block.path, block.file, block.offsets[handed])
+                return FollowCheckpoint(self._followed, block.file, block.offsets[handed])
         self._fold_done()
         if self._checkpoint is None:
             raise RuntimeError("the follower has not opened its file yet: iterate first")
@@ -508,7 +642,7 @@ class Follower:
         )
         self._file = f
         if self._checkpoint is None:
-            self._checkpoint = FollowCheckpoint(path, f.identity, offset)
+            self._checkpoint = FollowCheckpoint(self._followed, f.identity, offset)
         return f
 
     async def _open(self, path: str) -> int:
@@ -539,15 +673,16 @@ class Follower:
         return f.anchor.endswith(self._newline[-ANCHOR_BYTES:])
 
     async def _open_from_checkpoint(self, cp: FollowCheckpoint) -> None:
+        # The path followed is ours, never the checkpoint's: __init__ checked they agree.
         try:
-            fd = await self._open(cp.path)
+            fd = await self._open(self.path)
         except FileNotFoundError:
             fd = -1
         if fd >= 0 and cp.file.same_inode(os.fstat(fd)):
-            self._attach(fd, cp.path, self._resume_offset(fd, cp))
+            self._attach(fd, self.path, self._resume_offset(fd, cp))
             return
         # The path names another file now: was ours rotated away while we were stopped?
-        rotated = await anyio.to_thread.run_sync(_find_rotated, Path(cp.path), cp.file)
+        rotated = await anyio.to_thread.run_sync(_find_rotated, Path(self.path), cp.file)
         if rotated is not None:
             if fd >= 0:
                 os.close(fd)
@@ -556,8 +691,8 @@ class Follower:
             self._draining = True  # drain it and its successors, then the path
             return
         if fd < 0:
-            fd = await self._open(cp.path)
-        self._attach(fd, cp.path, 0)  # our file is gone: the path is a new file
+            fd = await self._open(self.path)
+        self._attach(fd, self.path, 0)  # our file is gone: the path is a new file
 
     @staticmethod
     def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
@@ -726,7 +861,7 @@ class Follower:
             texts, offsets = lines
             if texts:
                 records = _records(texts, offsets, f.identity, f.path)
-                self._queue.append(_Block(records, offsets, f.identity, f.path))
+                self._queue.append(_Block(records, offsets, f.identity))
             used, held = offsets[-1] - base, len(f.partial)
             buf = data[used - held :] if used >= held else f.partial[used:] + data
             base = offsets[-1]
@@ -774,7 +909,7 @@ class Follower:
         offsets = [base + s for s in starts]
         offsets.append(base + block_end)
         records = _records(contents, offsets, f.identity, f.path)
-        self._queue.append(_Block(records, offsets, f.identity, f.path))
+        self._queue.append(_Block(records, offsets, f.identity))
         return block_end
 
     def _line_ends(self, buf: bytes) -> list[tuple[int, int]]:

@@ -7,7 +7,7 @@ import os
 import sys
 import time
 
-from ._common import EXIT_OK
+from ._common import EXIT_OK, CommandError
 
 
 def _cmd_tail(args: argparse.Namespace) -> int:
@@ -18,21 +18,23 @@ def _cmd_tail(args: argparse.Namespace) -> int:
 
 async def _tail(args: argparse.Namespace) -> int:
     """Print lines of a log file; with -f/-F keep following it (by name)."""
-    from ..follow import FollowCheckpoint, follow, write_checkpoint
+    from ..follow import CheckpointError, follow, read_checkpoint, write_checkpoint
 
     checkpoint = None
-    if args.checkpoint and os.path.exists(args.checkpoint):
-        with open(args.checkpoint, encoding="utf-8") as f:
-            checkpoint = FollowCheckpoint.from_json(f.read())
-    start: str | int = args.offset if args.offset is not None else "end"
-    follower = follow(
-        args.file,
-        start=start,
-        last_lines=args.lines if args.offset is None else 0,
-        checkpoint=checkpoint,
-        poll_interval=args.interval,
-        until_eof=not args.follow,
-    )
+    try:
+        if args.checkpoint and os.path.exists(args.checkpoint):
+            checkpoint = read_checkpoint(args.checkpoint)
+        start: str | int = args.offset if args.offset is not None else "end"
+        follower = follow(
+            args.file,
+            start=start,
+            last_lines=args.lines if args.offset is None else 0,
+            checkpoint=checkpoint,
+            poll_interval=args.interval,
+            until_eof=not args.follow,
+        )
+    except CheckpointError as exc:
+        raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
     out = sys.stdout.buffer
     last_saved = time.monotonic()
 
