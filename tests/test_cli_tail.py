@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -164,3 +165,90 @@ def test_checkpoint_write_error_names_the_checkpoint(tmp_path: Path) -> None:
     result = tail("--checkpoint", str(cp), str(log))
     assert result.returncode == 2
     assert result.stderr.decode() == f"utf8stream: {cp}: No such file or directory\n"
+
+
+# -- the checkpoint is saved on every stop ---------------------------------------------
+
+
+def numbered(start: int, stop: int) -> bytes:
+    return b"".join(b"line %d\n" % i for i in range(start, stop))
+
+
+def start_following(log: Path, cp: Path, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            *(UTF8STREAM, "tail", "-F", "-n", "100000", "--interval", "0.01"),
+            *("--checkpoint", str(cp), *extra, str(log)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def read_lines(proc: subprocess.Popen[bytes], count: int) -> list[bytes]:
+    assert proc.stdout is not None
+    return [proc.stdout.readline() for _ in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["TERM", "INT"]
+)
+def test_a_signal_saves_the_checkpoint(tmp_path: Path, signum: int, status: int) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(numbered(0, 100))
+    proc = start_following(log, cp)
+    try:
+        got = read_lines(proc, 100)
+        with open(log, "ab") as f:
+            f.write(numbered(100, 150))
+        got += read_lines(proc, 50)
+        proc.send_signal(signum)
+        assert proc.wait(10) == status
+    finally:
+        proc.kill()
+    assert proc.stdout is not None and proc.stderr is not None
+    got += proc.stdout.read().splitlines(keepends=True)
+    assert proc.stderr.read() == b""  # no traceback, no message
+    with open(log, "ab") as f:
+        f.write(numbered(150, 170))
+    again = tail("--checkpoint", str(cp), str(log))
+    assert again.returncode == 0
+    # Every line exactly once, over the two runs.
+    assert b"".join(got) + again.stdout == numbered(0, 170)
+
+
+def test_the_checkpoint_is_saved_when_the_output_goes_quiet(tmp_path: Path) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(numbered(0, 20_000))
+    proc = start_following(log, cp)
+    try:
+        got = read_lines(proc, 20_000)
+        time.sleep(1.5)  # quiet for longer than the idle save takes
+        proc.kill()  # no chance to save anything now
+        proc.wait(10)
+    finally:
+        proc.kill()
+    assert b"".join(got) == numbered(0, 20_000)
+    with open(log, "ab") as f:
+        f.write(numbered(20_000, 20_005))
+    assert tail("--checkpoint", str(cp), str(log)).stdout == numbered(20_000, 20_005)
+
+
+def test_a_closed_pipe_saves_what_was_delivered(tmp_path: Path) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(numbered(0, 200_000))
+    proc = subprocess.Popen(
+        [UTF8STREAM, "tail", "-n", "200000", "--checkpoint", str(cp), str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # like | head -1
+    assert proc.wait(20) == 141
+    assert first == b"line 0\n"
+    assert proc.stderr.read() == b""
+    rest = tail("--checkpoint", str(cp), str(log)).stdout
+    # What the pipe took before it closed is not printed again; nothing is lost.
+    assert 100_000 < rest.count(b"\n") < 200_000
+    assert numbered(0, 200_000).endswith(rest) and rest.startswith(b"line ")

@@ -597,6 +597,14 @@ class Follower:
             raise RuntimeError("the follower has not opened its file yet: iterate first")
         return self._checkpoint
 
+    def has_pending(self) -> bool:
+        """Whether lines already read wait to be handed out (the next comes at once).
+
+        A writer of the lines can flush its output when this turns false: the next
+        step may wait for the file to grow.
+        """
+        return bool(self._ready or self._queue)
+
     def statistics(self) -> dict[str, int]:
         """Lines yielded, overlong and skipped lines, rotations, truncations, units."""
         lines = self._lines + (self._block.handed() if self._block is not None else 0)

@@ -1,13 +1,37 @@
-"""``utf8stream tail``: the last lines of a log, and following it across rotation."""
+"""``utf8stream tail``: the last lines of a log, and following it across rotation.
+
+Every way the command stops saves the checkpoint: the end of the input, Ctrl-C, SIGTERM,
+a closed output pipe; while following, it is also saved whenever the output went quiet.
+A saved checkpoint covers exactly the lines flushed to stdout, so a restart repeats none
+and loses none.
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
-import time
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, BinaryIO
 
-from ._common import EXIT_OK, CommandError
+from ._common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    CommandError,
+    silence_stdout,
+)
+
+if TYPE_CHECKING:
+    from ..follow import FollowCheckpoint, Follower
+
+#: While following, how long the output stays quiet before the checkpoint is saved.
+IDLE_SAVE_SECONDS = 0.5
 
 
 def _cmd_tail(args: argparse.Namespace) -> int:
@@ -16,16 +40,15 @@ def _cmd_tail(args: argparse.Namespace) -> int:
     return anyio.run(_tail, args)
 
 
-async def _tail(args: argparse.Namespace) -> int:
-    """Print lines of a log file; with -f/-F keep following it (by name)."""
-    from ..follow import CheckpointError, follow, read_checkpoint, write_checkpoint
+def _load_follower(args: argparse.Namespace) -> Follower:
+    from ..follow import CheckpointError, follow, read_checkpoint
 
     checkpoint = None
     try:
         if args.checkpoint and os.path.exists(args.checkpoint):
             checkpoint = read_checkpoint(args.checkpoint)
         start: str | int = args.offset if args.offset is not None else "end"
-        follower = follow(
+        return follow(
             args.file,
             start=start,
             last_lines=args.lines if args.offset is None else 0,
@@ -35,30 +58,136 @@ async def _tail(args: argparse.Namespace) -> int:
         )
     except CheckpointError as exc:
         raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
-    out = sys.stdout.buffer
-    last_saved = time.monotonic()
 
-    def save() -> None:
-        if args.checkpoint:
-            out.flush()
-            write_checkpoint(follower.checkpoint(), args.checkpoint)
+
+class _Output:
+    """Lines to stdout, and the checkpoint of what stdout has really been given.
+
+    Lines are gathered here and go out only at ``flush``, so that the position recorded
+    after a flush that succeeded is exactly the end of what went out.
+    """
+
+    BATCH_BYTES = 1 << 16
+
+    def __init__(self, out: BinaryIO, follower: Follower, checkpoint_path: str | None):
+        self.out = out
+        self.follower = follower
+        self.checkpoint_path = checkpoint_path
+        self.batch: list[bytes] = []
+        self.batch_size = 0
+        self.unsaved = False  # lines written since the last save
+        self.delivered: FollowCheckpoint | None = None  # as of the last good flush
+        self.broken = False
+
+    def write(self, data: bytes) -> None:
+        self.batch.append(data)
+        self.batch_size += len(data)
+        self.unsaved = True
+        if self.batch_size >= self.BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Send the lines handed out so far to stdout: they are delivered."""
+        self.out.write(b"".join(self.batch))
+        self.out.flush()
+        self.batch.clear()
+        self.batch_size = 0
+        if self.checkpoint_path:
+            # RuntimeError: the file could not be opened, there is no position to record.
+            with contextlib.suppress(RuntimeError):
+                self.delivered = self.follower.checkpoint()
+
+    def save(self) -> None:
+        """Flush, and record the position after the last line delivered."""
+        if not self.broken:
+            try:
+                self.flush()
+            except BrokenPipeError:
+                self.broken = True
+        if self.checkpoint_path and self.delivered is not None:
+            from ..follow import write_checkpoint
+
+            write_checkpoint(self.delivered, self.checkpoint_path)
+        self.unsaved = False
+
+
+@contextmanager
+def _stop_signals() -> Iterator[AsyncIterator[signal.Signals] | None]:
+    """Ctrl-C and SIGTERM as events of the event loop, not exceptions thrown into it.
+
+    An exception raised by a signal handler at an arbitrary point of the loop could
+    leave anyio's worker thread waiting forever, so that the process never exited.
+    Signal handlers belong to the main thread; elsewhere (an embedding program) there
+    are none.
+    """
+    import anyio
+
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        yield signals
+
+
+async def _tail(args: argparse.Namespace) -> int:
+    """Print lines of a log file; with -f/-F keep following it (by name)."""
+    import anyio
+
+    follower = _load_follower(args)
+    output = _Output(sys.stdout.buffer, follower, args.checkpoint)
+    status = EXIT_OK
+    # Raised again once the task group is left, as itself: a task group would wrap it.
+    failure: Exception | None = None
+
+    async def print_lines() -> None:
+        nonlocal status, failure
+        write = output.write
+        try:
+            async for line in follower:
+                write(line.text.encode("utf-8", "surrogateescape") + b"\n")
+                if not follower.has_pending():
+                    output.flush()  # the file has nothing more yet: show what came
+        except BrokenPipeError:
+            output.broken = True
+            status = EXIT_BROKEN_PIPE
+        except Exception as exc:
+            failure = exc
+
+    async def save_when_quiet() -> None:
+        nonlocal failure
+        try:
+            while True:
+                await anyio.sleep(IDLE_SAVE_SECONDS)
+                if output.unsaved:
+                    output.save()
+        except Exception as exc:
+            failure = exc
+            group.cancel_scope.cancel()
+
+    async def stop_on_signal(signals: AsyncIterator[signal.Signals]) -> None:
+        nonlocal status
+        async for signum in signals:
+            status = EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM
+            group.cancel_scope.cancel()
 
     try:
-        async with follower:
-            async for line in follower:
-                out.write(line.text.encode("utf-8", "surrogateescape") + b"\n")
-                if args.checkpoint and time.monotonic() - last_saved > 0.5:
-                    save()
-                    last_saved = time.monotonic()
-                elif not args.checkpoint and args.follow:
-                    out.flush()
-            save()
-    except KeyboardInterrupt:
-        save()
-        return 130
+        with _stop_signals() as signals:
+            async with follower, anyio.create_task_group() as group:
+                if signals is not None:
+                    group.start_soon(stop_on_signal, signals)
+                if args.follow and args.checkpoint:
+                    group.start_soon(save_when_quiet)
+                await print_lines()
+                group.cancel_scope.cancel()
+        if failure is not None:
+            raise failure
     finally:
-        out.flush()
-    return EXIT_OK
+        # Whatever stopped us, the lines handed out were written: record them.
+        output.save()
+        if output.broken:
+            silence_stdout()
+            status = EXIT_BROKEN_PIPE if status == EXIT_OK else status
+    return status
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -82,7 +211,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--checkpoint",
         metavar="CPFILE",
         help="resume after the lines a previous run printed, and record progress there "
-        "(written atomically)",
+        "(written atomically, on every stop and whenever the output goes quiet)",
     )
     tail.add_argument(
         "--offset", type=int, metavar="N", help="start at byte N (mid-line: one U+FFFD)"
