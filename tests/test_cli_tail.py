@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
 import signal
 import subprocess
@@ -252,3 +255,38 @@ def test_a_closed_pipe_saves_what_was_delivered(tmp_path: Path) -> None:
     # What the pipe took before it closed is not printed again; nothing is lost.
     assert 100_000 < rest.count(b"\n") < 200_000
     assert numbered(0, 200_000).endswith(rest) and rest.startswith(b"line ")
+
+
+# -- compressed rotated files are never printed as text --------------------------------
+
+COMPRESSORS = {
+    "gzip": gzip.compress,
+    "bzip2": bz2.compress,
+    "xz": lzma.compress,
+    # No compressor for these in the standard library: a frame header is what is looked
+    # at, followed here by bytes that would print as text if the file were read.
+    "zstd": lambda data: b"\x28\xb5\x2f\xfd" + data,
+    "lz4": lambda data: b"\x04\x22\x4d\x18" + data,
+}
+
+
+@pytest.mark.parametrize("method", list(COMPRESSORS))
+def test_delaycompress_rotation_while_stopped(tmp_path: Path, method: str) -> None:
+    """logrotate with delaycompress, between two runs: app.log.1 (the previous cycle)
+    becomes app.log.2.<ext>, compressed now, so newer than the file our checkpoint is in;
+    app.log becomes app.log.1; a new app.log is created."""
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    (tmp_path / "app.log.1").write_bytes(b"previous cycle\n")
+    log.write_bytes(b"a1\na2\n")
+    assert tail("--checkpoint", str(cp), str(log)).stdout == b"a1\na2\n"
+    with open(log, "ab") as f:
+        f.write(b"a3\n")
+    time.sleep(0.02)  # the compressed file is written after our file's last write
+    os.rename(tmp_path / "app.log.1", tmp_path / "app.log.2")
+    compressed = tmp_path / f"app.log.2.{method}"
+    compressed.write_bytes(COMPRESSORS[method]((tmp_path / "app.log.2").read_bytes()))
+    os.remove(tmp_path / "app.log.2")
+    os.rename(log, tmp_path / "app.log.1")
+    log.write_bytes(b"b1\n")
+    result = tail("--checkpoint", str(cp), str(log))
+    assert (result.returncode, result.stdout) == (0, b"a3\nb1\n")

@@ -3,6 +3,7 @@ restarts and cancellation (issue 5).  Writers run as concurrent tasks."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import random
 import re
@@ -569,3 +570,15 @@ async def test_replacements_never_make_or_hide_a_line_end(
     ) as lines:
         got = [line.text async for line in lines]
     assert got == expected
+
+
+def test_a_compressed_file_on_the_checkpoints_inode_is_not_ours(tmp_path: Path) -> None:
+    """A rotated file compressed on a reused inode: never drained as text."""
+    compressed = tmp_path / "app.log.1.gz"
+    compressed.write_bytes(gzip.compress(b"old line\n"))
+    plain = tmp_path / "app.log.2"
+    plain.write_bytes(b"old line\n")
+    for candidate, found in ((compressed, None), (plain, plain)):
+        st = candidate.stat()
+        identity = FileIdentity(st.st_dev, st.st_ino)
+        assert tail_module._find_rotated(tmp_path / "app.log", identity) == found

@@ -280,10 +280,32 @@ def _matches(fd: int, identity: FileIdentity) -> bool:
     return _fingerprint(head) == (identity.head_length, identity.head_sha256)
 
 
+#: The first bytes of a compressed file: gzip, bzip2 (a block or an empty stream), xz,
+#: zstd, lz4.  A rotated log compressed by logrotate must never be read as text.
+_COMPRESSED = re.compile(
+    rb"\x1f\x8b|BZh[1-9](?:\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)"
+    rb"|\xfd7zXZ\x00|\x28\xb5\x2f\xfd|\x04\x22\x4d\x18"
+)
+
+
+def _is_compressed(path: Path) -> bool:
+    """Whether ``path`` starts like a compressed file (unreadable: treated as one).
+
+    Such a rotated file is skipped, never printed as text; reading what it holds
+    (decompressing it) is left to a later version.
+    """
+    try:
+        with open(path, "rb") as f:
+            return _COMPRESSED.match(f.read(10)) is not None
+    except OSError:
+        return True
+
+
 def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
     """A file in ``path``'s directory with ``identity``'s device and inode.
 
     Whether its first bytes still match the fingerprint decides where reading resumes.
+    A compressed file is never it, even on a reused inode.
     """
     try:
         candidates = sorted(path.parent.iterdir())
@@ -294,7 +316,12 @@ def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
             st = candidate.stat()
         except OSError:
             continue
-        if identity.same_inode(st) and candidate.is_file() and candidate != path:
+        if (
+            identity.same_inode(st)
+            and candidate.is_file()
+            and candidate != path
+            and not _is_compressed(candidate)
+        ):
             return candidate
     return None
 
@@ -792,7 +819,7 @@ class Follower:
 
         Several rotations may have happened while we were stopped or not being iterated;
         the files rotated after ``f`` were last written after it, so they are read in the
-        order of their modification times.
+        order of their modification times.  Compressed ones are skipped, not decompressed.
         """
         mtime = os.fstat(f.fd).st_mtime_ns
         live = Path(self.path)
@@ -818,6 +845,7 @@ class Follower:
                 stat.S_ISREG(cst.st_mode)
                 and (cst.st_dev, cst.st_ino) not in skip
                 and cst.st_mtime_ns >= mtime
+                and not _is_compressed(candidate)
             ):
                 newer.append((cst.st_mtime_ns, str(candidate)))
         return min(newer)[1] if newer else self.path
