@@ -84,9 +84,14 @@ def test_follow_prints_lines_as_they_come(tmp_path: Path) -> None:
         proc.wait(5)
 
 
-def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["tail", str(tmp_path / "nope")]) == 2
-    assert "nope" in capsys.readouterr().err
+def test_missing_file_is_an_error_without_retry(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    for argv in ([], ["-f"], ["--retry"]):
+        result = tail(*argv, str(missing))
+        assert (result.returncode, result.stdout) == (1, b"")
+        assert result.stderr.decode().splitlines()[-1] == (
+            f"utf8stream: {missing}: cannot open for reading: No such file or directory"
+        )
 
 
 @pytest.mark.parametrize("policy", ["optu-8", "surrogateescape"])
@@ -290,3 +295,82 @@ def test_delaycompress_rotation_while_stopped(tmp_path: Path, method: str) -> No
     log.write_bytes(b"b1\n")
     result = tail("--checkpoint", str(cp), str(log))
     assert (result.returncode, result.stdout) == (0, b"a3\nb1\n")
+
+
+# -- notices on stderr, never fake lines on stdout ----------------------------------
+
+
+class Follow:
+    """``tail -F`` running on a file, its stdout and stderr read line by line."""
+
+    def __init__(self, *argv: str) -> None:
+        self.proc = subprocess.Popen(
+            [UTF8STREAM, "tail", "--interval", "0.01", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
+    def out(self) -> bytes:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.readline()
+
+    def err(self) -> str:
+        assert self.proc.stderr is not None
+        return self.proc.stderr.readline().decode()
+
+    def stop(self) -> tuple[int, bytes, bytes]:
+        self.proc.terminate()
+        try:
+            status = self.proc.wait(10)
+        finally:
+            self.proc.kill()
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        return status, self.proc.stdout.read(), self.proc.stderr.read()
+
+
+def test_follow_waits_for_a_missing_file(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    follow = Follow("-F", str(log))
+    try:
+        assert follow.err() == (
+            f"utf8stream: {log}: cannot open for reading: No such file or directory\n"
+        )
+        log.write_bytes(b"first\nsecond\n")
+        assert follow.err() == f"utf8stream: {log}: has appeared; following new file\n"
+        assert [follow.out(), follow.out()] == [b"first\n", b"second\n"]
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_follow_survives_the_file_vanishing_after_rotation(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"one\n")
+    follow = Follow("-F", str(log))
+    try:
+        assert follow.out() == b"one\n"
+        os.rename(log, tmp_path / "app.log.1")
+        assert follow.err() == (
+            f"utf8stream: {log}: has become inaccessible: No such file or directory\n"
+        )
+        time.sleep(0.2)  # many polls: still running, nothing more said
+        assert follow.proc.poll() is None
+        log.write_bytes(b"two\n")
+        assert follow.err() == f"utf8stream: {log}: has appeared; following new file\n"
+        assert follow.out() == b"two\n"
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_truncation_is_a_notice(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"before\n")
+    follow = Follow("-F", str(log))
+    try:
+        assert follow.out() == b"before\n"
+        os.truncate(log, 0)
+        assert follow.err() == f"utf8stream: {log}: file truncated\n"
+        with open(log, "ab") as f:
+            f.write(b"after\n")
+        assert follow.out() == b"after\n"
+    finally:
+        assert follow.stop() == (143, b"", b"")

@@ -19,6 +19,7 @@ from utf8stream.apps.follow import (
     FollowCheckpoint,
     Follower,
     Line,
+    Notice,
     follow,
     write_checkpoint,
 )
@@ -582,3 +583,76 @@ def test_a_compressed_file_on_the_checkpoints_inode_is_not_ours(tmp_path: Path) 
         st = candidate.stat()
         identity = FileIdentity(st.st_dev, st.st_ino)
         assert tail_module._find_rotated(tmp_path / "app.log", identity) == found
+
+
+# -- notices: what is not a line is told, not printed ------------------------------------
+
+
+async def test_truncation_is_a_notice_not_a_line_of_replacement_characters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tail_module, "READ_SIZE", 64)
+    path = tmp_path / "app.log"
+    lines_in = [f"line {i:03d} " + "x" * 22 for i in range(20)]  # 32 bytes with "\n"
+    path.write_bytes("".join(line + "\n" for line in lines_in).encode())
+    events: list[Malformed] = []
+    notices: list[Notice] = []
+    async with follow(
+        path,
+        start="beginning",
+        poll_interval=POLL,
+        on_malformed=events.append,
+        on_notice=notices.append,
+    ) as lines:
+        assert await take(lines, 1) == lines_in[:1]  # the read held two whole lines
+        os.truncate(path, 0)
+        append(path, b"after truncation\n")
+        assert await take(lines, 2) == [lines_in[1], "after truncation"]
+    assert [e.kind for e in events] == [MalformedKind.LOST_BYTES]
+    lost = 18 * 32
+    assert notices == [
+        Notice("truncated", str(path), f"file truncated; {lost} bytes not read were lost")
+    ]
+
+
+async def test_a_missing_file_is_waited_for_with_retry(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    with pytest.raises(FileNotFoundError):
+        async with follow(path, poll_interval=POLL) as lines:
+            await lines.__anext__()
+    notices: list[Notice] = []
+    async with follow(path, poll_interval=POLL, retry=True, on_notice=notices.append) as lines:
+        assert await nothing_more(lines)
+        path.write_bytes(b"first\nsecond\n")  # a new file: read from its start
+        assert await take(lines, 2) == ["first", "second"]
+    assert notices == [
+        Notice("inaccessible", str(path), "cannot open for reading: No such file or directory"),
+        Notice("appeared", str(path), "has appeared; following new file"),
+    ]
+
+
+async def test_a_path_gone_after_rotation_is_told_and_waited_for(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"one\n")
+    notices: list[Notice] = []
+    async with follow(
+        path, start="beginning", poll_interval=POLL, on_notice=notices.append
+    ) as lines:
+        assert await take(lines, 1) == ["one"]
+        os.rename(path, tmp_path / "app.log.1")
+        assert await nothing_more(lines)
+        path.mkdir()  # not a file we can read: still waiting
+        assert await nothing_more(lines)
+        path.rmdir()
+        path.write_bytes(b"two\n")
+        assert await take(lines, 1) == ["two"]
+        os.rename(path, tmp_path / "app.log.2")
+        path.write_bytes(b"three\n")
+        assert await take(lines, 1) == ["three"]
+    gone = "has become inaccessible: No such file or directory"
+    assert [(n.kind, n.message) for n in notices] == [
+        ("inaccessible", gone),
+        ("inaccessible", "has become inaccessible: Is a directory"),
+        ("appeared", "has appeared; following new file"),
+        ("replaced", "has been replaced; following new file"),
+    ]

@@ -25,6 +25,7 @@ same directory and drains it first.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -46,11 +47,13 @@ from ..core.events import Malformed
 from ..core.lines import OVERLONG_POLICIES, LineTooLong
 
 __all__ = [
+    "NOTICE_KINDS",
     "CheckpointError",
     "FileIdentity",
     "FollowCheckpoint",
     "Follower",
     "Line",
+    "Notice",
     "follow",
     "read_checkpoint",
     "write_checkpoint",
@@ -80,6 +83,28 @@ class FileIdentity:
 
     def same_inode(self, st: os.stat_result) -> bool:
         return (st.st_dev, st.st_ino) == (self.device, self.inode)
+
+
+#: What a ``Notice`` can be about.
+NOTICE_KINDS = ("inaccessible", "appeared", "replaced", "truncated", "overlong")
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something met while following that is not a line, told in GNU tail's words.
+
+    ``kind`` is one of ``NOTICE_KINDS``: ``"inaccessible"`` (the path cannot be opened,
+    now or after a rotation: the follower waits and retries), ``"appeared"`` (it can be
+    again; the new file is read from its start), ``"replaced"`` (rotated: the new file
+    at the path is followed once the old one is drained), ``"truncated"`` (the file
+    shrank or was rewritten: reading starts again at its beginning), ``"overlong"`` (a
+    line passed ``max_line_bytes`` and was handled by the ``on_overlong`` policy).
+    ``path`` is the path followed; ``message`` is a sentence for a human.
+    """
+
+    kind: str
+    path: str
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -257,6 +282,15 @@ def write_checkpoint(checkpoint: FollowCheckpoint, path: str | os.PathLike[str])
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
+
+
+def _open_regular(path: str) -> int:
+    """``os.open`` for reading, refusing a directory (it opens, but cannot be read)."""
+    fd = os.open(path, os.O_RDONLY)
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    return fd
 
 
 def _fingerprint(head: bytes) -> tuple[int, str]:
@@ -469,6 +503,8 @@ class Follower:
         errors: str = "replace",
         on_malformed: Callable[[Malformed], object] | None = None,
         until_eof: bool = False,
+        retry: bool = False,
+        on_notice: Callable[[Notice], object] | None = None,
     ) -> None:
         if on_overlong not in OVERLONG_POLICIES:
             raise ValueError(f"on_overlong must be one of {OVERLONG_POLICIES}")
@@ -504,6 +540,10 @@ class Follower:
         self._errors = errors
         self._on_malformed = on_malformed
         self._until_eof = until_eof
+        self._retry = retry
+        self._on_notice = on_notice
+        #: The last "inaccessible" notice while the path cannot be opened, else None.
+        self._inaccessible: str | None = None
         self._at_eof = False
         self._file: _Open | None = None
         # True while reading a file that was rotated away from ``path``: at its end, go
@@ -681,17 +721,50 @@ class Follower:
         return f
 
     async def _open(self, path: str) -> int:
-        return await anyio.to_thread.run_sync(os.open, path, os.O_RDONLY)
+        return await anyio.to_thread.run_sync(_open_regular, path)
+
+    def _notice(self, kind: str, message: str) -> None:
+        if self._on_notice is not None:
+            self._on_notice(Notice(kind, self.path, message))
+
+    def _cannot_open(self, message: str) -> None:
+        """Tell once that the path cannot be opened (again only if the reason changes)."""
+        if message != self._inaccessible:
+            self._inaccessible = message
+            self._notice("inaccessible", message)
+
+    def _opened(self, kind: str, message: str) -> None:
+        """The path was opened after a rotation (or after being inaccessible)."""
+        if self._inaccessible is not None:
+            kind, message = "appeared", "has appeared; following new file"
+            self._inaccessible = None
+        self._notice(kind, message)
 
     async def _open_first(self) -> None:
+        """Open the file where reading starts; with ``retry``, wait until it can be."""
+        while True:
+            try:
+                await self._open_start()
+            except OSError as exc:
+                if not self._retry:
+                    raise
+                self._cannot_open(f"cannot open for reading: {exc.strerror or exc}")
+                await anyio.sleep(self._poll_interval)
+                continue
+            if self._inaccessible is not None:
+                self._opened("appeared", "")
+            return
+
+    async def _open_start(self) -> None:
         if self._resume is not None:
-            cp, self._resume = self._resume, None
-            await self._open_from_checkpoint(cp)
+            await self._open_from_checkpoint(self._resume)
+            self._resume = None
             return
         fd = await self._open(self.path)
         size = os.fstat(fd).st_size
         start = self._start
-        if start == "beginning":
+        if start == "beginning" or self._inaccessible is not None:
+            # A file that appeared while we waited is new: all of it is unread.
             self._attach(fd, self.path, 0)
         elif start == "end":
             offset = _start_of_last_lines(fd, size, self._last_lines, self._newline)
@@ -711,8 +784,8 @@ class Follower:
         # The path followed is ours, never the checkpoint's: __init__ checked they agree.
         try:
             fd = await self._open(self.path)
-        except FileNotFoundError:
-            fd = -1
+        except OSError:
+            fd = -1  # perhaps rotated away and not there again yet: look for ours
         if fd >= 0 and cp.file.same_inode(os.fstat(fd)):
             self._attach(fd, self.path, self._resume_offset(fd, cp))
             return
@@ -792,8 +865,9 @@ class Follower:
         if not self._draining:
             try:
                 st_path = os.stat(self.path)
-            except FileNotFoundError:
-                return False  # renamed or deleted, the new file is not there yet
+            except OSError as exc:  # renamed or deleted, the new file is not there yet
+                self._cannot_open(f"has become inaccessible: {exc.strerror or exc}")
+                return False
             if f.identity.same_inode(st_path):
                 return False
             self._draining = True  # rotated away
@@ -805,13 +879,17 @@ class Follower:
         target = await anyio.to_thread.run_sync(self._next_file, f)
         try:
             fd = await self._open(target)
-        except FileNotFoundError:
+        except OSError as exc:
+            if target == self.path:
+                self._cannot_open(f"has become inaccessible: {exc.strerror or exc}")
             return False
         self._visited.add((f.identity.device, f.identity.inode))
         self._finish(f)
         self._stats["rotations"] += 1
         self._attach(fd, target, 0)
         self._draining = target != self.path
+        if not self._draining:
+            self._opened("replaced", "has been replaced; following new file")
         return True
 
     def _next_file(self, f: _Open) -> str:
@@ -853,7 +931,12 @@ class Follower:
     def _truncated(self, f: _Open) -> None:
         """The file shrank or was rewritten: restart at 0, reporting vanished bytes."""
         self._stats["truncations"] += 1
-        self._finish(f, lost=max(0, f.known_size - f.read_pos))
+        lost = max(0, f.known_size - f.read_pos)
+        self._notice(
+            "truncated",
+            f"file truncated; {lost} bytes not read were lost" if lost else "file truncated",
+        )
+        self._finish(f, lost=lost)
         self._attach(os.dup(f.fd), f.path, 0)
 
     def _finish(self, f: _Open, lost: int = 0, unfinished: bool = False) -> None:
@@ -872,7 +955,8 @@ class Follower:
                 self._hand_out(f, f.head, f.head_offset, end)
             else:
                 self._skip(f, end)
-        elif f.partial or lost:
+        elif f.partial:
+            # Lost bytes alone make no line: the gap is a LOST_BYTES event and a notice.
             self._hand_out(f, text, f.line_start, end)
         f.partial = b""
         f.overlong = False
@@ -1055,6 +1139,8 @@ def follow(
     errors: str = "replace",
     on_malformed: Callable[[Malformed], object] | None = None,
     until_eof: bool = False,
+    retry: bool = False,
+    on_notice: Callable[[Notice], object] | None = None,
 ) -> Follower:
     """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
 
@@ -1065,7 +1151,10 @@ def follow(
     ``until_eof=True`` reads to the current end once, unfinished last line included,
     and stops (``tail`` without ``-f``).  ``on_malformed`` sees every malformed unit; an
     exception it raises comes out of the ``__anext__`` that read the unit (the lines
-    read with it follow; nothing is lost, and iteration may go on).
+    read with it follow; nothing is lost, and iteration may go on).  ``retry=True``
+    waits for a file that cannot be opened yet (``tail -F``/``--retry``); without it that
+    is an ``OSError`` from the first step.  ``on_notice`` is told of each ``Notice``:
+    the path inaccessible or back, a rotation, a truncation, an overlong line.
     """
     return Follower(
         path,
@@ -1079,4 +1168,6 @@ def follow(
         errors=errors,
         on_malformed=on_malformed,
         until_eof=until_eof,
+        retry=retry,
+        on_notice=on_notice,
     )

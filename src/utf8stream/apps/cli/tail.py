@@ -25,19 +25,16 @@ from ._common import (
     EXIT_SIGTERM,
     CommandError,
     silence_stdout,
+    warn,
 )
 
 if TYPE_CHECKING:
     from ..follow import FollowCheckpoint, Follower
 
+#: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
+EXIT_UNREADABLE = 1
 #: While following, how long the output stays quiet before the checkpoint is saved.
 IDLE_SAVE_SECONDS = 0.5
-
-
-def _cmd_tail(args: argparse.Namespace) -> int:
-    import anyio  # the async layers load only for the commands that need them
-
-    return anyio.run(_tail, args)
 
 
 def _load_follower(args: argparse.Namespace) -> Follower:
@@ -55,6 +52,8 @@ def _load_follower(args: argparse.Namespace) -> Follower:
             checkpoint=checkpoint,
             poll_interval=args.interval,
             until_eof=not args.follow,
+            retry=args.retry and args.follow,
+            on_notice=lambda notice: warn(notice.message, args.file),
         )
     except CheckpointError as exc:
         raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
@@ -109,6 +108,14 @@ class _Output:
 
             write_checkpoint(self.delivered, self.checkpoint_path)
         self.unsaved = False
+
+
+def _has_opened(follower: Follower) -> bool:
+    try:
+        follower.checkpoint()
+    except RuntimeError:  # what it says before its file is open
+        return False
+    return True
 
 
 @contextmanager
@@ -179,6 +186,10 @@ async def _tail(args: argparse.Namespace) -> int:
                     group.start_soon(save_when_quiet)
                 await print_lines()
                 group.cancel_scope.cancel()
+        if isinstance(failure, OSError) and failure.filename in (None, args.file):
+            what = "error reading" if _has_opened(follower) else "cannot open for reading"
+            reason = failure.strerror or str(failure)
+            raise CommandError(f"{what}: {reason}", args.file, EXIT_UNREADABLE)
         if failure is not None:
             raise failure
     finally:
@@ -199,12 +210,24 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "truncation; malformed bytes become U+FFFD and never stop the reader.",
     )
     tail.add_argument("file", metavar="FILE")
-    follow_group = tail.add_mutually_exclusive_group()
-    follow_group.add_argument(
-        "-f", dest="follow", action="store_true", help="follow (by name; same as -F)"
+    tail.add_argument(
+        "-f",
+        "--follow",
+        dest="follow",
+        action="store_true",
+        help="output lines as the file grows; follows the name across rotation",
     )
-    follow_group.add_argument(
-        "-F", dest="follow", action="store_true", help="follow by name, across rotation"
+    tail.add_argument(
+        "-F",
+        dest="follow_retry",
+        action="store_true",
+        help="same as --follow --retry",
+    )
+    tail.add_argument(
+        "--retry",
+        action="store_true",
+        help="while following, wait for a file that cannot be opened (missing, "
+        "unreadable) instead of failing; notices go to stderr",
     )
     tail.add_argument("-n", "--lines", type=int, default=10, metavar="N", help="default 10")
     tail.add_argument(
@@ -220,3 +243,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--interval", type=float, default=0.25, metavar="SECONDS", help="poll interval"
     )
     tail.set_defaults(run=_cmd_tail)
+
+
+def _cmd_tail(args: argparse.Namespace) -> int:
+    import anyio  # the async layers load only for the commands that need them
+
+    if args.follow_retry:
+        args.follow = args.retry = True
+    if args.retry and not args.follow:
+        warn("warning: --retry ignored; --retry is useful only when following")
+    return anyio.run(_tail, args)
