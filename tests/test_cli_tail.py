@@ -27,8 +27,9 @@ def test_last_lines_like_tail_n(
 ) -> None:
     log = tmp_path / "app.log"
     log.write_bytes(b"one\ntwo\nthr\xffee\nfour")
-    assert run(capsysbinary, "tail", "-n", "2", str(log)) == (0, "thr\ufffdee\nfour\n".encode())
-    assert run(capsysbinary, "tail", str(log))[1].count(b"\n") == 4
+    # As GNU tail: the last line has no newline, and none is added.
+    assert run(capsysbinary, "tail", "-n", "2", str(log)) == (0, "thr\ufffdee\nfour".encode())
+    assert run(capsysbinary, "tail", str(log)) == (0, "one\ntwo\nthr\ufffdee\nfour".encode())
 
 
 def test_checkpoint_runs_print_each_complete_line_once(
@@ -36,13 +37,13 @@ def test_checkpoint_runs_print_each_complete_line_once(
 ) -> None:
     log, cp = tmp_path / "app.log", tmp_path / "cp.json"
     log.write_bytes(b"a\nb\npartial")
+    # The unfinished line is left for the run that sees it whole: none is printed twice.
     assert run(capsysbinary, "tail", "-n", "100", "--checkpoint", str(cp), str(log)) == (
         0,
-        b"a\nb\npartial\n",
+        b"a\nb\n",
     )
     with open(log, "ab") as f:
         f.write(b" done\nc\n")
-    # The unfinished line is shown again, now whole; nothing else repeats.
     assert run(capsysbinary, "tail", "--checkpoint", str(cp), str(log)) == (
         0,
         b"partial done\nc\n",
@@ -374,3 +375,87 @@ def test_truncation_is_a_notice(tmp_path: Path) -> None:
         assert follow.out() == b"after\n"
     finally:
         assert follow.stop() == (143, b"", b"")
+
+
+# -- line endings, long lines and malformed bytes passed through as they are -----------
+
+
+def test_line_endings_pass_through_unchanged(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    data = b"crlf\r\nlone\rcr inside\n\r\n\nlf\r\rlast, no newline"
+    log.write_bytes(data)
+    assert tail("-n", "100", str(log)).stdout == data
+    assert tail("-n", "2", str(log)).stdout == b"\nlf\r\rlast, no newline"
+    log.write_bytes(data + b"\n")
+    follow = Follow("-F", "-n", "100", str(log))
+    try:
+        assert b"".join(follow.out() for _ in range(5)) == data + b"\n"
+        with open(log, "ab") as f:
+            f.write(b"more\r\n")
+        assert follow.out() == b"more\r\n"
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_long_lines(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    long_line = "é" * 15  # 30 bytes
+    data = f"short\n{long_line}\r\nnext\n".encode()
+    log.write_bytes(data)
+
+    def run_with(*policy: str) -> subprocess.CompletedProcess[bytes]:
+        return tail("-n", "100", "--max-line-bytes", "8", *policy, str(log))
+
+    # Split (the default): read in pieces, printed unchanged.
+    assert run_with().stdout == data
+    assert run_with("--on-overlong", "split").stdout == data
+    truncated = run_with("--on-overlong", "truncate")
+    assert truncated.stdout == "short\néééé\nnext\n".encode()
+    notice = f"utf8stream: {log}: line at byte 6 longer than 8 bytes"
+    assert truncated.stderr.decode() == f"{notice}: truncated\n"
+    skipped = run_with("--on-overlong", "skip")
+    assert (skipped.stdout, skipped.stderr.decode()) == (b"short\nnext\n", f"{notice}: skipped\n")
+    raised = run_with("--on-overlong", "raise")
+    assert (raised.returncode, raised.stdout) == (1, b"short\n")
+    assert raised.stderr.decode() == f"utf8stream: {log}: line longer than 8 bytes\n"
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("replace", "a\ufffd\ufffdb\n\ufffd\n".encode()),
+        ("ignore", b"ab\n\n"),
+        ("backslashreplace", b"a\\xff\\xc0b\n\\xe2\\x82\n"),
+        ("surrogateescape", b"a\xff\xc0b\n\xe2\x82\n"),  # the bytes, as they were
+    ],
+)
+def test_errors_policy(tmp_path: Path, policy: str, expected: bytes) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"a\xff\xc0b\n\xe2\x82\n")
+    assert tail("--errors", policy, str(log)).stdout == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--max-line-bytes", "3"], "argument --max-line-bytes: must be at least 4"),
+        (["--max-line-bytes", "x"], "argument --max-line-bytes: must be an integer"),
+        (["--errors", "strict"], "argument --errors: invalid choice: 'strict'"),
+        (["--on-overlong", "wrap"], "argument --on-overlong: invalid choice: 'wrap'"),
+    ],
+)
+def test_option_values_are_checked(tmp_path: Path, argv: list[str], message: str) -> None:
+    result = tail(*argv, str(tmp_path / "app.log"))
+    assert result.returncode == 2
+    assert message in result.stderr.decode()
+
+
+def test_the_commands_defaults_are_the_librarys() -> None:
+    import inspect
+
+    from utf8stream.apps.cli import tail as tail_command
+    from utf8stream.apps.follow import FOLLOW_ERRORS, follow
+
+    default = inspect.signature(follow).parameters["max_line_bytes"].default
+    assert default == tail_command.DEFAULT_MAX_LINE_BYTES
+    assert tail_command.ERROR_POLICIES == FOLLOW_ERRORS

@@ -656,3 +656,25 @@ async def test_a_path_gone_after_rotation_is_told_and_waited_for(tmp_path: Path)
         ("appeared", "has appeared; following new file"),
         ("replaced", "has been replaced; following new file"),
     ]
+
+
+async def test_lines_say_whether_a_newline_ended_them(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"a\r\nb\n" + "é".encode() * 10 + b"\nlast")
+    async with follow(
+        path, start="beginning", max_line_bytes=7, until_eof=True, newline="\n"
+    ) as lines:
+        got = [(line.text, line.terminated) async for line in lines]
+    assert got == [
+        ("a\r", True),
+        ("b", True),
+        ("ééé", False),  # pieces of the split line: joined, they are the line
+        ("ééé", False),
+        ("ééé", False),
+        ("é", True),
+        ("last", False),
+    ]
+    # Many lines at once (the bulk path, in C with the accelerator) are terminated too.
+    path.write_bytes(b"x\n" * 1000)
+    async with follow(path, start="beginning", until_eof=True) as lines:
+        assert {line.terminated async for line in lines} == {True}

@@ -98,7 +98,8 @@ class Notice:
     again; the new file is read from its start), ``"replaced"`` (rotated: the new file
     at the path is followed once the old one is drained), ``"truncated"`` (the file
     shrank or was rewritten: reading starts again at its beginning), ``"overlong"`` (a
-    line passed ``max_line_bytes`` and was handled by the ``on_overlong`` policy).
+    line passed ``max_line_bytes`` and was truncated or skipped; split lines lose
+    nothing and come as pieces with ``terminated=False``, ``"raise"`` raises).
     ``path`` is the path followed; ``message`` is a sentence for a human.
     """
 
@@ -109,12 +110,19 @@ class Notice:
 
 @dataclass(frozen=True, slots=True)
 class Line:
-    """One line (without its newline), the offset of its first byte, and its file."""
+    """One line (without its newline), the offset of its first byte, and its file.
+
+    ``terminated`` is false when no newline ended it: the unfinished last line shown by
+    ``until_eof``, the last line of a file left behind by rotation or truncation, a
+    piece of an overlong line split by ``on_overlong="split"`` (the pieces joined are
+    the line).
+    """
 
     text: str
     offset: int
     file: FileIdentity
     path: str = ""
+    terminated: bool = True
 
 
 @dataclass(frozen=True)
@@ -415,12 +423,14 @@ class _Open:
 
 
 #: A queued result: (text, or a LineTooLong to raise, or None for a skipped line; the
-#: line's offset; the offset just past it; its file; its path; whether it ends mid-line).
-#: Handing it out moves the checkpoint to ``end``.
-_Item = tuple[str | LineTooLong | None, int, int, FileIdentity, str, bool]
+#: line's offset; the offset just past it; its file; its path; whether it ends mid-line;
+#: whether a newline ended it).  Handing it out moves the checkpoint to ``end``.
+_Item = tuple[str | LineTooLong | None, int, int, FileIdentity, str, bool, bool]
 
 _new_object = object.__new__
-_LINE_SLOTS = tuple(Line.__dict__[name] for name in ("text", "offset", "file", "path"))
+_LINE_SLOTS = tuple(
+    Line.__dict__[name] for name in ("text", "offset", "file", "path", "terminated")
+)
 _LINE_SETTERS = [slot.__set__ for slot in _LINE_SLOTS]
 
 
@@ -463,21 +473,22 @@ def _records(texts: list[str], offsets: list[int], file: FileIdentity, path: str
     """``Line`` records for ``texts`` (at ``offsets``), last first."""
     accel = accelerator()
     if accel is not None:
-        records: list[Line] = accel.records(Line, _LINE_SLOTS, texts, offsets, file, path)
+        records: list[Line] = accel.records(Line, _LINE_SLOTS, texts, offsets, file, path, True)
         return records
     lines = [_line(text, offset, file, path) for text, offset in zip(texts, offsets, strict=False)]
     lines.reverse()
     return lines
 
 
-def _line(text: str, offset: int, file: FileIdentity, path: str) -> Line:
+def _line(text: str, offset: int, file: FileIdentity, path: str, terminated: bool = True) -> Line:
     """``Line(...)`` without the frozen-dataclass ``__init__`` cost (one per line)."""
     line: Line = _new_object(Line)
-    set_text, set_offset, set_file, set_path = _LINE_SETTERS
+    set_text, set_offset, set_file, set_path, set_terminated = _LINE_SETTERS
     set_text(line, text)
     set_offset(line, offset)
     set_file(line, file)
     set_path(line, path)
+    set_terminated(line, terminated)
     return line
 
 
@@ -625,7 +636,7 @@ class Follower:
             text = item[0]
             if type(text) is str:
                 self._lines += 1
-                return _line(text, item[1], item[3], item[4])
+                return _line(text, item[1], item[3], item[4], item[6])
             if isinstance(text, LineTooLong):
                 raise text
 
@@ -648,7 +659,7 @@ class Follower:
 
     def _fold_done(self) -> None:
         if self._done is not None:
-            _, _, end, identity, _, mid_line = self._done
+            _, _, end, identity, _, mid_line, _ = self._done
             self._checkpoint = FollowCheckpoint(self._followed, identity, end, mid_line)
             self._done = None
 
@@ -945,19 +956,22 @@ class Follower:
         if lost:
             f.decoder.mark_gap(lost=lost)
         text += f.decoder.decode(b"", final=True)
+        ended = True
         if self._newline is None and f.partial.endswith(b"\r"):
             text = text[:-1]  # the held \r was a line end after all
         elif self._newline is not None and f.partial.endswith(self._newline):
             text = text[: -len(self._newline.decode("utf-8"))]
+        else:
+            ended = False
         end = (f.head_offset if f.overlong else f.line_start) if unfinished else f.read_pos
         if f.overlong:
             if self._on_overlong == "truncate":
-                self._hand_out(f, f.head, f.head_offset, end)
+                self._hand_out(f, f.head, f.head_offset, end, terminated=False)
             else:
                 self._skip(f, end)
         elif f.partial:
             # Lost bytes alone make no line: the gap is a LOST_BYTES event and a notice.
-            self._hand_out(f, text, f.line_start, end)
+            self._hand_out(f, text, f.line_start, end, terminated=ended)
         f.partial = b""
         f.overlong = False
 
@@ -1063,6 +1077,7 @@ class Follower:
             tail = text[: len(text) - self._ending_length(ending)]
             self._hand_out(f, tail, offset + pos, end)
             return
+        self._notice_overlong(offset)
         cut = cut_at_boundary(content, self._max) or self._max
         head = f.decoder.decode(content[:cut])
         f.decoder.decode(content[cut:] + ending)  # for its events; not delivered
@@ -1080,6 +1095,7 @@ class Follower:
             pos = self._split_pieces(f, rest, f.line_start)
             f.line_start += pos
             return rest[pos:]
+        self._notice_overlong(f.line_start)
         cut = cut_at_boundary(rest, self._max) or self._max
         head = f.decoder.decode(rest[:cut])
         f.decoder.decode(rest[cut:])
@@ -1089,6 +1105,14 @@ class Follower:
             self._fail(f, head, None)
         f.line_start += len(rest)
         return b""
+
+    def _notice_overlong(self, offset: int) -> None:
+        """Truncated or skipped: text is lost, so say so (a split loses nothing)."""
+        done = {"truncate": "truncated", "skip": "skipped"}.get(self._on_overlong)
+        if done is not None:
+            self._notice(
+                "overlong", f"line at byte {offset} longer than {self._max} bytes: {done}"
+            )
 
     def _split_pieces(self, f: _Open, content: bytes, offset: int) -> int:
         """Hand out pieces of at most max_line_bytes while more than ``max`` remain.
@@ -1101,7 +1125,7 @@ class Follower:
             size = cut_at_boundary(content[pos : pos + self._max + 1], self._max) or self._max
             text = f.decoder.decode(content[pos : pos + size])
             end = offset + pos + size
-            self._hand_out(f, text, offset + pos, end, mid_line=True)
+            self._hand_out(f, text, offset + pos, end, mid_line=True, terminated=False)
             pos += size
         return pos
 
@@ -1110,20 +1134,29 @@ class Follower:
         return len(ending) if self._newline is None else len(self._newline.decode("utf-8"))
 
     def _hand_out(
-        self, f: _Open, text: str, offset: int, end: int, *, mid_line: bool = False
+        self,
+        f: _Open,
+        text: str,
+        offset: int,
+        end: int,
+        *,
+        mid_line: bool = False,
+        terminated: bool = True,
     ) -> None:
-        self._queue.append((text, offset, end, f.identity, f.path, mid_line))
+        self._queue.append((text, offset, end, f.identity, f.path, mid_line, terminated))
 
     def _skip(self, f: _Open, end: int) -> None:
         self._stats["skipped"] += 1
-        self._queue.append((None, end, end, f.identity, f.path, False))
+        self._queue.append((None, end, end, f.identity, f.path, False, True))
 
     def _fail(self, f: _Open, head: str, end: int | None) -> None:
         # Raised when the caller reaches it; the checkpoint moves past the line once it
         # has ended (until then it stands mid-line, after the bytes already skipped).
         position = end if end is not None else f.line_start
         error = LineTooLong(head, self._max)
-        self._queue.append((error, position, position, f.identity, f.path, end is None))
+        self._queue.append(
+            (error, position, position, f.identity, f.path, end is None, end is not None)
+        )
 
 
 def follow(

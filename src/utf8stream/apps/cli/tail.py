@@ -18,19 +18,26 @@ from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, BinaryIO
 
+from ...core.lines import OVERLONG_POLICIES, LineTooLong
 from ._common import (
     EXIT_BROKEN_PIPE,
     EXIT_OK,
     EXIT_SIGINT,
     EXIT_SIGTERM,
     CommandError,
+    positive_int,
     silence_stdout,
     warn,
 )
 
 if TYPE_CHECKING:
-    from ..follow import FollowCheckpoint, Follower
+    from ..follow import FollowCheckpoint, Follower, Line
 
+# follow.py's default limit and policies, named here so that building the parser does
+# not load the async layers (a test checks they agree).
+#: A line longer than this is handled by --on-overlong.
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+ERROR_POLICIES = ("replace", "ignore", "backslashreplace", "surrogateescape")
 #: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
 EXIT_UNREADABLE = 1
 #: While following, how long the output stays quiet before the checkpoint is saved.
@@ -51,6 +58,12 @@ def _load_follower(args: argparse.Namespace) -> Follower:
             last_lines=args.lines if args.offset is None else 0,
             checkpoint=checkpoint,
             poll_interval=args.interval,
+            # Cut at "\n" only, as GNU tail: a "\r" stays in the text it ends (CRLF) or
+            # sits in (a lone CR), so writing each line back with "\n" passes it through.
+            newline="\n",
+            max_line_bytes=args.max_line_bytes,
+            on_overlong=args.on_overlong,
+            errors=args.errors,
             until_eof=not args.follow,
             retry=args.retry and args.follow,
             on_notice=lambda notice: warn(notice.message, args.file),
@@ -110,6 +123,12 @@ class _Output:
         self.unsaved = False
 
 
+def _left_for_later(follower: Follower, line: Line) -> bool:
+    """Whether the checkpoint stands before ``line``: the unfinished last line, shown
+    by GNU tail, is left for the run that sees it whole (no line printed twice)."""
+    return follower.checkpoint().offset <= line.offset
+
+
 def _has_opened(follower: Follower) -> bool:
     try:
         follower.checkpoint()
@@ -151,12 +170,19 @@ async def _tail(args: argparse.Namespace) -> int:
         write = output.write
         try:
             async for line in follower:
-                write(line.text.encode("utf-8", "surrogateescape") + b"\n")
+                # Surrogate escapes (--errors surrogateescape) become their bytes again.
+                text = line.text.encode("utf-8", "surrogateescape")
+                if line.terminated:
+                    write(text + b"\n")
+                elif not (args.checkpoint and _left_for_later(follower, line)):
+                    write(text)
                 if not follower.has_pending():
                     output.flush()  # the file has nothing more yet: show what came
         except BrokenPipeError:
             output.broken = True
             status = EXIT_BROKEN_PIPE
+        except LineTooLong as exc:  # --on-overlong raise
+            failure = CommandError(str(exc), args.file, EXIT_UNREADABLE)
         except Exception as exc:
             failure = exc
 
@@ -242,7 +268,38 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tail.add_argument(
         "--interval", type=float, default=0.25, metavar="SECONDS", help="poll interval"
     )
+    tail.add_argument(
+        "--max-line-bytes",
+        type=_line_limit,
+        default=DEFAULT_MAX_LINE_BYTES,
+        metavar="N",
+        help="longest line handled whole, in bytes (default 1 MiB; GNU tail has no "
+        "limit): memory stays bounded by it; see --on-overlong",
+    )
+    tail.add_argument(
+        "--on-overlong",
+        choices=sorted(OVERLONG_POLICIES),
+        default="split",
+        help="a longer line is: split (default: read in pieces, printed unchanged), "
+        "truncate (its first N bytes, and a notice), skip (a notice), raise (an error, "
+        "exit 1)",
+    )
+    tail.add_argument(
+        "--errors",
+        choices=ERROR_POLICIES,
+        default="replace",
+        help="malformed bytes become: replace (U+FFFD, default), ignore (dropped), "
+        "backslashreplace (\\xNN), surrogateescape (the original bytes, unchanged)",
+    )
     tail.set_defaults(run=_cmd_tail)
+
+
+def _line_limit(text: str) -> int:
+    """``type=`` for --max-line-bytes: room for one character at least."""
+    value = positive_int(text)
+    if value < 4:
+        raise argparse.ArgumentTypeError(f"must be at least 4 (one character), not {text!r}")
+    return value
 
 
 def _cmd_tail(args: argparse.Namespace) -> int:
