@@ -459,3 +459,143 @@ def test_the_commands_defaults_are_the_librarys() -> None:
     default = inspect.signature(follow).parameters["max_line_bytes"].default
     assert default == tail_command.DEFAULT_MAX_LINE_BYTES
     assert tail_command.ERROR_POLICIES == FOLLOW_ERRORS
+
+
+# -- GNU tail's options ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["-n", "+3"], b"3\n4\n"),
+        (["-n", "+1"], b"1\n2\n3\n4\n"),
+        (["-n", "+0"], b"1\n2\n3\n4\n"),
+        (["-n", "+9"], b""),
+        (["-n", "2"], b"3\n4\n"),
+        (["-n", "-2"], b"3\n4\n"),
+        (["-n", "0"], b""),
+        (["--lines=+4"], b"4\n"),
+    ],
+)
+def test_lines_from_the_end_or_from_line_n(
+    tmp_path: Path, argv: list[str], expected: bytes
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"1\n2\n3\n4\n")
+    assert tail(*argv, str(log)).stdout == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["-c", "6"], b"world\n"),
+        (["-c", "+8"], b"world\n"),
+        (["-c", "+1"], "héllo\nworld\n".encode()),
+        (["-c", "100"], "héllo\nworld\n".encode()),
+        (["-c", "+3"], "\ufffdllo\nworld\n".encode()),  # byte 3 is inside the é
+        (["-c", "+3", "--errors", "surrogateescape"], "héllo\nworld\n".encode()[2:]),
+        (["-c", "11"], "\ufffdllo\nworld\n".encode()),
+    ],
+)
+def test_bytes_from_the_end_or_from_byte_n(
+    tmp_path: Path, argv: list[str], expected: bytes
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes("héllo\nworld\n".encode())
+    assert tail(*argv, str(log)).stdout == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-n", "x"], "argument -n/--lines: must be N (the last N) or +N (from the Nth on)"),
+        (["-n", "+-1"], "argument -n/--lines: must be N"),
+        (["-c", "1.5"], "argument -c/--bytes: must be N"),
+        (["--offset", "-5"], "argument --offset: must be a non-negative integer, not '-5'"),
+        (["-s", "0"], "argument -s/--sleep-interval: must be a positive number, not '0'"),
+        (["-s", "nan"], "argument -s/--sleep-interval: must be a positive number"),
+        (["--pid", "0"], "argument --pid: must be a positive integer, not '0'"),
+        (["-n", "1", "-c", "1"], "argument -c/--bytes: not allowed with argument -n/--lines"),
+        (["-q", "-v"], "argument -v/--verbose: not allowed with argument -q"),
+    ],
+)
+def test_gnu_option_values_are_checked(tmp_path: Path, argv: list[str], message: str) -> None:
+    result = tail(*argv, str(tmp_path / "app.log"))
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert message in result.stderr.decode()
+    assert "Traceback" not in result.stderr.decode()
+
+
+def test_several_files_have_headers(tmp_path: Path) -> None:
+    a, b, empty = tmp_path / "a", tmp_path / "b", tmp_path / "empty"
+    a.write_bytes(b"a1\na2\n")
+    b.write_bytes(b"b1\n")
+    empty.write_bytes(b"")
+    result = tail("-n", "1", str(a), str(empty), str(b))
+    assert result.stdout == (f"==> {a} <==\na2\n\n==> {empty} <==\n\n==> {b} <==\nb1\n".encode())
+    assert tail("-q", "-n", "1", str(a), str(b)).stdout == b"a2\nb1\n"
+    assert tail("-v", "-n", "1", str(a)).stdout == f"==> {a} <==\na2\n".encode()
+    assert tail("-n", "1", str(a)).stdout == b"a2\n"
+
+
+def test_a_missing_file_among_several(tmp_path: Path) -> None:
+    a, missing, b = tmp_path / "a", tmp_path / "missing", tmp_path / "b"
+    a.write_bytes(b"a1\n")
+    b.write_bytes(b"b1\n")
+    result = tail(str(a), str(missing), str(b))
+    assert (result.returncode, result.stdout) == (
+        1,
+        f"==> {a} <==\na1\n\n==> {b} <==\nb1\n".encode(),
+    )
+    assert result.stderr.decode() == (
+        f"utf8stream: {missing}: cannot open for reading: No such file or directory\n"
+    )
+
+
+def test_following_several_files_says_which_each_line_is_from(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"")
+    b.write_bytes(b"")
+    follow = Follow("-F", str(a), str(b))
+    try:
+        time.sleep(0.3)  # both are open
+        for path, line in ((a, b"x\n"), (b, b"y\n"), (b, b"y2\n"), (a, b"z\n")):
+            with open(path, "ab") as f:
+                f.write(line)
+            time.sleep(0.2)
+        expected = f"==> {a} <==\nx\n\n==> {b} <==\ny\ny2\n\n==> {a} <==\nz\n".encode()
+        assert b"".join(follow.out() for _ in range(expected.count(b"\n"))) == expected
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_checkpoint_belongs_to_one_file(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"a\n")
+    b.write_bytes(b"b\n")
+    result = tail("--checkpoint", str(tmp_path / "cp.json"), str(a), str(b))
+    assert one_error_line(result, 2) == (
+        "utf8stream: --checkpoint records one file: give each FILE its own run and checkpoint"
+    )
+
+
+def test_pid_stops_following_once_the_writer_has_exited(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"start\n")
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    follow = Follow("-f", "-s", "0.05", "--pid", str(writer.pid), str(log))
+    try:
+        assert follow.out() == b"start\n"
+        with open(log, "ab") as f:
+            f.write(b"last words\nunfinished")
+        writer.kill()
+        writer.wait()
+        status = follow.proc.wait(10)
+        assert follow.proc.stdout is not None
+        assert (status, follow.out() + follow.proc.stdout.read()) == (
+            0,
+            b"last words\nunfinished",
+        )
+    finally:
+        writer.kill()
+        follow.proc.kill()

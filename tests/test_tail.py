@@ -678,3 +678,19 @@ async def test_lines_say_whether_a_newline_ended_them(tmp_path: Path) -> None:
     path.write_bytes(b"x\n" * 1000)
     async with follow(path, start="beginning", until_eof=True) as lines:
         assert {line.terminated async for line in lines} == {True}
+
+
+async def test_last_bytes_and_stop_at_end(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes("x€y\nnext\n".encode())
+    async with follow(path, last_bytes=9, gap_at_start=False, until_eof=True) as lines:
+        assert [line.text async for line in lines] == ["\ufffd\ufffdy", "next"]
+    async with follow(path, last_bytes=9, until_eof=True) as lines:  # one U+FFFD: a gap
+        assert [line.text async for line in lines] == ["\ufffdy", "next"]
+    async with follow(path, poll_interval=POLL) as lines:
+        assert await nothing_more(lines)
+        append(path, b"written last\nunfinished")
+        lines.stop_at_end()
+        with anyio.fail_after(5):
+            got = [(line.text, line.terminated) async for line in lines]
+    assert got == [("written last", True), ("unfinished", False)]

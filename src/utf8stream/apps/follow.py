@@ -506,6 +506,8 @@ class Follower:
         *,
         start: str | int = "end",
         last_lines: int = 0,
+        last_bytes: int | None = None,
+        gap_at_start: bool = True,
         checkpoint: FollowCheckpoint | None = None,
         poll_interval: float = 0.25,
         newline: str | None = None,
@@ -527,6 +529,8 @@ class Follower:
             raise ValueError("start must be 'end', 'beginning' or a byte offset")
         if last_lines < 0:
             raise ValueError("last_lines must be non-negative")
+        if last_bytes is not None and last_bytes < 0:
+            raise ValueError("last_bytes must be non-negative")
         if errors not in FOLLOW_ERRORS:
             raise ValueError(
                 f"errors must be one of {FOLLOW_ERRORS}: one bad byte never stops a follower"
@@ -542,6 +546,8 @@ class Follower:
                 )
         self._start = start
         self._last_lines = last_lines
+        self._last_bytes = last_bytes
+        self._gap_at_start = gap_at_start
         self._resume = checkpoint
         self._poll_interval = poll_interval
         self._newline = newline.encode("utf-8") if newline is not None else None
@@ -675,6 +681,14 @@ class Follower:
             raise RuntimeError("the follower has not opened its file yet: iterate first")
         return self._checkpoint
 
+    def stop_at_end(self) -> None:
+        """Read what there is now (rotated files drained first), then end the iteration.
+
+        As with ``until_eof``, the unfinished last line is delivered, unterminated, and
+        the checkpoint stays at its start.  ``tail --pid``: the writer has exited.
+        """
+        self._until_eof = True
+
     def has_pending(self) -> bool:
         """Whether lines already read wait to be handed out (the next comes at once).
 
@@ -777,13 +791,18 @@ class Follower:
         if start == "beginning" or self._inaccessible is not None:
             # A file that appeared while we waited is new: all of it is unread.
             self._attach(fd, self.path, 0)
-        elif start == "end":
+        elif start == "end" and self._last_bytes is None:
             offset = _start_of_last_lines(fd, size, self._last_lines, self._newline)
             self._attach(fd, self.path, offset)
         else:
-            assert isinstance(start, int)
-            f = self._attach(fd, self.path, start)
-            if f.read_pos and not self._at_line_start(f):
+            if start == "end":
+                assert self._last_bytes is not None
+                offset = max(0, size - self._last_bytes)
+            else:
+                assert isinstance(start, int)
+                offset = start
+            f = self._attach(fd, self.path, offset)
+            if self._gap_at_start and f.read_pos and not self._at_line_start(f):
                 f.decoder.mark_gap()  # joined mid-line: the first line starts with U+FFFD
 
     def _at_line_start(self, f: _Open) -> bool:
@@ -1164,6 +1183,8 @@ def follow(
     *,
     start: str | int = "end",
     last_lines: int = 0,
+    last_bytes: int | None = None,
+    gap_at_start: bool = True,
     checkpoint: FollowCheckpoint | None = None,
     poll_interval: float = 0.25,
     newline: str | None = None,
@@ -1179,7 +1200,10 @@ def follow(
 
     ``start``: ``"end"`` (default; with ``last_lines=N`` the last N complete lines first),
     ``"beginning"``, or a byte offset (joined mid-line or mid-character: the first line
-    starts with one U+FFFD for the gap, as after lost bytes).  ``checkpoint`` resumes
+    starts with one U+FFFD for the gap, as after lost bytes).  ``last_bytes=N`` with
+    ``start="end"``: start N bytes before the end (``tail -c``).  ``gap_at_start=False``:
+    no U+FFFD for joining mid-line; the bytes from there are decoded as they are (those
+    of a cut character are malformed units, handled by ``errors``).  ``checkpoint`` resumes
     exactly after the lines a previous follower yielded, draining files rotated away meanwhile.
     ``until_eof=True`` reads to the current end once, unfinished last line included,
     and stops (``tail`` without ``-f``).  ``on_malformed`` sees every malformed unit; an
@@ -1193,6 +1217,8 @@ def follow(
         path,
         start=start,
         last_lines=last_lines,
+        last_bytes=last_bytes,
+        gap_at_start=gap_at_start,
         checkpoint=checkpoint,
         poll_interval=poll_interval,
         newline=newline,
