@@ -694,3 +694,107 @@ async def test_last_bytes_and_stop_at_end(tmp_path: Path) -> None:
         with anyio.fail_after(5):
             got = [(line.text, line.terminated) async for line in lines]
     assert got == [("written last", True), ("unfinished", False)]
+
+
+@pytest.mark.parametrize("policy", ["truncate", "skip", "raise"])
+@pytest.mark.parametrize("newline", [None, "\r\n"], ids=["universal", "crlf"])
+@pytest.mark.parametrize("length", [15, 31], ids=["first-read", "later-read"])
+async def test_a_read_ending_inside_an_overlong_lines_newline_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str, newline: str | None, length: int
+) -> None:
+    """Issue 12: reads of 16 bytes end right after the ``\\r`` of the overlong line's
+    ``\\r\\n`` (or lone ``\\r``); the line after it must still come, whole."""
+    monkeypatch.setattr(tail_module, "READ_SIZE", 16)
+    path = tmp_path / "app.log"
+    ending = b"\r\n" if newline else b"\r"
+    # (A \r at the very end would wait for what follows: the last line ends in \n.)
+    last = b"last\r\n" if newline else b"last\n"
+    path.write_bytes(b"y" * length + ending + b"next" + ending + last)
+    got: list[str] = []
+    raised = 0
+    async with follow(
+        path,
+        start="beginning",
+        newline=newline,
+        max_line_bytes=8,
+        on_overlong=policy,
+        poll_interval=POLL,
+    ) as lines:
+        with anyio.fail_after(5):
+            while "last" not in got:
+                try:
+                    got.append((await lines.__anext__()).text)
+                except LineTooLong:
+                    raised += 1
+        assert lines.checkpoint().offset == path.stat().st_size
+    assert got == (["y" * 8] if policy == "truncate" else []) + ["next", "last"]
+    assert raised == (policy == "raise")
+
+
+async def test_a_line_at_the_limit_before_a_cut_crlf_is_not_overlong(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tail_module, "READ_SIZE", 9)
+    path = tmp_path / "app.log"
+    path.write_bytes(b"12345678\r\nnext\r\n")  # the first read ends after the \r
+    async with follow(
+        path, start="beginning", max_line_bytes=8, on_overlong="skip", until_eof=True
+    ) as lines:
+        assert [line.text async for line in lines] == ["12345678", "next"]
+        assert lines.statistics()["overlong"] == 0
+
+
+def _char_cut(content: bytes, limit: int) -> int:
+    """The oracle's cut: the last character start at or before ``limit`` (valid UTF-8)."""
+    cut = limit
+    while cut and 0x80 <= content[cut] <= 0xBF:
+        cut -= 1
+    return cut
+
+
+@pytest.mark.parametrize("seed", range(3))  # universal newlines, "\r\n", "\n"
+@pytest.mark.parametrize("policy", ["truncate", "skip", "split"])
+async def test_overlong_lines_at_every_read_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, policy: str
+) -> None:
+    rng = random.Random(seed)
+    newline = [None, "\r\n", "\n"][seed % 3]
+    endings = [b"\r\n", b"\r", b"\n"] if newline is None else [newline.encode()]
+    limit = 8
+    contents = [
+        "".join(rng.choice(["a", "é", "€", "🐍"]) for _ in range(rng.randrange(12))).encode()
+        for _ in range(40)
+    ]
+    data = b""
+    for i, content in enumerate(contents):
+        if not content and data.endswith(b"\r"):
+            contents[i] = content = b"a"  # \r then an empty line's \n would be one \r\n
+        data += content + rng.choice(endings)
+    if data.endswith(b"\r"):
+        data += b"\n"  # a last lone \r would wait for what follows it
+    expected: list[str] = []
+    for content in contents:
+        if len(content) <= limit or policy == "split":
+            expected.append(content.decode())
+        elif policy == "truncate":
+            expected.append(content[: _char_cut(content, limit)].decode())
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    for read_size in (1, 4, 16):
+        monkeypatch.setattr(tail_module, "READ_SIZE", read_size)
+        got: list[str] = []
+        async with follow(
+            path,
+            start="beginning",
+            newline=newline,
+            max_line_bytes=limit,
+            on_overlong=policy,
+            until_eof=True,
+        ) as lines:
+            piece = ""
+            async for line in lines:
+                piece += line.text
+                if line.terminated:  # split pieces are joined back into their line
+                    got.append(piece)
+                    piece = ""
+        assert got == expected, read_size

@@ -985,7 +985,7 @@ class Follower:
         end = (f.head_offset if f.overlong else f.line_start) if unfinished else f.read_pos
         if f.overlong:
             if self._on_overlong == "truncate":
-                self._hand_out(f, f.head, f.head_offset, end, terminated=False)
+                self._hand_out(f, f.head, f.head_offset, end, terminated=ended)
             else:
                 self._skip(f, end)
         elif f.partial:
@@ -1028,12 +1028,15 @@ class Follower:
                 pos = after
         rest = buf[pos:]
         f.line_start = base + pos
+        # Bytes at the end that may be the start of a newline (a "\r" before a "\n" still
+        # to come) are not the line's: they stay, to be seen with the next read.
+        body = len(rest) - self._newline_start(rest)
         if f.overlong:
-            f.decoder.decode(rest)  # the middle of an overlong line: events only
-            f.line_start += len(rest)
-            rest = b""
-        elif len(rest) > self._max:
-            rest = self._overlong_unfinished(f, rest)
+            f.decoder.decode(rest[:body])  # the middle of an overlong line: events only
+            f.line_start += body
+            rest = rest[body:]
+        elif body > self._max:
+            rest = self._overlong_unfinished(f, rest, body)
         f.partial = rest
 
     def _take_block(self, f: _Open, buf: bytes, base: int, ends: list[tuple[int, int]]) -> int:
@@ -1107,23 +1110,36 @@ class Follower:
         else:
             self._skip(f, end)
 
-    def _overlong_unfinished(self, f: _Open, rest: bytes) -> bytes:
-        """An unfinished line passed the limit: act now, so memory stays bounded."""
+    def _overlong_unfinished(self, f: _Open, rest: bytes, body: int) -> bytes:
+        """An unfinished line passed the limit: act now, so memory stays bounded.
+
+        ``rest[:body]`` is the line so far; what follows may begin its newline, and is
+        returned to be held (with whatever the split leaves).
+        """
         self._stats["overlong"] += 1
         if self._on_overlong == "split":
-            pos = self._split_pieces(f, rest, f.line_start)
+            pos = self._split_pieces(f, rest[:body], f.line_start)
             f.line_start += pos
             return rest[pos:]
         self._notice_overlong(f.line_start)
-        cut = cut_at_boundary(rest, self._max) or self._max
+        cut = cut_at_boundary(rest[:body], self._max) or self._max
         head = f.decoder.decode(rest[:cut])
-        f.decoder.decode(rest[cut:])
+        f.decoder.decode(rest[cut:body])
         f.overlong = True
         f.head, f.head_offset = head, f.line_start
         if self._on_overlong == "raise":
             self._fail(f, head, None)
-        f.line_start += len(rest)
-        return b""
+        f.line_start += body
+        return rest[body:]
+
+    def _newline_start(self, data: bytes) -> int:
+        """How many bytes at the end of ``data`` may be the first part of a newline."""
+        if self._newline is None:
+            return 1 if data.endswith(b"\r") else 0
+        for size in range(len(self._newline) - 1, 0, -1):
+            if data.endswith(self._newline[:size]):
+                return size
+        return 0
 
     def _notice_overlong(self, offset: int) -> None:
         """Truncated or skipped: text is lost, so say so (a split loses nothing)."""
