@@ -3,9 +3,10 @@
 Lines are cut at ``\\n`` only, as GNU tail does, and written back with the ending they had
 (``\\r\\n`` and a lone ``\\r`` pass through; a last line without a newline gets none).
 With ``--checkpoint`` every way the command stops saves the checkpoint (the end of the
-input, Ctrl-C, SIGTERM, a closed output pipe; while following, also whenever the output
-goes quiet), and a saved checkpoint covers exactly the lines flushed to stdout: a restart
-repeats none and loses none.
+input, Ctrl-C, SIGTERM, a closed output pipe; while following, also every half second
+when lines were printed since), and a saved checkpoint covers exactly the lines flushed
+to stdout: a restart repeats none and loses none (after a SIGKILL, none is lost and only
+the lines of the last half second can repeat).
 """
 
 from __future__ import annotations
@@ -45,8 +46,9 @@ DEFAULT_MAX_LINE_BYTES = 1 << 20
 ERROR_POLICIES = ("replace", "ignore", "backslashreplace", "surrogateescape")
 #: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
 EXIT_UNREADABLE = 1
-#: While following, how long the output stays quiet before the checkpoint is saved.
-IDLE_SAVE_SECONDS = 0.5
+#: While following, how often lines printed since the last save are recorded.  The
+#: saver runs when the printing waits for the file: a quiet log is saved within that.
+SAVE_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -294,11 +296,11 @@ async def _tail(args: argparse.Namespace) -> int:
             failure = exc
             group.cancel_scope.cancel()
 
-    async def save_when_quiet() -> None:
+    async def save_every_moment() -> None:
         nonlocal failure
         try:
             while True:
-                await anyio.sleep(IDLE_SAVE_SECONDS)
+                await anyio.sleep(SAVE_SECONDS)
                 if output.unsaved:
                     output.save()
         except Exception as exc:
@@ -317,13 +319,15 @@ async def _tail(args: argparse.Namespace) -> int:
         for _, follower, _ in files:
             follower.stop_at_end()
 
-    try:
-        with _stop_signals() as signals:
+    # The final save is made while signals are still events: a second Ctrl-C or SIGTERM
+    # meanwhile is ignored instead of killing the process half-way.
+    with _stop_signals() as signals:
+        try:
             async with anyio.create_task_group() as group:
                 if signals is not None:
                     group.start_soon(stop_on_signal, signals)
                 if args.follow and args.checkpoint:
-                    group.start_soon(save_when_quiet)
+                    group.start_soon(save_every_moment)
                 if args.follow and args.pid is not None:
                     group.start_soon(stop_after_pid, args.pid)
                 if args.follow:
@@ -334,16 +338,16 @@ async def _tail(args: argparse.Namespace) -> int:
                     for name, follower, skip in files:
                         await print_file(name, follower, skip)
                 group.cancel_scope.cancel()
-        if failure is not None:
-            raise failure
-    finally:
-        for _, follower, _ in files:
-            await follower.aclose()
-        # Whatever stopped us, the lines handed out were written: record them.
-        output.save()
-        if output.broken:
-            silence_stdout()
-            status = EXIT_BROKEN_PIPE if status == EXIT_OK else status
+            if failure is not None:
+                raise failure
+        finally:
+            for _, follower, _ in files:
+                await follower.aclose()
+            # Whatever stopped us, the lines handed out were written: record them.
+            output.save()
+            if output.broken:
+                silence_stdout()
+                status = EXIT_BROKEN_PIPE if status == EXIT_OK else status
     if status == EXIT_OK and unreadable:
         return EXIT_UNREADABLE
     return status
@@ -437,7 +441,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--checkpoint",
         metavar="CPFILE",
         help="resume after the lines a previous run printed, and record progress there "
-        "(atomically, on every stop and whenever the output goes quiet); it belongs to "
+        "(atomically, on every stop and every half second while following); it belongs to "
         "one FILE (one FILE only), and an unfinished last line is left for the run that "
         "sees it whole",
     )
