@@ -9,11 +9,13 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from utf8stream import read_checkpoint
 from utf8stream.apps.cli import main
 
 
@@ -601,3 +603,20 @@ def test_pid_stops_following_once_the_writer_has_exited(tmp_path: Path) -> None:
     finally:
         writer.kill()
         follow.proc.kill()
+
+
+def test_main_from_another_thread(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """An embedding program may call main() from a thread: no signal handling there."""
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(b"one\ntwo\n")
+    statuses: list[int] = []
+    worker = threading.Thread(
+        target=lambda: statuses.append(main(["tail", "--checkpoint", str(cp), str(log)]))
+    )
+    worker.start()
+    worker.join(20)
+    assert statuses == [0]
+    assert capsysbinary.readouterr().out == b"one\ntwo\n"
+    assert read_checkpoint(cp).offset == len(b"one\ntwo\n")
