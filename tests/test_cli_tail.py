@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import lzma
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from utf8stream import read_checkpoint
 from utf8stream.apps.cli import main
 
 
@@ -23,8 +29,9 @@ def test_last_lines_like_tail_n(
 ) -> None:
     log = tmp_path / "app.log"
     log.write_bytes(b"one\ntwo\nthr\xffee\nfour")
-    assert run(capsysbinary, "tail", "-n", "2", str(log)) == (0, "thr\ufffdee\nfour\n".encode())
-    assert run(capsysbinary, "tail", str(log))[1].count(b"\n") == 4
+    # As GNU tail: the last line has no newline, and none is added.
+    assert run(capsysbinary, "tail", "-n", "2", str(log)) == (0, "thr\ufffdee\nfour".encode())
+    assert run(capsysbinary, "tail", str(log)) == (0, "one\ntwo\nthr\ufffdee\nfour".encode())
 
 
 def test_checkpoint_runs_print_each_complete_line_once(
@@ -32,13 +39,13 @@ def test_checkpoint_runs_print_each_complete_line_once(
 ) -> None:
     log, cp = tmp_path / "app.log", tmp_path / "cp.json"
     log.write_bytes(b"a\nb\npartial")
+    # The unfinished line is left for the run that sees it whole: none is printed twice.
     assert run(capsysbinary, "tail", "-n", "100", "--checkpoint", str(cp), str(log)) == (
         0,
-        b"a\nb\npartial\n",
+        b"a\nb\n",
     )
     with open(log, "ab") as f:
         f.write(b" done\nc\n")
-    # The unfinished line is shown again, now whole; nothing else repeats.
     assert run(capsysbinary, "tail", "--checkpoint", str(cp), str(log)) == (
         0,
         b"partial done\nc\n",
@@ -75,14 +82,21 @@ def test_follow_prints_lines_as_they_come(tmp_path: Path) -> None:
         time.sleep(0.05)
         log.write_bytes(b"rotated\n")
         assert proc.stdout.readline() == b"rotated\n"
-    finally:
+        # SIGTERM ends it at once (it used to hang: anyio's worker thread never stopped).
         proc.terminate()
-        proc.wait(5)
+        assert proc.wait(5) == 143
+    finally:
+        proc.kill()
 
 
-def test_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["tail", str(tmp_path / "nope")]) == 2
-    assert "nope" in capsys.readouterr().err
+def test_missing_file_is_an_error_without_retry(tmp_path: Path) -> None:
+    missing = tmp_path / "nope"
+    for argv in ([], ["-f"], ["--retry"]):
+        result = tail(*argv, str(missing))
+        assert (result.returncode, result.stdout) == (1, b"")
+        assert result.stderr.decode().splitlines()[-1] == (
+            f"utf8stream: {missing}: cannot open for reading: No such file or directory"
+        )
 
 
 @pytest.mark.parametrize("policy", ["optu-8", "surrogateescape"])
@@ -105,3 +119,504 @@ def test_transcode_command(tmp_path: Path, capsysbinary: pytest.CaptureFixture[b
         0,
         src.read_bytes().decode("latin-1").encode("utf-8"),
     )
+
+
+# -- checkpoints: the real console script, real files --------------------------------
+
+UTF8STREAM = str(Path(sys.executable).with_name("utf8stream"))
+
+
+def tail(*argv: str, timeout: float = 20) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [UTF8STREAM, "tail", *argv], capture_output=True, timeout=timeout, check=False
+    )
+
+
+def one_error_line(result: subprocess.CompletedProcess[bytes], status: int) -> str:
+    """The one stderr line of a failed run (no traceback, nothing on stdout)."""
+    assert (result.returncode, result.stdout) == (status, b"")
+    lines = result.stderr.decode().splitlines()
+    assert len(lines) == 1, result.stderr
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b'{"version": 1, "path": "x", "offset": -5, "mid_line": false, "file": {}}',
+        b'{"version": 1, "path": "x", "offset": 0, "mid_line": false, "file": {"device": 1, '
+        b'"inode": 2, "head_length": 1e11, "head_sha256": "00"}}',
+        b"[" * 40_000,
+        b"\xff\xfe garbage",
+        b"",
+        b"[]",
+    ],
+)
+def test_damaged_checkpoint_is_one_clear_line(tmp_path: Path, content: bytes) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(b"line\n")
+    cp.write_bytes(content)
+    line = one_error_line(tail("--checkpoint", str(cp), str(log)), 2)
+    assert line.startswith(f"utf8stream: {cp}: not a usable checkpoint: ")
+    assert cp.read_bytes() == content  # left as it was, for the user to look at
+
+
+def test_checkpoint_of_another_file_is_refused(tmp_path: Path) -> None:
+    log, other, cp = tmp_path / "app.log", tmp_path / "other.log", tmp_path / "cp.json"
+    log.write_bytes(b"app\n")
+    other.write_bytes(b"secret\n")
+    assert tail("--checkpoint", str(cp), str(other)).stdout == b"secret\n"
+    line = one_error_line(tail("--checkpoint", str(cp), str(log)), 2)
+    assert line == (
+        f"utf8stream: {cp}: not a usable checkpoint: it is for another file ({other}), not {log}"
+    )
+
+
+def test_checkpoint_write_error_names_the_checkpoint(tmp_path: Path) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "no-such-dir" / "cp.json"
+    log.write_bytes(b"line\n")
+    result = tail("--checkpoint", str(cp), str(log))
+    assert result.returncode == 2
+    assert result.stderr.decode() == f"utf8stream: {cp}: No such file or directory\n"
+
+
+# -- the checkpoint is saved on every stop ---------------------------------------------
+
+
+def numbered(start: int, stop: int) -> bytes:
+    return b"".join(b"line %d\n" % i for i in range(start, stop))
+
+
+def start_following(log: Path, cp: Path, *extra: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [
+            *(UTF8STREAM, "tail", "-F", "-n", "100000", "--interval", "0.01"),
+            *("--checkpoint", str(cp), *extra, str(log)),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+
+
+def read_lines(proc: subprocess.Popen[bytes], count: int) -> list[bytes]:
+    assert proc.stdout is not None
+    return [proc.stdout.readline() for _ in range(count)]
+
+
+@pytest.mark.parametrize(
+    ("signum", "status"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)], ids=["TERM", "INT"]
+)
+def test_a_signal_saves_the_checkpoint(tmp_path: Path, signum: int, status: int) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(numbered(0, 100))
+    proc = start_following(log, cp)
+    try:
+        got = read_lines(proc, 100)
+        with open(log, "ab") as f:
+            f.write(numbered(100, 150))
+        got += read_lines(proc, 50)
+        proc.send_signal(signum)
+        assert proc.wait(10) == status
+    finally:
+        proc.kill()
+    assert proc.stdout is not None and proc.stderr is not None
+    got += proc.stdout.read().splitlines(keepends=True)
+    assert proc.stderr.read() == b""  # no traceback, no message
+    with open(log, "ab") as f:
+        f.write(numbered(150, 170))
+    again = tail("--checkpoint", str(cp), str(log))
+    assert again.returncode == 0
+    # Every line exactly once, over the two runs.
+    assert b"".join(got) + again.stdout == numbered(0, 170)
+
+
+def test_the_checkpoint_is_saved_when_the_output_goes_quiet(tmp_path: Path) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(numbered(0, 20_000))
+    proc = start_following(log, cp)
+    try:
+        got = read_lines(proc, 20_000)
+        time.sleep(1.5)  # quiet for longer than the idle save takes
+        proc.kill()  # no chance to save anything now
+        proc.wait(10)
+    finally:
+        proc.kill()
+    assert b"".join(got) == numbered(0, 20_000)
+    with open(log, "ab") as f:
+        f.write(numbered(20_000, 20_005))
+    assert tail("--checkpoint", str(cp), str(log)).stdout == numbered(20_000, 20_005)
+
+
+def test_a_closed_pipe_saves_what_was_delivered(tmp_path: Path) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(numbered(0, 200_000))
+    proc = subprocess.Popen(
+        [UTF8STREAM, "tail", "-n", "200000", "--checkpoint", str(cp), str(log)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    first = proc.stdout.readline()
+    proc.stdout.close()  # like | head -1
+    assert proc.wait(20) == 141
+    assert first == b"line 0\n"
+    assert proc.stderr.read() == b""
+    rest = tail("--checkpoint", str(cp), str(log)).stdout
+    # What the pipe took before it closed is not printed again; nothing is lost.
+    assert 100_000 < rest.count(b"\n") < 200_000
+    assert numbered(0, 200_000).endswith(rest) and rest.startswith(b"line ")
+
+
+# -- compressed rotated files are never printed as text --------------------------------
+
+COMPRESSORS = {
+    "gzip": gzip.compress,
+    "bzip2": bz2.compress,
+    "xz": lzma.compress,
+    # No compressor for these in the standard library: a frame header is what is looked
+    # at, followed here by bytes that would print as text if the file were read.
+    "zstd": lambda data: b"\x28\xb5\x2f\xfd" + data,
+    "lz4": lambda data: b"\x04\x22\x4d\x18" + data,
+}
+
+
+@pytest.mark.parametrize("method", list(COMPRESSORS))
+def test_delaycompress_rotation_while_stopped(tmp_path: Path, method: str) -> None:
+    """logrotate with delaycompress, between two runs: app.log.1 (the previous cycle)
+    becomes app.log.2.<ext>, compressed now, so newer than the file our checkpoint is in;
+    app.log becomes app.log.1; a new app.log is created."""
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    (tmp_path / "app.log.1").write_bytes(b"previous cycle\n")
+    log.write_bytes(b"a1\na2\n")
+    assert tail("--checkpoint", str(cp), str(log)).stdout == b"a1\na2\n"
+    with open(log, "ab") as f:
+        f.write(b"a3\n")
+    time.sleep(0.02)  # the compressed file is written after our file's last write
+    os.rename(tmp_path / "app.log.1", tmp_path / "app.log.2")
+    compressed = tmp_path / f"app.log.2.{method}"
+    compressed.write_bytes(COMPRESSORS[method]((tmp_path / "app.log.2").read_bytes()))
+    os.remove(tmp_path / "app.log.2")
+    os.rename(log, tmp_path / "app.log.1")
+    log.write_bytes(b"b1\n")
+    result = tail("--checkpoint", str(cp), str(log))
+    assert (result.returncode, result.stdout) == (0, b"a3\nb1\n")
+
+
+# -- notices on stderr, never fake lines on stdout ----------------------------------
+
+
+class Follow:
+    """``tail -F`` running on a file, its stdout and stderr read line by line."""
+
+    def __init__(self, *argv: str) -> None:
+        self.proc = subprocess.Popen(
+            [UTF8STREAM, "tail", "--interval", "0.01", *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+
+    def out(self) -> bytes:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.readline()
+
+    def err(self) -> str:
+        assert self.proc.stderr is not None
+        return self.proc.stderr.readline().decode()
+
+    def stop(self) -> tuple[int, bytes, bytes]:
+        self.proc.terminate()
+        try:
+            status = self.proc.wait(10)
+        finally:
+            self.proc.kill()
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        return status, self.proc.stdout.read(), self.proc.stderr.read()
+
+
+def test_follow_waits_for_a_missing_file(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    follow = Follow("-F", str(log))
+    try:
+        assert follow.err() == (
+            f"utf8stream: {log}: cannot open for reading: No such file or directory\n"
+        )
+        log.write_bytes(b"first\nsecond\n")
+        assert follow.err() == f"utf8stream: {log}: has appeared; following new file\n"
+        assert [follow.out(), follow.out()] == [b"first\n", b"second\n"]
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_follow_survives_the_file_vanishing_after_rotation(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"one\n")
+    follow = Follow("-F", str(log))
+    try:
+        assert follow.out() == b"one\n"
+        os.rename(log, tmp_path / "app.log.1")
+        assert follow.err() == (
+            f"utf8stream: {log}: has become inaccessible: No such file or directory\n"
+        )
+        time.sleep(0.2)  # many polls: still running, nothing more said
+        assert follow.proc.poll() is None
+        log.write_bytes(b"two\n")
+        assert follow.err() == f"utf8stream: {log}: has appeared; following new file\n"
+        assert follow.out() == b"two\n"
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_truncation_is_a_notice(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"before\n")
+    follow = Follow("-F", str(log))
+    try:
+        assert follow.out() == b"before\n"
+        os.truncate(log, 0)
+        assert follow.err() == f"utf8stream: {log}: file truncated\n"
+        with open(log, "ab") as f:
+            f.write(b"after\n")
+        assert follow.out() == b"after\n"
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+# -- line endings, long lines and malformed bytes passed through as they are -----------
+
+
+def test_line_endings_pass_through_unchanged(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    data = b"crlf\r\nlone\rcr inside\n\r\n\nlf\r\rlast, no newline"
+    log.write_bytes(data)
+    assert tail("-n", "100", str(log)).stdout == data
+    assert tail("-n", "2", str(log)).stdout == b"\nlf\r\rlast, no newline"
+    log.write_bytes(data + b"\n")
+    follow = Follow("-F", "-n", "100", str(log))
+    try:
+        assert b"".join(follow.out() for _ in range(5)) == data + b"\n"
+        with open(log, "ab") as f:
+            f.write(b"more\r\n")
+        assert follow.out() == b"more\r\n"
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_long_lines(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    long_line = "é" * 15  # 30 bytes
+    data = f"short\n{long_line}\r\nnext\n".encode()
+    log.write_bytes(data)
+
+    def run_with(*policy: str) -> subprocess.CompletedProcess[bytes]:
+        return tail("-n", "100", "--max-line-bytes", "8", *policy, str(log))
+
+    # Split (the default): read in pieces, printed unchanged.
+    assert run_with().stdout == data
+    assert run_with("--on-overlong", "split").stdout == data
+    truncated = run_with("--on-overlong", "truncate")
+    assert truncated.stdout == "short\néééé\nnext\n".encode()
+    notice = f"utf8stream: {log}: line at byte 6 longer than 8 bytes"
+    assert truncated.stderr.decode() == f"{notice}: truncated\n"
+    skipped = run_with("--on-overlong", "skip")
+    assert (skipped.stdout, skipped.stderr.decode()) == (b"short\nnext\n", f"{notice}: skipped\n")
+    raised = run_with("--on-overlong", "raise")
+    assert (raised.returncode, raised.stdout) == (1, b"short\n")
+    assert raised.stderr.decode() == f"utf8stream: {log}: line longer than 8 bytes\n"
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("replace", "a\ufffd\ufffdb\n\ufffd\n".encode()),
+        ("ignore", b"ab\n\n"),
+        ("backslashreplace", b"a\\xff\\xc0b\n\\xe2\\x82\n"),
+        ("surrogateescape", b"a\xff\xc0b\n\xe2\x82\n"),  # the bytes, as they were
+    ],
+)
+def test_errors_policy(tmp_path: Path, policy: str, expected: bytes) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"a\xff\xc0b\n\xe2\x82\n")
+    assert tail("--errors", policy, str(log)).stdout == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--max-line-bytes", "3"], "argument --max-line-bytes: must be at least 4"),
+        (["--max-line-bytes", "x"], "argument --max-line-bytes: must be an integer"),
+        (["--errors", "strict"], "argument --errors: invalid choice: 'strict'"),
+        (["--on-overlong", "wrap"], "argument --on-overlong: invalid choice: 'wrap'"),
+    ],
+)
+def test_option_values_are_checked(tmp_path: Path, argv: list[str], message: str) -> None:
+    result = tail(*argv, str(tmp_path / "app.log"))
+    assert result.returncode == 2
+    assert message in result.stderr.decode()
+
+
+def test_the_commands_defaults_are_the_librarys() -> None:
+    import inspect
+
+    from utf8stream.apps.cli import tail as tail_command
+    from utf8stream.apps.follow import FOLLOW_ERRORS, follow
+
+    default = inspect.signature(follow).parameters["max_line_bytes"].default
+    assert default == tail_command.DEFAULT_MAX_LINE_BYTES
+    assert tail_command.ERROR_POLICIES == FOLLOW_ERRORS
+
+
+# -- GNU tail's options ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["-n", "+3"], b"3\n4\n"),
+        (["-n", "+1"], b"1\n2\n3\n4\n"),
+        (["-n", "+0"], b"1\n2\n3\n4\n"),
+        (["-n", "+9"], b""),
+        (["-n", "2"], b"3\n4\n"),
+        (["-n", "-2"], b"3\n4\n"),
+        (["-n", "0"], b""),
+        (["--lines=+4"], b"4\n"),
+    ],
+)
+def test_lines_from_the_end_or_from_line_n(
+    tmp_path: Path, argv: list[str], expected: bytes
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"1\n2\n3\n4\n")
+    assert tail(*argv, str(log)).stdout == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["-c", "6"], b"world\n"),
+        (["-c", "+8"], b"world\n"),
+        (["-c", "+1"], "héllo\nworld\n".encode()),
+        (["-c", "100"], "héllo\nworld\n".encode()),
+        (["-c", "+3"], "\ufffdllo\nworld\n".encode()),  # byte 3 is inside the é
+        (["-c", "+3", "--errors", "surrogateescape"], "héllo\nworld\n".encode()[2:]),
+        (["-c", "11"], "\ufffdllo\nworld\n".encode()),
+    ],
+)
+def test_bytes_from_the_end_or_from_byte_n(
+    tmp_path: Path, argv: list[str], expected: bytes
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes("héllo\nworld\n".encode())
+    assert tail(*argv, str(log)).stdout == expected
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["-n", "x"], "argument -n/--lines: must be N (the last N) or +N (from the Nth on)"),
+        (["-n", "+-1"], "argument -n/--lines: must be N"),
+        (["-c", "1.5"], "argument -c/--bytes: must be N"),
+        (["--offset", "-5"], "argument --offset: must be a non-negative integer, not '-5'"),
+        (["-s", "0"], "argument -s/--sleep-interval: must be a positive number, not '0'"),
+        (["-s", "nan"], "argument -s/--sleep-interval: must be a positive number"),
+        (["--pid", "0"], "argument --pid: must be a positive integer, not '0'"),
+        (["-n", "1", "-c", "1"], "argument -c/--bytes: not allowed with argument -n/--lines"),
+        (["-q", "-v"], "argument -v/--verbose: not allowed with argument -q"),
+    ],
+)
+def test_gnu_option_values_are_checked(tmp_path: Path, argv: list[str], message: str) -> None:
+    result = tail(*argv, str(tmp_path / "app.log"))
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert message in result.stderr.decode()
+    assert "Traceback" not in result.stderr.decode()
+
+
+def test_several_files_have_headers(tmp_path: Path) -> None:
+    a, b, empty = tmp_path / "a", tmp_path / "b", tmp_path / "empty"
+    a.write_bytes(b"a1\na2\n")
+    b.write_bytes(b"b1\n")
+    empty.write_bytes(b"")
+    result = tail("-n", "1", str(a), str(empty), str(b))
+    assert result.stdout == (f"==> {a} <==\na2\n\n==> {empty} <==\n\n==> {b} <==\nb1\n".encode())
+    assert tail("-q", "-n", "1", str(a), str(b)).stdout == b"a2\nb1\n"
+    assert tail("-v", "-n", "1", str(a)).stdout == f"==> {a} <==\na2\n".encode()
+    assert tail("-n", "1", str(a)).stdout == b"a2\n"
+
+
+def test_a_missing_file_among_several(tmp_path: Path) -> None:
+    a, missing, b = tmp_path / "a", tmp_path / "missing", tmp_path / "b"
+    a.write_bytes(b"a1\n")
+    b.write_bytes(b"b1\n")
+    result = tail(str(a), str(missing), str(b))
+    assert (result.returncode, result.stdout) == (
+        1,
+        f"==> {a} <==\na1\n\n==> {b} <==\nb1\n".encode(),
+    )
+    assert result.stderr.decode() == (
+        f"utf8stream: {missing}: cannot open for reading: No such file or directory\n"
+    )
+
+
+def test_following_several_files_says_which_each_line_is_from(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"")
+    b.write_bytes(b"")
+    follow = Follow("-F", str(a), str(b))
+    try:
+        time.sleep(0.3)  # both are open
+        for path, line in ((a, b"x\n"), (b, b"y\n"), (b, b"y2\n"), (a, b"z\n")):
+            with open(path, "ab") as f:
+                f.write(line)
+            time.sleep(0.2)
+        expected = f"==> {a} <==\nx\n\n==> {b} <==\ny\ny2\n\n==> {a} <==\nz\n".encode()
+        assert b"".join(follow.out() for _ in range(expected.count(b"\n"))) == expected
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_checkpoint_belongs_to_one_file(tmp_path: Path) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.write_bytes(b"a\n")
+    b.write_bytes(b"b\n")
+    result = tail("--checkpoint", str(tmp_path / "cp.json"), str(a), str(b))
+    assert one_error_line(result, 2) == (
+        "utf8stream: --checkpoint records one file: give each FILE its own run and checkpoint"
+    )
+
+
+def test_pid_stops_following_once_the_writer_has_exited(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"start\n")
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    follow = Follow("-f", "-s", "0.05", "--pid", str(writer.pid), str(log))
+    try:
+        assert follow.out() == b"start\n"
+        with open(log, "ab") as f:
+            f.write(b"last words\nunfinished")
+        writer.kill()
+        writer.wait()
+        status = follow.proc.wait(10)
+        assert follow.proc.stdout is not None
+        assert (status, follow.out() + follow.proc.stdout.read()) == (
+            0,
+            b"last words\nunfinished",
+        )
+    finally:
+        writer.kill()
+        follow.proc.kill()
+
+
+def test_main_from_another_thread(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """An embedding program may call main() from a thread: no signal handling there."""
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(b"one\ntwo\n")
+    statuses: list[int] = []
+    worker = threading.Thread(
+        target=lambda: statuses.append(main(["tail", "--checkpoint", str(cp), str(log)]))
+    )
+    worker.start()
+    worker.join(20)
+    assert statuses == [0]
+    assert capsysbinary.readouterr().out == b"one\ntwo\n"
+    assert read_checkpoint(cp).offset == len(b"one\ntwo\n")

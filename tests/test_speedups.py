@@ -458,22 +458,22 @@ def test_records_fill_the_slots_last_first_outside_the_collector() -> None:
 
     identity = FileIdentity(1, 2)
     accel = decoder_module.accelerator()
-    out = accel.records(Line, _LINE_SLOTS, ["a", "b", "c"], [0, 2, 4, 6], identity, "p")
+    out = accel.records(Line, _LINE_SLOTS, ["a", "b", "c"], [0, 2, 4, 6], identity, "p", True)
     assert out == [
         Line("c", 4, identity, "p"),
         Line("b", 2, identity, "p"),
         Line("a", 0, identity, "p"),
     ]
     assert not any(gc.is_tracked(r) for r in out)
-    assert accel.records(Line, _LINE_SLOTS, [], [0], identity, "p") == []
+    assert accel.records(Line, _LINE_SLOTS, [], [0], identity, "p", True) == []
     with pytest.raises(ValueError, match="fewer offsets"):
-        accel.records(Line, _LINE_SLOTS, ["a", "b"], [0], identity, "p")
+        accel.records(Line, _LINE_SLOTS, ["a", "b"], [0], identity, "p", True)
     with pytest.raises(ValueError, match="one slot per column"):
         accel.records(Line, _LINE_SLOTS, ["a"], [0], identity)
     with pytest.raises(TypeError, match="slot descriptors"):
         accel.records(Line, (Line.__dict__["text"], "x", 1, 2), ["a"], [0], identity, "p")
     with pytest.raises(TypeError, match="slot descriptors"):
-        accel.records(FileIdentity, _LINE_SLOTS, ["a"], [0], identity, "p")
+        accel.records(FileIdentity, _LINE_SLOTS, ["a"], [0], identity, "p", True)
 
 
 def test_runs_of_two_and_three_byte_characters_with_intruders_at_every_alignment() -> None:

@@ -3,6 +3,7 @@ restarts and cancellation (issue 5).  Writers run as concurrent tasks."""
 
 from __future__ import annotations
 
+import gzip
 import os
 import random
 import re
@@ -18,6 +19,7 @@ from utf8stream.apps.follow import (
     FollowCheckpoint,
     Follower,
     Line,
+    Notice,
     follow,
     write_checkpoint,
 )
@@ -417,7 +419,7 @@ async def test_randomised_write_rotate_truncate_restart(tmp_path: Path) -> None:
 
 def test_write_checkpoint_is_atomic(tmp_path: Path) -> None:
     target = tmp_path / "cp.json"
-    cp = FollowCheckpoint("/var/log/x", FileIdentity(1, 2, 3, "ab"), 42, False)
+    cp = FollowCheckpoint("/var/log/x", FileIdentity(1, 2, 3, "ab" * 32), 42, False)
     write_checkpoint(cp, target)
     assert FollowCheckpoint.from_json(target.read_text()) == cp
     assert [p.name for p in tmp_path.iterdir()] == ["cp.json"]  # no temporary left behind
@@ -569,3 +571,230 @@ async def test_replacements_never_make_or_hide_a_line_end(
     ) as lines:
         got = [line.text async for line in lines]
     assert got == expected
+
+
+def test_a_compressed_file_on_the_checkpoints_inode_is_not_ours(tmp_path: Path) -> None:
+    """A rotated file compressed on a reused inode: never drained as text."""
+    compressed = tmp_path / "app.log.1.gz"
+    compressed.write_bytes(gzip.compress(b"old line\n"))
+    plain = tmp_path / "app.log.2"
+    plain.write_bytes(b"old line\n")
+    for candidate, found in ((compressed, None), (plain, plain)):
+        st = candidate.stat()
+        identity = FileIdentity(st.st_dev, st.st_ino)
+        assert tail_module._find_rotated(tmp_path / "app.log", identity) == found
+
+
+# -- notices: what is not a line is told, not printed ------------------------------------
+
+
+async def test_truncation_is_a_notice_not_a_line_of_replacement_characters(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tail_module, "READ_SIZE", 64)
+    path = tmp_path / "app.log"
+    lines_in = [f"line {i:03d} " + "x" * 22 for i in range(20)]  # 32 bytes with "\n"
+    path.write_bytes("".join(line + "\n" for line in lines_in).encode())
+    events: list[Malformed] = []
+    notices: list[Notice] = []
+    async with follow(
+        path,
+        start="beginning",
+        poll_interval=POLL,
+        on_malformed=events.append,
+        on_notice=notices.append,
+    ) as lines:
+        assert await take(lines, 1) == lines_in[:1]  # the read held two whole lines
+        os.truncate(path, 0)
+        append(path, b"after truncation\n")
+        assert await take(lines, 2) == [lines_in[1], "after truncation"]
+    assert [e.kind for e in events] == [MalformedKind.LOST_BYTES]
+    lost = 18 * 32
+    assert notices == [
+        Notice("truncated", str(path), f"file truncated; {lost} bytes not read were lost")
+    ]
+
+
+async def test_a_missing_file_is_waited_for_with_retry(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    with pytest.raises(FileNotFoundError):
+        async with follow(path, poll_interval=POLL) as lines:
+            await lines.__anext__()
+    notices: list[Notice] = []
+    async with follow(path, poll_interval=POLL, retry=True, on_notice=notices.append) as lines:
+        assert await nothing_more(lines)
+        path.write_bytes(b"first\nsecond\n")  # a new file: read from its start
+        assert await take(lines, 2) == ["first", "second"]
+    assert notices == [
+        Notice("inaccessible", str(path), "cannot open for reading: No such file or directory"),
+        Notice("appeared", str(path), "has appeared; following new file"),
+    ]
+
+
+async def test_a_path_gone_after_rotation_is_told_and_waited_for(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"one\n")
+    notices: list[Notice] = []
+    async with follow(
+        path, start="beginning", poll_interval=POLL, on_notice=notices.append
+    ) as lines:
+        assert await take(lines, 1) == ["one"]
+        os.rename(path, tmp_path / "app.log.1")
+        assert await nothing_more(lines)
+        path.mkdir()  # not a file we can read: still waiting
+        assert await nothing_more(lines)
+        path.rmdir()
+        path.write_bytes(b"two\n")
+        assert await take(lines, 1) == ["two"]
+        os.rename(path, tmp_path / "app.log.2")
+        path.write_bytes(b"three\n")
+        assert await take(lines, 1) == ["three"]
+    gone = "has become inaccessible: No such file or directory"
+    assert [(n.kind, n.message) for n in notices] == [
+        ("inaccessible", gone),
+        ("inaccessible", "has become inaccessible: Is a directory"),
+        ("appeared", "has appeared; following new file"),
+        ("replaced", "has been replaced; following new file"),
+    ]
+
+
+async def test_lines_say_whether_a_newline_ended_them(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"a\r\nb\n" + "é".encode() * 10 + b"\nlast")
+    async with follow(
+        path, start="beginning", max_line_bytes=7, until_eof=True, newline="\n"
+    ) as lines:
+        got = [(line.text, line.terminated) async for line in lines]
+    assert got == [
+        ("a\r", True),
+        ("b", True),
+        ("ééé", False),  # pieces of the split line: joined, they are the line
+        ("ééé", False),
+        ("ééé", False),
+        ("é", True),
+        ("last", False),
+    ]
+    # Many lines at once (the bulk path, in C with the accelerator) are terminated too.
+    path.write_bytes(b"x\n" * 1000)
+    async with follow(path, start="beginning", until_eof=True) as lines:
+        assert {line.terminated async for line in lines} == {True}
+
+
+async def test_last_bytes_and_stop_at_end(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes("x€y\nnext\n".encode())
+    async with follow(path, last_bytes=9, gap_at_start=False, until_eof=True) as lines:
+        assert [line.text async for line in lines] == ["\ufffd\ufffdy", "next"]
+    async with follow(path, last_bytes=9, until_eof=True) as lines:  # one U+FFFD: a gap
+        assert [line.text async for line in lines] == ["\ufffdy", "next"]
+    async with follow(path, poll_interval=POLL) as lines:
+        assert await nothing_more(lines)
+        append(path, b"written last\nunfinished")
+        lines.stop_at_end()
+        with anyio.fail_after(5):
+            got = [(line.text, line.terminated) async for line in lines]
+    assert got == [("written last", True), ("unfinished", False)]
+
+
+@pytest.mark.parametrize("policy", ["truncate", "skip", "raise"])
+@pytest.mark.parametrize("newline", [None, "\r\n"], ids=["universal", "crlf"])
+@pytest.mark.parametrize("length", [15, 31], ids=["first-read", "later-read"])
+async def test_a_read_ending_inside_an_overlong_lines_newline_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str, newline: str | None, length: int
+) -> None:
+    """Issue 12: reads of 16 bytes end right after the ``\\r`` of the overlong line's
+    ``\\r\\n`` (or lone ``\\r``); the line after it must still come, whole."""
+    monkeypatch.setattr(tail_module, "READ_SIZE", 16)
+    path = tmp_path / "app.log"
+    ending = b"\r\n" if newline else b"\r"
+    # (A \r at the very end would wait for what follows: the last line ends in \n.)
+    last = b"last\r\n" if newline else b"last\n"
+    path.write_bytes(b"y" * length + ending + b"next" + ending + last)
+    got: list[str] = []
+    raised = 0
+    async with follow(
+        path,
+        start="beginning",
+        newline=newline,
+        max_line_bytes=8,
+        on_overlong=policy,
+        poll_interval=POLL,
+    ) as lines:
+        with anyio.fail_after(5):
+            while "last" not in got:
+                try:
+                    got.append((await lines.__anext__()).text)
+                except LineTooLong:
+                    raised += 1
+        assert lines.checkpoint().offset == path.stat().st_size
+    assert got == (["y" * 8] if policy == "truncate" else []) + ["next", "last"]
+    assert raised == (policy == "raise")
+
+
+async def test_a_line_at_the_limit_before_a_cut_crlf_is_not_overlong(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tail_module, "READ_SIZE", 9)
+    path = tmp_path / "app.log"
+    path.write_bytes(b"12345678\r\nnext\r\n")  # the first read ends after the \r
+    async with follow(
+        path, start="beginning", max_line_bytes=8, on_overlong="skip", until_eof=True
+    ) as lines:
+        assert [line.text async for line in lines] == ["12345678", "next"]
+        assert lines.statistics()["overlong"] == 0
+
+
+def _char_cut(content: bytes, limit: int) -> int:
+    """The oracle's cut: the last character start at or before ``limit`` (valid UTF-8)."""
+    cut = limit
+    while cut and 0x80 <= content[cut] <= 0xBF:
+        cut -= 1
+    return cut
+
+
+@pytest.mark.parametrize("seed", range(3))  # universal newlines, "\r\n", "\n"
+@pytest.mark.parametrize("policy", ["truncate", "skip", "split"])
+async def test_overlong_lines_at_every_read_size(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, seed: int, policy: str
+) -> None:
+    rng = random.Random(seed)
+    newline = [None, "\r\n", "\n"][seed % 3]
+    endings = [b"\r\n", b"\r", b"\n"] if newline is None else [newline.encode()]
+    limit = 8
+    contents = [
+        "".join(rng.choice(["a", "é", "€", "🐍"]) for _ in range(rng.randrange(12))).encode()
+        for _ in range(40)
+    ]
+    data = b""
+    for i, content in enumerate(contents):
+        if not content and data.endswith(b"\r"):
+            contents[i] = content = b"a"  # \r then an empty line's \n would be one \r\n
+        data += content + rng.choice(endings)
+    if data.endswith(b"\r"):
+        data += b"\n"  # a last lone \r would wait for what follows it
+    expected: list[str] = []
+    for content in contents:
+        if len(content) <= limit or policy == "split":
+            expected.append(content.decode())
+        elif policy == "truncate":
+            expected.append(content[: _char_cut(content, limit)].decode())
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    for read_size in (1, 4, 16):
+        monkeypatch.setattr(tail_module, "READ_SIZE", read_size)
+        got: list[str] = []
+        async with follow(
+            path,
+            start="beginning",
+            newline=newline,
+            max_line_bytes=limit,
+            on_overlong=policy,
+            until_eof=True,
+        ) as lines:
+            piece = ""
+            async for line in lines:
+                piece += line.text
+                if line.terminated:  # split pieces are joined back into their line
+                    got.append(piece)
+                    piece = ""
+        assert got == expected, read_size

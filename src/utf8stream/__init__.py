@@ -45,11 +45,14 @@ if TYPE_CHECKING:
     from .aio.trio_stream import ValidUtf8ReceiveStream as ValidUtf8ReceiveStream
     from .apps.files import atranscode_file, open_text
     from .apps.follow import (
+        CheckpointError,
         FileIdentity,
         FollowCheckpoint,
         Follower,
         Line,
+        Notice,
         follow,
+        read_checkpoint,
         write_checkpoint,
     )
 
@@ -64,7 +67,17 @@ _LAZY = {
     "atranscode_file": "apps.files",
     "open_text": "apps.files",
     **dict.fromkeys(
-        ["FileIdentity", "FollowCheckpoint", "Follower", "Line", "follow", "write_checkpoint"],
+        [
+            "CheckpointError",
+            "FileIdentity",
+            "FollowCheckpoint",
+            "Follower",
+            "Line",
+            "Notice",
+            "follow",
+            "read_checkpoint",
+            "write_checkpoint",
+        ],
         "apps.follow",
     ),
     # Needs the trio extra: importing it without trio raises ModuleNotFoundError naming it.
@@ -88,6 +101,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "CheckpointError",
     "DecoderCheckpoint",
     "DecoderStatistics",
     "FileIdentity",
@@ -100,6 +114,7 @@ __all__ = [
     "LineTooLong",
     "Malformed",
     "MalformedKind",
+    "Notice",
     "SameFileError",
     "StreamStatistics",
     "TranscodeSummary",
@@ -120,6 +135,7 @@ __all__ = [
     "follow",
     "next_char_start",
     "open_text",
+    "read_checkpoint",
     "split_points",
     "transcode_file",
     "use_accelerator",

@@ -24,6 +24,8 @@ same directory and drains it first.
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import hashlib
 import json
 import os
@@ -44,7 +46,18 @@ from ..core.decoder import Utf8Decoder, accelerator
 from ..core.events import Malformed
 from ..core.lines import OVERLONG_POLICIES, LineTooLong
 
-__all__ = ["FileIdentity", "FollowCheckpoint", "Follower", "Line", "follow", "write_checkpoint"]
+__all__ = [
+    "NOTICE_KINDS",
+    "CheckpointError",
+    "FileIdentity",
+    "FollowCheckpoint",
+    "Follower",
+    "Line",
+    "Notice",
+    "follow",
+    "read_checkpoint",
+    "write_checkpoint",
+]
 
 READ_SIZE = 1 << 20
 FINGERPRINT_BYTES = 1024
@@ -72,19 +85,52 @@ class FileIdentity:
         return (st.st_dev, st.st_ino) == (self.device, self.inode)
 
 
+#: What a ``Notice`` can be about.
+NOTICE_KINDS = ("inaccessible", "appeared", "replaced", "truncated", "overlong")
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something met while following that is not a line, told in GNU tail's words.
+
+    ``kind`` is one of ``NOTICE_KINDS``: ``"inaccessible"`` (the path cannot be opened,
+    now or after a rotation: the follower waits and retries), ``"appeared"`` (it can be
+    again; the new file is read from its start), ``"replaced"`` (rotated: the new file
+    at the path is followed once the old one is drained), ``"truncated"`` (the file
+    shrank or was rewritten: reading starts again at its beginning), ``"overlong"`` (a
+    line passed ``max_line_bytes`` and was truncated or skipped; split lines lose
+    nothing and come as pieces with ``terminated=False``, ``"raise"`` raises).
+    ``path`` is the path followed; ``message`` is a sentence for a human.
+    """
+
+    kind: str
+    path: str
+    message: str
+
+
 @dataclass(frozen=True, slots=True)
 class Line:
-    """One line (without its newline), the offset of its first byte, and its file."""
+    """One line (without its newline), the offset of its first byte, and its file.
+
+    ``terminated`` is false when no newline ended it: the unfinished last line shown by
+    ``until_eof``, the last line of a file left behind by rotation or truncation, a
+    piece of an overlong line split by ``on_overlong="split"`` (the pieces joined are
+    the line).
+    """
 
     text: str
     offset: int
     file: FileIdentity
     path: str = ""
+    terminated: bool = True
 
 
 @dataclass(frozen=True)
 class FollowCheckpoint:
     """Where to resume: just past the last line delivered, in which file.
+
+    ``path`` is the (absolute) path followed, even while a file rotated away from it is
+    being read: a follower resumes only a checkpoint of the path it follows.
 
     ``mid_line`` is true when that was a piece of an overlong line split at a character
     boundary (the rest of the line follows, without a gap).
@@ -111,27 +157,148 @@ class FollowCheckpoint:
         return json.dumps(record, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> FollowCheckpoint:
-        raw = json.loads(text)
-        if not isinstance(raw, dict) or raw.get("version") != 1:
-            raise ValueError("not a utf8stream follow checkpoint (version 1)")
-        return cls(
-            path=raw["path"],
-            file=FileIdentity(**raw["file"]),
-            offset=int(raw["offset"]),
-            mid_line=bool(raw.get("mid_line", False)),
+    def from_json(cls, text: str | bytes) -> FollowCheckpoint:
+        """Parse what ``to_json`` wrote; anything else raises ``CheckpointError``.
+
+        The text comes from a file anyone may have edited or damaged: the key set and
+        every type are exact (``true`` is not a number), numbers are bounded, and a text
+        over ``CHECKPOINT_MAX_BYTES`` or nested too deeply is refused before it can cost
+        memory or a ``RecursionError``.
+        """
+        if len(text) > CHECKPOINT_MAX_BYTES:
+            raise CheckpointError(f"larger than {CHECKPOINT_MAX_BYTES} bytes")
+        try:
+            raw = json.loads(text)
+        except RecursionError:
+            raise CheckpointError("nested too deeply") from None
+        except ValueError as exc:  # also UnicodeDecodeError and overlong integer literals
+            raise CheckpointError(f"not JSON ({exc})") from None
+        version = raw.get("version") if isinstance(raw, dict) else None
+        if (
+            isinstance(raw, dict)
+            and "version" in raw
+            and (type(version) is not int or version != 1)
+        ):
+            raise CheckpointError(f"unknown version {_shown(version)} (expected 1)")
+        record = _expect_object(raw, _CHECKPOINT_KEYS, "the checkpoint")
+        file = _expect_object(record["file"], _IDENTITY_KEYS, '"file"')
+        mid_line = record["mid_line"]
+        if type(mid_line) is not bool:
+            raise CheckpointError(f'"mid_line" must be true or false, not {_shown(mid_line)}')
+        checkpoint = cls(
+            path=_expect_path(record["path"]),
+            file=FileIdentity(
+                device=_expect_int(file, "device", _ID_LIMIT),
+                inode=_expect_int(file, "inode", _ID_LIMIT),
+                head_length=_expect_int(file, "head_length", FINGERPRINT_BYTES + 1),
+                head_sha256=_expect_digest(file["head_sha256"]),
+            ),
+            offset=_expect_int(record, "offset", _OFFSET_LIMIT),
+            mid_line=mid_line,
         )
+        return checkpoint
+
+
+class CheckpointError(ValueError):
+    """A checkpoint that cannot be used: damaged, hostile, or for another file."""
+
+
+#: A checkpoint is about 300 bytes; anything much larger is not one.
+CHECKPOINT_MAX_BYTES = 1 << 16
+_CHECKPOINT_KEYS = frozenset({"version", "path", "offset", "mid_line", "file"})
+_IDENTITY_KEYS = frozenset({"device", "inode", "head_length", "head_sha256"})
+#: Offsets are ``off_t`` (signed 64 bits); device and inode numbers are unsigned 64 bits.
+_OFFSET_LIMIT = 1 << 63
+_ID_LIMIT = 1 << 64
+_DIGEST = re.compile(r"[0-9a-f]{64}")
+
+
+def _shown(value: object) -> str:
+    """A value for a message, cut short: it comes from a file, and may be huge."""
+    text = (
+        json.dumps(value) if isinstance(value, (str, int, float, bool)) else type(value).__name__
+    )
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _expect_object(value: object, keys: frozenset[str], what: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise CheckpointError(f"{what} must be a JSON object, not {_shown(value)}")
+    missing, extra = keys - value.keys(), value.keys() - keys
+    if missing:
+        raise CheckpointError(f"{what} lacks {', '.join(sorted(missing))}")
+    if extra:
+        names = ", ".join(_shown(k) for k in sorted(extra)[:3])
+        raise CheckpointError(f"{what} has unknown keys: {names}")
+    return value
+
+
+def _expect_int(record: dict[str, Any], key: str, limit: int) -> int:
+    value = record[key]
+    if type(value) is not int or not 0 <= value < limit:
+        raise CheckpointError(
+            f'"{key}" must be an integer from 0 to {limit - 1}, not {_shown(value)}'
+        )
+    return value
+
+
+def _expect_digest(value: object) -> str:
+    if not isinstance(value, str) or not _DIGEST.fullmatch(value):
+        raise CheckpointError(f'"head_sha256" must be 64 hex digits, not {_shown(value)}')
+    return value
+
+
+def _expect_path(value: object) -> str:
+    if not isinstance(value, str) or not value or "\0" in value:
+        raise CheckpointError(f'"path" must be a file name, not {_shown(value)}')
+    try:
+        os.fsencode(value)
+    except UnicodeError:
+        raise CheckpointError(f'"path" is not a file name: {_shown(value)}') from None
+    return value
+
+
+def _validated(checkpoint: FollowCheckpoint) -> FollowCheckpoint:
+    """``checkpoint`` if a program-built one is as sane as a parsed one must be."""
+    return FollowCheckpoint.from_json(checkpoint.to_json())
+
+
+def read_checkpoint(path: str | os.PathLike[str]) -> FollowCheckpoint:
+    """Read a checkpoint written by ``write_checkpoint``; ``CheckpointError`` if unusable.
+
+    At most ``CHECKPOINT_MAX_BYTES`` are read, whatever the file holds.
+    """
+    with open(path, "rb") as f:
+        data = f.read(CHECKPOINT_MAX_BYTES + 1)
+    return FollowCheckpoint.from_json(data)
 
 
 def write_checkpoint(checkpoint: FollowCheckpoint, path: str | os.PathLike[str]) -> None:
-    """Write ``checkpoint`` to ``path`` atomically (temporary file, fsync, rename)."""
+    """Write ``checkpoint`` to ``path`` atomically (temporary file, fsync, rename).
+
+    An ``OSError`` names ``path`` (not the temporary file, which is removed).
+    """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(checkpoint.to_json())
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, target)
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(checkpoint.to_json())
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
+
+
+def _open_regular(path: str) -> int:
+    """``os.open`` for reading, refusing a directory (it opens, but cannot be read)."""
+    fd = os.open(path, os.O_RDONLY)
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    return fd
 
 
 def _fingerprint(head: bytes) -> tuple[int, str]:
@@ -155,10 +322,32 @@ def _matches(fd: int, identity: FileIdentity) -> bool:
     return _fingerprint(head) == (identity.head_length, identity.head_sha256)
 
 
+#: The first bytes of a compressed file: gzip, bzip2 (a block or an empty stream), xz,
+#: zstd, lz4.  A rotated log compressed by logrotate must never be read as text.
+_COMPRESSED = re.compile(
+    rb"\x1f\x8b|BZh[1-9](?:\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)"
+    rb"|\xfd7zXZ\x00|\x28\xb5\x2f\xfd|\x04\x22\x4d\x18"
+)
+
+
+def _is_compressed(path: Path) -> bool:
+    """Whether ``path`` starts like a compressed file (unreadable: treated as one).
+
+    Such a rotated file is skipped, never printed as text; reading what it holds
+    (decompressing it) is left to a later version.
+    """
+    try:
+        with open(path, "rb") as f:
+            return _COMPRESSED.match(f.read(10)) is not None
+    except OSError:
+        return True
+
+
 def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
     """A file in ``path``'s directory with ``identity``'s device and inode.
 
     Whether its first bytes still match the fingerprint decides where reading resumes.
+    A compressed file is never it, even on a reused inode.
     """
     try:
         candidates = sorted(path.parent.iterdir())
@@ -169,7 +358,12 @@ def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
             st = candidate.stat()
         except OSError:
             continue
-        if identity.same_inode(st) and candidate.is_file() and candidate != path:
+        if (
+            identity.same_inode(st)
+            and candidate.is_file()
+            and candidate != path
+            and not _is_compressed(candidate)
+        ):
             return candidate
     return None
 
@@ -229,12 +423,14 @@ class _Open:
 
 
 #: A queued result: (text, or a LineTooLong to raise, or None for a skipped line; the
-#: line's offset; the offset just past it; its file; its path; whether it ends mid-line).
-#: Handing it out moves the checkpoint to ``end``.
-_Item = tuple[str | LineTooLong | None, int, int, FileIdentity, str, bool]
+#: line's offset; the offset just past it; its file; its path; whether it ends mid-line;
+#: whether a newline ended it).  Handing it out moves the checkpoint to ``end``.
+_Item = tuple[str | LineTooLong | None, int, int, FileIdentity, str, bool, bool]
 
 _new_object = object.__new__
-_LINE_SLOTS = tuple(Line.__dict__[name] for name in ("text", "offset", "file", "path"))
+_LINE_SLOTS = tuple(
+    Line.__dict__[name] for name in ("text", "offset", "file", "path", "terminated")
+)
 _LINE_SETTERS = [slot.__set__ for slot in _LINE_SLOTS]
 
 
@@ -262,13 +458,12 @@ class _Block:
     after ``k`` lines were handed out the checkpoint is ``offsets[k]``.
     """
 
-    __slots__ = ("file", "lines", "offsets", "path")
+    __slots__ = ("file", "lines", "offsets")
 
-    def __init__(self, lines: list[Line], offsets: list[int], file: FileIdentity, path: str):
+    def __init__(self, lines: list[Line], offsets: list[int], file: FileIdentity):
         self.lines = lines
         self.offsets = offsets
         self.file = file
-        self.path = path
 
     def handed(self) -> int:
         return len(self.offsets) - 1 - len(self.lines)
@@ -278,21 +473,22 @@ def _records(texts: list[str], offsets: list[int], file: FileIdentity, path: str
     """``Line`` records for ``texts`` (at ``offsets``), last first."""
     accel = accelerator()
     if accel is not None:
-        records: list[Line] = accel.records(Line, _LINE_SLOTS, texts, offsets, file, path)
+        records: list[Line] = accel.records(Line, _LINE_SLOTS, texts, offsets, file, path, True)
         return records
     lines = [_line(text, offset, file, path) for text, offset in zip(texts, offsets, strict=False)]
     lines.reverse()
     return lines
 
 
-def _line(text: str, offset: int, file: FileIdentity, path: str) -> Line:
+def _line(text: str, offset: int, file: FileIdentity, path: str, terminated: bool = True) -> Line:
     """``Line(...)`` without the frozen-dataclass ``__init__`` cost (one per line)."""
     line: Line = _new_object(Line)
-    set_text, set_offset, set_file, set_path = _LINE_SETTERS
+    set_text, set_offset, set_file, set_path, set_terminated = _LINE_SETTERS
     set_text(line, text)
     set_offset(line, offset)
     set_file(line, file)
     set_path(line, path)
+    set_terminated(line, terminated)
     return line
 
 
@@ -310,6 +506,8 @@ class Follower:
         *,
         start: str | int = "end",
         last_lines: int = 0,
+        last_bytes: int | None = None,
+        gap_at_start: bool = True,
         checkpoint: FollowCheckpoint | None = None,
         poll_interval: float = 0.25,
         newline: str | None = None,
@@ -318,6 +516,8 @@ class Follower:
         errors: str = "replace",
         on_malformed: Callable[[Malformed], object] | None = None,
         until_eof: bool = False,
+        retry: bool = False,
+        on_notice: Callable[[Notice], object] | None = None,
     ) -> None:
         if on_overlong not in OVERLONG_POLICIES:
             raise ValueError(f"on_overlong must be one of {OVERLONG_POLICIES}")
@@ -329,13 +529,25 @@ class Follower:
             raise ValueError("start must be 'end', 'beginning' or a byte offset")
         if last_lines < 0:
             raise ValueError("last_lines must be non-negative")
+        if last_bytes is not None and last_bytes < 0:
+            raise ValueError("last_bytes must be non-negative")
         if errors not in FOLLOW_ERRORS:
             raise ValueError(
                 f"errors must be one of {FOLLOW_ERRORS}: one bad byte never stops a follower"
             )
         self.path = os.fspath(path)
+        #: What checkpoints record: the file followed, not the rotated file being read.
+        self._followed = os.path.abspath(self.path)
+        if checkpoint is not None:
+            checkpoint = _validated(checkpoint)
+            if os.path.realpath(checkpoint.path) != os.path.realpath(self.path):
+                raise CheckpointError(
+                    f"it is for another file ({checkpoint.path}), not {self.path}"
+                )
         self._start = start
         self._last_lines = last_lines
+        self._last_bytes = last_bytes
+        self._gap_at_start = gap_at_start
         self._resume = checkpoint
         self._poll_interval = poll_interval
         self._newline = newline.encode("utf-8") if newline is not None else None
@@ -345,6 +557,10 @@ class Follower:
         self._errors = errors
         self._on_malformed = on_malformed
         self._until_eof = until_eof
+        self._retry = retry
+        self._on_notice = on_notice
+        #: The last "inaccessible" notice while the path cannot be opened, else None.
+        self._inaccessible: str | None = None
         self._at_eof = False
         self._file: _Open | None = None
         # True while reading a file that was rotated away from ``path``: at its end, go
@@ -426,7 +642,7 @@ class Follower:
             text = item[0]
             if type(text) is str:
                 self._lines += 1
-                return _line(text, item[1], item[3], item[4])
+                return _line(text, item[1], item[3], item[4], item[6])
             if isinstance(text, LineTooLong):
                 raise text
 
@@ -441,14 +657,16 @@ class Follower:
             handed = block.handed()
             self._lines += handed
             if handed:
-                self._checkpoint = FollowCheckpoint(block.path, block.file, block.offsets[handed])
+                self._checkpoint = FollowCheckpoint(
+                    self._followed, block.file, block.offsets[handed]
+                )
             self._block = None
         self._fold_done()
 
     def _fold_done(self) -> None:
         if self._done is not None:
-            _, _, end, identity, path, mid_line = self._done
-            self._checkpoint = FollowCheckpoint(path, identity, end, mid_line)
+            _, _, end, identity, _, mid_line, _ = self._done
+            self._checkpoint = FollowCheckpoint(self._followed, identity, end, mid_line)
             self._done = None
 
     def checkpoint(self) -> FollowCheckpoint:
@@ -457,11 +675,27 @@ class Follower:
         if block is not None:
             handed = block.handed()
             if handed:
-                return FollowCheckpoint(block.path, block.file, block.offsets[handed])
+                return FollowCheckpoint(self._followed, block.file, block.offsets[handed])
         self._fold_done()
         if self._checkpoint is None:
             raise RuntimeError("the follower has not opened its file yet: iterate first")
         return self._checkpoint
+
+    def stop_at_end(self) -> None:
+        """Read what there is now (rotated files drained first), then end the iteration.
+
+        As with ``until_eof``, the unfinished last line is delivered, unterminated, and
+        the checkpoint stays at its start.  ``tail --pid``: the writer has exited.
+        """
+        self._until_eof = True
+
+    def has_pending(self) -> bool:
+        """Whether lines already read wait to be handed out (the next comes at once).
+
+        A writer of the lines can flush its output when this turns false: the next
+        step may wait for the file to grow.
+        """
+        return bool(self._ready or self._queue)
 
     def statistics(self) -> dict[str, int]:
         """Lines yielded, overlong and skipped lines, rotations, truncations, units."""
@@ -508,29 +742,67 @@ class Follower:
         )
         self._file = f
         if self._checkpoint is None:
-            self._checkpoint = FollowCheckpoint(path, f.identity, offset)
+            self._checkpoint = FollowCheckpoint(self._followed, f.identity, offset)
         return f
 
     async def _open(self, path: str) -> int:
-        return await anyio.to_thread.run_sync(os.open, path, os.O_RDONLY)
+        return await anyio.to_thread.run_sync(_open_regular, path)
+
+    def _notice(self, kind: str, message: str) -> None:
+        if self._on_notice is not None:
+            self._on_notice(Notice(kind, self.path, message))
+
+    def _cannot_open(self, message: str) -> None:
+        """Tell once that the path cannot be opened (again only if the reason changes)."""
+        if message != self._inaccessible:
+            self._inaccessible = message
+            self._notice("inaccessible", message)
+
+    def _opened(self, kind: str, message: str) -> None:
+        """The path was opened after a rotation (or after being inaccessible)."""
+        if self._inaccessible is not None:
+            kind, message = "appeared", "has appeared; following new file"
+            self._inaccessible = None
+        self._notice(kind, message)
 
     async def _open_first(self) -> None:
+        """Open the file where reading starts; with ``retry``, wait until it can be."""
+        while True:
+            try:
+                await self._open_start()
+            except OSError as exc:
+                if not self._retry:
+                    raise
+                self._cannot_open(f"cannot open for reading: {exc.strerror or exc}")
+                await anyio.sleep(self._poll_interval)
+                continue
+            if self._inaccessible is not None:
+                self._opened("appeared", "")
+            return
+
+    async def _open_start(self) -> None:
         if self._resume is not None:
-            cp, self._resume = self._resume, None
-            await self._open_from_checkpoint(cp)
+            await self._open_from_checkpoint(self._resume)
+            self._resume = None
             return
         fd = await self._open(self.path)
         size = os.fstat(fd).st_size
         start = self._start
-        if start == "beginning":
+        if start == "beginning" or self._inaccessible is not None:
+            # A file that appeared while we waited is new: all of it is unread.
             self._attach(fd, self.path, 0)
-        elif start == "end":
+        elif start == "end" and self._last_bytes is None:
             offset = _start_of_last_lines(fd, size, self._last_lines, self._newline)
             self._attach(fd, self.path, offset)
         else:
-            assert isinstance(start, int)
-            f = self._attach(fd, self.path, start)
-            if f.read_pos and not self._at_line_start(f):
+            if start == "end":
+                assert self._last_bytes is not None
+                offset = max(0, size - self._last_bytes)
+            else:
+                assert isinstance(start, int)
+                offset = start
+            f = self._attach(fd, self.path, offset)
+            if self._gap_at_start and f.read_pos and not self._at_line_start(f):
                 f.decoder.mark_gap()  # joined mid-line: the first line starts with U+FFFD
 
     def _at_line_start(self, f: _Open) -> bool:
@@ -539,15 +811,16 @@ class Follower:
         return f.anchor.endswith(self._newline[-ANCHOR_BYTES:])
 
     async def _open_from_checkpoint(self, cp: FollowCheckpoint) -> None:
+        # The path followed is ours, never the checkpoint's: __init__ checked they agree.
         try:
-            fd = await self._open(cp.path)
-        except FileNotFoundError:
-            fd = -1
+            fd = await self._open(self.path)
+        except OSError:
+            fd = -1  # perhaps rotated away and not there again yet: look for ours
         if fd >= 0 and cp.file.same_inode(os.fstat(fd)):
-            self._attach(fd, cp.path, self._resume_offset(fd, cp))
+            self._attach(fd, self.path, self._resume_offset(fd, cp))
             return
         # The path names another file now: was ours rotated away while we were stopped?
-        rotated = await anyio.to_thread.run_sync(_find_rotated, Path(cp.path), cp.file)
+        rotated = await anyio.to_thread.run_sync(_find_rotated, Path(self.path), cp.file)
         if rotated is not None:
             if fd >= 0:
                 os.close(fd)
@@ -556,8 +829,8 @@ class Follower:
             self._draining = True  # drain it and its successors, then the path
             return
         if fd < 0:
-            fd = await self._open(cp.path)
-        self._attach(fd, cp.path, 0)  # our file is gone: the path is a new file
+            fd = await self._open(self.path)
+        self._attach(fd, self.path, 0)  # our file is gone: the path is a new file
 
     @staticmethod
     def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
@@ -622,8 +895,9 @@ class Follower:
         if not self._draining:
             try:
                 st_path = os.stat(self.path)
-            except FileNotFoundError:
-                return False  # renamed or deleted, the new file is not there yet
+            except OSError as exc:  # renamed or deleted, the new file is not there yet
+                self._cannot_open(f"has become inaccessible: {exc.strerror or exc}")
+                return False
             if f.identity.same_inode(st_path):
                 return False
             self._draining = True  # rotated away
@@ -635,13 +909,17 @@ class Follower:
         target = await anyio.to_thread.run_sync(self._next_file, f)
         try:
             fd = await self._open(target)
-        except FileNotFoundError:
+        except OSError as exc:
+            if target == self.path:
+                self._cannot_open(f"has become inaccessible: {exc.strerror or exc}")
             return False
         self._visited.add((f.identity.device, f.identity.inode))
         self._finish(f)
         self._stats["rotations"] += 1
         self._attach(fd, target, 0)
         self._draining = target != self.path
+        if not self._draining:
+            self._opened("replaced", "has been replaced; following new file")
         return True
 
     def _next_file(self, f: _Open) -> str:
@@ -649,7 +927,7 @@ class Follower:
 
         Several rotations may have happened while we were stopped or not being iterated;
         the files rotated after ``f`` were last written after it, so they are read in the
-        order of their modification times.
+        order of their modification times.  Compressed ones are skipped, not decompressed.
         """
         mtime = os.fstat(f.fd).st_mtime_ns
         live = Path(self.path)
@@ -675,6 +953,7 @@ class Follower:
                 stat.S_ISREG(cst.st_mode)
                 and (cst.st_dev, cst.st_ino) not in skip
                 and cst.st_mtime_ns >= mtime
+                and not _is_compressed(candidate)
             ):
                 newer.append((cst.st_mtime_ns, str(candidate)))
         return min(newer)[1] if newer else self.path
@@ -682,7 +961,12 @@ class Follower:
     def _truncated(self, f: _Open) -> None:
         """The file shrank or was rewritten: restart at 0, reporting vanished bytes."""
         self._stats["truncations"] += 1
-        self._finish(f, lost=max(0, f.known_size - f.read_pos))
+        lost = max(0, f.known_size - f.read_pos)
+        self._notice(
+            "truncated",
+            f"file truncated; {lost} bytes not read were lost" if lost else "file truncated",
+        )
+        self._finish(f, lost=lost)
         self._attach(os.dup(f.fd), f.path, 0)
 
     def _finish(self, f: _Open, lost: int = 0, unfinished: bool = False) -> None:
@@ -691,18 +975,22 @@ class Follower:
         if lost:
             f.decoder.mark_gap(lost=lost)
         text += f.decoder.decode(b"", final=True)
+        ended = True
         if self._newline is None and f.partial.endswith(b"\r"):
             text = text[:-1]  # the held \r was a line end after all
         elif self._newline is not None and f.partial.endswith(self._newline):
             text = text[: -len(self._newline.decode("utf-8"))]
+        else:
+            ended = False
         end = (f.head_offset if f.overlong else f.line_start) if unfinished else f.read_pos
         if f.overlong:
             if self._on_overlong == "truncate":
-                self._hand_out(f, f.head, f.head_offset, end)
+                self._hand_out(f, f.head, f.head_offset, end, terminated=ended)
             else:
                 self._skip(f, end)
-        elif f.partial or lost:
-            self._hand_out(f, text, f.line_start, end)
+        elif f.partial:
+            # Lost bytes alone make no line: the gap is a LOST_BYTES event and a notice.
+            self._hand_out(f, text, f.line_start, end, terminated=ended)
         f.partial = b""
         f.overlong = False
 
@@ -726,7 +1014,7 @@ class Follower:
             texts, offsets = lines
             if texts:
                 records = _records(texts, offsets, f.identity, f.path)
-                self._queue.append(_Block(records, offsets, f.identity, f.path))
+                self._queue.append(_Block(records, offsets, f.identity))
             used, held = offsets[-1] - base, len(f.partial)
             buf = data[used - held :] if used >= held else f.partial[used:] + data
             base = offsets[-1]
@@ -740,12 +1028,15 @@ class Follower:
                 pos = after
         rest = buf[pos:]
         f.line_start = base + pos
+        # Bytes at the end that may be the start of a newline (a "\r" before a "\n" still
+        # to come) are not the line's: they stay, to be seen with the next read.
+        body = len(rest) - self._newline_start(rest)
         if f.overlong:
-            f.decoder.decode(rest)  # the middle of an overlong line: events only
-            f.line_start += len(rest)
-            rest = b""
-        elif len(rest) > self._max:
-            rest = self._overlong_unfinished(f, rest)
+            f.decoder.decode(rest[:body])  # the middle of an overlong line: events only
+            f.line_start += body
+            rest = rest[body:]
+        elif body > self._max:
+            rest = self._overlong_unfinished(f, rest, body)
         f.partial = rest
 
     def _take_block(self, f: _Open, buf: bytes, base: int, ends: list[tuple[int, int]]) -> int:
@@ -774,7 +1065,7 @@ class Follower:
         offsets = [base + s for s in starts]
         offsets.append(base + block_end)
         records = _records(contents, offsets, f.identity, f.path)
-        self._queue.append(_Block(records, offsets, f.identity, f.path))
+        self._queue.append(_Block(records, offsets, f.identity))
         return block_end
 
     def _line_ends(self, buf: bytes) -> list[tuple[int, int]]:
@@ -808,6 +1099,7 @@ class Follower:
             tail = text[: len(text) - self._ending_length(ending)]
             self._hand_out(f, tail, offset + pos, end)
             return
+        self._notice_overlong(offset)
         cut = cut_at_boundary(content, self._max) or self._max
         head = f.decoder.decode(content[:cut])
         f.decoder.decode(content[cut:] + ending)  # for its events; not delivered
@@ -818,22 +1110,44 @@ class Follower:
         else:
             self._skip(f, end)
 
-    def _overlong_unfinished(self, f: _Open, rest: bytes) -> bytes:
-        """An unfinished line passed the limit: act now, so memory stays bounded."""
+    def _overlong_unfinished(self, f: _Open, rest: bytes, body: int) -> bytes:
+        """An unfinished line passed the limit: act now, so memory stays bounded.
+
+        ``rest[:body]`` is the line so far; what follows may begin its newline, and is
+        returned to be held (with whatever the split leaves).
+        """
         self._stats["overlong"] += 1
         if self._on_overlong == "split":
-            pos = self._split_pieces(f, rest, f.line_start)
+            pos = self._split_pieces(f, rest[:body], f.line_start)
             f.line_start += pos
             return rest[pos:]
-        cut = cut_at_boundary(rest, self._max) or self._max
+        self._notice_overlong(f.line_start)
+        cut = cut_at_boundary(rest[:body], self._max) or self._max
         head = f.decoder.decode(rest[:cut])
-        f.decoder.decode(rest[cut:])
+        f.decoder.decode(rest[cut:body])
         f.overlong = True
         f.head, f.head_offset = head, f.line_start
         if self._on_overlong == "raise":
             self._fail(f, head, None)
-        f.line_start += len(rest)
-        return b""
+        f.line_start += body
+        return rest[body:]
+
+    def _newline_start(self, data: bytes) -> int:
+        """How many bytes at the end of ``data`` may be the first part of a newline."""
+        if self._newline is None:
+            return 1 if data.endswith(b"\r") else 0
+        for size in range(len(self._newline) - 1, 0, -1):
+            if data.endswith(self._newline[:size]):
+                return size
+        return 0
+
+    def _notice_overlong(self, offset: int) -> None:
+        """Truncated or skipped: text is lost, so say so (a split loses nothing)."""
+        done = {"truncate": "truncated", "skip": "skipped"}.get(self._on_overlong)
+        if done is not None:
+            self._notice(
+                "overlong", f"line at byte {offset} longer than {self._max} bytes: {done}"
+            )
 
     def _split_pieces(self, f: _Open, content: bytes, offset: int) -> int:
         """Hand out pieces of at most max_line_bytes while more than ``max`` remain.
@@ -846,7 +1160,7 @@ class Follower:
             size = cut_at_boundary(content[pos : pos + self._max + 1], self._max) or self._max
             text = f.decoder.decode(content[pos : pos + size])
             end = offset + pos + size
-            self._hand_out(f, text, offset + pos, end, mid_line=True)
+            self._hand_out(f, text, offset + pos, end, mid_line=True, terminated=False)
             pos += size
         return pos
 
@@ -855,20 +1169,29 @@ class Follower:
         return len(ending) if self._newline is None else len(self._newline.decode("utf-8"))
 
     def _hand_out(
-        self, f: _Open, text: str, offset: int, end: int, *, mid_line: bool = False
+        self,
+        f: _Open,
+        text: str,
+        offset: int,
+        end: int,
+        *,
+        mid_line: bool = False,
+        terminated: bool = True,
     ) -> None:
-        self._queue.append((text, offset, end, f.identity, f.path, mid_line))
+        self._queue.append((text, offset, end, f.identity, f.path, mid_line, terminated))
 
     def _skip(self, f: _Open, end: int) -> None:
         self._stats["skipped"] += 1
-        self._queue.append((None, end, end, f.identity, f.path, False))
+        self._queue.append((None, end, end, f.identity, f.path, False, True))
 
     def _fail(self, f: _Open, head: str, end: int | None) -> None:
         # Raised when the caller reaches it; the checkpoint moves past the line once it
         # has ended (until then it stands mid-line, after the bytes already skipped).
         position = end if end is not None else f.line_start
         error = LineTooLong(head, self._max)
-        self._queue.append((error, position, position, f.identity, f.path, end is None))
+        self._queue.append(
+            (error, position, position, f.identity, f.path, end is None, end is not None)
+        )
 
 
 def follow(
@@ -876,6 +1199,8 @@ def follow(
     *,
     start: str | int = "end",
     last_lines: int = 0,
+    last_bytes: int | None = None,
+    gap_at_start: bool = True,
     checkpoint: FollowCheckpoint | None = None,
     poll_interval: float = 0.25,
     newline: str | None = None,
@@ -884,22 +1209,32 @@ def follow(
     errors: str = "replace",
     on_malformed: Callable[[Malformed], object] | None = None,
     until_eof: bool = False,
+    retry: bool = False,
+    on_notice: Callable[[Notice], object] | None = None,
 ) -> Follower:
     """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
 
     ``start``: ``"end"`` (default; with ``last_lines=N`` the last N complete lines first),
     ``"beginning"``, or a byte offset (joined mid-line or mid-character: the first line
-    starts with one U+FFFD for the gap, as after lost bytes).  ``checkpoint`` resumes
+    starts with one U+FFFD for the gap, as after lost bytes).  ``last_bytes=N`` with
+    ``start="end"``: start N bytes before the end (``tail -c``).  ``gap_at_start=False``:
+    no U+FFFD for joining mid-line; the bytes from there are decoded as they are (those
+    of a cut character are malformed units, handled by ``errors``).  ``checkpoint`` resumes
     exactly after the lines a previous follower yielded, draining files rotated away meanwhile.
     ``until_eof=True`` reads to the current end once, unfinished last line included,
     and stops (``tail`` without ``-f``).  ``on_malformed`` sees every malformed unit; an
     exception it raises comes out of the ``__anext__`` that read the unit (the lines
-    read with it follow; nothing is lost, and iteration may go on).
+    read with it follow; nothing is lost, and iteration may go on).  ``retry=True``
+    waits for a file that cannot be opened yet (``tail -F``/``--retry``); without it that
+    is an ``OSError`` from the first step.  ``on_notice`` is told of each ``Notice``:
+    the path inaccessible or back, a rotation, a truncation, an overlong line.
     """
     return Follower(
         path,
         start=start,
         last_lines=last_lines,
+        last_bytes=last_bytes,
+        gap_at_start=gap_at_start,
         checkpoint=checkpoint,
         poll_interval=poll_interval,
         newline=newline,
@@ -908,4 +1243,6 @@ def follow(
         errors=errors,
         on_malformed=on_malformed,
         until_eof=until_eof,
+        retry=retry,
+        on_notice=on_notice,
     )

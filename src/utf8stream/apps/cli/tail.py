@@ -1,91 +1,471 @@
-"""``utf8stream tail``: the last lines of a log, and following it across rotation."""
+"""``utf8stream tail``: the last lines of logs, and following them across rotation.
+
+Lines are cut at ``\\n`` only, as GNU tail does, and written back with the ending they had
+(``\\r\\n`` and a lone ``\\r`` pass through; a last line without a newline gets none).
+With ``--checkpoint`` every way the command stops saves the checkpoint (the end of the
+input, Ctrl-C, SIGTERM, a closed output pipe; while following, also every half second
+when lines were printed since), and a saved checkpoint covers exactly the lines flushed
+to stdout: a restart repeats none and loses none (after a SIGKILL, none is lost and only
+the lines of the last half second can repeat).
+"""
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
+import signal
 import sys
-import time
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ._common import EXIT_OK
+from ...core.lines import OVERLONG_POLICIES, LineTooLong
+from ._common import (
+    EXIT_BROKEN_PIPE,
+    EXIT_OK,
+    EXIT_SIGINT,
+    EXIT_SIGTERM,
+    CommandError,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    silence_stdout,
+    warn,
+)
+
+if TYPE_CHECKING:
+    from ..follow import FollowCheckpoint, Follower, Line
+
+# follow.py's default limit and policies, named here so that building the parser does
+# not load the async layers (a test checks they agree).
+#: A line longer than this is handled by --on-overlong.
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+ERROR_POLICIES = ("replace", "ignore", "backslashreplace", "surrogateescape")
+#: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
+EXIT_UNREADABLE = 1
+#: While following, how often lines printed since the last save are recorded.  The
+#: saver runs when the printing waits for the file: a quiet log is saved within that.
+SAVE_SECONDS = 0.5
+
+
+@dataclass(frozen=True)
+class _Count:
+    """The value of -n or -c: the last ``number``, or from the ``number``-th on (+N)."""
+
+    number: int
+    from_start: bool = False
+
+
+def _count(text: str) -> _Count:
+    """``type=`` for -n and -c: N or -N (the last N), +N (from the Nth on, 1-based)."""
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not (digits.isascii() and digits.isdigit()):
+        raise argparse.ArgumentTypeError(
+            f"must be N (the last N) or +N (from the Nth on), not {text!r}"
+        )
+    return _Count(int(digits), from_start=text.startswith("+"))
+
+
+def _line_limit(text: str) -> int:
+    """``type=`` for --max-line-bytes: room for one character at least."""
+    value = positive_int(text)
+    if value < 4:
+        raise argparse.ArgumentTypeError(f"must be at least 4 (one character), not {text!r}")
+    return value
 
 
 def _cmd_tail(args: argparse.Namespace) -> int:
     import anyio  # the async layers load only for the commands that need them
 
+    if args.follow_retry:
+        args.follow = args.retry = True
+    if args.retry and not args.follow:
+        warn("warning: --retry ignored; --retry is useful only when following")
+    if args.pid is not None and not args.follow:
+        warn("warning: PID ignored; --pid=PID is useful only when following")
+    if args.checkpoint and len(args.files) > 1:
+        raise CommandError(
+            "--checkpoint records one file: give each FILE its own run and checkpoint"
+        )
     return anyio.run(_tail, args)
 
 
-async def _tail(args: argparse.Namespace) -> int:
-    """Print lines of a log file; with -f/-F keep following it (by name)."""
-    from ..follow import FollowCheckpoint, follow, write_checkpoint
+def _start(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
+    """``follow()``'s arguments for where to start, and how many lines to skip first."""
+    if args.offset is not None:
+        return {"start": args.offset}, 0
+    if args.bytes is not None:
+        count: _Count = args.bytes
+        if count.from_start:
+            return {"start": max(count.number - 1, 0), "gap_at_start": False}, 0
+        return {"last_bytes": count.number, "gap_at_start": False}, 0
+    count = args.lines
+    if count.from_start:
+        return {"start": "beginning"}, max(count.number - 1, 0)
+    return {"last_lines": count.number}, 0
+
+
+def _load_follower(args: argparse.Namespace, name: str) -> tuple[Follower, int]:
+    """The follower of one FILE, and how many lines it skips first (``-n +N``)."""
+    from ..follow import CheckpointError, follow, read_checkpoint
 
     checkpoint = None
-    if args.checkpoint and os.path.exists(args.checkpoint):
-        with open(args.checkpoint, encoding="utf-8") as f:
-            checkpoint = FollowCheckpoint.from_json(f.read())
-    start: str | int = args.offset if args.offset is not None else "end"
-    follower = follow(
-        args.file,
-        start=start,
-        last_lines=args.lines if args.offset is None else 0,
-        checkpoint=checkpoint,
-        poll_interval=args.interval,
-        until_eof=not args.follow,
-    )
-    out = sys.stdout.buffer
-    last_saved = time.monotonic()
-
-    def save() -> None:
-        if args.checkpoint:
-            out.flush()
-            write_checkpoint(follower.checkpoint(), args.checkpoint)
-
+    start, skip = _start(args)
     try:
-        async with follower:
+        if args.checkpoint and os.path.exists(args.checkpoint):
+            checkpoint = read_checkpoint(args.checkpoint)
+            skip = 0  # the checkpoint says where to go on
+        follower = follow(
+            name,
+            **start,
+            checkpoint=checkpoint,
+            poll_interval=args.interval,
+            # Cut at "\n" only, as GNU tail: a "\r" stays in the text it ends (CRLF) or
+            # sits in (a lone CR), so writing each line back with "\n" passes it through.
+            newline="\n",
+            max_line_bytes=args.max_line_bytes,
+            on_overlong=args.on_overlong,
+            errors=args.errors,
+            until_eof=not args.follow,
+            retry=args.retry and args.follow,
+            on_notice=lambda notice: warn(notice.message, name),
+        )
+    except CheckpointError as exc:
+        raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
+    return follower, skip
+
+
+class _Output:
+    """Lines to stdout, with ``==> FILE <==`` headers, and the checkpoint of what stdout
+    has really been given.
+
+    Lines are gathered here and go out only at ``flush``, so that the position recorded
+    after a flush that succeeded is exactly the end of what went out.
+    """
+
+    BATCH_BYTES = 1 << 16
+
+    def __init__(
+        self,
+        out: BinaryIO,
+        headers: bool,
+        follower: Follower | None,
+        checkpoint_path: str | None,
+    ):
+        self.out = out
+        self.headers = headers
+        self.current: str | None = None  # the file whose lines are being written
+        self.follower = follower
+        self.checkpoint_path = checkpoint_path
+        self.batch: list[bytes] = []
+        self.batch_size = 0
+        self.unsaved = False  # lines written since the last save
+        self.delivered: FollowCheckpoint | None = None  # as of the last good flush
+        self.broken = False
+
+    def switch_to(self, name: str) -> None:
+        """Lines of ``name`` come next: a header if they are not the previous ones'."""
+        if self.headers and name != self.current:
+            blank = b"" if self.current is None else b"\n"
+            self.write(blank + b"==> " + os.fsencode(name) + b" <==\n")
+        self.current = name
+
+    def write(self, data: bytes) -> None:
+        self.batch.append(data)
+        self.batch_size += len(data)
+        self.unsaved = True
+        if self.batch_size >= self.BATCH_BYTES:
+            self.flush()
+
+    def flush(self) -> None:
+        """Send the lines handed out so far to stdout: they are delivered."""
+        self.out.write(b"".join(self.batch))
+        self.out.flush()
+        self.batch.clear()
+        self.batch_size = 0
+        if self.follower is not None:
+            # RuntimeError: the file could not be opened, there is no position to record.
+            with contextlib.suppress(RuntimeError):
+                self.delivered = self.follower.checkpoint()
+
+    def save(self) -> None:
+        """Flush, and record the position after the last line delivered."""
+        if not self.broken:
+            try:
+                self.flush()
+            except BrokenPipeError:
+                self.broken = True
+        if self.checkpoint_path and self.delivered is not None:
+            from ..follow import write_checkpoint
+
+            write_checkpoint(self.delivered, self.checkpoint_path)
+        self.unsaved = False
+
+
+def _left_for_later(follower: Follower, line: Line) -> bool:
+    """Whether the checkpoint stands before ``line``: the unfinished last line, shown
+    by GNU tail, is left for the run that sees it whole (no line printed twice)."""
+    return follower.checkpoint().offset <= line.offset
+
+
+def _has_opened(follower: Follower) -> bool:
+    try:
+        follower.checkpoint()
+    except RuntimeError:  # what it says before its file is open
+        return False
+    return True
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process, alive
+    return True
+
+
+@contextmanager
+def _stop_signals() -> Iterator[AsyncIterator[signal.Signals] | None]:
+    """Ctrl-C and SIGTERM as events of the event loop, not exceptions thrown into it.
+
+    An exception raised by a signal handler at an arbitrary point of the loop could
+    leave anyio's worker thread waiting forever, so that the process never exited.
+    Signal handlers belong to the main thread; elsewhere (an embedding program) there
+    are none.
+    """
+    import anyio
+
+    if threading.current_thread() is not threading.main_thread():
+        yield None
+        return
+    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        yield signals
+
+
+async def _tail(args: argparse.Namespace) -> int:
+    """Print lines of the files; with -f/-F keep following them (by name)."""
+    import anyio
+
+    files = [(name, *_load_follower(args, name)) for name in args.files]
+    headers = args.verbose or (len(files) > 1 and not args.quiet)
+    output = _Output(
+        sys.stdout.buffer, headers, files[0][1] if args.checkpoint else None, args.checkpoint
+    )
+    status = EXIT_OK
+    unreadable = 0
+    # Raised again once the task group is left, as itself: a task group would wrap it.
+    failure: Exception | None = None
+
+    async def print_file(name: str, follower: Follower, skip: int) -> None:
+        nonlocal status, failure, unreadable
+        write = output.write
+        try:
             async for line in follower:
-                out.write(line.text.encode("utf-8", "surrogateescape") + b"\n")
-                if args.checkpoint and time.monotonic() - last_saved > 0.5:
-                    save()
-                    last_saved = time.monotonic()
-                elif not args.checkpoint and args.follow:
-                    out.flush()
-            save()
-    except KeyboardInterrupt:
-        save()
-        return 130
-    finally:
-        out.flush()
-    return EXIT_OK
+                if skip:  # -n +N: the lines before line N (a split line's pieces: one)
+                    if line.terminated:
+                        skip -= 1
+                    continue
+                output.switch_to(name)
+                # Surrogate escapes (--errors surrogateescape) become their bytes again.
+                text = line.text.encode("utf-8", "surrogateescape")
+                if line.terminated:
+                    write(text + b"\n")
+                elif not (args.checkpoint and _left_for_later(follower, line)):
+                    write(text)
+                if not follower.has_pending():
+                    output.flush()  # the file has nothing more yet: show what came
+            if _has_opened(follower):
+                output.switch_to(name)  # an empty file has its header too
+        except BrokenPipeError:
+            output.broken = True
+            status = EXIT_BROKEN_PIPE
+            group.cancel_scope.cancel()
+        except LineTooLong as exc:  # --on-overlong raise
+            unreadable += 1
+            warn(str(exc), name)
+        except OSError as exc:  # this FILE (or a file rotated away from it); not stdout
+            unreadable += 1
+            what = "error reading" if _has_opened(follower) else "cannot open for reading"
+            warn(f"{what}: {exc.strerror or exc}", name)
+        except Exception as exc:
+            failure = exc
+            group.cancel_scope.cancel()
+
+    async def save_every_moment() -> None:
+        nonlocal failure
+        try:
+            while True:
+                await anyio.sleep(SAVE_SECONDS)
+                if output.unsaved:
+                    output.save()
+        except Exception as exc:
+            failure = exc
+            group.cancel_scope.cancel()
+
+    async def stop_on_signal(signals: AsyncIterator[signal.Signals]) -> None:
+        nonlocal status
+        async for signum in signals:
+            status = EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM
+            group.cancel_scope.cancel()
+
+    async def stop_after_pid(pid: int) -> None:
+        while _alive(pid):
+            await anyio.sleep(args.interval)
+        for _, follower, _ in files:
+            follower.stop_at_end()
+
+    # The final save is made while signals are still events: a second Ctrl-C or SIGTERM
+    # meanwhile is ignored instead of killing the process half-way.
+    with _stop_signals() as signals:
+        try:
+            async with anyio.create_task_group() as group:
+                if signals is not None:
+                    group.start_soon(stop_on_signal, signals)
+                if args.follow and args.checkpoint:
+                    group.start_soon(save_every_moment)
+                if args.follow and args.pid is not None:
+                    group.start_soon(stop_after_pid, args.pid)
+                if args.follow:
+                    async with anyio.create_task_group() as following:
+                        for name, follower, skip in files:
+                            following.start_soon(print_file, name, follower, skip)
+                else:
+                    for name, follower, skip in files:
+                        await print_file(name, follower, skip)
+                group.cancel_scope.cancel()
+            if failure is not None:
+                raise failure
+        finally:
+            for _, follower, _ in files:
+                await follower.aclose()
+            # Whatever stopped us, the lines handed out were written: record them.
+            output.save()
+            if output.broken:
+                silence_stdout()
+                status = EXIT_BROKEN_PIPE if status == EXIT_OK else status
+    if status == EXIT_OK and unreadable:
+        return EXIT_UNREADABLE
+    return status
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     tail = sub.add_parser(
         "tail",
-        help="print the last lines of a log, and follow it",
-        description="Print the last lines of FILE (default 10). With -f or -F, keep "
-        "following it by name, surviving rotation (rename and create, copytruncate) and "
-        "truncation; malformed bytes become U+FFFD and never stop the reader.",
+        help="print the last lines of logs, and follow them",
+        description="Print the last 10 lines of each FILE, as GNU tail does (with "
+        "'==> FILE <==' headers when there are several). Lines are cut at \\n only and "
+        "printed with the ending they had (CRLF and CR pass through, a last line without "
+        "a newline gets none); malformed UTF-8 becomes U+FFFD (see --errors) and never "
+        "stops the reader. With -f or -F, keep following each FILE by name, across "
+        "rotation (rename and create, copytruncate), truncation and restarts "
+        "(--checkpoint); compressed rotated files are skipped, never printed as text. "
+        "Notices (truncation, a file gone or back, a line cut short) go to stderr.",
+        epilog="Exit status: 0 success, 1 a FILE could not be opened or read (as GNU "
+        "tail; the others are still printed), 2 usage error or unusable checkpoint, 130 "
+        "/ 143 Ctrl-C / SIGTERM, 141 the reader of stdout went away. Errors and notices "
+        "are 'utf8stream: FILE: what happened' on stderr.",
     )
-    tail.add_argument("file", metavar="FILE")
-    follow_group = tail.add_mutually_exclusive_group()
-    follow_group.add_argument(
-        "-f", dest="follow", action="store_true", help="follow (by name; same as -F)"
+    tail.add_argument("files", nargs="+", metavar="FILE")
+    tail.add_argument(
+        "-f",
+        "--follow",
+        dest="follow",
+        action="store_true",
+        help="output lines as the files grow; each is followed by name, across rotation",
     )
-    follow_group.add_argument(
-        "-F", dest="follow", action="store_true", help="follow by name, across rotation"
+    tail.add_argument(
+        "-F", dest="follow_retry", action="store_true", help="same as --follow --retry"
     )
-    tail.add_argument("-n", "--lines", type=int, default=10, metavar="N", help="default 10")
+    tail.add_argument(
+        "--retry",
+        action="store_true",
+        help="while following, wait for a file that cannot be opened (missing, "
+        "unreadable) instead of giving it up; notices go to stderr",
+    )
+    start = tail.add_mutually_exclusive_group()
+    start.add_argument(
+        "-n",
+        "--lines",
+        type=_count,
+        default=_Count(10),
+        metavar="[+]N",
+        help="the last N lines (default 10); +N: from line N on (+1: all)",
+    )
+    start.add_argument(
+        "-c",
+        "--bytes",
+        type=_count,
+        metavar="[+]N",
+        help="the last N bytes; +N: from byte N on (a cut character is a malformed unit, "
+        "see --errors)",
+    )
+    start.add_argument(
+        "--offset",
+        type=non_negative_int,
+        metavar="N",
+        help="start at byte offset N (0-based; mid-line: the line starts with one U+FFFD)",
+    )
+    tail.add_argument(
+        "-s",
+        "--sleep-interval",
+        dest="interval",
+        type=positive_float,
+        default=0.25,
+        metavar="SECONDS",
+        help="while following, look for changes this often (default 0.25)",
+    )
+    tail.add_argument("--interval", dest="interval", type=positive_float, help=argparse.SUPPRESS)
+    tail.add_argument(
+        "--pid",
+        type=positive_int,
+        metavar="PID",
+        help="with -f: stop once process PID has exited (after reading what it wrote)",
+    )
+    headers = tail.add_mutually_exclusive_group()
+    headers.add_argument(
+        "-q",
+        "--quiet",
+        "--silent",
+        action="store_true",
+        help="never print '==> FILE <==' headers",
+    )
+    headers.add_argument(
+        "-v", "--verbose", action="store_true", help="always print '==> FILE <==' headers"
+    )
     tail.add_argument(
         "--checkpoint",
         metavar="CPFILE",
         help="resume after the lines a previous run printed, and record progress there "
-        "(written atomically)",
+        "(atomically, on every stop and every half second while following); it belongs to "
+        "one FILE (one FILE only), and an unfinished last line is left for the run that "
+        "sees it whole",
     )
     tail.add_argument(
-        "--offset", type=int, metavar="N", help="start at byte N (mid-line: one U+FFFD)"
+        "--max-line-bytes",
+        type=_line_limit,
+        default=DEFAULT_MAX_LINE_BYTES,
+        metavar="N",
+        help="longest line handled whole, in bytes (default 1 MiB; GNU tail has no "
+        "limit): memory stays bounded by it; see --on-overlong",
     )
     tail.add_argument(
-        "--interval", type=float, default=0.25, metavar="SECONDS", help="poll interval"
+        "--on-overlong",
+        choices=sorted(OVERLONG_POLICIES),
+        default="split",
+        help="a longer line is: split (default: read in pieces, printed unchanged), "
+        "truncate (its first N bytes, and a notice), skip (a notice), raise (an error, "
+        "exit 1)",
+    )
+    tail.add_argument(
+        "--errors",
+        choices=ERROR_POLICIES,
+        default="replace",
+        help="malformed bytes become: replace (U+FFFD, default), ignore (dropped), "
+        "backslashreplace (\\xNN), surrogateescape (the original bytes, unchanged)",
     )
     tail.set_defaults(run=_cmd_tail)
