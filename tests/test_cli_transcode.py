@@ -376,6 +376,18 @@ def test_verbose_counts_malformed_input_of_any_codec() -> None:
     assert "2 malformed input units (INVALID_BYTE 1, TRUNCATED_AT_END 1)" in result.stderr.decode()
 
 
+def test_verbose_lists_kinds_in_the_order_validate_summary_does(tmp_path: Path) -> None:
+    # One unit of each of five kinds, first met in an order that is not alphabetical.
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(b"a\xff b\xe2\x82 c\xed\xa0\x80 d\xc0\xaf\n")
+    summary = run("validate", "--summary", str(bad)).stdout.decode()
+    verbose = run("transcode", "-v", "-t", "utf-16", str(bad), str(tmp_path / "out")).stderr
+    validate_kinds = summary[summary.index("(") + 1 : summary.index(")")]
+    transcode_kinds = verbose.decode().split("units (")[1].split(")")[0]
+    assert validate_kinds == transcode_kinds
+    assert validate_kinds.startswith("INCOMPLETE_SEQUENCE 1, INVALID_BYTE 1, OVERLONG 1")
+
+
 # -- 4. codecs and handlers that cannot work --------------------------------------------
 
 

@@ -123,7 +123,10 @@ def _target_and_policy(to_code: str, drop: bool) -> tuple[str, str]:
 
 
 def _summary_line(summary: TranscodeSummary, policy: str) -> str:
-    kinds = ", ".join(f"{k.name} {n}" for k, n in summary.malformed.items())
+    kinds = ", ".join(
+        f"{k.name} {n}"
+        for k, n in sorted(summary.malformed.items(), key=lambda item: item[0].name)
+    )
     done = {
         "ignore": "dropped",
         "translit": "transliterated",
