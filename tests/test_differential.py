@@ -62,12 +62,8 @@ class Side:
     def __post_init__(self) -> None:
         with use_accelerator(self.accelerated):
             self.decoder = Utf8Decoder(self.errors, on_malformed=self._initial_callback())
-        # Both implementations take the scanner path for the constant policies.
-        units = self.decoder._units
-        if self.errors == "strict":
-            assert units is None
-        else:
-            assert isinstance(units, PyScanner) != self.accelerated
+        # Every policy goes through the scanner of the implementation chosen.
+        assert isinstance(self.decoder._scanner, PyScanner) != self.accelerated
 
     def _initial_callback(self) -> Any:
         return None if self.behaviour is None else self.callback
