@@ -481,14 +481,32 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         ``TRUNCATED_AT_END`` unit.
         """
         data = input if type(input) is bytes else bytes(_byte_view(input))
-        if self._ready is None:
-            return self._decode_held(data, final)
+        fed = len(data)
+        scanner = self._ready
+        parts: list[str] | None = None
+        if scanner is None:
+            parts, data, final = self._boundary(data, final)
+            scanner = self._scanner
+            assert scanner is not None
+        else:
+            self._position += fed
+        # The one scanner call: ``pending + data`` ends at ``position``.
         pending = self._pending
-        self._position += len(data)
-        return self._scan(pending, data, final, None, len(data))
+        try:
+            text, self._pending = scanner.feed(pending, data, final, self._position)
+        except BaseException as exc:
+            self._scanner_failed(exc, scanner, pending + data, final, parts or [], fed)
+            raise
+        if parts is None:
+            return text
+        return self._output(parts, text)
 
-    def _decode_held(self, data: bytes, final: bool) -> str:
-        """``decode`` when something is held: the boundary first, then ``_scan``."""
+    def _boundary(self, data: bytes, final: bool) -> tuple[list[str], bytes, bool]:
+        """What is held goes first: carried text, unread input, an open gap.
+
+        Returns the text so far, and the bytes and finality for the scanner (no bytes
+        while a gap stays open).  ``position`` then counts ``data``.
+        """
         self._refuse_if_reporting("decode")
         parts: list[str] = []
         if self._carry:
@@ -508,39 +526,20 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             except BaseException as exc:
                 self._recover(exc, parts, full, final)
                 raise
-            if self._gap_open:
-                self._sync()
-                text = "".join(parts)
-                self._chars += len(text)
-                return text
-            buf = buf[taken:]
+            buf = b"" if self._gap_open else buf[taken:]
         if self._orphan_low:
             scanner = self._scanner
             assert isinstance(scanner, VariantScanner)
             scanner.orphan_low = True
             self._orphan_low = False
-        scanned = self._scan(self._pending, buf, final, parts, len(data))
+        return parts, buf, final
+
+    def _output(self, parts: list[str], scanned: str) -> str:
+        """The text of a call that started at the boundary; ``scanned``: the scanner's."""
         self._sync()
         parts.append(scanned)
         text = "".join(parts)
         self._chars += len(text) - len(scanned)  # the scanner counts its own
-        return text
-
-    def _scan(
-        self, pending: bytes, data: bytes, final: bool, parts: list[str] | None, fed: int
-    ) -> str:
-        """The one scanner call of a decode: ``pending + data`` ends at ``position``.
-
-        ``parts``: the text the boundary produced before it (None: none); ``fed``: the
-        length of the call's input, already added to ``position``.
-        """
-        scanner = self._scanner
-        assert scanner is not None
-        try:
-            text, self._pending = scanner.feed(pending, data, final, self._position)
-        except BaseException as exc:
-            self._scanner_failed(exc, scanner, pending + data, final, parts or [], fed)
-            raise
         return text
 
     # -- the line seam: decoding and cutting lines in one pass -----------------------------
@@ -653,7 +652,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         if lost is not None and (not isinstance(lost, int) or lost < 0):
             raise ValueError("lost must be a non-negative integer or None")
         if self._unread:
-            self._carry = self._decode_held(b"", self._unread_final)
+            self._carry = self.decode(b"", self._unread_final)
             self._chars -= len(self._carry)  # counted when a later call returns it
         position = self._position
         if lost:
