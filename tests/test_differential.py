@@ -36,8 +36,10 @@ pytestmark = pytest.mark.skipif(
     reason="the C accelerator is not built here (pure-Python install)",
 )
 
-#: The policies the accelerator decodes itself, and strict, which it hands to Python.
-POLICIES = ["replace", "ignore", "strict"]
+#: The constant policies (the scanner puts them in itself) and policies that map each
+#: unit through the decoder (the scanner hands it each unit): both implementations
+#: scan every one of them.
+POLICIES = ["replace", "ignore", "strict", "surrogateescape", "backslashreplace"]
 #: What the callback does: nothing, record only, raise on some events, read and try to
 #: drive its own decoder, or replace itself with another callback.
 BEHAVIOURS = [None, "record", "raise", "reenter", "replace"]

@@ -1,6 +1,7 @@
 """The incremental UTF-8 decoder: exact, eager, resumable, self-synchronising.
 
-Rule 1: everything that affects what the decoder emits lives in this file.
+Rule 1: the decoder's policy (what each unit becomes, what is held, what a failure
+leaves behind) lives in this file; where the units are is the scanner's (``scanner.py``).
 
 Theory of operation
 -------------------
@@ -14,54 +15,52 @@ Bytes arrive in chunks.  The decoder keeps at most one of these between calls:
 * an open *gap* (``mark_gap``): the held partial sequence plus up to three continuation
   bytes that follow belong to the gap, which becomes one ``LOST_BYTES`` event.
 
-Two paths, chosen by what is held, not by how the decoder was built:
+One path, whatever the policy, variant or implementation: boundary, scanner, tail.
 
-* The scanner (``scanner.py``): while nothing odd is held (no gap, no unread input, no
-  carried text) and the policy is a constant replacement (``replace``, ``ignore``) on
-  plain UTF-8, a call is one ``Scanner.feed``: the scanner decodes, classifies, counts
-  and reports each unit, and holds a trailing proper prefix.  Its implementation is C
-  (``_speedups.Units``, no exception object or Python frame per unit) or pure Python
-  (``PyScanner``: CPython's decoder with an error handler), chosen when the decoder is
-  created (``use_accelerator``); both give the same text, events and counts.  The same
-  scanner cuts lines as it decodes (``decode_split``, ``decode_lines``).
-* The policy path, for everything else (strict and the other policies, gaps, unread
-  input, the variants, the fallback codec).  First the boundary: an open gap swallows
-  leading continuation bytes, and a pending prefix goes in front of the chunk.  Then the
-  bulk: CPython's C decoder ``codecs.utf_8_decode`` in one call, with an error handler of
-  ours that the C code invokes once per maximal subpart (CPython already cuts ill-formed
-  input into maximal subparts, as Unicode and WHATWG prescribe); the handler finds the
-  running decoder through a thread-local and applies the policy.  Finally the tail: the
-  C decoder leaves an unfinished sequence at the end of the chunk unconsumed; if it is a
-  proper prefix it becomes ``pending``, otherwise (``ED A0``: no byte can complete it)
-  its units are emitted at once.  So the Python work per chunk is O(1) plus O(malformed
-  units), and valid data never sees a Python loop.
+* The boundary, only when something is held besides a pending prefix: text carried
+  over from a failed call goes first, unread input goes in front of the chunk, and an
+  open gap swallows the bytes that belong to it.  With nothing held it costs one test.
+* One ``Scanner.feed(pending, chunk, final, position)``: the scanner decodes the valid
+  runs, finds each malformed unit (a maximal subpart, classified by Table 3-7 in
+  ``_bytes.py``), counts it, reports it, and holds a trailing proper prefix.  The unit's
+  text is the policy's: for ``replace`` and ``ignore`` a constant the scanner puts in
+  itself (the user's callback, if any, is the scanner's callback); for every other
+  policy (strict, the escapes, ``optu-8``, registered handlers, ``fallback``,
+  ``surrogatepass``) the scanner is made without a constant and asks ``_map_unit`` for
+  each unit, which reports it to the user's callback and returns its text or raises
+  (strict: ``Utf8DecodeError``).  The scanner is chosen when the decoder is built: for
+  plain UTF-8 the C one (``_speedups.Units``, no Python frame per valid run or constant
+  unit) or the pure-Python one (``PyScanner``), by ``use_accelerator``, with the same
+  text, events and counts; ``PyScanner`` past ``ACCEL_MAX_POSITION`` (the C one counts
+  in 64-bit integers); ``VariantScanner`` for the variants and ``surrogatepass``.  The
+  same scanner cuts lines as it decodes (``decode_split``, ``decode_lines``; UTF-8 with
+  ``replace`` only).
+* The tail: the scanner's held prefix becomes ``pending``; the text of the boundary and
+  of the scanner is returned.
 
-Units are classified from the bytes around them (``_bytes.classify_unit``, Table 3-7).
+So valid data never sees a Python loop, and the Python work per chunk is O(1) plus, for
+a policy other than a constant, one call per malformed unit.
 
 Strict mode, and any exception raised by a policy or callback, never poisons the decoder:
-the unit that failed counts as consumed, the unconsumed rest of the input is kept as
-``unread``, and the text decoded before the failure travels with the exception
+the scanner says where the failing unit was (``fail_start``, ``resume_at``) and hands
+back the text it had decoded before it (``partial``); the unit counts as consumed, the
+unconsumed rest of the input is kept as ``unread``, and the text decoded before the
+failure (with the unit's own text when a callback raised) travels with the exception
 (``Utf8DecodeError.partial``) or, for foreign exceptions, is returned by the next call.
 
 Variants and the legacy fallback
 --------------------------------
 A variant decoder (``variant="wtf-8"``, ``"cesu-8"``, ``"mutf-8"``, ``"utf-8z"``; rules
-in ``variants.py``) never takes the scanner path: every call goes through the policy
-path.  The bulk is still one C call per chunk.  Every place where a variant and UTF-8
-disagree is a place where the C decoder calls the handler: ED A0..BF (surrogate halves)
-and C0 are errors in UTF-8 anyway, and the bytes a variant forbids but UTF-8 allows (00
-in MUTF-8, F0..F4 in CESU-8) are first translated into a byte UTF-8 forbids
-(``bytes.translate``, one C pass).  The handler then decides from the original bytes:
-C0 80 is U+0000, a surrogate half is a character, half of a pair, or a malformed unit, and
-anything else is an ordinary unit, cut where the C decoder cut it.  Whether a complete
-high half is a character can depend on the next three bytes, so the held tail of a chunk
-may be a high half plus a prefix of a low one (up to five bytes); the handler *defers*
-such a tail (returns no text and resumes at the end) and it becomes ``pending``.  A WTF-8
-pair is malformed in both halves; the low half is recognised by looking back three bytes,
-or, at the start of a buffer after a failure at the high half, by a flag (``orphan low``).
+in ``variants.py``) takes the same path with a ``VariantScanner`` (pure Python, one call
+of CPython's C decoder per chunk; ``scanner.py`` says how it finds C0 80, surrogate
+pairs and lone halves).  Whether a complete high half is a character can depend on the
+next three bytes, so a variant's pending tail may be a high half plus a prefix of a low
+one (up to five bytes).  A WTF-8 pair is malformed in both halves; when a failure at the
+high half leaves the low half unread, the decoder remembers that (``orphan low``) and
+tells the scanner on the next call.
 
 ``fallback=CODEC`` (a single-byte codec such as cp1252) decodes each malformed unit's
-bytes with that codec instead of applying ``errors`` (policy path only).
+bytes with that codec instead of applying ``errors`` (in ``_unit_text``).
 """
 
 from __future__ import annotations

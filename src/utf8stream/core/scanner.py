@@ -353,11 +353,6 @@ class PyScanner:
             result = self._report(callback, event, self._shift + start, self._base + end)
             _local.scanner = self  # the callback may have run another scanner
             if text is None:
-                if not isinstance(result, str):
-                    raise TypeError(
-                        f"a mapping scanner's callback must return str, not "
-                        f"{type(result).__name__}"
-                    )
                 text = result
         assert text is not None
         self._records.append((self._shift + start, self._shift + end, text))
@@ -365,7 +360,8 @@ class PyScanner:
 
     def _report(
         self, callback: OnUnit, event: Malformed, fail_start: int, resume_at: int
-    ) -> object:
+    ) -> str | None:
+        """Call ``callback``; a mapping scanner's must return the unit's text."""
         self._fail_start = fail_start
         self._resume_at = resume_at
         self._reporting = 1
@@ -373,6 +369,13 @@ class PyScanner:
             result = callback(event)
         finally:
             self._reporting = 0
+        if self._replacement is not None:
+            result = None
+        elif not isinstance(result, str):
+            # Failed at this unit, as if the callback had raised.
+            raise TypeError(
+                f"a mapping scanner's callback must return str, not {type(result).__name__}"
+            )
         self._fail_start = -1
         return result
 
