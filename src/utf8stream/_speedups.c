@@ -1,12 +1,14 @@
 /* Optional accelerator for utf8stream (the package works without it).
 
- * 1. Units: a UTF-8 decoder of our own for the decoder's common policies (a constant
- *    replacement: "replace" or "ignore").  Units(replacement, callback).feed(pending,
- *    data, final, position) is one whole ordinary Utf8Decoder.decode call; split() is
- *    the same call with the text cut into lines as it is decoded.  Each malformed unit
- *    (a maximal subpart) is classified, counted and reported to the callback as a
- *    Malformed event, in order, exactly as the pure-Python decoder does.  When the
- *    callback raises, fail_start / resume_at tell where the failing unit was.
+ * 1. Units: the C scanner (core/scanner.py), a UTF-8 decoder of our own.
+ *    Units(replacement, callback).feed(pending, data, final, position) is the scanner
+ *    call of one Utf8Decoder.decode; split() is the same call with the text cut into
+ *    lines as it is decoded.  Each malformed unit (a maximal subpart) is classified,
+ *    counted and reported to the callback as a Malformed event, in order, exactly as
+ *    the pure-Python scanner does, and replaced by the constant replacement ("replace":
+ *    U+FFFD, "ignore": nothing) or, made with None (a mapping object: every other
+ *    policy), by the str the callback returns.  When the callback raises, fail_start /
+ *    resume_at tell where the failing unit was and partial is the text before it.
  *
  *    Why not CPython's decoder with an error handler: that costs an exception object
  *    and a result tuple per unit, and splitting lines means building the chunk's text
@@ -724,24 +726,22 @@ static PyObject *
 own_mapped(UnitsObject *self, const unsigned char *buf, Py_ssize_t n, long long base,
            int final, Py_ssize_t *stop)
 {
+    Py_ssize_t unit;
+    Py_UCS4 bits = 0;
+    PyObject *first = own_segment(self, buf, 0, n, n, base, final, stop, &bits, &unit);
+    if (first == NULL || !unit) {
+        return first; /* no unit at all: well-formed text (strict mode's common case) */
+    }
     PyObject *pieces = PyList_New(0);
-    if (pieces == NULL) {
+    if (pieces == NULL || PyList_Append(pieces, first) < 0) {
+        Py_DECREF(first);
+        Py_XDECREF(pieces);
         return NULL;
     }
+    Py_DECREF(first);
     PyObject *text = NULL;
-    Py_ssize_t i = 0;
     for (;;) {
-        Py_ssize_t unit;
-        Py_UCS4 bits = 0;
-        PyObject *s = own_segment(self, buf, i, n, n, base, final, stop, &bits, &unit);
-        if (s == NULL || PyList_Append(pieces, s) < 0) {
-            Py_XDECREF(s);
-            goto done;
-        }
-        Py_DECREF(s);
-        if (!unit) {
-            break;
-        }
+        /* Here a unit of ``unit`` bytes starts at *stop. */
         PyObject *t = own_unit(self, buf, n, base, *stop, *stop + unit);
         if (t == NULL) {
             if (self->fail_start >= 0) {
@@ -763,10 +763,18 @@ own_mapped(UnitsObject *self, const unsigned char *buf, Py_ssize_t n, long long 
         if (err < 0) {
             goto done;
         }
-        i = *stop + unit;
+        Py_ssize_t i = *stop + unit;
+        PyObject *s = own_segment(self, buf, i, n, n, base, final, stop, &bits, &unit);
+        if (s == NULL || PyList_Append(pieces, s) < 0) {
+            Py_XDECREF(s);
+            goto done;
+        }
+        Py_DECREF(s);
+        if (!unit) {
+            break;
+        }
     }
-    text = PyList_GET_SIZE(pieces) == 1 ? Py_NewRef(PyList_GET_ITEM(pieces, 0))
-                                         : PyUnicode_Join(self->state->empty, pieces);
+    text = PyUnicode_Join(self->state->empty, pieces);
 done:
     Py_DECREF(pieces);
     return text;
@@ -1379,7 +1387,8 @@ static PyGetSetDef Units_getset[] = {
 };
 
 static PyType_Slot Units_slots[] = {
-    {Py_tp_doc, "Units(replacement, callback): the C error handler's state for one decoder"},
+    {Py_tp_doc, "Units(replacement, callback): the C scanner of one decoder (replacement None: "
+                "the callback returns each unit's text)"},
     {Py_tp_new, Units_new},
     {Py_tp_init, Units_init},
     {Py_tp_dealloc, Units_dealloc},
