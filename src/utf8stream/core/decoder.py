@@ -480,7 +480,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         ``TRUNCATED_AT_END`` unit.
         """
         data = input if type(input) is bytes else bytes(_byte_view(input))
-        fed = len(data)
         scanner = self._ready
         parts: list[str] | None = None
         if scanner is None:
@@ -488,12 +487,16 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             scanner = self._scanner
             assert scanner is not None
         else:
-            self._position += fed
+            self._position += len(data)
         # The one scanner call: ``pending + data`` ends at ``position``.
         pending = self._pending
         try:
             text, self._pending = scanner.feed(pending, data, final, self._position)
         except BaseException as exc:
+            # ``fed``: what to take back from ``position`` if the scanner refused a call
+            # from inside a callback (only the common path can reach it: the boundary
+            # refuses such calls itself).
+            fed = len(data) if parts is None else 0
             self._scanner_failed(exc, scanner, pending + data, final, parts or [], fed)
             raise
         if parts is None:

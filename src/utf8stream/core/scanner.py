@@ -350,34 +350,26 @@ class PyScanner:
             _set_offset(event, self._base + start)
             _set_data(event, buf[start:end])
             _set_kind(event, kind)
-            result = self._report(callback, event, self._shift + start, self._base + end)
+            self._fail_start = self._shift + start
+            self._resume_at = self._base + end
+            self._reporting = 1
+            try:
+                result = callback(event)
+            finally:
+                self._reporting = 0
             _local.scanner = self  # the callback may have run another scanner
             if text is None:
+                if not isinstance(result, str):
+                    # Failed at this unit, as if the callback had raised.
+                    raise TypeError(
+                        "a mapping scanner's callback must return str, not "
+                        f"{type(result).__name__}"
+                    )
                 text = result
+            self._fail_start = -1
         assert text is not None
         self._records.append((self._shift + start, self._shift + end, text))
         return text
-
-    def _report(
-        self, callback: OnUnit, event: Malformed, fail_start: int, resume_at: int
-    ) -> str | None:
-        """Call ``callback``; a mapping scanner's must return the unit's text."""
-        self._fail_start = fail_start
-        self._resume_at = resume_at
-        self._reporting = 1
-        try:
-            result = callback(event)
-        finally:
-            self._reporting = 0
-        if self._replacement is not None:
-            result = None
-        elif not isinstance(result, str):
-            # Failed at this unit, as if the callback had raised.
-            raise TypeError(
-                f"a mapping scanner's callback must return str, not {type(result).__name__}"
-            )
-        self._fail_start = -1
-        return result
 
     def _text_before(self, buf: bytes, stop: int) -> str:
         """The text of ``buf[:stop]`` as the failed call made it (``partial``).
