@@ -11,9 +11,12 @@ the decoder does).
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,7 +24,8 @@ from _helpers import CORE, FRAGMENTS, any_bytes, event_tuples
 from hypothesis import given
 from hypothesis import strategies as st
 
-from utf8stream import Malformed
+import utf8stream.core.scanner as scanner_module
+from utf8stream import Malformed, Utf8DecodeError, Utf8Decoder
 from utf8stream.core import _accel
 from utf8stream.core.scanner import PyScanner, scanner_type
 
@@ -232,3 +236,81 @@ def test_the_argument_checks_agree() -> None:
             make("\ufffd", None).lines(b"", b"a\nb", 0, 128, 10)
         with pytest.raises(ValueError, match="limit must be non-negative"):
             make("\ufffd", None).lines(b"", b"a\nb", 0, 10, -1)
+
+
+# -- one path: the decoder decodes through its scanner, whatever the policy ---------------
+
+
+class CountingScanner:
+    """A scanner that counts the calls of ``feed`` made to the one it wraps."""
+
+    def __init__(self, inner: Any) -> None:
+        object.__setattr__(self, "inner", inner)
+        object.__setattr__(self, "feeds", 0)
+
+    def feed(self, *args: Any) -> Any:
+        object.__setattr__(self, "feeds", self.feeds + 1)
+        return self.inner.feed(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.inner, name, value)  # the decoder's on_malformed setter
+
+
+@pytest.mark.parametrize("accelerated", [True, False])
+@pytest.mark.parametrize(
+    "errors", ["replace", "ignore", "strict", "surrogateescape", "backslashreplace", "optu-8"]
+)
+def test_every_decode_is_one_scanner_call(accelerated: bool, errors: str) -> None:
+    """Held state (unread input, carried text, an open gap) is the boundary's work:
+    then the same one scanner call as always, with every policy."""
+    events: list[Malformed] = []
+
+    def callback(event: Malformed) -> None:
+        events.append(event)
+        if event.data == b"\xfe":
+            raise Boom  # leaves unread input and carried text behind
+
+    with _accel.use_accelerator(accelerated):
+        decoder = Utf8Decoder(errors, on_malformed=callback)
+    counting = CountingScanner(decoder._scanner)
+    decoder._scanner = counting
+    decoder._sync()
+    script = [b"ab\xffcd\xe2\x82", "gap", b"\x82\xacxy\xfe", b"z\xf0\x9f", b"\x98\x80", b""]
+    calls = 0
+    for step in [*script, b"\xc3", b"", b"", b""]:
+        if step == "gap":
+            # Unread input left by a failure is decoded first: one scanner call.
+            calls += bool(decoder._unread)
+            decoder.mark_gap()
+            assert counting.feeds == calls
+            continue
+        assert isinstance(step, bytes)
+        final = not step
+        with contextlib.suppress(Boom, Utf8DecodeError):
+            decoder.decode(step, final)
+        calls += 1
+        assert counting.feeds == calls
+        assert decoder._scanner is counting
+    assert not decoder.buffered
+
+
+def test_only_the_python_scanners_use_a_codec_error_handler() -> None:
+    """No process-global codec error handler or thread-local in the decoder: it asks its
+    scanner, and only the Python scanners drive CPython's decoder with one."""
+    core = Path(scanner_module.__file__).parent
+    for path in sorted(core.glob("*.py")):
+        names = {
+            node.attr if isinstance(node, ast.Attribute) else node.id
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, (ast.Attribute, ast.Name))
+        }
+        uses = names & {"register_error", "utf_8_decode", "local"}
+        if path.name == "scanner.py":
+            assert uses == {"register_error", "utf_8_decode", "local"}
+        elif path.name == "registry.py":
+            assert uses == {"register_error"}  # the optu-8 policy, for every codec
+        else:
+            assert not uses, path.name
