@@ -36,8 +36,10 @@ pytestmark = pytest.mark.skipif(
     reason="the C accelerator is not built here (pure-Python install)",
 )
 
-#: The policies the accelerator decodes itself, and strict, which it hands to Python.
-POLICIES = ["replace", "ignore", "strict"]
+#: The constant policies (the scanner puts them in itself) and policies that map each
+#: unit through the decoder (the scanner hands it each unit): both implementations
+#: scan every one of them.
+POLICIES = ["replace", "ignore", "strict", "surrogateescape", "backslashreplace"]
 #: What the callback does: nothing, record only, raise on some events, read and try to
 #: drive its own decoder, or replace itself with another callback.
 BEHAVIOURS = [None, "record", "raise", "reenter", "replace"]
@@ -62,12 +64,8 @@ class Side:
     def __post_init__(self) -> None:
         with use_accelerator(self.accelerated):
             self.decoder = Utf8Decoder(self.errors, on_malformed=self._initial_callback())
-        # Both implementations take the scanner path for the constant policies.
-        units = self.decoder._units
-        if self.errors == "strict":
-            assert units is None
-        else:
-            assert isinstance(units, PyScanner) != self.accelerated
+        # Every policy goes through the scanner of the implementation chosen.
+        assert isinstance(self.decoder._scanner, PyScanner) != self.accelerated
 
     def _initial_callback(self) -> Any:
         return None if self.behaviour is None else self.callback

@@ -191,7 +191,7 @@ _DECODER_INSIDERS = {"utf8stream.core.decoder": set(), "utf8stream.apps.follow":
 
 def test_no_module_calls_decoder_privates() -> None:
     private = _private_decoder_names()
-    assert {"_decode_lines", "_units", "_pending", "_ready"} <= private
+    assert {"_decode_lines", "_scanner", "_pending", "_ready"} <= private
     for path in PACKAGE_DIR.rglob("*.py"):
         name = _module_name(path)
         if name == "utf8stream.core.decoder":

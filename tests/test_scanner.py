@@ -1,15 +1,22 @@
 """The scanner seam: its two implementations (C ``Units``, Python ``PyScanner``) agree.
 
 Driven directly, call by call, with random bytes and chunkings, both separators modes,
-line limits and callbacks that raise or try to re-enter: same text, held prefix, parts,
-flags, offsets, events, counts, and the same ``fail_start``/``resume_at`` after a raise.
-Both are also held to ``bytes.decode``.
+line limits and callbacks that raise or try to re-enter, with a constant replacement or
+as *mapping* scanners (no replacement: the callback returns each unit's text, as the
+decoder's error policies do): same text, held prefix, parts, flags, offsets, events,
+counts, and the same ``fail_start``/``resume_at``/``partial`` after a raise.  Both are
+also held to ``bytes.decode``, across raises (the test resumes after the failed unit as
+the decoder does).
 """
 
 from __future__ import annotations
 
+import ast
+import contextlib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,7 +24,8 @@ from _helpers import CORE, FRAGMENTS, any_bytes, event_tuples
 from hypothesis import given
 from hypothesis import strategies as st
 
-from utf8stream import Malformed
+import utf8stream.core.scanner as scanner_module
+from utf8stream import Malformed, Utf8DecodeError, Utf8Decoder
 from utf8stream.core import _accel
 from utf8stream.core.scanner import PyScanner, scanner_type
 
@@ -36,6 +44,14 @@ class Boom(Exception):
     pass
 
 
+#: How a mapping scanner's callback turns a unit into text, as ``bytes.decode`` would.
+MAPPINGS: dict[str, Callable[[bytes], str]] = {
+    "replace": lambda data: "\ufffd",
+    "surrogateescape": lambda data: "".join(chr(0xDC00 + b) for b in data),
+    "backslashreplace": lambda data: "".join(f"\\x{b:02x}" for b in data),
+}
+
+
 @dataclass
 class Side:
     """One implementation, with a callback that records, raises or re-enters."""
@@ -43,10 +59,11 @@ class Side:
     scanner: Any
     raise_at: frozenset[int]
     reenter: bool
+    mapping: Callable[[bytes], str] | None = None
     events: list[Malformed] = field(default_factory=list)
     reentry_errors: int = 0
 
-    def callback(self, event: Malformed) -> None:
+    def callback(self, event: Malformed) -> str | None:
         self.events.append(event)
         if self.reenter:
             try:
@@ -55,20 +72,27 @@ class Side:
                 self.reentry_errors += 1
         if len(self.events) in self.raise_at:
             raise Boom
+        return None if self.mapping is None else self.mapping(event.data)
 
     def call(self, method: str, *args: Any) -> Any:
         try:
             return getattr(self.scanner, method)(*args)
         except Boom:
-            return ("boom", self.scanner.fail_start, self.scanner.resume_at)
+            scanner = self.scanner
+            return ("boom", scanner.fail_start, scanner.resume_at, scanner.partial)
 
 
-def make_sides(replacement: str, raise_at: frozenset[int], reenter: bool) -> list[Side]:
+def make_sides(
+    replacement: str | None,
+    raise_at: frozenset[int],
+    reenter: bool,
+    mapping: Callable[[bytes], str] | None = None,
+) -> list[Side]:
     sides = []
     for accelerated in (True, False):
         with _accel.use_accelerator(accelerated):
             make = scanner_type()
-        side = Side(None, raise_at, reenter)
+        side = Side(None, raise_at, reenter, mapping)
         side.scanner = make(replacement, side.callback)
         assert isinstance(side.scanner, PyScanner) != accelerated
         sides.append(side)
@@ -86,7 +110,7 @@ def assert_same(sides: list[Side], results: list[Any]) -> None:
 @given(
     data=st.one_of(any_bytes, line_bytes),
     cuts=st.lists(st.integers(0, 200), max_size=6),
-    replacement=st.sampled_from(["\ufffd", ""]),
+    policy=st.sampled_from(["replace", "ignore", *(f"map-{name}" for name in MAPPINGS)]),
     raise_at=st.frozensets(st.integers(1, 8), max_size=3),
     reenter=st.booleans(),
     start=st.integers(0, 1 << 40),
@@ -94,31 +118,57 @@ def assert_same(sides: list[Side], results: list[Any]) -> None:
 def test_feed_agrees(
     data: bytes,
     cuts: list[int],
-    replacement: str,
+    policy: str,
     raise_at: frozenset[int],
     reenter: bool,
     start: int,
 ) -> None:
-    sides = make_sides(replacement, raise_at, reenter)
+    errors = policy.removeprefix("map-")
+    mapping = MAPPINGS[errors] if policy.startswith("map-") else None
+    replacement = None if mapping else "\ufffd" if errors == "replace" else ""
+    sides = make_sides(replacement, raise_at, reenter, mapping)
     bounds = sorted({0, len(data), *(c for c in cuts if c <= len(data))})
-    pendings = [b"", b""]
+    pending = b""
     position = start
     texts: list[str] = []
     for a, b in zip(bounds, [*bounds[1:], len(data)], strict=True):
-        chunk = data[a:b]
-        position += len(chunk)
+        chunk = pending + data[a:b]
+        position += b - a
         final = b == len(data)
-        results = [
-            side.call("feed", pending, chunk, final, position)
-            for side, pending in zip(sides, pendings, strict=True)
-        ]
-        assert_same(sides, results)
-        if results[0][0] == "boom":
-            return  # the decoder takes over from here (test_differential)
+        while True:
+            results = [side.call("feed", b"", chunk, final, position) for side in sides]
+            assert_same(sides, results)
+            if results[0][0] != "boom":
+                break
+            # Resume after the failed unit, as the decoder does: the text before it,
+            # the unit's own text, then the rest of the chunk.
+            _, fail_start, resume_at, partial = results[0]
+            unit = sides[0].events[-1]
+            assert unit.offset == position - len(chunk) + fail_start
+            assert resume_at == unit.offset + len(unit.data)
+            texts += [partial, MAPPINGS[errors](unit.data) if errors != "ignore" else ""]
+            chunk = chunk[len(chunk) - (position - resume_at) :]
         texts.append(results[0][0])
-        pendings = [results[0][1], results[1][1]]
-    if not raise_at:
-        assert "".join(texts) == data.decode("utf-8", "replace" if replacement else "ignore")
+        pending = results[0][1]
+    assert "".join(texts) == data.decode("utf-8", errors)
+
+
+@CORE
+@given(data=any_bytes, cut=st.integers(0, 40), final=st.booleans())
+def test_a_mapping_callback_must_return_text(data: bytes, cut: int, final: bool) -> None:
+    results = []
+    for accelerated in (True, False):
+        with _accel.use_accelerator(accelerated):
+            scanner = scanner_type()(None, lambda event: event.data)
+        try:
+            results.append(scanner.feed(data[:cut], data[cut:], final, 1000))
+        except TypeError as exc:
+            assert "must return str, not bytes" in str(exc)
+            results.append(("type", scanner.fail_start, scanner.partial))
+    assert results[0] == results[1]
+    if results[0][0] != "type":  # no unit: well-formed up to the held prefix
+        text, held = results[0]
+        assert text == data[: len(data) - len(held)].decode("utf-8")
 
 
 @CORE
@@ -176,9 +226,91 @@ def test_the_argument_checks_agree() -> None:
     for make in (PyScanner, _accel.accelerator().Units):
         with pytest.raises(ValueError, match="one character or none"):
             make("ab", None)
+        with pytest.raises(TypeError, match="callback maps units"):
+            make(None, None)
+        with pytest.raises(ValueError, match="one-character replacement"):
+            make(None, str).split(b"", b"a\nb", False, 3, -1)
         with pytest.raises(ValueError, match="one-character replacement"):
             make("", None).split(b"", b"a\nb", False, 3, -1)
         with pytest.raises(ValueError, match="sep must be"):
             make("\ufffd", None).lines(b"", b"a\nb", 0, 128, 10)
         with pytest.raises(ValueError, match="limit must be non-negative"):
             make("\ufffd", None).lines(b"", b"a\nb", 0, 10, -1)
+
+
+# -- one path: the decoder decodes through its scanner, whatever the policy ---------------
+
+
+class CountingScanner:
+    """A scanner that counts the calls of ``feed`` made to the one it wraps."""
+
+    def __init__(self, inner: Any) -> None:
+        object.__setattr__(self, "inner", inner)
+        object.__setattr__(self, "feeds", 0)
+
+    def feed(self, *args: Any) -> Any:
+        object.__setattr__(self, "feeds", self.feeds + 1)
+        return self.inner.feed(*args)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        setattr(self.inner, name, value)  # the decoder's on_malformed setter
+
+
+@pytest.mark.parametrize("accelerated", [True, False])
+@pytest.mark.parametrize(
+    "errors", ["replace", "ignore", "strict", "surrogateescape", "backslashreplace", "optu-8"]
+)
+def test_every_decode_is_one_scanner_call(accelerated: bool, errors: str) -> None:
+    """Held state (unread input, carried text, an open gap) is the boundary's work:
+    then the same one scanner call as always, with every policy."""
+    events: list[Malformed] = []
+
+    def callback(event: Malformed) -> None:
+        events.append(event)
+        if event.data == b"\xfe":
+            raise Boom  # leaves unread input and carried text behind
+
+    with _accel.use_accelerator(accelerated):
+        decoder = Utf8Decoder(errors, on_malformed=callback)
+    counting = CountingScanner(decoder._scanner)
+    decoder._scanner = counting
+    decoder._sync()
+    script = [b"ab\xffcd\xe2\x82", "gap", b"\x82\xacxy\xfe", b"z\xf0\x9f", b"\x98\x80", b""]
+    calls = 0
+    for step in [*script, b"\xc3", b"", b"", b""]:
+        if step == "gap":
+            # Unread input left by a failure is decoded first: one scanner call.
+            calls += bool(decoder._unread)
+            decoder.mark_gap()
+            assert counting.feeds == calls
+            continue
+        assert isinstance(step, bytes)
+        final = not step
+        with contextlib.suppress(Boom, Utf8DecodeError):
+            decoder.decode(step, final)
+        calls += 1
+        assert counting.feeds == calls
+        assert decoder._scanner is counting
+    assert not decoder.buffered
+
+
+def test_only_the_python_scanners_use_a_codec_error_handler() -> None:
+    """No process-global codec error handler or thread-local in the decoder: it asks its
+    scanner, and only the Python scanners drive CPython's decoder with one."""
+    core = Path(scanner_module.__file__).parent
+    for path in sorted(core.glob("*.py")):
+        names = {
+            node.attr if isinstance(node, ast.Attribute) else node.id
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+            if isinstance(node, (ast.Attribute, ast.Name))
+        }
+        uses = names & {"register_error", "utf_8_decode", "local"}
+        if path.name == "scanner.py":
+            assert uses == {"register_error", "utf_8_decode", "local"}
+        elif path.name == "registry.py":
+            assert uses == {"register_error"}  # the optu-8 policy, for every codec
+        else:
+            assert not uses, path.name

@@ -23,7 +23,7 @@ import utf8stream.core.decoder as decoder_module
 from utf8stream import LineSplitter, LineTooLong, Malformed, MalformedKind, Utf8Decoder
 from utf8stream.core._accel import SPLIT_ASCII_ONLY, use_accelerator
 from utf8stream.core.lines import OVERLONG_POLICIES
-from utf8stream.core.scanner import PyScanner
+from utf8stream.core.scanner import PyScanner, VariantScanner
 
 pytestmark = pytest.mark.skipif(
     not decoder_module.accelerated(),
@@ -48,11 +48,16 @@ def test_the_accelerated_path_is_taken() -> None:
     decoder = Utf8Decoder()
     assert decoder_module.accelerated()
     assert decoder._ready is not None
+    assert not isinstance(decoder._scanner, PyScanner)
     with pure_python():
         assert isinstance(Utf8Decoder()._ready, PyScanner)
-    # Policies the accelerator does not cover stay in Python.
-    for kwargs in ({"errors": "strict"}, {"errors": "surrogateescape"}, {"variant": "wtf-8"}):
-        assert Utf8Decoder(**kwargs)._units is None  # type: ignore[arg-type]
+    # Every policy on plain UTF-8 goes through the same C scanner; the variants and
+    # surrogatepass through the variant scanner.
+    for errors in ("strict", "surrogateescape", "backslashreplace", "surrogatepass"):
+        scanner = Utf8Decoder(errors)._scanner
+        assert isinstance(scanner, VariantScanner) == (errors == "surrogatepass")
+        assert isinstance(scanner, PyScanner) == (errors == "surrogatepass")
+    assert isinstance(Utf8Decoder(variant="wtf-8")._scanner, VariantScanner)
 
 
 @CORE
@@ -428,7 +433,7 @@ def test_lines_is_only_for_replace_with_nothing_held() -> None:
     assert decoder.decode_lines(b"", b"\xac\n", -1, 10) is None
     with pure_python():  # the Python scanner cuts lines too
         assert Utf8Decoder().decode_lines(b"", b"a\n", -1, 10) == (["a"], [0, 2])
-    units = Utf8Decoder()._units
+    units = Utf8Decoder()._scanner
     with pytest.raises(TypeError):
         units.lines("a", b"", 0, -1, 10)
     with pytest.raises(ValueError, match="sep"):
@@ -506,7 +511,7 @@ def test_runs_of_two_and_three_byte_characters_with_intruders_at_every_alignment
 
 def test_a_large_chunk_does_not_leave_a_large_scratch_array() -> None:
     decoder = Utf8Decoder()
-    units = decoder._units
+    units = decoder._scanner
     decoder.decode("é€".encode() * 4096)
     kept = units.scratch_bytes
     assert 0 < kept <= 1 << 20  # a small one stays, for speed
@@ -537,5 +542,5 @@ def test_offsets_past_63_bits_are_refused_by_the_c_line_cutter() -> None:
         ["a", "b"],
         [2**63 - 5, 2**63 - 3, 2**63 - 1],
     )
-    assert Utf8Decoder(start_offset=2**62)._ready is None
-    assert Utf8Decoder(start_offset=2**62 - 1)._ready is not None
+    assert isinstance(Utf8Decoder(start_offset=2**62)._scanner, PyScanner)
+    assert not isinstance(Utf8Decoder(start_offset=2**62 - 1)._scanner, PyScanner)

@@ -20,6 +20,8 @@ from utf8stream import Utf8Decoder
 from utf8stream.core._accel import ACCEL_KINDS
 from utf8stream.core._bytes import UTF8, classify_unit, unit_length
 from utf8stream.core.events import MalformedKind
+from utf8stream.core.scanner import held_prefix_set
+from utf8stream.core.variants import get_variant
 
 pytestmark = pytest.mark.skipif(
     not decoder_module.accelerated(),
@@ -137,13 +139,13 @@ def test_every_two_and_three_byte_sequence_through_the_decoding_loop(shift: int)
 @pytest.mark.parametrize("width", [1, 2, 3])
 def test_the_decoders_held_prefixes_are_those_of_the_c_decoder(width: int) -> None:
     # A chunk that ends in a proper prefix keeps it for the next call: the Python paths
-    # ask core/_bytes.py (``_PREFIXES``), the accelerator its own loop.  The buffers the
-    # C decoder reads as one proper prefix cut off by their end (length -width, no kind)
-    # must be exactly the ones ``_PREFIXES`` holds.
+    # ask core/_bytes.py (``held_prefix_set``), the accelerator its own loop.  The
+    # buffers the C decoder reads as one proper prefix cut off by their end (length
+    # -width, no kind) must be exactly the ones the Python scanners hold.
     got = decoder_module.accelerator()._classify_all(b"", width)
     code = re.escape(bytes(((-width + 4) & 0x0F,)))
     c_held = {m.start().to_bytes(width, "big") for m in re.finditer(code, got)}
-    held = decoder_module._PREFIXES
+    held = held_prefix_set(get_variant("utf-8"), surrogates_pass=False)
     if width < 3:
         candidates = (i.to_bytes(width, "big") for i in range(256**width))
     else:

@@ -1,12 +1,14 @@
 /* Optional accelerator for utf8stream (the package works without it).
 
- * 1. Units: a UTF-8 decoder of our own for the decoder's common policies (a constant
- *    replacement: "replace" or "ignore").  Units(replacement, callback).feed(pending,
- *    data, final, position) is one whole ordinary Utf8Decoder.decode call; split() is
- *    the same call with the text cut into lines as it is decoded.  Each malformed unit
- *    (a maximal subpart) is classified, counted and reported to the callback as a
- *    Malformed event, in order, exactly as the pure-Python decoder does.  When the
- *    callback raises, fail_start / resume_at tell where the failing unit was.
+ * 1. Units: the C scanner (core/scanner.py), a UTF-8 decoder of our own.
+ *    Units(replacement, callback).feed(pending, data, final, position) is the scanner
+ *    call of one Utf8Decoder.decode; split() is the same call with the text cut into
+ *    lines as it is decoded.  Each malformed unit (a maximal subpart) is classified,
+ *    counted and reported to the callback as a Malformed event, in order, exactly as
+ *    the pure-Python scanner does, and replaced by the constant replacement ("replace":
+ *    U+FFFD, "ignore": nothing) or, made with None (a mapping object: every other
+ *    policy), by the str the callback returns.  When the callback raises, fail_start /
+ *    resume_at tell where the failing unit was and partial is the text before it.
  *
  *    Why not CPython's decoder with an error handler: that costs an exception object
  *    and a result tuple per unit, and splitting lines means building the chunk's text
@@ -57,6 +59,7 @@ typedef struct {
     PyObject *kinds[N_KINDS]; /* MalformedKind members, in the order above */
     PyTypeObject *event_type; /* Malformed */
     Py_ssize_t slot_offset, slot_data, slot_kind; /* where its slots are */
+    PyObject *empty; /* "" */
     int ready;
 } module_state;
 
@@ -72,6 +75,8 @@ typedef struct {
     PyObject_HEAD
     PyObject *replacement; /* str */
     PyObject *callback;    /* callable or None */
+    PyObject *partial;     /* after a failure at a unit: the text of the call before it */
+    int maps;              /* no replacement: the callback's result is each unit's text */
     long long counts[N_KINDS];
     long long chars;       /* characters returned by feed() since the last drain */
     Py_ssize_t fail_start; /* -1: the call did not fail at a unit */
@@ -267,21 +272,22 @@ skip_ascii(const unsigned char *buf, Py_ssize_t j, Py_ssize_t e)
     return j;
 }
 
-/* One malformed unit buf[start:end]: count it and report it. */
-static int
+/* One malformed unit buf[start:end]: count it and report it.  Returns the callback's
+   result (None without a callback), or NULL when it raised. */
+static PyObject *
 own_unit(UnitsObject *self, const unsigned char *buf, Py_ssize_t n, long long base,
          Py_ssize_t start, Py_ssize_t end)
 {
     int kind = classify(buf, n, start, end);
     self->counts[kind]++;
     if (self->callback == Py_None) {
-        return 0;
+        Py_RETURN_NONE;
     }
     self->fail_start = start;
     self->resume_at = base + end;
     PyObject *ev = make_event(self->state, base + start, buf + start, end - start, kind);
     if (ev == NULL) {
-        return -1;
+        return NULL;
     }
     /* The callback may replace itself (the decoder's on_malformed setter): our own
        reference keeps the running one alive until it returns. */
@@ -293,11 +299,16 @@ own_unit(UnitsObject *self, const unsigned char *buf, Py_ssize_t n, long long ba
     Py_DECREF(callback);
     Py_DECREF(ev);
     if (res == NULL) {
-        return -1;
+        return NULL;
     }
-    Py_DECREF(res);
+    if (self->maps && !PyUnicode_Check(res)) {
+        PyErr_Format(PyExc_TypeError, "a mapping scanner's callback must return str, not %.100s",
+                     Py_TYPE(res)->tp_name);
+        Py_DECREF(res);
+        return NULL;
+    }
     self->fail_start = -1;
-    return 0;
+    return res;
 }
 
 /* The code points of a segment go to a scratch array first (one pass that validates,
@@ -418,8 +429,9 @@ scratch_trim(UnitsObject *self)
 
 /* The decoding loop, for a scratch array of TYPE.  In UCS-2 it stops in front of a
    supplementary character (WIDE set).  A prefix cut off by the end of the buffer (only
-   when e == n) is a TRUNCATED_AT_END unit if final, else decoding stops before it. */
-#define DECODE_LOOP(TYPE, ASCII_BLOCK, WIDE)                                           \
+   when e == n) is a TRUNCATED_AT_END unit if final, else decoding stops before it.  A
+   mapping object (maps) stops in front of each unit instead, its length in UNIT. */
+#define DECODE_LOOP(TYPE, ASCII_BLOCK, WIDE, UNIT)                                         \
     while (j < e) {                                                                    \
         unsigned int b0 = buf[j];                                                      \
         if (b0 < 0x80) {                                                               \
@@ -487,9 +499,15 @@ scratch_trim(UnitsObject *self)
             cp = NOT_A_CHAR;                                                           \
         }                                                                              \
         if (cp == NOT_A_CHAR) {                                                        \
-            if (own_unit(self, buf, n, base, j, j + k) < 0) {                          \
+            if (maps) {                                                                \
+                UNIT = k;                                                              \
+                break;                                                                 \
+            }                                                                          \
+            PyObject *r_ = own_unit(self, buf, n, base, j, j + k);                     \
+            if (r_ == NULL) {                                                          \
                 return -1;                                                             \
             }                                                                          \
+            Py_DECREF(r_);                                                             \
             if (repl_len) {                                                            \
                 *o++ = (TYPE)repl;                                                     \
                 acc |= repl;                                                           \
@@ -508,18 +526,20 @@ scratch_trim(UnitsObject *self)
 
 /* Decode buf[i:e) (e <= n) into out (room for e - i + SLACK); returns the characters
    written, or -1 when a callback raised.  *stop: where decoding stopped (e, a held
-   prefix, or -- *wide set -- a supplementary character that UCS-2 cannot hold). */
+   prefix, a unit of *unit bytes that a mapping object leaves to its caller, or -- *wide
+   set -- a supplementary character that UCS-2 cannot hold). */
 static Py_ssize_t
 own_decode2(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_t e,
             Py_ssize_t n, long long base, int final, Py_UCS2 *out, Py_UCS4 *bits,
-            Py_ssize_t *stop, int *wide)
+            Py_ssize_t *stop, int *wide, Py_ssize_t *unit)
 {
     Py_UCS2 *o = out;
     Py_UCS4 acc = 0;
     Py_ssize_t j = i;
     const Py_ssize_t repl_len = self->repl_len;
     const Py_UCS4 repl = self->repl_char;
-    DECODE_LOOP(Py_UCS2, ASCII_BLOCK_UCS2, *wide)
+    const int maps = self->maps;
+    DECODE_LOOP(Py_UCS2, ASCII_BLOCK_UCS2, *wide, *unit)
     *bits |= acc;
     *stop = j;
     return o - out;
@@ -528,15 +548,16 @@ own_decode2(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
 static Py_ssize_t
 own_decode4(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_t e,
             Py_ssize_t n, long long base, int final, Py_UCS4 *out, Py_UCS4 *bits,
-            Py_ssize_t *stop)
+            Py_ssize_t *stop, Py_ssize_t *unit)
 {
     Py_UCS4 *o = out;
     Py_UCS4 acc = 0;
     Py_ssize_t j = i;
     const Py_ssize_t repl_len = self->repl_len;
     const Py_UCS4 repl = self->repl_char;
+    const int maps = self->maps;
     int unused = 0;
-    DECODE_LOOP(Py_UCS4, ASCII_BLOCK_UCS4, unused)
+    DECODE_LOOP(Py_UCS4, ASCII_BLOCK_UCS4, unused, *unit)
     (void)unused;
     *bits |= acc;
     *stop = j;
@@ -553,12 +574,15 @@ ascii_string(const unsigned char *buf, Py_ssize_t len)
     return a;
 }
 
-/* The string for buf[i:e) (see own_decode2); *bits collects the OR of its characters. */
+/* The string for buf[i:e) (see own_decode2); *bits collects the OR of its characters;
+   *unit: the length of the unit it stopped in front of (a mapping object), or 0. */
 static PyObject *
 own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_t e,
-            Py_ssize_t n, long long base, int final, Py_ssize_t *stop, Py_UCS4 *bits)
+            Py_ssize_t n, long long base, int final, Py_ssize_t *stop, Py_UCS4 *bits,
+            Py_ssize_t *unit)
 {
     Py_ssize_t a;
+    *unit = 0;
     if (e - i >= 4096) {
         /* Likely ASCII: copy while checking, as CPython does (one pass over the data);
            if it is not, only the copy of the ASCII head was in vain. */
@@ -618,12 +642,13 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
     Py_UCS4 acc = 0;
     int wide = 0;
     PyObject *s = NULL;
-    Py_ssize_t m = own_decode2(self, buf, a, e, n, base, final, t2, &acc, stop, &wide);
+    Py_ssize_t m = own_decode2(self, buf, a, e, n, base, final, t2, &acc, stop, &wide, unit);
     if (m >= 0 && wide) {
         for (Py_ssize_t k = 0; k < m; k++) {
             t4[k] = t2[k];
         }
-        Py_ssize_t m4 = own_decode4(self, buf, *stop, e, n, base, final, t4 + m, &acc, stop);
+        Py_ssize_t m4 =
+            own_decode4(self, buf, *stop, e, n, base, final, t4 + m, &acc, stop, unit);
         m = m4 < 0 ? -1 : m + m4;
     }
     if (m >= 0) {
@@ -664,6 +689,95 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
         }
     }
     return s;
+}
+
+/* After the callback raised at the unit at fail_start: partial is the text of
+   buf[0:fail_start), decoded again without the callback (a constant replacement makes
+   that text the same) and without counting anything twice.  The exception stays set. */
+static void
+set_partial_by_replay(UnitsObject *self, const unsigned char *buf, long long base)
+{
+    if (self->fail_start < 0) {
+        return;
+    }
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    long long counts[N_KINDS];
+    memcpy(counts, self->counts, sizeof(counts));
+    PyObject *callback = self->callback;
+    self->callback = Py_None;
+    Py_ssize_t stop, unit, end = self->fail_start;
+    Py_UCS4 bits = 0;
+    PyObject *text = own_segment(self, buf, 0, end, end, base, 1, &stop, &bits, &unit);
+    self->callback = callback;
+    memcpy(self->counts, counts, sizeof(counts));
+    if (text == NULL) {
+        PyErr_Clear(); /* out of memory: the failure already being raised says enough */
+    }
+    else {
+        Py_XSETREF(self->partial, text);
+    }
+    PyErr_Restore(type, value, traceback);
+}
+
+/* The text of buf[0:n) for a mapping object: the valid runs decoded here, each unit's
+   text the callback's result.  On failure partial holds the text before the unit. */
+static PyObject *
+own_mapped(UnitsObject *self, const unsigned char *buf, Py_ssize_t n, long long base,
+           int final, Py_ssize_t *stop)
+{
+    Py_ssize_t unit;
+    Py_UCS4 bits = 0;
+    PyObject *first = own_segment(self, buf, 0, n, n, base, final, stop, &bits, &unit);
+    if (first == NULL || !unit) {
+        return first; /* no unit at all: well-formed text (strict mode's common case) */
+    }
+    PyObject *pieces = PyList_New(0);
+    if (pieces == NULL || PyList_Append(pieces, first) < 0) {
+        Py_DECREF(first);
+        Py_XDECREF(pieces);
+        return NULL;
+    }
+    Py_DECREF(first);
+    PyObject *text = NULL;
+    for (;;) {
+        /* Here a unit of ``unit`` bytes starts at *stop. */
+        PyObject *t = own_unit(self, buf, n, base, *stop, *stop + unit);
+        if (t == NULL) {
+            if (self->fail_start >= 0) {
+                PyObject *type, *value, *traceback;
+                PyErr_Fetch(&type, &value, &traceback);
+                PyObject *before = PyUnicode_Join(self->state->empty, pieces);
+                if (before == NULL) {
+                    PyErr_Clear();
+                }
+                else {
+                    Py_XSETREF(self->partial, before);
+                }
+                PyErr_Restore(type, value, traceback);
+            }
+            goto done;
+        }
+        int err = PyList_Append(pieces, t);
+        Py_DECREF(t);
+        if (err < 0) {
+            goto done;
+        }
+        Py_ssize_t i = *stop + unit;
+        PyObject *s = own_segment(self, buf, i, n, n, base, final, stop, &bits, &unit);
+        if (s == NULL || PyList_Append(pieces, s) < 0) {
+            Py_XDECREF(s);
+            goto done;
+        }
+        Py_DECREF(s);
+        if (!unit) {
+            break;
+        }
+    }
+    text = PyUnicode_Join(self->state->empty, pieces);
+done:
+    Py_DECREF(pieces);
+    return text;
 }
 
 static int
@@ -719,6 +833,7 @@ parse_input(UnitsObject *self, PyObject *const *args, int *final, long long *bas
     }
     *base = position - PyBytes_GET_SIZE(buf);
     self->fail_start = -1;
+    Py_CLEAR(self->partial);
     return buf;
 }
 
@@ -740,7 +855,7 @@ refuse_reentry(UnitsObject *self)
 static long
 parse_sep(UnitsObject *self, PyObject *arg)
 {
-    if (self->repl_len != 1) {
+    if (self->maps || self->repl_len != 1) {
         PyErr_SetString(PyExc_ValueError, "lines need a one-character replacement");
         return -2;
     }
@@ -811,10 +926,19 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(buf);
     Py_ssize_t n = PyBytes_GET_SIZE(buf);
-    Py_ssize_t stop;
+    Py_ssize_t stop, unit;
     Py_UCS4 bits = 0;
     Py_INCREF(self);
-    PyObject *text = own_segment(self, b, 0, n, n, base, final, &stop, &bits);
+    PyObject *text;
+    if (self->maps) {
+        text = own_mapped(self, b, n, base, final, &stop);
+    }
+    else {
+        text = own_segment(self, b, 0, n, n, base, final, &stop, &bits, &unit);
+        if (text == NULL) {
+            set_partial_by_replay(self, b, base);
+        }
+    }
     PyObject *pending = NULL;
     if (text != NULL) {
         self->chars += PyUnicode_GET_LENGTH(text);
@@ -913,9 +1037,11 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
             stop = e;
         }
         else {
-            s = own_segment(self, b, i, e, n, base, final, &stop, &maxchar);
+            Py_ssize_t unit;
+            s = own_segment(self, b, i, e, n, base, final, &stop, &maxchar, &unit);
         }
         if (s == NULL) {
+            set_partial_by_replay(self, b, base);
             goto fail;
         }
         chars += PyUnicode_GET_LENGTH(s);
@@ -1046,8 +1172,9 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (append_int(offsets, base + i) < 0) {
             goto fail_self;
         }
+        Py_ssize_t unit;
         PyObject *s = ascii ? ascii_string(b + i, e - i)
-                            : own_segment(self, b, i, e, n, base, 0, &stop, &bits);
+                            : own_segment(self, b, i, e, n, base, 0, &stop, &bits, &unit);
         if (s == NULL) {
             goto fail_self;
         }
@@ -1133,7 +1260,20 @@ Units_init(UnitsObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"replacement", "callback", NULL};
     PyObject *replacement, *callback;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "UO", kwlist, &replacement, &callback)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OO", kwlist, &replacement, &callback)) {
+        return -1;
+    }
+    self->maps = replacement == Py_None;
+    if (self->maps) {
+        /* No constant: the callback maps each unit to its text. */
+        if (!PyCallable_Check(callback)) {
+            PyErr_SetString(PyExc_TypeError, "without a replacement the callback maps units");
+            return -1;
+        }
+        replacement = self->state->empty;
+    }
+    else if (!PyUnicode_Check(replacement)) {
+        PyErr_SetString(PyExc_TypeError, "the replacement is a str or None");
         return -1;
     }
     if (PyUnicode_GET_LENGTH(replacement) > 1) {
@@ -1157,6 +1297,7 @@ Units_traverse(UnitsObject *self, visitproc visit, void *arg)
     Py_VISIT(Py_TYPE(self));
     Py_VISIT(self->replacement);
     Py_VISIT(self->callback);
+    Py_VISIT(self->partial);
     return 0;
 }
 
@@ -1165,6 +1306,7 @@ Units_clear(UnitsObject *self)
 {
     Py_CLEAR(self->replacement);
     Py_CLEAR(self->callback);
+    Py_CLEAR(self->partial);
     return 0;
 }
 
@@ -1220,19 +1362,33 @@ Units_set_callback(UnitsObject *self, PyObject *value, void *Py_UNUSED(closure))
         PyErr_SetString(PyExc_AttributeError, "callback cannot be deleted (set None)");
         return -1;
     }
+    if (self->maps && !PyCallable_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "a mapping scanner needs its callback");
+        return -1;
+    }
     Py_INCREF(value);
     Py_SETREF(self->callback, value);
     return 0;
 }
 
+static PyObject *
+Units_get_partial(UnitsObject *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->partial != NULL ? self->partial : self->state->empty);
+}
+
 static PyGetSetDef Units_getset[] = {
+    {"partial", (getter)Units_get_partial, NULL,
+     "after the callback raised at a unit (fail_start >= 0): the text before that unit",
+     NULL},
     {"callback", (getter)Units_get_callback, (setter)Units_set_callback,
      "called with each Malformed event (None: none)", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyType_Slot Units_slots[] = {
-    {Py_tp_doc, "Units(replacement, callback): the C error handler's state for one decoder"},
+    {Py_tp_doc, "Units(replacement, callback): the C scanner of one decoder (replacement None: "
+                "the callback returns each unit's text)"},
     {Py_tp_new, Units_new},
     {Py_tp_init, Units_init},
     {Py_tp_dealloc, Units_dealloc},
@@ -1708,6 +1864,10 @@ static int
 module_exec(PyObject *m)
 {
     module_state *st = get_state(m);
+    st->empty = PyUnicode_New(0, 0);
+    if (st->empty == NULL) {
+        return -1;
+    }
     st->units_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Units_spec, NULL);
     if (st->units_type == NULL || PyModule_AddType(m, st->units_type) < 0) {
         return -1;
@@ -1739,6 +1899,7 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
         Py_VISIT(st->kinds[i]);
     }
     Py_VISIT(st->event_type);
+    Py_VISIT(st->empty);
     return 0;
 }
 
@@ -1753,6 +1914,7 @@ module_clear(PyObject *m)
         Py_CLEAR(st->kinds[i]);
     }
     Py_CLEAR(st->event_type);
+    Py_CLEAR(st->empty);
     st->ready = 0;
     return 0;
 }

@@ -27,9 +27,11 @@ class Units:
     resume_at: int
     reporting: int
     scratch_bytes: int
+    @property
+    def partial(self) -> str: ...
     callback: Callable[[Malformed], object] | None
     def __init__(
-        self, replacement: str, callback: Callable[[Malformed], object] | None
+        self, replacement: str | None, callback: Callable[[Malformed], object] | None
     ) -> None: ...
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /

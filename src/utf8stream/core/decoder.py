@@ -1,6 +1,7 @@
 """The incremental UTF-8 decoder: exact, eager, resumable, self-synchronising.
 
-Rule 1: everything that affects what the decoder emits lives in this file.
+Rule 1: the decoder's policy (what each unit becomes, what is held, what a failure
+leaves behind) lives in this file; where the units are is the scanner's (``scanner.py``).
 
 Theory of operation
 -------------------
@@ -14,54 +15,52 @@ Bytes arrive in chunks.  The decoder keeps at most one of these between calls:
 * an open *gap* (``mark_gap``): the held partial sequence plus up to three continuation
   bytes that follow belong to the gap, which becomes one ``LOST_BYTES`` event.
 
-Two paths, chosen by what is held, not by how the decoder was built:
+One path, whatever the policy, variant or implementation: boundary, scanner, tail.
 
-* The scanner (``scanner.py``): while nothing odd is held (no gap, no unread input, no
-  carried text) and the policy is a constant replacement (``replace``, ``ignore``) on
-  plain UTF-8, a call is one ``Scanner.feed``: the scanner decodes, classifies, counts
-  and reports each unit, and holds a trailing proper prefix.  Its implementation is C
-  (``_speedups.Units``, no exception object or Python frame per unit) or pure Python
-  (``PyScanner``: CPython's decoder with an error handler), chosen when the decoder is
-  created (``use_accelerator``); both give the same text, events and counts.  The same
-  scanner cuts lines as it decodes (``decode_split``, ``decode_lines``).
-* The policy path, for everything else (strict and the other policies, gaps, unread
-  input, the variants, the fallback codec).  First the boundary: an open gap swallows
-  leading continuation bytes, and a pending prefix goes in front of the chunk.  Then the
-  bulk: CPython's C decoder ``codecs.utf_8_decode`` in one call, with an error handler of
-  ours that the C code invokes once per maximal subpart (CPython already cuts ill-formed
-  input into maximal subparts, as Unicode and WHATWG prescribe); the handler finds the
-  running decoder through a thread-local and applies the policy.  Finally the tail: the
-  C decoder leaves an unfinished sequence at the end of the chunk unconsumed; if it is a
-  proper prefix it becomes ``pending``, otherwise (``ED A0``: no byte can complete it)
-  its units are emitted at once.  So the Python work per chunk is O(1) plus O(malformed
-  units), and valid data never sees a Python loop.
+* The boundary, only when something is held besides a pending prefix: text carried
+  over from a failed call goes first, unread input goes in front of the chunk, and an
+  open gap swallows the bytes that belong to it.  With nothing held it costs one test.
+* One ``Scanner.feed(pending, chunk, final, position)``: the scanner decodes the valid
+  runs, finds each malformed unit (a maximal subpart, classified by Table 3-7 in
+  ``_bytes.py``), counts it, reports it, and holds a trailing proper prefix.  The unit's
+  text is the policy's: for ``replace`` and ``ignore`` a constant the scanner puts in
+  itself (the user's callback, if any, is the scanner's callback); for every other
+  policy (strict, the escapes, ``optu-8``, registered handlers, ``fallback``,
+  ``surrogatepass``) the scanner is made without a constant and asks ``_map_unit`` for
+  each unit, which reports it to the user's callback and returns its text or raises
+  (strict: ``Utf8DecodeError``).  The scanner is chosen when the decoder is built: for
+  plain UTF-8 the C one (``_speedups.Units``, no Python frame per valid run or constant
+  unit) or the pure-Python one (``PyScanner``), by ``use_accelerator``, with the same
+  text, events and counts; ``PyScanner`` past ``ACCEL_MAX_POSITION`` (the C one counts
+  in 64-bit integers); ``VariantScanner`` for the variants and ``surrogatepass``.  The
+  same scanner cuts lines as it decodes (``decode_split``, ``decode_lines``; UTF-8 with
+  ``replace`` only).
+* The tail: the scanner's held prefix becomes ``pending``; the text of the boundary and
+  of the scanner is returned.
 
-Units are classified from the bytes around them (``_bytes.classify_unit``, Table 3-7).
+So valid data never sees a Python loop, and the Python work per chunk is O(1) plus, for
+a policy other than a constant, one call per malformed unit.
 
 Strict mode, and any exception raised by a policy or callback, never poisons the decoder:
-the unit that failed counts as consumed, the unconsumed rest of the input is kept as
-``unread``, and the text decoded before the failure travels with the exception
+the scanner says where the failing unit was (``fail_start``, ``resume_at``) and hands
+back the text it had decoded before it (``partial``); the unit counts as consumed, the
+unconsumed rest of the input is kept as ``unread``, and the text decoded before the
+failure (with the unit's own text when a callback raised) travels with the exception
 (``Utf8DecodeError.partial``) or, for foreign exceptions, is returned by the next call.
 
 Variants and the legacy fallback
 --------------------------------
 A variant decoder (``variant="wtf-8"``, ``"cesu-8"``, ``"mutf-8"``, ``"utf-8z"``; rules
-in ``variants.py``) never takes the scanner path: every call goes through the policy
-path.  The bulk is still one C call per chunk.  Every place where a variant and UTF-8
-disagree is a place where the C decoder calls the handler: ED A0..BF (surrogate halves)
-and C0 are errors in UTF-8 anyway, and the bytes a variant forbids but UTF-8 allows (00
-in MUTF-8, F0..F4 in CESU-8) are first translated into a byte UTF-8 forbids
-(``bytes.translate``, one C pass).  The handler then decides from the original bytes:
-C0 80 is U+0000, a surrogate half is a character, half of a pair, or a malformed unit, and
-anything else is an ordinary unit, cut where the C decoder cut it.  Whether a complete
-high half is a character can depend on the next three bytes, so the held tail of a chunk
-may be a high half plus a prefix of a low one (up to five bytes); the handler *defers*
-such a tail (returns no text and resumes at the end) and it becomes ``pending``.  A WTF-8
-pair is malformed in both halves; the low half is recognised by looking back three bytes,
-or, at the start of a buffer after a failure at the high half, by a flag (``orphan low``).
+in ``variants.py``) takes the same path with a ``VariantScanner`` (pure Python, one call
+of CPython's C decoder per chunk; ``scanner.py`` says how it finds C0 80, surrogate
+pairs and lone halves).  Whether a complete high half is a character can depend on the
+next three bytes, so a variant's pending tail may be a high half plus a prefix of a low
+one (up to five bytes).  A WTF-8 pair is malformed in both halves; when a failure at the
+high half leaves the low half unread, the decoder remembers that (``orphan low``) and
+tells the scanner on the next call.
 
 ``fallback=CODEC`` (a single-byte codec such as cp1252) decodes each malformed unit's
-bytes with that codec instead of applying ``errors`` (policy path only).
+bytes with that codec instead of applying ``errors`` (in ``_unit_text``).
 """
 
 from __future__ import annotations
@@ -69,8 +68,7 @@ from __future__ import annotations
 import codecs
 import enum
 import json
-import threading
-from collections.abc import Callable, Container
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
@@ -83,22 +81,10 @@ from ._accel import (
     accelerator,
     use_accelerator,
 )
-from ._bytes import (
-    LONE_KIND,
-    UTF8,
-    ByteTable,
-    byte_table,
-    classify_unit,
-    held_prefixes,
-    is_continuation,
-    is_high_half,
-    is_low_half,
-    is_proper_prefix,
-    is_surrogate_half,
-)
+from ._bytes import is_continuation, is_high_half
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
-from .scanner import scanner_type
-from .variants import OPTU8, Variant, get_variant
+from .scanner import PyScanner, Scanner, VariantScanner, held_prefix_set, scanner_type
+from .variants import OPTU8, get_variant
 
 # ``accelerated``, ``accelerator`` and ``use_accelerator`` live in ``_accel``; they stay
 # importable from here for the follower (apps/follow.py) and older callers.
@@ -182,60 +168,6 @@ GAP_SKIP_SHIFT = 4
 _GAP_ABSORB_MASK = 7
 _GAP_SKIP_MASK = 3
 _REPLACEMENT = "\ufffd"
-_HANDLER_NAME = "utf8stream.decoder"
-_utf8_decode = codecs.utf_8_decode
-_local = threading.local()
-
-
-_REPLAY_NAME = "utf8stream.decoder.replay"
-
-
-def _c_error_handler(exc: UnicodeError) -> tuple[str, int]:
-    """Called by CPython's decoder once per maximal subpart, for the running decoder."""
-    decoder: Utf8Decoder = _local.decoder
-    return decoder._on_c_error(exc)  # noqa: SLF001
-
-
-def _c_replay_handler(exc: UnicodeError) -> tuple[str, int]:
-    decoder: Utf8Decoder = _local.decoder
-    return decoder._on_c_error(exc, replay=True)  # noqa: SLF001
-
-
-codecs.register_error(_HANDLER_NAME, _c_error_handler)
-codecs.register_error(_REPLAY_NAME, _c_replay_handler)
-
-
-class _ProperPrefixes:
-    """``seq in prefixes``: ``seq`` is a proper prefix of a well-formed sequence.
-
-    Asks the table (``is_proper_prefix``) rather than holding its 17,600 answers.
-    """
-
-    __slots__ = ("_table",)
-
-    def __init__(self, table: ByteTable) -> None:
-        self._table = table
-
-    def __contains__(self, seq: object) -> bool:
-        return isinstance(seq, (bytes, bytearray, memoryview)) and is_proper_prefix(
-            seq, self._table
-        )
-
-
-#: What a UTF-8 decoder holds at a chunk end (with ``surrogatepass``: ED A0..BF too).
-_PREFIXES = _ProperPrefixes(UTF8)
-_PREFIXES_WIDE_ED = _ProperPrefixes(byte_table(surrogate_halves=True))
-_VARIANT_PREFIXES: dict[tuple[str, bool], frozenset[bytes]] = {}
-
-
-def _variant_prefixes(variant: Variant, surrogates_pass: bool) -> frozenset[bytes]:
-    """What a variant decoder holds at a chunk end (built on first use)."""
-    key = (variant.name, surrogates_pass)
-    prefixes = _VARIANT_PREFIXES.get(key)
-    if prefixes is None:
-        table = variant.passing_table if surrogates_pass else variant.table
-        prefixes = _VARIANT_PREFIXES[key] = held_prefixes(table, pairs=variant.holds_pairs)
-    return prefixes
 
 
 def _fallback_table(codec: str) -> tuple[str | None, ...]:
@@ -399,30 +331,26 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         if not isinstance(start_offset, int) or start_offset < 0:
             raise ValueError("start_offset must be a non-negative integer")
         self._variant = get_variant(variant)
-        self._special = self._variant.name != "utf-8"
-        self._translate = self._variant.translate
         self._fallback = fallback
         self._fallback_table = None if fallback is None else _fallback_table(fallback)
         self._gap_policy = gap
         self._start_offset = start_offset
         self._on_malformed = on_malformed
         self._counts: dict[MalformedKind, int] = dict.fromkeys(MalformedKind, 0)
-        self._odd = True
-        self._position = start_offset
-        #: The scanner implementation this decoder uses (C or Python), chosen once.
-        self._new_scanner = scanner_type()
-        self._units: Any = None
-        #: ``_units`` while nothing odd is held: decode() takes the scanner path.
-        self._ready: Any = None
-        #: True while a callback runs on the policy path (the scanner keeps its own flag).
-        self._reporting = False
-        #: The text of the unit whose callback raised, for ``_recover``.
-        self._failed_text = ""
-        self._set_policy(errors)
         self._chars = 0
         self._gaps = 0
         self._lost_total = 0
+        #: The UTF-8 scanner implementation this decoder uses (C or Python), chosen once.
+        self._new_utf8_scanner = scanner_type()
+        self._scanner: Scanner | None = None
+        #: True while a callback runs in this file (the scanner keeps its own flag).
+        self._reporting = False
+        #: The text of the unit whose callback raised, for ``_recover``.
+        self._failed_text = ""
+        self._resume_orphan = False
         self._clear(start_offset)
+        self._set_policy(errors)
+        self._sync()
 
     @property
     def on_malformed(self) -> OnMalformed | None:
@@ -432,31 +360,16 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     @on_malformed.setter
     def on_malformed(self, callback: OnMalformed | None) -> None:
         self._on_malformed = callback
-        if self._units is not None:
+        scanner = self._scanner
+        if scanner is not None and self._inline is not None:
             # In place, so that a callback replacing itself keeps the counts of the call
-            # in progress; the scanner reads it again for each unit.
-            self._units.callback = callback
-            return
-        # The scanner applies a constant replacement on plain UTF-8 (module docstring).
-        inline = not (self._surrogates_pass or self._special or self._fallback_table)
-        self._inline = self._constant if inline else None
-        if self._inline is not None:
-            self._units = self._new_scanner(self._inline, callback)
-        self._ready = self._ready_units()
-
-    def _ready_units(self) -> Any:
-        """``_units`` when decode() may take the scanner path, else None.
-
-        The C scanner counts offsets in 64-bit integers; past ``ACCEL_MAX_POSITION`` the
-        policy path takes over, so that both implementations accept every offset.
-        """
-        if self._odd or self._position >= ACCEL_MAX_POSITION:
-            return None
-        return self._units
+            # in progress; the scanner reads it again for each unit.  (A mapping scanner
+            # calls ``_map_unit``, which reads ``_on_malformed`` for each unit.)
+            scanner.callback = callback
 
     def _refuse_if_reporting(self, what: str) -> None:
-        units = self._units
-        if self._reporting or (units is not None and units.reporting):
+        scanner = self._scanner
+        if self._reporting or (scanner is not None and scanner.reporting):
             raise RuntimeError(
                 f"{what}() called on a Utf8Decoder from inside its own on_malformed callback"
             )
@@ -464,16 +377,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _set_policy(self, errors: str) -> None:
         self.errors = errors
         self._surrogates_pass = errors == "surrogatepass"
-        if self._special:
-            self._table = (
-                self._variant.passing_table if self._surrogates_pass else self._variant.table
-            )
-            self._prefixes: Container[bytes] = _variant_prefixes(
-                self._variant, self._surrogates_pass
-            )
-        else:
-            self._table = UTF8
-            self._prefixes = _PREFIXES_WIDE_ED if self._surrogates_pass else _PREFIXES
+        self._prefixes = held_prefix_set(self._variant, self._surrogates_pass)
         self._constant: str | None = None
         self._custom: Callable[[UnicodeError], tuple[str | bytes, int]] | None = None
         if errors == "replace":
@@ -483,7 +387,36 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         elif errors not in ERROR_POLICIES:
             # Raises LookupError for unknown names, as codecs does.
             self._custom = codecs.lookup_error(errors)
-        self.on_malformed = self._on_malformed
+        #: The scanner's constant replacement, or None: the scanner asks ``_map_unit``
+        #: for each unit's text (every policy but a plain constant).
+        self._inline = (
+            self._constant if self._fallback_table is None and not self._surrogates_pass else None
+        )
+        self._build_scanner()
+
+    def _build_scanner(self) -> None:
+        """Make the scanner for this decoder's variant, policy and position.
+
+        Plain UTF-8 (``errors`` other than surrogatepass) gets the implementation chosen
+        when the decoder was made, except past ``ACCEL_MAX_POSITION``: the C scanner
+        counts offsets in 64-bit integers, so there the Python one takes over and both
+        implementations accept every offset.  Anything else gets a ``VariantScanner``.
+        """
+        if self._scanner is not None:
+            self._fold_counts()
+        inline = self._inline
+        callback: OnMalformed | None = self._on_malformed if inline is not None else self._map_unit
+        scanner: Scanner
+        if self._variant.name != "utf-8" or self._surrogates_pass:
+            scanner = VariantScanner(self._variant, self._surrogates_pass, inline, callback)
+        elif self._position >= ACCEL_MAX_POSITION:
+            scanner = PyScanner(inline, callback)
+        else:
+            scanner = self._new_utf8_scanner(inline, callback)
+        self._scanner = scanner
+        #: The scanner cuts lines (``decode_split``, ``decode_lines``): UTF-8, U+FFFD.
+        self._cuts_lines = inline == _REPLACEMENT and not isinstance(scanner, VariantScanner)
+        self._in_c = not isinstance(scanner, PyScanner)
 
     def _clear(self, position: int) -> None:
         self._position = position
@@ -496,22 +429,18 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._gap_offset: int | None = None
         self._gap_skip = 0
         self._gap_absorb = 0
-        # A gap, unread input or carried text is held (variants: always).
-        self._odd = self._special
-        self._ready = self._ready_units()
-        # Where decoding resumes after the unit being reported (absolute), and where
-        # that unit starts in the buffer the C decoder is working on.
+        #: Where decoding resumes after the unit that failed (absolute).
         self._resume_at = 0
-        self._fail_start = 0
-        # Variants: the buffer the C decoder is working on (untranslated), whether that
-        # call is final, the absolute offset of its first byte, where the handler
-        # deferred the rest of it, and the WTF-8 "orphan low half" flags (theory above).
-        self._source = b""
-        self._c_final = False
-        self._base = 0
-        self._defer = -1
+        #: WTF-8: the buffered bytes start with a low half whose high half was decoded.
         self._orphan_low = False
-        self._resume_orphan = False
+
+    def _sync(self) -> None:
+        """After a change of state: is anything held that the boundary must handle?"""
+        if self._in_c and self._position >= ACCEL_MAX_POSITION:
+            self._build_scanner()
+        held = self._gap_open or self._unread or self._carry or self._orphan_low
+        #: The scanner, when decode() can hand it the call as it is; else None.
+        self._ready = None if held else self._scanner
 
     # -- public API ------------------------------------------------------------------
 
@@ -550,27 +479,78 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         sequence is held back.  With ``final=True`` a held prefix becomes one
         ``TRUNCATED_AT_END`` unit.
         """
-        units = self._ready
-        if units is not None and type(input) is bytes:
-            # The scanner path (module docstring): the whole call is one scanner call.
-            pending = self._pending
-            self._position = position = self._position + len(input)
-            try:
-                text: str
-                text, self._pending = units.feed(pending, input, final, position)
-            except BaseException as exc:
-                self._scanner_failed(exc, units, pending + input, final, len(input))
-                raise
+        data = input if type(input) is bytes else bytes(_byte_view(input))
+        scanner = self._ready
+        parts: list[str] | None = None
+        if scanner is None:
+            parts, data, final = self._boundary(data, final)
+            scanner = self._scanner
+            assert scanner is not None
+        else:
+            self._position += len(data)
+        # The one scanner call: ``pending + data`` ends at ``position``.
+        pending = self._pending
+        try:
+            text, self._pending = scanner.feed(pending, data, final, self._position)
+        except BaseException as exc:
+            # ``fed``: what to take back from ``position`` if the scanner refused a call
+            # from inside a callback (only the common path can reach it: the boundary
+            # refuses such calls itself).
+            fed = len(data) if parts is None else 0
+            self._scanner_failed(exc, scanner, pending + data, final, parts or [], fed)
+            raise
+        if parts is None:
             return text
-        return self._decode_general(_byte_view(input), final)
+        return self._output(parts, text)
+
+    def _boundary(self, data: bytes, final: bool) -> tuple[list[str], bytes, bool]:
+        """What is held goes first: carried text, unread input, an open gap.
+
+        Returns the text so far, and the bytes and finality for the scanner (no bytes
+        while a gap stays open).  ``position`` then counts ``data``.
+        """
+        self._refuse_if_reporting("decode")
+        parts: list[str] = []
+        if self._carry:
+            parts.append(self._carry)
+            self._carry = ""
+        unread = self._unread
+        full = (unread or self._pending) + data  # all input not consumed before this call
+        if unread:
+            final = final or self._unread_final
+            self._unread = b""
+            self._unread_final = False
+        buf = unread + data
+        self._position += len(data)
+        if self._gap_open:
+            try:
+                taken = self._consume_gap(buf, final, parts)
+            except BaseException as exc:
+                self._recover(exc, parts, full, final)
+                raise
+            buf = b"" if self._gap_open else buf[taken:]
+        if self._orphan_low:
+            scanner = self._scanner
+            assert isinstance(scanner, VariantScanner)
+            scanner.orphan_low = True
+            self._orphan_low = False
+        return parts, buf, final
+
+    def _output(self, parts: list[str], scanned: str) -> str:
+        """The text of a call that started at the boundary; ``scanned``: the scanner's."""
+        self._sync()
+        parts.append(scanned)
+        text = "".join(parts)
+        self._chars += len(text) - len(scanned)  # the scanner counts its own
+        return text
 
     # -- the line seam: decoding and cutting lines in one pass -----------------------------
     #
     # A line reader (``LineSplitter.feed_bytes``, the log follower) asks the decoder to
     # cut lines from the bytes while it decodes them.  Where this decoder cannot (a
-    # policy other than ``replace``, or something held that the scanner does not cover)
-    # both methods return ``None`` and change nothing: the reader then calls ``decode()``
-    # and cuts the text itself.  Same text, events, statistics either way.
+    # policy other than ``replace``, a variant, or something held at the boundary) both
+    # methods return ``None`` and change nothing: the reader then calls ``decode()`` and
+    # cuts the text itself.  Same text, events, statistics either way.
 
     def decode_split(
         self,
@@ -586,15 +566,17 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         decoded into its own string, so the call's text is never built.  State, events
         and statistics are exactly those of ``decode(input, final)``.
         """
-        units = self._ready
-        if units is None or self._inline != _REPLACEMENT:
+        scanner = self._ready
+        if scanner is None or not self._cuts_lines:
             return None
         pending = self._pending
         self._position = position = self._position + len(input)
         try:
-            parts, self._pending, flags, chars = units.split(pending, input, final, position, sep)
+            parts, self._pending, flags, chars = scanner.split(
+                pending, input, final, position, sep
+            )
         except BaseException as exc:
-            self._scanner_failed(exc, units, pending + input, final, len(input))
+            self._scanner_failed(exc, scanner, pending + input, final, [], len(input))
             raise
         return SplitText(parts, SplitFlag(flags), chars)
 
@@ -610,12 +592,12 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         consumed.  A callback that raises leaves this decoder unusable (the follower
         catches that).
         """
-        units = self._ready
-        if units is None or self._inline != _REPLACEMENT or self._pending:
+        scanner = self._ready
+        if scanner is None or not self._cuts_lines or self._pending:
             return None
         parts: list[str]
         offsets: list[int]
-        parts, offsets = units.lines(head, data, self._position, sep, limit)
+        parts, offsets = scanner.lines(head, data, self._position, sep, limit)
         self._position = offsets[-1]
         return DecodedLines(parts, offsets)
 
@@ -624,29 +606,38 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     _decode_lines = decode_lines
 
     def _scanner_failed(
-        self, exc: BaseException, units: Any, data: bytes, final: bool, fed: int
+        self,
+        exc: BaseException,
+        scanner: Scanner,
+        data: bytes,
+        final: bool,
+        parts: list[str],
+        fed: int,
     ) -> None:
         """The scanner raised while it decoded ``data``, which ends at ``position``.
 
         ``fed``: the length of the call's input, already added to ``position``.
         """
-        if units.reporting:
+        if scanner.reporting:
             # This call came from inside the callback of a call in progress, and the
             # scanner refused it before it changed anything.
             self._position -= fed
             return
-        fail_start = units.fail_start
-        if fail_start < 0:
+        if scanner.fail_start < 0:
             # Not at a unit (no memory for the text): the call is undone and its input
             # kept; units it reported before failing are reported and counted again.
-            self._fail_start = 0
             self._resume_at = self._position - len(data)
-            self._recover(exc, [], data, final)
+            self._recover(exc, parts, data, final)
             return
-        self._fail_start = fail_start
-        self._resume_at = units.resume_at
-        self._failed_text = self._inline or ""
-        self._recover(exc, [self._partial_from_c(data)], data, final)
+        self._resume_at = scanner.resume_at
+        if self._inline is not None:
+            # The user's callback raised inside the scanner: its unit's text is the
+            # constant (``_map_unit`` keeps it otherwise).
+            self._failed_text = self._inline
+        if isinstance(scanner, VariantScanner):
+            self._resume_orphan = scanner.resume_orphan
+        parts.append(scanner.partial)
+        self._recover(exc, parts, data, final)
 
     def mark_gap(self, lost: int | None = None) -> None:
         """Declare that bytes were lost here (``lost`` of them, if known).
@@ -663,7 +654,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         if lost is not None and (not isinstance(lost, int) or lost < 0):
             raise ValueError("lost must be a non-negative integer or None")
         if self._unread:
-            self._carry = self._decode_general(b"", self._unread_final, count=False)
+            self._carry = self.decode(b"", self._unread_final)
+            self._chars -= len(self._carry)  # counted when a later call returns it
         position = self._position
         if lost:
             self._position += lost
@@ -682,16 +674,21 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._pending = b""
         self._sync()
         if head:
-            self._source = head
-            self._c_final = True
-            self._base = position - len(self._gap_data) - 3
+            # Decided as the end of a stream: nothing follows the high half.
+            scanner = self._scanner
+            assert scanner is not None
             try:
-                self._carry += self._surrogate_half(head, 0, False)[0]
+                text, _ = scanner.feed(b"", head, True, position - len(self._gap_data))
             except BaseException:
-                self._carry += self._failed_text
+                if scanner.fail_start >= 0 and self._inline is not None:
+                    self._failed_text = self._inline
+                self._carry += scanner.partial + self._failed_text
                 self._failed_text = ""
                 self._sync()
                 raise
+            self._chars -= len(text)  # counted when a later call returns it
+            self._carry += text
+            self._sync()
 
     def reset(self) -> None:
         """Forget held bytes and any open gap; the position returns to ``start_offset``.
@@ -700,6 +697,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         """
         self._refuse_if_reporting("reset")
         self._clear(self._start_offset)
+        self._sync()
 
     def getstate(self) -> tuple[bytes, int]:
         """``(buffered bytes, flags)`` per the ``codecs.IncrementalDecoder`` contract.
@@ -822,119 +820,15 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def _fold_counts(self) -> None:
         """Add what the scanner counted since the last fold to ``_counts``/``_chars``."""
         counts = self._counts
-        units = self._units
-        if units is not None:
-            *by_kind, chars = units.drain()
+        scanner = self._scanner
+        if scanner is not None:
+            *by_kind, chars = scanner.drain()
             self._chars += chars
             for kind, n in zip(ACCEL_KINDS, by_kind, strict=True):
                 if n:
                     counts[kind] += n
 
-    # -- the paths with the error handler engaged ----------------------------------------
-
-    def _decode_general(self, data: Bytes, final: bool, count: bool = True) -> str:
-        """Decode with the error handler engaged: units, gaps, unread input, carried text."""
-        self._refuse_if_reporting("decode")
-        # Off the scanner path until ``_sync``: a callback that calls decode() must
-        # reach the check above.
-        self._ready = None
-        parts: list[str] = []
-        if self._carry:
-            parts.append(self._carry)
-            self._carry = ""
-        chunk = data if type(data) is bytes else bytes(data)
-        held = self._unread or self._pending
-        unread = self._unread
-        if unread:
-            final = final or self._unread_final
-            self._unread = b""
-            self._unread_final = False
-        self._position += len(chunk)
-        try:
-            self._run(unread + chunk, final, parts)
-        except BaseException as exc:
-            # Everything not consumed before this call ends at ``position``.
-            self._recover(exc, parts, held + chunk, final)
-            raise
-        finally:
-            self._sync()
-        text = "".join(parts)
-        if count:
-            self._chars += len(text)
-        return text
-
-    def _run(self, buf: bytes, final: bool, parts: list[str]) -> None:
-        """Decode ``buf``, which ends at ``position``, after whatever state is held."""
-        if self._gap_open:
-            i = self._consume_gap(buf, final, parts)
-            if self._gap_open:
-                return
-            buf = buf[i:]
-        pending = self._pending
-        if pending:
-            buf = pending + buf
-            self._pending = b""
-        if not buf:
-            return
-        if self._special:
-            self._run_variant(buf, final, parts)
-            return
-        _local.decoder = self
-        try:
-            text, used = _utf8_decode(buf, _HANDLER_NAME, final)
-        except BaseException:
-            parts.append(self._partial_from_c(buf))
-            raise
-        parts.append(text)
-        if used != len(buf):
-            self._tail(buf, used, parts)
-
-    def _run_variant(self, src: bytes, final: bool, parts: list[str]) -> None:
-        """``_run`` for a variant: ``src`` ends at ``position`` (theory of operation)."""
-        table = self._translate
-        # Only 00 and F0..F4 are ever translated: pure ASCII without NUL needs no pass.
-        translate = table is not None and (not src.isascii() or (table[0] != 0 and b"\x00" in src))
-        buf = src.translate(table) if translate else src
-        self._source = src
-        self._c_final = final
-        self._base = self._position - len(src)
-        self._defer = -1
-        _local.decoder = self
-        try:
-            text, used = _utf8_decode(buf, _HANDLER_NAME, final)
-        except BaseException:
-            parts.append(self._partial_from_c(buf))
-            raise
-        finally:
-            self._orphan_low = False  # it only ever concerns the first byte of a call
-        parts.append(text)
-        if self._defer >= 0:
-            self._pending = src[self._defer :]
-        elif used != len(buf):
-            tail = src[used:]
-            if tail in self._prefixes:
-                self._pending = tail
-            else:  # certain already, as in _tail
-                self._run_variant(tail, True, parts)
-
-    def _tail(self, data: Bytes, used: int, parts: list[str]) -> None:
-        """Handle what the C decoder left unconsumed at the end of a non-final call.
-
-        A proper prefix is held.  Anything else (CPython holds ``ED A0``, which no byte
-        can complete) is certain already and is emitted now.
-        """
-        tail = bytes(data[used:])
-        if tail in self._prefixes:
-            self._pending = tail
-            return
-        self._pending = b""
-        _local.decoder = self
-        try:
-            text, _ = _utf8_decode(tail, _HANDLER_NAME, True)
-        except BaseException:
-            parts.append(self._partial_from_c(tail))
-            raise
-        parts.append(text)
+    # -- the boundary --------------------------------------------------------------------
 
     def _consume_gap(self, buf: bytes, final: bool, parts: list[str]) -> int:
         """Swallow the bytes that belong to an open gap; close it once that is decided."""
@@ -963,112 +857,21 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._gap_offset = base + i
         self._gap_data += buf[i : i + 1]
 
-    def _sync(self) -> None:
-        """Take the scanner path again once nothing odd is held."""
-        self._odd = bool(self._gap_open or self._unread or self._carry or self._special)
-        self._ready = self._ready_units()
+    def _report_gap(self, data: bytes, offset: int, resume: int) -> str:
+        self._counts[MalformedKind.LOST_BYTES] += 1
+        self._resume_at = resume
+        self._resume_orphan = False
+        if self._on_malformed is not None:
+            self._report(_malformed(offset, data, MalformedKind.LOST_BYTES))
+        return _REPLACEMENT if self._gap_policy == "replace" else ""
 
     # -- units and policies ----------------------------------------------------------
 
-    def _on_c_error(self, exc: UnicodeError, replay: bool = False) -> tuple[str, int]:
-        """Called by the C decoder for each maximal subpart it finds."""
-        assert isinstance(exc, UnicodeDecodeError)
-        if self._special:
-            return self._on_variant_error(exc.start, exc.end, len(exc.object), replay)
-        obj = exc.object
-        start = exc.start
-        end = exc.end
-        base = self._position - len(obj)
-        if self._surrogates_pass and is_surrogate_half(obj, start):
-            end = start + 3
-            if replay:
-                return obj[start:end].decode("utf-8", "surrogatepass"), end
-            self._fail_start = start
-            self._resume_at = base + end
-            return self._pass_surrogate(obj[start:end], base + start), end
-        data = obj[start:end]
-        if replay:
-            return self._unit_text(data, MalformedKind.INCOMPLETE_SEQUENCE, None), end
-        kind = LONE_KIND[obj[start]] or classify_unit(obj, start, end, True)
-        self._fail_start = start
-        self._resume_at = base + end
-        self._counts[kind] += 1
-        event = None
+    def _map_unit(self, event: Malformed) -> str:
+        """A mapping scanner's callback: report the unit, return its text (or raise)."""
         if self._on_malformed is not None:
-            event = _malformed(base + start, data, kind)
             self._report(event)
-            _local.decoder = self  # the callback may have run another decoder
-        constant = self._constant
-        if constant is not None and self._fallback_table is None:
-            return constant, end
-        return self._unit_text(data, kind, event), end
-
-    def _on_variant_error(self, start: int, end: int, size: int, replay: bool) -> tuple[str, int]:
-        """The handler for a variant: the C decoder stopped at ``start`` (theory above).
-
-        ``size`` is the length of the buffer the C decoder works on, a prefix of
-        ``_source`` when replaying; decisions look at ``_source`` as the real run did.
-        """
-        src = self._source
-        n = len(src)
-        if not self._c_final and n - start <= 5 and src[start:] in self._prefixes:
-            self._defer = start  # a tail that the next bytes decide: held
-            return "", size
-        b0 = src[start]
-        if b0 == 0xC0 and start + 1 < n and src[start + 1] == 0x80:
-            if self._table.seq_len[0xC0]:
-                return "\x00", start + 2
-        elif (
-            b0 == 0xED
-            and self._table.surrogate_halves
-            and start + 1 < n
-            and (0xA0 <= src[start + 1] <= 0xBF)
-        ):
-            if start + 2 < n and 0x80 <= src[start + 2] <= 0xBF:
-                return self._surrogate_half(src, start, replay)
-            end = start + 2  # ED A0 cut short: one unit, as for any other lead
-        kind = classify_unit(src, start, end, self._c_final, self._table)
-        return self._variant_unit(src[start:end], kind, start, replay), end
-
-    def _surrogate_half(self, src: bytes, start: int, replay: bool) -> tuple[str, int]:
-        """ED A0..BF 80..BF at ``start``: a character, half of a pair, or malformed."""
-        variant = self._variant
-        end = start + 3
-        if src[start + 1] <= 0xAF:  # a high half
-            if is_low_half(src, end):
-                if variant.join_pairs:
-                    high = ((src[start + 1] & 0x0F) << 6) | (src[start + 2] & 0x3F)
-                    low = ((src[start + 4] & 0x0F) << 6) | (src[start + 5] & 0x3F)
-                    return chr(0x10000 + (high << 10) + low), start + 6
-                if variant.pairs_malformed:
-                    kind = MalformedKind.SURROGATE
-                    return self._variant_unit(src[start:end], kind, start, replay, True), end
-        elif variant.pairs_malformed and (
-            is_high_half(src, start - 3) if start >= 3 else start == 0 and self._orphan_low
-        ):
-            kind = MalformedKind.SURROGATE
-            return self._variant_unit(src[start:end], kind, start, replay), end
-        if variant.lone_halves:
-            return src[start:end].decode("utf-8", "surrogatepass"), end
-        kind = MalformedKind.SURROGATE
-        return self._variant_unit(src[start:end], kind, start, replay), end
-
-    def _variant_unit(
-        self, data: bytes, kind: MalformedKind, start: int, replay: bool, orphan: bool = False
-    ) -> str:
-        """Count and report one malformed unit found by the variant handler; its text."""
-        if replay:
-            return self._unit_text(data, kind, None)
-        self._fail_start = start
-        self._resume_at = self._base + start + len(data)
-        self._resume_orphan = orphan
-        self._counts[kind] += 1
-        event = None
-        if self._on_malformed is not None:
-            event = _malformed(self._base + start, data, kind)
-            self._report(event)
-            _local.decoder = self  # the callback may have run another decoder
-        return self._unit_text(data, kind, event)
+        return self._unit_text(event)
 
     def _report(self, event: Malformed) -> None:
         """Hand ``event`` to the callback; if it raises, keep the unit's text for later.
@@ -1089,16 +892,16 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     def _text_despite_failure(self, event: Malformed) -> str:
         """The text of the unit of ``event``, whose callback raised."""
-        data, kind = event.data, event.kind
-        if kind is MalformedKind.LOST_BYTES:
+        if event.kind is MalformedKind.LOST_BYTES:
             return _REPLACEMENT if self._gap_policy == "replace" else ""
         try:
-            return self._unit_text(data, kind, event)
+            return self._unit_text(event)
         except Utf8DecodeError:
             return ""  # strict: the unit has no text, the callback's exception stands for it
 
-    def _unit_text(self, data: bytes, kind: MalformedKind, event: Malformed | None) -> str:
+    def _unit_text(self, event: Malformed) -> str:
         """The text for one unit: surrogatepass, the fallback codec, or the policy."""
+        data, kind = event.data, event.kind
         if self._surrogates_pass and kind is MalformedKind.SURROGATE and len(data) == 3:
             return data.decode("utf-8", "surrogatepass")
         table = self._fallback_table
@@ -1106,10 +909,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             chars = [table[b] for b in data]
             if None not in chars:
                 return "".join(chars)  # type: ignore[arg-type]
-        return self._replacement(data, kind, event)
-
-    def _replacement(self, data: bytes, kind: MalformedKind, event: Malformed | None) -> str:
-        """The text the error policy puts in place of one unit (or raises)."""
         constant = self._constant
         if constant is not None:
             return constant
@@ -1123,14 +922,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         if self._custom is not None:
             return self._call_custom(data, kind)
         # strict, and surrogatepass for anything that is not a surrogate
-        offset = self._resume_at - len(data)
-        raise Utf8DecodeError(event or _malformed(offset, data, kind), "", self._variant.name)
-
-    def _pass_surrogate(self, seq: bytes, offset: int) -> str:
-        self._counts[MalformedKind.SURROGATE] += 1
-        if self._on_malformed is not None:
-            self._report(_malformed(offset, seq, MalformedKind.SURROGATE))
-        return seq.decode("utf-8", "surrogatepass")
+        raise Utf8DecodeError(event, "", self._variant.name)
 
     def _call_custom(self, data: bytes, kind: MalformedKind) -> str:
         assert self._custom is not None
@@ -1156,33 +948,16 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             )
         return replacement
 
-    def _report_gap(self, data: bytes, offset: int, resume: int) -> str:
-        self._counts[MalformedKind.LOST_BYTES] += 1
-        self._resume_at = resume
-        self._resume_orphan = False
-        if self._on_malformed is not None:
-            self._report(_malformed(offset, data, MalformedKind.LOST_BYTES))
-        return _REPLACEMENT if self._gap_policy == "replace" else ""
-
     # -- failure recovery ------------------------------------------------------------
 
-    def _partial_from_c(self, buf: Bytes) -> str:
-        """The text the C decoder had produced before the unit that failed.
-
-        Decoded again with a handler that replays the policy without reporting.
-        """
-        _local.decoder = self
-        text, _ = _utf8_decode(bytes(buf[: self._fail_start]), _REPLAY_NAME, True)
-        return text
-
-    def _recover(self, exc: BaseException, parts: list[str], full: Bytes, final: bool) -> None:
+    def _recover(self, exc: BaseException, parts: list[str], full: bytes, final: bool) -> None:
         """After a failure: keep the unconsumed input, hand over the decoded text.
 
-        ``full`` is all input not consumed before this call; it ends at ``position``.
+        ``full`` ends at ``position`` and holds every byte not consumed yet.
         """
         keep = min(len(full), max(0, self._position - self._resume_at))
         self._pending = b""
-        self._unread = bytes(full[len(full) - keep :])
+        self._unread = full[len(full) - keep :]
         self._unread_final = final  # the rest still ends the stream if this call did
         self._orphan_low = bool(keep) and self._resume_orphan
         self._resume_orphan = False

@@ -2,18 +2,22 @@
 
 A *scanner* reads a buffer of bytes, decodes its valid runs, finds each malformed unit
 (a maximal subpart, classified by Table 3-7 in ``_bytes.py``), counts it, reports it as a
-``Malformed`` event to its callback, and puts a constant replacement (one U+FFFD, or
-nothing) in its place; it holds a proper prefix at the end of a non-final buffer, and it
-can cut the text into lines at newline bytes as it goes.  Everything else (strict mode
-and the other error policies, gaps, checkpoints, what a failed call leaves behind, the
-variants) is the decoder's policy, in ``decoder.py``.
+``Malformed`` event to its callback, and puts the unit's text in its place: a constant
+replacement (one U+FFFD, or nothing) given when the scanner is made, or, made without
+one (``None``), whatever the callback returns for that unit (a *mapping* scanner: the
+decoder's error policy is that callback).  It holds a proper prefix at the end of a
+non-final buffer, and it can cut the text into lines at newline bytes as it goes.
+Everything else (the error policies, gaps, checkpoints, what a failed call leaves
+behind) is the decoder's policy, in ``decoder.py``.
 
-The interface is ``Scanner`` below.  It has exactly two implementations, with the same
-results, events and counts for every input: ``_speedups.Units`` (C, an own decoding
-loop) and ``PyScanner`` (pure Python, CPython's UTF-8 decoder with an error handler, as
-``stringlib``'s decoder leaves the policy to its caller).  ``scanner_type()`` gives the
-one in use: the C one when ``_accel`` found the compiled module at import, and
-``use_accelerator`` is the switch between them (for the tests).
+The interface is ``Scanner`` below.  For UTF-8 it has exactly two implementations, with
+the same results, events and counts for every input: ``_speedups.Units`` (C, an own
+decoding loop) and ``PyScanner`` (pure Python, CPython's UTF-8 decoder with an error
+handler, as ``stringlib``'s decoder leaves the policy to its caller).  ``scanner_type()``
+gives the one in use: the C one when ``_accel`` found the compiled module at import, and
+``use_accelerator`` is the switch between them (for the tests).  ``VariantScanner``
+(pure Python, built on ``PyScanner``) reads the variants of ``variants.py`` and UTF-8
+with ``errors="surrogatepass"``, where an encoded surrogate is one unit of three bytes.
 """
 
 from __future__ import annotations
@@ -21,14 +25,23 @@ from __future__ import annotations
 import codecs
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Protocol
 
 from ._accel import ACCEL_KINDS, SplitFlag, accelerator
-from ._bytes import LONE_KIND, classify_unit, is_proper_prefix
+from ._bytes import (
+    LONE_KIND,
+    ByteTable,
+    classify_unit,
+    held_prefixes,
+    is_high_half,
+    is_low_half,
+    is_proper_prefix,
+)
 from .events import Malformed, MalformedKind
+from .variants import Variant
 
-__all__ = ["PyScanner", "Scanner", "scanner_type"]
+__all__ = ["PyScanner", "Scanner", "VariantScanner", "held_prefix_set", "scanner_type"]
 
 OnUnit = Callable[[Malformed], object]
 
@@ -44,10 +57,13 @@ class Scanner(Protocol):
     ``head + data`` (which starts at ``position``), up to the first longer than
     ``limit`` bytes: ``(texts, offsets)``.  ``drain()``: the units counted by kind
     (``ACCEL_KINDS`` order) and the characters returned since the last drain.  When the
-    callback raises, the exception propagates, ``fail_start`` is where the failing unit
-    starts in ``pending + data`` (-1: the call failed elsewhere) and ``resume_at`` the
-    absolute offset after it.  ``reporting`` is true while the callback runs; then every
-    call raises ``RuntimeError``.
+    callback raises (or a mapping callback returns something other than a ``str``:
+    ``TypeError``), the exception propagates, ``fail_start`` is where the failing unit
+    starts in ``pending + data`` (-1: the call failed elsewhere), ``resume_at`` the
+    absolute offset after it, and after ``feed`` or ``split`` ``partial`` is the text of
+    the call before that unit.  ``reporting`` is true while the callback runs; then
+    every call raises ``RuntimeError``.  ``split`` and ``lines`` need a one-character
+    replacement.
     """
 
     callback: OnUnit | None
@@ -58,6 +74,8 @@ class Scanner(Protocol):
     def resume_at(self) -> int: ...
     @property
     def reporting(self) -> int: ...
+    @property
+    def partial(self) -> str: ...
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
     ) -> tuple[str, bytes]: ...
@@ -72,6 +90,9 @@ class Scanner(Protocol):
 
 _HANDLER_NAME = "utf8stream.scanner"
 _utf8_decode = codecs.utf_8_decode
+#: The Python scanner whose buffer CPython's decoder is working on in this thread: the
+#: one error handler below hands each unit to it (a handler is registered by name, once
+#: per process, and gets nothing but the exception).
 _local = threading.local()
 _KIND_INDEX = {kind: i for i, kind in enumerate(ACCEL_KINDS)}
 _UNIVERSAL = re.compile("\r\n|\r|\n")
@@ -90,24 +111,49 @@ _set_kind = Malformed.__dict__["kind"].__set__
 def _on_unit(exc: UnicodeError) -> tuple[str, int]:
     """Called by CPython's decoder once per maximal subpart, for the running scanner."""
     scanner: PyScanner = _local.scanner
-    obj = exc.object  # type: ignore[attr-defined]
-    start: int = exc.start  # type: ignore[attr-defined]
-    end: int = exc.end  # type: ignore[attr-defined]
-    kind: MalformedKind = LONE_KIND[obj[start]] or classify_unit(obj, start, end, True)
-    scanner._count(kind)  # noqa: SLF001
-    callback = scanner.callback
-    if callback is not None:
-        base = scanner._base  # noqa: SLF001
-        event: Malformed = _new_object(Malformed)
-        _set_offset(event, base + start)
-        _set_data(event, obj[start:end])
-        _set_kind(event, kind)
-        scanner._report(callback, event, scanner._shift + start, base + end)  # noqa: SLF001
-        _local.scanner = scanner  # the callback may have run another scanner
-    return scanner._replacement, end  # noqa: SLF001
+    return scanner._at_error(exc)  # noqa: SLF001
 
 
 codecs.register_error(_HANDLER_NAME, _on_unit)
+
+
+class _ProperPrefixes:
+    """``seq in prefixes``: ``seq`` is a proper prefix of a well-formed sequence.
+
+    Asks the table (``is_proper_prefix``) rather than holding its 17,600 answers.
+    """
+
+    __slots__ = ("_table",)
+
+    def __init__(self, table: ByteTable) -> None:
+        self._table = table
+
+    def __contains__(self, seq: object) -> bool:
+        return isinstance(seq, (bytes, bytearray, memoryview)) and is_proper_prefix(
+            seq, self._table
+        )
+
+
+_HELD: dict[tuple[str, bool], Container[bytes]] = {}
+
+
+def held_prefix_set(variant: Variant, surrogates_pass: bool) -> Container[bytes]:
+    """What a decoder of ``variant`` holds at a chunk end (built on first use).
+
+    With ``surrogates_pass`` (``errors="surrogatepass"``) ED A0..BF is a prefix too.  A
+    variant that joins or rejects pairs also holds a complete high half and the start of
+    a low half after it (up to five bytes).
+    """
+    key = (variant.name, surrogates_pass)
+    prefixes = _HELD.get(key)
+    if prefixes is None:
+        table = variant.passing_table if surrogates_pass else variant.table
+        if variant.holds_pairs:
+            prefixes = held_prefixes(table, pairs=True)
+        else:
+            prefixes = _ProperPrefixes(table)
+        _HELD[key] = prefixes
+    return prefixes
 
 
 class PyScanner:
@@ -119,6 +165,8 @@ class PyScanner:
         "_counts",
         "_dirty",
         "_fail_start",
+        "_partial",
+        "_records",
         "_replacement",
         "_reporting",
         "_resume_at",
@@ -126,8 +174,11 @@ class PyScanner:
         "callback",
     )
 
-    def __init__(self, replacement: str, callback: OnUnit | None) -> None:
-        if len(replacement) > 1:
+    def __init__(self, replacement: str | None, callback: OnUnit | None) -> None:
+        if replacement is None:
+            if not callable(callback):
+                raise TypeError("without a replacement the callback maps units")
+        elif len(replacement) > 1:
             raise ValueError("the replacement is one character or none")
         self._replacement = replacement
         self.callback = callback
@@ -136,6 +187,10 @@ class PyScanner:
         self._fail_start = -1
         self._resume_at = 0
         self._reporting = 0
+        self._partial = ""
+        #: ``(start, end, text)`` of each unit (or character decided by the handler) of
+        #: the call so far, relative to the call's buffer: what ``partial`` is made of.
+        self._records: list[tuple[int, int, str]] = []
         #: The absolute offset of the buffer CPython's decoder is working on, and where
         #: that buffer starts in the buffer of the call.
         self._base = 0
@@ -154,13 +209,26 @@ class PyScanner:
     def reporting(self) -> int:
         return self._reporting
 
+    @property
+    def partial(self) -> str:
+        return self._partial
+
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
     ) -> tuple[str, bytes]:
         self._refuse_reentry()
         buf = pending + data if pending else data
         self._fail_start = -1
-        text, held = self._decode(buf, position - len(buf), final)
+        self._partial = ""
+        self._records = []
+        try:
+            text, held = self._decode(buf, position - len(buf), final)
+        except BaseException:
+            if self._fail_start >= 0:
+                self._partial = self._text_before(buf, self._fail_start)
+            raise
+        finally:
+            self._records = []
         self._chars += len(text)
         return text, held
 
@@ -193,6 +261,7 @@ class PyScanner:
         buf = head + data
         n = len(buf)
         self._fail_start = -1
+        self._partial = ""
         offsets: list[int] = []
         i = 0
         while True:
@@ -214,7 +283,10 @@ class PyScanner:
         offsets.append(position + i)
         if not i:
             return [], offsets
-        text, _ = self._decode(buf[:i], position, False)  # ends in a newline: nothing held
+        try:
+            text, _ = self._decode(buf[:i], position, False)  # ends in a newline: none held
+        finally:
+            self._records = []
         self._chars += len(text)
         texts = text.split(chr(sep)) if sep >= 0 else _UNIVERSAL.split(text)
         texts.pop()  # the empty rest after the last newline
@@ -259,19 +331,62 @@ class PyScanner:
         rest, _ = _utf8_decode(tail, _HANDLER_NAME, True)
         return text + rest, b""
 
-    def _count(self, kind: MalformedKind) -> None:
+    def _at_error(self, exc: UnicodeError) -> tuple[str, int]:
+        """CPython's decoder stopped at a maximal subpart of the buffer."""
+        obj: bytes = exc.object  # type: ignore[attr-defined]
+        start: int = exc.start  # type: ignore[attr-defined]
+        end: int = exc.end  # type: ignore[attr-defined]
+        kind: MalformedKind = LONE_KIND[obj[start]] or classify_unit(obj, start, end, True)
+        return self._unit(obj, start, end, kind), end
+
+    def _unit(self, buf: bytes, start: int, end: int, kind: MalformedKind) -> str:
+        """The malformed unit ``buf[start:end]``: count it, report it, return its text."""
         self._counts[_KIND_INDEX[kind]] += 1
         self._dirty = _DIRTY_WINDOW
+        callback = self.callback
+        text = self._replacement
+        if callback is not None:
+            event: Malformed = _new_object(Malformed)
+            _set_offset(event, self._base + start)
+            _set_data(event, buf[start:end])
+            _set_kind(event, kind)
+            self._fail_start = self._shift + start
+            self._resume_at = self._base + end
+            self._reporting = 1
+            try:
+                result = callback(event)
+            finally:
+                self._reporting = 0
+            _local.scanner = self  # the callback may have run another scanner
+            if text is None:
+                if not isinstance(result, str):
+                    # Failed at this unit, as if the callback had raised.
+                    raise TypeError(
+                        "a mapping scanner's callback must return str, not "
+                        f"{type(result).__name__}"
+                    )
+                text = result
+            self._fail_start = -1
+        assert text is not None
+        self._records.append((self._shift + start, self._shift + end, text))
+        return text
 
-    def _report(self, callback: OnUnit, event: Malformed, fail_start: int, resume_at: int) -> None:
-        self._fail_start = fail_start
-        self._resume_at = resume_at
-        self._reporting = 1
-        try:
-            callback(event)
-        finally:
-            self._reporting = 0
-        self._fail_start = -1
+    def _text_before(self, buf: bytes, stop: int) -> str:
+        """The text of ``buf[:stop]`` as the failed call made it (``partial``).
+
+        Between the recorded units the bytes are well-formed: CPython's decoder called
+        the handler for everything else.
+        """
+        pieces: list[str] = []
+        done = 0
+        for start, end, text in self._records:
+            if start >= stop:
+                break
+            pieces.append(buf[done:start].decode("utf-8"))
+            pieces.append(text)
+            done = end
+        pieces.append(buf[done:stop].decode("utf-8"))
+        return "".join(pieces)
 
     def _refuse_reentry(self) -> None:
         if self._reporting:
@@ -280,16 +395,157 @@ class PyScanner:
             )
 
     def _check_sep(self, sep: int) -> None:
-        if len(self._replacement) != 1:
+        if self._replacement is None or len(self._replacement) != 1:
             raise ValueError("lines need a one-character replacement")
         if not -1 <= sep <= 127:
             raise ValueError("sep must be -1 or an ASCII byte value")
 
 
-def scanner_type() -> Callable[[str, OnUnit | None], Scanner]:
+class VariantScanner(PyScanner):
+    """A scanner for a UTF-8 variant (``variants.py``), or UTF-8 with surrogatepass.
+
+    The bulk is still one call of CPython's C decoder per buffer.  Every place where a
+    variant and UTF-8 disagree is a place where that decoder calls the handler: ED
+    A0..BF (surrogate halves) and C0 are errors in UTF-8 anyway, and the bytes a variant
+    forbids but UTF-8 allows (00 in MUTF-8, F0..F4 in CESU-8) are first translated into
+    a byte UTF-8 forbids (``bytes.translate``, one C pass).  The handler then decides
+    from the original bytes: C0 80 is U+0000, a surrogate half is a character, half of a
+    pair, or a malformed unit, and anything else is an ordinary unit, cut where the C
+    decoder cut it.  Whether a complete high half is a character can depend on the next
+    three bytes, so the held tail of a buffer may be a high half plus a prefix of a low
+    one (up to five bytes); the handler *defers* such a tail (returns no text and
+    resumes at the end) and it is held.  A WTF-8 pair is malformed in both halves; the
+    low half is recognised by looking back three bytes, or, at the start of a buffer
+    after a failure at the high half, by ``orphan_low``, which the decoder sets before a
+    call (``resume_orphan`` says after a failure whether the rest starts with such a
+    low half).  With ``surrogates_pass`` an encoded surrogate is one unit of three bytes
+    (the decoder's policy makes it the surrogate).
+    """
+
+    __slots__ = (
+        "_c_final",
+        "_defer",
+        "_prefixes",
+        "_resume_orphan",
+        "_source",
+        "_table",
+        "_unit_table",
+        "_variant",
+        "orphan_low",
+    )
+
+    def __init__(
+        self,
+        variant: Variant,
+        surrogates_pass: bool,
+        replacement: str | None,
+        callback: OnUnit | None,
+    ) -> None:
+        super().__init__(replacement, callback)
+        self._variant = variant
+        self._table = variant.passing_table if surrogates_pass else variant.table
+        #: How units are cut and classified: plain UTF-8 with surrogatepass cuts them as
+        #: UTF-8 does (ED A0 41 is three units), a variant by its own table.
+        self._unit_table = variant.table if variant.name == "utf-8" else self._table
+        self._prefixes = held_prefix_set(variant, surrogates_pass)
+        self.orphan_low = False
+        self._resume_orphan = False
+        self._source = b""
+        self._c_final = False
+        self._defer = -1
+
+    @property
+    def resume_orphan(self) -> bool:
+        return self._resume_orphan
+
+    def _decode(self, buf: bytes, base: int, final: bool) -> tuple[str, bytes]:
+        return self._decode_at(buf, base, final, 0)
+
+    def _decode_at(self, src: bytes, base: int, final: bool, shift: int) -> tuple[str, bytes]:
+        """``_decode`` of ``src``, which starts ``shift`` bytes into the call's buffer."""
+        table = self._variant.translate
+        # Only 00 and F0..F4 are ever translated: pure ASCII without NUL needs no pass.
+        translate = table is not None and (not src.isascii() or (table[0] != 0 and b"\x00" in src))
+        buf = src.translate(table) if translate else src
+        self._source = src
+        self._c_final = final
+        self._base = base
+        self._shift = shift
+        self._defer = -1
+        self._resume_orphan = False
+        _local.scanner = self
+        try:
+            text, used = _utf8_decode(buf, _HANDLER_NAME, final)
+        finally:
+            self.orphan_low = False  # it only ever concerns the first byte of a call
+        if self._defer >= 0:
+            return text, src[self._defer :]
+        if used == len(buf):
+            return text, b""
+        tail = src[used:]
+        if tail in self._prefixes:
+            return text, tail
+        rest, _ = self._decode_at(tail, base + used, True, shift + used)  # certain already
+        return text + rest, b""
+
+    def _at_error(self, exc: UnicodeError) -> tuple[str, int]:
+        src = self._source
+        n = len(src)
+        start: int = exc.start  # type: ignore[attr-defined]
+        end: int = exc.end  # type: ignore[attr-defined]
+        if not self._c_final and n - start <= 5 and src[start:] in self._prefixes:
+            self._defer = start  # a tail that the next bytes decide: held
+            return "", n
+        b0 = src[start]
+        if b0 == 0xC0 and start + 1 < n and src[start + 1] == 0x80:
+            if self._table.seq_len[0xC0]:
+                return self._character("\x00", start, start + 2)
+        elif (
+            b0 == 0xED
+            and self._table.surrogate_halves
+            and start + 1 < n
+            and (0xA0 <= src[start + 1] <= 0xBF)
+        ):
+            if start + 2 < n and 0x80 <= src[start + 2] <= 0xBF:
+                return self._surrogate_half(src, start)
+            if self._unit_table.surrogate_halves:
+                end = start + 2  # ED A0 cut short: one unit, as for any other lead
+        kind = classify_unit(src, start, end, self._c_final, self._unit_table)
+        return self._unit(src, start, end, kind), end
+
+    def _surrogate_half(self, src: bytes, start: int) -> tuple[str, int]:
+        """ED A0..BF 80..BF at ``start``: a character, half of a pair, or malformed."""
+        variant = self._variant
+        end = start + 3
+        if src[start + 1] <= 0xAF:  # a high half
+            if is_low_half(src, end):
+                if variant.join_pairs:
+                    high = ((src[start + 1] & 0x0F) << 6) | (src[start + 2] & 0x3F)
+                    low = ((src[start + 4] & 0x0F) << 6) | (src[start + 5] & 0x3F)
+                    return self._character(chr(0x10000 + (high << 10) + low), start, start + 6)
+                if variant.pairs_malformed:
+                    self._resume_orphan = True  # should this unit's callback raise
+                    text = self._unit(src, start, end, MalformedKind.SURROGATE)
+                    self._resume_orphan = False
+                    return text, end
+        elif variant.pairs_malformed and (
+            is_high_half(src, start - 3) if start >= 3 else start == 0 and self.orphan_low
+        ):
+            return self._unit(src, start, end, MalformedKind.SURROGATE), end
+        if variant.lone_halves:
+            return self._character(src[start:end].decode("utf-8", "surrogatepass"), start, end)
+        return self._unit(src, start, end, MalformedKind.SURROGATE), end
+
+    def _character(self, text: str, start: int, end: int) -> tuple[str, int]:
+        """A character the handler decoded (no unit): recorded for ``partial``."""
+        self._records.append((self._shift + start, self._shift + end, text))
+        return text, end
+
+
+def scanner_type() -> Callable[[str | None, OnUnit | None], Scanner]:
     """The scanner implementation in use: ``_speedups.Units``, or ``PyScanner``."""
     accel = accelerator()
     if accel is None:
         return PyScanner
-    units: Callable[[str, OnUnit | None], Scanner] = accel.Units
+    units: Callable[[str | None, OnUnit | None], Scanner] = accel.Units
     return units
