@@ -28,6 +28,16 @@ from .core.boundaries import (
 from .core.decoder import DecoderCheckpoint, Utf8Decoder
 from .core.encoder import Utf8EncodeError, Utf8Encoder
 from .core.events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
+from .core.linecodec import (
+    ByteLine,
+    CodecLineDecoder,
+    LineBatch,
+    LineDecoder,
+    LineEngine,
+    LineItem,
+    Utf8LineDecoder,
+    line_decoder,
+)
 from .core.lines import LineSplitter, LineSplitterStatistics, LineTooLong
 from .core.transcoder import Transcoder
 
@@ -101,13 +111,19 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ByteLine",
     "CheckpointError",
+    "CodecLineDecoder",
     "DecoderCheckpoint",
     "DecoderStatistics",
     "FileIdentity",
     "FollowCheckpoint",
     "Follower",
     "Line",
+    "LineBatch",
+    "LineDecoder",
+    "LineEngine",
+    "LineItem",
     "LineReceiveStream",
     "LineSplitter",
     "LineSplitterStatistics",
@@ -124,6 +140,7 @@ __all__ = [
     "Utf8Decoder",
     "Utf8EncodeError",
     "Utf8Encoder",
+    "Utf8LineDecoder",
     "Utf8ReceiveStream",
     "Utf8SendStream",
     "Utf8Stream",
@@ -133,6 +150,7 @@ __all__ = [
     "char_start",
     "cut_at_boundary",
     "follow",
+    "line_decoder",
     "next_char_start",
     "open_text",
     "read_checkpoint",
