@@ -84,8 +84,10 @@ class LineDecoder(Protocol):
     @property
     def prelude(self) -> int: ...
 
-    def begin(self, head: bytes) -> None:
-        """The first bytes of the stream (``prelude`` of them, or all there ever are)."""
+    def begin(self, head: bytes, resumed: bool = False) -> None:
+        """The first bytes of the stream (``prelude`` of them, or all there ever are).
+
+        ``resumed``: decoding starts later in the stream, not at ``head``."""
 
     def encode_newline(self, text: str) -> bytes:
         """The bytes of ``text`` (a newline); ``ValueError`` if they are not self-delimiting."""
@@ -143,7 +145,7 @@ class Utf8LineDecoder:
         self.decode_lines = decoder.decode_lines
         self.mark_gap = decoder.mark_gap
 
-    def begin(self, head: bytes) -> None:
+    def begin(self, head: bytes, resumed: bool = False) -> None:
         pass
 
     def decode_line(self, content: bytes, ending: bytes) -> str:
@@ -260,7 +262,7 @@ class CodecLineDecoder:
         self._gap = False
         self._bom_left = 0  # byte-order-mark bytes still to drop
 
-    def begin(self, head: bytes) -> None:
+    def begin(self, head: bytes, resumed: bool = False) -> None:
         if not self.prelude:
             return
         bits = self.unit * 8
@@ -271,7 +273,7 @@ class CodecLineDecoder:
         else:
             order = "le" if sys.byteorder == "little" else "be"
             self._bom_left = -self.unit
-        self._bom_left += self.unit
+        self._bom_left = 0 if resumed else self._bom_left + self.unit
         self._fixed = f"utf_{bits}_{order}"
         # Line by line, a decoder must not look for a mark again after each newline.
         self._decoder = codecs.getincrementaldecoder(self._fixed)(self.errors)
@@ -404,7 +406,9 @@ class LineEngine:
     the unfinished line passes the limit; the rest of the line is skipped).
     ``on_overlong_line(offset)`` is told of each overlong line when it is found.
     ``offset``: where the stream starts in the source (a ``Utf8Decoder``'s
-    ``start_offset`` must be the same).
+    ``start_offset`` must be the same).  ``head``: the source's first bytes, for a
+    stream that starts later in it (a byte-order mark tells the byte order); without
+    it, the stream's own first bytes tell.
     """
 
     def __init__(
@@ -416,6 +420,7 @@ class LineEngine:
         on_overlong: str = DEFAULT_ON_OVERLONG,
         on_overlong_line: Callable[[int], object] | None = None,
         offset: int = 0,
+        head: bytes | None = None,
     ) -> None:
         check_line_options(newline, max_line_bytes, on_overlong)
         self.decoder = decoder
@@ -429,7 +434,9 @@ class LineEngine:
         self._sep: int | None = None
         if decoder.unit == 1 and (newline is None or (len(newline) == 1 and newline.isascii())):
             self._sep = -1 if newline is None else ord(newline)
-        self._started = decoder.prelude == 0
+        self._started = decoder.prelude == 0 or head is not None
+        if head is not None:
+            decoder.begin(head, resumed=offset > 0)
         if self._started:
             self._patterns()
         self._origin = offset
@@ -526,6 +533,13 @@ class LineEngine:
             elif item.line is not None:
                 lines.append(ByteLine(item.line, item.offset, item.end, item.terminated))
         return lines
+
+    @property
+    def newline_width(self) -> int:
+        """The longest newline, in bytes."""
+        if self.newline is None:
+            return len(self._cr) + len(self._lf)
+        return len(self._nl)
 
     def starts_line(self, before: bytes) -> bool:
         """Whether a line starts just after ``before`` (the bytes that precede it)."""
