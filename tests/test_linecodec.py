@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from utf8stream import (
     CodecLineDecoder,
+    LineBatch,
     LineDecoder,
     LineEngine,
     LineTooLong,
@@ -248,3 +249,50 @@ def test_gap_at_the_end() -> None:
     engine.feed("abc".encode("utf-16-le"))
     [line] = engine.records(engine.finish(lost=5))
     assert (line.text, line.offset, line.terminated) == ("abc\ufffd", 0, False)
+
+
+def _texts(engine: LineEngine, data: bytes, cuts: list[int]) -> list[object]:
+    items = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        items += engine.feed(data[start:cut])
+        start = max(start, cut)
+    items += engine.finish()
+    out: list[object] = []
+    for item in items:
+        if isinstance(item, LineBatch):
+            out += item.texts
+        elif isinstance(item.line, LineTooLong):
+            out.append(("LineTooLong", item.line.partial))
+        elif item.line is not None:
+            out.append(item.line)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    encoding=st.sampled_from(["utf-8", "utf-16-le", "shift_jis"]),
+    newline=st.sampled_from(NEWLINES),
+    policy=st.sampled_from(["split", "truncate", "skip", "raise"]),
+    pieces=st.lists(st.sampled_from(["a", "é", "\r", "\n", "\r\n", "x" * 13]), max_size=12),
+    cuts=st.lists(st.integers(0, 120), max_size=6),
+)
+def test_overlong_lines_whatever_the_chunking(
+    encoding: str, newline: str | None, policy: str, pieces: list[str], cuts: list[int]
+) -> None:
+    """A read that ends inside or just after an overlong line's newline never merges
+    the next line into it, and each overlong line is reported once."""
+    data = "".join(pieces).encode(encoding)
+    found: list[list[int]] = [[], []]
+    engines = [
+        LineEngine(
+            line_decoder(encoding),
+            newline=newline,
+            max_line_bytes=8,
+            on_overlong=policy,
+            on_overlong_line=seen.append,
+        )
+        for seen in found
+    ]
+    assert _texts(engines[0], data, cuts) == _texts(engines[1], data, [])
+    assert found[0] == found[1]

@@ -18,6 +18,7 @@ from utf8stream.apps.follow import (
     FileIdentity,
     FollowCheckpoint,
     Follower,
+    FollowerStatistics,
     Line,
     Notice,
     follow,
@@ -866,3 +867,32 @@ def test_follow_refuses_encodings_lines_cannot_be_cut_in() -> None:
         follow("x.log", encoding="iso2022_jp")
     with pytest.raises(ValueError, match="UTF-8 only"):
         follow("x.log", encoding="utf-16-le", on_malformed=print)
+
+
+@pytest.mark.parametrize("policy", ["split", "raise", "skip"])
+async def test_statistics_count_each_overlong_line_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str
+) -> None:
+    monkeypatch.setattr(tail_module, "READ_SIZE", 7)  # the long line comes in many reads
+    path = tmp_path / "app.log"
+    path.write_bytes(b"a\n" + b"x" * 100 + b"\nb\n")
+    lines = []
+    async with follow(
+        path, start="beginning", until_eof=True, max_line_bytes=16, on_overlong=policy
+    ) as f:
+        while True:
+            try:
+                lines.append((await f.__anext__()).text)
+            except LineTooLong:
+                lines.append("LineTooLong")
+            except StopAsyncIteration:
+                break
+        stats = f.statistics()
+    assert lines[0] == "a" and lines[-1] == "b"
+    assert stats.overlong == 1
+    assert stats.skipped == (1 if policy == "skip" else 0)
+    assert stats == FollowerStatistics(
+        lines=stats.lines, skipped=stats.skipped, overlong=1, rotations=0, truncations=0
+    )
+    with pytest.raises(AttributeError):
+        stats.lines = 0  # type: ignore[misc]

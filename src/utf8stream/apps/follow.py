@@ -1014,8 +1014,8 @@ class Follower:
                 queue.append(_Block(_records(texts, offsets, identity, path), offsets, identity))
             else:
                 line, offset, end, mid_line, terminated = item
-                if line is None:
-                    self._skipped += 1
+                if line is None and self._on_overlong == "skip":
+                    self._skipped += 1  # (under "raise", None only moves the checkpoint)
                 queue.append((line, offset, end, identity, path, mid_line, terminated))
 
     def _found_overlong(self, offset: int) -> None:
