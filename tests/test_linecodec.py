@@ -14,9 +14,11 @@ from utf8stream import (
     LineBatch,
     LineDecoder,
     LineEngine,
+    LineSplitter,
     LineTooLong,
     Utf8Decoder,
     Utf8LineDecoder,
+    cut_at_boundary,
     line_decoder,
 )
 from utf8stream.core.linecodec import ByteLine
@@ -296,3 +298,38 @@ def test_overlong_lines_whatever_the_chunking(
     ]
     assert _texts(engines[0], data, cuts) == _texts(engines[1], data, [])
     assert found[0] == found[1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    newline=st.sampled_from([None, "\n", "\r\n", "\0"]),
+    policy=st.sampled_from(["split", "truncate", "skip", "raise"]),
+    text=st.text(alphabet="ab é€😀\r\n\0", max_size=60),
+    cuts=st.lists(st.integers(0, 200), max_size=6),
+)
+def test_the_engine_and_the_text_splitter_agree_on_valid_utf8(
+    newline: str | None, policy: str, text: str, cuts: list[int]
+) -> None:
+    """Same lines, same LineTooLong, same overlong count: over valid UTF-8 a line's
+    source bytes are its UTF-8 bytes, the text splitter's measure."""
+    data = text.encode()
+    splitter = LineSplitter(newline=newline, max_line_bytes=6, on_overlong=policy)
+    expected: list[object] = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        # The splitter is fed text: cut the bytes back to a character boundary.
+        end = cut_at_boundary(data, max(start, cut))
+        expected += splitter.feed(data[start:end].decode())
+        start = end
+    expected += splitter.flush()
+    normal = [("LineTooLong", x.partial) if isinstance(x, LineTooLong) else x for x in expected]
+    found: list[int] = []
+    engine = LineEngine(
+        line_decoder("utf-8"),
+        newline=newline,
+        max_line_bytes=6,
+        on_overlong=policy,
+        on_overlong_line=found.append,
+    )
+    assert _texts(engine, data, cuts) == normal
+    assert len(found) == splitter.overlong_lines
