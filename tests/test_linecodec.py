@@ -333,3 +333,13 @@ def test_the_engine_and_the_text_splitter_agree_on_valid_utf8(
     )
     assert _texts(engine, data, cuts) == normal
     assert len(found) == splitter.overlong_lines
+
+
+def test_a_split_line_ended_by_the_fast_path_is_reported_once() -> None:
+    found: list[int] = []
+    engine = LineEngine(
+        line_decoder("utf-8"), max_line_bytes=6, on_overlong="split", on_overlong_line=found.append
+    )
+    data = "éé€\r€😀".encode()
+    _texts(engine, data, [7])  # the first line's end comes with the next read
+    assert found == [0, 8]

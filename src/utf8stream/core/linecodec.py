@@ -625,6 +625,7 @@ class LineEngine:
             texts, offsets = lines
             if texts:
                 out.append(LineBatch(texts, offsets))
+                self._splitting = False
             used, held = offsets[-1] - base, len(self.partial)
             buf = data[used - held :] if used >= held else self.partial[used:] + data
             base = offsets[-1]
