@@ -76,7 +76,7 @@ def _run(engine: LineEngine, data: bytes, cuts: list[int]) -> list[ByteLine]:
     for cut in [*sorted(cuts), len(data)]:
         lines += engine.records(engine.feed(data[start:cut]))
         start = max(start, cut)
-    return lines + engine.records(engine.finish())
+    return [*lines, *engine.records(engine.finish())]
 
 
 def _engine(encoding: str, newline: str | None, **options: object) -> LineEngine:
@@ -343,3 +343,19 @@ def test_a_split_line_ended_by_the_fast_path_is_reported_once() -> None:
     data = "éé€\r€😀".encode()
     _texts(engine, data, [7])  # the first line's end comes with the next read
     assert found == [0, 8]
+
+
+@pytest.mark.parametrize("policy", ["split", "truncate", "skip", "raise"])
+def test_held_newline_start_that_makes_the_last_line_overlong(policy: str) -> None:
+    # "\r" may begin "\r\n", so it is held; at the end it is content, and the line has
+    # seven bytes: more than the limit.
+    engine = LineEngine(
+        line_decoder("utf-8"), newline="\r\n", max_line_bytes=6, on_overlong=policy
+    )
+    expected = {
+        "split": ["aaaaé", "\r"],
+        "truncate": ["aaaaé"],
+        "skip": [],
+        "raise": [("LineTooLong", "aaaaé")],
+    }[policy]
+    assert _texts(engine, "aaaaé\r".encode(), []) == expected

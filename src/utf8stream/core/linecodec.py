@@ -30,7 +30,7 @@ from __future__ import annotations
 import codecs
 import re
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
@@ -494,7 +494,14 @@ class LineEngine:
         elif self.newline is not None and partial.endswith(self._nl):
             ending = self._nl
         ended = bool(ending)
-        text = decoder.decode_line(partial[: len(partial) - len(ending)], ending)
+        content = partial[: len(partial) - len(ending)]
+        if not self.overlong and len(content) > self._max:
+            # The bytes held as the possible start of a newline are content after all,
+            # and make the line overlong.
+            self._finish_overlong(content, ending, lost, unfinished, out)
+            self._reset_line()
+            return out
+        text = decoder.decode_line(content, ending)
         if lost:
             decoder.mark_gap(lost=lost)
         text += decoder.decode(b"", final=True)
@@ -513,26 +520,55 @@ class LineEngine:
             # Lost bytes alone make no line (the gap is the decoder's to report), and
             # neither does a byte-order mark alone.
             out.append(LineItem(text, self.line_start, end, False, ended))
+        self._reset_line()
+        return out
+
+    def _reset_line(self) -> None:
         self.partial = b""
         self.overlong = False
         self._splitting = False
         self.line_start = self.position
-        return out
 
-    def records(self, items: list[LineBatch | LineItem]) -> list[ByteLine]:
-        """``items`` as ``ByteLine`` records; ``LineTooLong`` is raised, skips left out."""
-        lines: list[ByteLine] = []
+    def _finish_overlong(
+        self,
+        content: bytes,
+        ending: bytes,
+        lost: int,
+        unfinished: bool,
+        out: list[LineBatch | LineItem],
+    ) -> None:
+        """``finish`` for a last line found overlong only now: judged like any line."""
+        start = self.line_start
+        self._complete_line(content, ending, start, out)
+        if lost:
+            self.decoder.mark_gap(lost=lost)
+        gap = self.decoder.decode(b"", final=True)
+        last = out[-1]
+        assert isinstance(last, LineItem)
+        if isinstance(last.line, str):
+            last = last._replace(line=last.line + gap)
+        if unfinished:
+            # The stream goes on later: a checkpoint reads the last piece (or the whole
+            # line) again, with what follows it.
+            stop = last.offset if isinstance(last.line, str) else start
+            last = last._replace(offset=stop, end=stop)
+        out[-1] = last._replace(terminated=bool(ending))
+
+    def records(self, items: list[LineBatch | LineItem]) -> Iterator[ByteLine]:
+        """``items`` as ``ByteLine`` records, in order; skipped lines left out.
+
+        A ``LineTooLong`` (``on_overlong="raise"``) is raised where the line was, after
+        the records before it; iterate again over the items after it to go on.
+        """
         for item in items:
             if isinstance(item, LineBatch):
                 offsets = item.offsets
-                lines.extend(
-                    ByteLine(text, offsets[k], offsets[k + 1]) for k, text in enumerate(item.texts)
-                )
+                for k, text in enumerate(item.texts):
+                    yield ByteLine(text, offsets[k], offsets[k + 1])
             elif isinstance(item.line, LineTooLong):
                 raise item.line
             elif item.line is not None:
-                lines.append(ByteLine(item.line, item.offset, item.end, item.terminated))
-        return lines
+                yield ByteLine(item.line, item.offset, item.end, item.terminated)
 
     @property
     def newline_width(self) -> int:
