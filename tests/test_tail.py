@@ -896,3 +896,18 @@ async def test_statistics_count_each_overlong_line_once(
     )
     with pytest.raises(AttributeError):
         stats.lines = 0  # type: ignore[misc]
+
+
+async def test_held_newline_start_counts_against_the_limit_at_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"ok\r\n" + b"aaaaaa\r")  # the "\r" may begin "\r\n": held, then content
+    async with follow(
+        path,
+        start="beginning",
+        until_eof=True,
+        newline="\r\n",
+        max_line_bytes=6,
+        on_overlong="truncate",
+    ) as f:
+        got = [(line.text, line.offset, line.terminated) async for line in f]
+    assert got == [("ok", 0, True), ("aaaaaa", 4, False)]
