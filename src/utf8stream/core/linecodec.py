@@ -238,8 +238,8 @@ class CodecLineDecoder:
 
     UTF-16 and UTF-32 (newlines at code-unit-aligned offsets; ``"utf-16"`` and
     ``"utf-32"`` read a byte-order mark like the codecs do, the platform's order without
-    one) and legacy single- and multi-byte codecs (``cp1252``, ``latin-1``, ``shift_jis``,
-    ``gb18030``, ``euc-jp``, ...) in which the newline bytes are never part of another
+    one; ``"utf-8-sig"`` drops a leading mark) and legacy single- and multi-byte codecs
+    (``cp1252``, ``latin-1``, ``shift_jis``, ``gb18030``, ``euc-jp``, ...) in which the newline bytes are never part of another
     character.  Stateful codecs (ISO-2022, HZ, UTF-7) and escape codecs are refused with
     ``ValueError``.  Malformed bytes follow ``errors``.
     """
@@ -255,7 +255,7 @@ class CodecLineDecoder:
         self.encoding = name
         self.errors = errors
         self.unit = _UNIT_CODECS.get(name, 1)
-        self.prelude = self.unit if name in ("utf_16", "utf_32") else 0
+        self.prelude = {"utf_16": 2, "utf_32": 4, "utf_8_sig": 3}.get(name, 0)
         #: The codec with a fixed byte order, once known (for newlines and cuts).
         self._fixed = name if not self.prelude else ""
         self._decoder = codecs.getincrementaldecoder(name)(errors)
@@ -265,16 +265,21 @@ class CodecLineDecoder:
     def begin(self, head: bytes, resumed: bool = False) -> None:
         if not self.prelude:
             return
-        bits = self.unit * 8
-        if head.startswith(codecs.BOM_UTF32_LE if self.unit == 4 else codecs.BOM_UTF16_LE):
-            order = "le"
-        elif head.startswith(codecs.BOM_UTF32_BE if self.unit == 4 else codecs.BOM_UTF16_BE):
-            order = "be"
+        if self.encoding == "utf_8_sig":
+            mark = codecs.BOM_UTF8 if head.startswith(codecs.BOM_UTF8) else b""
+            self._fixed = "utf_8"
         else:
-            order = "le" if sys.byteorder == "little" else "be"
-            self._bom_left = -self.unit
-        self._bom_left = 0 if resumed else self._bom_left + self.unit
-        self._fixed = f"utf_{bits}_{order}"
+            bits = self.unit * 8
+            little = codecs.BOM_UTF32_LE if self.unit == 4 else codecs.BOM_UTF16_LE
+            big = codecs.BOM_UTF32_BE if self.unit == 4 else codecs.BOM_UTF16_BE
+            if head.startswith(little):
+                order, mark = "le", little
+            elif head.startswith(big):
+                order, mark = "be", big
+            else:
+                order, mark = ("le" if sys.byteorder == "little" else "be"), b""
+            self._fixed = f"utf_{bits}_{order}"
+        self._bom_left = 0 if resumed else len(mark)
         # Line by line, a decoder must not look for a mark again after each newline.
         self._decoder = codecs.getincrementaldecoder(self._fixed)(self.errors)
 
