@@ -239,9 +239,10 @@ class CodecLineDecoder:
     UTF-16 and UTF-32 (newlines at code-unit-aligned offsets; ``"utf-16"`` and
     ``"utf-32"`` read a byte-order mark like the codecs do, the platform's order without
     one; ``"utf-8-sig"`` drops a leading mark) and legacy single- and multi-byte codecs
-    (``cp1252``, ``latin-1``, ``shift_jis``, ``gb18030``, ``euc-jp``, ...) in which the newline bytes are never part of another
-    character.  Stateful codecs (ISO-2022, HZ, UTF-7) and escape codecs are refused with
-    ``ValueError``.  Malformed bytes follow ``errors``.
+    (``cp1252``, ``latin-1``, ``shift_jis``, ``gb18030``, ``euc-jp``, ...) in which the
+    newline bytes are never part of another character.  Stateful codecs (ISO-2022, HZ,
+    UTF-7) and escape codecs are refused with ``ValueError``.  Malformed bytes follow
+    ``errors``.
     """
 
     def __init__(self, encoding: str, errors: str = "replace") -> None:
