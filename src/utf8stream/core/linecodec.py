@@ -465,7 +465,6 @@ class LineEngine:
             self._ascii_newlines = (self._cr, self._lf) == (b"\r", b"\n")
         else:
             self._nl = decoder.encode_newline(self.newline)
-            self._find = re.compile(re.escape(self._nl))
 
     # -- public API --------------------------------------------------------------------
 
@@ -603,10 +602,10 @@ class LineEngine:
 
     def _line_ends(self, buf: bytes, hold_cr: bool = True) -> list[tuple[int, int]]:
         """``(content end, next line start)`` for each complete line in ``buf``."""
-        find = self._find.search
         unit = self._unit
         out: list[tuple[int, int]] = []
         if self.newline is None:
+            find = self._find.search
             cr, lf = self._cr, self._lf
             if self._ascii_newlines:
                 for m in _UNIVERSAL_BYTES.finditer(buf):
