@@ -230,12 +230,18 @@ def run_log_tail(code: str, tmp_path: Path) -> None:
     assert second == written
 
 
+def run_new_encoding(code: str, tmp_path: Path) -> None:
+    out = run_block(code, tmp_path)
+    assert out == ["0 14 héllo", "14 32 wörld 😀", "32 40 last (no newline)"]
+
+
 def run_lossy_channel(code: str, tmp_path: Path) -> None:
     out = run_block(code, tmp_path)
     assert out == ["Grüße aus Köl\ufffd — ok"]
 
 
 RUNNERS: dict[str, Callable[[str, Path], None]] = {
+    "Layout": run_new_encoding,
     "The decoder": run_decoder,
     "Error model": run_strict,
     "Lost bytes and resynchronisation": run_gap,

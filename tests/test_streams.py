@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 
 from utf8stream import (
     LineReceiveStream,
+    LineTooLong,
     Malformed,
     MalformedKind,
     Utf8DecodeError,
@@ -365,3 +366,49 @@ async def test_utf8_stream_both_ways_with_send_eof() -> None:
     with pytest.raises(ClosedResourceError):
         await stream.send("x")
 
+
+# -- other encodings: LineReceiveStream(encoding=...) through the core's line engine ----------
+
+
+def _memory_byte_source(chunks: list[bytes]) -> anyio.abc.ObjectReceiveStream[bytes]:
+    send, receive = anyio.create_memory_object_stream[bytes](len(chunks) + 1)
+    for chunk in chunks:
+        send.send_nowait(chunk)
+    send.close()
+    return receive
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16", "utf-32-be", "shift_jis", "cp1252"])
+async def test_line_stream_in_another_encoding(encoding: str) -> None:
+    last = {"cp1252": "tw\u00f6", "shift_jis": "二"}.get(encoding, "二😀")
+    texts = ["one", "", last]
+    data = ("\r\n".join(texts) + "\r").encode(encoding)
+    chunks = [data[i : i + 3] for i in range(0, len(data), 3)]  # cut inside code units
+    stream = LineReceiveStream(_memory_byte_source(chunks), encoding=encoding)
+    assert [line async for line in stream] == texts
+    stats = stream.statistics()
+    assert (stats.bytes_in, stats.lines, stats.overlong_lines) == (len(data), 3, 0)
+
+
+async def test_line_stream_in_another_encoding_limits_its_bytes() -> None:
+    data = "short\nway too long a line\nok\n".encode("utf-16-le")
+    source = _memory_byte_source([data])
+    stream = LineReceiveStream(source, encoding="utf-16-le", max_line_bytes=12)
+    assert await stream.receive() == "short"
+    with pytest.raises(LineTooLong) as info:
+        await stream.receive()
+    assert info.value.partial == "way to"  # 12 bytes: six UTF-16 code units
+    assert await stream.receive() == "ok"
+    with pytest.raises(EndOfStream):
+        await stream.receive()
+    assert stream.statistics().overlong_lines == 1
+
+
+def test_line_stream_encoding_refusals() -> None:
+    source = _memory_byte_source([])
+    with pytest.raises(ValueError, match="keepends is for UTF-8 only"):
+        LineReceiveStream(source, encoding="utf-16-le", keepends=True)
+    with pytest.raises(ValueError, match="not self-delimiting"):
+        LineReceiveStream(source, encoding="iso2022_jp")
+    with pytest.raises(TypeError, match="needs a byte source"):
+        LineReceiveStream(Utf8ReceiveStream(source), encoding="utf-16-le")

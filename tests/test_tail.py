@@ -18,6 +18,7 @@ from utf8stream.apps.follow import (
     FileIdentity,
     FollowCheckpoint,
     Follower,
+    FollowerStatistics,
     Line,
     Notice,
     follow,
@@ -153,7 +154,7 @@ async def test_rotation_sequence(tmp_path: Path) -> None:
             os.rename(path, tmp_path / f"app.log.{generation}")
             path.write_bytes(b"")
         assert got == expected
-        assert lines.statistics()["rotations"] >= 3
+        assert lines.statistics().rotations >= 3
 
 
 async def test_copytruncate_with_unread_bytes_reports_a_gap(
@@ -182,7 +183,7 @@ async def test_copytruncate_with_unread_bytes_reports_a_gap(
     # What was read before the truncation came out whole; the cut line ends in U+FFFD.
     assert got[:-2] == lines_in[1 : len(got) - 1]
     assert got[-2].endswith("\ufffd")
-    assert lines.statistics()["truncations"] == 1
+    assert lines.statistics().truncations == 1
 
 
 async def test_truncate_then_regrow_past_old_size_is_noticed(tmp_path: Path) -> None:
@@ -194,7 +195,7 @@ async def test_truncate_then_regrow_past_old_size_is_noticed(tmp_path: Path) -> 
         with open(path, "wb") as f:
             f.write(b"rewritten first\nrewritten second\n")
         assert await take(lines, 2) == ["rewritten first", "rewritten second"]
-        assert lines.statistics()["truncations"] == 1
+        assert lines.statistics().truncations == 1
 
 
 async def test_checkpoint_resume_no_loss_no_repeat(tmp_path: Path) -> None:
@@ -307,7 +308,7 @@ async def test_overlong_unfinished_line_is_bounded(
     ) as lines:
         assert await nothing_more(lines)
         file = lines._file
-        assert file is not None and len(file.partial) <= 64 + 100
+        assert file is not None and len(file.engine.partial) <= 64 + 100
         append(path, b"zz\nnext\n")
         assert await take(lines, 2) == ["z" * 64, "next"]
 
@@ -502,7 +503,7 @@ async def test_iteration_styles_and_checkpoints_mixed_lose_nothing(
                     got.append(await follower.__anext__())
                     yielded += 1
             else:
-                assert follower.statistics()["lines"] == yielded
+                assert follower.statistics().lines == yielded
                 checkpoint = follower.checkpoint()
                 if got:
                     last = got[-1]
@@ -527,7 +528,7 @@ async def test_checkpoint_after_aclose_in_the_middle_of_a_read(tmp_path: Path) -
     assert [line.text for line in first] == [f"line {i}" for i in range(5)]
     checkpoint = follower.checkpoint()
     assert checkpoint.offset == len(b"".join(b"line %d\n" % i for i in range(5)))
-    assert follower.statistics()["lines"] == 5
+    assert follower.statistics().lines == 5
     with pytest.raises(StopAsyncIteration):  # closed: the rest of the read is dropped
         await follower.__anext__()
     async with follow(path, checkpoint=checkpoint, poll_interval=POLL) as again:
@@ -741,7 +742,7 @@ async def test_a_line_at_the_limit_before_a_cut_crlf_is_not_overlong(
         path, start="beginning", max_line_bytes=8, on_overlong="skip", until_eof=True
     ) as lines:
         assert [line.text async for line in lines] == ["12345678", "next"]
-        assert lines.statistics()["overlong"] == 0
+        assert lines.statistics().overlong == 0
 
 
 def _char_cut(content: bytes, limit: int) -> int:
@@ -798,3 +799,115 @@ async def test_overlong_lines_at_every_read_size(
                     got.append(piece)
                     piece = ""
         assert got == expected, read_size
+
+
+# -- other encodings, through the core's line engine ----------------------------------------
+
+
+async def _records(follower: Follower, n: int) -> list[tuple[str, int, bool]]:
+    with anyio.fail_after(5):
+        return [
+            (line.text, line.offset, line.terminated)
+            for line in [await follower.__anext__() for _ in range(n)]
+        ]
+
+
+async def test_utf16le_file_with_exact_offsets(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    texts = ["one", "dos 😀", "", "drei\u2028x", "四"]
+    data = "one\r\ndos 😀\n\r\ndrei\u2028x\n四".encode("utf-16-le")
+    path.write_bytes(data[:7])  # "one\r" and half of a code unit
+    async with follow(path, start="beginning", poll_interval=POLL, encoding="utf-16-le") as f:
+        assert await nothing_more(f)
+        append(path, data[7:])
+        got = await _records(f, 4)
+        # The unfinished last line comes when it is finished.
+        assert await nothing_more(f)
+        append(path, "\n".encode("utf-16-le"))
+        got += await _records(f, 1)
+        checkpoint = f.checkpoint()
+    offsets = [0, 10, 24, 28, 42]  # code units: 5, 7 (a surrogate pair), 2, 7
+    assert got == [(t, o, True) for t, o in zip(texts, offsets, strict=True)]
+    assert checkpoint.offset == len(data) + 2 == path.stat().st_size
+    # The last two lines, as tail -n 2 counts them in UTF-16 too.
+    async with follow(path, last_lines=2, until_eof=True, encoding="utf-16-le") as f:
+        assert [(line.text, line.offset) async for line in f] == [("drei\u2028x", 28), ("四", 42)]
+
+
+async def test_utf16_with_byte_order_mark_resumes_mid_file(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes("a\nbé\nc\n".encode("utf-16"))  # the platform's order, with its mark
+    async with follow(path, start="beginning", until_eof=True, encoding="utf-16") as f:
+        lines = [(line.text, line.offset) async for line in f]
+        checkpoint = f.checkpoint()
+    assert lines == [("a", 0), ("bé", 6), ("c", 12)]
+    append(path, "d\n".encode("utf-16")[2:])  # appended without a mark, as writers do
+    resumed = follow(path, checkpoint=checkpoint, until_eof=True, encoding="utf-16")
+    async with resumed as f:
+        assert [(line.text, line.offset) async for line in f] == [("d", 16)]
+
+
+@pytest.mark.parametrize("encoding", ["shift_jis", "gb18030", "cp1252"])
+async def test_legacy_codec_file(tmp_path: Path, encoding: str) -> None:
+    path = tmp_path / "app.log"
+    texts = ["caf\u00e9" if encoding == "cp1252" else "日本語", "x", ""]
+    data = b"".join(t.encode(encoding) + b"\r\n" for t in texts) + b"\xff\n"
+    path.write_bytes(data)
+    async with follow(path, start="beginning", until_eof=True, encoding=encoding) as f:
+        got = [(line.text, line.offset) async for line in f]
+    offsets = [0]
+    for t in texts:
+        offsets.append(offsets[-1] + len(t.encode(encoding)) + 2)
+    assert got[:3] == list(zip(texts, offsets, strict=False))
+    assert got[3][1] == offsets[3] and got[3][0] == b"\xff".decode(encoding, "replace")
+
+
+def test_follow_refuses_encodings_lines_cannot_be_cut_in() -> None:
+    with pytest.raises(ValueError, match="not self-delimiting"):
+        follow("x.log", encoding="iso2022_jp")
+    with pytest.raises(ValueError, match="UTF-8 only"):
+        follow("x.log", encoding="utf-16-le", on_malformed=print)
+
+
+@pytest.mark.parametrize("policy", ["split", "raise", "skip"])
+async def test_statistics_count_each_overlong_line_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str
+) -> None:
+    monkeypatch.setattr(tail_module, "READ_SIZE", 7)  # the long line comes in many reads
+    path = tmp_path / "app.log"
+    path.write_bytes(b"a\n" + b"x" * 100 + b"\nb\n")
+    lines = []
+    async with follow(
+        path, start="beginning", until_eof=True, max_line_bytes=16, on_overlong=policy
+    ) as f:
+        while True:
+            try:
+                lines.append((await f.__anext__()).text)
+            except LineTooLong:
+                lines.append("LineTooLong")
+            except StopAsyncIteration:
+                break
+        stats = f.statistics()
+    assert lines[0] == "a" and lines[-1] == "b"
+    assert stats.overlong == 1
+    assert stats.skipped == (1 if policy == "skip" else 0)
+    assert stats == FollowerStatistics(
+        lines=stats.lines, skipped=stats.skipped, overlong=1, rotations=0, truncations=0
+    )
+    with pytest.raises(AttributeError):
+        stats.lines = 0  # type: ignore[misc]
+
+
+async def test_held_newline_start_counts_against_the_limit_at_the_end(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"ok\r\n" + b"aaaaaa\r")  # the "\r" may begin "\r\n": held, then content
+    async with follow(
+        path,
+        start="beginning",
+        until_eof=True,
+        newline="\r\n",
+        max_line_bytes=6,
+        on_overlong="truncate",
+    ) as f:
+        got = [(line.text, line.offset, line.terminated) async for line in f]
+    assert got == [("ok", 0, True), ("aaaaaa", 4, False)]

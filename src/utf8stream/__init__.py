@@ -28,6 +28,16 @@ from .core.boundaries import (
 from .core.decoder import DecoderCheckpoint, Utf8Decoder
 from .core.encoder import Utf8EncodeError, Utf8Encoder
 from .core.events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
+from .core.linecodec import (
+    ByteLine,
+    CodecLineDecoder,
+    LineBatch,
+    LineDecoder,
+    LineEngine,
+    LineItem,
+    Utf8LineDecoder,
+    line_decoder,
+)
 from .core.lines import LineSplitter, LineSplitterStatistics, LineTooLong
 from .core.transcoder import Transcoder
 
@@ -49,6 +59,7 @@ if TYPE_CHECKING:
         FileIdentity,
         FollowCheckpoint,
         Follower,
+        FollowerStatistics,
         Line,
         Notice,
         follow,
@@ -72,6 +83,7 @@ _LAZY = {
             "FileIdentity",
             "FollowCheckpoint",
             "Follower",
+            "FollowerStatistics",
             "Line",
             "Notice",
             "follow",
@@ -101,13 +113,20 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "ByteLine",
     "CheckpointError",
+    "CodecLineDecoder",
     "DecoderCheckpoint",
     "DecoderStatistics",
     "FileIdentity",
     "FollowCheckpoint",
     "Follower",
+    "FollowerStatistics",
     "Line",
+    "LineBatch",
+    "LineDecoder",
+    "LineEngine",
+    "LineItem",
     "LineReceiveStream",
     "LineSplitter",
     "LineSplitterStatistics",
@@ -124,6 +143,7 @@ __all__ = [
     "Utf8Decoder",
     "Utf8EncodeError",
     "Utf8Encoder",
+    "Utf8LineDecoder",
     "Utf8ReceiveStream",
     "Utf8SendStream",
     "Utf8Stream",
@@ -133,6 +153,7 @@ __all__ = [
     "char_start",
     "cut_at_boundary",
     "follow",
+    "line_decoder",
     "next_char_start",
     "open_text",
     "read_checkpoint",

@@ -39,6 +39,7 @@ from ..core._accel import accelerator
 from ..core.decoder import OnMalformed, Utf8Decoder
 from ..core.encoder import Utf8Encoder
 from ..core.events import MalformedKind, Utf8DecodeError
+from ..core.linecodec import LineBatch, LineEngine, Utf8LineDecoder, line_decoder
 from ..core.lines import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, LineSplitter, LineTooLong
 
 __all__ = [
@@ -409,6 +410,12 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     Lines already split from a chunk are returned without waiting on the source (like
     ``anyio.streams.buffered.BufferedByteReceiveStream``), so iteration costs little per
     line.
+
+    ``encoding``: the encoding of a byte source (UTF-8 by default).  Any other is read
+    by the core's ``LineEngine`` through ``line_decoder(encoding, errors)`` (UTF-16/32,
+    legacy codecs; see ``CodecLineDecoder``): the newlines are found in the bytes, and
+    ``max_line_bytes`` counts the line's bytes in that encoding.  ``keepends`` is for
+    UTF-8 only.
     """
 
     source: AnyByteReceiveStream | ObjectReceiveStream[str]
@@ -418,6 +425,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     max_line_bytes: InitVar[int | None] = DEFAULT_MAX_LINE_BYTES
     on_overlong: InitVar[str] = DEFAULT_ON_OVERLONG
     errors: InitVar[str] = "replace"
+    encoding: InitVar[str] = "utf-8"
     splitter: LineSplitter = field(init=False)
     #: The text layer lines are split from: ``source`` itself, or a ``Utf8ReceiveStream``
     #: over it (``None`` until a plain object stream's first item tells which).
@@ -431,6 +439,11 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     _direct: Utf8ReceiveStream | None = field(init=False, repr=False, default=None)
     _eof: bool = field(init=False, repr=False, default=False)
     _busy: bool = field(init=False, repr=False, default=False)
+    #: Another encoding than UTF-8: the line engine that reads the byte source.
+    _engine: LineEngine | None = field(init=False, repr=False, default=None)
+    _engine_bytes: int = field(init=False, repr=False, default=0)
+    _engine_lines: int = field(init=False, repr=False, default=0)
+    _engine_overlong: int = field(init=False, repr=False, default=0)
 
     def __post_init__(
         self,
@@ -439,6 +452,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         max_line_bytes: int | None,
         on_overlong: str,
         errors: str,
+        encoding: str,
     ) -> None:
         self.splitter = LineSplitter(
             newline=newline,
@@ -448,6 +462,21 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         )
         self._errors = errors
         source = self.source
+        decoder = line_decoder(encoding, errors)
+        if not isinstance(decoder, Utf8LineDecoder):
+            if keepends:
+                raise ValueError("keepends is for UTF-8 only")
+            if isinstance(source, (Utf8ReceiveStream, Utf8Stream, LineReceiveStream)):
+                raise TypeError(f"encoding={encoding!r} needs a byte source, not a text stream")
+            self.text_stream = None
+            self._engine = LineEngine(
+                decoder,
+                newline=newline,
+                max_line_bytes=max_line_bytes,
+                on_overlong=on_overlong,
+                on_overlong_line=self._count_overlong,
+            )
+            return
         if isinstance(source, (Utf8ReceiveStream, Utf8Stream, LineReceiveStream)):
             self.text_stream = cast(ObjectReceiveStream[str], source)
         elif isinstance(source, ByteReceiveStream):
@@ -505,6 +534,15 @@ class LineReceiveStream(ObjectReceiveStream[str]):
                     return item
                 if self._eof:
                     raise EndOfStream
+                if self._engine is not None:
+                    items = await self._lines_from_engine(self._engine)
+                    if items is None:
+                        continue
+                    if not any(isinstance(item, LineTooLong) for item in items):
+                        ready = self._ready = cast(list[str], items)
+                        return ready.pop()
+                    self._later = items
+                    continue
                 raised = splitter.overlong_lines
                 direct = self._direct
                 if direct is not None and not direct._pending:  # noqa: SLF001
@@ -543,6 +581,31 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         finally:
             self._busy = False
 
+    def _count_overlong(self, offset: int) -> None:
+        self._engine_overlong += 1
+
+    async def _lines_from_engine(self, engine: LineEngine) -> list[str | LineTooLong] | None:
+        """The next lines the engine cuts from the byte source, last first (``None``: no
+        line yet)."""
+        source = cast(ObjectReceiveStream[bytes], self.source)
+        try:
+            chunk = await source.receive()
+        except EndOfStream:
+            self._eof = True
+            items = engine.finish()
+        else:
+            self._engine_bytes += len(chunk)
+            items = engine.feed(bytes(chunk))
+        out: list[str | LineTooLong] = []
+        for item in items:
+            if isinstance(item, LineBatch):
+                out += item.texts
+            elif item.line is not None:
+                out.append(item.line)
+        self._engine_lines += sum(isinstance(line, str) for line in out)
+        out.reverse()
+        return out or None
+
     async def _sniff(self) -> str:
         """Receive the first item of a plain object stream and decide: text or bytes."""
         source = cast(ObjectReceiveStream[Any], self.source)
@@ -571,6 +634,13 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         text_stream.mark_gap(lost)
 
     def statistics(self) -> StreamStatistics:
+        if self._engine is not None:
+            pending = len(self._ready) + sum(isinstance(x, str) for x in self._later)
+            return StreamStatistics(
+                bytes_in=self._engine_bytes,
+                lines=self._engine_lines - pending,
+                overlong_lines=self._engine_overlong,
+            )
         text_stream = self.text_stream
         base = (
             text_stream.statistics()

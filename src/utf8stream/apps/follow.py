@@ -4,10 +4,11 @@ Theory of operation
 -------------------
 The follower reads the file with positional reads (``os.pread`` in a worker thread), so
 the only position is ours: a cancelled read changes nothing, and a checkpoint is just a
-file identity and a byte offset.  Lines are found in the *bytes* (every newline is ASCII,
-so a newline byte is never inside a character), which gives each line its exact byte
-offset; every byte then goes through one ``Utf8Decoder`` per file, in order, so malformed
-units are reported with their absolute offsets and never stop the reader.
+file identity and a byte offset.  Lines are cut by one ``LineEngine`` per file (the
+core's line engine: newline modes, the limit, the overlong policies, the exact byte
+offset of every line, in any encoding it has a ``LineDecoder`` for); every byte goes
+through its decoder in order, so malformed units are reported with their absolute
+offsets and never stop the reader.  The follower keeps files, rotation and checkpoints.
 
 Only complete lines are delivered (the last line of a file is delivered when the file is
 left behind by rotation or truncation).  A line longer than ``max_line_bytes`` is handled
@@ -41,10 +42,15 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from ..core.boundaries import cut_at_boundary
-from ..core.decoder import Utf8Decoder, accelerator
+from ..core.decoder import accelerator
 from ..core.events import Malformed
-from ..core.lines import OVERLONG_POLICIES, LineTooLong
+from ..core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
+from ..core.lines import (
+    DEFAULT_FOLLOW_ON_OVERLONG,
+    DEFAULT_MAX_LINE_BYTES,
+    LineTooLong,
+    check_line_options,
+)
 
 __all__ = [
     "NOTICE_KINDS",
@@ -52,6 +58,7 @@ __all__ = [
     "FileIdentity",
     "FollowCheckpoint",
     "Follower",
+    "FollowerStatistics",
     "Line",
     "Notice",
     "follow",
@@ -62,8 +69,6 @@ __all__ = [
 READ_SIZE = 1 << 20
 FINGERPRINT_BYTES = 1024
 ANCHOR_BYTES = 32
-_UNIVERSAL = re.compile(rb"\r\n|\r|\n")
-_UNIVERSAL_TEXT = re.compile("\r\n|\r|\n")
 #: Policies under which a follower never stops (and whose replacements hold no newline).
 FOLLOW_ERRORS = ("replace", "ignore", "backslashreplace", "surrogateescape")
 
@@ -106,6 +111,24 @@ class Notice:
     kind: str
     path: str
     message: str
+
+
+@dataclass(frozen=True)
+class FollowerStatistics:
+    """What a follower has done so far (``Follower.statistics()``).
+
+    ``lines``: lines yielded (pieces of split lines included); ``overlong``: lines longer
+    than ``max_line_bytes``, whatever the policy; ``skipped``: lines left out (``skip``);
+    ``rotations`` and ``truncations`` of the file followed; ``malformed``: malformed
+    units met (UTF-8; other encodings replace them without counting).
+    """
+
+    lines: int = 0
+    skipped: int = 0
+    overlong: int = 0
+    rotations: int = 0
+    truncations: int = 0
+    malformed: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -368,34 +391,23 @@ def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
     return None
 
 
-def _line_ends_in(data: bytes, newline: bytes | None) -> list[int]:
-    """Offsets just past each newline in ``data``."""
-    if newline is None:
-        return [m.end() for m in _UNIVERSAL.finditer(data)]
-    out = []
-    i = data.find(newline)
-    while i >= 0:
-        out.append(i + len(newline))
-        i = data.find(newline, i + len(newline))
-    return out
-
-
-def _start_of_last_lines(fd: int, size: int, count: int, newline: bytes | None) -> int:
+def _start_of_last_lines(fd: int, size: int, count: int, engine: LineEngine) -> int:
     """Offset where the last ``count`` lines start, as ``tail -n`` counts them.
 
     With ``count == 0``: the start of the unfinished last line (after the last newline),
-    so that it is delivered whole when it completes.
+    so that it is delivered whole when it completes.  Newlines are the ``engine``'s.
     """
+    unit = engine.decoder.unit
     block = 1 << 16
-    overlap = len(newline) - 1 if newline else 1
+    overlap = engine.newline_width - unit
     ends: list[int] = []
     pos = size
     while pos > 0 and len(ends) <= count:
-        start = max(0, pos - block)
+        start = max(0, pos - block) // unit * unit
         # Read a little past ``pos`` so a newline cut by the block edge is seen whole.
         data = os.pread(fd, pos - start + overlap, start)
         # A newline that straddles ``pos`` belongs to the block on the right.
-        ends = [start + e for e in _line_ends_in(data, newline) if start + e <= pos] + ends
+        ends = [start + e for e in engine.line_ends(data) if start + e <= pos] + ends
         pos = start
     if count == 0:
         return ends[-1] if ends else 0
@@ -406,18 +418,13 @@ def _start_of_last_lines(fd: int, size: int, count: int, newline: bytes | None) 
 
 @dataclass
 class _Open:
-    """The file being read and the unfinished line in it."""
+    """The file being read; its line engine holds the unfinished line."""
 
     fd: int
     path: str
     identity: FileIdentity
-    decoder: Utf8Decoder
+    engine: LineEngine
     read_pos: int  # next byte to read
-    line_start: int  # offset of the first byte of ``partial``
-    partial: bytes = b""  # bytes of the unfinished line (at most max_line_bytes + 1)
-    overlong: bool = False  # the unfinished line passed the limit (truncate/raise/skip)
-    head: str = ""  # truncate: the start of that line, delivered when it ends
-    head_offset: int = 0
     known_size: int = 0  # size at the last look: did unread bytes vanish?
     anchor: bytes = b""  # the bytes just before read_pos, to notice a rewrite
 
@@ -432,21 +439,6 @@ _LINE_SLOTS = tuple(
     Line.__dict__[name] for name in ("text", "offset", "file", "path", "terminated")
 )
 _LINE_SETTERS = [slot.__set__ for slot in _LINE_SLOTS]
-
-
-def _text_split_ok(errors: str, newline: str | None) -> bool:
-    """Whether the decoded text has exactly the newlines the bytes have.
-
-    A replacement may contain newline characters (U+FFFD or ``\\xff`` with an unusual
-    delimiter), and ``"ignore"`` joins the text around a dropped byte (``\\r`` + bad
-    byte + ``\\n`` becomes one ``\\r\\n``).  Surrogate escapes never match.
-    """
-    if newline is None:
-        return errors != "ignore"
-    produced = {"replace": "\ufffd", "backslashreplace": "\\x0123456789abcdef"}.get(errors, "")
-    if errors == "ignore" and len(newline) > 1:
-        return False
-    return not set(produced) & set(newline)
 
 
 class _Block:
@@ -511,20 +503,16 @@ class Follower:
         checkpoint: FollowCheckpoint | None = None,
         poll_interval: float = 0.25,
         newline: str | None = None,
-        max_line_bytes: int = 1048576,
-        on_overlong: str = "split",
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        on_overlong: str = DEFAULT_FOLLOW_ON_OVERLONG,
         errors: str = "replace",
+        encoding: str = "utf-8",
         on_malformed: Callable[[Malformed], object] | None = None,
         until_eof: bool = False,
         retry: bool = False,
         on_notice: Callable[[Notice], object] | None = None,
     ) -> None:
-        if on_overlong not in OVERLONG_POLICIES:
-            raise ValueError(f"on_overlong must be one of {OVERLONG_POLICIES}")
-        if max_line_bytes < 4:
-            raise ValueError("max_line_bytes must be at least 4 (one character)")
-        if newline is not None and not newline:
-            raise ValueError("newline must be None or a non-empty string")
+        check_line_options(newline, max_line_bytes, on_overlong)
         if not (start in ("end", "beginning") or (isinstance(start, int) and start >= 0)):
             raise ValueError("start must be 'end', 'beginning' or a byte offset")
         if last_lines < 0:
@@ -535,6 +523,19 @@ class Follower:
             raise ValueError(
                 f"errors must be one of {FOLLOW_ERRORS}: one bad byte never stops a follower"
             )
+        self._encoding = encoding
+        self._newline = newline
+        self._max = max_line_bytes
+        self._on_overlong = on_overlong
+        self._errors = errors
+        # The encoding is checked now (and the newline in it), not at the first read.
+        probe = line_decoder(encoding, errors)
+        self._encoding_is_utf8 = isinstance(probe, Utf8LineDecoder)
+        self._unit = probe.unit
+        if on_malformed is not None and not self._encoding_is_utf8:
+            raise ValueError("on_malformed is reported for UTF-8 only")
+        if not probe.prelude:
+            self._engine_for(0)
         self.path = os.fspath(path)
         #: What checkpoints record: the file followed, not the rotated file being read.
         self._followed = os.path.abspath(self.path)
@@ -550,11 +551,6 @@ class Follower:
         self._gap_at_start = gap_at_start
         self._resume = checkpoint
         self._poll_interval = poll_interval
-        self._newline = newline.encode("utf-8") if newline is not None else None
-        self._newline_text = newline or ""
-        self._max = max_line_bytes
-        self._on_overlong = on_overlong
-        self._errors = errors
         self._on_malformed = on_malformed
         self._until_eof = until_eof
         self._retry = retry
@@ -567,11 +563,6 @@ class Follower:
         # on with the next rotated file (by modification time), then with ``path``.
         self._draining = False
         self._visited: set[tuple[int, int]] = set()
-        #: Newlines the C decoder cuts lines at (an ASCII byte, or -1: universal).
-        self._sep: int | None = -1
-        if newline is not None:
-            self._sep = ord(newline) if len(newline) == 1 and newline.isascii() else None
-        self._text_split_ok = _text_split_ok(errors, newline)
         self._queue: deque[_Item | _Block] = deque()
         self._done: _Item | None = None  # the last item handed out, if not from a block
         self._block: _Block | None = None  # the block lines are being handed out from
@@ -581,7 +572,10 @@ class Follower:
         # Before the first line, a resumed follower stands where its checkpoint says.
         self._checkpoint: FollowCheckpoint | None = checkpoint
         self._closed = False
-        self._stats = {"skipped": 0, "overlong": 0, "rotations": 0, "truncations": 0}
+        self._skipped = 0
+        self._overlong = 0
+        self._rotations = 0
+        self._truncations = 0
         self._malformed = 0
 
     # -- public API ----------------------------------------------------------------
@@ -697,10 +691,17 @@ class Follower:
         """
         return bool(self._ready or self._queue)
 
-    def statistics(self) -> dict[str, int]:
+    def statistics(self) -> FollowerStatistics:
         """Lines yielded, overlong and skipped lines, rotations, truncations, units."""
         lines = self._lines + (self._block.handed() if self._block is not None else 0)
-        return {"lines": lines, **self._stats, "malformed": self._malformed}
+        return FollowerStatistics(
+            lines=lines,
+            skipped=self._skipped,
+            overlong=self._overlong,
+            rotations=self._rotations,
+            truncations=self._truncations,
+            malformed=self._malformed,
+        )
 
     async def aclose(self) -> None:
         """Close the file; iteration ends (lines read but not handed out are not)."""
@@ -729,14 +730,14 @@ class Follower:
             os.close(self._file.fd)
         st = os.fstat(fd)
         offset = min(offset, st.st_size)
+        offset -= offset % self._unit  # lines start on a code unit
         anchor_len = min(ANCHOR_BYTES, offset)
         f = _Open(
             fd=fd,
             path=path,
             identity=identity if identity is not None else _identity_of(fd),
-            decoder=Utf8Decoder(self._errors, start_offset=offset, on_malformed=self._count),
+            engine=self._engine_for(offset, fd),
             read_pos=offset,
-            line_start=offset,
             known_size=st.st_size,
             anchor=os.pread(fd, anchor_len, offset - anchor_len),
         )
@@ -744,6 +745,26 @@ class Follower:
         if self._checkpoint is None:
             self._checkpoint = FollowCheckpoint(self._followed, f.identity, offset)
         return f
+
+    def _engine_for(self, offset: int, fd: int = -1) -> LineEngine:
+        """The line engine for a file read from ``offset`` (``fd``'s first bytes tell a
+        byte-order mark)."""
+        decoder = line_decoder(
+            self._encoding,
+            self._errors,
+            start_offset=offset,
+            on_malformed=self._count if self._encoding_is_utf8 else None,
+        )
+        head = os.pread(fd, decoder.prelude, 0) if fd >= 0 and decoder.prelude else None
+        return LineEngine(
+            decoder,
+            newline=self._newline,
+            max_line_bytes=self._max,
+            on_overlong=self._on_overlong,
+            on_overlong_line=self._found_overlong,
+            offset=offset,
+            head=head,
+        )
 
     async def _open(self, path: str) -> int:
         return await anyio.to_thread.run_sync(_open_regular, path)
@@ -792,7 +813,8 @@ class Follower:
             # A file that appeared while we waited is new: all of it is unread.
             self._attach(fd, self.path, 0)
         elif start == "end" and self._last_bytes is None:
-            offset = _start_of_last_lines(fd, size, self._last_lines, self._newline)
+            engine = self._engine_for(0, fd)
+            offset = _start_of_last_lines(fd, size, self._last_lines, engine)
             self._attach(fd, self.path, offset)
         else:
             if start == "end":
@@ -803,12 +825,11 @@ class Follower:
                 offset = start
             f = self._attach(fd, self.path, offset)
             if self._gap_at_start and f.read_pos and not self._at_line_start(f):
-                f.decoder.mark_gap()  # joined mid-line: the first line starts with U+FFFD
+                # Joined mid-line: the first line starts with U+FFFD.
+                f.engine.decoder.mark_gap()
 
     def _at_line_start(self, f: _Open) -> bool:
-        if self._newline is None:
-            return f.anchor.endswith((b"\n", b"\r"))
-        return f.anchor.endswith(self._newline[-ANCHOR_BYTES:])
+        return f.engine.starts_line(f.anchor)
 
     async def _open_from_checkpoint(self, cp: FollowCheckpoint) -> None:
         # The path followed is ours, never the checkpoint's: __init__ checked they agree.
@@ -915,7 +936,7 @@ class Follower:
             return False
         self._visited.add((f.identity.device, f.identity.inode))
         self._finish(f)
-        self._stats["rotations"] += 1
+        self._rotations += 1
         self._attach(fd, target, 0)
         self._draining = target != self.path
         if not self._draining:
@@ -960,7 +981,7 @@ class Follower:
 
     def _truncated(self, f: _Open) -> None:
         """The file shrank or was rewritten: restart at 0, reporting vanished bytes."""
-        self._stats["truncations"] += 1
+        self._truncations += 1
         lost = max(0, f.known_size - f.read_pos)
         self._notice(
             "truncated",
@@ -971,32 +992,10 @@ class Follower:
 
     def _finish(self, f: _Open, lost: int = 0, unfinished: bool = False) -> None:
         """Leaving a file: its unfinished last line is complete now."""
-        text = f.decoder.decode(f.partial)
-        if lost:
-            f.decoder.mark_gap(lost=lost)
-        text += f.decoder.decode(b"", final=True)
-        ended = True
-        if self._newline is None and f.partial.endswith(b"\r"):
-            text = text[:-1]  # the held \r was a line end after all
-        elif self._newline is not None and f.partial.endswith(self._newline):
-            text = text[: -len(self._newline.decode("utf-8"))]
-        else:
-            ended = False
-        end = (f.head_offset if f.overlong else f.line_start) if unfinished else f.read_pos
-        if f.overlong:
-            if self._on_overlong == "truncate":
-                self._hand_out(f, f.head, f.head_offset, end, terminated=ended)
-            else:
-                self._skip(f, end)
-        elif f.partial:
-            # Lost bytes alone make no line: the gap is a LOST_BYTES event and a notice.
-            self._hand_out(f, text, f.line_start, end, terminated=ended)
-        f.partial = b""
-        f.overlong = False
+        self._queue_items(f, f.engine.finish(lost=lost, unfinished=unfinished))
 
     def _take(self, f: _Open, data: bytes) -> None:
-        """Split newly read bytes into lines and queue the complete ones."""
-        base = f.line_start
+        """Cut newly read bytes into lines and queue the complete ones."""
         f.read_pos += len(data)
         f.anchor = (f.anchor + data[-ANCHOR_BYTES:])[-ANCHOR_BYTES:]
         if f.identity.head_length < FINGERPRINT_BYTES and f.read_pos > f.identity.head_length:
@@ -1004,194 +1003,29 @@ class Follower:
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
             length, digest = _fingerprint(head)
             f.identity = FileIdentity(f.identity.device, f.identity.inode, length, digest)
-        sep = self._sep
-        lines = None
-        if sep is not None and not f.overlong:
-            # The hot path: the C decoder cuts and decodes the complete lines in one
-            # pass, and stops before an overlong one, which the code below handles.
-            lines = f.decoder._decode_lines(f.partial, data, sep, self._max)  # noqa: SLF001
-        if lines is not None:
-            texts, offsets = lines
-            if texts:
-                records = _records(texts, offsets, f.identity, f.path)
-                self._queue.append(_Block(records, offsets, f.identity))
-            used, held = offsets[-1] - base, len(f.partial)
-            buf = data[used - held :] if used >= held else f.partial[used:] + data
-            base = offsets[-1]
-        else:
-            buf = f.partial + data if f.partial else data
-        ends = self._line_ends(buf)
-        pos = self._take_block(f, buf, base, ends) if ends and not f.overlong else 0
-        if not pos:
-            for end, after in ends:
-                self._complete_line(f, buf[pos:end], buf[end:after], base + pos)
-                pos = after
-        rest = buf[pos:]
-        f.line_start = base + pos
-        # Bytes at the end that may be the start of a newline (a "\r" before a "\n" still
-        # to come) are not the line's: they stay, to be seen with the next read.
-        body = len(rest) - self._newline_start(rest)
-        if f.overlong:
-            f.decoder.decode(rest[:body])  # the middle of an overlong line: events only
-            f.line_start += body
-            rest = rest[body:]
-        elif body > self._max:
-            rest = self._overlong_unfinished(f, rest, body)
-        f.partial = rest
+        self._queue_items(f, f.engine.feed(data))
 
-    def _take_block(self, f: _Open, buf: bytes, base: int, ends: list[tuple[int, int]]) -> int:
-        """The common case, in bulk: complete lines, none too long.
-
-        One decode for all of them, one split of the text: newlines are ASCII, so the
-        text has exactly the newlines the bytes have, unless a replacement can make or
-        hide one (``_text_split_ok``).  Returns how many bytes were used, 0 when the
-        lines need the one-by-one path.
-        """
-        starts = [0, *[after for _, after in ends[:-1]]]
-        block_end = ends[-1][1]
-        if not self._text_split_ok:
-            return 0
-        if (
-            block_end > self._max
-            and max(e - s for s, (e, _) in zip(starts, ends, strict=True)) > self._max
-        ):
-            return 0
-        text = f.decoder.decode(buf[:block_end])
-        if self._newline is None:
-            contents = _UNIVERSAL_TEXT.split(text)
-        else:
-            contents = text.split(self._newline_text)
-        contents.pop()  # the empty remainder after the last newline
-        offsets = [base + s for s in starts]
-        offsets.append(base + block_end)
-        records = _records(contents, offsets, f.identity, f.path)
-        self._queue.append(_Block(records, offsets, f.identity))
-        return block_end
-
-    def _line_ends(self, buf: bytes) -> list[tuple[int, int]]:
-        """``(content end, next line start)`` for each complete line in ``buf``."""
-        if self._newline is None:
-            ends = [(m.start(), m.end()) for m in _UNIVERSAL.finditer(buf)]
-            if ends and ends[-1][1] == len(buf) and buf.endswith(b"\r"):
-                ends.pop()  # a \r at the end may be the first half of \r\n
-            return ends
-        width = len(self._newline)
-        return [(e - width, e) for e in _line_ends_in(buf, self._newline)]
-
-    def _complete_line(self, f: _Open, content: bytes, ending: bytes, offset: int) -> None:
-        end = offset + len(content) + len(ending)
-        if f.overlong:  # the end of a line that passed the limit earlier
-            f.decoder.decode(content + ending)
-            f.overlong = False
-            if self._on_overlong == "truncate":
-                self._hand_out(f, f.head, f.head_offset, end)
+    def _queue_items(self, f: _Open, items: list[LineBatch | LineItem]) -> None:
+        queue = self._queue
+        identity, path = f.identity, f.path
+        for item in items:
+            if isinstance(item, LineBatch):
+                texts, offsets = item
+                queue.append(_Block(_records(texts, offsets, identity, path), offsets, identity))
             else:
-                self._skip(f, end)
-            return
-        if len(content) <= self._max:
-            text = f.decoder.decode(content + ending)
-            self._hand_out(f, text[: len(text) - self._ending_length(ending)], offset, end)
-            return
-        self._stats["overlong"] += 1
-        if self._on_overlong == "split":
-            pos = self._split_pieces(f, content, offset)
-            text = f.decoder.decode(content[pos:] + ending)
-            tail = text[: len(text) - self._ending_length(ending)]
-            self._hand_out(f, tail, offset + pos, end)
-            return
-        self._notice_overlong(offset)
-        cut = cut_at_boundary(content, self._max) or self._max
-        head = f.decoder.decode(content[:cut])
-        f.decoder.decode(content[cut:] + ending)  # for its events; not delivered
-        if self._on_overlong == "truncate":
-            self._hand_out(f, head, offset, end)
-        elif self._on_overlong == "raise":
-            self._fail(f, head, end)
-        else:
-            self._skip(f, end)
+                line, offset, end, mid_line, terminated = item
+                if line is None and self._on_overlong == "skip":
+                    self._skipped += 1  # (under "raise", None only moves the checkpoint)
+                queue.append((line, offset, end, identity, path, mid_line, terminated))
 
-    def _overlong_unfinished(self, f: _Open, rest: bytes, body: int) -> bytes:
-        """An unfinished line passed the limit: act now, so memory stays bounded.
-
-        ``rest[:body]`` is the line so far; what follows may begin its newline, and is
-        returned to be held (with whatever the split leaves).
-        """
-        self._stats["overlong"] += 1
-        if self._on_overlong == "split":
-            pos = self._split_pieces(f, rest[:body], f.line_start)
-            f.line_start += pos
-            return rest[pos:]
-        self._notice_overlong(f.line_start)
-        cut = cut_at_boundary(rest[:body], self._max) or self._max
-        head = f.decoder.decode(rest[:cut])
-        f.decoder.decode(rest[cut:body])
-        f.overlong = True
-        f.head, f.head_offset = head, f.line_start
-        if self._on_overlong == "raise":
-            self._fail(f, head, None)
-        f.line_start += body
-        return rest[body:]
-
-    def _newline_start(self, data: bytes) -> int:
-        """How many bytes at the end of ``data`` may be the first part of a newline."""
-        if self._newline is None:
-            return 1 if data.endswith(b"\r") else 0
-        for size in range(len(self._newline) - 1, 0, -1):
-            if data.endswith(self._newline[:size]):
-                return size
-        return 0
-
-    def _notice_overlong(self, offset: int) -> None:
+    def _found_overlong(self, offset: int) -> None:
         """Truncated or skipped: text is lost, so say so (a split loses nothing)."""
+        self._overlong += 1
         done = {"truncate": "truncated", "skip": "skipped"}.get(self._on_overlong)
         if done is not None:
             self._notice(
                 "overlong", f"line at byte {offset} longer than {self._max} bytes: {done}"
             )
-
-    def _split_pieces(self, f: _Open, content: bytes, offset: int) -> int:
-        """Hand out pieces of at most max_line_bytes while more than ``max`` remain.
-
-        Returns how many bytes of ``content`` went out.  Each piece ends on a character
-        boundary; a checkpoint after a piece resumes mid-line with no gap.
-        """
-        pos = 0
-        while len(content) - pos > self._max:
-            size = cut_at_boundary(content[pos : pos + self._max + 1], self._max) or self._max
-            text = f.decoder.decode(content[pos : pos + size])
-            end = offset + pos + size
-            self._hand_out(f, text, offset + pos, end, mid_line=True, terminated=False)
-            pos += size
-        return pos
-
-    def _ending_length(self, ending: bytes) -> int:
-        # A newline decodes to as many characters as it has (ASCII, or a valid string).
-        return len(ending) if self._newline is None else len(self._newline.decode("utf-8"))
-
-    def _hand_out(
-        self,
-        f: _Open,
-        text: str,
-        offset: int,
-        end: int,
-        *,
-        mid_line: bool = False,
-        terminated: bool = True,
-    ) -> None:
-        self._queue.append((text, offset, end, f.identity, f.path, mid_line, terminated))
-
-    def _skip(self, f: _Open, end: int) -> None:
-        self._stats["skipped"] += 1
-        self._queue.append((None, end, end, f.identity, f.path, False, True))
-
-    def _fail(self, f: _Open, head: str, end: int | None) -> None:
-        # Raised when the caller reaches it; the checkpoint moves past the line once it
-        # has ended (until then it stands mid-line, after the bytes already skipped).
-        position = end if end is not None else f.line_start
-        error = LineTooLong(head, self._max)
-        self._queue.append(
-            (error, position, position, f.identity, f.path, end is None, end is not None)
-        )
 
 
 def follow(
@@ -1204,9 +1038,10 @@ def follow(
     checkpoint: FollowCheckpoint | None = None,
     poll_interval: float = 0.25,
     newline: str | None = None,
-    max_line_bytes: int = 1048576,
-    on_overlong: str = "split",
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+    on_overlong: str = DEFAULT_FOLLOW_ON_OVERLONG,
     errors: str = "replace",
+    encoding: str = "utf-8",
     on_malformed: Callable[[Malformed], object] | None = None,
     until_eof: bool = False,
     retry: bool = False,
@@ -1228,6 +1063,9 @@ def follow(
     waits for a file that cannot be opened yet (``tail -F``/``--retry``); without it that
     is an ``OSError`` from the first step.  ``on_notice`` is told of each ``Notice``:
     the path inaccessible or back, a rotation, a truncation, an overlong line.
+    ``encoding``: UTF-8 by default, or any encoding ``line_decoder`` takes (UTF-16/32,
+    legacy codecs; offsets stay exact source byte offsets, a byte offset to start at is
+    rounded down to a code unit; ``on_malformed`` is for UTF-8 only).
     """
     return Follower(
         path,
@@ -1241,6 +1079,7 @@ def follow(
         max_line_bytes=max_line_bytes,
         on_overlong=on_overlong,
         errors=errors,
+        encoding=encoding,
         on_malformed=on_malformed,
         until_eof=until_eof,
         retry=retry,

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from .decoder import Utf8Decoder
 
 __all__ = [
+    "DEFAULT_FOLLOW_ON_OVERLONG",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_ON_OVERLONG",
     "OVERLONG_POLICIES",
@@ -52,9 +53,15 @@ __all__ = [
 
 #: What to do with a line longer than ``max_line_bytes``.
 OVERLONG_POLICIES = ("raise", "truncate", "split", "skip")
-#: The defaults of every line reader (``LineSplitter``, ``LineReceiveStream``, ``follow``).
-DEFAULT_MAX_LINE_BYTES = 1048576
+#: The limit of every line reader (``LineSplitter``, ``LineReceiveStream``, ``LineEngine``,
+#: ``follow`` and ``utf8stream tail``).
+DEFAULT_MAX_LINE_BYTES = 1 << 20
+#: The policy of the readers a program consumes (``LineSplitter``, ``LineReceiveStream``,
+#: ``LineEngine``): an overlong line is an error the program sees where the line was.
 DEFAULT_ON_OVERLONG = "raise"
+#: The policy of the log followers (``follow``, ``utf8stream tail``): one overlong line
+#: must not stop a follower, and splitting it loses nothing (its pieces joined are the line).
+DEFAULT_FOLLOW_ON_OVERLONG = "split"
 
 _NO_LIMIT = sys.maxsize
 # Characters ``str.splitlines`` treats as line breaks besides \n and \r: universal
@@ -91,6 +98,16 @@ class LineSplitterStatistics:
     chars_in: int = 0
     lines: int = 0
     overlong_lines: int = 0
+
+
+def check_line_options(newline: str | None, max_line_bytes: int | None, on_overlong: str) -> None:
+    """``ValueError`` for options no line reader accepts."""
+    if newline is not None and (not isinstance(newline, str) or not newline):
+        raise ValueError("newline must be None or a non-empty string")
+    if max_line_bytes is not None and (not isinstance(max_line_bytes, int) or max_line_bytes < 4):
+        raise ValueError("max_line_bytes must be None or an integer of at least 4")
+    if on_overlong not in OVERLONG_POLICIES:
+        raise ValueError(f"on_overlong must be one of {OVERLONG_POLICIES}, not {on_overlong!r}")
 
 
 def utf8_length(text: str) -> int:
@@ -177,16 +194,7 @@ class LineSplitter:
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         on_overlong: str = DEFAULT_ON_OVERLONG,
     ) -> None:
-        if newline is not None and (not isinstance(newline, str) or not newline):
-            raise ValueError("newline must be None or a non-empty string")
-        if max_line_bytes is not None and (
-            not isinstance(max_line_bytes, int) or max_line_bytes < 4
-        ):
-            raise ValueError("max_line_bytes must be None or an integer of at least 4")
-        if on_overlong not in OVERLONG_POLICIES:
-            raise ValueError(
-                f"on_overlong must be one of {OVERLONG_POLICIES}, not {on_overlong!r}"
-            )
+        check_line_options(newline, max_line_bytes, on_overlong)
         self.newline = newline
         self.keepends = bool(keepends)
         self.max_line_bytes = max_line_bytes

@@ -22,7 +22,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ...core.lines import OVERLONG_POLICIES, LineTooLong
+from ...core.lines import (
+    DEFAULT_FOLLOW_ON_OVERLONG,
+    DEFAULT_MAX_LINE_BYTES,
+    OVERLONG_POLICIES,
+    LineTooLong,
+)
 from ._common import (
     EXIT_BROKEN_PIPE,
     EXIT_OK,
@@ -39,10 +44,9 @@ from ._common import (
 if TYPE_CHECKING:
     from ..follow import FollowCheckpoint, Follower, Line
 
-# follow.py's default limit and policies, named here so that building the parser does
-# not load the async layers (a test checks they agree).
-#: A line longer than this is handled by --on-overlong.
-DEFAULT_MAX_LINE_BYTES = 1 << 20
+# follow.py's error policies, named here so that building the parser does not load the
+# async layers (a test checks they agree).  The line limit and overlong policy are the
+# core's defaults for followers, shared with follow().
 ERROR_POLICIES = ("replace", "ignore", "backslashreplace", "surrogateescape")
 #: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
 EXIT_UNREADABLE = 1
@@ -456,7 +460,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tail.add_argument(
         "--on-overlong",
         choices=sorted(OVERLONG_POLICIES),
-        default="split",
+        default=DEFAULT_FOLLOW_ON_OVERLONG,
         help="a longer line is: split (default: read in pieces, printed unchanged), "
         "truncate (its first N bytes, and a notice), skip (a notice), raise (an error, "
         "exit 1)",

@@ -1,0 +1,372 @@
+"""The line engine over every kind of encoding, against ``bytes.decode`` and ``re.split``."""
+
+from __future__ import annotations
+
+import codecs
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from utf8stream import (
+    CodecLineDecoder,
+    LineBatch,
+    LineDecoder,
+    LineEngine,
+    LineSplitter,
+    LineTooLong,
+    Utf8Decoder,
+    Utf8LineDecoder,
+    cut_at_boundary,
+    line_decoder,
+)
+from utf8stream.core.linecodec import ByteLine
+
+ENCODINGS = [
+    "utf-8",
+    "utf-8-sig",
+    "utf-16-le",
+    "utf-16-be",
+    "utf-16",
+    "utf-32",
+    "utf-32-be",
+    "cp1252",
+    "shift_jis",
+    "gb18030",
+    "euc-jp",
+]
+NEWLINES = [None, "\n", "\r", "\r\n"]
+_UNIVERSAL = re.compile("\r\n|\r|\n")
+# Characters of every width, newlines, and characters other readers count as line breaks.
+ALPHABET = "ab é€あ漢字😀\r\n\x0b\x0c\x1c\x85\u2028"
+
+
+def _fixed(encoding: str) -> str:
+    """The codec with the byte order ``encoding`` writes (no byte-order mark)."""
+    name = codecs.lookup(encoding).name
+    return {"utf-16": "utf-16-le", "utf-32": "utf-32-le", "utf-8-sig": "utf-8"}.get(name, name)
+
+
+def _encodable(text: str, encoding: str) -> str:
+    return "".join(c for c in text if c.encode(encoding, "replace") != b"?" or c == "?")
+
+
+def _oracle(text: str, encoding: str, newline: str | None) -> list[ByteLine]:
+    """The lines of ``text.encode(encoding)`` as the engine must give them (a byte-order
+    mark is part of the first line's bytes: lines tile the input)."""
+    fixed = _fixed(encoding)
+    parts = _UNIVERSAL.split(text) if newline is None else text.split(newline)
+    endings = _UNIVERSAL.findall(text) if newline is None else [newline] * (len(parts) - 1)
+    mark = len(text.encode(encoding)) - len(text.encode(fixed))
+    offset = 0
+    lines = []
+    for k, part in enumerate(parts):
+        ending = endings[k] if k < len(endings) else ""
+        if not part and not ending:
+            break  # nothing after the last newline
+        end = offset + len((part + ending).encode(fixed)) + (mark if k == 0 else 0)
+        lines.append(ByteLine(part, offset, end, bool(ending)))
+        offset = end
+    return lines
+
+
+def _run(engine: LineEngine, data: bytes, cuts: list[int]) -> list[ByteLine]:
+    lines: list[ByteLine] = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        lines += engine.records(engine.feed(data[start:cut]))
+        start = max(start, cut)
+    return [*lines, *engine.records(engine.finish())]
+
+
+def _engine(encoding: str, newline: str | None, **options: object) -> LineEngine:
+    return LineEngine(line_decoder(encoding), newline=newline, **options)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("newline", NEWLINES)
+def test_whole_and_byte_by_byte(encoding: str, newline: str | None) -> None:
+    text = _encodable("héllo\r\nwörld\rx\n\n\r\r\nあ漢\x85\u2028字😀\nlast", encoding)
+    data = text.encode(encoding)
+    expected = _oracle(text, encoding, newline)
+    assert _run(_engine(encoding, newline), data, []) == expected
+    assert _run(_engine(encoding, newline), data, list(range(len(data)))) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    encoding=st.sampled_from(ENCODINGS),
+    newline=st.sampled_from(NEWLINES),
+    text=st.text(alphabet=ALPHABET, max_size=40),
+    cuts=st.lists(st.integers(0, 200), max_size=8),
+)
+def test_random_chunkings(encoding: str, newline: str | None, text: str, cuts: list[int]) -> None:
+    text = _encodable(text, encoding)
+    data = text.encode(encoding)
+    assert _run(_engine(encoding, newline), data, cuts) == _oracle(text, encoding, newline)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    # Not the codecs that read a byte-order mark: they drop it from the first line.
+    encoding=st.sampled_from([e for e in ENCODINGS if e not in ("utf-16", "utf-32", "utf-8-sig")]),
+    newline=st.sampled_from(NEWLINES),
+    data=st.binary(max_size=60).map(lambda b: b.replace(b"\x0b", b"\n")),
+    cuts=st.lists(st.integers(0, 60), max_size=6),
+)
+def test_malformed_bytes_by_construction(
+    encoding: str, newline: str | None, data: bytes, cuts: list[int]
+) -> None:
+    """Whatever the bytes: lines tile the input, end where the encoded newlines are, and
+    hold the replacement-decoded bytes between them."""
+    lines = _run(_engine(encoding, newline), data, cuts)
+    assert lines == _run(_engine(encoding, newline), data, [])
+    fixed = _fixed(encoding)
+    unit = 4 if "32" in fixed else 2 if "16" in fixed else 1
+    nls = ["\r\n", "\r", "\n"] if newline is None else [newline]
+    position = 0
+    for line in lines:
+        assert line.offset == position
+        raw = data[line.offset : line.end]
+        ending = next((nl for nl in nls if raw.endswith(nl.encode(fixed))), "")
+        if line.terminated:
+            assert ending
+            content = raw[: len(raw) - len(ending.encode(fixed))]
+        else:
+            content = raw
+        assert line.text == content.decode(fixed, "replace")
+        position = line.end
+        if unit > 1:
+            assert line.offset % unit == 0
+    assert position == len(data)
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-32"])
+@pytest.mark.parametrize("bom", ["le", "be", None])
+def test_byte_order_mark(encoding: str, bom: str | None) -> None:
+    bits = encoding[-2:]
+    fixed = f"utf-{bits}-{bom or 'le'}"
+    marks = {
+        "16": (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE),
+        "32": (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE),
+    }
+    mark = b"" if bom is None else marks[bits][bom == "be"]
+    data = mark + "one\r\ntwo\nthree".encode(fixed)
+    lines = _run(_engine(encoding, None), data, list(range(0, len(data), 3)))
+    size = 2 if bits == "16" else 4
+    assert [(line.text, line.offset, line.end) for line in lines] == [
+        ("one", 0, len(mark) + 5 * size),
+        ("two", len(mark) + 5 * size, len(mark) + 9 * size),
+        ("three", len(mark) + 9 * size, len(data)),
+    ]
+
+
+def test_newline_inside_a_code_unit_is_not_one() -> None:
+    # U+0A0D, U+0D0A: their bytes are \r and \n, misaligned.
+    text = "\u0a0d\u0d0a\u0a00x\n"
+    data = text.encode("utf-16-le")
+    assert _run(_engine("utf-16-le", None), data, [1, 3]) == _oracle(text, "utf-16-le", None)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("policy", ["split", "truncate", "skip", "raise"])
+def test_overlong_policies(encoding: str, policy: str) -> None:
+    fixed = _fixed(encoding)
+    long = _encodable("aé漢😀" * 12, encoding)
+    text = f"ok\n{long}\nafter\n"
+    data = text.encode(encoding)
+    limit = 26 if "32" in fixed else 13  # "after" fits, the long line does not
+    base = len(data) - len(text.encode(fixed))
+    start = base + len("ok\n".encode(fixed))
+    end = start + len(f"{long}\n".encode(fixed))
+    for cuts in ([], list(range(len(data)))):
+        found: list[int] = []
+        engine = _engine(
+            encoding, None, max_line_bytes=limit, on_overlong=policy, on_overlong_line=found.append
+        )
+        items = []
+        position = 0
+        for cut in [*cuts, len(data)]:
+            items += engine.feed(data[position:cut])
+            position = cut
+        items += engine.finish()
+        assert found == [start]
+        records: list[ByteLine] = []
+        errors = []
+        for item in items:
+            try:
+                records += engine.records([item])
+            except LineTooLong as exc:
+                errors.append(exc)
+        texts = [r.text for r in records]
+        assert texts[0] == "ok" and texts[-1] == "after"
+        middle = records[1:-1]
+        for r in middle:
+            assert len(r.text.encode(fixed)) <= limit
+            assert data[r.offset :].startswith(r.text.encode(fixed))
+        if policy == "split":
+            assert "".join(r.text for r in middle) == long
+            assert middle[0].offset == start and middle[-1].end == end
+            assert [r.terminated for r in middle] == [False] * (len(middle) - 1) + [True]
+        elif policy == "truncate":
+            assert len(middle) == 1 and long.startswith(middle[0].text) and middle[0].text
+            assert (middle[0].offset, middle[0].end) == (start, end)
+        else:
+            assert middle == []
+        if policy == "raise":
+            assert len(errors) == 1 and long.startswith(errors[0].partial)
+        assert records[-1].offset == end
+
+
+def test_refuses_what_cannot_be_cut_exactly() -> None:
+    for name in ["iso2022_jp", "utf-7", "hz", "unicode_escape"]:
+        with pytest.raises(ValueError, match="not self-delimiting"):
+            CodecLineDecoder(name)
+    for name in ["base64", "rot13"]:
+        with pytest.raises(ValueError, match="not a text encoding"):
+            CodecLineDecoder(name)
+    with pytest.raises(ValueError, match="unknown encoding"):
+        line_decoder("no-such-codec")
+    # A newline whose byte can be the second byte of a character.
+    with pytest.raises(ValueError, match="not self-delimiting"):
+        LineEngine(CodecLineDecoder("shift_jis"), newline="A")
+
+
+def test_implementations_satisfy_the_interface() -> None:
+    assert isinstance(CodecLineDecoder("utf-16-le"), LineDecoder)
+    assert isinstance(Utf8LineDecoder(Utf8Decoder()), LineDecoder)
+    assert isinstance(line_decoder("utf-8"), Utf8LineDecoder)
+
+
+def test_utf8_reports_malformed_units_at_source_offsets() -> None:
+    seen = []
+    decoder = line_decoder("utf-8", start_offset=100, on_malformed=seen.append)
+    engine = LineEngine(decoder, offset=100)
+    lines = engine.records(engine.feed(b"ok\nb\xffd\n"))
+    assert [(line.text, line.offset) for line in lines] == [("ok", 100), ("b\ufffdd", 103)]
+    assert [event.offset for event in seen] == [104]
+
+
+def test_gap_at_the_end() -> None:
+    engine = _engine("utf-16-le", "\n")
+    engine.feed("abc".encode("utf-16-le"))
+    [line] = engine.records(engine.finish(lost=5))
+    assert (line.text, line.offset, line.terminated) == ("abc\ufffd", 0, False)
+
+
+def _texts(engine: LineEngine, data: bytes, cuts: list[int]) -> list[object]:
+    items = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        items += engine.feed(data[start:cut])
+        start = max(start, cut)
+    items += engine.finish()
+    out: list[object] = []
+    for item in items:
+        if isinstance(item, LineBatch):
+            out += item.texts
+        elif isinstance(item.line, LineTooLong):
+            out.append(("LineTooLong", item.line.partial))
+        elif item.line is not None:
+            out.append(item.line)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    encoding=st.sampled_from(["utf-8", "utf-16-le", "shift_jis"]),
+    newline=st.sampled_from(NEWLINES),
+    policy=st.sampled_from(["split", "truncate", "skip", "raise"]),
+    pieces=st.lists(st.sampled_from(["a", "あ", "\r", "\n", "\r\n", "x" * 13]), max_size=12),
+    cuts=st.lists(st.integers(0, 120), max_size=6),
+)
+def test_overlong_lines_whatever_the_chunking(
+    encoding: str, newline: str | None, policy: str, pieces: list[str], cuts: list[int]
+) -> None:
+    """A read that ends inside or just after an overlong line's newline never merges
+    the next line into it, and each overlong line is reported once."""
+    data = "".join(pieces).encode(encoding)
+    found: list[list[int]] = [[], []]
+    engines = [
+        LineEngine(
+            line_decoder(encoding),
+            newline=newline,
+            max_line_bytes=8,
+            on_overlong=policy,
+            on_overlong_line=seen.append,
+        )
+        for seen in found
+    ]
+    assert _texts(engines[0], data, cuts) == _texts(engines[1], data, [])
+    assert found[0] == found[1]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    newline=st.sampled_from([None, "\n", "\r\n", "\0"]),
+    policy=st.sampled_from(["split", "truncate", "skip", "raise"]),
+    text=st.text(alphabet="ab é€😀\r\n\0", max_size=60),
+    cuts=st.lists(st.integers(0, 200), max_size=6),
+)
+def test_the_engine_and_the_text_splitter_agree_on_valid_utf8(
+    newline: str | None, policy: str, text: str, cuts: list[int]
+) -> None:
+    """Same lines, same LineTooLong, same overlong count: over valid UTF-8 a line's
+    source bytes are its UTF-8 bytes, the text splitter's measure."""
+    data = text.encode()
+    splitter = LineSplitter(newline=newline, max_line_bytes=6, on_overlong=policy)
+    expected: list[object] = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        # The splitter is fed text: cut the bytes back to a character boundary.
+        end = cut_at_boundary(data, max(start, cut))
+        expected += splitter.feed(data[start:end].decode())
+        start = end
+    expected += splitter.flush()
+    normal = [("LineTooLong", x.partial) if isinstance(x, LineTooLong) else x for x in expected]
+    found: list[int] = []
+    engine = LineEngine(
+        line_decoder("utf-8"),
+        newline=newline,
+        max_line_bytes=6,
+        on_overlong=policy,
+        on_overlong_line=found.append,
+    )
+    assert _texts(engine, data, cuts) == normal
+    assert len(found) == splitter.overlong_lines
+
+
+def test_a_split_line_ended_by_the_fast_path_is_reported_once() -> None:
+    found: list[int] = []
+    engine = LineEngine(
+        line_decoder("utf-8"), max_line_bytes=6, on_overlong="split", on_overlong_line=found.append
+    )
+    data = "éé€\r€😀".encode()
+    _texts(engine, data, [7])  # the first line's end comes with the next read
+    assert found == [0, 8]
+
+
+@pytest.mark.parametrize("policy", ["split", "truncate", "skip", "raise"])
+def test_held_newline_start_that_makes_the_last_line_overlong(policy: str) -> None:
+    # "\r" may begin "\r\n", so it is held; at the end it is content, and the line has
+    # seven bytes: more than the limit.
+    engine = LineEngine(
+        line_decoder("utf-8"), newline="\r\n", max_line_bytes=6, on_overlong=policy
+    )
+    expected = {
+        "split": ["aaaaé", "\r"],
+        "truncate": ["aaaaé"],
+        "skip": [],
+        "raise": [("LineTooLong", "aaaaé")],
+    }[policy]
+    assert _texts(engine, "aaaaé\r".encode(), []) == expected
+
+
+def test_utf8_sig_drops_only_the_leading_mark() -> None:
+    data = "\ufeffa\n\ufeffb\n".encode()
+    lines = _run(_engine("utf-8-sig", None), data, list(range(len(data))))
+    assert [(line.text, line.offset, line.end) for line in lines] == [
+        ("a", 0, 5),
+        ("\ufeffb", 5, 10),
+    ]
