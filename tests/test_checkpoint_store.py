@@ -95,6 +95,8 @@ def test_keys_saved_and_forgotten_together_are_refused(tmp_path: Path) -> None:
             store.save({"": checkpoint(1)})
         with pytest.raises(ValueError, match="at most"):
             store.load("x" * 70_000)
+        with pytest.raises(TypeError, match="not one key"):
+            store.save({}, forget="abc")
         assert store.load_all() == {}
 
 
@@ -359,8 +361,11 @@ def test_a_writer_holding_the_lock_past_the_timeout_is_reported(tmp_path: Path) 
         assert store.load_all() == {"a": checkpoint(1)}
 
 
-def test_a_directory_or_a_missing_directory(tmp_path: Path) -> None:
+def test_a_directory_a_fifo_or_a_missing_directory(tmp_path: Path) -> None:
     assert error_of(tmp_path) == f"{tmp_path}: cannot open the checkpoint store: it is a directory"
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    assert error_of(fifo) == f"{fifo}: cannot open the checkpoint store: it is not a regular file"
     missing = tmp_path / "nowhere" / "s.db"
     assert error_of(missing) == (
         f"{missing}: cannot open the checkpoint store: no directory {missing.parent}"

@@ -81,10 +81,22 @@ def test_python_tracebacks_written_by_logging_join_their_record() -> None:
         logged(chained)
         logged(lambda: logger.error("plain error, no traceback"))
         logged(during_handling)
+        logged(lambda: logger.warning("where am I", stack_info=True))
         logged(lambda: logger.warning("done"))
     finally:
         logger.removeHandler(handler)
     assert sum(record.count("\n") for record in records) > 20
+    # As Python 3.11 prints an exception group (3.10 cannot make one).
+    records.insert(
+        3,
+        "2024-05-01 12:00:00,000 ERROR batch failed\n"
+        "  + Exception Group Traceback (most recent call last):\n"
+        '  |   File "<string>", line 4, in <module>\n'
+        "  | ExceptionGroup: many (2 sub-exceptions)\n"
+        "  +-+---------------- 1 ----------------\n"
+        "    | ValueError: a\n"
+        "    +------------------------------------",
+    )
     text = "\n".join(records) + "\n"
     events = run(MultilineJoiner.preset("python"), lines_of(text))
     assert [event.text for event in events] == records

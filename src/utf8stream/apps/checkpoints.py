@@ -100,6 +100,9 @@ class CheckpointStore:
         self._lock = threading.Lock()
         # An absolute name: ":memory:" and "file:..." are special to SQLite.
         self._file = Path(os.path.abspath(self.path))
+        if self._file.exists() and not self._file.is_file():
+            kind = "a directory" if self._file.is_dir() else "not a regular file"
+            raise CheckpointError(f"{self.path}: cannot open the checkpoint store: it is {kind}")
         try:
             connection = sqlite3.connect(
                 self._file,
@@ -177,8 +180,6 @@ class CheckpointStore:
 
     def _access_problem(self) -> str | None:
         directory = self._file.parent
-        if self._file.is_dir():
-            return "it is a directory"
         if not directory.is_dir():
             return f"no directory {directory}"
         if not os.access(directory, os.W_OK | os.X_OK):
@@ -239,6 +240,8 @@ class CheckpointStore:
         When this returns, the whole batch is on disk; if it raises, none of it is (the
         store keeps the previous state).  A key may not be both saved and forgotten.
         """
+        if isinstance(forget, str):
+            raise TypeError("forget takes a collection of keys, not one key")
         rows = []
         for key, checkpoint in checkpoints.items():
             text = checkpoint.to_json()

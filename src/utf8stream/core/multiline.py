@@ -61,12 +61,13 @@ MULTILINE_PRESETS: Mapping[str, str] = MappingProxyType(
     {
         # Anything indented by a space or a tab.
         "indented": r"^[ \t]",
-        # A traceback as ``logging`` writes it after the record: the header, the indented
-        # frames and source lines, the sentences and blank lines between chained
-        # exceptions, and the final "SomeError: message" line (a name ending in Error,
-        # Exception, Warning, Exit, Interrupt or Iteration, optionally dotted).
+        # A traceback as ``logging`` writes it after the record: the header (or that of
+        # ``stack_info=True``), the indented frames and source lines, the sentences and
+        # blank lines between chained exceptions, and the final "SomeError: message" line
+        # (a name ending in Error, Exception, Warning, Exit, Interrupt, Iteration or Group,
+        # optionally dotted; an exception class named otherwise is not recognised).
         "python": (
-            r"^(?:[ \t]|$|Traceback \(most recent call last\):"
+            r"^(?:[ \t]|$|(?:Traceback|Stack) \(most recent call last\):"
             r"|During handling of the above exception, another exception occurred:"
             r"|The above exception was the direct cause of the following exception:"
             r"|(?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*"
