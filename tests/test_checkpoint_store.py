@@ -307,6 +307,19 @@ def test_damaged_pages_are_found_on_open(tmp_path: Path) -> None:
     assert "the checkpoint store is damaged" in error_of(db)
 
 
+def test_damage_only_an_integrity_check_finds_is_one_line(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with CheckpointStore(db) as store:
+        store.save({f"/logs/{i}.log": checkpoint(i, f"/logs/{i}.log") for i in range(300)})
+    data = bytearray(db.read_bytes())
+    data[2 * 4096 + 7] = 200  # the count of fragmented bytes in the header of page 3
+    db.write_bytes(bytes(data))
+    # SQLite reports it on two lines ("*** in database main ***" and the problem).
+    message = error_of(db)
+    assert message.startswith(f"{db}: the checkpoint store is damaged (")
+    assert "page 3" in message
+
+
 def test_a_truncated_store_is_refused(tmp_path: Path) -> None:
     db = tmp_path / "s.db"
     with CheckpointStore(db) as store:
@@ -319,7 +332,7 @@ def test_a_truncated_store_is_refused(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("value", "reason"),
     [
-        ("'{\"version\": 2}'", "unknown version 2"),
+        ("'{\"version\": 99}'", "unknown version 99"),
         ("'[1, 2]'", "must be a JSON object"),
         ("X'FF00'", "not JSON"),
         ("randomblob(100000)", "larger than"),

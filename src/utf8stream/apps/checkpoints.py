@@ -128,7 +128,8 @@ class CheckpointStore:
         except sqlite3.Error as exc:
             raise self._failure("cannot open the checkpoint store", exc) from None
         if problems != ["ok"]:
-            raise CheckpointError(f"{self.path}: the checkpoint store is damaged ({problems[0]})")
+            first = " ".join(str(problems[0]).split())  # SQLite's report spans lines
+            raise CheckpointError(f"{self.path}: the checkpoint store is damaged ({first})")
 
     def _adopt(self, connection: sqlite3.Connection) -> None:
         """Check the file is our store, or make it one if it is empty; nothing else."""
