@@ -411,10 +411,10 @@ def test_a_read_only_directory(tmp_path: Path) -> None:
     command = [sys.executable, "-c", READ_ONLY_CHECK, str(new), str(existing)]
     if os.geteuid() == 0:
         # Root writes anywhere; in a user namespace of its own it has no such privilege.
-        unshare = shutil.which("unshare")
-        if unshare is None:
-            pytest.skip("running as root, and no unshare(1) to drop the privilege")
-        command = [unshare, "--user", *command]
+        unshare = [shutil.which("unshare") or "", "--user"]
+        if not unshare[0] or subprocess.run([*unshare, "true"]).returncode != 0:
+            pytest.skip("running as root, and unshare --user cannot drop the privilege")
+        command = [*unshare, *command]
     directory.chmod(0o555)
     try:
         result = subprocess.run(command, capture_output=True, text=True, timeout=60)
