@@ -222,7 +222,14 @@ def line_lists(draw: st.DrawFn) -> list[Line]:
     return lines
 
 
-joiners = st.tuples(st.sampled_from(PATTERNS), st.integers(1, 60))
+# Also patterns made up on the spot: a random prefix, anchored or searched anywhere.
+made_up = st.builds(
+    lambda mode, anchor, prefix: {mode: anchor + re.escape(prefix)},
+    st.sampled_from(["start", "continuation"]),
+    st.sampled_from(["^", ""]),
+    st.text(alphabet=" \tEBTxaé", max_size=2),
+)
+joiners = st.tuples(st.sampled_from(PATTERNS) | made_up, st.integers(1, 60))
 
 
 def starts(pattern: dict[str, str], text: str) -> bool:
