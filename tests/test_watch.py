@@ -10,7 +10,7 @@ import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 import pytest
@@ -297,6 +297,56 @@ async def test_a_notifier_that_fails_falls_back_without_spinning(
         assert w.fallback_reason == "the kernel notifier failed: the notifier broke"
         create(followed)
         assert (await timed_wait(w))[0] == {str(followed)}
+
+
+REAL_NOTIFIER = _watch._notifier_class()
+
+
+class RecordingNotifier:
+    """The real notifier, recording whether it is still watching and whether it was closed."""
+
+    made: ClassVar[list[RecordingNotifier]] = []
+
+    def __init__(self, *args: Any) -> None:
+        assert REAL_NOTIFIER is not None
+        self.inner = REAL_NOTIFIER(*args)
+        self.watching = 0
+        self.closed = False
+        self.made.append(self)
+
+    def watch(self, *args: Any) -> object:
+        self.watching += 1
+        try:
+            return self.inner.watch(*args)
+        finally:
+            self.watching -= 1
+
+    def close(self) -> None:
+        self.closed = True
+        self.inner.close()
+
+
+async def test_a_cancelled_block_stops_the_notifier_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    RecordingNotifier.made.clear()
+    monkeypatch.setattr(_watch, "_notifier_class", lambda: RecordingNotifier)
+    start = time.monotonic()
+    with anyio.move_on_after(0.2) as scope:
+        async with Watcher([tmp_path / "app.log"], poll_interval=NEVER) as w:
+            assert w.mode == "kernel"
+            await w.wait(NEVER)
+    assert scope.cancelled_caught
+    assert time.monotonic() - start < PROMPT
+    [notifier] = RecordingNotifier.made
+    assert notifier.closed
+    assert notifier.watching == 0
+
+
+async def test_an_error_in_the_block_comes_out_as_itself(tmp_path: Path, mode: str) -> None:
+    with pytest.raises(KeyError, match="from the block"):
+        async with watcher([tmp_path / "app.log"], mode):
+            raise KeyError("from the block")
 
 
 async def test_wait_needs_the_context(tmp_path: Path) -> None:

@@ -214,7 +214,7 @@ class Watcher:
             self._snapshot = await anyio.to_thread.run_sync(self._take_snapshot)
             self._last_scan = anyio.current_time()
         except BaseException:
-            await self._close(None, None, None)
+            await self._close()
             raise
         return self
 
@@ -223,20 +223,17 @@ class Watcher:
         exc_type: type[BaseException] | None,
         exc: BaseException | None,
         traceback: TracebackType | None,
-    ) -> bool | None:
-        return await self._close(exc_type, exc, traceback)
+    ) -> None:
+        await self._close()
 
-    async def _close(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        traceback: TracebackType | None,
-    ) -> bool | None:
+    async def _close(self) -> None:
+        # The block's own exception is not handed to the task group: it would come out
+        # wrapped in an exception group.  The group only holds the notifier's task.
         self._stop_notifier()
         task_group, self._task_group = self._task_group, None
         assert task_group is not None
         task_group.cancel_scope.cancel()
-        return await task_group.__aexit__(exc_type, exc, traceback)
+        await task_group.__aexit__(None, None, None)
 
     async def wait(self, timeout: float) -> set[str]:
         """The paths that may have changed since the last wait; empty after ``timeout``.
