@@ -176,6 +176,32 @@ async def test_a_wait_cancelled_during_a_poll_keeps_the_difference(
         assert await w.wait(0) == {str(followed)}
 
 
+async def test_a_followed_link_is_woken_by_its_target(tmp_path: Path, mode: str) -> None:
+    (tmp_path / "links").mkdir()
+    (tmp_path / "monday").mkdir()
+    (tmp_path / "tuesday").mkdir()
+    monday, tuesday = tmp_path / "monday" / "app.log", tmp_path / "tuesday" / "app.log"
+    create(monday)
+    create(tuesday)
+    current = tmp_path / "links" / "current.log"
+    current.symlink_to(monday)
+    async with watcher([current], mode) as w:
+        append(monday)
+        changed, elapsed = await timed_wait(w)
+        assert changed == {str(current)}
+        assert elapsed < PROMPT
+        # Pointed elsewhere the way a daily rotation does it: a new link renamed over.
+        (tmp_path / "links" / "next").symlink_to(tuesday)
+        os.replace(tmp_path / "links" / "next", current)
+        assert (await timed_wait(w))[0] == {str(current)}
+        append(monday)
+        assert await w.wait(0.3) == set()
+        append(tuesday)
+        changed, elapsed = await timed_wait(w)
+    assert changed == {str(current)}
+    assert elapsed < PROMPT
+
+
 async def test_the_rescan_finds_what_the_kernel_dropped(tmp_path: Path) -> None:
     followed = tmp_path / "app.log"
     followed.write_text("first\n")

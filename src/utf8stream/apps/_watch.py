@@ -27,6 +27,7 @@ import importlib
 import os
 import threading
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from types import TracebackType
 from typing import TYPE_CHECKING
 
@@ -133,6 +134,16 @@ class _Notifier:
         self.thread = anyio.CapacityLimiter(1)
 
 
+@dataclass(frozen=True)
+class _Survey:
+    links: dict[str, str]
+    observed: frozenset[str]
+    #: The directories the kernel can watch, with their device and inode.
+    kernel: dict[str, tuple[int, int]]
+    #: Why the others cannot be.
+    reason: str | None
+
+
 class Watcher:
     """Waits until one of some files (or the entries of some directories) may have changed.
 
@@ -169,8 +180,13 @@ class Watcher:
                 self._directories[absolute] = spelling
             else:
                 self._files.setdefault(absolute, []).append(spelling)
-        #: Every directory observed, for the files in it or for itself.
-        self._observed = frozenset(self._directories) | {os.path.dirname(f) for f in self._files}
+        #: The directories of the files and the directories given: always observed.
+        self._given = frozenset(self._directories) | {os.path.dirname(f) for f in self._files}
+        #: Those, and the directories of the files that followed symbolic links lead to.
+        self._observed = self._given
+        #: A followed symbolic link -> the file it leads to, and back (to the spellings).
+        self._links: dict[str, str] = {}
+        self._targets: dict[str, list[str]] = {}
         self._fs_types: dict[tuple[int, int], str | None] = {}
         self._notifier: _Notifier | None = None
         self._polled = self._observed
@@ -210,7 +226,7 @@ class Watcher:
         try:
             # The notifier first, the snapshot second: a change between the two is in
             # the notifier's queue, so none falls between them.
-            self._replan()
+            self._apply(await anyio.to_thread.run_sync(self._survey, self._kernel_allowed()))
             self._snapshot = await anyio.to_thread.run_sync(self._take_snapshot)
             self._last_scan = anyio.current_time()
         except BaseException:
@@ -240,7 +256,8 @@ class Watcher:
 
         A path is spelled as given (a directory's entries as the directory was given,
         joined with the entry's name).  A change made between two waits is reported by
-        the next; a cancelled wait reports nothing and loses nothing.
+        the next; what a wait cancelled before it returns would have reported comes with
+        the next one.
         """
         if self._task_group is None:
             raise RuntimeError("Watcher.wait() outside its 'async with' block")
@@ -263,15 +280,24 @@ class Watcher:
 
     # -- kernel notification ----------------------------------------------------------
 
-    def _kernel_candidates(self) -> tuple[dict[str, tuple[int, int]], str | None]:
-        """The directories the kernel should watch, and why others cannot be."""
-        if self._force_polling:
-            return {}, None
-        if anyio.current_time() < self._kernel_retry_at:
-            return {}, self._fallback_reason
+    def _kernel_allowed(self) -> bool:
+        return not self._force_polling and anyio.current_time() >= self._kernel_retry_at
+
+    def _survey(self, kernel_allowed: bool) -> _Survey:
+        """Where the followed links lead, and which directories the kernel can watch.
+
+        Runs in a worker thread: a stat on a hung network mount must not stop the loop.
+        """
+        links: dict[str, str] = {}
+        for path in self._files:
+            if os.path.islink(path):
+                links[path] = os.path.realpath(path)
+        observed = self._given | {os.path.dirname(target) for target in links.values()}
+        if not kernel_allowed:
+            return _Survey(links, observed, {}, self._fallback_reason)
         reasons: list[str] = []
         chosen: dict[str, tuple[int, int]] = {}
-        for directory in sorted(self._observed):
+        for directory in sorted(observed):
             identity = _directory_identity(directory)
             if identity is None:
                 reasons.append(f"{directory}: not an existing directory")
@@ -283,12 +309,17 @@ class Watcher:
                 reasons.append(f"{directory}: on {fs_type}, a network file system")
                 continue
             chosen[directory] = identity
-        return chosen, "; ".join(reasons) or None
+        return _Survey(links, observed, chosen, "; ".join(reasons) or None)
 
-    def _replan(self) -> None:
+    def _apply(self, survey: _Survey) -> None:
         """Put each observed directory under the kernel or under polling, as it can be."""
         self._replan_due = False
-        wanted, reason = self._kernel_candidates()
+        self._links = survey.links
+        self._targets = {}
+        for link, target in survey.links.items():
+            self._targets.setdefault(target, []).extend(self._files[link])
+        self._observed = survey.observed
+        wanted, reason = survey.kernel, survey.reason
         current = self._notifier
         if wanted and current is not None and current.directories == wanted:
             self._set_polled(wanted, reason)
@@ -354,8 +385,9 @@ class Watcher:
     def _note(self, paths: Iterable[str]) -> None:
         noted = False
         for path in paths:
-            if path in self._observed:
-                # The directory itself was removed or replaced: a new notifier is due.
+            if path in self._observed or path in self._links:
+                # A directory itself removed or replaced, or a followed link pointed
+                # elsewhere: a new survey (and perhaps notifier) is due.
                 self._replan_due = True
                 noted = True
             spellings = list(self._spellings(path))
@@ -372,6 +404,7 @@ class Watcher:
 
     def _spellings(self, path: str) -> Iterator[str]:
         yield from self._files.get(path, ())
+        yield from self._targets.get(path, ())
         if path in self._directories:
             yield self._directories[path]
         parent, name = os.path.split(path)
@@ -398,8 +431,11 @@ class Watcher:
         return snapshot
 
     async def _scan(self) -> None:
-        """Replan, then compare everything with the snapshot; differences are pending."""
-        self._replan()
+        """Survey, then compare everything with the snapshot; differences are pending."""
+        survey = await anyio.to_thread.run_sync(
+            self._survey, self._kernel_allowed(), abandon_on_cancel=True
+        )
+        self._apply(survey)
         # Abandoned on cancellation (a stat on a hung network mount must not hold up a
         # cancel): its result is then dropped and the old snapshot stays, so the next scan
         # finds the same differences.  Nothing awaits from here on.
