@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from utf8stream.apps import _compressed
 from utf8stream.apps._compressed import (
@@ -123,6 +125,19 @@ def test_read_from_yields_the_decompressed_bytes_from_an_offset(
     chunks = list(read_from(rotated, offset))
     assert b"".join(chunks) == LONG[offset:]
     assert all(0 < len(chunk) <= CHUNK_BYTES for chunk in chunks)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=50)
+@given(data=st.binary(max_size=3000), cut=st.integers(0, 3100), members=st.integers(1, 3))
+def test_read_from_equals_slicing_the_plain_bytes(
+    tmp_path: Path, compression: str, data: bytes, cut: int, members: int
+) -> None:
+    compress = COMPRESSORS[compression]
+    step = len(data) // members + 1
+    parts = [data[i : i + step] for i in range(0, len(data), step)] or [b""]
+    rotated = write(tmp_path / "app.log.1", b"".join(compress(part) for part in parts))
+    assert b"".join(read_from(rotated, cut)) == data[cut:]
+    assert fingerprint(rotated) == plain_identity(tmp_path, data)
 
 
 def test_an_offset_past_the_end_yields_nothing(tmp_path: Path, compression: str) -> None:
