@@ -65,6 +65,16 @@ def test_trio_is_an_extra_and_the_tests_install_it() -> None:
     assert set(extras["trio"]) <= set(extras["test"])
 
 
+def test_kernel_watching_and_zstd_are_extras_the_tests_install() -> None:
+    extras = PROJECT["optional-dependencies"]
+    assert requirement_names(extras["watch"]) == {"watchfiles"}
+    assert requirement_names(extras["compressed"]) == {"zstandard"}
+    # Python 3.14 reads zstd with compression.zstd: the extra asks nothing more there.
+    assert all("python_version < '3.14'" in r for r in extras["compressed"])
+    # The tests exercise both on every Python (zstandard's reader too, on 3.14).
+    assert {"watchfiles", "zstandard"} <= requirement_names(extras["test"])
+
+
 def test_the_sdist_carries_what_its_tests_need() -> None:
     manifest = (ROOT / "MANIFEST.in").read_text("utf-8").splitlines()
     # conftest.py and the _helpers modules are not test_*.py files: only a graft takes them.
