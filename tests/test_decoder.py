@@ -8,6 +8,9 @@ Every behaviour is checked over many chunkings.  Expected text comes from CPytho
 from __future__ import annotations
 
 import array
+import contextlib
+import gc
+import weakref
 from collections import Counter
 
 import pytest
@@ -30,7 +33,7 @@ from _helpers import (
 from hypothesis import given
 from hypothesis import strategies as st
 
-from utf8stream import Malformed, MalformedKind, Utf8Decoder
+from utf8stream import Malformed, MalformedKind, Utf8DecodeError, Utf8Decoder
 
 #: Every test here runs with the C accelerator and in pure Python (conftest).
 pytestmark = pytest.mark.usefixtures("implementation")
@@ -403,3 +406,20 @@ def test_statistics_is_an_immutable_snapshot() -> None:
         before.bytes_fed = 5  # type: ignore[misc]
     with pytest.raises(TypeError):
         before.malformed[K.OVERLONG] = 1  # type: ignore[index]
+
+
+@pytest.mark.parametrize("variant", ["utf-8", "wtf-8"])
+@pytest.mark.parametrize("errors", ["replace", "strict", "surrogateescape", "surrogatepass"])
+def test_a_decoder_is_freed_without_the_cycle_collector(errors: str, variant: str) -> None:
+    # The scanner calls the policy back for each unit; were that the decoder itself, a
+    # dropped decoder (and its scanner's scratch array) would wait for the collector.
+    gc.disable()
+    try:
+        decoder = Utf8Decoder(errors, variant=variant, on_malformed=lambda event: None)
+        with contextlib.suppress(Utf8DecodeError):
+            decoder.decode(b"a\xffb" * 3)
+        ref = weakref.ref(decoder)
+        del decoder
+        assert ref() is None
+    finally:
+        gc.enable()

@@ -26,8 +26,8 @@ One path, whatever the policy, variant or implementation: boundary, scanner, tai
   text is the policy's: for ``replace`` and ``ignore`` a constant the scanner puts in
   itself (the user's callback, if any, is the scanner's callback); for every other
   policy (strict, the escapes, ``optu-8``, registered handlers, ``fallback``,
-  ``surrogatepass``) the scanner is made without a constant and asks ``_map_unit`` for
-  each unit, which reports it to the user's callback and returns its text or raises
+  ``surrogatepass``) the scanner is made without a constant and asks ``_Policy.map_unit``
+  for each unit, which reports it to the user's callback and returns its text or raises
   (strict: ``Utf8DecodeError``).  The scanner is chosen when the decoder is built: for
   plain UTF-8 the C one (``_speedups.Units``, no Python frame per valid run or constant
   unit) or the pure-Python one (``PyScanner``), by ``use_accelerator``, with the same
@@ -60,7 +60,7 @@ high half leaves the low half unread, the decoder remembers that (``orphan low``
 tells the scanner on the next call.
 
 ``fallback=CODEC`` (a single-byte codec such as cp1252) decodes each malformed unit's
-bytes with that codec instead of applying ``errors`` (in ``_unit_text``).
+bytes with that codec instead of applying ``errors`` (in ``_Policy.unit_text``).
 """
 
 from __future__ import annotations
@@ -220,6 +220,141 @@ def _escape_backslash(data: bytes) -> str:
     return "".join([f"\\x{b:02x}" for b in data])
 
 
+class _Policy:
+    """What a malformed unit becomes, and the reporting of events to ``on_malformed``.
+
+    A mapping scanner's callback is ``map_unit``.  The decoder holds this object and the
+    scanner; this object holds no reference to the decoder, so that no reference cycle
+    keeps a decoder (and its scanner's scratch array) alive until the cyclic collector
+    runs.
+    """
+
+    __slots__ = (
+        "codec",
+        "constant",
+        "custom",
+        "errors",
+        "failed_text",
+        "fallback_table",
+        "gap_policy",
+        "on_malformed",
+        "reporting",
+        "surrogates_pass",
+    )
+
+    def __init__(
+        self,
+        errors: str,
+        codec: str,
+        gap_policy: str,
+        fallback_table: tuple[str | None, ...] | None,
+        on_malformed: OnMalformed | None,
+    ) -> None:
+        self.errors = errors
+        self.codec = codec
+        self.gap_policy = gap_policy
+        self.fallback_table = fallback_table
+        self.on_malformed = on_malformed
+        self.surrogates_pass = errors == "surrogatepass"
+        self.constant: str | None = None
+        self.custom: Callable[[UnicodeError], tuple[str | bytes, int]] | None = None
+        if errors == "replace":
+            self.constant = _REPLACEMENT
+        elif errors == "ignore":
+            self.constant = ""
+        elif errors not in ERROR_POLICIES:
+            # Raises LookupError for unknown names, as codecs does.
+            self.custom = codecs.lookup_error(errors)
+        #: True while ``on_malformed`` runs from here (a scanner keeps its own flag).
+        self.reporting = False
+        #: The text of the unit whose callback raised, for ``Utf8Decoder._recover``.
+        self.failed_text = ""
+
+    def map_unit(self, event: Malformed) -> str:
+        """A mapping scanner's callback: report the unit, return its text (or raise)."""
+        if self.on_malformed is not None:
+            self.report(event)
+        return self.unit_text(event)
+
+    def report(self, event: Malformed) -> None:
+        """Hand ``event`` to the callback; if it raises, keep the unit's text for later.
+
+        ``Utf8Decoder._recover`` puts that text after the text decoded before the unit,
+        so a raising callback loses nothing (the decoder's class docstring).
+        """
+        callback = self.on_malformed
+        assert callback is not None
+        self.reporting = True
+        try:
+            callback(event)
+        except BaseException:
+            self.failed_text = self.text_despite_failure(event)
+            raise
+        finally:
+            self.reporting = False
+
+    def gap_text(self) -> str:
+        return _REPLACEMENT if self.gap_policy == "replace" else ""
+
+    def text_despite_failure(self, event: Malformed) -> str:
+        """The text of the unit of ``event``, whose callback raised."""
+        if event.kind is MalformedKind.LOST_BYTES:
+            return self.gap_text()
+        try:
+            return self.unit_text(event)
+        except Utf8DecodeError:
+            return ""  # strict: the unit has no text, the callback's exception stands for it
+
+    def unit_text(self, event: Malformed) -> str:
+        """The text for one unit: surrogatepass, the fallback codec, or the policy."""
+        data, kind = event.data, event.kind
+        if self.surrogates_pass and kind is MalformedKind.SURROGATE and len(data) == 3:
+            return data.decode("utf-8", "surrogatepass")
+        table = self.fallback_table
+        if table is not None:
+            chars = [table[b] for b in data]
+            if None not in chars:
+                return "".join(chars)  # type: ignore[arg-type]
+        constant = self.constant
+        if constant is not None:
+            return constant
+        errors = self.errors
+        if errors == "surrogateescape":
+            return _escape_surrogates(data)
+        if errors == "backslashreplace":
+            return _escape_backslash(data)
+        if errors == OPTU8:
+            return "".join([chr(0xEF00 + b) for b in data])
+        if self.custom is not None:
+            return self._call_custom(data, kind)
+        # strict, and surrogatepass for anything that is not a surrogate
+        raise Utf8DecodeError(event, "", self.codec)
+
+    def _call_custom(self, data: bytes, kind: MalformedKind) -> str:
+        assert self.custom is not None
+        exc = UnicodeDecodeError(self.codec, data, 0, len(data), kind.reason)
+        result = self.custom(exc)
+        if (
+            not isinstance(result, tuple)
+            or len(result) != 2
+            or not isinstance(result[0], str)
+            or not isinstance(result[1], int)
+        ):
+            raise TypeError(
+                f"error handler {self.errors!r} must return a (str, int) tuple, not {result!r}"
+            )
+        replacement: str = result[0]
+        resume: int = result[1]
+        if resume < 0:
+            resume += len(data)
+        if resume != len(data):
+            raise ValueError(
+                f"error handler {self.errors!r} must resume at the end of the unit "
+                f"({len(data)}), not at {resume}"
+            )
+        return replacement
+
+
 @dataclass(frozen=True)
 class DecoderCheckpoint:
     """An immutable, serialisable snapshot of a ``Utf8Decoder``.
@@ -336,6 +471,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._gap_policy = gap
         self._start_offset = start_offset
         self._on_malformed = on_malformed
+        self._policy = _Policy(errors, self._variant.name, gap, self._fallback_table, on_malformed)
         self._counts: dict[MalformedKind, int] = dict.fromkeys(MalformedKind, 0)
         self._chars = 0
         self._gaps = 0
@@ -343,10 +479,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         #: The UTF-8 scanner implementation this decoder uses (C or Python), chosen once.
         self._new_utf8_scanner = scanner_type()
         self._scanner: Scanner | None = None
-        #: True while a callback runs in this file (the scanner keeps its own flag).
-        self._reporting = False
-        #: The text of the unit whose callback raised, for ``_recover``.
-        self._failed_text = ""
         self._resume_orphan = False
         self._clear(start_offset)
         self._set_policy(errors)
@@ -360,37 +492,30 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     @on_malformed.setter
     def on_malformed(self, callback: OnMalformed | None) -> None:
         self._on_malformed = callback
+        self._policy.on_malformed = callback  # read again for each unit
         scanner = self._scanner
         if scanner is not None and self._inline is not None:
             # In place, so that a callback replacing itself keeps the counts of the call
-            # in progress; the scanner reads it again for each unit.  (A mapping scanner
-            # calls ``_map_unit``, which reads ``_on_malformed`` for each unit.)
+            # in progress; the scanner reads it again for each unit.
             scanner.callback = callback
 
     def _refuse_if_reporting(self, what: str) -> None:
         scanner = self._scanner
-        if self._reporting or (scanner is not None and scanner.reporting):
+        if self._policy.reporting or (scanner is not None and scanner.reporting):
             raise RuntimeError(
                 f"{what}() called on a Utf8Decoder from inside its own on_malformed callback"
             )
 
     def _set_policy(self, errors: str) -> None:
         self.errors = errors
-        self._surrogates_pass = errors == "surrogatepass"
-        self._prefixes = held_prefix_set(self._variant, self._surrogates_pass)
-        self._constant: str | None = None
-        self._custom: Callable[[UnicodeError], tuple[str | bytes, int]] | None = None
-        if errors == "replace":
-            self._constant = _REPLACEMENT
-        elif errors == "ignore":
-            self._constant = ""
-        elif errors not in ERROR_POLICIES:
-            # Raises LookupError for unknown names, as codecs does.
-            self._custom = codecs.lookup_error(errors)
-        #: The scanner's constant replacement, or None: the scanner asks ``_map_unit``
-        #: for each unit's text (every policy but a plain constant).
+        policy = self._policy
+        self._prefixes = held_prefix_set(self._variant, policy.surrogates_pass)
+        #: The scanner's constant replacement, or None: the scanner asks
+        #: ``_Policy.map_unit`` for each unit's text (every policy but a plain constant).
         self._inline = (
-            self._constant if self._fallback_table is None and not self._surrogates_pass else None
+            policy.constant
+            if policy.fallback_table is None and not policy.surrogates_pass
+            else None
         )
         self._build_scanner()
 
@@ -405,10 +530,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         if self._scanner is not None:
             self._fold_counts()
         inline = self._inline
-        callback: OnMalformed | None = self._on_malformed if inline is not None else self._map_unit
+        policy = self._policy
+        callback = self._on_malformed if inline is not None else policy.map_unit
         scanner: Scanner
-        if self._variant.name != "utf-8" or self._surrogates_pass:
-            scanner = VariantScanner(self._variant, self._surrogates_pass, inline, callback)
+        if self._variant.name != "utf-8" or policy.surrogates_pass:
+            scanner = VariantScanner(self._variant, policy.surrogates_pass, inline, callback)
         elif self._position >= ACCEL_MAX_POSITION:
             scanner = PyScanner(inline, callback)
         else:
@@ -632,8 +758,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._resume_at = scanner.resume_at
         if self._inline is not None:
             # The user's callback raised inside the scanner: its unit's text is the
-            # constant (``_map_unit`` keeps it otherwise).
-            self._failed_text = self._inline
+            # constant (``_Policy.report`` keeps it otherwise).
+            self._policy.failed_text = self._inline
         if isinstance(scanner, VariantScanner):
             self._resume_orphan = scanner.resume_orphan
         parts.append(scanner.partial)
@@ -680,10 +806,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             try:
                 text, _ = scanner.feed(b"", head, True, position - len(self._gap_data))
             except BaseException:
+                policy = self._policy
                 if scanner.fail_start >= 0 and self._inline is not None:
-                    self._failed_text = self._inline
-                self._carry += scanner.partial + self._failed_text
-                self._failed_text = ""
+                    policy.failed_text = self._inline
+                self._carry += scanner.partial + policy.failed_text
+                policy.failed_text = ""
                 self._sync()
                 raise
             self._chars -= len(text)  # counted when a later call returns it
@@ -861,92 +988,10 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._counts[MalformedKind.LOST_BYTES] += 1
         self._resume_at = resume
         self._resume_orphan = False
-        if self._on_malformed is not None:
-            self._report(_malformed(offset, data, MalformedKind.LOST_BYTES))
-        return _REPLACEMENT if self._gap_policy == "replace" else ""
-
-    # -- units and policies ----------------------------------------------------------
-
-    def _map_unit(self, event: Malformed) -> str:
-        """A mapping scanner's callback: report the unit, return its text (or raise)."""
-        if self._on_malformed is not None:
-            self._report(event)
-        return self._unit_text(event)
-
-    def _report(self, event: Malformed) -> None:
-        """Hand ``event`` to the callback; if it raises, keep the unit's text for later.
-
-        ``_recover`` puts that text after the text decoded before the unit, so a raising
-        callback loses nothing (the class docstring).
-        """
-        callback = self._on_malformed
-        assert callback is not None
-        self._reporting = True
-        try:
-            callback(event)
-        except BaseException:
-            self._failed_text = self._text_despite_failure(event)
-            raise
-        finally:
-            self._reporting = False
-
-    def _text_despite_failure(self, event: Malformed) -> str:
-        """The text of the unit of ``event``, whose callback raised."""
-        if event.kind is MalformedKind.LOST_BYTES:
-            return _REPLACEMENT if self._gap_policy == "replace" else ""
-        try:
-            return self._unit_text(event)
-        except Utf8DecodeError:
-            return ""  # strict: the unit has no text, the callback's exception stands for it
-
-    def _unit_text(self, event: Malformed) -> str:
-        """The text for one unit: surrogatepass, the fallback codec, or the policy."""
-        data, kind = event.data, event.kind
-        if self._surrogates_pass and kind is MalformedKind.SURROGATE and len(data) == 3:
-            return data.decode("utf-8", "surrogatepass")
-        table = self._fallback_table
-        if table is not None:
-            chars = [table[b] for b in data]
-            if None not in chars:
-                return "".join(chars)  # type: ignore[arg-type]
-        constant = self._constant
-        if constant is not None:
-            return constant
-        errors = self.errors
-        if errors == "surrogateescape":
-            return _escape_surrogates(data)
-        if errors == "backslashreplace":
-            return _escape_backslash(data)
-        if errors == OPTU8:
-            return "".join([chr(0xEF00 + b) for b in data])
-        if self._custom is not None:
-            return self._call_custom(data, kind)
-        # strict, and surrogatepass for anything that is not a surrogate
-        raise Utf8DecodeError(event, "", self._variant.name)
-
-    def _call_custom(self, data: bytes, kind: MalformedKind) -> str:
-        assert self._custom is not None
-        exc = UnicodeDecodeError(self._variant.name, data, 0, len(data), kind.reason)
-        result = self._custom(exc)
-        if (
-            not isinstance(result, tuple)
-            or len(result) != 2
-            or not isinstance(result[0], str)
-            or not isinstance(result[1], int)
-        ):
-            raise TypeError(
-                f"error handler {self.errors!r} must return a (str, int) tuple, not {result!r}"
-            )
-        replacement: str = result[0]
-        resume: int = result[1]
-        if resume < 0:
-            resume += len(data)
-        if resume != len(data):
-            raise ValueError(
-                f"error handler {self.errors!r} must resume at the end of the unit "
-                f"({len(data)}), not at {resume}"
-            )
-        return replacement
+        policy = self._policy
+        if policy.on_malformed is not None:
+            policy.report(_malformed(offset, data, MalformedKind.LOST_BYTES))
+        return policy.gap_text()
 
     # -- failure recovery ------------------------------------------------------------
 
@@ -961,8 +1006,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._unread_final = final  # the rest still ends the stream if this call did
         self._orphan_low = bool(keep) and self._resume_orphan
         self._resume_orphan = False
-        parts.append(self._failed_text)  # the unit whose callback raised, if one did
-        self._failed_text = ""
+        policy = self._policy
+        parts.append(policy.failed_text)  # the unit whose callback raised, if one did
+        policy.failed_text = ""
         partial = "".join(parts)
         if isinstance(exc, Utf8DecodeError):
             exc.partial = partial
