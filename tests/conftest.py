@@ -9,12 +9,21 @@ Profiles: ``ci`` when the environment variable ``CI`` is set (``.ci/run`` sets i
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from contextlib import ExitStack
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+# A shell starts a background job (`pytest ... &`) with SIGINT ignored, and an ignored
+# signal stays ignored across exec: the CLI processes the tests start would then never
+# see the Ctrl-C the tests send them (as the CLI must not: it respects SIG_IGN like any
+# tool). A handler, unlike SIG_IGN, is reset to the default by exec, so the children
+# start as they would from a terminal.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Registered on Hypothesis' own defaults, not on whatever profile is loaded now (Hypothesis
 # itself loads its built-in "ci" profile when it sees CI).  The profile must be loaded
