@@ -551,11 +551,19 @@ class LineReceiveStream(ObjectReceiveStream[str]):
                         chunk = await direct.transport.receive()
                     except EndOfStream:
                         direct._eof = direct._pending = True  # noqa: SLF001
-                        continue  # the text stream flushes the decoder
+                        chunk, final = b"", True
+                    else:
+                        final = False
                     try:
-                        items = splitter.feed_bytes(direct.decoder, chunk)
+                        items = splitter.feed_bytes(direct.decoder, chunk, final)
                     except Exception as exc:
+                        # The text before the error; the text stream raises it next, and
+                        # then ends (after the flush).
                         items = splitter.feed(direct._failed(exc))  # noqa: SLF001
+                    else:
+                        if final:  # the last line, judged in source bytes like the others
+                            items += splitter.flush()
+                            self._eof = True
                 else:
                     text_stream = self.text_stream
                     try:
@@ -631,6 +639,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         text_stream = self.text_stream
         if not isinstance(text_stream, (Utf8ReceiveStream, Utf8Stream)):
             raise TypeError("mark_gap() needs a byte source or a Utf8ReceiveStream")
+        self.splitter.sync_decoder()  # the gap comes after the bytes the splitter holds
         text_stream.mark_gap(lost)
 
     def statistics(self) -> StreamStatistics:
