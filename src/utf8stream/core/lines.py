@@ -45,7 +45,6 @@ from .lineoptions import (
 
 if TYPE_CHECKING:
     from .decoder import DecodedLines, Utf8Decoder
-    from .events import DecoderStatistics
 
 __all__ = [
     "DEFAULT_FOLLOW_ON_OVERLONG",
@@ -187,9 +186,9 @@ class LineSplitter:
             on_overlong_line=self._found_overlong,
         )
         self._chars_in = 0
-        #: ``raw``'s decoder's statistics after the splitter last used it: if they
-        #: changed, someone else decoded with it (or marked a gap), out of order.
-        self._raw_mark: DecoderStatistics | None = None
+        #: ``raw``'s decoder's position and state after the splitter last used it: if
+        #: they changed, someone else decoded with it (or marked a gap), out of order.
+        self._raw_mark: tuple[int, tuple[bytes, int]] | None = None
         #: ``raw``'s decoder's ``chars_out`` when it was attached.
         self._chars_base = 0
         #: ``feed_bytes`` was told the decoder's input ends (it is finished with the line).
@@ -251,7 +250,7 @@ class LineSplitter:
         else:
             self._check_raw(decoder)
         out = self._lines_of(self._engine.feed(data)) if data else []
-        self._raw_mark = decoder.statistics()
+        self._raw_mark = (decoder.position, decoder.getstate())
         self._final = final
         return out
 
@@ -311,7 +310,7 @@ class LineSplitter:
         source.finishing = self._final = False
 
     def _check_raw(self, decoder: Utf8Decoder) -> None:
-        if decoder.statistics() != self._raw_mark:
+        if (decoder.position, decoder.getstate()) != self._raw_mark:
             raise RuntimeError(
                 "the decoder was used while the splitter held bytes of the line for it:"
                 " call sync_decoder() first, or end with feed_bytes(decoder, b'', True)"
