@@ -400,7 +400,8 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     ``newline``, ``keepends``, ``max_line_bytes`` and ``on_overlong`` are the
     ``LineSplitter``'s: universal newlines by default (a ``\\r`` at the end of a chunk is
     held until the next chunk, or the end, decides), or any fixed delimiter.  The limit is
-    on the line's content in UTF-8 bytes, so the same data gives the same lines and errors
+    on the line's content in source bytes (a malformed byte counts one; over a text
+    stream, the text's UTF-8 bytes), so the same data gives the same lines and errors
     however it was chunked; memory is bounded by one chunk plus ``max_line_bytes``.  With
     ``on_overlong="raise"`` an overlong line raises ``LineTooLong`` (``partial`` holds its
     first ``max_line_bytes`` bytes) in its place, and the next ``receive()`` returns the

@@ -116,7 +116,7 @@ class _SplitterSource:
     def decode_line(self, content: bytes, ending: bytes) -> str:
         # A newline is whole, and ends whatever was held: the text ends with it.
         text = self.decode(content + ending)
-        return text[: len(text) - len(ending.decode("utf-8"))]
+        return text[: len(text) - len(ending.decode("utf-8", "surrogatepass"))]
 
     def cut(self, data: bytes, limit: int) -> int:
         raw = self.raw
