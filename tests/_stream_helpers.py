@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
@@ -153,6 +154,72 @@ def reference_lines(
             pieces.append(data[start:stop].decode("utf-8", "surrogatepass"))
             start = stop
         pieces.append(data[start:].decode("utf-8", "surrogatepass"))
+        if policy == "raise":
+            out.append(("LineTooLong", pieces[0]))
+        elif policy == "truncate":
+            out.append(pieces[0] + end)
+        elif policy == "split":
+            pieces[-1] += end
+            out.extend(pieces)
+    return out
+
+
+def _unit_boundary(data: bytes, pos: int) -> bool:
+    """Whether decoding ``data`` in two parts at ``pos`` gives the text of the whole: no
+    character and no malformed unit (a maximal subpart, one U+FFFD) is cut there."""
+    halves = data[:pos].decode("utf-8", "replace") + data[pos:].decode("utf-8", "replace")
+    return halves == data.decode("utf-8", "replace")
+
+
+def _held(data: bytes) -> int:
+    """How many bytes at the end of ``data`` CPython's incremental decoder holds."""
+    peer = codecs.getincrementaldecoder("utf-8")("replace")
+    peer.decode(data)
+    return len(peer.getstate()[0])
+
+
+def reference_byte_lines(
+    data: bytes,
+    newline: str | None = None,
+    keepends: bool = False,
+    limit: int | None = None,
+    policy: str = "raise",
+) -> list[object]:
+    """Lines of UTF-8 ``data`` (malformed bytes replaced) with ``limit`` counting source
+    bytes: ``reference_lines`` on the bytes, cut only where the decoded text allows, and
+    before a truncated sequence that ends the piece (the decoder knows it is one only
+    when it sees the next byte)."""
+    sep = rb"(\r\n|\r|\n)" if newline is None else b"(" + re.escape(newline.encode()) + b")"
+    parts = re.split(sep, data)
+    items = [(parts[i], parts[i + 1]) for i in range(0, len(parts) - 1, 2)]
+    if parts[-1]:
+        items.append((parts[-1], b""))
+    out: list[object] = []
+    for content, ending in items:
+        end = ending.decode() if keepends else ""
+        if limit is None or len(content) <= limit:
+            out.append(content.decode("utf-8", "replace") + end)
+            continue
+        pieces = []
+        moved = ""
+        while len(content) > limit:
+            stop = limit
+            while not _unit_boundary(content, stop):
+                stop -= 1
+            # A truncated sequence at the cut: the piece ends before it (the decoder knows
+            # it is malformed only at the next byte); if it is the whole piece, its U+FFFD
+            # comes with the next piece.
+            while (held := _held(content[:stop])) and held < stop:
+                stop -= held
+            text = content[:stop].decode("utf-8", "replace")
+            if held:
+                pieces.append(moved)
+                moved = text
+            else:
+                pieces.append(moved + text)
+                moved = ""
+            content = content[stop:]
+        pieces.append(moved + content.decode("utf-8", "replace"))
         if policy == "raise":
             out.append(("LineTooLong", pieces[0]))
         elif policy == "truncate":

@@ -370,3 +370,15 @@ def test_utf8_sig_drops_only_the_leading_mark() -> None:
         ("a", 0, 5),
         ("\ufeffb", 5, 10),
     ]
+
+
+def test_a_piece_does_not_end_just_after_a_truncated_sequence() -> None:
+    # F0 9F 98 is malformed only when "a" follows: a piece ending after it would have
+    # offsets 0..5 and the text "aa" (its U+FFFD went to the next piece, or was lost
+    # with the skipped rest under "truncate").
+    data = b"aa\xf0\x9f\x98a\n"
+    split = LineEngine(line_decoder("utf-8"), max_line_bytes=5, on_overlong="split")
+    pieces = list(split.records(split.feed(data) + split.finish()))
+    assert [(p.text, p.offset, p.end) for p in pieces] == [("aa", 0, 2), ("\ufffda", 2, 7)]
+    truncate = LineEngine(line_decoder("utf-8"), max_line_bytes=5, on_overlong="truncate")
+    assert [line.text for line in truncate.records(truncate.feed(data))] == ["aa"]

@@ -13,6 +13,7 @@ from _stream_helpers import (
     as_comparable,
     cut,
     decode_all,
+    reference_byte_lines,
     reference_lines,
 )
 from anyio import EndOfStream
@@ -25,6 +26,7 @@ from utf8stream import (
     LineTooLong,
     MalformedKind,
     Utf8DecodeError,
+    Utf8Decoder,
     Utf8ReceiveStream,
 )
 
@@ -155,7 +157,10 @@ def test_limits_at_and_around_max_line_bytes(
         expected = reference_lines(text, newline, keepends, LIMIT, policy)
         for pieces in text_chunkings(text) if len(text) <= 14 else [[text]]:
             got = split_text(
-                pieces, newline=newline, keepends=keepends, max_line_bytes=LIMIT,
+                pieces,
+                newline=newline,
+                keepends=keepends,
+                max_line_bytes=LIMIT,
                 on_overlong=policy,
             )
             assert got == expected, pieces
@@ -479,3 +484,105 @@ async def test_aclose_drops_buffered_lines_and_closes_the_source() -> None:
     assert transport.closed
     with pytest.raises(anyio.ClosedResourceError):
         await stream.receive()
+
+
+# -- bytes: the limit counts source bytes (the line engine's rule) ----------------------
+
+BYTE_FRAGMENTS = [
+    b"a",
+    b"xyz",
+    b"\xff",
+    b"\xe2\x82",
+    b"\xe2\x82\xac",
+    b"\xc3\xa9",
+    b"\xf0\x9f\x98",
+]
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("raise", ["ab\ufffd\ufffd", ("LineTooLong", "\ufffd" * 4), "end"]),
+        ("truncate", ["ab\ufffd\ufffd", "\ufffd" * 4, "end"]),
+        ("split", ["ab\ufffd\ufffd", "\ufffd" * 4, "\ufffd" * 2, "end"]),
+        ("skip", ["ab\ufffd\ufffd", "end"]),
+    ],
+)
+def test_feed_bytes_counts_a_malformed_byte_as_one(policy: str, expected: list[object]) -> None:
+    # 4 source bytes fit a limit of 4, though their text is 8 bytes in UTF-8.
+    data = b"ab\xff\xff\n" + b"\xff" * 6 + b"\nend"
+    for points in ([], [3, 5, 8], list(range(len(data)))):
+        splitter = LineSplitter(max_line_bytes=4, on_overlong=policy)
+        decoder = Utf8Decoder()
+        out: list[str | LineTooLong] = []
+        for chunk in cut(data, points):
+            out += splitter.feed_bytes(decoder, chunk)
+        out += splitter.feed_bytes(decoder, b"", True) + splitter.flush()
+        assert as_comparable(out) == expected
+        assert splitter.overlong_lines == 1
+
+
+@SETTINGS
+@given(
+    st.lists(st.sampled_from([*BYTE_FRAGMENTS, b"\n", b"\r", b"\r\n"]), max_size=40).map(b"".join),
+    st.integers(4, 9),
+    st.sampled_from(POLICIES),
+    st.lists(st.integers(0, 200), max_size=8),
+)
+def test_feed_bytes_with_malformed_bytes_near_the_limit(
+    data: bytes, limit: int, policy: str, points: list[int]
+) -> None:
+    expected = reference_byte_lines(data, None, False, limit, policy)
+    splitter = LineSplitter(max_line_bytes=limit, on_overlong=policy)
+    decoder = Utf8Decoder()
+    out: list[str | LineTooLong] = []
+    for chunk in cut(data, sorted(p for p in points if p <= len(data))):
+        out += splitter.feed_bytes(decoder, chunk)
+    out += splitter.feed_bytes(decoder, b"", True) + splitter.flush()
+    assert as_comparable(out) == expected
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("policy", POLICIES)
+async def test_a_line_stream_counts_source_bytes(policy: str) -> None:
+    data = b"ok\n" + b"\xe2\x82" * 3 + b"\n" + b"\xff" * 9 + b"\r\nend"
+    expected = reference_byte_lines(data, None, False, 6, policy)
+    assert expected[1] == "\ufffd" * 3  # 6 bytes: not overlong, though 9 in UTF-8
+    for points in ([], [1, 4, 7, 12, 20], list(range(len(data)))):
+        stream = LineReceiveStream(
+            ChunkStream(cut(data, points)), max_line_bytes=6, on_overlong=policy
+        )
+        assert await collect(stream) == expected
+        assert stream.statistics().overlong_lines == 1
+
+
+def test_sync_decoder_hands_over_the_held_bytes_before_a_gap() -> None:
+    splitter = LineSplitter()
+    decoder = Utf8Decoder()
+    assert splitter.feed_bytes(decoder, b"ab\xe2\x82") == []
+    splitter.sync_decoder()
+    decoder.mark_gap()
+    assert splitter.feed_bytes(decoder, b"\xaccd\n") == ["ab\ufffdcd"]
+    assert splitter.statistics().chars_in == len("ab\ufffdcd\n")
+
+
+def test_a_decoder_used_behind_the_splitters_back_is_an_error() -> None:
+    splitter = LineSplitter()
+    decoder = Utf8Decoder()
+    splitter.feed_bytes(decoder, b"ab")
+    decoder.mark_gap()  # the gap would come before "ab", which the decoder has not seen
+    with pytest.raises(RuntimeError, match="sync_decoder"):
+        splitter.feed_bytes(decoder, b"cd\n")
+
+
+@pytest.mark.anyio
+async def test_mark_gap_on_a_line_stream_over_bytes_keeps_the_line_in_order() -> None:
+    send, receive = anyio.create_memory_object_stream[bytes](10)
+    stream = LineReceiveStream(receive)
+    send.send_nowait(b"first\nab\xc3")
+    assert await stream.receive() == "first"
+    stream.mark_gap()
+    send.send_nowait(b"\xa9cd\nz")
+    send.close()
+    assert await collect(stream) == ["ab\ufffdcd", "z"]
+    assert stream.statistics().gaps == 1

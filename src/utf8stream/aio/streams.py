@@ -400,7 +400,8 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     ``newline``, ``keepends``, ``max_line_bytes`` and ``on_overlong`` are the
     ``LineSplitter``'s: universal newlines by default (a ``\\r`` at the end of a chunk is
     held until the next chunk, or the end, decides), or any fixed delimiter.  The limit is
-    on the line's content in UTF-8 bytes, so the same data gives the same lines and errors
+    on the line's content in source bytes (a malformed byte counts one; over a text
+    stream, the text's UTF-8 bytes), so the same data gives the same lines and errors
     however it was chunked; memory is bounded by one chunk plus ``max_line_bytes``.  With
     ``on_overlong="raise"`` an overlong line raises ``LineTooLong`` (``partial`` holds its
     first ``max_line_bytes`` bytes) in its place, and the next ``receive()`` returns the
@@ -551,11 +552,19 @@ class LineReceiveStream(ObjectReceiveStream[str]):
                         chunk = await direct.transport.receive()
                     except EndOfStream:
                         direct._eof = direct._pending = True  # noqa: SLF001
-                        continue  # the text stream flushes the decoder
+                        chunk, final = b"", True
+                    else:
+                        final = False
                     try:
-                        items = splitter.feed_bytes(direct.decoder, chunk)
+                        items = splitter.feed_bytes(direct.decoder, chunk, final)
                     except Exception as exc:
+                        # The text before the error; the text stream raises it next, and
+                        # then ends (after the flush).
                         items = splitter.feed(direct._failed(exc))  # noqa: SLF001
+                    else:
+                        if final:  # the last line, judged in source bytes like the others
+                            items += splitter.flush()
+                            self._eof = True
                 else:
                     text_stream = self.text_stream
                     try:
@@ -631,6 +640,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         text_stream = self.text_stream
         if not isinstance(text_stream, (Utf8ReceiveStream, Utf8Stream)):
             raise TypeError("mark_gap() needs a byte source or a Utf8ReceiveStream")
+        self.splitter.sync_decoder()  # the gap comes after the bytes the splitter holds
         text_stream.mark_gap(lost)
 
     def statistics(self) -> StreamStatistics:

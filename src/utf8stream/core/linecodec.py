@@ -35,8 +35,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
-from .boundaries import cut_at_boundary
-from .lines import (
+from ._bytes import is_proper_prefix
+from .boundaries import char_start, cut_at_boundary
+from .lineoptions import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_ON_OVERLONG,
     LineTooLong,
@@ -61,6 +62,7 @@ __all__ = [
 _CR = "\r"
 _LF = "\n"
 _UNIVERSAL_TEXT = re.compile("\r\n|\r|\n")
+_UNIVERSAL_KEPT = re.compile("(\r\n|\r|\n)")
 # Codecs whose newline byte is not self-delimiting: shift states (ISO-2022, HZ, UTF-7)
 # or escapes that decode to a newline.
 _REFUSED = re.compile(r"iso2022|hz|utf_7|unicode_escape|idna|punycode|undefined")
@@ -159,7 +161,18 @@ class Utf8LineDecoder:
         return text.encode("utf-8")
 
     def cut(self, data: bytes, limit: int) -> int:
-        return cut_at_boundary(data, limit) or limit
+        cut = cut_at_boundary(data, limit)
+        # A malformed unit that starts like a character is held by the decoder until the
+        # byte after it: a cut just after it would give the piece's U+FFFD to the next
+        # piece.  Cut before it instead (unless it is all there is), and before the
+        # one that may then end the piece.
+        if cut < len(data):
+            while cut > 0:
+                start = char_start(data, cut - 1)
+                if not (start and is_proper_prefix(data[start:cut])):
+                    break
+                cut = start
+        return cut or limit
 
     def text_split_exact(self, newline: str | None) -> bool:
         return _text_split_exact(self.decoder.errors, newline)
@@ -411,6 +424,8 @@ class LineEngine:
     bytes), ``"skip"`` or ``"raise"`` (a ``LineTooLong`` in the line's place, as soon as
     the unfinished line passes the limit; the rest of the line is skipped).
     ``on_overlong_line(offset)`` is told of each overlong line when it is found.
+    ``keepends``: each line keeps the text of its newline (an overlong line's policy adds
+    it to the last piece it delivers of the line).
     ``offset``: where the stream starts in the source (a ``Utf8Decoder``'s
     ``start_offset`` must be the same).  ``head``: the source's first bytes, for a
     stream that starts later in it (a byte-order mark tells the byte order); without
@@ -422,6 +437,7 @@ class LineEngine:
         decoder: LineDecoder,
         *,
         newline: str | None = None,
+        keepends: bool = False,
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         on_overlong: str = DEFAULT_ON_OVERLONG,
         on_overlong_line: Callable[[int], object] | None = None,
@@ -431,14 +447,16 @@ class LineEngine:
         check_line_options(newline, max_line_bytes, on_overlong)
         self.decoder = decoder
         self.newline = newline
+        self.keepends = bool(keepends)
         self.max_line_bytes = max_line_bytes
         self.on_overlong = on_overlong
         self._max = sys.maxsize if max_line_bytes is None else max_line_bytes
         self._on_overlong_line = on_overlong_line
-        self._text_split = decoder.text_split_exact(newline)
         #: Cut by the decoder's fast path: an ASCII newline byte, -1 for universal.
         self._sep: int | None = None
-        if decoder.unit == 1 and (newline is None or (len(newline) == 1 and newline.isascii())):
+        # The fast path hands out lines without their newlines.
+        one_byte = newline is None or (len(newline) == 1 and newline.isascii())
+        if decoder.unit == 1 and one_byte and not self.keepends:
             self._sep = -1 if newline is None else ord(newline)
         self._started = decoder.prelude == 0 or head is not None
         if head is not None:
@@ -463,8 +481,14 @@ class LineEngine:
             self._lf = decoder.encode_newline(_LF)
             self._find = re.compile(re.escape(self._cr) + b"|" + re.escape(self._lf))
             self._ascii_newlines = (self._cr, self._lf) == (b"\r", b"\n")
+            self._endings = {self._cr: _CR, self._lf: _LF, self._cr + self._lf: _CR + _LF}
         else:
             self._nl = decoder.encode_newline(self.newline)
+            self._endings = {self._nl: self.newline}
+
+    def _kept(self, ending: bytes) -> str:
+        """What a line keeps of its newline ``ending`` (its bytes, or ``b""``)."""
+        return self._endings[ending] if ending and self.keepends else ""
 
     # -- public API --------------------------------------------------------------------
 
@@ -516,7 +540,8 @@ class LineEngine:
             end = self.position
         if self.overlong:
             if self.on_overlong == "truncate":
-                out.append(LineItem(self._head, self._head_offset, end, False, ended))
+                head = self._head + self._kept(ending)
+                out.append(LineItem(head, self._head_offset, end, False, ended))
             else:
                 out.append(LineItem(None, end, end, False, True))
         elif partial and not (
@@ -524,6 +549,7 @@ class LineEngine:
         ):
             # Lost bytes alone make no line (the gap is the decoder's to report), and
             # neither does a byte-order mark alone.
+            text += self._kept(ending)
             out.append(LineItem(text, self.line_start, end, False, ended))
         self._reset_line()
         return out
@@ -574,6 +600,12 @@ class LineEngine:
                 raise item.line
             elif item.line is not None:
                 yield ByteLine(item.line, item.offset, item.end, item.terminated)
+
+    @property
+    def buffered(self) -> int:
+        """Bytes held of the unfinished line, plus the characters of a truncated head
+        waiting for the line's end."""
+        return len(self.partial) + (len(self._head) if self.overlong else 0)
 
     @property
     def newline_width(self) -> int:
@@ -700,7 +732,8 @@ class LineEngine:
         the newlines the bytes have.  Returns how many bytes were used, 0 when the lines
         need the one-by-one path.
         """
-        if not self._text_split:
+        # Asked each time: a decoder may change what it decodes (the splitter's does).
+        if not self.decoder.text_split_exact(self.newline):
             return 0
         starts = [0, *[after for _, after in ends[:-1]]]
         block_end = ends[-1][1]
@@ -710,11 +743,20 @@ class LineEngine:
         ):
             return 0
         text = self.decoder.decode(buf[:block_end])
-        if self.newline is None:
+        newline = self.newline
+        if self.keepends:
+            if newline is None:
+                parts = _UNIVERSAL_KEPT.split(text)
+                contents = [a + b for a, b in zip(parts[::2], parts[1::2], strict=False)]
+            else:
+                contents = [line + newline for line in text.split(newline)]
+                contents.pop()
+        elif newline is None:
             contents = _UNIVERSAL_TEXT.split(text)
+            contents.pop()  # the empty remainder after the last newline
         else:
-            contents = text.split(self.newline)
-        contents.pop()  # the empty remainder after the last newline
+            contents = text.split(newline)
+            contents.pop()
         offsets = [base + s for s in starts]
         offsets.append(base + block_end)
         out.append(LineBatch(contents, offsets))
@@ -730,27 +772,27 @@ class LineEngine:
             self.decoder.decode_line(content, ending)
             self.overlong = False
             if self.on_overlong == "truncate":
-                out.append(LineItem(self._head, self._head_offset, end, False, True))
+                head = self._head + self._kept(ending)
+                out.append(LineItem(head, self._head_offset, end, False, True))
             else:
                 out.append(LineItem(None, end, end, False, True))
             return
         if len(content) <= self._max:
-            out.append(
-                LineItem(self.decoder.decode_line(content, ending), offset, end, False, True)
-            )
+            text = self.decoder.decode_line(content, ending) + self._kept(ending)
+            out.append(LineItem(text, offset, end, False, True))
             return
         if not continuing:
             self._found_overlong(offset)
         if self.on_overlong == "split":
             pos = self._split_pieces(content, offset, out)
-            tail = self.decoder.decode_line(content[pos:], ending)
+            tail = self.decoder.decode_line(content[pos:], ending) + self._kept(ending)
             out.append(LineItem(tail, offset + pos, end, False, True))
             return
         cut = self.decoder.cut(content, self._max)
         head = self.decoder.decode(content[:cut])
         self.decoder.decode_line(content[cut:], ending)  # for its events; not delivered
         if self.on_overlong == "truncate":
-            out.append(LineItem(head, offset, end, False, True))
+            out.append(LineItem(head + self._kept(ending), offset, end, False, True))
         elif self.on_overlong == "raise":
             out.append(LineItem(LineTooLong(head, self._max), end, end, False, True))
         else:

@@ -1,45 +1,50 @@
-"""The line splitter: text in, lines out.  A pure state machine, no I/O.
+"""The line splitter: text or bytes in, lines out.  A consumer of the line engine, no I/O.
 
 Theory of operation
 -------------------
-Text arrives in pieces of any size.  Each ``feed`` splits the new text with C string
-methods (``str.split``, ``str.splitlines``, ``str.replace``) and keeps between calls only:
+``LineSplitter`` cuts nothing itself: the core's ``LineEngine`` (``linecodec``) owns the
+newline modes, ``max_line_bytes`` and the overlong-line policies for every line reader.
+The splitter gives the engine bytes through one ``LineDecoder`` of its own,
+``_SplitterSource``, and turns what the engine hands out into a list of lines (and
+``LineTooLong`` instances in the place of overlong lines under ``on_overlong="raise"``;
+the adapter raises them when the caller gets there, which keeps the lines before and
+after one).
 
-* the *tail*: the last characters that may be the start of a newline the next piece
-  completes (a ``\\r`` in universal mode, which may become ``\\r\\n``; up to
-  ``len(newline) - 1`` characters of a fixed newline);
-* the *carry*: the content of the current, unfinished line, at most ``max_line_bytes``
-  long (plus the unfinished part of one piece) because a line is judged overlong as soon as
-  its content passes the limit;
-* whether the current line is already known to be overlong, and for ``truncate`` the head
-  that will be delivered when it ends.
+* ``feed_bytes(decoder, data)``: the source's bytes themselves go to the engine, which
+  decodes each line with ``decoder`` when the line is complete (in bulk, through the
+  scanner's fast path, with ``errors="replace"``).  ``max_line_bytes`` counts source
+  bytes, as for every reader: a malformed byte counts one, though its U+FFFD is three
+  in UTF-8, and memory is bounded by the limit in the source.
+* ``feed(text)``: the text's UTF-8 form (lone surrogates three bytes each, like
+  ``surrogatepass``) goes to the engine, which decodes it back; the limit then counts
+  those bytes, which are the source bytes when the text was decoded from UTF-8.
 
-The limit applies to the line's content (without its newline) encoded as UTF-8, lone
-surrogates (from ``surrogateescape``/``surrogatepass`` decoding) counting three bytes each.
-Because only the content decides, the same text gives the same lines and the same errors
-however it is cut into pieces.  Per piece the Python work is O(1) plus O(lines): one
-``max(map(len, lines))`` bounds every line at once, and lines are measured one by one only
-when that bound does not already prove them short.
-
-Overlong lines under ``on_overlong="raise"`` are not raised here: ``feed`` returns a
-``LineTooLong`` instance in the place where the line would have been, and the adapter
-raises it when the caller gets there.  That keeps the lines before and after it, and the
-splitter never has to stop half-way through a piece.
+Both may be mixed in one stream (``LineReceiveStream`` does, at the end of its source, and
+after a gap or an error): ``sync_decoder()`` decodes the bytes of the unfinished line the
+engine still holds, so that the decoder has seen every byte before it is used elsewhere,
+and what the engine holds is text from then on.  Per line, ``feed_bytes`` costs what the
+engine's fast path costs; per call, a few attribute lookups.
 """
 
 from __future__ import annotations
 
-import re
-import sys
+import codecs
 from dataclasses import dataclass
-from itertools import pairwise
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING
 
-from ._accel import SPLIT_ASCII_ONLY, SPLIT_ENDS_CR, SPLIT_STARTS_LF
 from ._bytes import is_continuation
+from .linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder
+from .lineoptions import (
+    DEFAULT_FOLLOW_ON_OVERLONG,
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_ON_OVERLONG,
+    OVERLONG_POLICIES,
+    LineTooLong,
+    check_line_options,
+)
 
 if TYPE_CHECKING:
-    from .decoder import Utf8Decoder
+    from .decoder import DecodedLines, Utf8Decoder
 
 __all__ = [
     "DEFAULT_FOLLOW_ON_OVERLONG",
@@ -49,46 +54,13 @@ __all__ = [
     "LineSplitter",
     "LineSplitterStatistics",
     "LineTooLong",
+    "check_line_options",
 ]
 
-#: What to do with a line longer than ``max_line_bytes``.
-OVERLONG_POLICIES = ("raise", "truncate", "split", "skip")
-#: The limit of every line reader (``LineSplitter``, ``LineReceiveStream``, ``LineEngine``,
-#: ``follow`` and ``utf8stream tail``).
-DEFAULT_MAX_LINE_BYTES = 1 << 20
-#: The policy of the readers a program consumes (``LineSplitter``, ``LineReceiveStream``,
-#: ``LineEngine``): an overlong line is an error the program sees where the line was.
-DEFAULT_ON_OVERLONG = "raise"
-#: The policy of the log followers (``follow``, ``utf8stream tail``): one overlong line
-#: must not stop a follower, and splitting it loses nothing (its pieces joined are the line).
-DEFAULT_FOLLOW_ON_OVERLONG = "split"
-
-_NO_LIMIT = sys.maxsize
-# Characters ``str.splitlines`` treats as line breaks besides \n and \r: universal
-# newlines must not split on them, so a piece containing one is split by a regex instead.
-_ASCII_EXTRA_BREAKS = ("\v", "\f", "\x1c", "\x1d", "\x1e")
-_OTHER_EXTRA_BREAKS = ("\x85", "\u2028", "\u2029")
-_UNIVERSAL_SPLIT = re.compile("(\r\n|\r|\n)")
-
-
-class LineTooLong(ValueError):
-    """A line is longer than ``max_line_bytes`` (``on_overlong="raise"``).
-
-    ``partial`` is the start of the line: its first ``max_line_bytes`` bytes, cut back to a
-    character boundary.  The rest of the line is skipped; the stream stays usable and the
-    next ``receive()`` returns the line after it.
-    """
-
-    partial: str
-    max_line_bytes: int
-
-    def __init__(self, partial: str, max_line_bytes: int) -> None:
-        super().__init__(f"line longer than {max_line_bytes} bytes")
-        self.partial = partial
-        self.max_line_bytes = max_line_bytes
-
-    def __reduce__(self) -> tuple[object, ...]:
-        return (type(self), (self.partial, self.max_line_bytes))
+# Error policies with which a ``Utf8Decoder`` never raises: its bytes can wait in the
+# engine until their line is complete.  With others (``strict``, a handler of the
+# caller's) an error must surface with the chunk that holds it, as ``decode`` raises it.
+_NEVER_RAISE = frozenset({"replace", "ignore", "surrogateescape", "backslashreplace"})
 
 
 @dataclass(frozen=True)
@@ -100,76 +72,78 @@ class LineSplitterStatistics:
     overlong_lines: int = 0
 
 
-def check_line_options(newline: str | None, max_line_bytes: int | None, on_overlong: str) -> None:
-    """``ValueError`` for options no line reader accepts."""
-    if newline is not None and (not isinstance(newline, str) or not newline):
-        raise ValueError("newline must be None or a non-empty string")
-    if max_line_bytes is not None and (not isinstance(max_line_bytes, int) or max_line_bytes < 4):
-        raise ValueError("max_line_bytes must be None or an integer of at least 4")
-    if on_overlong not in OVERLONG_POLICIES:
-        raise ValueError(f"on_overlong must be one of {OVERLONG_POLICIES}, not {on_overlong!r}")
+class _SplitterSource:
+    """The splitter's ``LineDecoder``: a ``Utf8Decoder``'s bytes, or text as UTF-8.
 
-
-def utf8_length(text: str) -> int:
-    """Bytes of ``text`` in UTF-8, a lone surrogate counting three."""
-    if text.isascii():
-        return len(text)
-    return len(text.encode("utf-8", "surrogatepass"))
-
-
-def _has_extra_breaks(text: str) -> bool:
-    for char in _ASCII_EXTRA_BREAKS:
-        if char in text:
-            return True
-    if text.isascii():
-        return False
-    return any(char in text for char in _OTHER_EXTRA_BREAKS)
-
-
-def _cut_points(data: bytes, limit: int) -> list[int]:
-    """Offsets that cut valid UTF-8 ``data`` into pieces of at most ``limit`` bytes.
-
-    Each piece is as long as it can be without splitting a character (greedy from the
-    start), so the cut depends on the content alone.
+    ``raw``: the decoder of the bytes ``feed_bytes`` gives (``None``: text only).  The
+    first ``text_left`` bytes the engine has not decoded yet came from text (the held
+    start of a line when the splitter went from text to bytes); they are decoded back
+    to that text, the rest by ``raw``.  The engine decodes every byte once, in order, so
+    a count is all it takes.
     """
-    points = [0]
-    start = 0
-    end = len(data)
-    while end - start > limit:
-        cut = start + limit
-        # Not boundaries.char_start: ``data`` may hold surrogates (ED A0..BF xx), which
-        # are characters here, not malformed units.
-        while is_continuation(data[cut]):
+
+    unit = 1
+    prelude = 0
+    encoding = "utf-8"
+
+    def __init__(self) -> None:
+        self.raw: Utf8LineDecoder | None = None
+        self.text_left = 0
+        #: The end of the stream finishes ``raw`` too (after ``feed_bytes(final=True)``).
+        self.finishing = False
+        self._text = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+
+    def begin(self, head: bytes, resumed: bool = False) -> None:
+        pass
+
+    def encode_newline(self, text: str) -> bytes:
+        return text.encode("utf-8", "surrogatepass")
+
+    def decode(self, data: bytes, final: bool = False) -> str:
+        raw = self.raw
+        left = self.text_left
+        if raw is None:
+            return self._text.decode(data, final)
+        final = final and self.finishing
+        if not left:
+            return raw.decode(data, final)
+        if len(data) < left or (len(data) == left and not final):
+            self.text_left = left - len(data)
+            return self._text.decode(data)
+        self.text_left = 0
+        return self._text.decode(data[:left], True) + raw.decode(data[left:], final)
+
+    def decode_line(self, content: bytes, ending: bytes) -> str:
+        # A newline is whole, and ends whatever was held: the text ends with it.
+        text = self.decode(content + ending)
+        return text[: len(text) - len(ending.decode("utf-8", "surrogatepass"))]
+
+    def cut(self, data: bytes, limit: int) -> int:
+        raw = self.raw
+        if raw is not None and self.text_left < min(limit, len(data)):
+            return raw.cut(data, limit)
+        # Text: a lone surrogate (ED A0..BF xx) is a character here, not malformed bytes.
+        cut = min(limit, len(data))
+        while cut < len(data) and cut > 0 and is_continuation(data[cut]):
             cut -= 1
-        points.append(cut)
-        start = cut
-    points.append(end)
-    return points
+        return cut or limit
 
+    def mark_gap(self, lost: int | None = None) -> None:
+        raise NotImplementedError("a gap is marked on the decoder (see sync_decoder)")
 
-def cut_to_bytes(text: str, limit: int) -> str:
-    """The longest prefix of ``text`` whose UTF-8 form has at most ``limit`` bytes."""
-    if len(text) <= limit and utf8_length(text) <= limit:
-        return text
-    # Every character is at least one byte, so the prefix has at most ``limit`` of them.
-    head = text[:limit].encode("utf-8", "surrogatepass")
-    if len(head) <= limit:
-        return text[:limit]
-    cut = _cut_points(head, limit)[1]
-    return head[:cut].decode("utf-8", "surrogatepass")
+    def decode_lines(self, head: bytes, data: bytes, sep: int, limit: int) -> DecodedLines | None:
+        raw = self.raw
+        if raw is None or self.text_left:
+            return None
+        return raw.decode_lines(head, data, sep, limit)
 
-
-def split_to_bytes(text: str, limit: int) -> list[str]:
-    """``text`` cut into pieces of at most ``limit`` UTF-8 bytes at character boundaries."""
-    if len(text) <= limit and utf8_length(text) <= limit:
-        return [text]
-    data = text.encode("utf-8", "surrogatepass")
-    points = _cut_points(data, limit)
-    return [data[a:b].decode("utf-8", "surrogatepass") for a, b in pairwise(points)]
+    def text_split_exact(self, newline: str | None) -> bool:
+        raw = self.raw
+        return raw is None or raw.text_split_exact(newline)
 
 
 class LineSplitter:
-    """Splits text, fed in pieces of any size, into lines.
+    """Splits text or bytes, fed in pieces of any size, into lines (with ``LineEngine``).
 
     ``newline``: ``None`` for universal newlines (``\\n``, ``\\r\\n`` and ``\\r``; a ``\\r``
     at the end of a piece is held until the next piece, or the end, decides), or any
@@ -179,11 +153,14 @@ class LineSplitter:
     ``keepends``: keep each line's newline (the overlong-line policies add it to the last
     piece they deliver of that line).
 
-    ``max_line_bytes``: limit on a line's content in UTF-8 bytes (at least 4, so that any
-    character fits; ``None`` for no limit).  ``on_overlong``: ``"raise"`` (a ``LineTooLong``
-    takes the line's place in the output), ``"truncate"`` (the line's first
-    ``max_line_bytes`` bytes, cut at a character boundary), ``"split"`` (pieces of at most
-    ``max_line_bytes`` bytes, cut at character boundaries) or ``"skip"``.
+    ``max_line_bytes``: limit on a line's content in source bytes (at least 4, so that
+    any character fits; ``None`` for no limit): the bytes ``feed_bytes`` gave, and for
+    text given to ``feed``, its UTF-8 bytes (a lone surrogate three).  ``on_overlong``:
+    ``"raise"`` (a ``LineTooLong`` takes the line's place in the output), ``"truncate"``
+    (the line's first ``max_line_bytes`` bytes, cut at a character boundary), ``"split"``
+    (pieces of at most ``max_line_bytes`` bytes, cut at character boundaries) or
+    ``"skip"``.  Only the content decides, so the same input gives the same lines and
+    the same errors however it is cut into pieces.
     """
 
     def __init__(
@@ -199,31 +176,33 @@ class LineSplitter:
         self.keepends = bool(keepends)
         self.max_line_bytes = max_line_bytes
         self.on_overlong = on_overlong
-        self._limit = _NO_LIMIT if max_line_bytes is None else max_line_bytes
-        # feed_bytes: the newline as a byte value the decoder can split at (-1: universal)
-        self._byte_sep: int | None = None
-        if not self.keepends:
-            if newline is None:
-                self._byte_sep = -1
-            elif len(newline) == 1 and newline.isascii():
-                self._byte_sep = ord(newline)
-        self._tail = ""
-        self._carry: list[str] = []
-        self._carry_bytes = 0
-        self._overlong = False
-        self._truncated = ""
+        self._source = _SplitterSource()
+        self._engine = LineEngine(
+            self._source,
+            newline=newline,
+            keepends=self.keepends,
+            max_line_bytes=max_line_bytes,
+            on_overlong=on_overlong,
+            on_overlong_line=self._found_overlong,
+        )
         self._chars_in = 0
+        #: ``raw``'s decoder's position and state after the splitter last used it: if
+        #: they changed, someone else decoded with it (or marked a gap), out of order.
+        self._raw_mark: tuple[int, tuple[bytes, int]] | None = None
+        #: ``raw``'s decoder's ``chars_out`` when it was attached.
+        self._chars_base = 0
+        #: ``feed_bytes`` was told the decoder's input ends (it is finished with the line).
+        self._final = False
         self._lines = 0
         self._overlong_lines = 0
-        self._raised = 0
-        self._text_size = 0
 
     # -- public API ------------------------------------------------------------------
 
     @property
     def buffered(self) -> int:
-        """Characters held for the current line (carry, tail, truncated head)."""
-        return sum(map(len, self._carry)) + len(self._tail) + len(self._truncated)
+        """Bytes held for the current line (at most ``max_line_bytes`` and the start of a
+        newline), plus the characters of a truncated line's head."""
+        return self._engine.buffered
 
     @property
     def overlong_lines(self) -> int:
@@ -237,227 +216,126 @@ class LineSplitter:
         of each overlong line (for an unfinished line, as soon as its content passes the
         limit; the rest of it is then skipped).
         """
+        if self._source.raw is not None:
+            self.sync_decoder()
         self._chars_in += len(text)
-        if self._tail:
-            text = self._tail + text
-            self._tail = ""
         if not text:
             return []
-        complete, rest = self._split(text)
-        return self._emit(complete, rest, text.isascii(), len(text))
+        return self._lines_of(self._engine.feed(text.encode("utf-8", "surrogatepass")))
 
     def feed_bytes(
         self, decoder: Utf8Decoder, data: bytes, final: bool = False
     ) -> list[str | LineTooLong]:
-        """``feed(decoder.decode(data, final))``, in one step where the decoder can.
+        """Add the next bytes of a stream ``decoder`` decodes; return what they complete.
 
-        With ``errors="replace"``, no ``keepends`` and universal newlines or a
-        one-character ASCII newline, the decoder's scanner cuts the bytes at newline
-        bytes as it decodes them (``Utf8Decoder.decode_split``): the same lines, events
-        and state, without building the chunk's text and splitting it again.
+        The engine cuts the bytes at their newlines and decodes each complete line with
+        ``decoder`` (the lines of a chunk in one pass of its scanner where it can), so
+        ``max_line_bytes`` counts source bytes, and the decoder sees the bytes of the
+        unfinished line only when it ends: call ``sync_decoder()`` before using the
+        decoder elsewhere (a ``RuntimeError`` says so otherwise).  ``final``: the
+        decoder's input ends here; it is finished with the last line, by ``flush()``.
+        With a policy that raises (``errors="strict"``) or an ``on_malformed``
+        callback, an error must come with its chunk: this is then
+        ``feed(decoder.decode(data, final))``.
         """
-        sep = self._byte_sep
-        if sep is not None and type(data) is bytes:
-            split = decoder.decode_split(data, final, sep)
-            if split is not None:
-                return self._feed_parts(*split)
-        return self.feed(decoder.decode(data, final))
-
-    def _feed_parts(self, parts: list[str], flags: int, chars: int) -> list[str | LineTooLong]:
-        """``feed`` for text that arrives already split (see ``feed_bytes``)."""
-        self._chars_in += chars
-        if self._tail:  # a held "\r": universal newlines
-            if not chars:
-                return []
-            self._tail = ""
-            chars += 1
-            if not flags & SPLIT_STARTS_LF:
-                parts.insert(0, "")  # the "\r" ended the current line by itself
-        if flags & SPLIT_ENDS_CR:
-            self._tail = "\r"
-        rest = parts.pop()
-        return self._emit(parts, rest, bool(flags & SPLIT_ASCII_ONLY), chars)
-
-    def _emit(
-        self, complete: list[str], rest: str, ascii_only: bool, size: int
-    ) -> list[str | LineTooLong]:
-        """The output for a piece of ``size`` characters split into complete lines and
-        an unfinished rest."""
-        raised = self._raised
-        self._text_size = size
-        out = self._take_complete(complete, ascii_only) if complete else []
-        if rest:
-            self._extend_carry(rest, out)
-        self._lines += len(out) - (self._raised - raised)
+        if decoder.errors not in _NEVER_RAISE or decoder.on_malformed is not None:
+            return self.feed(decoder.decode(data, final))
+        source = self._source
+        raw = source.raw
+        if raw is None or raw.decoder is not decoder or self._final:
+            self.sync_decoder()
+            source.raw = Utf8LineDecoder(decoder)
+            source.text_left = len(self._engine.partial)
+            self._chars_base = decoder.statistics().chars_out
+        else:
+            self._check_raw(decoder)
+        out = self._lines_of(self._engine.feed(data)) if data else []
+        self._raw_mark = (decoder.position, decoder.getstate())
+        self._final = final
         return out
 
+    def sync_decoder(self) -> None:
+        """Hand the bytes ``feed_bytes`` left in the unfinished line to their decoder
+        (and finish it after a ``final``), so that it has seen every byte fed, in order.
+
+        The splitter keeps the rest of the line as text (its limit counts the text's
+        UTF-8 bytes from then on), and goes on with ``feed`` or ``feed_bytes`` alike.
+        """
+        source = self._source
+        raw = source.raw
+        if raw is None:
+            return
+        self._check_raw(raw.decoder)
+        engine = self._engine
+        held = engine.partial[source.text_left :]
+        if held or self._final:
+            text = raw.decode(held, self._final).encode("utf-8", "surrogatepass")
+            # Only its length changes (offsets are not the splitter's to hand out).
+            engine.partial = engine.partial[: source.text_left] + text
+            engine.position = engine.line_start + len(engine.partial)
+        self._detach()
+
     def flush(self) -> list[str | LineTooLong]:
-        """End of input: return the final line, if any, and start afresh."""
-        raised = self._raised
-        out: list[str | LineTooLong] = []
-        tail = self._tail
-        self._tail = ""
-        ending = ""
-        if self.newline is None:
-            ending = tail  # a held "\r" ends the final line
-        elif tail:
-            self._extend_carry(tail, out)  # an unfinished newline is content after all
-        if ending or self._carry or self._overlong:
-            self._finish(out, ending)
-        self._lines += len(out) - (self._raised - raised)
+        """End of input: return the final line, if any, and start afresh.
+
+        A decoder ``feed_bytes`` uses is finished only after ``final=True``; otherwise
+        it keeps what it holds, and may go on.
+        """
+        source = self._source
+        raw = source.raw
+        if raw is None:
+            return self._lines_of(self._engine.finish())
+        # The last line, judged in source bytes like any other.
+        self._check_raw(raw.decoder)
+        source.finishing = self._final
+        out = self._lines_of(self._engine.finish())
+        self._detach()
         return out
 
     def statistics(self) -> LineSplitterStatistics:
         """Characters fed, lines returned (pieces of split lines included), overlong lines."""
-        return LineSplitterStatistics(self._chars_in, self._lines, self._overlong_lines)
+        chars = self._chars_in
+        raw = self._source.raw
+        if raw is not None:
+            chars += raw.decoder.statistics().chars_out - self._chars_base
+        return LineSplitterStatistics(chars, self._lines, self._overlong_lines)
 
-    # -- splitting -------------------------------------------------------------------
+    def _detach(self) -> None:
+        """The decoder has seen every byte: what the engine holds is text from now on."""
+        source = self._source
+        assert source.raw is not None
+        self._chars_in += source.raw.decoder.statistics().chars_out - self._chars_base
+        source.raw = None
+        source.text_left = 0
+        source.finishing = self._final = False
 
-    def _split(self, text: str) -> tuple[list[str], str]:
-        """Complete lines (with their newline if ``keepends``) and the unfinished rest.
+    def _check_raw(self, decoder: Utf8Decoder) -> None:
+        if (decoder.position, decoder.getstate()) != self._raw_mark:
+            raise RuntimeError(
+                "the decoder was used while the splitter held bytes of the line for it:"
+                " call sync_decoder() first, or end with feed_bytes(decoder, b'', True)"
+            )
 
-        Sets the tail for the next piece.
-        """
-        newline = self.newline
-        if newline is None:
-            if text[-1] == "\r":
-                self._tail = "\r"
-                text = text[:-1]
-            if self.keepends:
-                if _has_extra_breaks(text):
-                    parts = _UNIVERSAL_SPLIT.split(text)
-                    rest = parts.pop()
-                    lines = [a + b for a, b in zip(parts[::2], parts[1::2], strict=True)]
-                    return lines, rest
-                lines = text.splitlines(True)
-                if lines and lines[-1][-1] not in "\r\n":
-                    return lines, lines.pop()
-                return lines, ""
-            if "\r" in text:
-                text = text.replace("\r\n", "\n")
-                if "\r" in text:
-                    text = text.replace("\r", "\n")
-            lines = text.split("\n")
-            return lines, lines.pop()
-        lines = text.split(newline)
-        rest = lines.pop()
-        keep = len(newline) - 1
-        if keep and rest:
-            # The end of the rest may be the start of a newline split across pieces.
-            self._tail = rest[-keep:]
-            rest = rest[:-keep]
-        if self.keepends:
-            lines = [line + newline for line in lines]
-        return lines, rest
+    # -- the engine's output ---------------------------------------------------------
 
-    def _content(self, line: str) -> tuple[str, str]:
-        """A complete line as (content, newline)."""
-        if not self.keepends:
-            return line, ""
-        newline = self.newline
-        if newline is None:
-            content = line.rstrip("\r\n")
-            return content, line[len(content) :]
-        return line[: -len(newline)], newline
-
-    # -- limits and policies ---------------------------------------------------------
-
-    def _take_complete(self, lines: list[str], ascii_only: bool) -> list[str | LineTooLong]:
-        """The output for complete lines; the first one ends the current line."""
-        out: list[str | LineTooLong] = []
-        if self._overlong or self._carry:
-            content, ending = self._content(lines[0])
-            self._carry.append(content)
-            self._finish(out, ending)
-            if len(out) == 1 and type(out[0]) is str:
-                lines[0] = out[0]  # the usual case: the carried line simply ends
-                out = []
-                first = 1
-            else:
-                del lines[0]
-                first = 0
-        else:
-            first = 0
-        # Every character is 1..4 bytes: bound all lines at once, measure only if needed.
-        limit = self._limit
-        size = self._text_size
-        if size * 4 > limit and not (ascii_only and size <= limit) and lines:
-            longest = max(map(len, lines))
-            if longest * 4 > limit and not (ascii_only and longest <= limit):
-                if first:
-                    out.append(lines[0])
-                for line in lines[first:]:
-                    content, ending = self._content(line)
-                    self._judge(line, content, ending, out)
-                return out
-        if out:
-            out.extend(lines)
-            return out
-        return cast("list[str | LineTooLong]", lines)
-
-    def _judge(self, line: str, content: str, ending: str, out: list[str | LineTooLong]) -> None:
-        """Append a complete line (``content + ending``), or what its policy makes of it."""
-        limit = self._limit
-        if len(content) * 4 <= limit or utf8_length(content) <= limit:
-            out.append(line)
-            return
+    def _found_overlong(self, offset: int) -> None:
         self._overlong_lines += 1
-        policy = self.on_overlong
-        if policy == "raise":
-            self._raised += 1
-            out.append(LineTooLong(cut_to_bytes(content, limit), limit))
-        elif policy == "truncate":
-            out.append(cut_to_bytes(content, limit) + ending)
-        elif policy == "split":
-            pieces = split_to_bytes(content, limit)
-            pieces[-1] += ending
-            out.extend(pieces)
 
-    def _extend_carry(self, rest: str, out: list[str | LineTooLong]) -> None:
-        """Add the unfinished end of a piece to the current line."""
-        policy = self.on_overlong
-        if self._overlong and policy != "split":
-            return  # the rest of an overlong line is skipped
-        self._carry.append(rest)
-        self._carry_bytes += utf8_length(rest)
-        limit = self._limit
-        if self._carry_bytes <= limit:
-            return
-        # The line is overlong whatever follows: decide now, so memory stays bounded.
-        content = "".join(self._carry)
-        self._carry = []
-        self._carry_bytes = 0
-        if not self._overlong:
-            self._overlong = True
-            self._overlong_lines += 1
-        if policy == "raise":
-            self._raised += 1
-            out.append(LineTooLong(cut_to_bytes(content, limit), limit))
-        elif policy == "truncate":
-            self._truncated = cut_to_bytes(content, limit)
-        elif policy == "split":
-            pieces = split_to_bytes(content, limit)
-            last = pieces.pop()
-            out.extend(pieces)
-            self._carry = [last]
-            self._carry_bytes = utf8_length(last)
-
-    def _finish(self, out: list[str | LineTooLong], ending: str) -> None:
-        """End the current line with ``ending``; append what it becomes to ``out``."""
-        content = "".join(self._carry)
-        self._carry = []
-        self._carry_bytes = 0
-        if not self._overlong:
-            line = content + ending if self.keepends else content
-            self._judge(line, content, ending if self.keepends else "", out)
-            return
-        self._overlong = False
-        policy = self.on_overlong
-        if policy == "truncate":
-            out.append(self._truncated + (ending if self.keepends else ""))
-            self._truncated = ""
-        elif policy == "split":
-            pieces = split_to_bytes(content, self._limit)
-            if self.keepends:
-                pieces[-1] += ending
-            out.extend(pieces)
+    def _lines_of(self, items: list[LineBatch | LineItem]) -> list[str | LineTooLong]:
+        if len(items) == 1 and type(items[0]) is LineBatch:
+            texts: list[str | LineTooLong] = items[0].texts  # type: ignore[assignment]
+            self._lines += len(texts)
+            return texts
+        out: list[str | LineTooLong] = []
+        lines = 0
+        for item in items:
+            if type(item) is LineBatch:
+                out += item.texts
+                lines += len(item.texts)
+            else:
+                line = item.line  # type: ignore[union-attr]
+                if line is not None:
+                    out.append(line)
+                    lines += type(line) is str
+        self._lines += lines
+        return out
