@@ -382,3 +382,18 @@ def test_a_piece_does_not_end_just_after_a_truncated_sequence() -> None:
     assert [(p.text, p.offset, p.end) for p in pieces] == [("aa", 0, 2), ("\ufffda", 2, 7)]
     truncate = LineEngine(line_decoder("utf-8"), max_line_bytes=5, on_overlong="truncate")
     assert [line.text for line in truncate.records(truncate.feed(data))] == ["aa"]
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le"])
+def test_an_engine_without_each_offset_gives_the_same_lines(encoding: str) -> None:
+    data = "one\ntwo\r\nthree\nfour".encode(encoding)
+    with_offsets = LineEngine(line_decoder(encoding))
+    without = LineEngine(line_decoder(encoding), each_offset=False)
+    items, lean = with_offsets.feed(data), without.feed(data)
+    texts = [t for item in items if isinstance(item, LineBatch) for t in item.texts]
+    assert texts == ["one", "two", "three"]
+    assert [t for item in lean if isinstance(item, LineBatch) for t in item.texts] == texts
+    ends = [item.offsets[-1] for item in items if isinstance(item, LineBatch)]
+    assert [item.offsets for item in lean if isinstance(item, LineBatch)] == [[e] for e in ends]
+    with pytest.raises(ValueError, match="each_offset"):
+        list(without.records(lean))

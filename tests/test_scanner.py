@@ -220,6 +220,12 @@ def test_lines_agree(
     expected = re.split(newline, consumed.decode("utf-8", "replace"))[:-1]
     assert texts == expected
     assert len(offsets) == len(texts) + 1
+    # Without each line's offset: the same lines, and only where they end.
+    for make in (PyScanner, _accel.accelerator().Units):
+        assert make("\ufffd", None).lines(head, data, 1000, sep, limit, False) == (
+            texts,
+            offsets[-1:],
+        )
 
 
 def test_the_argument_checks_agree() -> None:

@@ -40,7 +40,14 @@ class Units:
         self, pending: bytes, data: bytes, final: bool, position: int, sep: int, /
     ) -> tuple[list[str], bytes, int, int]: ...
     def lines(
-        self, head: bytes, data: bytes, position: int, sep: int, limit: int, /
+        self,
+        head: bytes,
+        data: bytes,
+        position: int,
+        sep: int,
+        limit: int,
+        each_offset: bool = True,
+        /,
     ) -> tuple[list[str], list[int]]: ...
     def drain(self) -> tuple[int, ...]: ...
 

@@ -706,7 +706,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             raise
         return SplitText(parts, SplitFlag(flags), chars)
 
-    def decode_lines(self, head: bytes, data: bytes, sep: int, limit: int) -> DecodedLines | None:
+    def decode_lines(
+        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: bool = True
+    ) -> DecodedLines | None:
         """Decode the complete lines at the start of ``head + data``, or return ``None``.
 
         For a reader that holds its unfinished line itself (the log follower); also
@@ -716,14 +718,15 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         first line with more than ``limit`` bytes, which the reader handles with
         ``decode()``.  Events and statistics are those of ``decode()`` of the bytes
         consumed.  A callback that raises leaves this decoder unusable (the follower
-        catches that).
+        catches that).  ``each_offset=False``: ``offsets`` holds only the end of the
+        last line (a reader that hands out no offsets saves an int per line).
         """
         scanner = self._ready
         if scanner is None or not self._cuts_lines or self._pending:
             return None
         parts: list[str]
         offsets: list[int]
-        parts, offsets = scanner.lines(head, data, self._position, sep, limit)
+        parts, offsets = scanner.lines(head, data, self._position, sep, limit, each_offset)
         self._position = offsets[-1]
         return DecodedLines(parts, offsets)
 

@@ -109,7 +109,9 @@ class LineDecoder(Protocol):
         """Bytes are missing here (``lost`` of them if known): the next text starts
         with one U+FFFD, and decoding starts afresh."""
 
-    def decode_lines(self, head: bytes, data: bytes, sep: int, limit: int) -> DecodedLines | None:
+    def decode_lines(
+        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: bool = True
+    ) -> DecodedLines | None:
         """The fast path: the complete lines at the start of ``head + data``, decoded, or
         ``None`` (then the engine cuts and decodes them itself).  See
         ``Utf8Decoder.decode_lines``."""
@@ -350,7 +352,9 @@ class CodecLineDecoder:
         self._decoder = codecs.getincrementaldecoder(self._fixed or self.encoding)(self.errors)
         self._gap = True
 
-    def decode_lines(self, head: bytes, data: bytes, sep: int, limit: int) -> DecodedLines | None:
+    def decode_lines(
+        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: bool = True
+    ) -> DecodedLines | None:
         return None
 
     def text_split_exact(self, newline: str | None) -> bool:
@@ -394,7 +398,8 @@ class ByteLine:
 
 class LineBatch(NamedTuple):
     """Complete, ordinary lines of one ``feed``, in bulk: ``offsets`` is each line's first
-    byte, then the offset just past the last line."""
+    byte, then the offset just past the last line (only that last one from an engine
+    made with ``each_offset=False``)."""
 
     texts: list[str]
     offsets: list[int]
@@ -429,7 +434,9 @@ class LineEngine:
     ``offset``: where the stream starts in the source (a ``Utf8Decoder``'s
     ``start_offset`` must be the same).  ``head``: the source's first bytes, for a
     stream that starts later in it (a byte-order mark tells the byte order); without
-    it, the stream's own first bytes tell.
+    it, the stream's own first bytes tell.  ``each_offset=False``: for a reader that
+    hands out no offsets (``LineSplitter``), a ``LineBatch`` carries only the offset
+    after its last line, which spares an int object per line; ``records()`` then refuses.
     """
 
     def __init__(
@@ -443,9 +450,11 @@ class LineEngine:
         on_overlong_line: Callable[[int], object] | None = None,
         offset: int = 0,
         head: bytes | None = None,
+        each_offset: bool = True,
     ) -> None:
         check_line_options(newline, max_line_bytes, on_overlong)
         self.decoder = decoder
+        self.each_offset = bool(each_offset)
         self.newline = newline
         self.keepends = bool(keepends)
         self.max_line_bytes = max_line_bytes
@@ -591,6 +600,8 @@ class LineEngine:
         A ``LineTooLong`` (``on_overlong="raise"``) is raised where the line was, after
         the records before it; iterate again over the items after it to go on.
         """
+        if not self.each_offset:
+            raise ValueError("records() needs an engine made with each_offset=True")
         for item in items:
             if isinstance(item, LineBatch):
                 offsets = item.offsets
@@ -693,7 +704,7 @@ class LineEngine:
         if sep is not None and not self.overlong:
             # The hot path: the decoder cuts and decodes the complete lines in one pass,
             # and stops before an overlong one, which the code below handles.
-            lines = self.decoder.decode_lines(self.partial, data, sep, self._max)
+            lines = self.decoder.decode_lines(self.partial, data, sep, self._max, self.each_offset)
         if lines is not None:
             texts, offsets = lines
             if texts:
@@ -757,7 +768,7 @@ class LineEngine:
         else:
             contents = text.split(newline)
             contents.pop()
-        offsets = [base + s for s in starts]
+        offsets = [base + s for s in starts] if self.each_offset else []
         offsets.append(base + block_end)
         out.append(LineBatch(contents, offsets))
         self._splitting = False

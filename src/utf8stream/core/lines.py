@@ -131,11 +131,13 @@ class _SplitterSource:
     def mark_gap(self, lost: int | None = None) -> None:
         raise NotImplementedError("a gap is marked on the decoder (see sync_decoder)")
 
-    def decode_lines(self, head: bytes, data: bytes, sep: int, limit: int) -> DecodedLines | None:
+    def decode_lines(
+        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: bool = True
+    ) -> DecodedLines | None:
         raw = self.raw
         if raw is None or self.text_left:
             return None
-        return raw.decode_lines(head, data, sep, limit)
+        return raw.decode_lines(head, data, sep, limit, each_offset)
 
     def text_split_exact(self, newline: str | None) -> bool:
         raw = self.raw
@@ -184,6 +186,7 @@ class LineSplitter:
             max_line_bytes=max_line_bytes,
             on_overlong=on_overlong,
             on_overlong_line=self._found_overlong,
+            each_offset=False,  # a splitter hands out text only
         )
         self._chars_in = 0
         #: ``raw``'s decoder's position and state after the splitter last used it: if

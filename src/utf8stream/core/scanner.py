@@ -53,9 +53,11 @@ class Scanner(Protocol):
     held proper prefix), which ends at the absolute offset ``position``; returns the
     text and the new held prefix.  ``split(..., sep)``: the same with the text cut at the
     byte ``sep`` (-1: universal newlines) into ``(parts, pending, flags, chars)``.
-    ``lines(head, data, position, sep, limit)``: the complete lines at the start of
-    ``head + data`` (which starts at ``position``), up to the first longer than
-    ``limit`` bytes: ``(texts, offsets)``.  ``drain()``: the units counted by kind
+    ``lines(head, data, position, sep, limit, each_offset=True)``: the complete lines
+    at the start of ``head + data`` (which starts at ``position``), up to the first
+    longer than ``limit`` bytes: ``(texts, offsets)``, ``offsets`` holding each line's
+    start then the end of the last (only that end when ``each_offset`` is false).
+    ``drain()``: the units counted by kind
     (``ACCEL_KINDS`` order) and the characters returned since the last drain.  When the
     callback raises (or a mapping callback returns something other than a ``str``:
     ``TypeError``), the exception propagates, ``fail_start`` is where the failing unit
@@ -83,7 +85,14 @@ class Scanner(Protocol):
         self, pending: bytes, data: bytes, final: bool, position: int, sep: int, /
     ) -> tuple[list[str], bytes, int, int]: ...
     def lines(
-        self, head: bytes, data: bytes, position: int, sep: int, limit: int, /
+        self,
+        head: bytes,
+        data: bytes,
+        position: int,
+        sep: int,
+        limit: int,
+        each_offset: bool = True,
+        /,
     ) -> tuple[list[str], list[int]]: ...
     def drain(self) -> tuple[int, ...]: ...
 
@@ -252,7 +261,14 @@ class PyScanner:
         return parts, held, int(flags), len(text)
 
     def lines(
-        self, head: bytes, data: bytes, position: int, sep: int, limit: int, /
+        self,
+        head: bytes,
+        data: bytes,
+        position: int,
+        sep: int,
+        limit: int,
+        each_offset: bool = True,
+        /,
     ) -> tuple[list[str], list[int]]:
         self._refuse_reentry()
         self._check_sep(sep)
@@ -281,6 +297,8 @@ class PyScanner:
             offsets.append(position + i)
             i = e + width
         offsets.append(position + i)
+        if not each_offset:
+            del offsets[:-1]
         if not i:
             return [], offsets
         try:
