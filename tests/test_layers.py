@@ -183,15 +183,13 @@ def _private_decoder_names() -> set[str]:
     return {n for n in names if n.startswith("_") and not n.startswith("__")}
 
 
-#: Modules allowed to touch the decoder's private attributes: the decoder itself, and the
-#: follower until it moves to ``Utf8Decoder.decode_lines`` (it calls ``_decode_lines``,
-#: kept as an alias for it alone).
-_DECODER_INSIDERS = {"utf8stream.core.decoder": set(), "utf8stream.apps.follow": {"_decode_lines"}}
+#: Modules allowed to touch the decoder's private attributes: the decoder itself.
+_DECODER_INSIDERS: dict[str, set[str]] = {"utf8stream.core.decoder": set()}
 
 
 def test_no_module_calls_decoder_privates() -> None:
     private = _private_decoder_names()
-    assert {"_decode_lines", "_scanner", "_pending", "_ready"} <= private
+    assert {"_scanner", "_pending", "_ready"} <= private
     for path in PACKAGE_DIR.rglob("*.py"):
         name = _module_name(path)
         if name == "utf8stream.core.decoder":

@@ -711,7 +711,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     ) -> DecodedLines | None:
         """Decode the complete lines at the start of ``head + data``, or return ``None``.
 
-        For a reader that holds its unfinished line itself (the log follower); also
+        For a reader that holds its unfinished line itself (the line engine); also
         ``None`` while a prefix is held.  ``head + data`` starts at ``position``.  Lines
         end at the byte ``sep`` (-1: universal newlines; a ``\r`` that ends the buffer
         ends no line yet); decoding stops before the first unterminated line or the
@@ -729,10 +729,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         parts, offsets = scanner.lines(head, data, self._position, sep, limit, each_offset)
         self._position = offsets[-1]
         return DecodedLines(parts, offsets)
-
-    # The follower (apps/follow.py) still calls the old private name; only it may, until
-    # it moves to ``decode_lines``.
-    _decode_lines = decode_lines
 
     def _scanner_failed(
         self,
