@@ -51,6 +51,7 @@ from ..core.lines import (
     LineTooLong,
     check_line_options,
 )
+from ._identity import FINGERPRINT_BYTES, head_fingerprint
 
 __all__ = [
     "NOTICE_KINDS",
@@ -67,7 +68,6 @@ __all__ = [
 ]
 
 READ_SIZE = 1 << 20
-FINGERPRINT_BYTES = 1024
 ANCHOR_BYTES = 32
 #: Policies under which a follower never stops (and whose replacements hold no newline).
 FOLLOW_ERRORS = ("replace", "ignore", "backslashreplace", "surrogateescape")
@@ -324,15 +324,10 @@ def _open_regular(path: str) -> int:
     return fd
 
 
-def _fingerprint(head: bytes) -> tuple[int, str]:
-    head = head[:FINGERPRINT_BYTES]
-    return len(head), hashlib.sha256(head).hexdigest()
-
-
 def _identity_of(fd: int) -> FileIdentity:
     st = os.fstat(fd)
     head = os.pread(fd, FINGERPRINT_BYTES, 0)
-    length, digest = _fingerprint(head)
+    length, digest = head_fingerprint(head)
     return FileIdentity(st.st_dev, st.st_ino, length, digest)
 
 
@@ -342,7 +337,7 @@ def _matches(fd: int, identity: FileIdentity) -> bool:
     if not identity.same_inode(st):
         return False
     head = os.pread(fd, identity.head_length, 0)
-    return _fingerprint(head) == (identity.head_length, identity.head_sha256)
+    return head_fingerprint(head) == (identity.head_length, identity.head_sha256)
 
 
 #: The first bytes of a compressed file: gzip, bzip2 (a block or an empty stream), xz,
@@ -1001,7 +996,7 @@ class Follower:
         if f.identity.head_length < FINGERPRINT_BYTES and f.read_pos > f.identity.head_length:
             # A young file: fingerprint more of it, so a reused inode is recognised.
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
-            length, digest = _fingerprint(head)
+            length, digest = head_fingerprint(head)
             f.identity = FileIdentity(f.identity.device, f.identity.inode, length, digest)
         self._queue_items(f, f.engine.feed(data))
 
