@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from ...core.linecodec import line_decoder
 from ...core.lines import (
     DEFAULT_FOLLOW_ON_OVERLONG,
     DEFAULT_MAX_LINE_BYTES,
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
 # async layers (a test checks they agree).  The line limit and overlong policy are the
 # core's defaults for followers, shared with follow().
 ERROR_POLICIES = ("replace", "ignore", "backslashreplace", "surrogateescape")
+#: follow()'s ``rotate_grace``, named here for the same reason (a test checks they agree).
+ROTATE_GRACE = 1.0
 #: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
 EXIT_UNREADABLE = 1
 #: While following, how often lines printed since the last save are recorded.  The
@@ -71,6 +74,26 @@ def _count(text: str) -> _Count:
             f"must be N (the last N) or +N (from the Nth on), not {text!r}"
         )
     return _Count(int(digits), from_start=text.startswith("+"))
+
+
+def _encoding(text: str) -> str:
+    """``type=`` for --encoding: one lines can be cut in (the core's line decoders)."""
+    try:
+        line_decoder(text, "replace")
+    except (LookupError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _grace(text: str) -> float:
+    """``type=`` for --rotate-grace: seconds, 0 included."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, not {text!r}")
+    return value
 
 
 def _line_limit(text: str) -> int:
@@ -127,6 +150,8 @@ def _load_follower(args: argparse.Namespace, name: str) -> tuple[Follower, int]:
             **start,
             checkpoint=checkpoint,
             poll_interval=args.interval,
+            rotate_grace=args.rotate_grace,
+            encoding=args.encoding,
             # Cut at "\n" only, as GNU tail: a "\r" stays in the text it ends (CRLF) or
             # sits in (a lone CR), so writing each line back with "\n" passes it through.
             newline="\n",
@@ -366,9 +391,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "printed with the ending they had (CRLF and CR pass through, a last line without "
         "a newline gets none); malformed UTF-8 becomes U+FFFD (see --errors) and never "
         "stops the reader. With -f or -F, keep following each FILE by name, across "
-        "rotation (rename and create, copytruncate), truncation and restarts "
-        "(--checkpoint); compressed rotated files are skipped, never printed as text. "
-        "Notices (truncation, a file gone or back, a line cut short) go to stderr.",
+        "rotation (rename and create, copytruncate: the lines written just before are "
+        "taken from the copy), truncation and restarts (--checkpoint; a file rotated and "
+        "compressed meanwhile is read decompressed, never printed as bytes). Input in "
+        "another encoding (--encoding) is printed as UTF-8. Notices (rotation, "
+        "truncation, a file gone or back, a damaged compressed copy, a line cut short) "
+        "go to stderr.",
         epilog="Exit status: 0 success, 1 a FILE could not be opened or read (as GNU "
         "tail; the others are still printed), 2 usage error or unusable checkpoint, 130 "
         "/ 143 Ctrl-C / SIGTERM, 141 the reader of stdout went away. Errors and notices "
@@ -421,7 +449,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=positive_float,
         default=0.25,
         metavar="SECONDS",
-        help="while following, look for changes this often (default 0.25)",
+        help="while following without kernel notification (no watchfiles, a network "
+        "file system), look for changes this often (default 0.25)",
     )
     tail.add_argument("--interval", dest="interval", type=positive_float, help=argparse.SUPPRESS)
     tail.add_argument(
@@ -464,6 +493,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a longer line is: split (default: read in pieces, printed unchanged), "
         "truncate (its first N bytes, and a notice), skip (a notice), raise (an error, "
         "exit 1)",
+    )
+    tail.add_argument(
+        "--encoding",
+        type=_encoding,
+        default="utf-8",
+        metavar="ENC",
+        help="the files' encoding (default utf-8; utf-16, utf-16-le, cp1252, ...): "
+        "lines are printed in UTF-8, offsets and checkpoints stay exact",
+    )
+    tail.add_argument(
+        "--rotate-grace",
+        type=_grace,
+        default=ROTATE_GRACE,
+        metavar="SECONDS",
+        help="a file renamed away is read until unchanged this long, since its writer "
+        "goes on until it reopens the name (default 1)",
     )
     tail.add_argument(
         "--errors",
