@@ -443,6 +443,42 @@ def test_an_encoding_lines_cannot_be_cut_in_is_a_usage_error(tmp_path: Path) -> 
     )
 
 
+def test_a_multiline_event_held_at_a_stop_is_printed_whole_by_the_next_run(
+    tmp_path: Path,
+) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    record = b"2026-01-01 12:00 ERROR failed\n"
+    log.write_bytes(b"2026-01-01 12:00 INFO started\n" + record)
+    follow = Follow(
+        "-F", "-n", "+1", "--multiline-start", r"^\d{4}-", "--checkpoint", str(cp), str(log)
+    )
+    try:
+        assert follow.out() == b"2026-01-01 12:00 INFO started\n"
+        with open(log, "ab") as f:
+            f.write(b"Traceback (most recent call last):\n")
+        time.sleep(0.3)  # read, and held: the event may go on
+    finally:
+        assert follow.stop() == (143, b"", b"")
+    assert read_checkpoint(cp).offset == len(b"2026-01-01 12:00 INFO started\n")
+    with open(log, "ab") as f:
+        f.write(b"ValueError: bad\n2026-01-01 12:01 INFO next\n")
+    result = tail("--multiline", "python", "--checkpoint", str(cp), str(log))
+    assert result.stdout == (
+        record + b"Traceback (most recent call last):\nValueError: bad\n"
+        b"2026-01-01 12:01 INFO next\n"
+    )
+
+
+def test_the_last_multiline_event_is_printed_after_the_timeout(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"record\n  continued\n")
+    follow = Follow("-F", "--multiline", "indented", "--multiline-timeout", "0.2", str(log))
+    try:
+        assert [follow.out(), follow.out()] == [b"record\n", b"  continued\n"]
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
 # -- line endings, long lines and malformed bytes passed through as they are -----------
 
 
@@ -527,6 +563,8 @@ def test_the_commands_defaults_are_the_librarys() -> None:
     assert tail_command.ERROR_POLICIES == FOLLOW_ERRORS
     grace = inspect.signature(follow).parameters["rotate_grace"].default
     assert grace == tail_command.ROTATE_GRACE
+    timeout = inspect.signature(follow).parameters["multiline_timeout"].default
+    assert timeout == tail_command.MULTILINE_TIMEOUT
 
 
 def test_one_default_for_each_line_option() -> None:

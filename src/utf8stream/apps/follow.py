@@ -29,6 +29,7 @@ import contextlib
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 import stat
@@ -52,6 +53,7 @@ from ..core.lines import (
     LineTooLong,
     check_line_options,
 )
+from ..core.multiline import MultilineEvent, MultilineJoiner
 from ._compressed import (
     CompressedFileError,
     compression_of,
@@ -80,6 +82,8 @@ READ_SIZE = 1 << 20
 #: How long a file renamed away must stay unchanged before the follower leaves it: the
 #: writer appends to it until it reopens the path (logrotate's ``postrotate`` signal).
 DEFAULT_ROTATE_GRACE = 1.0
+#: How long the last multi-line event waits for more lines before it is handed out.
+DEFAULT_MULTILINE_TIMEOUT = 5.0
 #: How often a follower woken by the kernel looks whether ``stop_at_end()`` was called.
 _FLAG_CHECK_INTERVAL = 0.25
 ANCHOR_BYTES = 32
@@ -1266,6 +1270,98 @@ class Follower:
             )
 
 
+class _MultilineFollower(Follower):
+    """A follower whose ``Line`` records are multi-line events (``follow(multiline=)``).
+
+    The lines come from the plain follower, with the offset just past each (its
+    checkpoint); they go through the joiner, which holds the incomplete event.  A line
+    from another file (another inode, or an offset before the last: a truncation) ends
+    the event held.  Each event keeps the checkpoint taken just before its first line:
+    the checkpoint is that of the first event not handed out (queued or held), else the
+    plain one.
+    """
+
+    def __init__(self, joiner: MultilineJoiner, timeout: float, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._joiner = joiner
+        self._multiline_timeout = timeout
+        #: Complete events not handed out, each with the checkpoint before its first line.
+        self._events: deque[tuple[Line, FollowCheckpoint]] = deque()
+        #: The event held by the joiner: the checkpoint before it, its file and path.
+        self._held: tuple[FollowCheckpoint, FileIdentity, str] | None = None
+        self._last: tuple[int, int, int] | None = None  # device, inode, end of last line
+        self._line_end: FollowCheckpoint | None = None  # the plain checkpoint after it
+
+    def __aiter__(self) -> AsyncIterator[Line]:
+        return self
+
+    async def __anext__(self) -> Line:
+        events = self._events
+        while not events:
+            await self._join_more()
+        return events.popleft()[0]
+
+    async def _join_more(self) -> None:
+        """Take one more line (or time out, or end) and queue the events it completes."""
+        left = math.inf
+        since = self._joiner.pending_since
+        if since is not None and not Follower.has_pending(self):
+            left = self._multiline_timeout - (anyio.current_time() - since)
+            if left <= 0:
+                self._flush()
+                return
+        try:
+            with anyio.move_on_after(left):  # cancelling a step loses nothing
+                await self._join_line()
+        except StopAsyncIteration:
+            self._flush()
+            if not self._events:
+                raise
+
+    async def _join_line(self) -> None:
+        before = self._line_end
+        line = await Follower.__anext__(self)
+        after = Follower.checkpoint(self)
+        self._line_end = after
+        where = (line.file.device, line.file.inode)
+        if self._last is not None and (where != self._last[:2] or line.offset < self._last[2]):
+            self._flush()  # another file: the event held is complete
+        self._last = (*where, after.offset)
+        held = self._held is not None
+        events = self._joiner.feed([(line.text, line.offset, after.offset)], anyio.current_time())
+        for event in events:
+            self._queue_event(event)
+        if self._joiner.pending_since is None:
+            self._held = None
+        elif events or not held:  # this line began the event now held
+            start = before or FollowCheckpoint(self._followed, line.file, line.offset)
+            self._held = (start, line.file, line.path)
+
+    def _flush(self) -> None:
+        event = self._joiner.flush()
+        if event is not None:
+            self._queue_event(event)
+        self._held = None
+
+    def _queue_event(self, event: MultilineEvent) -> None:
+        """Queue a complete event: the one held until now."""
+        assert self._held is not None
+        start, file, path = self._held
+        self._events.append((_line(event.text, event.offset, file, path), start))
+
+    def checkpoint(self) -> FollowCheckpoint:
+        """Where a new follower resumes: before the first line of the first event not
+        handed out, else just past the last line read."""
+        if self._events:
+            return self._events[0][1]
+        if self._held is not None:
+            return self._held[0]
+        return Follower.checkpoint(self)
+
+    def has_pending(self) -> bool:
+        return bool(self._events) or Follower.has_pending(self)
+
+
 def follow(
     path: str | os.PathLike[str],
     *,
@@ -1285,6 +1381,8 @@ def follow(
     until_eof: bool = False,
     retry: bool = False,
     on_notice: Callable[[Notice], object] | None = None,
+    multiline: MultilineJoiner | str | None = None,
+    multiline_timeout: float = DEFAULT_MULTILINE_TIMEOUT,
 ) -> Follower:
     """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
 
@@ -1308,10 +1406,41 @@ def follow(
     every ``poll_interval`` seconds.  A file renamed away (rotation) is read until it
     has stayed unchanged for ``rotate_grace`` seconds, since its writer appends to it
     until it reopens the path; then the new file is read.
+    ``multiline``: a ``MultilineJoiner`` or the name of one of its presets
+    (``"python"``, ``"java"``, ``"indented"``): each ``Line`` is then an event, its lines
+    joined with ``"\\n"`` at the offset of its first line.  An event never spans two
+    files; the last one is handed out once ``multiline_timeout`` seconds pass with no
+    line, at a rotation or truncation, and at the end with ``until_eof``.  The checkpoint
+    never passes an event not handed out: a restart reads its lines again.
     ``encoding``: UTF-8 by default, or any encoding ``line_decoder`` takes (UTF-16/32,
     legacy codecs; offsets stay exact source byte offsets, a byte offset to start at is
     rounded down to a code unit; ``on_malformed`` is for UTF-8 only).
     """
+    if multiline is not None:
+        joiner = MultilineJoiner.preset(multiline) if isinstance(multiline, str) else multiline
+        if not multiline_timeout > 0:
+            raise ValueError("multiline_timeout must be > 0")
+        return _MultilineFollower(
+            joiner,
+            multiline_timeout,
+            path,
+            start=start,
+            last_lines=last_lines,
+            last_bytes=last_bytes,
+            gap_at_start=gap_at_start,
+            checkpoint=checkpoint,
+            poll_interval=poll_interval,
+            rotate_grace=rotate_grace,
+            newline=newline,
+            max_line_bytes=max_line_bytes,
+            on_overlong=on_overlong,
+            errors=errors,
+            encoding=encoding,
+            on_malformed=on_malformed,
+            until_eof=until_eof,
+            retry=retry,
+            on_notice=on_notice,
+        )
     return Follower(
         path,
         start=start,

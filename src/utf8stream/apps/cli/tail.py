@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -29,6 +30,7 @@ from ...core.lines import (
     OVERLONG_POLICIES,
     LineTooLong,
 )
+from ...core.multiline import MULTILINE_PRESETS, MultilineJoiner
 from ._common import (
     EXIT_BROKEN_PIPE,
     EXIT_OK,
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
 ERROR_POLICIES = ("replace", "ignore", "backslashreplace", "surrogateescape")
 #: follow()'s ``rotate_grace``, named here for the same reason (a test checks they agree).
 ROTATE_GRACE = 1.0
+#: follow()'s ``multiline_timeout``, likewise.
+MULTILINE_TIMEOUT = 5.0
 #: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
 EXIT_UNREADABLE = 1
 #: While following, how often lines printed since the last save are recorded.  The
@@ -83,6 +87,26 @@ def _encoding(text: str) -> str:
     except (LookupError, ValueError) as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
     return text
+
+
+def _regex(text: str) -> str:
+    """``type=`` for --multiline-start and --multiline-continuation."""
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"not a valid regular expression: {exc}") from None
+    return text
+
+
+def _joiner(args: argparse.Namespace) -> MultilineJoiner | None:
+    """The multi-line joiner the options ask for (one per FILE: it holds an event)."""
+    if args.multiline_start is not None:
+        return MultilineJoiner(start=args.multiline_start)
+    if args.multiline_continuation is not None:
+        return MultilineJoiner(continuation=args.multiline_continuation)
+    if args.multiline is not None:
+        return MultilineJoiner.preset(args.multiline)
+    return None
 
 
 def _grace(text: str) -> float:
@@ -161,6 +185,8 @@ def _load_follower(args: argparse.Namespace, name: str) -> tuple[Follower, int]:
             until_eof=not args.follow,
             retry=args.retry and args.follow,
             on_notice=lambda notice: warn(notice.message, name),
+            multiline=_joiner(args),
+            multiline_timeout=args.multiline_timeout,
         )
     except CheckpointError as exc:
         raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
@@ -509,6 +535,36 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="SECONDS",
         help="a file renamed away is read until unchanged this long, since its writer "
         "goes on until it reopens the name (default 1)",
+    )
+    multiline = tail.add_mutually_exclusive_group()
+    multiline.add_argument(
+        "--multiline-start",
+        type=_regex,
+        metavar="REGEX",
+        help="join lines into events: a line REGEX matches (searched, anchor it with ^) "
+        "starts one, the others continue it; each event is printed as its lines",
+    )
+    multiline.add_argument(
+        "--multiline-continuation",
+        type=_regex,
+        metavar="REGEX",
+        help="join lines into events: a line REGEX matches continues the event before it",
+    )
+    multiline.add_argument(
+        "--multiline",
+        choices=sorted(MULTILINE_PRESETS),
+        metavar="PRESET",
+        help="join lines into events by a preset: "
+        + ", ".join(sorted(MULTILINE_PRESETS))
+        + " (a Python or Java stack trace joins the record before it)",
+    )
+    tail.add_argument(
+        "--multiline-timeout",
+        type=positive_float,
+        default=MULTILINE_TIMEOUT,
+        metavar="SECONDS",
+        help="while following, print the last event once no line came for this long "
+        "(default 5); a checkpoint never passes an event not printed",
     )
     tail.add_argument(
         "--errors",
