@@ -14,13 +14,18 @@ Only complete lines are delivered (the last line of a file is delivered when the
 left behind by rotation or truncation).  A line longer than ``max_line_bytes`` is handled
 as soon as it passes the limit, so memory stays bounded by one read plus the limit.
 
-At the end of the data the follower polls: it compares the file it holds open with what
-the path now names (device and inode, plus a fingerprint of the first bytes, because
-inodes are reused), checks the size against its position (truncation), and re-reads the
-few bytes before its position (a file truncated and regrown past the old size between two
-polls no longer has them).  On rotation the old file is drained to its end first; a
-restart from a checkpoint whose file was rotated away while stopped looks for it in the
-same directory and drains it first.
+At the end of the data the follower waits for the kernel to say the file or its
+directory changed (``Watcher``; it polls where no notification exists), then looks: it
+compares the file it holds open with what the path now names (device and inode, plus a
+fingerprint of the first bytes, because inodes are reused), checks the size against its
+position (truncation), and re-reads the few bytes before its position (a file truncated
+and regrown past the old size between two looks no longer has them).  On rotation the old
+file is read until it has been quiet for ``rotate_grace`` (its writer appends to it until
+it reopens the path).  On truncation the bytes not read yet are taken from the rotated
+copy (copytruncate's ``app.log.1``, plain or compressed), known by the fingerprint of its
+head.  A restart from a checkpoint whose file was rotated away while stopped looks for it
+in the same directory, plain (same inode) or compressed (same decompressed head), and
+drains it first.  With ``multiline=`` a stage after the lines joins them into events.
 """
 
 from __future__ import annotations
