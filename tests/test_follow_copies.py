@@ -192,3 +192,26 @@ async def test_a_copytruncate_while_stopped_is_drained_from_the_copy(tmp_path: P
     async with follow(path, checkpoint=checkpoint, poll_interval=0.01) as lines:
         got = await take(lines, 2)
     assert got == ["two", "three"]
+
+
+async def test_a_compressed_rotation_is_read_once_while_the_path_is_waited_for(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"one\n")
+    checkpoint = await _stopped_at(path, 1)
+    append(path, b"two\n")
+    (tmp_path / "app.log.1.gz").write_bytes(gzip.compress(path.read_bytes()))
+    path.unlink()  # and no new file yet
+
+    async def create_soon() -> None:
+        await anyio.sleep(0.3)
+        path.write_bytes(b"three\n")
+
+    async with (
+        follow(path, checkpoint=checkpoint, poll_interval=0.01, retry=True) as lines,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(create_soon)
+        got = await take(lines, 2)
+    assert got == ["two", "three"]

@@ -949,6 +949,8 @@ class Follower:
             self._draining = True  # drain it and its successors, then the path
             return
         if await self._resume_from_copy(cp):
+            # Read once: if the path cannot be opened now, a retry must not read it again.
+            self._resume = None
             # Compressed after its rotation: the plain rotated files that came after it
             # (logrotate's delaycompress leaves the newest one plain), then the path.
             target = await anyio.to_thread.run_sync(self._next_file, None)
