@@ -8,6 +8,7 @@ import gzip
 import lzma
 import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -215,3 +216,23 @@ async def test_a_compressed_rotation_is_read_once_while_the_path_is_waited_for(
         tg.start_soon(create_soon)
         got = await take(lines, 2)
     assert got == ["two", "three"]
+
+
+async def test_an_older_copy_with_the_same_first_bytes_is_not_read(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    banner = b"service started\n"
+    older = tmp_path / "app.log.2"  # a previous cycle's copy: same banner, more bytes
+    older.write_bytes(banner + b"previous cycle 1\nprevious cycle 2\nprevious cycle 3\n")
+    an_hour_ago = time.time() - 3600
+    os.utime(older, (an_hour_ago, an_hour_ago))
+    path.write_bytes(banner)
+    notices: list[Notice] = []
+    async with follow(
+        path, start="beginning", poll_interval=0.01, on_notice=notices.append
+    ) as lines:
+        assert await take(lines, 1) == ["service started"]
+        shutil.copyfile(path, tmp_path / "app.log.1")  # holds nothing we have not read
+        os.truncate(path, 0)
+        append(path, b"after\n")
+        assert await take(lines, 1) == ["after"]
+    assert [n.message for n in notices] == ["file truncated"]

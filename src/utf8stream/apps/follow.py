@@ -390,7 +390,8 @@ class _Copy:
 def _find_copy(
     live: Path, identity: FileIdentity, offset: int, problems: list[str]
 ) -> _Copy | None:
-    """The newest rotated copy of the file ``identity`` describes holding bytes past ``offset``.
+    """The newest rotated copy of the file ``identity`` describes, if it holds bytes past
+    ``offset``.
 
     A copy is a sibling named after ``live`` (``app.log.1``, ``app.log-20260101.gz``)
     whose (decompressed) first bytes have ``identity``'s fingerprint: copytruncate's copy,
@@ -415,23 +416,24 @@ def _find_copy(
         if stat.S_ISREG(st.st_mode) and not identity.same_inode(st):
             candidates.append((st.st_mtime_ns, candidate, st.st_size))
     wanted = (identity.head_length, identity.head_sha256)
+    # The newest copy with the fingerprint is the one: an older one with the same first
+    # bytes (a log that always starts with the same banner) is a previous cycle's.
     for _, candidate, size in sorted(candidates, reverse=True):
         try:
             compression = compression_of(candidate)
             if compression is None:
-                if size <= offset:
-                    continue
                 with open(candidate, "rb") as f:
-                    head = f.read(identity.head_length)
-                if head_fingerprint(head) == wanted:
-                    return _Copy(str(candidate), None, size, head)
+                    head = f.read(FINGERPRINT_BYTES)
+                if head_fingerprint(head[: identity.head_length]) == wanted:
+                    return _Copy(str(candidate), None, size, head) if size > offset else None
             elif matches(candidate, *wanted):
                 size = decompressed_size(candidate)
-                if size > offset:
-                    chunks = read_from(candidate, 0)
-                    head = next(chunks, b"")[:FINGERPRINT_BYTES]
-                    chunks.close()  # type: ignore[attr-defined]
-                    return _Copy(str(candidate), compression, size, head)
+                if size <= offset:
+                    return None
+                chunks = read_from(candidate, 0)
+                head = next(chunks, b"")[:FINGERPRINT_BYTES]
+                chunks.close()  # type: ignore[attr-defined]
+                return _Copy(str(candidate), compression, size, head)
         except CompressedFileError as exc:
             problems.append(f"cannot read the rotated {exc}")
         except OSError:
