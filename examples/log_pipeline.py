@@ -54,7 +54,11 @@ async def pipeline(path: Path, checkpoint_file: Path | None, done: anyio.Event |
     checkpoint = None
     if checkpoint_file is not None and checkpoint_file.exists():
         checkpoint = FollowCheckpoint.from_json(checkpoint_file.read_text())
-    async with follow(path, start="beginning", checkpoint=checkpoint, poll_interval=0.01) as lines:
+    # The writer above opens the path for every write, so a file renamed away gets nothing
+    # more: a short rotate_grace (default 1 s) keeps this demo's 0.2 s quiet test valid.
+    async with follow(
+        path, start="beginning", checkpoint=checkpoint, poll_interval=0.01, rotate_grace=0.05
+    ) as lines:
         while True:
             with anyio.move_on_after(0.2):
                 line = await lines.__anext__()

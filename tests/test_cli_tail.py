@@ -6,6 +6,7 @@ import bz2
 import gzip
 import lzma
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -381,6 +382,103 @@ def test_truncation_is_a_notice(tmp_path: Path) -> None:
         assert follow.stop() == (143, b"", b"")
 
 
+def test_a_rotation_is_a_notice_and_the_new_file_is_followed(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"old\n")
+    follow = Follow("-F", "--rotate-grace", "0", str(log))
+    try:
+        assert follow.out() == b"old\n"
+        os.rename(log, tmp_path / "app.log.1")
+        log.write_bytes(b"new\n")
+        assert follow.err() == f"utf8stream: {log}: has been replaced; following new file\n"
+        assert follow.out() == b"new\n"
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_copytruncate_lines_come_from_the_copy_with_a_notice(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"one\n")
+    follow = Follow("-F", str(log))
+    try:
+        assert follow.out() == b"one\n"
+        follow.proc.send_signal(signal.SIGSTOP)  # the writer outpaces the follower
+        with open(log, "ab") as f:
+            f.write(b"two\n")
+        shutil.copyfile(log, tmp_path / "app.log.1")
+        os.truncate(log, 0)
+        with open(log, "ab") as f:
+            f.write(b"three\n")
+        follow.proc.send_signal(signal.SIGCONT)
+        assert [follow.out(), follow.out()] == [b"two\n", b"three\n"]
+        assert follow.err() == (
+            f"utf8stream: {log}: file truncated; 4 bytes not read yet were taken from "
+            "its rotated copy\n"
+        )
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+@pytest.mark.parametrize("bom", [b"", b"\xff\xfe"])
+def test_utf16le_logs_are_printed_in_utf8(tmp_path: Path, bom: bytes) -> None:
+    """As SQL Server and PowerShell write them: UTF-16LE, CRLF, with or without a BOM."""
+    log = tmp_path / "app.log"
+    encoding = "utf-16" if bom else "utf-16-le"
+    log.write_bytes(bom + "première\r\n".encode("utf-16-le"))
+    follow = Follow("-F", "-n", "+1", "--encoding", encoding, str(log))
+    try:
+        assert follow.out() == "première\r\n".encode()
+        with open(log, "ab") as f:
+            f.write("日本\r\n".encode("utf-16-le"))
+        assert follow.out() == "日本\r\n".encode()
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_an_encoding_lines_cannot_be_cut_in_is_a_usage_error(tmp_path: Path) -> None:
+    result = tail("--encoding", "utf-7", str(tmp_path / "app.log"))
+    assert result.returncode == 2
+    assert "argument --encoding: 'utf_7': its newline bytes are not self-delimiting" in (
+        result.stderr.decode()
+    )
+
+
+def test_a_multiline_event_held_at_a_stop_is_printed_whole_by_the_next_run(
+    tmp_path: Path,
+) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    record = b"2026-01-01 12:00 ERROR failed\n"
+    log.write_bytes(b"2026-01-01 12:00 INFO started\n" + record)
+    follow = Follow(
+        "-F", "-n", "+1", "--multiline-start", r"^\d{4}-", "--checkpoint", str(cp), str(log)
+    )
+    try:
+        assert follow.out() == b"2026-01-01 12:00 INFO started\n"
+        with open(log, "ab") as f:
+            f.write(b"Traceback (most recent call last):\n")
+        time.sleep(0.3)  # read, and held: the event may go on
+    finally:
+        assert follow.stop() == (143, b"", b"")
+    assert read_checkpoint(cp).offset == len(b"2026-01-01 12:00 INFO started\n")
+    with open(log, "ab") as f:
+        f.write(b"ValueError: bad\n2026-01-01 12:01 INFO next\n")
+    result = tail("--multiline", "python", "--checkpoint", str(cp), str(log))
+    assert result.stdout == (
+        record + b"Traceback (most recent call last):\nValueError: bad\n"
+        b"2026-01-01 12:01 INFO next\n"
+    )
+
+
+def test_the_last_multiline_event_is_printed_after_the_timeout(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"record\n  continued\n")
+    follow = Follow("-F", "--multiline", "indented", "--multiline-timeout", "0.2", str(log))
+    try:
+        assert [follow.out(), follow.out()] == [b"record\n", b"  continued\n"]
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
 # -- line endings, long lines and malformed bytes passed through as they are -----------
 
 
@@ -463,6 +561,10 @@ def test_the_commands_defaults_are_the_librarys() -> None:
     default = inspect.signature(follow).parameters["max_line_bytes"].default
     assert default == tail_command.DEFAULT_MAX_LINE_BYTES
     assert tail_command.ERROR_POLICIES == FOLLOW_ERRORS
+    grace = inspect.signature(follow).parameters["rotate_grace"].default
+    assert grace == tail_command.ROTATE_GRACE
+    timeout = inspect.signature(follow).parameters["multiline_timeout"].default
+    assert timeout == tail_command.MULTILINE_TIMEOUT
 
 
 def test_one_default_for_each_line_option() -> None:

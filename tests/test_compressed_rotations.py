@@ -127,7 +127,10 @@ def test_read_from_yields_the_decompressed_bytes_from_an_offset(
     assert all(0 < len(chunk) <= CHUNK_BYTES for chunk in chunks)
 
 
-@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=50)
+@settings(
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    max_examples=50,
+)
 @given(data=st.binary(max_size=3000), cut=st.integers(0, 3100), members=st.integers(1, 3))
 def test_read_from_equals_slicing_the_plain_bytes(
     tmp_path: Path, compression: str, data: bytes, cut: int, members: int

@@ -368,7 +368,8 @@ async def test_randomised_write_rotate_truncate_restart(tmp_path: Path) -> None:
     path.write_bytes(b"")
     written: list[str] = []
     received: list[str] = []
-    follower = follow(path, start="beginning", poll_interval=0.001)
+    # Rotations here are made after everything written was read: no grace is needed.
+    follower = follow(path, start="beginning", poll_interval=0.001, rotate_grace=0)
     rotated = 0
     counter = 0
 
@@ -411,7 +412,7 @@ async def test_randomised_write_rotate_truncate_restart(tmp_path: Path) -> None:
                 os.rename(path, tmp_path / f"app.log.{rotated}")
                 path.write_bytes(b"")
                 write_lines(rnd.randrange(0, 3))
-            follower = follow(path, checkpoint=cp, poll_interval=0.001)
+            follower = follow(path, checkpoint=cp, poll_interval=0.001, rotate_grace=0)
     await drain(follower)
     assert received == written
     assert await nothing_more(follower, 0.02)
@@ -637,7 +638,7 @@ async def test_a_path_gone_after_rotation_is_told_and_waited_for(tmp_path: Path)
     path.write_bytes(b"one\n")
     notices: list[Notice] = []
     async with follow(
-        path, start="beginning", poll_interval=POLL, on_notice=notices.append
+        path, start="beginning", poll_interval=POLL, rotate_grace=0, on_notice=notices.append
     ) as lines:
         assert await take(lines, 1) == ["one"]
         os.rename(path, tmp_path / "app.log.1")

@@ -39,6 +39,7 @@ from .core.linecodec import (
     line_decoder,
 )
 from .core.lines import LineSplitter, LineSplitterStatistics, LineTooLong
+from .core.multiline import MultilineEvent, MultilineJoiner
 from .core.transcoder import Transcoder
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 
     # Listed in __all__ only where trio is installed (below).
     from .aio.trio_stream import ValidUtf8ReceiveStream as ValidUtf8ReceiveStream
+    from .apps.checkpoints import CheckpointStore
     from .apps.files import atranscode_file, open_text
     from .apps.follow import (
         CheckpointError,
@@ -77,6 +79,7 @@ _LAZY = {
     "as_byte_stream": "aio.sources",
     "atranscode_file": "apps.files",
     "open_text": "apps.files",
+    "CheckpointStore": "apps.checkpoints",
     **dict.fromkeys(
         [
             "CheckpointError",
@@ -115,6 +118,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "ByteLine",
     "CheckpointError",
+    "CheckpointStore",
     "CodecLineDecoder",
     "DecoderCheckpoint",
     "DecoderStatistics",
@@ -133,6 +137,8 @@ __all__ = [
     "LineTooLong",
     "Malformed",
     "MalformedKind",
+    "MultilineEvent",
+    "MultilineJoiner",
     "Notice",
     "SameFileError",
     "StreamStatistics",

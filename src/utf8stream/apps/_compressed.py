@@ -30,7 +30,7 @@ import zlib
 from collections.abc import Callable, Generator, Iterator
 from typing import Any, BinaryIO, Protocol
 
-from .follow import FINGERPRINT_BYTES, _fingerprint
+from ._identity import FINGERPRINT_BYTES, head_fingerprint
 
 __all__ = [
     "FORMATS",
@@ -242,7 +242,7 @@ def fingerprint(path: str | os.PathLike[str]) -> tuple[int, str]:
     Equal to the fingerprint the plain file had, so a checkpointed file identity finds
     its compressed copy.  Raises ``ValueError`` for a file that is not compressed.
     """
-    return _fingerprint(_head(path, FINGERPRINT_BYTES))
+    return head_fingerprint(_head(path, FINGERPRINT_BYTES))
 
 
 def matches(path: str | os.PathLike[str], head_length: int, head_sha256: str) -> bool:

@@ -14,13 +14,18 @@ Only complete lines are delivered (the last line of a file is delivered when the
 left behind by rotation or truncation).  A line longer than ``max_line_bytes`` is handled
 as soon as it passes the limit, so memory stays bounded by one read plus the limit.
 
-At the end of the data the follower polls: it compares the file it holds open with what
-the path now names (device and inode, plus a fingerprint of the first bytes, because
-inodes are reused), checks the size against its position (truncation), and re-reads the
-few bytes before its position (a file truncated and regrown past the old size between two
-polls no longer has them).  On rotation the old file is drained to its end first; a
-restart from a checkpoint whose file was rotated away while stopped looks for it in the
-same directory and drains it first.
+At the end of the data the follower waits for the kernel to say the file or its
+directory changed (``Watcher``; it polls where no notification exists), then looks: it
+compares the file it holds open with what the path now names (device and inode, plus a
+fingerprint of the first bytes, because inodes are reused), checks the size against its
+position (truncation), and re-reads the few bytes before its position (a file truncated
+and regrown past the old size between two looks no longer has them).  On rotation the old
+file is read until it has been quiet for ``rotate_grace`` (its writer appends to it until
+it reopens the path).  On truncation the bytes not read yet are taken from the rotated
+copy (copytruncate's ``app.log.1``, plain or compressed), known by the fingerprint of its
+head.  A restart from a checkpoint whose file was rotated away while stopped looks for it
+in the same directory, plain (same inode) or compressed (same decompressed head), and
+drains it first.  With ``multiline=`` a stage after the lines joins them into events.
 """
 
 from __future__ import annotations
@@ -29,11 +34,13 @@ import contextlib
 import errno
 import hashlib
 import json
+import math
 import os
 import re
 import stat
+import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Generator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
@@ -51,6 +58,16 @@ from ..core.lines import (
     LineTooLong,
     check_line_options,
 )
+from ..core.multiline import MultilineEvent, MultilineJoiner
+from ._compressed import (
+    CompressedFileError,
+    compression_of,
+    decompressed_size,
+    matches,
+    read_from,
+)
+from ._identity import FINGERPRINT_BYTES, head_fingerprint
+from ._watch import Watcher
 
 __all__ = [
     "NOTICE_KINDS",
@@ -67,7 +84,13 @@ __all__ = [
 ]
 
 READ_SIZE = 1 << 20
-FINGERPRINT_BYTES = 1024
+#: How long a file renamed away must stay unchanged before the follower leaves it: the
+#: writer appends to it until it reopens the path (logrotate's ``postrotate`` signal).
+DEFAULT_ROTATE_GRACE = 1.0
+#: How long the last multi-line event waits for more lines before it is handed out.
+DEFAULT_MULTILINE_TIMEOUT = 5.0
+#: How often a follower woken by the kernel looks whether ``stop_at_end()`` was called.
+_FLAG_CHECK_INTERVAL = 0.25
 ANCHOR_BYTES = 32
 #: Policies under which a follower never stops (and whose replacements hold no newline).
 FOLLOW_ERRORS = ("replace", "ignore", "backslashreplace", "surrogateescape")
@@ -91,7 +114,7 @@ class FileIdentity:
 
 
 #: What a ``Notice`` can be about.
-NOTICE_KINDS = ("inaccessible", "appeared", "replaced", "truncated", "overlong")
+NOTICE_KINDS = ("inaccessible", "appeared", "replaced", "truncated", "overlong", "damaged")
 
 
 @dataclass(frozen=True)
@@ -104,7 +127,9 @@ class Notice:
     at the path is followed once the old one is drained), ``"truncated"`` (the file
     shrank or was rewritten: reading starts again at its beginning), ``"overlong"`` (a
     line passed ``max_line_bytes`` and was truncated or skipped; split lines lose
-    nothing and come as pieces with ``terminated=False``, ``"raise"`` raises).
+    nothing and come as pieces with ``terminated=False``, ``"raise"`` raises),
+    ``"damaged"`` (a rotated compressed copy that cannot be read to its end: none of it
+    is read as text).
     ``path`` is the path followed; ``message`` is a sentence for a human.
     """
 
@@ -324,15 +349,10 @@ def _open_regular(path: str) -> int:
     return fd
 
 
-def _fingerprint(head: bytes) -> tuple[int, str]:
-    head = head[:FINGERPRINT_BYTES]
-    return len(head), hashlib.sha256(head).hexdigest()
-
-
 def _identity_of(fd: int) -> FileIdentity:
     st = os.fstat(fd)
     head = os.pread(fd, FINGERPRINT_BYTES, 0)
-    length, digest = _fingerprint(head)
+    length, digest = head_fingerprint(head)
     return FileIdentity(st.st_dev, st.st_ino, length, digest)
 
 
@@ -342,28 +362,94 @@ def _matches(fd: int, identity: FileIdentity) -> bool:
     if not identity.same_inode(st):
         return False
     head = os.pread(fd, identity.head_length, 0)
-    return _fingerprint(head) == (identity.head_length, identity.head_sha256)
-
-
-#: The first bytes of a compressed file: gzip, bzip2 (a block or an empty stream), xz,
-#: zstd, lz4.  A rotated log compressed by logrotate must never be read as text.
-_COMPRESSED = re.compile(
-    rb"\x1f\x8b|BZh[1-9](?:\x31\x41\x59\x26\x53\x59|\x17\x72\x45\x38\x50\x90)"
-    rb"|\xfd7zXZ\x00|\x28\xb5\x2f\xfd|\x04\x22\x4d\x18"
-)
+    return head_fingerprint(head) == (identity.head_length, identity.head_sha256)
 
 
 def _is_compressed(path: Path) -> bool:
     """Whether ``path`` starts like a compressed file (unreadable: treated as one).
 
-    Such a rotated file is skipped, never printed as text; reading what it holds
-    (decompressing it) is left to a later version.
+    A rotated log compressed by logrotate is never read as text: only ``_find_copy``
+    reads one, decompressed.
     """
     try:
-        with open(path, "rb") as f:
-            return _COMPRESSED.match(f.read(10)) is not None
+        return compression_of(path) is not None
     except OSError:
         return True
+
+
+@dataclass(frozen=True)
+class _Copy:
+    """A rotated copy of a followed file: plain or compressed, and the bytes it holds."""
+
+    path: str
+    compression: str | None
+    size: int  # decompressed
+    head: bytes  # its first bytes, decompressed (a byte-order mark tells the encoding)
+
+
+def _find_copy(
+    live: Path, identity: FileIdentity, offset: int, problems: list[str]
+) -> _Copy | None:
+    """The newest rotated copy of the file ``identity`` describes, if it holds bytes past
+    ``offset``.
+
+    A copy is a sibling named after ``live`` (``app.log.1``, ``app.log-20260101.gz``)
+    whose (decompressed) first bytes have ``identity``'s fingerprint: copytruncate's copy,
+    or a rotation compressed while the follower was stopped.  A compressed file is checked
+    to its end first, so a damaged one is never read; each one met is told in
+    ``problems``.  Runs in a worker thread (it decompresses).
+    """
+    if identity.head_length == 0:
+        return None  # nothing was fingerprinted: any file would match
+    try:
+        siblings = list(live.parent.iterdir())
+    except OSError:
+        return None
+    candidates: list[tuple[int, Path, int]] = []
+    for candidate in siblings:
+        if candidate == live or not candidate.name.startswith(live.name):
+            continue
+        try:
+            st = candidate.stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode) and not identity.same_inode(st):
+            candidates.append((st.st_mtime_ns, candidate, st.st_size))
+    wanted = (identity.head_length, identity.head_sha256)
+    # The newest copy with the fingerprint is the one: an older one with the same first
+    # bytes (a log that always starts with the same banner) is a previous cycle's.
+    for _, candidate, size in sorted(candidates, reverse=True):
+        try:
+            compression = compression_of(candidate)
+            if compression is None:
+                with open(candidate, "rb") as f:
+                    head = f.read(FINGERPRINT_BYTES)
+                if head_fingerprint(head[: identity.head_length]) == wanted:
+                    return _Copy(str(candidate), None, size, head) if size > offset else None
+            elif matches(candidate, *wanted):
+                size = decompressed_size(candidate)
+                if size <= offset:
+                    return None
+                chunks = read_from(candidate, 0)
+                head = next(chunks, b"")[:FINGERPRINT_BYTES]
+                chunks.close()  # type: ignore[attr-defined]
+                return _Copy(str(candidate), compression, size, head)
+        except CompressedFileError as exc:
+            problems.append(f"cannot read the rotated {exc}")
+        except OSError:
+            continue
+    return None
+
+
+def _copy_chunks(copy: _Copy, offset: int) -> Generator[bytes, None, None]:
+    """The bytes of ``copy`` from ``offset`` on, decompressed, in chunks."""
+    if copy.compression is not None:
+        yield from read_from(copy.path, offset)
+        return
+    with open(copy.path, "rb") as f:
+        f.seek(offset)
+        while chunk := f.read(READ_SIZE):
+            yield chunk
 
 
 def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
@@ -427,6 +513,9 @@ class _Open:
     read_pos: int  # next byte to read
     known_size: int = 0  # size at the last look: did unread bytes vanish?
     anchor: bytes = b""  # the bytes just before read_pos, to notice a rewrite
+    #: When a rotated-away file was first seen at its end with nothing new (monotonic
+    #: time), for its grace period; None while it yields data.
+    quiet_since: float | None = None
 
 
 #: A queued result: (text, or a LineTooLong to raise, or None for a skipped line; the
@@ -502,6 +591,7 @@ class Follower:
         gap_at_start: bool = True,
         checkpoint: FollowCheckpoint | None = None,
         poll_interval: float = 0.25,
+        rotate_grace: float = DEFAULT_ROTATE_GRACE,
         newline: str | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
         on_overlong: str = DEFAULT_FOLLOW_ON_OVERLONG,
@@ -517,6 +607,10 @@ class Follower:
             raise ValueError("start must be 'end', 'beginning' or a byte offset")
         if last_lines < 0:
             raise ValueError("last_lines must be non-negative")
+        if not poll_interval > 0:
+            raise ValueError("poll_interval must be > 0")
+        if not rotate_grace >= 0:
+            raise ValueError("rotate_grace must be >= 0")
         if last_bytes is not None and last_bytes < 0:
             raise ValueError("last_bytes must be non-negative")
         if errors not in FOLLOW_ERRORS:
@@ -551,6 +645,9 @@ class Follower:
         self._gap_at_start = gap_at_start
         self._resume = checkpoint
         self._poll_interval = poll_interval
+        self._rotate_grace = rotate_grace
+        #: The watcher of the paths last waited on (kept for its file-system cache).
+        self._watcher: tuple[tuple[str, ...], Watcher] | None = None
         self._on_malformed = on_malformed
         self._until_eof = until_eof
         self._retry = retry
@@ -746,7 +843,7 @@ class Follower:
             self._checkpoint = FollowCheckpoint(self._followed, f.identity, offset)
         return f
 
-    def _engine_for(self, offset: int, fd: int = -1) -> LineEngine:
+    def _engine_for(self, offset: int, fd: int = -1, head: bytes | None = None) -> LineEngine:
         """The line engine for a file read from ``offset`` (``fd``'s first bytes tell a
         byte-order mark)."""
         decoder = line_decoder(
@@ -755,7 +852,8 @@ class Follower:
             start_offset=offset,
             on_malformed=self._count if self._encoding_is_utf8 else None,
         )
-        head = os.pread(fd, decoder.prelude, 0) if fd >= 0 and decoder.prelude else None
+        if head is None and fd >= 0 and decoder.prelude:
+            head = os.pread(fd, decoder.prelude, 0)
         return LineEngine(
             decoder,
             newline=self._newline,
@@ -838,7 +936,10 @@ class Follower:
         except OSError:
             fd = -1  # perhaps rotated away and not there again yet: look for ours
         if fd >= 0 and cp.file.same_inode(os.fstat(fd)):
-            self._attach(fd, self.path, self._resume_offset(fd, cp))
+            offset = self._resume_offset(fd, cp)
+            if offset != cp.offset and await self._resume_from_copy(cp):
+                offset = 0  # truncated while we were stopped: its copy held the rest
+            self._attach(fd, self.path, offset)
             return
         # The path names another file now: was ours rotated away while we were stopped?
         rotated = await anyio.to_thread.run_sync(_find_rotated, Path(self.path), cp.file)
@@ -849,9 +950,44 @@ class Follower:
             self._attach(rfd, str(rotated), self._resume_offset(rfd, cp))
             self._draining = True  # drain it and its successors, then the path
             return
+        if await self._resume_from_copy(cp):
+            # Read once: if the path cannot be opened now, a retry must not read it again.
+            self._resume = None
+            # Compressed after its rotation: the plain rotated files that came after it
+            # (logrotate's delaycompress leaves the newest one plain), then the path.
+            target = await anyio.to_thread.run_sync(self._next_file, None)
+            if target != self.path:
+                if fd >= 0:
+                    os.close(fd)
+                self._attach(await self._open(target), target, 0)
+                self._draining = True
+                return
         if fd < 0:
             fd = await self._open(self.path)
         self._attach(fd, self.path, 0)  # our file is gone: the path is a new file
+
+    async def _resume_from_copy(self, cp: FollowCheckpoint) -> bool:
+        """Read the rest of the checkpoint's file from a rotated copy, if one holds it.
+
+        The copy is copytruncate's, or the rotated file compressed while we were
+        stopped.  True if one was read (its lines are queued, its last line complete).
+        """
+        copy = await self._find_copy_of(cp.file, cp.offset)
+        if copy is None:
+            return False
+        offset = cp.offset - cp.offset % self._unit
+        f = _Open(
+            fd=-1,
+            path=copy.path,
+            identity=cp.file,
+            engine=self._engine_for(offset, head=copy.head),
+            read_pos=offset,
+            known_size=copy.size,
+        )
+        await self._read_copy(f, copy)
+        self._finish(f)
+        self._rotations += 1
+        return True
 
     @staticmethod
     def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
@@ -888,7 +1024,7 @@ class Follower:
         n = len(f.anchor)
         data = await anyio.to_thread.run_sync(os.pread, f.fd, READ_SIZE + n, f.read_pos - n)
         if data[:n] != f.anchor:
-            self._truncated(f)
+            await self._truncated(f)
             return
         data = data[n:]
         if data:
@@ -904,13 +1040,13 @@ class Follower:
                 self._finish(f, unfinished=True)
                 self._at_eof = True
             else:
-                await anyio.sleep(self._poll_interval)
+                await self._wait_for_change(f)
 
     async def _look_around(self, f: _Open) -> bool:
         """At the end of the data: handle truncation and rotation; True if acted."""
         st = os.fstat(f.fd)
         if st.st_size < f.read_pos:
-            self._truncated(f)
+            await self._truncated(f)
             return True
         f.known_size = st.st_size
         if not self._draining:
@@ -927,6 +1063,11 @@ class Follower:
         if data:
             self._take(f, data)
             return True
+        if not self._until_eof:
+            grace_left = self._grace_left(f)
+            if grace_left > 0:
+                await self._wait_for_change(f, grace_left)
+                return True
         target = await anyio.to_thread.run_sync(self._next_file, f)
         try:
             fd = await self._open(target)
@@ -943,21 +1084,87 @@ class Follower:
             self._opened("replaced", "has been replaced; following new file")
         return True
 
-    def _next_file(self, f: _Open) -> str:
+    def _grace_left(self, f: _Open) -> float:
+        """Seconds the rotated-away ``f`` must still stay unchanged before it is left.
+
+        Quiet is measured from the later of its last modification and the moment it was
+        first seen with nothing new, whichever ends sooner: a file rotated long ago (a
+        restart) is left at once, and one whose modification time is in the future (a
+        clock set back) is still left ``rotate_grace`` after its last new byte.
+        """
+        now = time.monotonic()
+        if f.quiet_since is None:
+            f.quiet_since = now
+        since_read = now - f.quiet_since
+        since_write = time.time() - os.fstat(f.fd).st_mtime
+        return self._rotate_grace - max(since_read, since_write)
+
+    async def _wait_for_change(self, f: _Open, timeout: float | None = None) -> None:
+        """Wait until ``f``, the path followed, or its directory may have changed.
+
+        The kernel wakes the follower (``Watcher``); where it cannot, the directory is
+        polled every ``poll_interval``.  The watcher is armed before the last look, so a
+        change made between the read that found nothing and the wait is not missed.
+        Returns after ``timeout`` seconds too, and soon after ``stop_at_end()``.
+        """
+        paths = tuple(dict.fromkeys((self.path, f.path)))
+        if self._watcher is None or self._watcher[0] != paths:
+            self._watcher = (paths, Watcher(paths, poll_interval=self._poll_interval))
+        watcher = self._watcher[1]
+        deadline = None if timeout is None else anyio.current_time() + timeout
+        async with watcher:
+            look = await anyio.to_thread.run_sync(self._look_again, f)
+            if look == "changed":
+                return
+            if look == "path gone":
+                # The writer may go on writing to our file under a name nobody
+                # watches: look again after ``poll_interval``, as a poller would.
+                gone_deadline = anyio.current_time() + self._poll_interval
+                deadline = gone_deadline if deadline is None else min(deadline, gone_deadline)
+            while not self._until_eof and not self._closed:
+                # Woken by the kernel, the follower still looks at ``stop_at_end()`` often.
+                step = self._poll_interval
+                if watcher.mode == "kernel":
+                    step = min(step, _FLAG_CHECK_INTERVAL)
+                if deadline is not None:
+                    step = min(step, deadline - anyio.current_time())
+                    if step <= 0:
+                        return
+                if await watcher.wait(step):
+                    return
+
+    def _look_again(self, f: _Open) -> str:
+        """``"changed"`` if ``f`` or the path differs from what the last look saw,
+        ``"path gone"`` if the path names nothing, else ``"same"``."""
+        if os.fstat(f.fd).st_size != f.read_pos:
+            return "changed"
+        if self._draining:
+            return "same"
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return "path gone"
+        return "same" if f.identity.same_inode(st) else "changed"
+
+    def _next_file(self, f: _Open | None) -> str:
         """The file to read after the rotated ``f``: a newer rotated file, else the path.
 
         Several rotations may have happened while we were stopped or not being iterated;
         the files rotated after ``f`` were last written after it, so they are read in the
         order of their modification times.  Compressed ones are skipped, not decompressed.
+        ``f`` None: after a compressed rotation, whose modification time is that of its
+        compression, so every plain rotated file not read yet comes after it.
         """
-        mtime = os.fstat(f.fd).st_mtime_ns
+        mtime = 0 if f is None else os.fstat(f.fd).st_mtime_ns
         live = Path(self.path)
         try:
             live_st = live.stat()
             skip = {(live_st.st_dev, live_st.st_ino)}
         except OSError:
             skip = set()
-        skip |= self._visited | {(f.identity.device, f.identity.inode)}
+        skip |= self._visited
+        if f is not None:
+            skip.add((f.identity.device, f.identity.inode))
         newer: list[tuple[int, str]] = []
         try:
             siblings = list(live.parent.iterdir())
@@ -979,16 +1186,56 @@ class Follower:
                 newer.append((cst.st_mtime_ns, str(candidate)))
         return min(newer)[1] if newer else self.path
 
-    def _truncated(self, f: _Open) -> None:
-        """The file shrank or was rewritten: restart at 0, reporting vanished bytes."""
+    async def _truncated(self, f: _Open) -> None:
+        """The file shrank or was rewritten: restart at 0, reporting vanished bytes.
+
+        The bytes not read yet are first taken from the rotated copy (copytruncate's
+        ``app.log.1``, perhaps compressed) when one is found; only what no copy holds
+        is reported lost.
+        """
         self._truncations += 1
+        copy = await self._find_copy_of(f.identity, f.read_pos)
+        recovered = 0 if copy is None else await self._read_copy(f, copy)
         lost = max(0, f.known_size - f.read_pos)
-        self._notice(
-            "truncated",
-            f"file truncated; {lost} bytes not read were lost" if lost else "file truncated",
-        )
+        message = "file truncated"
+        if recovered:
+            message += f"; {recovered} bytes not read yet were taken from its rotated copy"
+        if lost:
+            message += f"; {lost} bytes not read were lost"
+        self._notice("truncated", message)
         self._finish(f, lost=lost)
         self._attach(os.dup(f.fd), f.path, 0)
+
+    async def _find_copy_of(self, identity: FileIdentity, offset: int) -> _Copy | None:
+        """A rotated copy holding ``identity``'s file past ``offset``; damaged ones told."""
+        problems: list[str] = []
+        copy = await anyio.to_thread.run_sync(
+            _find_copy, Path(self.path), identity, offset, problems
+        )
+        for problem in problems:
+            self._notice("damaged", problem)
+        return copy
+
+    async def _read_copy(self, f: _Open, copy: _Copy) -> int:
+        """Read the rest of ``f``'s file, from ``f.read_pos``, from its rotated ``copy``.
+
+        ``f``'s engine cuts the bytes (the lines say they come from the copy); returns
+        how many bytes were read.
+        """
+        start = f.read_pos
+        chunks = _copy_chunks(copy, start)
+        try:
+            while chunk := await anyio.to_thread.run_sync(next, chunks, b""):
+                f.read_pos += len(chunk)
+                f.known_size = max(f.known_size, f.read_pos)
+                self._queue_items(f, f.engine.feed(chunk), copy.path)
+        except (CompressedFileError, OSError) as exc:
+            # Changed since it was checked: what was read stands, the rest is a gap.
+            self._notice("damaged", f"cannot read the rotated copy {copy.path}: {exc}")
+            f.known_size = max(f.known_size, copy.size)
+        finally:
+            chunks.close()
+        return f.read_pos - start
 
     def _finish(self, f: _Open, lost: int = 0, unfinished: bool = False) -> None:
         """Leaving a file: its unfinished last line is complete now."""
@@ -997,17 +1244,21 @@ class Follower:
     def _take(self, f: _Open, data: bytes) -> None:
         """Cut newly read bytes into lines and queue the complete ones."""
         f.read_pos += len(data)
+        f.quiet_since = None
         f.anchor = (f.anchor + data[-ANCHOR_BYTES:])[-ANCHOR_BYTES:]
         if f.identity.head_length < FINGERPRINT_BYTES and f.read_pos > f.identity.head_length:
             # A young file: fingerprint more of it, so a reused inode is recognised.
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
-            length, digest = _fingerprint(head)
+            length, digest = head_fingerprint(head)
             f.identity = FileIdentity(f.identity.device, f.identity.inode, length, digest)
         self._queue_items(f, f.engine.feed(data))
 
-    def _queue_items(self, f: _Open, items: list[LineBatch | LineItem]) -> None:
+    def _queue_items(
+        self, f: _Open, items: list[LineBatch | LineItem], path: str | None = None
+    ) -> None:
         queue = self._queue
-        identity, path = f.identity, f.path
+        identity = f.identity
+        path = f.path if path is None else path
         for item in items:
             if isinstance(item, LineBatch):
                 texts, offsets = item
@@ -1028,6 +1279,98 @@ class Follower:
             )
 
 
+class _MultilineFollower(Follower):
+    """A follower whose ``Line`` records are multi-line events (``follow(multiline=)``).
+
+    The lines come from the plain follower, with the offset just past each (its
+    checkpoint); they go through the joiner, which holds the incomplete event.  A line
+    from another file (another inode, or an offset before the last: a truncation) ends
+    the event held.  Each event keeps the checkpoint taken just before its first line:
+    the checkpoint is that of the first event not handed out (queued or held), else the
+    plain one.
+    """
+
+    def __init__(self, joiner: MultilineJoiner, timeout: float, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._joiner = joiner
+        self._multiline_timeout = timeout
+        #: Complete events not handed out, each with the checkpoint before its first line.
+        self._events: deque[tuple[Line, FollowCheckpoint]] = deque()
+        #: The event held by the joiner: the checkpoint before it, its file and path.
+        self._held: tuple[FollowCheckpoint, FileIdentity, str] | None = None
+        self._last: tuple[int, int, int] | None = None  # device, inode, end of last line
+        self._line_end: FollowCheckpoint | None = None  # the plain checkpoint after it
+
+    def __aiter__(self) -> AsyncIterator[Line]:
+        return self
+
+    async def __anext__(self) -> Line:
+        events = self._events
+        while not events:
+            await self._join_more()
+        return events.popleft()[0]
+
+    async def _join_more(self) -> None:
+        """Take one more line (or time out, or end) and queue the events it completes."""
+        left = math.inf
+        since = self._joiner.pending_since
+        if since is not None and not Follower.has_pending(self):
+            left = self._multiline_timeout - (anyio.current_time() - since)
+            if left <= 0:
+                self._flush()
+                return
+        try:
+            with anyio.move_on_after(left):  # cancelling a step loses nothing
+                await self._join_line()
+        except StopAsyncIteration:
+            self._flush()
+            if not self._events:
+                raise
+
+    async def _join_line(self) -> None:
+        before = self._line_end
+        line = await Follower.__anext__(self)
+        after = Follower.checkpoint(self)
+        self._line_end = after
+        where = (line.file.device, line.file.inode)
+        if self._last is not None and (where != self._last[:2] or line.offset < self._last[2]):
+            self._flush()  # another file: the event held is complete
+        self._last = (*where, after.offset)
+        held = self._held is not None
+        events = self._joiner.feed([(line.text, line.offset, after.offset)], anyio.current_time())
+        for event in events:
+            self._queue_event(event)
+        if self._joiner.pending_since is None:
+            self._held = None
+        elif events or not held:  # this line began the event now held
+            start = before or FollowCheckpoint(self._followed, line.file, line.offset)
+            self._held = (start, line.file, line.path)
+
+    def _flush(self) -> None:
+        event = self._joiner.flush()
+        if event is not None:
+            self._queue_event(event)
+        self._held = None
+
+    def _queue_event(self, event: MultilineEvent) -> None:
+        """Queue a complete event: the one held until now."""
+        assert self._held is not None
+        start, file, path = self._held
+        self._events.append((_line(event.text, event.offset, file, path), start))
+
+    def checkpoint(self) -> FollowCheckpoint:
+        """Where a new follower resumes: before the first line of the first event not
+        handed out, else just past the last line read."""
+        if self._events:
+            return self._events[0][1]
+        if self._held is not None:
+            return self._held[0]
+        return Follower.checkpoint(self)
+
+    def has_pending(self) -> bool:
+        return bool(self._events) or Follower.has_pending(self)
+
+
 def follow(
     path: str | os.PathLike[str],
     *,
@@ -1037,6 +1380,7 @@ def follow(
     gap_at_start: bool = True,
     checkpoint: FollowCheckpoint | None = None,
     poll_interval: float = 0.25,
+    rotate_grace: float = DEFAULT_ROTATE_GRACE,
     newline: str | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
     on_overlong: str = DEFAULT_FOLLOW_ON_OVERLONG,
@@ -1046,6 +1390,8 @@ def follow(
     until_eof: bool = False,
     retry: bool = False,
     on_notice: Callable[[Notice], object] | None = None,
+    multiline: MultilineJoiner | str | None = None,
+    multiline_timeout: float = DEFAULT_MULTILINE_TIMEOUT,
 ) -> Follower:
     """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
 
@@ -1063,10 +1409,47 @@ def follow(
     waits for a file that cannot be opened yet (``tail -F``/``--retry``); without it that
     is an ``OSError`` from the first step.  ``on_notice`` is told of each ``Notice``:
     the path inaccessible or back, a rotation, a truncation, an overlong line.
+    At the end of the data the follower is woken by the kernel when the file or its
+    directory changes (inotify and its kin, through the ``watch`` extra's ``watchfiles``);
+    where that is not available (no ``watchfiles``, a network file system) it polls
+    every ``poll_interval`` seconds.  A file renamed away (rotation) is read until it
+    has stayed unchanged for ``rotate_grace`` seconds, since its writer appends to it
+    until it reopens the path; then the new file is read.
+    ``multiline``: a ``MultilineJoiner`` or the name of one of its presets
+    (``"python"``, ``"java"``, ``"indented"``): each ``Line`` is then an event, its lines
+    joined with ``"\\n"`` at the offset of its first line.  An event never spans two
+    files; the last one is handed out once ``multiline_timeout`` seconds pass with no
+    line, at a rotation or truncation, and at the end with ``until_eof``.  The checkpoint
+    never passes an event not handed out: a restart reads its lines again.
     ``encoding``: UTF-8 by default, or any encoding ``line_decoder`` takes (UTF-16/32,
     legacy codecs; offsets stay exact source byte offsets, a byte offset to start at is
     rounded down to a code unit; ``on_malformed`` is for UTF-8 only).
     """
+    if multiline is not None:
+        joiner = MultilineJoiner.preset(multiline) if isinstance(multiline, str) else multiline
+        if not multiline_timeout > 0:
+            raise ValueError("multiline_timeout must be > 0")
+        return _MultilineFollower(
+            joiner,
+            multiline_timeout,
+            path,
+            start=start,
+            last_lines=last_lines,
+            last_bytes=last_bytes,
+            gap_at_start=gap_at_start,
+            checkpoint=checkpoint,
+            poll_interval=poll_interval,
+            rotate_grace=rotate_grace,
+            newline=newline,
+            max_line_bytes=max_line_bytes,
+            on_overlong=on_overlong,
+            errors=errors,
+            encoding=encoding,
+            on_malformed=on_malformed,
+            until_eof=until_eof,
+            retry=retry,
+            on_notice=on_notice,
+        )
     return Follower(
         path,
         start=start,
@@ -1075,6 +1458,7 @@ def follow(
         gap_at_start=gap_at_start,
         checkpoint=checkpoint,
         poll_interval=poll_interval,
+        rotate_grace=rotate_grace,
         newline=newline,
         max_line_bytes=max_line_bytes,
         on_overlong=on_overlong,

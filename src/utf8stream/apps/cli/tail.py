@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import re
 import signal
 import sys
 import threading
@@ -22,12 +23,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from ...core.linecodec import line_decoder
 from ...core.lines import (
     DEFAULT_FOLLOW_ON_OVERLONG,
     DEFAULT_MAX_LINE_BYTES,
     OVERLONG_POLICIES,
     LineTooLong,
 )
+from ...core.multiline import MULTILINE_PRESETS, MultilineJoiner
 from ._common import (
     EXIT_BROKEN_PIPE,
     EXIT_OK,
@@ -48,6 +51,10 @@ if TYPE_CHECKING:
 # async layers (a test checks they agree).  The line limit and overlong policy are the
 # core's defaults for followers, shared with follow().
 ERROR_POLICIES = ("replace", "ignore", "backslashreplace", "surrogateescape")
+#: follow()'s ``rotate_grace``, named here for the same reason (a test checks they agree).
+ROTATE_GRACE = 1.0
+#: follow()'s ``multiline_timeout``, likewise.
+MULTILINE_TIMEOUT = 5.0
 #: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
 EXIT_UNREADABLE = 1
 #: While following, how often lines printed since the last save are recorded.  The
@@ -71,6 +78,46 @@ def _count(text: str) -> _Count:
             f"must be N (the last N) or +N (from the Nth on), not {text!r}"
         )
     return _Count(int(digits), from_start=text.startswith("+"))
+
+
+def _encoding(text: str) -> str:
+    """``type=`` for --encoding: one lines can be cut in (the core's line decoders)."""
+    try:
+        line_decoder(text, "replace")
+    except (LookupError, ValueError) as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return text
+
+
+def _regex(text: str) -> str:
+    """``type=`` for --multiline-start and --multiline-continuation."""
+    try:
+        re.compile(text)
+    except re.error as exc:
+        raise argparse.ArgumentTypeError(f"not a valid regular expression: {exc}") from None
+    return text
+
+
+def _joiner(args: argparse.Namespace) -> MultilineJoiner | None:
+    """The multi-line joiner the options ask for (one per FILE: it holds an event)."""
+    if args.multiline_start is not None:
+        return MultilineJoiner(start=args.multiline_start)
+    if args.multiline_continuation is not None:
+        return MultilineJoiner(continuation=args.multiline_continuation)
+    if args.multiline is not None:
+        return MultilineJoiner.preset(args.multiline)
+    return None
+
+
+def _grace(text: str) -> float:
+    """``type=`` for --rotate-grace: seconds, 0 included."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, not {text!r}")
+    return value
 
 
 def _line_limit(text: str) -> int:
@@ -127,6 +174,8 @@ def _load_follower(args: argparse.Namespace, name: str) -> tuple[Follower, int]:
             **start,
             checkpoint=checkpoint,
             poll_interval=args.interval,
+            rotate_grace=args.rotate_grace,
+            encoding=args.encoding,
             # Cut at "\n" only, as GNU tail: a "\r" stays in the text it ends (CRLF) or
             # sits in (a lone CR), so writing each line back with "\n" passes it through.
             newline="\n",
@@ -136,6 +185,8 @@ def _load_follower(args: argparse.Namespace, name: str) -> tuple[Follower, int]:
             until_eof=not args.follow,
             retry=args.retry and args.follow,
             on_notice=lambda notice: warn(notice.message, name),
+            multiline=_joiner(args),
+            multiline_timeout=args.multiline_timeout,
         )
     except CheckpointError as exc:
         raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
@@ -366,9 +417,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "printed with the ending they had (CRLF and CR pass through, a last line without "
         "a newline gets none); malformed UTF-8 becomes U+FFFD (see --errors) and never "
         "stops the reader. With -f or -F, keep following each FILE by name, across "
-        "rotation (rename and create, copytruncate), truncation and restarts "
-        "(--checkpoint); compressed rotated files are skipped, never printed as text. "
-        "Notices (truncation, a file gone or back, a line cut short) go to stderr.",
+        "rotation (rename and create, copytruncate: the lines written just before are "
+        "taken from the copy), truncation and restarts (--checkpoint; a file rotated and "
+        "compressed meanwhile is read decompressed, never printed as bytes). Input in "
+        "another encoding (--encoding) is printed as UTF-8. Notices (rotation, "
+        "truncation, a file gone or back, a damaged compressed copy, a line cut short) "
+        "go to stderr.",
         epilog="Exit status: 0 success, 1 a FILE could not be opened or read (as GNU "
         "tail; the others are still printed), 2 usage error or unusable checkpoint, 130 "
         "/ 143 Ctrl-C / SIGTERM, 141 the reader of stdout went away. Errors and notices "
@@ -421,7 +475,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=positive_float,
         default=0.25,
         metavar="SECONDS",
-        help="while following, look for changes this often (default 0.25)",
+        help="while following without kernel notification (no watchfiles, a network "
+        "file system), look for changes this often (default 0.25)",
     )
     tail.add_argument("--interval", dest="interval", type=positive_float, help=argparse.SUPPRESS)
     tail.add_argument(
@@ -464,6 +519,52 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="a longer line is: split (default: read in pieces, printed unchanged), "
         "truncate (its first N bytes, and a notice), skip (a notice), raise (an error, "
         "exit 1)",
+    )
+    tail.add_argument(
+        "--encoding",
+        type=_encoding,
+        default="utf-8",
+        metavar="ENC",
+        help="the files' encoding (default utf-8; utf-16, utf-16-le, cp1252, ...): "
+        "lines are printed in UTF-8, offsets and checkpoints stay exact",
+    )
+    tail.add_argument(
+        "--rotate-grace",
+        type=_grace,
+        default=ROTATE_GRACE,
+        metavar="SECONDS",
+        help="a file renamed away is read until unchanged this long, since its writer "
+        "goes on until it reopens the name (default 1)",
+    )
+    multiline = tail.add_mutually_exclusive_group()
+    multiline.add_argument(
+        "--multiline-start",
+        type=_regex,
+        metavar="REGEX",
+        help="join lines into events: a line REGEX matches (searched, anchor it with ^) "
+        "starts one, the others continue it; each event is printed as its lines",
+    )
+    multiline.add_argument(
+        "--multiline-continuation",
+        type=_regex,
+        metavar="REGEX",
+        help="join lines into events: a line REGEX matches continues the event before it",
+    )
+    multiline.add_argument(
+        "--multiline",
+        choices=sorted(MULTILINE_PRESETS),
+        metavar="PRESET",
+        help="join lines into events by a preset: "
+        + ", ".join(sorted(MULTILINE_PRESETS))
+        + " (a Python or Java stack trace joins the record before it)",
+    )
+    tail.add_argument(
+        "--multiline-timeout",
+        type=positive_float,
+        default=MULTILINE_TIMEOUT,
+        metavar="SECONDS",
+        help="while following, print the last event once no line came for this long "
+        "(default 5); a checkpoint never passes an event not printed",
     )
     tail.add_argument(
         "--errors",

@@ -1,0 +1,142 @@
+"""follow(multiline=...): multi-line events as Line records, flushed on timeout, at a
+rotation and at the end; the checkpoint never passes an event not handed out (issue 13)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+
+from utf8stream import MultilineJoiner
+from utf8stream.apps.follow import FollowCheckpoint, Follower, Line, follow
+
+pytestmark = [pytest.mark.anyio]
+
+LOG = (
+    b"2026-01-01 first record\n"
+    b"2026-01-01 failed\n"
+    b"Traceback (most recent call last):\n"
+    b'  File "app.py", line 1, in <module>\n'
+    b"ValueError: bad\n"
+    b"2026-01-01 third record\n"
+)
+TRACEBACK_EVENT = (
+    "2026-01-01 failed\n"
+    "Traceback (most recent call last):\n"
+    '  File "app.py", line 1, in <module>\n'
+    "ValueError: bad"
+)
+EVENTS = [
+    ("2026-01-01 first record", 0),
+    (TRACEBACK_EVENT, LOG.index(b"2026-01-01 failed")),
+    ("2026-01-01 third record", LOG.index(b"2026-01-01 third")),
+]
+
+JOINERS: dict[str, Callable[[], MultilineJoiner | str]] = {
+    "preset": lambda: "python",
+    "start": lambda: MultilineJoiner(start=r"^\d{4}-"),
+    "continuation": lambda: MultilineJoiner(continuation=r"^(?:[ \t]|Traceback|\w+Error)"),
+}
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+async def take(follower: Follower, n: int, timeout: float = 5.0) -> list[Line]:
+    out: list[Line] = []
+    with anyio.fail_after(timeout):
+        while len(out) < n:
+            out.append(await follower.__anext__())
+    return out
+
+
+@pytest.mark.parametrize("joiner", list(JOINERS))
+async def test_events_come_with_the_offset_of_their_first_line(
+    tmp_path: Path, joiner: str
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(LOG)
+    async with follow(
+        path,
+        start="beginning",
+        until_eof=True,
+        multiline=JOINERS[joiner](),
+        multiline_timeout=60,
+    ) as lines:
+        got = [line async for line in lines]
+    assert [(line.text, line.offset) for line in got] == EVENTS
+    assert all(line.path == str(path) for line in got)
+
+
+async def test_the_last_event_comes_after_the_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(LOG[: LOG.index(b"2026-01-01 third")])
+    async with follow(
+        path, start="beginning", poll_interval=0.01, multiline="python", multiline_timeout=0.3
+    ) as lines:
+        assert [line.text for line in await take(lines, 1)] == [EVENTS[0][0]]
+        # The traceback may go on: it is held, and the checkpoint stays before it.
+        with anyio.move_on_after(0.1):
+            await lines.__anext__()
+            pytest.fail("an event came out before its timeout")
+        assert lines.checkpoint().offset == EVENTS[1][1]
+        assert [line.text for line in await take(lines, 1)] == [TRACEBACK_EVENT]
+        assert lines.checkpoint().offset == LOG.index(b"2026-01-01 third")
+
+
+async def test_a_restart_in_the_middle_of_an_event_gives_it_whole(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    cut = LOG.index(b'  File "app.py"')
+    path.write_bytes(LOG[:cut])
+    async with follow(
+        path, start="beginning", poll_interval=0.01, multiline="python", multiline_timeout=60
+    ) as lines:
+        assert [line.text for line in await take(lines, 1)] == [EVENTS[0][0]]
+        with anyio.move_on_after(0.2):  # the traceback's first lines are read, held
+            await lines.__anext__()
+        checkpoint = FollowCheckpoint.from_json(lines.checkpoint().to_json())
+    assert checkpoint.offset == EVENTS[1][1]
+    append(path, LOG[cut:])
+    async with follow(
+        path, checkpoint=checkpoint, until_eof=True, multiline="python", multiline_timeout=60
+    ) as lines:
+        got = [(line.text, line.offset) async for line in lines]
+    assert got == EVENTS[1:]
+
+
+async def test_an_event_never_spans_a_rotation(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"record one\n  continued\n")
+    async with follow(
+        path,
+        start="beginning",
+        poll_interval=0.01,
+        rotate_grace=0,
+        multiline="indented",
+        multiline_timeout=60,
+    ) as lines:
+
+        async def rotate_soon() -> None:
+            await anyio.sleep(0.2)
+            os.rename(path, tmp_path / "app.log.1")
+            path.write_bytes(b"  indented, but in the new file\nrecord two\n")
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(rotate_soon)
+            got = await take(lines, 2)
+    assert [(line.text, line.path) for line in got] == [
+        ("record one\n  continued", str(path)),
+        ("  indented, but in the new file", str(path)),
+    ]
+
+
+def test_multiline_options_are_checked(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown multi-line preset"):
+        follow(tmp_path / "app.log", multiline="cobol")
+    with pytest.raises(ValueError, match="multiline_timeout"):
+        follow(tmp_path / "app.log", multiline="python", multiline_timeout=0)

@@ -1,0 +1,128 @@
+"""follow() at the end of its data: woken by the kernel, polling where it cannot be, and a
+file renamed away read until it has been quiet for ``rotate_grace`` (issue 13)."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+
+from utf8stream.apps import _watch
+from utf8stream.apps.follow import Follower, follow
+
+pytestmark = [pytest.mark.anyio]
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+async def take(follower: Follower, n: int, timeout: float = 5.0) -> list[str]:
+    out: list[str] = []
+    with anyio.fail_after(timeout):
+        while len(out) < n:
+            out.append((await follower.__anext__()).text)
+    return out
+
+
+async def test_the_kernel_wakes_the_follower_long_before_its_poll_interval(
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("watchfiles")  # the test extra installs it
+    path = tmp_path / "app.log"
+    path.write_bytes(b"first\n")
+    async with follow(path, start="beginning", poll_interval=60) as lines:
+        assert await take(lines, 1) == ["first"]
+        await anyio.sleep(0.2)  # the follower now waits at the end
+        started = time.monotonic()
+        append(path, b"second\n")
+        assert await take(lines, 1, timeout=5) == ["second"]
+        assert time.monotonic() - started < 5
+        # A rotation is seen the same way: the directory is watched.
+        os.rename(path, tmp_path / "app.log.1")
+        path.write_bytes(b"third\n")
+        assert await take(lines, 1, timeout=5) == ["third"]
+
+
+async def test_without_kernel_notification_the_follower_polls(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_watch, "_notifier_class", lambda: None)
+    path = tmp_path / "app.log"
+    path.write_bytes(b"first\n")
+    async with follow(path, start="beginning", poll_interval=0.02, rotate_grace=0) as lines:
+        assert await take(lines, 1) == ["first"]
+        await anyio.sleep(0.1)
+        append(path, b"second\n")
+        assert await take(lines, 1) == ["second"]
+        os.rename(path, tmp_path / "app.log.1")
+        path.write_bytes(b"third\n")
+        assert await take(lines, 1) == ["third"]
+
+
+@pytest.mark.parametrize("polling", [False, True])
+async def test_a_writer_appending_to_the_renamed_file_after_the_rename_loses_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, polling: bool
+) -> None:
+    if polling:
+        monkeypatch.setattr(_watch, "_notifier_class", lambda: None)
+    path = tmp_path / "app.log"
+    got: list[str] = []
+    writer = open(path, "ab", buffering=0)  # noqa: SIM115 - held across the rename
+    try:
+        writer.write(b"old 0\n")
+        async with follow(path, start="beginning", poll_interval=0.01, rotate_grace=0.6) as lines:
+
+            async def read_all() -> None:
+                got.extend(await take(lines, 7))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(read_all)  # reading while the writer writes
+                await anyio.sleep(0.1)
+                os.rename(path, tmp_path / "app.log.1")
+                path.write_bytes(b"new 0\n")  # the new file appears at once
+                for i in range(1, 6):  # the writer has not reopened yet
+                    await anyio.sleep(0.08)
+                    writer.write(f"old {i}\n".encode())
+    finally:
+        writer.close()
+    assert got == [f"old {i}" for i in range(6)] + ["new 0"]
+
+
+async def test_a_file_rotated_long_ago_is_left_without_waiting_for_the_grace(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"one\n")
+    async with follow(path, start="beginning", poll_interval=0.01) as lines:
+        assert await take(lines, 1) == ["one"]
+        checkpoint = lines.checkpoint()
+    append(path, b"two\n")
+    rotated = tmp_path / "app.log.1"
+    os.rename(path, rotated)
+    an_hour_ago = time.time() - 3600
+    os.utime(rotated, (an_hour_ago, an_hour_ago))
+    path.write_bytes(b"three\n")
+    async with follow(path, checkpoint=checkpoint, poll_interval=0.01, rotate_grace=60) as lines:
+        assert await take(lines, 2, timeout=10) == ["two", "three"]
+
+
+async def test_stop_at_end_ends_a_follower_woken_by_the_kernel(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"one\n")
+    async with follow(path, start="beginning", poll_interval=60) as lines:
+        assert await take(lines, 1) == ["one"]
+
+        async def stop_soon() -> None:
+            await anyio.sleep(0.2)
+            lines.stop_at_end()
+
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(stop_soon)
+                rest = [line.text async for line in lines]
+    assert rest == []
