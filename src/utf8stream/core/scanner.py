@@ -225,9 +225,26 @@ class PyScanner:
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
     ) -> tuple[str, bytes]:
-        self._refuse_reentry()
+        if self._reporting:
+            self._refuse_reentry()
         buf = pending + data if pending else data
         self._fail_start = -1
+        if self._dirty <= 0:
+            # The common case inline (``_decode`` does it too): clean input, decoded by
+            # CPython's strict decoder with no other Python frame; small chunks pay for
+            # every call.
+            try:
+                text, used = _utf8_decode(buf, "strict", final)
+            except UnicodeDecodeError:
+                pass
+            else:
+                if used == len(buf):
+                    self._chars += len(text)
+                    return text, b""
+                tail = buf[used:]
+                if is_proper_prefix(tail):  # a character cut by the chunk's end
+                    self._chars += len(text)
+                    return text, tail
         self._partial = ""
         self._records = []
         try:
