@@ -285,9 +285,7 @@ def test_strict_checkpoint_after_an_error_keeps_the_unread_rest(via_json: bool) 
     resumed = Utf8Decoder.from_checkpoint(snapshot)
     text, errors = strict_loop(resumed, [], 20)
     assert "ab" + text == reference_text == "abcdef"
-    assert [info.value.offset] + [e.offset for e in errors] == [
-        e.offset for e in reference_errors
-    ]
+    assert [info.value.offset] + [e.offset for e in errors] == [e.offset for e in reference_errors]
     assert [e.offset for e in reference_errors] == [2, 5, 6, 9]
 
 

@@ -34,8 +34,11 @@ def test_tcp_decode(backend: str) -> None:
 @pytest.mark.parametrize("backend", ["asyncio", "trio"])
 def test_subprocess_lines(backend: str) -> None:
     out = run_example("subprocess_lines.py", "--backend", backend)
-    assert out.splitlines()[:3] == ["  line: première ligne", "  line: в\ufffdторая строка",
-                                    "  line: 第三行"]
+    assert out.splitlines()[:3] == [
+        "  line: première ligne",
+        "  line: в\ufffdторая строка",
+        "  line: 第三行",
+    ]
     assert "(line longer than 256 bytes" in out
     assert "  line: last 😀\n" in out
     assert "4 lines, 1 too long, 1 malformed unit(s); exit status 0" in out

@@ -213,9 +213,7 @@ def test_joining_mid_way_is_the_bound_at_zero(
     decoder.mark_gap()
     out = "".join(feed(decoder, cut_randomly(draw.draw, encoded[k:])))
     assert out == "\ufffd" + after
-    assert event_tuples(events) == [
-        (start_offset + k, encoded[k:skipped_to], K.LOST_BYTES)
-    ]
+    assert event_tuples(events) == [(start_offset + k, encoded[k:skipped_to], K.LOST_BYTES)]
 
 
 # -- anything at all, with gaps: no crash, bounded state --------------------------------
@@ -255,7 +253,6 @@ def test_any_sequence_of_chunks_and_gaps_is_safe(
     assert sum(e.kind is K.LOST_BYTES for e in events) == decoder.statistics().gaps
     assert all(len(e.data) <= (6 if e.kind is K.LOST_BYTES else 3) for e in events)
     assert [e.offset for e in events] == sorted(e.offset for e in events)
-
 
 
 def test_gap_after_a_strict_error_comes_after_the_unread_rest() -> None:

@@ -157,8 +157,9 @@ async def test_cancelled_line_receives_lose_and_duplicate_nothing(seed: int, met
     rng = random.Random(seed)
     chunks = cut(data, rng.sample(range(len(data)), 2500))
     receive, feeder = feed_slowly(chunks, seed)
-    stream = LineReceiveStream(receive, keepends=rng.random() < 0.5, max_line_bytes=40,
-                               on_overlong="split")
+    stream = LineReceiveStream(
+        receive, keepends=rng.random() < 0.5, max_line_bytes=40, on_overlong="split"
+    )
     async with anyio.create_task_group() as tg:
         tg.start_soon(feeder)
         if method == "receive":
@@ -244,8 +245,9 @@ async def test_on_malformed_sees_every_unit_with_its_offset() -> None:
 async def test_concurrent_receive_raises_busy() -> None:
     send, receive = anyio.create_memory_object_stream[bytes](1)
     stream = Utf8ReceiveStream(receive)
-    line_stream = LineReceiveStream(Utf8ReceiveStream(anyio.create_memory_object_stream[bytes](
-        1)[1]))
+    line_stream = LineReceiveStream(
+        Utf8ReceiveStream(anyio.create_memory_object_stream[bytes](1)[1])
+    )
     for target in (stream, line_stream):
         async with anyio.create_task_group() as tg:
             tg.start_soon(target.receive)
