@@ -659,7 +659,9 @@ class Follower:
         # True while reading a file that was rotated away from ``path``: at its end, go
         # on with the next rotated file (by modification time), then with ``path``.
         self._draining = False
-        self._visited: set[tuple[int, int]] = set()
+        #: The rotated files read to their end, by (device, inode): with the identity
+        #: they had, since a deleted file's inode is soon another file's.
+        self._visited: dict[tuple[int, int], FileIdentity] = {}
         self._queue: deque[_Item | _Block] = deque()
         self._done: _Item | None = None  # the last item handed out, if not from a block
         self._block: _Block | None = None  # the block lines are being handed out from
@@ -1075,7 +1077,7 @@ class Follower:
             if target == self.path:
                 self._cannot_open(f"has become inaccessible: {exc.strerror or exc}")
             return False
-        self._visited.add((f.identity.device, f.identity.inode))
+        self._visited[(f.identity.device, f.identity.inode)] = f.identity
         self._finish(f)
         self._rotations += 1
         self._attach(fd, target, 0)
@@ -1162,7 +1164,6 @@ class Follower:
             skip = {(live_st.st_dev, live_st.st_ino)}
         except OSError:
             skip = set()
-        skip |= self._visited
         if f is not None:
             skip.add((f.identity.device, f.identity.inode))
         newer: list[tuple[int, str]] = []
@@ -1182,9 +1183,26 @@ class Follower:
                 and (cst.st_dev, cst.st_ino) not in skip
                 and cst.st_mtime_ns >= mtime
                 and not _is_compressed(candidate)
+                and not self._read_before(candidate, cst)
             ):
                 newer.append((cst.st_mtime_ns, str(candidate)))
         return min(newer)[1] if newer else self.path
+
+    def _read_before(self, candidate: Path, st: os.stat_result) -> bool:
+        """Whether ``candidate`` is a rotated file already read to its end: its inode was
+        seen, and its first bytes are still those of the file seen there (after a delete,
+        logrotate's ``rotate N``, the inode may be a new log's)."""
+        seen = self._visited.get((st.st_dev, st.st_ino))
+        if seen is None:
+            return False
+        try:
+            fd = os.open(candidate, os.O_RDONLY)
+        except OSError:
+            return True  # unreadable now: nothing to read from it either
+        try:
+            return _matches(fd, seen)
+        finally:
+            os.close(fd)
 
     async def _truncated(self, f: _Open) -> None:
         """The file shrank or was rewritten: restart at 0, reporting vanished bytes.
