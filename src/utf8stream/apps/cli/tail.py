@@ -354,6 +354,16 @@ async def _tail(args: argparse.Namespace) -> int:
     async def save_every_moment() -> None:
         nonlocal failure
         try:
+            # The first save as soon as the file is open, before any line: a run killed
+            # before then would leave no checkpoint, and the next run would start at the
+            # end of whatever file the path names by then (after a rotation, a new one).
+            follower = output.follower
+            while follower is not None and output.delivered is None:
+                with contextlib.suppress(RuntimeError):  # not open yet
+                    output.delivered = follower.checkpoint()
+                if output.delivered is None:
+                    await anyio.sleep(0.01)
+            output.save()
             while True:
                 await anyio.sleep(SAVE_SECONDS)
                 if output.unsaved:
