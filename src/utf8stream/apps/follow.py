@@ -385,13 +385,15 @@ class _Copy:
     compression: str | None
     size: int  # decompressed
     head: bytes  # its first bytes, decompressed (a byte-order mark tells the encoding)
+    mtime_ns: int  # when it was last written (compressed: when it was compressed)
 
 
 def _find_copy(
     live: Path, identity: FileIdentity, offset: int, problems: list[str]
 ) -> _Copy | None:
-    """The newest rotated copy of the file ``identity`` describes, if it holds bytes past
-    ``offset``.
+    """The newest rotated copy of the file ``identity`` describes, if it holds all bytes up
+    to ``offset`` (a copy holding no more is still where the file went: the files rotated
+    after it come next).
 
     A copy is a sibling named after ``live`` (``app.log.1``, ``app.log-20260101.gz``)
     whose (decompressed) first bytes have ``identity``'s fingerprint: copytruncate's copy,
@@ -418,22 +420,24 @@ def _find_copy(
     wanted = (identity.head_length, identity.head_sha256)
     # The newest copy with the fingerprint is the one: an older one with the same first
     # bytes (a log that always starts with the same banner) is a previous cycle's.
-    for _, candidate, size in sorted(candidates, reverse=True):
+    for mtime_ns, candidate, size in sorted(candidates, reverse=True):
         try:
             compression = compression_of(candidate)
             if compression is None:
                 with open(candidate, "rb") as f:
                     head = f.read(FINGERPRINT_BYTES)
                 if head_fingerprint(head[: identity.head_length]) == wanted:
-                    return _Copy(str(candidate), None, size, head) if size > offset else None
+                    if size < offset:
+                        return None
+                    return _Copy(str(candidate), None, size, head, mtime_ns)
             elif matches(candidate, *wanted):
                 size = decompressed_size(candidate)
-                if size <= offset:
+                if size < offset:
                     return None
                 chunks = read_from(candidate, 0)
                 head = next(chunks, b"")[:FINGERPRINT_BYTES]
                 chunks.close()  # type: ignore[attr-defined]
-                return _Copy(str(candidate), compression, size, head)
+                return _Copy(str(candidate), compression, size, head, mtime_ns)
         except CompressedFileError as exc:
             problems.append(f"cannot read the rotated {exc}")
         except OSError:
@@ -939,8 +943,17 @@ class Follower:
             fd = -1  # perhaps rotated away and not there again yet: look for ours
         if fd >= 0 and cp.file.same_inode(os.fstat(fd)):
             offset = self._resume_offset(fd, cp)
-            if offset != cp.offset and await self._resume_from_copy(cp):
-                offset = 0  # truncated while we were stopped: its copy held the rest
+            copy = await self._resume_from_copy(cp) if offset != cp.offset else None
+            if copy is not None:
+                # Truncated while we were stopped: its copy held the rest, and copies made
+                # at later truncations (copytruncate again) come before the path.
+                offset = 0
+                target = await anyio.to_thread.run_sync(self._next_file, None, copy.mtime_ns)
+                if target != self.path:
+                    os.close(fd)
+                    self._attach(await self._open(target), target, 0)
+                    self._draining = True
+                    return
             self._attach(fd, self.path, offset)
             return
         # The path names another file now: was ours rotated away while we were stopped?
@@ -952,7 +965,7 @@ class Follower:
             self._attach(rfd, str(rotated), self._resume_offset(rfd, cp))
             self._draining = True  # drain it and its successors, then the path
             return
-        if await self._resume_from_copy(cp):
+        if await self._resume_from_copy(cp) is not None:
             # Read once: if the path cannot be opened now, a retry must not read it again.
             self._resume = None
             # Compressed after its rotation: the plain rotated files that came after it
@@ -968,15 +981,16 @@ class Follower:
             fd = await self._open(self.path)
         self._attach(fd, self.path, 0)  # our file is gone: the path is a new file
 
-    async def _resume_from_copy(self, cp: FollowCheckpoint) -> bool:
+    async def _resume_from_copy(self, cp: FollowCheckpoint) -> _Copy | None:
         """Read the rest of the checkpoint's file from a rotated copy, if one holds it.
 
         The copy is copytruncate's, or the rotated file compressed while we were
-        stopped.  True if one was read (its lines are queued, its last line complete).
+        stopped.  Returns the copy read (its lines are queued, its last line complete;
+        perhaps none were left), which counts as read (``_visited``).
         """
         copy = await self._find_copy_of(cp.file, cp.offset)
         if copy is None:
-            return False
+            return None
         offset = cp.offset - cp.offset % self._unit
         f = _Open(
             fd=-1,
@@ -989,7 +1003,14 @@ class Follower:
         await self._read_copy(f, copy)
         self._finish(f)
         self._rotations += 1
-        return True
+        if copy.compression is None:
+            with contextlib.suppress(OSError):
+                st = os.stat(copy.path)
+                identity = cp.file
+                self._visited[(st.st_dev, st.st_ino)] = FileIdentity(
+                    st.st_dev, st.st_ino, identity.head_length, identity.head_sha256
+                )
+        return copy
 
     @staticmethod
     def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
@@ -1148,16 +1169,20 @@ class Follower:
             return "path gone"
         return "same" if f.identity.same_inode(st) else "changed"
 
-    def _next_file(self, f: _Open | None) -> str:
+    def _next_file(self, f: _Open | None, since_ns: int | None = None) -> str:
         """The file to read after the rotated ``f``: a newer rotated file, else the path.
 
         Several rotations may have happened while we were stopped or not being iterated;
         the files rotated after ``f`` were last written after it, so they are read in the
         order of their modification times.  Compressed ones are skipped, not decompressed.
-        ``f`` None: after a compressed rotation, whose modification time is that of its
-        compression, so every plain rotated file not read yet comes after it.
+        ``f`` None: after a copy read on resuming, the plain rotated files written since
+        ``since_ns``; without it (after a compressed rotation, whose modification time is
+        that of its compression) every plain rotated file not read yet.
         """
-        mtime = 0 if f is None else os.fstat(f.fd).st_mtime_ns
+        if f is not None:
+            mtime = os.fstat(f.fd).st_mtime_ns
+        else:
+            mtime = 0 if since_ns is None else since_ns
         live = Path(self.path)
         try:
             live_st = live.stat()
