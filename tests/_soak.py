@@ -329,8 +329,11 @@ REPEAT_WINDOW_SECONDS = 0.5
 REPEAT_WINDOW_MARGIN = 0.5
 
 
-def run_cli(directory: Path, mode: str, seconds: float, rate: float, seed: int) -> Tally:
-    """``utf8stream tail -F --checkpoint``, killed with SIGKILL every 0.2-1.5 s and restarted.
+def run_cli(
+    directory: Path, mode: str, seconds: float, rate: float, seed: int, *, kill: bool = True
+) -> Tally:
+    """``utf8stream tail -F --checkpoint``, killed with SIGKILL every 0.2-1.5 s and restarted
+    (with ``kill=False``, left running).
 
     What the CLI printed goes to one file across restarts; a line a SIGKILL cut in half
     is removed before the restart and counted as torn (its checkpoint was not saved: it
@@ -360,7 +363,7 @@ def run_cli(directory: Path, mode: str, seconds: float, rate: float, seed: int) 
         with open(output, "ab") as out, open(directory / "tail.stderr", "ab") as err:
             return subprocess.Popen(command, stdout=out, stderr=err)
 
-    def kill(process: subprocess.Popen[bytes]) -> None:
+    def stop_hard(process: subprocess.Popen[bytes]) -> None:
         killed_at = time.monotonic()
         process.kill()
         process.wait()
@@ -384,8 +387,8 @@ def run_cli(directory: Path, mode: str, seconds: float, rate: float, seed: int) 
                     # of its own, reported apart).
                     while not checkpoint.exists() and time.monotonic() < stop_at:
                         time.sleep(0.02)
-                    if time.monotonic() < stop_at:
-                        kill(process)
+                    if kill and time.monotonic() < stop_at:
+                        stop_hard(process)
                         process = start()
             written = writer.stop()
             _wait_for(output, written)
