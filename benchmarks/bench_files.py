@@ -315,9 +315,10 @@ def bench_follow_keeps_up(work: Path, seconds: float, rates_mb: list[float]) -> 
     for rate_mb in rates_mb:
         written, count, lag = anyio.run(run, rate_mb)
         kept_up = count == written and lag < 0.5
+        reader_mb = count * len(LINE_80) / (seconds + max(lag, 0.0)) / 1e6
         print(
             f"  writer {rate_mb:5.0f} MB/s: {written:,} lines, the reader had "
-            f"{count:,} of them {lag:+.2f} s after it stopped: "
+            f"{count:,} of them {lag:+.2f} s after it stopped ({reader_mb:.0f} MB/s): "
             f"{'kept up' if kept_up else 'fell behind'}"
         )
         if not kept_up:
