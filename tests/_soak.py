@@ -37,8 +37,10 @@ from pathlib import Path
 RATE = 15_000.0
 MODES = ("create", "copytruncate", "compress", "dateext")
 LOG_NAME = "app.log"
-#: Rotated files kept: several seconds of history, so that a restarted CLI still finds
-#: the file it was reading when it was killed.
+#: Rotated files kept (logrotate's ``rotate``): several seconds of history, so that a
+#: restarted CLI still finds the file it was reading when it was killed.  Past that the
+#: oldest is deleted, and the file system may give its inode to the next new file, as it
+#: does under logrotate: a run of more than KEEP rotations checks that this confuses no one.
 KEEP = 10
 #: How long a follower may take to catch up with the writer once it stopped.
 CATCH_UP_SECONDS = 20.0
