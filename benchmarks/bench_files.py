@@ -1,7 +1,7 @@
 """`utf8stream transcode` against iconv, and `follow` against a writer at full speed.
 
     .venv/bin/python benchmarks/bench_files.py [--size MiB] [--repeat N] [--follow-seconds S]
-        [--only transcode|follow]
+        [--only transcode|follow|follow-speed] [--follow-mib MiB] [--rates MB/s,...]
 
 Transcoding: the same file through `iconv` and `utf8stream transcode` (both as commands,
 so both pay their start-up), side by side: UTF-8 -> UTF-16LE of the mixed corpus, and
@@ -13,11 +13,19 @@ Following: a writer process appends log lines as fast as it can for a few second
 `follow()` reads them (`async for`); it reports the writer's rate, how far behind the
 reader ended, and the reader's memory early and at the end.  Then `follow()` reads the
 finished file alone, to show how much faster than the writer it can go.
+
+Following speed (also ``--only follow-speed``): `follow()` over a finished file of 80-byte
+lines against ``for line in open(...)`` (the lines of both checked equal first; rounds
+interleaved, best of --repeat; target >= 1.0x), the same lines as UTF-16LE against UTF-8
+(target >= 0.5 of the speed), and a writer of 80-byte lines at rising rates (--rates, for
+--follow-seconds each) until `follow()` no longer has every line within half a second of
+the writer stopping (target: keeps up at 300 MB/s).
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import resource
 import shutil
@@ -25,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -161,6 +170,161 @@ def bench_follow(seconds: float, work: Path) -> None:
         )
 
 
+#: A log line of exactly 80 bytes (with its newline), ASCII, as most logs are.
+LINE_80 = b"2026-11-22T00:00:00.000Z INFO worker-7 GET /api/v1/items/42 200".ljust(79) + b"\n"
+
+WRITER_AT_RATE = """
+import os, sys, time
+path, rate, seconds, line = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+chunk = line.encode() * 13_107  # about 1 MiB
+fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+written = 0
+start = time.monotonic()
+while (elapsed := time.monotonic() - start) < seconds:
+    due = int(min(elapsed, seconds) * rate / len(chunk))
+    while written < due:
+        os.write(fd, chunk)
+        written += 1
+    time.sleep(0.001)
+print(written * 13_107)
+"""
+
+
+def bench_follow_vs_open(work: Path, size_mib: int, rounds: int) -> None:
+    """follow() over a finished file against ``for line in open(...)``: the same lines,
+    timed in interleaved rounds (best of each); then UTF-16LE against UTF-8 following."""
+    path = work / "finished.log"
+    lines_count = size_mib * 2**20 // len(LINE_80)
+    path.write_bytes(LINE_80 * lines_count)
+    wide = work / "finished-utf16le.log"
+    wide.write_bytes(path.read_bytes().decode("ascii").encode("utf-16-le"))
+
+    def plain() -> list[str]:
+        with open(path, encoding="utf-8") as f:
+            return [line.rstrip("\n") for line in f]
+
+    async def followed(source: Path, encoding: str) -> list[str]:
+        async with follow(source, start="beginning", until_eof=True, encoding=encoding) as lines:
+            return [line.text async for line in lines]
+
+    expected = plain()
+    for source, encoding in ((path, "utf-8"), (wide, "utf-16-le")):
+        if anyio.run(followed, source, encoding) != expected:
+            raise SystemExit(f"follow() over {source.name} does not give the lines open() does")
+    del expected
+
+    def time_open() -> float:
+        start = time.perf_counter()
+        count = 0
+        with open(path, encoding="utf-8") as f:
+            for _line in f:
+                count += 1
+        took = time.perf_counter() - start
+        assert count == lines_count
+        return took
+
+    async def count_followed(source: Path, encoding: str) -> int:
+        count = 0
+        async with follow(source, start="beginning", until_eof=True, encoding=encoding) as lines:
+            async for _line in lines:
+                count += 1
+        return count
+
+    def time_follow(source: Path, encoding: str, backend: str) -> float:
+        start = time.perf_counter()
+        count = anyio.run(count_followed, source, encoding, backend=backend)
+        took = time.perf_counter() - start
+        assert count == lines_count
+        return took
+
+    cases: dict[str, Callable[[], float]] = {
+        "for line in open()": time_open,
+        "follow() UTF-8, asyncio": lambda: time_follow(path, "utf-8", "asyncio"),
+        "follow() UTF-8, trio": lambda: time_follow(path, "utf-8", "trio"),
+        "follow() UTF-16LE, asyncio": lambda: time_follow(wide, "utf-16-le", "asyncio"),
+        "follow() UTF-16LE, trio": lambda: time_follow(wide, "utf-16-le", "trio"),
+    }
+    best_of: dict[str, float] = {}
+    for _ in range(rounds):  # interleaved: a slow moment of the machine hits every case
+        for name, case in cases.items():
+            best_of[name] = min(best_of.get(name, math.inf), case())
+    print(
+        f"finished file: {lines_count:,} lines of 80 bytes ({size_mib} MiB as UTF-8), "
+        f"outputs checked equal, best of {rounds} interleaved rounds"
+    )
+    reference = best_of["for line in open()"]
+    for name, took in best_of.items():
+        print(
+            f"  {name:28} {took:6.2f} s  {lines_count / took / 1e6:5.2f} M lines/s  "
+            f"open()/this {reference / took:4.2f}x"
+        )
+    for backend in ("asyncio", "trio"):
+        ratio = best_of[f"follow() UTF-8, {backend}"] / best_of[f"follow() UTF-16LE, {backend}"]
+        print(f"  UTF-16LE / UTF-8 following speed, {backend}: {ratio:.2f} (target >= 0.5)")
+
+
+def bench_follow_keeps_up(work: Path, seconds: float, rates_mb: list[float]) -> None:
+    """A writer of 80-byte lines at rising rates: the highest that follow() keeps up with
+    (all lines read within half a second of the writer stopping)."""
+    path = work / "fast.log"
+
+    async def run(rate_mb: float) -> tuple[int, int, float]:
+        path.write_bytes(b"")
+        count = 0
+        async with follow(path, start="beginning") as lines:
+            iterator = lines.__aiter__()
+            await anyio.sleep(0)
+            writer = await anyio.open_process(
+                [
+                    sys.executable,
+                    "-c",
+                    WRITER_AT_RATE,
+                    str(path),
+                    str(rate_mb * 1e6),
+                    str(seconds),
+                    LINE_80.decode(),
+                ]
+            )
+            written = -1
+            stopped_at = math.inf
+            reading = anyio.CancelScope(deadline=anyio.current_time() + seconds + 30)
+            async with writer, anyio.create_task_group() as tg:
+
+                async def wait_writer() -> None:
+                    nonlocal written, stopped_at
+                    assert writer.stdout is not None
+                    out = b""
+                    async for chunk in writer.stdout:
+                        out += chunk
+                    await writer.wait()
+                    written, stopped_at = int(out), time.perf_counter()
+                    if count >= written:
+                        reading.cancel()
+
+                tg.start_soon(wait_writer)
+                with reading:
+                    while count != written:
+                        await iterator.__anext__()
+                        count += 1
+                tg.cancel_scope.cancel()
+            lag = time.perf_counter() - stopped_at
+        path.unlink()
+        return written, count, lag
+
+    print(f"keeping up with a writer of 80-byte lines, {seconds:g} s per rate:")
+    for rate_mb in rates_mb:
+        written, count, lag = anyio.run(run, rate_mb)
+        kept_up = count == written and lag < 0.5
+        reader_mb = count * len(LINE_80) / (seconds + max(lag, 0.0)) / 1e6
+        print(
+            f"  writer {rate_mb:5.0f} MB/s: {written:,} lines, the reader had "
+            f"{count:,} of them {lag:+.2f} s after it stopped ({reader_mb:.0f} MB/s): "
+            f"{'kept up' if kept_up else 'fell behind'}"
+        )
+        if not kept_up:
+            break
+
+
 def current_rss() -> float:
     """This process's resident memory now, in MiB."""
     with open("/proc/self/statm") as f:
@@ -172,14 +336,24 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=256, help="MiB per file (default 256)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--follow-seconds", type=float, default=5.0)
-    parser.add_argument("--only", choices=("transcode", "follow"), help="run one of the two parts")
+    parser.add_argument(
+        "--only", choices=("transcode", "follow", "follow-speed"), help="run one of the parts"
+    )
+    parser.add_argument("--follow-mib", type=int, default=100, help="finished file size, MiB")
+    parser.add_argument(
+        "--rates", default="100,200,300,400,600", help="writer MB/s to try, rising"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         work = Path(tmp)
-        if args.only != "follow":
+        if args.only in (None, "transcode"):
             bench_transcode(args.size, args.repeat, work)
-        if args.only != "transcode":
+        if args.only in (None, "follow"):
             bench_follow(args.follow_seconds, work)
+        if args.only in (None, "follow", "follow-speed"):
+            bench_follow_vs_open(work, args.follow_mib, args.repeat)
+            rates = [float(rate) for rate in args.rates.split(",")]
+            bench_follow_keeps_up(work, args.follow_seconds, rates)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,446 @@
+"""The soak scenario shared by tests/test_soak.py and benchmarks/soak_follow.py.
+
+A writer process appends sequence-numbered lines (``app.log <seq> <padding>``) at a steady
+rate; a rotator thread rotates the log the ways logrotate does (logrotate is not needed):
+
+- ``create``: rename ``app.log`` to ``app.log.1`` (older ones shifted), create a new
+  ``app.log``, then SIGHUP the writer, which reopens the path (``postrotate``): until it
+  does, it appends to the renamed file.
+- ``copytruncate``: copy ``app.log`` to ``app.log.1``, then truncate it; the writer keeps
+  its descriptor (``O_APPEND``).  The writer's appends between the copy and the truncate
+  would be lost for any reader (logrotate documents that window), so the rotator holds the
+  writer's ``flock`` across both: every line lost here is the follower's.
+- ``compress``: create + delaycompress: ``.1`` renamed to ``.2``, ``app.log`` to ``.1``,
+  then ``.2`` gzipped in place to ``.2.gz`` (written as gzip does: straight to the name).
+- ``dateext``: create, with the rotated file named ``app.log-YYYYMMDD-N``.
+
+A follower (in-process ``follow()``, the ``tail -F --checkpoint`` CLI killed with SIGKILL
+at random moments and restarted, or GNU ``tail -F``) reads throughout; at the end the
+sequence numbers it gave are compared with those written.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import gzip
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+RATE = 15_000.0
+MODES = ("create", "copytruncate", "compress", "dateext")
+LOG_NAME = "app.log"
+#: Rotated files kept (logrotate's ``rotate``): several seconds of history, so that a
+#: restarted CLI still finds the file it was reading when it was killed.  Past that the
+#: oldest is deleted, and the file system may give its inode to the next new file, as it
+#: does under logrotate: a run of more than KEEP rotations checks that this confuses no one.
+KEEP = 10
+#: How long a follower may take to catch up with the writer once it stopped.
+CATCH_UP_SECONDS = 20.0
+
+WRITER = r"""
+import fcntl, os, signal, sys, time
+
+path, rate = sys.argv[1], float(sys.argv[2])
+padding = b"x" * 120
+state = {"reopen": False, "stop": False}
+signal.signal(signal.SIGHUP, lambda *_: state.update(reopen=True))
+signal.signal(signal.SIGTERM, lambda *_: state.update(stop=True))
+flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+fd = os.open(path, flags, 0o644)
+sys.stdout.write("ready\n")
+sys.stdout.flush()
+seq = 0
+start = time.monotonic()
+while not state["stop"]:
+    if state["reopen"]:
+        state["reopen"] = False
+        os.close(fd)
+        fd = os.open(path, flags, 0o644)
+    due = int((time.monotonic() - start) * rate)
+    if due > seq:
+        batch = b"".join(
+            b"app.log %d %s\n" % (n, padding[: 10 + n % 97]) for n in range(seq, due)
+        )
+        # One write per batch under the lock the copytruncate rotator takes.
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, batch)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        seq = due
+    time.sleep(0.005)
+sys.stdout.write(f"{seq}\n")
+"""
+
+
+@dataclass
+class Tally:
+    """What a follower gave, against what the writer wrote."""
+
+    written: int = 0
+    received: int = 0
+    missing: int = 0
+    duplicates: int = 0
+    #: Lines that came after a later one although not a repeat (a repeat is a duplicate).
+    out_of_order: int = 0
+    #: Output lines that are not ``app.log <seq> ...`` (torn, or bytes of a gzip file).
+    garbled: int = 0
+    rotations: int = 0
+    restarts: int = 0
+    #: Lines cut in half by a SIGKILL (each printed again whole by the next run).
+    torn: int = 0
+    #: The most lines repeated after one restart.
+    worst_repeat: int = 0
+    #: Restarts that repeated more lines than were printed in the repeat window.
+    window_exceeded: int = 0
+    stderr: str = ""
+    notes: list[str] = field(default_factory=list)
+
+
+def tally(seqs: list[int], written: int, garbled: int = 0) -> Tally:
+    """Missing, repeated and out-of-order sequence numbers (a repeat is not out of order)."""
+    result = Tally(written=written, received=len(seqs), garbled=garbled)
+    seen: set[int] = set()
+    highest = -1
+    for seq in seqs:
+        if seq in seen:
+            result.duplicates += 1
+            continue
+        seen.add(seq)
+        if seq < highest:
+            result.out_of_order += 1
+        highest = max(highest, seq)
+    result.missing = written - len(seen & set(range(written)))
+    return result
+
+
+def parse(lines: list[bytes]) -> tuple[list[int], int]:
+    """The sequence numbers of output lines, and how many were not log lines."""
+    seqs: list[int] = []
+    garbled = 0
+    for line in lines:
+        fields = line.split(b" ", 2)
+        if len(fields) == 3 and fields[0] == b"app.log" and fields[1].isdigit():
+            seqs.append(int(fields[1]))
+        else:
+            garbled += 1
+    return seqs, garbled
+
+
+class Rotator:
+    """Rotates ``directory/app.log`` in one mode every 0.3-0.9 s, in a thread."""
+
+    def __init__(self, directory: Path, mode: str, writer_pid: int, rng: random.Random):
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}")
+        self.directory = directory
+        self.log = directory / LOG_NAME
+        self.mode = mode
+        self.writer_pid = writer_pid
+        self.rng = rng
+        self.rotations = 0
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> Rotator:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        if self.error is not None:
+            raise self.error
+
+    def _run(self) -> None:
+        try:
+            while not self._stop.wait(self.rng.uniform(0.3, 0.9)):
+                self.rotate()
+                self.rotations += 1
+        except BaseException as exc:  # reported by __exit__, in the test's thread
+            self.error = exc
+
+    def _numbered(self, number: int, suffix: str = "") -> Path:
+        return self.directory / f"{LOG_NAME}.{number}{suffix}"
+
+    def _shift(self, suffix: str, first: int) -> None:
+        self._numbered(KEEP, suffix).unlink(missing_ok=True)
+        for number in range(KEEP - 1, first - 1, -1):
+            older = self._numbered(number, suffix)
+            if older.exists():
+                older.rename(self._numbered(number + 1, suffix))
+
+    def _recreate(self) -> None:
+        os.close(os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
+        os.kill(self.writer_pid, signal.SIGHUP)
+
+    def rotate(self) -> None:
+        if self.mode == "create":
+            self._shift("", 1)
+            self.log.rename(self._numbered(1))
+            self._recreate()
+        elif self.mode == "copytruncate":
+            self._shift("", 1)
+            fd = os.open(self.log, os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                shutil.copyfile(self.log, self._numbered(1))
+                os.ftruncate(fd, 0)
+            finally:
+                os.close(fd)
+        elif self.mode == "compress":
+            self._shift(".gz", 2)
+            if self._numbered(1).exists():
+                self._numbered(1).rename(self._numbered(2))
+            self.log.rename(self._numbered(1))
+            self._recreate()
+            plain = self._numbered(2)
+            if plain.exists():
+                with open(plain, "rb") as source, gzip.open(self._numbered(2, ".gz"), "wb") as out:
+                    shutil.copyfileobj(source, out)
+                plain.unlink()
+        else:
+            dated = sorted(self.directory.glob(f"{LOG_NAME}-*"))
+            for old in dated[: max(0, len(dated) - KEEP + 1)]:
+                old.unlink()
+            stamp = time.strftime("%Y%m%d")
+            self.log.rename(self.directory / f"{LOG_NAME}-{stamp}-{self.rotations:06d}")
+            self._recreate()
+
+
+class Writer:
+    """The writer process: started with its file created, ``stop()`` gives how many it wrote."""
+
+    def __init__(self, directory: Path, rate: float):
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", WRITER, str(directory / LOG_NAME), str(rate)],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        assert self.process.stdout is not None
+        if self.process.stdout.readline() != "ready\n":
+            raise RuntimeError("the writer did not start")
+        self.pid = self.process.pid
+
+    def stop(self) -> int:
+        if self.process.returncode is None:
+            self.process.send_signal(signal.SIGTERM)
+        out, _ = self.process.communicate(timeout=30)
+        return int(out.strip())
+
+    def __enter__(self) -> Writer:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.process.returncode is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def run_follow(directory: Path, mode: str, seconds: float, rate: float, seed: int) -> Tally:
+    """``follow()`` in-process (on asyncio or trio, by the seed) under the soak scenario."""
+    import anyio
+
+    from utf8stream import follow
+
+    rng = random.Random(seed)
+    backend = rng.choice(("asyncio", "trio"))
+    seqs: list[int] = []
+    garbled = 0
+
+    async def read() -> tuple[int, int]:
+        nonlocal garbled
+        with Writer(directory, rate) as writer:
+            async with follow(directory / LOG_NAME, start="beginning") as lines:
+                iterator = lines.__aiter__()
+
+                async def take(until: float, last: int | None = None) -> None:
+                    """Lines until the deadline, or until the line numbered ``last``."""
+                    nonlocal garbled
+                    with anyio.move_on_after(max(0.0, until - time.monotonic())):
+                        while last is None or not seqs or seqs[-1] < last:
+                            line = await iterator.__anext__()
+                            got, bad = parse([line.text.encode("utf-8", "surrogateescape")])
+                            seqs.extend(got)
+                            garbled += bad
+
+                # The first line first: the file is open before the first rotation.
+                await take(time.monotonic() + CATCH_UP_SECONDS, 0)
+                with Rotator(directory, mode, writer.pid, rng) as rotator:
+                    await take(time.monotonic() + seconds)
+                written = writer.stop()
+                await take(time.monotonic() + CATCH_UP_SECONDS, written - 1)
+        return written, rotator.rotations
+
+    written, rotations = anyio.run(read, backend=backend)
+    result = tally(seqs, written, garbled)
+    result.rotations = rotations
+    result.notes.append(backend)
+    return result
+
+
+def _output_lines(path: Path) -> tuple[list[bytes], bytes]:
+    """The complete lines of an output file, and the unfinished rest."""
+    data = path.read_bytes()
+    end = data.rfind(b"\n") + 1
+    return data[:end].splitlines(), data[end:]
+
+
+def _last_seq(path: Path) -> int:
+    lines, _ = _output_lines(path)
+    seqs, _ = parse(lines[-1:])
+    return seqs[-1] if seqs else -1
+
+
+def _wait_for_first_line(path: Path) -> None:
+    """Until a follower started on the log has printed: the rotator must not rotate the
+    file before the follower has it open (it would start on the next file, as any would)."""
+    deadline = time.monotonic() + CATCH_UP_SECONDS
+    while b"\n" not in path.read_bytes()[:4096]:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the follower printed nothing")
+        time.sleep(0.02)
+
+
+def _wait_for(path: Path, total: int) -> None:
+    """Until the output holds the last line written, or has not grown for a while."""
+    deadline = time.monotonic() + CATCH_UP_SECONDS
+    size, quiet_since = -1, time.monotonic()
+    while time.monotonic() < deadline and _last_seq(path) < total - 1:
+        now_size = path.stat().st_size
+        if now_size != size:
+            size, quiet_since = now_size, time.monotonic()
+        elif time.monotonic() - quiet_since > QUIET_SECONDS:
+            return
+        time.sleep(0.05)
+
+
+#: A follower whose output has not grown for this long has given all it will.
+QUIET_SECONDS = 5.0
+#: The CLI saves its checkpoint every half second (``tail.SAVE_SECONDS``): after a SIGKILL,
+#: only lines printed in the last half second may come again.  The margin allows for a
+#: shared machine being late to run the saver.
+REPEAT_WINDOW_SECONDS = 0.5
+REPEAT_WINDOW_MARGIN = 0.5
+
+
+def run_cli(
+    directory: Path, mode: str, seconds: float, rate: float, seed: int, *, kill: bool = True
+) -> Tally:
+    """``utf8stream tail -F --checkpoint``, killed with SIGKILL every 0.2-1.5 s and restarted
+    (with ``kill=False``, left running).
+
+    What the CLI printed goes to one file across restarts; a line a SIGKILL cut in half
+    is removed before the restart and counted as torn (its checkpoint was not saved: it
+    comes again whole).  The output's size is sampled while the CLI runs, so that each
+    restart's repeats can be compared with what was printed in the window before the kill.
+    """
+    rng = random.Random(seed)
+    output = directory / "printed"
+    output.touch()
+    checkpoint = directory / "tail.checkpoint"
+    command = [sys.executable, "-m", "utf8stream", "tail", "-F", "-n", "+1"]
+    command += ["--checkpoint", str(checkpoint), str(directory / LOG_NAME)]
+    result = Tally()
+    # Per run: the output's size when it started, and the size it had at the start of the
+    # repeat window before it was killed (None for the last run, stopped by SIGTERM).
+    runs: list[tuple[int, int | None]] = []
+    samples: list[tuple[float, int]] = []
+
+    def start() -> subprocess.Popen[bytes]:
+        _, rest = _output_lines(output)
+        if rest:
+            result.torn += 1
+            with open(output, "r+b") as f:
+                f.truncate(output.stat().st_size - len(rest))
+        runs.append((output.stat().st_size, None))
+        samples.clear()
+        with open(output, "ab") as out, open(directory / "tail.stderr", "ab") as err:
+            return subprocess.Popen(command, stdout=out, stderr=err)
+
+    def stop_hard(process: subprocess.Popen[bytes]) -> None:
+        killed_at = time.monotonic()
+        process.kill()
+        process.wait()
+        window_start = killed_at - REPEAT_WINDOW_SECONDS - REPEAT_WINDOW_MARGIN
+        before = [size for at, size in samples if at <= window_start]
+        runs[-1] = (runs[-1][0], before[-1] if before else runs[-1][0])
+
+    with Writer(directory, rate) as writer:
+        process = start()
+        try:
+            _wait_for_first_line(output)
+            with Rotator(directory, mode, writer.pid, rng) as rotator:
+                stop_at = time.monotonic() + seconds
+                while time.monotonic() < stop_at:
+                    kill_at = min(stop_at, time.monotonic() + rng.uniform(0.2, 1.5))
+                    while time.monotonic() < kill_at:
+                        samples.append((time.monotonic(), output.stat().st_size))
+                        time.sleep(0.02)
+                    # Not before the first checkpoint is saved: a run killed before
+                    # it starts afresh, on whatever file the path names then (a finding
+                    # of its own, reported apart).
+                    while not checkpoint.exists() and time.monotonic() < stop_at:
+                        time.sleep(0.02)
+                    if kill and time.monotonic() < stop_at:
+                        stop_hard(process)
+                        process = start()
+            written = writer.stop()
+            _wait_for(output, written)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    data = output.read_bytes()
+    seqs, garbled = parse(data.splitlines())
+    counted = tally(seqs, written, garbled)
+    counted.torn = result.torn
+    counted.rotations = rotator.rotations
+    counted.restarts = len(runs) - 1
+    counted.stderr = (directory / "tail.stderr").read_text(errors="replace")
+    # Each restart's repeats, against the lines its predecessor printed in the window.
+    highest, allowed = -1, 0
+    for (begin, window), (end, _) in zip(runs, [*runs[1:], (len(data), None)], strict=True):
+        run, _ = parse(data[begin:end].splitlines())
+        repeats = sum(seq <= highest for seq in run)
+        counted.worst_repeat = max(counted.worst_repeat, repeats)
+        if repeats > allowed:
+            counted.window_exceeded += 1
+        highest = max([highest, *run])
+        allowed = data[window:end].count(b"\n") if window is not None else 0
+    return counted
+
+
+def run_gnu_tail(directory: Path, mode: str, seconds: float, rate: float, seed: int) -> Tally:
+    """GNU ``tail -F -n +1`` (by name, with inotify), never restarted."""
+    rng = random.Random(seed)
+    output = directory / "printed"
+    tail = shutil.which("tail")
+    if tail is None:
+        raise RuntimeError("no tail command")
+    with Writer(directory, rate) as writer, open(output, "wb") as out:
+        process = subprocess.Popen(
+            [tail, "-F", "-n", "+1", str(directory / LOG_NAME)],
+            stdout=out,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for_first_line(output)
+            with Rotator(directory, mode, writer.pid, rng) as rotator:
+                time.sleep(seconds)
+            written = writer.stop()
+            _wait_for(output, written)
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+    lines, rest = _output_lines(output)
+    seqs, garbled = parse(lines)
+    result = tally(seqs, written, garbled + bool(rest))
+    result.rotations = rotator.rotations
+    return result

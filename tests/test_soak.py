@@ -1,0 +1,75 @@
+"""Soak: a writer of numbered lines, a rotator, and a follower that must give every line.
+
+The scenario (tests/_soak.py): a writer process appends ``app.log <seq> <padding>`` lines
+at 15,000 lines/s while the log is rotated every 0.3-0.9 s (create, copytruncate,
+compress + delaycompress, dateext, as logrotate does them).  ``follow()`` must give every
+sequence number exactly once and in order; the ``tail -F --checkpoint`` CLI, killed with
+SIGKILL at random moments and restarted from its checkpoint, must lose none and repeat
+only lines printed in the half second before a kill.
+
+Short by default (a few seconds per scenario); ``UTF8STREAM_SOAK_SECONDS=300`` makes a
+long run.  Under CI the rotation times and kills are the same on every run (fixed seeds);
+elsewhere they are random, and ``UTF8STREAM_SOAK_SEED`` replays the seed a failure names.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import zlib
+from pathlib import Path
+
+import pytest
+from _soak import MODES, RATE, run_cli, run_follow
+
+SECONDS = float(os.environ.get("UTF8STREAM_SOAK_SECONDS", "2"))
+#: Restarted from a checkpoint, the follower drains the rotated copy that holds its
+#: position and then goes to the live file, passing over the rotations made after that
+#: copy: under copytruncate when the log was truncated twice since the checkpoint, under
+#: compress + delaycompress when the checkpoint's file has been compressed since (issue 13,
+#: found by this soak: see its report).  Those modes join this list when that is fixed.
+CLI_MODES = ("create", "dateext")
+
+
+def soak_seed(mode: str) -> int:
+    """The same seed per mode under CI, a chosen one, or a new one on each local run."""
+    if "UTF8STREAM_SOAK_SEED" in os.environ:
+        return int(os.environ["UTF8STREAM_SOAK_SEED"])
+    if "CI" in os.environ or os.environ.get("HYPOTHESIS_PROFILE") == "ci":
+        return zlib.crc32(mode.encode())
+    return random.SystemRandom().randrange(2**32)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_follow_gives_every_line_once_and_in_order(
+    tmp_path: Path, mode: str, record_property: pytest.RecordProperty
+) -> None:
+    seed = soak_seed(mode)
+    result = run_follow(tmp_path, mode, SECONDS, RATE, seed)
+    record_property("soak", result)
+    assert result.rotations >= 2, f"seed {seed}: the scenario hardly rotated: {result}"
+    assert result.written > RATE * SECONDS / 2, f"seed {seed}: the writer stalled: {result}"
+    counts = (result.missing, result.duplicates, result.out_of_order, result.garbled)
+    assert counts == (0, 0, 0, 0), f"UTF8STREAM_SOAK_SEED={seed}: {result}"
+    assert result.received == result.written
+
+
+@pytest.mark.parametrize("mode", CLI_MODES)
+def test_cli_killed_and_restarted_loses_no_line(
+    tmp_path: Path, mode: str, record_property: pytest.RecordProperty
+) -> None:
+    seed = soak_seed(mode)
+    result = run_cli(tmp_path, mode, SECONDS, RATE, seed)
+    # The duplicates (the checkpoint store is to bring them to zero) are reported, not
+    # asserted: -rP or the junit XML shows them.
+    record_property("soak", result)
+    print(f"{mode}: {result}")
+    assert result.restarts >= 1 and result.rotations >= 2, f"seed {seed}: {result}"
+    assert (result.missing, result.out_of_order, result.garbled) == (0, 0, 0), (
+        f"UTF8STREAM_SOAK_SEED={seed}: {result}"
+    )
+    assert result.window_exceeded == 0, (
+        f"UTF8STREAM_SOAK_SEED={seed}: a restart repeated lines printed before the window: "
+        f"{result}"
+    )
+    assert "Traceback" not in result.stderr, result.stderr
