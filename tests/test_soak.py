@@ -23,11 +23,11 @@ import pytest
 from _soak import MODES, RATE, run_cli, run_follow
 
 SECONDS = float(os.environ.get("UTF8STREAM_SOAK_SECONDS", "2"))
-#: Restarted from a checkpoint, the follower drains the rotated copy that holds its
-#: position and then goes to the live file, passing over the rotations made after that
-#: copy: under copytruncate when the log was truncated twice since the checkpoint, under
-#: compress + delaycompress when the checkpoint's file has been compressed since (issue 13,
-#: found by this soak: see its report).  Those modes join this list when that is fixed.
+#: The killed CLI under copytruncate and compress + delaycompress is left out until it
+#: holds (issue 13): the loss this soak found on a restart (the rotations after the copy
+#: holding the checkpoint were passed over) is fixed and has its own tests
+#: (test_follow_resume_rotations.py), but with kill -9 here compress still loses lines now
+#: and then, and copytruncate sometimes repeats more than the half-second save window.
 CLI_MODES = ("create", "dateext")
 
 
