@@ -229,10 +229,10 @@ class PyScanner:
             self._refuse_reentry()
         buf = pending + data if pending else data
         self._fail_start = -1
-        if self._dirty <= 0:
+        if self._dirty <= 0 and type(self) is PyScanner:
             # The common case inline (``_decode`` does it too): clean input, decoded by
             # CPython's strict decoder with no other Python frame; small chunks pay for
-            # every call.
+            # every call.  (Not for a variant, whose rules are not plain UTF-8's.)
             try:
                 text, used = _utf8_decode(buf, "strict", final)
             except UnicodeDecodeError:
