@@ -24,11 +24,13 @@ Checkpoints: with ``store=``, the checkpoints of all files are saved in one SQLi
 transaction (``CheckpointStore.save``, in a worker thread), each covering exactly the
 lines handed out, like ``Follower.checkpoint()``.  A save costs an fsync, so it is not
 made per line: it is made when the next line is asked for after ``save_every`` lines or
-``save_interval`` seconds, whenever every file is quiet, when a file is dropped (its key
-is forgotten in the same transaction) and at the end of the block (``save()`` makes one
-at any time).  Lines are therefore handed out *at least once*: after ``kill -9`` only the
-lines handed out since the last save come again, none is lost.  A program that saves
-right after it has committed what it did with the lines repeats none.
+``save_interval`` seconds (also when no line comes: the wait ends in time for it), when a
+file is dropped (its key is forgotten in the same transaction) and at the end of the
+block (``save()`` makes one at any time).  Lines are therefore handed out *at least
+once*: after ``kill -9`` only the lines handed out since the last save come again, none
+is lost.  A program that saves right after it has committed what it did with the lines
+(``autosave=False``, ``save(checkpoints)`` with the checkpoints of what it wrote out, as
+``utf8stream tail`` does) repeats only what it wrote after that save.
 """
 
 from __future__ import annotations
@@ -131,6 +133,7 @@ class ManyFollower:
         last_lines: int = 0,
         save_every: int = 1000,
         save_interval: float = 1.0,
+        autosave: bool = True,
         rescan_interval: float = 5.0,
         poll_interval: float = 0.25,
         rotate_grace: float = DEFAULT_ROTATE_GRACE,
@@ -163,6 +166,9 @@ class ManyFollower:
         self._last_lines = last_lines
         self._save_every = save_every
         self._save_interval = save_interval
+        self._autosave = autosave
+        #: The followed file of the last line handed out.
+        self.current: str | None = None
         self._rescan_interval = rescan_interval
         self._poll_interval = poll_interval
         self._rotate_grace = rotate_grace
@@ -249,16 +255,25 @@ class ManyFollower:
             if self._closed:
                 raise StopAsyncIteration
             # Everything handed out before this call has been dealt with by the caller.
-            if self._unsaved and (
-                self._unsaved >= self._save_every
-                or anyio.current_time() - self._last_save >= self._save_interval
+            if (
+                self._autosave
+                and self._unsaved
+                and (
+                    self._unsaved >= self._save_every
+                    or anyio.current_time() - self._last_save >= self._save_interval
+                )
             ):
                 await self.save()
             if anyio.current_time() >= self._next_look:
                 await self._look(0)
             if not self._active:
-                await self.save()
-                await self._look(self._quiet_timeout())
+                timeout = self._quiet_timeout()
+                if self._autosave and self._unsaved:
+                    # Saved soon even if no line comes, but not at every quiet moment: many
+                    # files each writing now and then would cost an fsync each time.
+                    due = self._last_save + self._save_interval - anyio.current_time()
+                    timeout = min(timeout, max(due, 0.0))
+                await self._look(timeout)
                 continue
             member = self._active[0]
             try:
@@ -274,6 +289,7 @@ class ManyFollower:
                 continue
             self._unsaved += 1
             self._turn += 1
+            self.current = member.followed
             if self._turn >= _QUANTUM or not member.has_pending():
                 self._active.rotate(-1)
                 self._turn = 0
@@ -289,16 +305,29 @@ class ManyFollower:
                 continue
         return found
 
-    async def save(self) -> None:
+    def has_pending(self) -> bool:
+        """Whether the next line is already read (a writer of the lines can flush when
+        this turns false)."""
+        return bool(self._active) and self._active[0].has_pending()
+
+    async def save(self, checkpoints: Mapping[str, FollowCheckpoint] | None = None) -> None:
         """Save every file's checkpoint that moved, in one transaction, and forget the
-        files dropped since the last save."""
+        files dropped since the last save.
+
+        ``checkpoints``: what to save instead of ``checkpoints()`` now, e.g. as they were
+        when the lines were last written out (with ``autosave=False``).
+        """
         self._unsaved = 0
         self._last_save = anyio.current_time()
         if self._store is None:
             return
-        current = self.checkpoints()
-        batch = {key: cp for key, cp in current.items() if self._saved.get(key) != cp}
+        current = self.checkpoints() if checkpoints is None else checkpoints
         forget = set(self._forget)
+        batch = {
+            key: cp
+            for key, cp in current.items()
+            if self._saved.get(key) != cp and key not in forget
+        }
         if not batch and not forget:
             return
         await anyio.to_thread.run_sync(lambda: self._store_save(batch, forget))
@@ -317,7 +346,7 @@ class ManyFollower:
             return
         self._closed = True
         try:
-            if self._watcher is not None:
+            if self._watcher is not None and self._autosave:
                 with anyio.CancelScope(shield=True):
                     await self.save()
         finally:
@@ -405,7 +434,8 @@ class ManyFollower:
         self._forget.add(key)
         self._saved.pop(key, None)
         await member.aclose()
-        await self.save()
+        if self._autosave:
+            await self.save()
 
     async def _cannot_read(self, member: _Member, exc: OSError) -> None:
         if not await anyio.to_thread.run_sync(os.path.exists, member.path):
@@ -476,6 +506,7 @@ def follow_many(
     last_lines: int = 0,
     save_every: int = 1000,
     save_interval: float = 1.0,
+    autosave: bool = True,
     rescan_interval: float = 5.0,
     poll_interval: float = 0.25,
     rotate_grace: float = DEFAULT_ROTATE_GRACE,
@@ -499,7 +530,8 @@ def follow_many(
     ``store``: a ``CheckpointStore`` or its path.  Each file resumes just after its last
     line handed out before the last save; saves are one transaction for all files, made
     every ``save_every`` lines or ``save_interval`` seconds (when the next line is asked
-    for), when all files are quiet, and at the end; ``save()`` forces one.  After a
+    for, or waited for), and at the end; ``save()`` forces one.  ``autosave=False``: only
+    ``save()`` saves (a program that writes the lines out in batches saves what it wrote).  After a
     ``kill -9`` the lines handed out since the last save come again; none is lost.
     """
     if isinstance(patterns, (str, os.PathLike)):
@@ -513,6 +545,7 @@ def follow_many(
         last_lines=last_lines,
         save_every=save_every,
         save_interval=save_interval,
+        autosave=autosave,
         rescan_interval=rescan_interval,
         poll_interval=poll_interval,
         rotate_grace=rotate_grace,
