@@ -7,6 +7,11 @@ input, Ctrl-C, SIGTERM, a closed output pipe; while following, also every half s
 when lines were printed since), and a saved checkpoint covers exactly the lines flushed
 to stdout: a restart repeats none and loses none (after a SIGKILL, none is lost and only
 the lines of the last half second can repeat).
+
+With ``-f``, a FILE holding wildcards (quoted: a glob pattern) or one ``--checkpoint`` for
+several FILEs follows them all with ``follow_many``: one watcher, ``==> FILE <==`` headers
+whenever the lines change file, new files announced on stderr, and ``--checkpoint`` a
+checkpoint store (SQLite) saved in one transaction as of what reached stdout.
 """
 
 from __future__ import annotations
@@ -658,8 +663,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="CPFILE",
         help="resume after the lines a previous run printed, and record progress there "
         "(atomically, on every stop and every half second while following); it belongs to "
-        "one FILE (one FILE only), and an unfinished last line is left for the run that "
-        "sees it whole",
+        "one FILE (a JSON file), and an unfinished last line is left for the run that "
+        "sees it whole; with -f and PATTERNs or several FILEs, a checkpoint store "
+        "(SQLite) of them all",
     )
     tail.add_argument(
         "--max-line-bytes",
