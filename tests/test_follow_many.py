@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import sqlite3
 from pathlib import Path
 
 import anyio
 import pytest
 
-from utf8stream import CheckpointStore, ManyFollower, follow_many
+from utf8stream import CheckpointError, CheckpointStore, ManyFollower, follow_many
 
 pytestmark = [pytest.mark.anyio]
 
@@ -180,3 +181,17 @@ def test_bad_arguments_are_refused(tmp_path: Path) -> None:
         follow_many(str(tmp_path / "*.log"), until_eof=True)
     with pytest.raises(ValueError, match="unknown encoding"):
         follow_many(str(tmp_path / "*.log"), encoding="no-such-codec")
+
+
+async def test_a_store_it_opened_is_closed_when_entering_fails(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    with CheckpointStore(db) as store:
+        store.save({})
+    with sqlite3.connect(db) as connection:  # a row no follower wrote: refused on loading
+        connection.execute("INSERT INTO checkpoints VALUES (?, ?)", (b"k", "{}"))
+    many = follow_many([tmp_path / "*.log"], store=db)
+    with pytest.raises(CheckpointError, match="the checkpoint of 'k'"):
+        await many.__aenter__()
+    assert many._store is not None
+    with pytest.raises(ValueError, match="closed"):
+        many._store.load_all()

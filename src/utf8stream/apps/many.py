@@ -214,13 +214,19 @@ class ManyFollower:
             else:
                 self._store = await anyio.to_thread.run_sync(CheckpointStore, store)
                 self._owns_store = True
-            self._resumed = await anyio.to_thread.run_sync(self._store.load_all)
-            self._saved = dict(self._resumed)
-        directories = sorted({os.path.dirname(p) for p in self._absolute})
-        self._watcher = Watcher(
-            directories, poll_interval=self._poll_interval, force_polling=self._force_polling
-        )
-        await self._watcher.__aenter__()
+        try:
+            if self._store is not None:
+                self._resumed = await anyio.to_thread.run_sync(self._store.load_all)
+                self._saved = dict(self._resumed)
+            directories = sorted({os.path.dirname(p) for p in self._absolute})
+            watcher = Watcher(
+                directories, poll_interval=self._poll_interval, force_polling=self._force_polling
+            )
+            await watcher.__aenter__()
+        except BaseException:
+            await self._close_all()
+            raise
+        self._watcher = watcher
         try:
             # Watched first, listed second: a file created in between is in both.
             found = await anyio.to_thread.run_sync(self._matches)
