@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         read_checkpoint,
         write_checkpoint,
     )
+    from .apps.many import ManyFollower, follow_many
 
 # The async layers (anyio) load on first use, so the core and the command line start fast.
 _LAZY = {
@@ -80,6 +81,8 @@ _LAZY = {
     "atranscode_file": "apps.files",
     "open_text": "apps.files",
     "CheckpointStore": "apps.checkpoints",
+    "ManyFollower": "apps.many",
+    "follow_many": "apps.many",
     **dict.fromkeys(
         [
             "CheckpointError",
@@ -137,6 +140,7 @@ __all__ = [
     "LineTooLong",
     "Malformed",
     "MalformedKind",
+    "ManyFollower",
     "MultilineEvent",
     "MultilineJoiner",
     "Notice",
@@ -159,6 +163,7 @@ __all__ = [
     "char_start",
     "cut_at_boundary",
     "follow",
+    "follow_many",
     "line_decoder",
     "next_char_start",
     "open_text",

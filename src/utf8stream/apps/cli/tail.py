@@ -7,12 +7,18 @@ input, Ctrl-C, SIGTERM, a closed output pipe; while following, also every half s
 when lines were printed since), and a saved checkpoint covers exactly the lines flushed
 to stdout: a restart repeats none and loses none (after a SIGKILL, none is lost and only
 the lines of the last half second can repeat).
+
+With ``-f``, a FILE holding wildcards (quoted: a glob pattern) or one ``--checkpoint`` for
+several FILEs follows them all with ``follow_many``: one watcher, ``==> FILE <==`` headers
+whenever the lines change file, new files announced on stderr, and ``--checkpoint`` a
+checkpoint store (SQLite) saved in one transaction as of what reached stdout.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import glob
 import os
 import re
 import signal
@@ -46,6 +52,7 @@ from ._common import (
 
 if TYPE_CHECKING:
     from ..follow import FollowCheckpoint, Follower, Line
+    from ..many import ManyFollower
 
 # follow.py's error policies, named here so that building the parser does not load the
 # async layers (a test checks they agree).  The line limit and overlong policy are the
@@ -137,6 +144,12 @@ def _cmd_tail(args: argparse.Namespace) -> int:
         warn("warning: --retry ignored; --retry is useful only when following")
     if args.pid is not None and not args.follow:
         warn("warning: PID ignored; --pid=PID is useful only when following")
+    # A pattern, or one checkpoint for several FILEs: one follower of them all, whose
+    # checkpoint store (SQLite) records them together.  Otherwise each FILE is followed
+    # as before, and one FILE's checkpoint is a JSON file.
+    several = args.checkpoint and len(args.files) > 1
+    if args.follow and (several or any(map(glob.has_magic, args.files))):
+        return anyio.run(_tail_many, args)
     if args.checkpoint and len(args.files) > 1:
         raise CommandError(
             "--checkpoint records one file: give each FILE its own run and checkpoint"
@@ -209,6 +222,7 @@ class _Output:
         headers: bool,
         follower: Follower | None,
         checkpoint_path: str | None,
+        many: ManyFollower | None = None,
     ):
         self.out = out
         self.headers = headers
@@ -219,6 +233,9 @@ class _Output:
         self.batch_size = 0
         self.unsaved = False  # lines written since the last save
         self.delivered: FollowCheckpoint | None = None  # as of the last good flush
+        #: With several files (-f), their store and checkpoints as of the last good flush.
+        self.many = many
+        self.many_delivered: dict[str, FollowCheckpoint] | None = None
         self.broken = False
 
     def switch_to(self, name: str) -> None:
@@ -245,6 +262,8 @@ class _Output:
             # RuntimeError: the file could not be opened, there is no position to record.
             with contextlib.suppress(RuntimeError):
                 self.delivered = self.follower.checkpoint()
+        if self.many is not None:
+            self.many_delivered = self.many.checkpoints()
 
     def save(self) -> None:
         """Flush, and record the position after the last line delivered."""
@@ -258,6 +277,12 @@ class _Output:
 
             write_checkpoint(self.delivered, self.checkpoint_path)
         self.unsaved = False
+
+    async def save_all(self) -> None:
+        """``save``, and with several files, one transaction for what they delivered."""
+        self.save()
+        if self.many is not None and self.many_delivered is not None:
+            await self.many.save(self.many_delivered)
 
 
 def _left_for_later(follower: Follower, line: Line) -> bool:
@@ -418,6 +443,143 @@ async def _tail(args: argparse.Namespace) -> int:
     return status
 
 
+def _many_start(args: argparse.Namespace) -> dict[str, Any]:
+    """``follow_many()``'s start for the files found at the start: -n N or -n +1."""
+    unsupported = [
+        option
+        for option, given in (
+            ("--pid", args.pid is not None),
+            ("--bytes", args.bytes is not None),
+            ("--offset", args.offset is not None),
+            ("--multiline*", _joiner(args) is not None),
+            ("-n +N (N > 1)", args.lines.from_start and args.lines.number > 1),
+        )
+        if given
+    ]
+    if unsupported:
+        raise CommandError(
+            f"{', '.join(unsupported)}: not with several FILEs or PATTERNs followed at once"
+        )
+    if args.lines.from_start:
+        return {"start": "beginning"}
+    return {"start": "end", "last_lines": args.lines.number}
+
+
+async def _tail_many(args: argparse.Namespace) -> int:
+    """Follow several FILEs or PATTERNs at once: one watcher, one checkpoint store."""
+    import anyio
+
+    from ..checkpoints import CheckpointStore
+    from ..follow import CheckpointError
+    from ..many import follow_many
+
+    start = _many_start(args)
+    relative = not any(map(os.path.isabs, args.files))
+
+    def shown(path: str) -> str:
+        # Files are followed by absolute path; shown as the user spelled the patterns.
+        return os.path.relpath(path) if relative else path
+
+    store = None
+    if args.checkpoint:
+        try:
+            store = CheckpointStore(args.checkpoint)
+        except CheckpointError as exc:
+            raise CommandError(f"not a usable checkpoint store: {exc}") from None
+    try:
+        many = follow_many(
+            args.files,
+            store=store,
+            autosave=False,  # saved here, as of what reached stdout
+            **start,
+            poll_interval=args.interval,
+            rotate_grace=args.rotate_grace,
+            encoding=args.encoding,
+            newline="\n",
+            max_line_bytes=args.max_line_bytes,
+            on_overlong=args.on_overlong,
+            errors=args.errors,
+            on_notice=lambda notice: warn(notice.message, shown(notice.path)),
+        )
+    except ValueError as exc:
+        if store is not None:
+            store.close()
+        raise CommandError(str(exc)) from None
+    output = _Output(sys.stdout.buffer, not args.quiet, None, None, many=many)
+    status = EXIT_OK
+    unreadable = 0
+    failure: Exception | None = None
+
+    async def print_lines() -> None:
+        nonlocal status, failure, unreadable
+        write = output.write
+        try:
+            async for line in many:
+                assert many.current is not None
+                output.switch_to(shown(many.current))
+                text = line.text.encode("utf-8", "surrogateescape")
+                write(text + b"\n" if line.terminated else text)
+                if not many.has_pending():
+                    output.flush()
+        except BrokenPipeError:
+            output.broken = True
+            status = EXIT_BROKEN_PIPE
+        except LineTooLong as exc:  # --on-overlong raise
+            unreadable += 1
+            warn(str(exc))
+        except Exception as exc:
+            failure = exc
+
+    async def save_every_moment() -> None:
+        nonlocal failure
+        try:
+            while True:
+                await anyio.sleep(SAVE_SECONDS)
+                if output.unsaved:
+                    await output.save_all()
+        except Exception as exc:
+            failure = exc
+            group.cancel_scope.cancel()
+
+    async def stop_on_signal(signals: AsyncIterator[signal.Signals]) -> None:
+        nonlocal status
+        async for signum in signals:
+            status = EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM
+            group.cancel_scope.cancel()
+
+    with _stop_signals() as signals:
+        try:
+            try:
+                async with many:
+                    try:
+                        # The lines are read in this task, the one that entered ``many``.
+                        async with anyio.create_task_group() as group:
+                            if signals is not None:
+                                group.start_soon(stop_on_signal, signals)
+                            if store is not None:
+                                group.start_soon(save_every_moment)
+                            await print_lines()
+                            group.cancel_scope.cancel()
+                    finally:
+                        # Whatever stopped us, the lines handed out were written: record
+                        # them (while ``many`` still knows its files).
+                        with anyio.CancelScope(shield=True):
+                            await output.save_all()
+            except CheckpointError as exc:
+                raise CommandError(f"not a usable checkpoint store: {exc}") from None
+            if failure is not None:
+                raise failure
+        finally:
+            if store is not None:
+                store.close()
+            if output.broken:
+                silence_stdout()
+                status = EXIT_BROKEN_PIPE if status == EXIT_OK else status
+    if status == EXIT_OK and unreadable:
+        return EXIT_UNREADABLE
+    return status
+
+
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     tail = sub.add_parser(
         "tail",
@@ -511,8 +673,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="CPFILE",
         help="resume after the lines a previous run printed, and record progress there "
         "(atomically, on every stop and every half second while following); it belongs to "
-        "one FILE (one FILE only), and an unfinished last line is left for the run that "
-        "sees it whole",
+        "one FILE (a JSON file), and an unfinished last line is left for the run that "
+        "sees it whole; with -f and PATTERNs or several FILEs, a checkpoint store "
+        "(SQLite) of them all",
     )
     tail.add_argument(
         "--max-line-bytes",

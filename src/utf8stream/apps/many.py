@@ -1,0 +1,561 @@
+"""Follow every file some glob patterns match, with one watcher and one checkpoint store.
+
+Theory of operation
+-------------------
+Each matched file is followed by its own ``Follower`` (rotation, copies, compressed
+rotations, encodings: all of ``follow()``), but none of them waits.  Where a follower
+would wait for its file to change it raises ``_Idle`` instead (at that point, as at a
+cancelled wait, its state is complete), and ``ManyFollower`` waits for all of them on ONE
+``Watcher`` that stays open for the life of the ``async with`` block: a notifier per
+file per wait would cost a thread and a kernel watch each (1,000 quiet files must cost
+next to nothing).  The directories of the patterns are watched; a change to a followed
+file (or to the rotated file it drains) wakes that file's follower, any other change in
+them, and every ``rescan_interval``, looks for new matches, which are read from their
+start.  A file whose name is gone (deleted, or rotated with nothing new at the name) is
+read to its end, kept for ``rotate_grace`` in case its writer still appends, then dropped.
+
+Fairness: followers take turns.  A follower hands out what one read gave it (at most
+``READ_SIZE`` bytes, and at most ``_QUANTUM`` lines) and goes to the back of the line; a
+busy file never holds the others back by more than one read.  While some are busy, the
+watcher is still asked every ``_BUSY_LOOK`` seconds (``poll_interval`` when polling)
+which quiet files have changed.
+
+Checkpoints: with ``store=``, the checkpoints of all files are saved in one SQLite
+transaction (``CheckpointStore.save``, in a worker thread), each covering exactly the
+lines handed out, like ``Follower.checkpoint()``.  A save costs an fsync, so it is not
+made per line: it is made when the next line is asked for after ``save_every`` lines or
+``save_interval`` seconds (also when no line comes: the wait ends in time for it), when a
+file is dropped (its key is forgotten in the same transaction) and at the end of the
+block (``save()`` makes one at any time).  Lines are therefore handed out *at least
+once*: after ``kill -9`` only the lines handed out since the last save come again, none
+is lost.  A program that saves right after it has committed what it did with the lines
+(``autosave=False``, ``save(checkpoints)`` with the checkpoints of what it wrote out, as
+``utf8stream tail`` does) repeats only what it wrote after that save.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import math
+import os
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from fnmatch import fnmatchcase
+from types import TracebackType
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from ._watch import Watcher
+from .checkpoints import CheckpointStore
+from .follow import DEFAULT_ROTATE_GRACE, FollowCheckpoint, Follower, Line, Notice, _Open
+
+__all__ = ["ManyFollower", "follow_many"]
+
+#: At most this many lines from one file before the next file's turn.
+_QUANTUM = 1024
+#: While some file is busy, how often the kernel watcher is asked about the quiet ones.
+_BUSY_LOOK = 0.05
+
+
+class _Idle(Exception):
+    """A member follower has nothing to hand out until its file changes, or ``timeout``."""
+
+    def __init__(self, timeout: float | None, gone: bool) -> None:
+        super().__init__()
+        self.timeout = timeout
+        self.gone = gone
+
+
+class _Member(Follower):
+    """A follower that never waits: the ``ManyFollower`` waits for all of them at once."""
+
+    #: Waiting for a change to its file, or for ``wake_at``.
+    resting = False
+    wake_at = math.inf
+    #: Its name is gone: read to the end, then dropped.
+    ending = False
+
+    async def _wait_for_change(self, f: _Open, timeout: float | None = None) -> None:
+        # The shared watcher is open all along, so a change after this look is reported
+        # by its next wait: nothing falls between the look and the wait.
+        look = await anyio.to_thread.run_sync(self._look_again, f)
+        if look == "changed":
+            return
+        if look == "path gone":
+            # The writer may still append to the file under no watched name.
+            wait = self._poll_interval if timeout is None else min(timeout, self._poll_interval)
+            raise _Idle(wait, gone=True)
+        raise _Idle(timeout, gone=False)
+
+    async def open_now(self) -> None:
+        """Open the file now, so that ``start="end"`` means the end when the block began."""
+        if self._file is None:
+            with contextlib.suppress(OSError):  # told, or dropped, at the first step
+                await self._open_first()
+
+    @property
+    def followed(self) -> str:
+        """The absolute path followed: the file's key in the store."""
+        return self._followed
+
+    def cannot_open(self, message: str) -> None:
+        self._cannot_open(message)
+
+    def drop_when_drained(self) -> bool:
+        """Whether the file, its name gone, has been quiet for ``rotate_grace``."""
+        f = self._file
+        return f is None or self._grace_left(f) <= 0
+
+    def reading(self) -> str | None:
+        """The file being read (the path, or a rotated file being drained)."""
+        return None if self._file is None else os.path.abspath(self._file.path)
+
+
+class ManyFollower:
+    """Async iterator of ``Line`` records from many files; an async context manager.
+
+    Built by ``follow_many()``; iterate it inside its ``async with`` block (the one
+    watcher of all the files lives there).  ``Line.path`` is the file a line was read
+    from: the matched file, or a rotated file of it being drained.
+    """
+
+    def __init__(
+        self,
+        patterns: Iterable[str | os.PathLike[str]],
+        *,
+        store: CheckpointStore | str | os.PathLike[str] | None = None,
+        encoding: str = "utf-8",
+        encodings: Mapping[str, str] | None = None,
+        start: str = "end",
+        last_lines: int = 0,
+        save_every: int = 1000,
+        save_interval: float = 1.0,
+        autosave: bool = True,
+        rescan_interval: float = 5.0,
+        poll_interval: float = 0.25,
+        rotate_grace: float = DEFAULT_ROTATE_GRACE,
+        force_polling: bool = False,
+        on_notice: Callable[[Notice], object] | None = None,
+        **follow_options: Any,
+    ) -> None:
+        self.patterns = [os.fspath(p) for p in patterns]
+        if not self.patterns:
+            raise ValueError("follow_many needs at least one pattern")
+        self._absolute = [os.path.abspath(p) for p in self.patterns]
+        for pattern in self._absolute:
+            if glob.has_magic(os.path.dirname(pattern)):
+                raise ValueError(
+                    f"{pattern}: only the file name may hold wildcards (its directory is watched)"
+                )
+        self._encodings = dict(encodings or {})
+        unknown = set(self._encodings) - set(self.patterns)
+        if unknown:
+            raise ValueError(f"encodings for patterns not followed: {sorted(unknown)}")
+        if start not in ("end", "beginning"):
+            raise ValueError("start must be 'end' or 'beginning'")
+        if save_every < 1 or not save_interval > 0 or not rescan_interval > 0:
+            raise ValueError("save_every must be >= 1, save_interval and rescan_interval > 0")
+        for name in ("until_eof", "retry", "checkpoint", "multiline", "last_bytes"):
+            if name in follow_options:
+                raise TypeError(f"follow_many() does not take {name}=")
+        self._encoding = encoding
+        self._start = start
+        self._last_lines = last_lines
+        self._save_every = save_every
+        self._save_interval = save_interval
+        self._autosave = autosave
+        #: The followed file of the last line handed out.
+        self.current: str | None = None
+        self._rescan_interval = rescan_interval
+        self._poll_interval = poll_interval
+        self._rotate_grace = rotate_grace
+        self._force_polling = force_polling
+        self._on_notice = on_notice
+        self._options = follow_options
+        # Every option is checked now, not when the first file matches.
+        Follower(self._absolute[0], encoding=encoding, **self._follower_options())
+        for each in self._encodings.values():
+            Follower(self._absolute[0], encoding=each, **self._follower_options())
+        self._store_given = store
+        self._store: CheckpointStore | None = None
+        self._owns_store = False
+        self._resumed: dict[str, FollowCheckpoint] = {}
+        self._members: dict[str, _Member] = {}
+        self._active: deque[_Member] = deque()
+        self._turn = 0
+        self._watcher: Watcher | None = None
+        self._entered = False
+        self._closed = False
+        self._next_look = 0.0
+        self._next_rescan = 0.0
+        self._saved: dict[str, FollowCheckpoint] = {}
+        self._forget: set[str] = set()
+        self._unsaved = 0
+        self._last_save = 0.0
+
+    # -- public API ----------------------------------------------------------------
+
+    @property
+    def paths(self) -> list[str]:
+        """The files followed now (absolute paths), in the order they were found."""
+        return list(self._members)
+
+    async def __aenter__(self) -> ManyFollower:
+        if self._entered:
+            raise RuntimeError("a ManyFollower can be entered once")
+        self._entered = True
+        store = self._store_given
+        if store is not None:
+            if isinstance(store, CheckpointStore):
+                self._store = store
+            else:
+                self._store = await anyio.to_thread.run_sync(CheckpointStore, store)
+                self._owns_store = True
+        try:
+            if self._store is not None:
+                self._resumed = await anyio.to_thread.run_sync(self._store.load_all)
+                self._saved = dict(self._resumed)
+            directories = sorted({os.path.dirname(p) for p in self._absolute})
+            watcher = Watcher(
+                directories, poll_interval=self._poll_interval, force_polling=self._force_polling
+            )
+            await watcher.__aenter__()
+        except BaseException:
+            await self._close_all()
+            raise
+        self._watcher = watcher
+        try:
+            # Watched first, listed second: a file created in between is in both.
+            found = await anyio.to_thread.run_sync(self._matches)
+            resumable = [key for key in self._resumed if self._pattern_of(key) is not None]
+            for path in dict.fromkeys([*resumable, *found]):
+                self._add(path, at_start=True)
+            for member in self._members.values():
+                await member.open_now()
+        except BaseException:
+            await self._close_all()
+            raise
+        now = anyio.current_time()
+        self._next_rescan = now + self._rescan_interval
+        self._last_save = now
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    def __aiter__(self) -> ManyFollower:
+        return self
+
+    async def __anext__(self) -> Line:
+        if self._watcher is None:
+            raise RuntimeError("iterate a ManyFollower inside its 'async with' block")
+        while True:
+            if self._closed:
+                raise StopAsyncIteration
+            # Everything handed out before this call has been dealt with by the caller.
+            if (
+                self._autosave
+                and self._unsaved
+                and (
+                    self._unsaved >= self._save_every
+                    or anyio.current_time() - self._last_save >= self._save_interval
+                )
+            ):
+                await self.save()
+            if anyio.current_time() >= self._next_look:
+                await self._look(0)
+            if not self._active:
+                timeout = self._quiet_timeout()
+                if self._autosave and self._unsaved:
+                    # Saved soon even if no line comes, but not at every quiet moment: many
+                    # files each writing now and then would cost an fsync each time.
+                    due = self._last_save + self._save_interval - anyio.current_time()
+                    timeout = min(timeout, max(due, 0.0))
+                await self._look(timeout)
+                continue
+            member = self._active[0]
+            try:
+                line = await member.__anext__()
+            except _Idle as idle:
+                self._rest(member, idle)
+                continue
+            except StopAsyncIteration:
+                await self._drop(member)
+                continue
+            except OSError as exc:
+                await self._cannot_read(member, exc)
+                continue
+            self._unsaved += 1
+            self._turn += 1
+            self.current = member.followed
+            if self._turn >= _QUANTUM or not member.has_pending():
+                self._active.rotate(-1)
+                self._turn = 0
+            return line
+
+    def checkpoints(self) -> dict[str, FollowCheckpoint]:
+        """Each followed file's checkpoint, covering exactly the lines handed out."""
+        found: dict[str, FollowCheckpoint] = {}
+        for key, member in self._members.items():
+            try:
+                found[key] = member.checkpoint()
+            except RuntimeError:  # not opened yet: its stored checkpoint (if any) stands
+                continue
+        return found
+
+    def has_pending(self) -> bool:
+        """Whether the next line is already read (a writer of the lines can flush when
+        this turns false)."""
+        return bool(self._active) and self._active[0].has_pending()
+
+    async def save(self, checkpoints: Mapping[str, FollowCheckpoint] | None = None) -> None:
+        """Save every file's checkpoint that moved, in one transaction, and forget the
+        files dropped since the last save.
+
+        ``checkpoints``: what to save instead of ``checkpoints()`` now, e.g. as they were
+        when the lines were last written out (with ``autosave=False``).
+        """
+        self._unsaved = 0
+        self._last_save = anyio.current_time()
+        if self._store is None:
+            return
+        current = self.checkpoints() if checkpoints is None else checkpoints
+        forget = set(self._forget)
+        batch = {
+            key: cp
+            for key, cp in current.items()
+            if self._saved.get(key) != cp and key not in forget
+        }
+        if not batch and not forget:
+            return
+        await anyio.to_thread.run_sync(lambda: self._store_save(batch, forget))
+        self._saved.update(batch)
+        for key in forget:
+            self._saved.pop(key, None)
+        self._forget -= forget
+
+    def _store_save(self, batch: dict[str, FollowCheckpoint], forget: set[str]) -> None:
+        assert self._store is not None
+        self._store.save(batch, forget=forget)
+
+    async def aclose(self) -> None:
+        """Save (with a store), close every file and the watcher; iteration ends."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            if self._watcher is not None and self._autosave:
+                with anyio.CancelScope(shield=True):
+                    await self.save()
+        finally:
+            await self._close_all()
+
+    # -- members -------------------------------------------------------------------
+
+    def _follower_options(self) -> dict[str, Any]:
+        return {
+            "poll_interval": self._poll_interval,
+            "rotate_grace": self._rotate_grace,
+            "on_notice": self._on_notice,
+            **self._options,
+        }
+
+    def _pattern_of(self, path: str) -> str | None:
+        """The first pattern matching ``path`` (an absolute path), as given."""
+        directory, name = os.path.split(path)
+        for given, pattern in zip(self.patterns, self._absolute, strict=True):
+            pattern_dir, pattern_name = os.path.split(pattern)
+            # As glob: a wildcard does not match a leading dot.
+            hidden = name.startswith(".") and not pattern_name.startswith(".")
+            if directory == pattern_dir and fnmatchcase(name, pattern_name) and not hidden:
+                return given
+        return None
+
+    def _matches(self) -> list[str]:
+        """The regular files the patterns match now, in the patterns' order."""
+        found: dict[str, None] = {}
+        for pattern in self._absolute:
+            for path in sorted(glob.glob(pattern)):
+                if os.path.isfile(path):
+                    found[os.path.abspath(path)] = None
+        return list(found)
+
+    def _add(self, path: str, *, at_start: bool) -> None:
+        pattern = self._pattern_of(path)
+        assert pattern is not None
+        options = self._follower_options()
+        encoding = self._encodings.get(pattern, self._encoding)
+        checkpoint = self._resumed.pop(path, None)
+        if checkpoint is not None:
+            member = _Member(path, encoding=encoding, checkpoint=checkpoint, **options)
+        elif at_start:
+            member = _Member(
+                path, encoding=encoding, start=self._start, last_lines=self._last_lines, **options
+            )
+        else:
+            # Created while we follow: every line of it is new.
+            member = _Member(path, encoding=encoding, start="beginning", **options)
+            if self._on_notice is not None:
+                self._on_notice(Notice("appeared", path, "has appeared; following new file"))
+        self._members[path] = member
+        self._active.append(member)
+
+    def _rest(self, member: _Member, idle: _Idle) -> None:
+        """``member`` waits for a change; a file whose name is gone is finished once quiet."""
+        self._remove_active(member)
+        if idle.gone and not member.ending and member.drop_when_drained():
+            # Read to its end (its unfinished last line too), then dropped.
+            member.ending = True
+            member.stop_at_end()
+            self._active.append(member)
+            return
+        timeout = math.inf if idle.timeout is None else idle.timeout
+        member.resting = True
+        member.wake_at = anyio.current_time() + max(timeout, 0.0)
+
+    def _remove_active(self, member: _Member) -> None:
+        if self._active and self._active[0] is member:
+            self._active.popleft()
+            self._turn = 0
+        elif member in self._active:
+            self._active.remove(member)
+
+    def _wake(self, member: _Member) -> None:
+        if member.resting:
+            member.resting = False
+            self._active.append(member)
+
+    async def _drop(self, member: _Member) -> None:
+        self._remove_active(member)
+        key = member.followed
+        self._members.pop(key, None)
+        self._forget.add(key)
+        self._saved.pop(key, None)
+        await member.aclose()
+        if self._autosave:
+            await self.save()
+
+    async def _cannot_read(self, member: _Member, exc: OSError) -> None:
+        if not await anyio.to_thread.run_sync(os.path.exists, member.path):
+            await self._drop(member)  # gone before it could be opened
+            return
+        member.cannot_open(f"cannot open for reading: {exc.strerror or exc}")
+        self._rest(member, _Idle(self._poll_interval, gone=False))
+
+    async def _close_all(self) -> None:
+        members, self._members = list(self._members.values()), {}
+        self._active.clear()
+        for member in members:
+            await member.aclose()
+        if self._watcher is not None:
+            watcher, self._watcher = self._watcher, None
+            # Not under a shield: the watcher's task group must be the innermost scope.
+            await watcher.__aexit__(None, None, None)
+        if self._owns_store and self._store is not None:
+            self._store.close()
+
+    # -- waiting -------------------------------------------------------------------
+
+    def _quiet_timeout(self) -> float:
+        now = anyio.current_time()
+        due = min((m.wake_at for m in self._members.values() if m.resting), default=math.inf)
+        return max(0.0, min(due, self._next_rescan) - now)
+
+    async def _look(self, timeout: float) -> None:
+        """Wake the members whose files changed or whose time came; find new files."""
+        watcher = self._watcher
+        assert watcher is not None
+        changed = await watcher.wait(timeout)
+        now = anyio.current_time()
+        self._next_look = now + (_BUSY_LOOK if watcher.mode == "kernel" else self._poll_interval)
+        resting = [m for m in self._members.values() if m.resting]
+        by_path: dict[str, list[_Member]] = {}
+        for member in resting:
+            by_path.setdefault(member.followed, []).append(member)
+            reading = member.reading()
+            if reading is not None and reading != member.followed:
+                by_path.setdefault(reading, []).append(member)
+        rescan = now >= self._next_rescan
+        for path in changed:
+            absolute = os.path.abspath(path)
+            woken = by_path.get(absolute)
+            if woken:
+                for member in woken:
+                    self._wake(member)
+            elif absolute not in self._members and self._pattern_of(absolute) is not None:
+                rescan = True
+        for member in resting:
+            if member.resting and member.wake_at <= now:
+                self._wake(member)
+        if rescan:
+            self._next_rescan = now + self._rescan_interval
+            for path in await anyio.to_thread.run_sync(self._matches):
+                if path not in self._members:
+                    self._add(path, at_start=False)
+
+
+def follow_many(
+    patterns: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
+    *,
+    store: CheckpointStore | str | os.PathLike[str] | None = None,
+    encoding: str = "utf-8",
+    encodings: Mapping[str, str] | None = None,
+    start: str = "end",
+    last_lines: int = 0,
+    save_every: int = 1000,
+    save_interval: float = 1.0,
+    autosave: bool = True,
+    rescan_interval: float = 5.0,
+    poll_interval: float = 0.25,
+    rotate_grace: float = DEFAULT_ROTATE_GRACE,
+    force_polling: bool = False,
+    on_notice: Callable[[Notice], object] | None = None,
+    **follow_options: Any,
+) -> ManyFollower:
+    """Follow every file the glob ``patterns`` match, like ``tail -F`` on each.
+
+    Use as ``async with follow_many(["/var/log/app/*.log"], store="tail.db") as lines:
+    async for line in lines: ...``.  Only the file name part of a pattern may hold
+    wildcards.  Files matching when the block is entered start at ``start`` (``"end"``,
+    with ``last_lines``, or ``"beginning"``); files that appear later are read from
+    their start; a file whose name is removed is read to its end and dropped once quiet
+    for ``rotate_grace``.  Each file is followed as ``follow()`` follows one (rotation,
+    copytruncate, compressed rotations); ``follow_options`` are ``follow()``'s
+    (``newline``, ``max_line_bytes``, ``on_overlong``, ``errors``, ``on_malformed``,
+    ``gap_at_start``).  ``encodings`` maps a pattern (as given) to its files' encoding;
+    the others use ``encoding``.  A file matched by several patterns belongs to the first.
+
+    ``store``: a ``CheckpointStore`` or its path.  Each file resumes just after its last
+    line handed out before the last save; saves are one transaction for all files, made
+    every ``save_every`` lines or ``save_interval`` seconds (when the next line is asked
+    for, or waited for), and at the end; ``save()`` forces one.  ``autosave=False``: only
+    ``save()`` saves (a program that writes the lines out in batches saves what it wrote).  After a
+    ``kill -9`` the lines handed out since the last save come again; none is lost.
+    """
+    if isinstance(patterns, (str, os.PathLike)):
+        patterns = [patterns]
+    return ManyFollower(
+        patterns,
+        store=store,
+        encoding=encoding,
+        encodings=encodings,
+        start=start,
+        last_lines=last_lines,
+        save_every=save_every,
+        save_interval=save_interval,
+        autosave=autosave,
+        rescan_interval=rescan_interval,
+        poll_interval=poll_interval,
+        rotate_grace=rotate_grace,
+        force_polling=force_polling,
+        on_notice=on_notice,
+        **follow_options,
+    )

@@ -1,0 +1,105 @@
+"""``utf8stream tail -F 'PATTERN'... --checkpoint DB`` (issue 13 point 2): the real console
+script in a subprocess, with real files and signals."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+UTF8STREAM = os.path.join(os.path.dirname(sys.executable), "utf8stream")
+
+
+class Follow:
+    def __init__(self, cwd: Path, *argv: str) -> None:
+        self.proc = subprocess.Popen(
+            [UTF8STREAM, "tail", "--interval", "0.01", "--rotate-grace", "0.1", *argv],
+            cwd=cwd,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        # A line that never comes fails the test instead of hanging it.
+        self.watchdog = threading.Timer(30, self.proc.kill)
+        self.watchdog.start()
+
+    def out(self, n: int) -> bytes:
+        assert self.proc.stdout is not None
+        return b"".join(self.proc.stdout.readline() for _ in range(n))
+
+    def err(self) -> str:
+        assert self.proc.stderr is not None
+        return self.proc.stderr.readline().decode()
+
+    def stop(self) -> tuple[int, bytes, bytes]:
+        self.proc.terminate()
+        try:
+            status = self.proc.wait(10)
+        finally:
+            self.proc.kill()
+            self.watchdog.cancel()
+        assert self.proc.stdout is not None and self.proc.stderr is not None
+        return status, self.proc.stdout.read(), self.proc.stderr.read()
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+def test_patterns_headers_new_files_and_a_store_across_restarts(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_bytes(b"a1\na2\n")
+    (tmp_path / "b.log").write_bytes(b"b1\n")
+    (tmp_path / "other.txt").write_bytes(b"no\n")
+    follow = Follow(tmp_path, "-F", "-n", "+1", "*.log", "--checkpoint", "state.db")
+    try:
+        assert follow.out(6) == b"==> a.log <==\na1\na2\n\n==> b.log <==\nb1\n"
+        (tmp_path / "c.log").write_bytes(b"c1\n")
+        assert follow.err() == "utf8stream: c.log: has appeared; following new file\n"
+        assert follow.out(3) == b"\n==> c.log <==\nc1\n"
+    finally:
+        assert follow.stop() == (143, b"", b"")
+    # Stopped: what was printed is in the store, for all three files at once.
+    with sqlite3.connect(tmp_path / "state.db") as db:
+        (rows,) = db.execute("SELECT count(*) FROM checkpoints").fetchone()
+    assert rows == 3
+    append(tmp_path / "a.log", b"a3\n")
+    append(tmp_path / "c.log", b"c2\n")
+    follow = Follow(tmp_path, "-F", "-n", "+1", "*.log", "--checkpoint", "state.db")
+    try:
+        got = follow.out(5)
+        assert sorted(got.split(b"\n\n")) == [b"==> a.log <==\na3", b"==> c.log <==\nc2\n"]
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_a_json_checkpoint_is_not_taken_for_a_store(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_bytes(b"a\n")
+    (tmp_path / "cp.json").write_text("{}")
+    result = subprocess.run(
+        [UTF8STREAM, "tail", "-F", str(tmp_path / "*.log"), "--checkpoint", "cp.json"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=20,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert result.stderr.decode().splitlines() == [
+        "utf8stream: not a usable checkpoint store: cp.json: not a checkpoint store"
+        " (file is not a database)"
+    ]
+
+
+def test_options_for_one_file_are_refused_with_patterns(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [UTF8STREAM, "tail", "-F", "--pid", "1", str(tmp_path / "*.log")],
+        capture_output=True,
+        timeout=20,
+        check=False,
+    )
+    assert (result.returncode, result.stdout) == (2, b"")
+    assert result.stderr.decode() == (
+        "utf8stream: --pid: not with several FILEs or PATTERNs followed at once\n"
+    )
