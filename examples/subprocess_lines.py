@@ -34,7 +34,9 @@ while i < len(text):
 async def main_async(command: list[str], max_line_bytes: int) -> int:
     async with await anyio.open_process(command) as process:
         assert process.stdout is not None
-        lines = LineReceiveStream(process.stdout, max_line_bytes=max_line_bytes)
+        lines = LineReceiveStream(
+            process.stdout, max_line_bytes=max_line_bytes, on_overlong="raise"
+        )
         while True:
             try:
                 line = await lines.receive()

@@ -96,7 +96,7 @@ def _default(function: Any, name: str) -> Any:
 
 
 def test_one_default_for_each_line_option() -> None:
-    assert DEFAULT_ON_OVERLONG == "raise"
+    assert DEFAULT_ON_OVERLONG == "split"
     assert DEFAULT_MAX_LINE_BYTES == 1 << 20
     for reader in (LineSplitter, LineReceiveStream):
         assert _default(reader, "on_overlong") == DEFAULT_ON_OVERLONG

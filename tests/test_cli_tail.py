@@ -568,24 +568,21 @@ def test_the_commands_defaults_are_the_librarys() -> None:
 
 
 def test_one_default_for_each_line_option() -> None:
-    """The readers a program consumes raise on an overlong line; the followers (library
-    and command) split it; all share one limit."""
+    """One overlong policy (split: nothing lost, no reader stopped) and one limit for
+    every line reader: library readers, the follower and the command."""
     import inspect
 
     from utf8stream import LineEngine, LineReceiveStream, LineSplitter, follow
     from utf8stream.apps.cli._main import build_parser
     from utf8stream.core import lines
 
-    for reader in (LineSplitter, LineReceiveStream, LineEngine):
+    for reader in (LineSplitter, LineReceiveStream, LineEngine, follow):
         parameters = inspect.signature(reader).parameters
         assert parameters["max_line_bytes"].default == lines.DEFAULT_MAX_LINE_BYTES
-        assert parameters["on_overlong"].default == lines.DEFAULT_ON_OVERLONG == "raise"
-    parameters = inspect.signature(follow).parameters
-    assert parameters["max_line_bytes"].default == lines.DEFAULT_MAX_LINE_BYTES
-    assert parameters["on_overlong"].default == lines.DEFAULT_FOLLOW_ON_OVERLONG == "split"
+        assert parameters["on_overlong"].default == lines.DEFAULT_ON_OVERLONG == "split"
     args = build_parser().parse_args(["tail", "x"])
     assert args.max_line_bytes == lines.DEFAULT_MAX_LINE_BYTES == 1 << 20
-    assert args.on_overlong == lines.DEFAULT_FOLLOW_ON_OVERLONG
+    assert args.on_overlong == lines.DEFAULT_ON_OVERLONG
 
 
 # -- GNU tail's options ------------------------------------------------------------------

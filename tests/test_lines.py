@@ -102,11 +102,22 @@ def test_delimiter_split_across_pieces() -> None:
 
 
 def test_partial_is_cut_at_a_character_boundary() -> None:
-    splitter = LineSplitter(max_line_bytes=5)
+    splitter = LineSplitter(max_line_bytes=5, on_overlong="raise")
     (error,) = splitter.feed("aaaa€€\n")  # "aaaa" is 4 bytes, "aaaa€" would be 7
     assert isinstance(error, LineTooLong)
     assert error.partial == "aaaa"
     assert error.max_line_bytes == 5
+
+
+@pytest.mark.anyio
+async def test_by_default_an_overlong_line_is_split_and_nothing_is_lost() -> None:
+    text = "aaaa€€bb\nnext\n"  # the first line is 12 bytes
+    splitter = LineSplitter(max_line_bytes=5)
+    pieces = splitter.feed(text)
+    assert pieces == ["aaaa", "€", "€bb", "next"]
+    assert splitter.statistics().overlong_lines == 1
+    stream = LineReceiveStream(ChunkStream([text.encode()]), max_line_bytes=5)
+    assert [line async for line in stream] == pieces
 
 
 # -- every chunking, every mode ------------------------------------------------------
@@ -317,7 +328,9 @@ async def test_overlong_policies_through_the_stream(policy: str) -> None:
 @pytest.mark.anyio
 async def test_line_too_long_leaves_the_stream_usable() -> None:
     stream = LineReceiveStream(
-        ChunkStream([b"first\n", b"x" * 30, b"y" * 30, b"\nafter\n"]), max_line_bytes=16
+        ChunkStream([b"first\n", b"x" * 30, b"y" * 30, b"\nafter\n"]),
+        max_line_bytes=16,
+        on_overlong="raise",
     )
     assert await stream.receive() == "first"
     with pytest.raises(LineTooLong) as info:

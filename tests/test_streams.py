@@ -394,7 +394,9 @@ async def test_line_stream_in_another_encoding(encoding: str) -> None:
 async def test_line_stream_in_another_encoding_limits_its_bytes() -> None:
     data = "short\nway too long a line\nok\n".encode("utf-16-le")
     source = _memory_byte_source([data])
-    stream = LineReceiveStream(source, encoding="utf-16-le", max_line_bytes=12)
+    stream = LineReceiveStream(
+        source, encoding="utf-16-le", max_line_bytes=12, on_overlong="raise"
+    )
     assert await stream.receive() == "short"
     with pytest.raises(LineTooLong) as info:
         await stream.receive()

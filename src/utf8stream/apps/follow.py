@@ -53,8 +53,8 @@ from ..core.decoder import accelerator
 from ..core.events import Malformed
 from ..core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
 from ..core.lines import (
-    DEFAULT_FOLLOW_ON_OVERLONG,
     DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_ON_OVERLONG,
     LineTooLong,
     check_line_options,
 )
@@ -598,7 +598,7 @@ class Follower:
         rotate_grace: float = DEFAULT_ROTATE_GRACE,
         newline: str | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        on_overlong: str = DEFAULT_FOLLOW_ON_OVERLONG,
+        on_overlong: str = DEFAULT_ON_OVERLONG,
         errors: str = "replace",
         encoding: str = "utf-8",
         on_malformed: Callable[[Malformed], object] | None = None,
@@ -1426,7 +1426,7 @@ def follow(
     rotate_grace: float = DEFAULT_ROTATE_GRACE,
     newline: str | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-    on_overlong: str = DEFAULT_FOLLOW_ON_OVERLONG,
+    on_overlong: str = DEFAULT_ON_OVERLONG,
     errors: str = "replace",
     encoding: str = "utf-8",
     on_malformed: Callable[[Malformed], object] | None = None,

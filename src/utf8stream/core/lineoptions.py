@@ -5,7 +5,6 @@ check of the options and ``LineTooLong``.  Its own module so that the line engin
 from __future__ import annotations
 
 __all__ = [
-    "DEFAULT_FOLLOW_ON_OVERLONG",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_ON_OVERLONG",
     "OVERLONG_POLICIES",
@@ -18,12 +17,12 @@ OVERLONG_POLICIES = ("raise", "truncate", "split", "skip")
 #: The limit of every line reader (``LineSplitter``, ``LineReceiveStream``, ``LineEngine``,
 #: ``follow`` and ``utf8stream tail``).
 DEFAULT_MAX_LINE_BYTES = 1 << 20
-#: The policy of the readers a program consumes (``LineSplitter``, ``LineReceiveStream``,
-#: ``LineEngine``): an overlong line is an error the program sees where the line was.
-DEFAULT_ON_OVERLONG = "raise"
-#: The policy of the log followers (``follow``, ``utf8stream tail``): one overlong line
-#: must not stop a follower, and splitting it loses nothing (its pieces joined are the line).
-DEFAULT_FOLLOW_ON_OVERLONG = "split"
+#: The policy of every line reader (``LineSplitter``, ``LineReceiveStream``, ``LineEngine``,
+#: ``follow`` and ``utf8stream tail``): the one policy that loses no byte (the pieces joined
+#: are the line) and never stops a reader; memory stays bounded by ``max_line_bytes``.
+#: ``"raise"`` (anyio's ``receive_until``, asyncio's ``readline``) keeps only the start of
+#: the line, so it is there to be asked for, by a protocol reader that must refuse one.
+DEFAULT_ON_OVERLONG = "split"
 
 
 class LineTooLong(ValueError):

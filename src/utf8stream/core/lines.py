@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING
 from ._bytes import is_continuation
 from .linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder
 from .lineoptions import (
-    DEFAULT_FOLLOW_ON_OVERLONG,
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_ON_OVERLONG,
     OVERLONG_POLICIES,
@@ -47,7 +46,6 @@ if TYPE_CHECKING:
     from .decoder import DecodedLines, Utf8Decoder
 
 __all__ = [
-    "DEFAULT_FOLLOW_ON_OVERLONG",
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_ON_OVERLONG",
     "OVERLONG_POLICIES",

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from ...core.linecodec import line_decoder
 from ...core.lines import (
-    DEFAULT_FOLLOW_ON_OVERLONG,
     DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_ON_OVERLONG,
     OVERLONG_POLICIES,
     LineTooLong,
 )
@@ -688,7 +688,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tail.add_argument(
         "--on-overlong",
         choices=sorted(OVERLONG_POLICIES),
-        default=DEFAULT_FOLLOW_ON_OVERLONG,
+        default=DEFAULT_ON_OVERLONG,
         help="a longer line is: split (default: read in pieces, printed unchanged), "
         "truncate (its first N bytes, and a notice), skip (a notice), raise (an error, "
         "exit 1)",
