@@ -27,8 +27,6 @@ from utf8stream.core.decoder import (
     GAP_SKIP_SHIFT,
     DecodedLines,
     DecoderStateFlag,
-    SplitFlag,
-    SplitText,
 )
 from utf8stream.core.lines import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG
 
@@ -143,7 +141,7 @@ def test_the_line_seam_declines_without_changing_anything() -> None:
     for errors in ("ignore", "strict", "surrogateescape"):
         assert Utf8Decoder(errors).decode_lines(b"", b"a\n", -1, 100) is None
     ignoring = Utf8Decoder("ignore")
-    assert ignoring.decode_split(b"a\nb", False, ord("\n")) is None
+    assert ignoring.decode_lines(b"", b"a\nb", ord("\n"), 100) is None
     assert ignoring.position == 0
 
 
@@ -153,8 +151,7 @@ def test_the_line_seam_declines_without_changing_anything() -> None:
 def test_the_line_seam_when_accelerated() -> None:
     with utf8stream.use_accelerator(True):
         decoder = Utf8Decoder()
-    split = decoder.decode_split(b"a\r\nb\xff\r", False, -1)
-    assert split == SplitText(["a", "b\ufffd"], SplitFlag.ENDS_CR, 6)
+    assert decoder.decode(b"a\r\nb\xff\r") == "a\r\nb\ufffd\r"
     lines = decoder.decode_lines(b"", b"c\nd", ord("\n"), 100)
     assert lines == DecodedLines(["c"], [6, 8])  # the 6 bytes before: a \r \n b \xff \r
     assert decoder.position == 8

@@ -173,31 +173,6 @@ def test_a_mapping_callback_must_return_text(data: bytes, cut: int, final: bool)
 
 @CORE
 @given(
-    data=line_bytes,
-    cut=st.integers(0, 100),
-    sep=st.sampled_from([-1, 10, 13, 0]),
-    final=st.booleans(),
-    raise_at=st.frozensets(st.integers(1, 8), max_size=2),
-    reenter=st.booleans(),
-)
-def test_split_agrees(
-    data: bytes, cut: int, sep: int, final: bool, raise_at: frozenset[int], reenter: bool
-) -> None:
-    sides = make_sides("\ufffd", raise_at, reenter)
-    pending, chunk = data[: min(cut, 3)], data[min(cut, 3) :]
-    results = [side.call("split", pending, chunk, final, 100 + len(data), sep) for side in sides]
-    assert_same(sides, results)
-    if raise_at or results[0][0] == "boom":
-        return
-    parts, _, _, chars = results[0]
-    text, held = PyScanner("\ufffd", None).feed(pending, chunk, final, 0)
-    assert chars == len(text) and results[0][1] == held
-    if sep >= 0:
-        assert parts == text.split(chr(sep))
-
-
-@CORE
-@given(
     head=line_bytes,
     data=line_bytes,
     sep=st.sampled_from([-1, 10]),
@@ -235,9 +210,9 @@ def test_the_argument_checks_agree() -> None:
         with pytest.raises(TypeError, match="callback maps units"):
             make(None, None)
         with pytest.raises(ValueError, match="one-character replacement"):
-            make(None, str).split(b"", b"a\nb", False, 3, -1)
+            make(None, str).lines(b"", b"a\nb", 3, -1, 10)
         with pytest.raises(ValueError, match="one-character replacement"):
-            make("", None).split(b"", b"a\nb", False, 3, -1)
+            make("", None).lines(b"", b"a\nb", 3, -1, 10)
         with pytest.raises(ValueError, match="sep must be"):
             make("\ufffd", None).lines(b"", b"a\nb", 0, 128, 10)
         with pytest.raises(ValueError, match="limit must be non-negative"):

@@ -9,7 +9,6 @@ looks for the compiled module.
 
 from __future__ import annotations
 
-import enum
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,24 +29,6 @@ ACCEL_KINDS = (
     MalformedKind.TRUNCATED_AT_END,
 )
 
-
-class SplitFlag(enum.IntFlag):
-    """What ``Utf8Decoder.decode_split`` says about the text it split.
-
-    ``ENDS_CR``: with universal newlines, the text ended in a ``\r`` that was left out
-    (the next text decides whether it is half of ``\r\n``).  ``STARTS_LF``: the text
-    started with ``\n``.  ``ASCII_ONLY``: every part is ASCII.  The values are those of
-    ``_speedups.c`` (checked when it is loaded).
-    """
-
-    ENDS_CR = 1
-    STARTS_LF = 2
-    ASCII_ONLY = 4
-
-
-SPLIT_ENDS_CR = SplitFlag.ENDS_CR
-SPLIT_STARTS_LF = SplitFlag.STARTS_LF
-SPLIT_ASCII_ONLY = SplitFlag.ASCII_ONLY
 
 #: The accelerator counts offsets in 64-bit integers: past this position (4 EiB, far
 #: beyond any real stream, but a ``start_offset`` may be anything) a decoder decodes in
@@ -70,9 +51,6 @@ def _load() -> Any:
         Malformed.__dict__["data"],
         Malformed.__dict__["kind"],
     )
-    flags = (_speedups.ENDS_CR, _speedups.STARTS_LF, _speedups.ASCII_ONLY)
-    if flags != (SPLIT_ENDS_CR, SPLIT_STARTS_LF, SPLIT_ASCII_ONLY):  # pragma: no cover
-        return None  # a stale build of the extension
     return _speedups
 
 

@@ -33,7 +33,7 @@ One path, whatever the policy, variant or implementation: boundary, scanner, tai
   unit) or the pure-Python one (``PyScanner``), by ``use_accelerator``, with the same
   text, events and counts; ``PyScanner`` past ``ACCEL_MAX_POSITION`` (the C one counts
   in 64-bit integers); ``VariantScanner`` for the variants and ``surrogatepass``.  The
-  same scanner cuts lines as it decodes (``decode_split``, ``decode_lines``; UTF-8 with
+  same scanner cuts lines as it decodes (``decode_lines``; UTF-8 with
   ``replace`` only).
 * The tail: the scanner's held prefix becomes ``pending``; the text of the boundary and
   of the scanner is returned.
@@ -76,7 +76,6 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 from ._accel import (
     ACCEL_KINDS,
     ACCEL_MAX_POSITION,
-    SplitFlag,
     accelerated,
     accelerator,
     use_accelerator,
@@ -95,8 +94,6 @@ __all__ = [
     "DecodedLines",
     "DecoderCheckpoint",
     "DecoderStateFlag",
-    "SplitFlag",
-    "SplitText",
     "Utf8Decoder",
     "accelerated",
     "accelerator",
@@ -121,17 +118,6 @@ ERROR_POLICIES = (
     OPTU8,
 )
 _GAP_POLICIES = ("replace", "skip")
-
-
-class SplitText(NamedTuple):
-    """What ``Utf8Decoder.decode_split`` returns."""
-
-    #: The text of the call cut at each newline (newlines left out); the last part is
-    #: the unfinished line, possibly empty.
-    parts: list[str]
-    flags: SplitFlag
-    #: The length of the text, newlines included.
-    chars: int
 
 
 class DecodedLines(NamedTuple):
@@ -540,7 +526,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         else:
             scanner = self._new_utf8_scanner(inline, callback)
         self._scanner = scanner
-        #: The scanner cuts lines (``decode_split``, ``decode_lines``): UTF-8, U+FFFD.
+        #: The scanner cuts lines (``decode_lines``): UTF-8, U+FFFD.
         self._cuts_lines = inline == _REPLACEMENT and not isinstance(scanner, VariantScanner)
         self._in_c = not isinstance(scanner, PyScanner)
 
@@ -672,39 +658,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     # -- the line seam: decoding and cutting lines in one pass -----------------------------
     #
-    # A line reader (``LineSplitter.feed_bytes``, the log follower) asks the decoder to
-    # cut lines from the bytes while it decodes them.  Where this decoder cannot (a
-    # policy other than ``replace``, a variant, or something held at the boundary) both
-    # methods return ``None`` and change nothing: the reader then calls ``decode()`` and
-    # cuts the text itself.  Same text, events, statistics either way.
-
-    def decode_split(
-        self,
-        input: bytes,  # noqa: A002
-        final: bool,
-        sep: int,
-    ) -> SplitText | None:
-        """``decode(input, final)`` with its text cut into lines, or ``None``.
-
-        ``sep``: a newline byte (an ASCII code), or -1 for universal newlines (``\n``,
-        ``\r\n``, ``\r``), where a ``\r`` that ends the text is left out and
-        ``SplitFlag.ENDS_CR`` set.  The bytes are cut at newline bytes and each piece is
-        decoded into its own string, so the call's text is never built.  State, events
-        and statistics are exactly those of ``decode(input, final)``.
-        """
-        scanner = self._ready
-        if scanner is None or not self._cuts_lines:
-            return None
-        pending = self._pending
-        self._position = position = self._position + len(input)
-        try:
-            parts, self._pending, flags, chars = scanner.split(
-                pending, input, final, position, sep
-            )
-        except BaseException as exc:
-            self._scanner_failed(exc, scanner, pending + input, final, [], len(input))
-            raise
-        return SplitText(parts, SplitFlag(flags), chars)
+    # The line engine asks the decoder to cut lines from the bytes while it decodes them.
+    # Where this decoder cannot (a policy other than ``replace``, a variant, or something
+    # held at the boundary) ``decode_lines`` returns ``None`` and changes nothing: the
+    # engine then calls ``decode()`` and cuts the text itself.  Same text, events,
+    # statistics either way.
 
     def decode_lines(
         self, head: bytes, data: bytes, sep: int, limit: int, each_offset: bool = True

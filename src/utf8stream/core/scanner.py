@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Container
 from typing import Protocol
 
-from ._accel import ACCEL_KINDS, SplitFlag, accelerator
+from ._accel import ACCEL_KINDS, accelerator
 from ._bytes import (
     LONE_KIND,
     ByteTable,
@@ -51,8 +51,7 @@ class Scanner(Protocol):
 
     ``feed(pending, data, final, position)``: decode ``pending + data`` (``pending`` a
     held proper prefix), which ends at the absolute offset ``position``; returns the
-    text and the new held prefix.  ``split(..., sep)``: the same with the text cut at the
-    byte ``sep`` (-1: universal newlines) into ``(parts, pending, flags, chars)``.
+    text and the new held prefix.
     ``lines(head, data, position, sep, limit, each_offset=True)``: the complete lines
     at the start of ``head + data`` (which starts at ``position``), up to the first
     longer than ``limit`` bytes: ``(texts, offsets)``, ``offsets`` holding each line's
@@ -62,10 +61,9 @@ class Scanner(Protocol):
     callback raises (or a mapping callback returns something other than a ``str``:
     ``TypeError``), the exception propagates, ``fail_start`` is where the failing unit
     starts in ``pending + data`` (-1: the call failed elsewhere), ``resume_at`` the
-    absolute offset after it, and after ``feed`` or ``split`` ``partial`` is the text of
+    absolute offset after it, and after ``feed`` ``partial`` is the text of
     the call before that unit.  ``reporting`` is true while the callback runs; then
-    every call raises ``RuntimeError``.  ``split`` and ``lines`` need a one-character
-    replacement.
+    every call raises ``RuntimeError``.  ``lines`` needs a one-character replacement.
     """
 
     callback: OnUnit | None
@@ -81,9 +79,6 @@ class Scanner(Protocol):
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
     ) -> tuple[str, bytes]: ...
-    def split(
-        self, pending: bytes, data: bytes, final: bool, position: int, sep: int, /
-    ) -> tuple[list[str], bytes, int, int]: ...
     def lines(
         self,
         head: bytes,
@@ -257,25 +252,6 @@ class PyScanner:
             self._records = []
         self._chars += len(text)
         return text, held
-
-    def split(
-        self, pending: bytes, data: bytes, final: bool, position: int, sep: int, /
-    ) -> tuple[list[str], bytes, int, int]:
-        self._refuse_reentry()
-        self._check_sep(sep)
-        # A newline byte is a character of its own, never part of a unit, so cutting the
-        # text is cutting the bytes.
-        text, held = self.feed(pending, data, final, position)
-        flags = SplitFlag.ASCII_ONLY if text.isascii() else SplitFlag(0)
-        if sep >= 0:
-            return text.split(chr(sep)), held, int(flags), len(text)
-        parts = _UNIVERSAL.split(text)
-        if text.endswith("\r"):
-            parts.pop()  # the unfinished line is the part before that "\r"
-            flags |= SplitFlag.ENDS_CR
-        if text.startswith("\n"):
-            flags |= SplitFlag.STARTS_LF
-        return parts, held, int(flags), len(text)
 
     def lines(
         self,
