@@ -8,7 +8,6 @@ call, same events, same statistics, same state after a callback raises, same che
 from __future__ import annotations
 
 import codecs
-import gc
 import random
 import re
 from contextlib import AbstractContextManager
@@ -323,62 +322,6 @@ def test_split_with_a_raising_callback_leaves_the_same_state(
     assert outputs[0] == outputs[1]
 
 
-# -- BufferedAsyncIterator: the line streams' `async for` ------------------------------
-
-
-def buffered(items: list[object], more: list[list[object]]) -> Any:
-    """An iterator over ``items`` (popped from the end) that refills from ``more``."""
-
-    async def refill(iterator: Any) -> object:
-        while more and not more[0]:
-            more.pop(0)  # an empty batch: try the next one
-        if not more:
-            raise StopAsyncIteration
-        batch = more.pop(0)
-        iterator.feed(batch)
-        return batch.pop()
-
-    iterator = decoder_module.accelerator().BufferedAsyncIterator(refill)
-    iterator.feed(items)
-    return iterator
-
-
-@pytest.mark.anyio
-async def test_buffered_iterator_hands_out_items_then_refills() -> None:
-    iterator = buffered([3, 2, 1], [[(5, 6), 4], [], [None]])
-    # A tuple item is the item itself (not StopIteration's unpacked arguments).
-    assert [x async for x in iterator] == [1, 2, 3, 4, (5, 6), None]
-
-
-@pytest.mark.anyio
-async def test_an_anext_result_never_awaited_takes_nothing() -> None:
-    items: list[object] = ["b", "a"]
-    iterator = buffered(items, [])
-    pending = iterator.__anext__()  # not awaited: the item stays in the list
-    assert items == ["b", "a"]
-    del pending
-    assert await iterator.__anext__() == "a"
-    assert items == ["b"]
-
-
-@pytest.mark.anyio
-async def test_awaiting_after_the_list_was_emptied_is_an_error() -> None:
-    items: list[object] = ["a"]
-    iterator = buffered(items, [])
-    awaitable = iterator.__anext__()
-    items.clear()
-    with pytest.raises(RuntimeError, match="emptied"):
-        await awaitable
-
-
-def test_the_iterator_protocol_gives_the_item_in_stop_iteration() -> None:
-    """What a generator-based awaiter (``yield from``) sees instead of ``send``."""
-    iterator = buffered([(1, 2)], [])
-    with pytest.raises(StopIteration) as stop:
-        next(iterator.__anext__().__await__())
-    assert stop.value.value == (1, 2)
-
-
 # -- lines: complete lines only, for the follower ------------------------------------
 
 
@@ -461,32 +404,6 @@ def test_lines_reports_a_long_buffer_in_one_pass() -> None:
     ascii_only = b"".join(b"x" * rng.randrange(300) + b"\n" for _ in range(500))
     got = Utf8Decoder().decode_lines(b"", ascii_only, ord("\n"), 200)
     assert got == reference_lines(ascii_only, 0, ord("\n"), 200)[:2]
-
-
-# -- records: Line records in bulk ------------------------------------------------------
-
-
-def test_records_fill_the_slots_last_first_outside_the_collector() -> None:
-    from utf8stream.apps.follow import _LINE_SLOTS, FileIdentity, Line
-
-    identity = FileIdentity(1, 2)
-    accel = decoder_module.accelerator()
-    out = accel.records(Line, _LINE_SLOTS, ["a", "b", "c"], [0, 2, 4, 6], identity, "p", True)
-    assert out == [
-        Line("c", 4, identity, "p"),
-        Line("b", 2, identity, "p"),
-        Line("a", 0, identity, "p"),
-    ]
-    assert not any(gc.is_tracked(r) for r in out)
-    assert accel.records(Line, _LINE_SLOTS, [], [0], identity, "p", True) == []
-    with pytest.raises(ValueError, match="fewer offsets"):
-        accel.records(Line, _LINE_SLOTS, ["a", "b"], [0], identity, "p", True)
-    with pytest.raises(ValueError, match="one slot per column"):
-        accel.records(Line, _LINE_SLOTS, ["a"], [0], identity)
-    with pytest.raises(TypeError, match="slot descriptors"):
-        accel.records(Line, (Line.__dict__["text"], "x", 1, 2), ["a"], [0], identity, "p")
-    with pytest.raises(TypeError, match="slot descriptors"):
-        accel.records(FileIdentity, _LINE_SLOTS, ["a"], [0], identity, "p", True)
 
 
 def test_runs_of_two_and_three_byte_characters_with_intruders_at_every_alignment() -> None:

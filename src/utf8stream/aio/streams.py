@@ -35,7 +35,7 @@ from anyio.abc import (
 )
 from anyio.lowlevel import checkpoint
 
-from ..core._accel import accelerator
+from ..core._accel import implementation
 from ..core.decoder import OnMalformed, Utf8Decoder
 from ..core.encoder import Utf8Encoder
 from ..core.events import MalformedKind, Utf8DecodeError
@@ -494,15 +494,11 @@ class LineReceiveStream(ObjectReceiveStream[str]):
 
     def __aiter__(self) -> AsyncIterator[str]:  # type: ignore[override]
         # Per line, ``async for`` costs a coroutine for each ``__anext__`` in Python; the
-        # C accelerator's iterator hands out ready lines with no Python frame at all.
-        # Without it, the stream is its own iterator (an async generator would be
-        # faster, but a cancelled step would end it).  Either way all state stays in the
-        # stream, so leaving the loop early, mixing ``receive()`` with iteration, or a
-        # cancelled step loses nothing.
-        accel = accelerator()
-        if accel is None:
-            return self
-        iterator: AsyncIterator[str] = accel.BufferedAsyncIterator(self._next_for)
+        # C accelerator's iterator hands out ready lines with no Python frame at all (its
+        # pure-Python twin is an iterator, not an async generator, which a cancelled step
+        # would end).  All state stays in the stream, so leaving the loop early, mixing
+        # ``receive()`` with iteration, or a cancelled step loses nothing.
+        iterator: AsyncIterator[str] = implementation().BufferedAsyncIterator(self._next_for)
         iterator.feed(self._ready)  # type: ignore[attr-defined]
         return iterator
 

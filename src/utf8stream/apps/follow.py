@@ -49,7 +49,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
-from ..core.decoder import accelerator
+from ..core._accel import implementation
 from ..core.events import Malformed
 from ..core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
 from ..core.lines import (
@@ -556,13 +556,10 @@ class _Block:
 
 def _records(texts: list[str], offsets: list[int], file: FileIdentity, path: str) -> list[Line]:
     """``Line`` records for ``texts`` (at ``offsets``), last first."""
-    accel = accelerator()
-    if accel is not None:
-        records: list[Line] = accel.records(Line, _LINE_SLOTS, texts, offsets, file, path, True)
-        return records
-    lines = [_line(text, offset, file, path) for text, offset in zip(texts, offsets, strict=False)]
-    lines.reverse()
-    return lines
+    records: list[Line] = implementation().records(
+        Line, _LINE_SLOTS, texts, offsets, file, path, True
+    )
+    return records
 
 
 def _line(text: str, offset: int, file: FileIdentity, path: str, terminated: bool = True) -> Line:
@@ -695,14 +692,11 @@ class Follower:
         await self.aclose()
 
     def __aiter__(self) -> AsyncIterator[Line]:
-        # ``async for`` with the C accelerator: an iterator that hands out the ready
-        # lines of a block with no Python frame per line (and calls ``_next_for`` when
-        # they run out); without it, the follower itself.  All state stays here, so
-        # leaving the loop, mixing in ``__anext__()`` or a cancelled step loses nothing.
-        accel = accelerator()
-        if accel is None:
-            return self
-        iterator: AsyncIterator[Line] = accel.BufferedAsyncIterator(self._next_for)
+        # ``async for``: an iterator that hands out the ready lines of a block (with the
+        # C accelerator, with no Python frame per line) and calls ``_next_for`` when they
+        # run out.  All state stays here, so leaving the loop, mixing in ``__anext__()``
+        # or a cancelled step loses nothing.
+        iterator: AsyncIterator[Line] = implementation().BufferedAsyncIterator(self._next_for)
         iterator.feed(self._ready)  # type: ignore[attr-defined]
         return iterator
 

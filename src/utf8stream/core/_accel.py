@@ -1,10 +1,11 @@
 """Which implementation runs: the compiled ``_speedups`` module, or pure Python.
 
 Chosen once, when this module is imported: the compiled module if it was built and
-``UTF8STREAM_PURE_PYTHON`` is not set in the environment, else pure Python.  Everything
-that can use the accelerator asks ``accelerator()`` here, so ``use_accelerator`` is the
-one switch between the two (for tests that compare them in one process); nothing else
-looks for the compiled module.
+``UTF8STREAM_PURE_PYTHON`` is not set in the environment, else pure Python.  Callers ask
+``implementation()`` here (the compiled module or ``_native``, the same names) and the
+scanner seam asks ``scanner.scanner_type()``, so ``use_accelerator`` is the one switch
+between the two (for tests that compare them in one process); nothing else looks for the
+compiled module.
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from . import _native
 from .events import Malformed, MalformedKind
 
-__all__ = ["accelerated", "accelerator", "use_accelerator"]
+__all__ = ["accelerated", "accelerator", "implementation", "use_accelerator"]
 
 #: The kinds the accelerator counts, in the order of its counters (``Units.drain``).
 ACCEL_KINDS = (
@@ -68,6 +70,12 @@ def accelerated() -> bool:
 def accelerator() -> Any:
     """The compiled ``_speedups`` module in use, or None (pure Python)."""
     return _current
+
+
+def implementation() -> Any:
+    """The module in use, compiled (``_speedups``) or pure Python (``_native``): the same
+    names with the same behaviour, so a caller never branches on which it got."""
+    return _native if _current is None else _current
 
 
 @contextmanager

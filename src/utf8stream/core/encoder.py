@@ -36,7 +36,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
-from ._accel import accelerator
+from ._accel import implementation
 from .variants import OPTU8, Variant, get_variant, optu8_errors
 
 __all__ = ["Utf8EncodeError", "Utf8Encoder"]
@@ -172,11 +172,10 @@ class Utf8Encoder(codecs.IncrementalEncoder):
         self._plain = self._variant.name == "utf-8" and not self._optu8
         # With the C accelerator that path is one C call: ``encode`` is then an instance
         # attribute bound to it, which counts characters (folded into ``_position`` when
-        # read) and hands anything else to the method below.
-        accel = accelerator()
+        # read) and hands anything else to the method below (in pure Python, everything).
         self._c: Any = None
-        if self._plain and accel is not None:
-            self._c = accel.PlainEncoder(errors, partial(Utf8Encoder.encode, self))
+        if self._plain:
+            self._c = implementation().PlainEncoder(errors, partial(Utf8Encoder.encode, self))
             self.encode = self._c.encode  # type: ignore[method-assign]
         else:
             self.__dict__.pop("encode", None)

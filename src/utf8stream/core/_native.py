@@ -1,0 +1,102 @@
+"""The pure-Python side of what ``_speedups`` offers beyond the scanner, name for name.
+
+markupsafe's ``_native``/``_speedups`` pattern: ``_accel.implementation()`` returns the
+compiled module or this one, so the encoder, the line streams and the follower call one
+interface and never ask which is in use.  (The scanner pair is ``PyScanner`` and
+``_speedups.Units``, chosen by ``scanner.scanner_type()``.)  Nothing here is faster than
+the Python code it stands in for; it is the same behaviour through the same seam.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Generator
+from types import MemberDescriptorType
+from typing import Any, Generic, TypeVar
+
+__all__ = ["BufferedAsyncIterator", "PlainEncoder", "records"]
+
+_T = TypeVar("_T")
+_new_object = object.__new__
+
+
+def records(
+    cls: type[_T], slots: tuple[Any, ...], texts: list[str], offsets: list[int], /, *constants: Any
+) -> list[_T]:
+    """Instances of ``cls`` built without ``__init__``, last first (the order a reader
+    pops them in): the i-th holds ``texts[i]`` and ``offsets[i]`` in the first two
+    ``slots`` (member descriptors) and ``constants`` in the rest."""
+    if len(slots) != len(constants) + 2 or len(slots) > 8:
+        raise ValueError("records: one slot per column (at most 8)")
+    if not all(
+        isinstance(slot, MemberDescriptorType) and slot.__objclass__ is cls for slot in slots
+    ):
+        raise TypeError("records: slot descriptors of cls expected")
+    if len(offsets) < len(texts):
+        raise ValueError("records: fewer offsets than texts")
+    setters = [slot.__set__ for slot in slots]
+    set_text, set_offset = setters[0], setters[1]
+    rest = list(zip(setters[2:], constants, strict=True))
+    built: list[_T] = []
+    for text, offset in zip(texts, offsets, strict=False):
+        record = _new_object(cls)
+        set_text(record, text)
+        set_offset(record, offset)
+        for setter, value in rest:
+            setter(record, value)
+        built.append(record)
+    built.reverse()
+    return built
+
+
+class PlainEncoder:
+    """The one-call encoding path: in Python, every call is the encoder's own method
+    (``fallback``), which counts its characters itself, so nothing is left to drain."""
+
+    def __init__(self, errors: str, fallback: Callable[..., bytes]) -> None:
+        self.errors = errors
+        self.encode = fallback
+
+    def drain(self) -> int:
+        return 0
+
+
+class BufferedAsyncIterator(Generic[_T]):
+    """``async for`` over a reader that produces items in batches: the items of the
+    batch given to ``feed`` (popped from its end), then ``await refill(self)`` for the
+    next item when they run out (``refill`` may ``feed`` a new batch).  The list is the
+    reader's own, so an item taken by another way is not handed out twice."""
+
+    def __init__(self, refill: Callable[[BufferedAsyncIterator[_T]], Awaitable[_T]]) -> None:
+        self._refill = refill
+        self._items: list[_T] = []
+
+    def __aiter__(self) -> BufferedAsyncIterator[_T]:
+        return self
+
+    def __anext__(self) -> Awaitable[_T]:
+        # As in C: whether an item is ready is decided here, and the item is taken when
+        # the result is awaited (one never awaited takes nothing).
+        items = self._items
+        if items:
+            return _Ready(items)
+        return self._refill(self)
+
+    def feed(self, items: list[_T], /) -> None:
+        self._items = items
+
+
+class _Ready(Generic[_T]):
+    """The awaitable ``__anext__`` returns for an item that is ready."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[_T]) -> None:
+        self._items = items
+
+    def __await__(self) -> Generator[Any, None, _T]:
+        if not self._items:
+            raise RuntimeError(
+                "BufferedAsyncIterator: the buffer was emptied between __anext__() and await"
+            )
+        return self._items.pop()
+        yield  # unreachable: it makes this method a generator, as __await__ must be

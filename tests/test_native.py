@@ -1,0 +1,120 @@
+"""The pure-Python twins of the accelerator's helpers (``core/_native.py``) and the
+compiled ones (``_speedups``), through the one switch: the same results and the same
+errors for the same calls.  (The scanners have their own differential tests.)"""
+
+from __future__ import annotations
+
+import gc
+from typing import Any
+
+import pytest
+
+from utf8stream.apps.follow import _LINE_SLOTS, FileIdentity, Line
+from utf8stream.core import _accel
+
+# Every test runs with the accelerator and in pure Python (conftest's fixture).
+pytestmark = pytest.mark.usefixtures("implementation")
+
+
+# -- BufferedAsyncIterator: the line streams' `async for` ------------------------------
+
+
+def buffered(items: list[object], more: list[list[object]]) -> Any:
+    """An iterator over ``items`` (popped from the end) that refills from ``more``."""
+
+    async def refill(iterator: Any) -> object:
+        while more and not more[0]:
+            more.pop(0)  # an empty batch: try the next one
+        if not more:
+            raise StopAsyncIteration
+        batch = more.pop(0)
+        iterator.feed(batch)
+        return batch.pop()
+
+    iterator = _accel.implementation().BufferedAsyncIterator(refill)
+    iterator.feed(items)
+    return iterator
+
+
+@pytest.mark.anyio
+async def test_buffered_iterator_hands_out_items_then_refills() -> None:
+    iterator = buffered([3, 2, 1], [[(5, 6), 4], [], [None]])
+    # A tuple item is the item itself (not StopIteration's unpacked arguments).
+    assert [x async for x in iterator] == [1, 2, 3, 4, (5, 6), None]
+
+
+@pytest.mark.anyio
+async def test_an_anext_result_never_awaited_takes_nothing() -> None:
+    items: list[object] = ["b", "a"]
+    iterator = buffered(items, [])
+    pending = iterator.__anext__()  # not awaited: the item stays in the list
+    assert items == ["b", "a"]
+    del pending
+    assert await iterator.__anext__() == "a"
+    assert items == ["b"]
+
+
+@pytest.mark.anyio
+async def test_awaiting_after_the_list_was_emptied_is_an_error() -> None:
+    items: list[object] = ["a"]
+    iterator = buffered(items, [])
+    awaitable = iterator.__anext__()
+    items.clear()
+    with pytest.raises(RuntimeError, match="emptied"):
+        await awaitable
+
+
+def test_the_iterator_protocol_gives_the_item_in_stop_iteration() -> None:
+    """What a generator-based awaiter (``yield from``) sees instead of ``send``."""
+    iterator = buffered([(1, 2)], [])
+    with pytest.raises(StopIteration) as stop:
+        next(iterator.__anext__().__await__())
+    assert stop.value.value == (1, 2)
+
+
+# -- records: Line records in bulk ------------------------------------------------------
+
+
+def test_records_fill_the_slots_last_first(implementation: str) -> None:
+    identity = FileIdentity(1, 2)
+    impl = _accel.implementation()
+    out = impl.records(Line, _LINE_SLOTS, ["a", "b", "c"], [0, 2, 4, 6], identity, "p", True)
+    assert out == [
+        Line("c", 4, identity, "p"),
+        Line("b", 2, identity, "p"),
+        Line("a", 0, identity, "p"),
+    ]
+    if implementation == "accelerated":
+        # Built in bulk, C keeps them out of the garbage collector (which cost more than
+        # building them); Python cannot.
+        assert not any(gc.is_tracked(r) for r in out)
+    assert impl.records(Line, _LINE_SLOTS, [], [0], identity, "p", True) == []
+    with pytest.raises(ValueError, match="fewer offsets"):
+        impl.records(Line, _LINE_SLOTS, ["a", "b"], [0], identity, "p", True)
+    with pytest.raises(ValueError, match="one slot per column"):
+        impl.records(Line, _LINE_SLOTS, ["a"], [0], identity)
+    with pytest.raises(TypeError, match="slot descriptors"):
+        impl.records(Line, (Line.__dict__["text"], "x", 1, 2), ["a"], [0], identity, "p")
+    with pytest.raises(TypeError, match="slot descriptors"):
+        impl.records(FileIdentity, _LINE_SLOTS, ["a"], [0], identity, "p", True)
+
+
+# -- PlainEncoder: the encoder's one-call path -----------------------------------------
+
+
+def test_plain_encoder_hands_what_it_does_not_do_to_the_fallback(implementation: str) -> None:
+    calls: list[tuple[str, bool]] = []
+
+    def fallback(text: str, final: bool = False) -> bytes:
+        calls.append((text, final))
+        return text.encode("utf-8", "surrogatepass")
+
+    encoder = _accel.implementation().PlainEncoder("strict", fallback)
+    assert encoder.encode("\ud800", True) == b"\xed\xa0\x80"  # a lone surrogate: not plain
+    assert calls == [("\ud800", True)]
+    assert encoder.drain() == 0  # the fallback counts what it encoded itself
+    assert encoder.encode("é") == "é".encode()
+    if implementation == "accelerated":
+        assert (calls[1:], encoder.drain()) == ([], 1)  # encoded and counted in C
+    else:
+        assert (calls[1:], encoder.drain()) == ([("é", False)], 0)  # the fallback did it
