@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import multiprocessing
+from collections import Counter
 from pathlib import Path
 
 import anyio
@@ -122,6 +123,15 @@ def test_parallel_is_identical_to_sequential(
         seq.characters,
         dict(seq.malformed),
     )
+    # Without a callback the decoder counts the units itself (no event per unit): the
+    # same counts, the last unit of each piece renamed as the sequential run names it.
+    counts = Counter(event.kind for event in seq_events)
+    quiet_seq = transcode_file(src, tmp_path / "qseq", target="utf-16-be", chunk_size=1)
+    quiet_par = transcode_file(
+        src, tmp_path / "qpar", target="utf-16-be", chunk_size=1, workers=workers
+    )
+    assert dict(quiet_seq.malformed) == dict(quiet_par.malformed) == counts
+    assert (tmp_path / "qpar").read_bytes() == (tmp_path / "seq").read_bytes()
 
 
 def test_parallel_cesu8_keeps_surrogate_pairs_together(

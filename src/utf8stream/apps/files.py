@@ -292,6 +292,9 @@ class _Run:
     """One ``Transcoder`` with both policies, error positions and counts.
 
     ``start`` is the absolute offset of the first byte it is given (a piece's start).
+    A UTF-8 source whose events nobody wants is counted by the decoder itself (with the
+    accelerator, in C: no event object or Python call per malformed unit); ``on_final``
+    then still sees the events of the last call (a piece's last unit may need renaming).
     """
 
     def __init__(
@@ -303,6 +306,7 @@ class _Run:
         unmappable: str,
         counter: _Counter,
         start: int = 0,
+        on_final: OnMalformed | None = None,
     ) -> None:
         self.target, self.errors, self.unmappable_policy = target, errors, unmappable
         self.counter, self.start = counter, start
@@ -318,9 +322,11 @@ class _Run:
             self.input_handler = codecs.lookup_error(errors)
         except LookupError:
             self.input_handler = None  # a Utf8Decoder-only policy (optu-8)
-        if isinstance(decoder, Utf8Decoder):
+        self.on_final = on_final
+        self.counted_by_decoder = isinstance(decoder, Utf8Decoder) and counter.forward is None
+        if isinstance(decoder, Utf8Decoder) and not self.counted_by_decoder:
             decoder.on_malformed = counter if not start else _Shift(counter, start)
-        elif self.input_handler is not None:
+        elif not isinstance(decoder, Utf8Decoder) and self.input_handler is not None:
             # Count what other codecs replace: the handler records, then applies errors.
             cast(Any, decoder).errors = _INPUT_HANDLER
             transcoder.errors = _INPUT_HANDLER  # decoders chosen by a BOM later, too
@@ -337,6 +343,9 @@ class _Run:
         chunk_start = self.start + self.fed
         self.fed += len(data)
         self.chunk_end = self.start + self.fed
+        if final and self.on_final is not None and isinstance(decoder, Utf8Decoder):
+            on_final = self.on_final
+            decoder.on_malformed = on_final if not self.start else _Shift(on_final, self.start)
         token = _active_run.set(self)
         try:
             return transcoder.transcode(data, final)
@@ -346,6 +355,16 @@ class _Run:
         finally:
             _active_run.reset(token)
             self._count_swapped_decoder()
+
+    def counts(self) -> dict[MalformedKind, int]:
+        """The malformed units so far, by kind."""
+        counts = dict(self.counter.counts)
+        decoder = self.transcoder.decoder
+        if self.counted_by_decoder and isinstance(decoder, Utf8Decoder):
+            for kind, n in decoder.statistics().malformed.items():
+                if n:
+                    counts[kind] = counts.get(kind, 0) + n
+        return counts
 
     def _count_swapped_decoder(self) -> None:
         """A BOM may have put another codec's decoder in place: count its errors too."""
@@ -732,7 +751,7 @@ def transcode_file(
         bytes_in,
         bytes_out,
         run.transcoder.characters,
-        MappingProxyType(dict(counter.counts)),
+        MappingProxyType(run.counts()),
         unmappable=run.unmappable,
     )
 
@@ -861,8 +880,14 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
             events.append(event)
         last[:] = [event]
 
-    counter = _Counter(keep)
-    run = _Run(source, target, errors, bom, unmappable, counter, start)
+    if want_events:
+        counter = _Counter(keep)
+        run = _Run(source, target, errors, bom, unmappable, counter, start)
+    else:
+        # Counted by the decoder; only the last call's events are seen, for ``last``
+        # (a unit cut by the piece's end is in that call).
+        counter = _Counter(None)
+        run = _Run(source, target, errors, bom, unmappable, counter, start, on_final=keep)
     error: Utf8DecodeError | UnmappableCharacterError | None = None
     out = io.BytesIO()
     try:
@@ -888,7 +913,7 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
     return _PieceResult(
         out.tell(),
         run.transcoder.characters,
-        counter.counts,
+        run.counts(),
         events if want_events else None,
         last[0] if last else None,
         error,
@@ -1142,7 +1167,7 @@ async def atranscode_file(
         bytes_in,
         bytes_out + len(out),
         run.transcoder.characters,
-        MappingProxyType(dict(counter.counts)),
+        MappingProxyType(run.counts()),
         unmappable=run.unmappable,
     )
 
