@@ -203,6 +203,30 @@ def test_lines_agree(
         )
 
 
+@CORE
+@given(
+    buf=line_bytes,
+    position=st.integers(0, 1 << 40),
+    sep=st.sampled_from([-1, 10, 13, 0]),
+    limit=st.integers(0, 12),
+    each_offset=st.booleans(),
+)
+def test_the_bulk_line_cut_is_the_line_by_line_cut(
+    buf: bytes, position: int, sep: int, limit: int, each_offset: bool
+) -> None:
+    """The pure-Python scanner finds lines with C-speed searches and splits, and goes
+    line by line only when a line is over the limit: both give the same cut."""
+    by_line = PyScanner._cut_line_by_line(buf, position, sep, limit, each_offset)
+    bulk = PyScanner._cut_lines(buf, position, sep, limit, each_offset)
+    if bulk is None:
+        # Only when the line-by-line cut stops before an overlong complete line.
+        rest = buf[by_line[0] :]
+        newline = re.search(re.escape(bytes([sep])) if sep >= 0 else rb"\r|\n", rest)
+        assert newline is not None and newline.start() > limit
+    else:
+        assert bulk == by_line
+
+
 def test_the_argument_checks_agree() -> None:
     for make in (PyScanner, _accel.accelerator().Units):
         with pytest.raises(ValueError, match="one character or none"):

@@ -26,6 +26,7 @@ import codecs
 import re
 import threading
 from collections.abc import Callable, Container
+from itertools import accumulate
 from typing import Protocol
 
 from ._accel import ACCEL_KINDS, accelerator
@@ -101,6 +102,8 @@ _local = threading.local()
 _KIND_INDEX = {kind: i for i, kind in enumerate(ACCEL_KINDS)}
 _UNIVERSAL = re.compile("\r\n|\r|\n")
 _NEWLINE_BYTE = re.compile(rb"[\r\n]")
+_NEWLINE_SEQ = re.compile(rb"(\r\n|\r|\n)")
+_BYTE = [bytes([b]) for b in range(128)]
 #: After a malformed unit, decode with the error handler for this many bytes before
 #: trying the strict decoder again: a failed strict attempt costs an exception, which a
 #: damaged stream would pay again and again.
@@ -268,9 +271,68 @@ class PyScanner:
         if limit < 0:
             raise ValueError("limit must be non-negative")
         buf = head + data
-        n = len(buf)
         self._fail_start = -1
         self._partial = ""
+        cut = self._cut_lines(buf, position, sep, limit, each_offset)
+        if cut is None:
+            cut = self._cut_line_by_line(buf, position, sep, limit, each_offset)
+        i, offsets = cut
+        if not i:
+            return [], offsets
+        try:
+            text, _ = self._decode(buf[:i], position, False)  # ends in a newline: none held
+        finally:
+            self._records = []
+        self._chars += len(text)
+        if sep >= 0:
+            texts = text.split(chr(sep))
+        elif "\r" in text:
+            texts = _UNIVERSAL.split(text)
+        else:
+            texts = text.split("\n")  # str.split is many times faster than a regex
+        texts.pop()  # the empty rest after the last newline
+        return texts, offsets
+
+    @staticmethod
+    def _cut_lines(
+        buf: bytes, position: int, sep: int, limit: int, each_offset: bool
+    ) -> tuple[int, list[int]] | None:
+        """Where the complete lines of ``buf`` end, and the offsets, found by C-speed
+        searches and splits; ``None`` when one of them is longer than ``limit`` (the
+        line-by-line cut then says where to stop)."""
+        if sep >= 0:
+            i = buf.rfind(sep) + 1
+        else:
+            last = max(buf.rfind(b"\n"), buf.rfind(b"\r"))
+            if last >= 0 and last == len(buf) - 1 and buf[last] == 0x0D:  # perhaps \r\n
+                last = max(buf.rfind(b"\n", 0, last), buf.rfind(b"\r", 0, last))
+            i = last + 1
+        if i <= limit:  # no line can be longer than what holds them all
+            if not each_offset:
+                return i, [position + i]
+            if not i:
+                return 0, [position]
+        if sep >= 0:
+            lines = buf[:i].split(_BYTE[sep])
+            lines.pop()
+            if lines and max(map(len, lines)) > limit:
+                return None
+            if not each_offset:
+                return i, [position + i]
+            return i, list(accumulate([len(line) + 1 for line in lines], initial=position))
+        pieces = _NEWLINE_SEQ.split(buf[:i])  # line, newline, line, newline, ..., b""
+        if max(map(len, pieces[0::2])) > limit:
+            return None
+        if not each_offset:
+            return i, [position + i]
+        return i, list(accumulate(map(len, pieces), initial=position))[0::2]
+
+    @staticmethod
+    def _cut_line_by_line(
+        buf: bytes, position: int, sep: int, limit: int, each_offset: bool
+    ) -> tuple[int, list[int]]:
+        """``_cut_lines``, one line at a time, stopping before the first overlong one."""
+        n = len(buf)
         offsets: list[int] = []
         i = 0
         while True:
@@ -292,16 +354,7 @@ class PyScanner:
         offsets.append(position + i)
         if not each_offset:
             del offsets[:-1]
-        if not i:
-            return [], offsets
-        try:
-            text, _ = self._decode(buf[:i], position, False)  # ends in a newline: none held
-        finally:
-            self._records = []
-        self._chars += len(text)
-        texts = text.split(chr(sep)) if sep >= 0 else _UNIVERSAL.split(text)
-        texts.pop()  # the empty rest after the last newline
-        return texts, offsets
+        return i, offsets
 
     def drain(self) -> tuple[int, ...]:
         counts = (*self._counts, self._chars)
