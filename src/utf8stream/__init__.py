@@ -38,7 +38,14 @@ from .core.linecodec import (
     Utf8LineDecoder,
     line_decoder,
 )
-from .core.lines import LineSplitter, LineSplitterStatistics, LineTooLong
+from .core.lines import (
+    DEFAULT_MAX_LINE_BYTES,
+    DEFAULT_ON_OVERLONG,
+    OVERLONG_POLICIES,
+    LineSplitter,
+    LineSplitterStatistics,
+    LineTooLong,
+)
 from .core.multiline import MultilineEvent, MultilineJoiner
 from .core.transcoder import Transcoder
 
@@ -119,6 +126,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DEFAULT_MAX_LINE_BYTES",
+    "DEFAULT_ON_OVERLONG",
+    "OVERLONG_POLICIES",
     "ByteLine",
     "CheckpointError",
     "CheckpointStore",

@@ -12,17 +12,19 @@ __all__ = [
     "check_line_options",
 ]
 
-#: What to do with a line longer than ``max_line_bytes``.
 OVERLONG_POLICIES = ("raise", "truncate", "split", "skip")
-#: The limit of every line reader (``LineSplitter``, ``LineReceiveStream``, ``LineEngine``,
-#: ``follow`` and ``utf8stream tail``).
+"""What a line reader may do with a line longer than ``max_line_bytes``."""
+
 DEFAULT_MAX_LINE_BYTES = 1 << 20
-#: The policy of every line reader (``LineSplitter``, ``LineReceiveStream``, ``LineEngine``,
-#: ``follow`` and ``utf8stream tail``): the one policy that loses no byte (the pieces joined
-#: are the line) and never stops a reader; memory stays bounded by ``max_line_bytes``.
-#: ``"raise"`` (anyio's ``receive_until``, asyncio's ``readline``) keeps only the start of
-#: the line, so it is there to be asked for, by a protocol reader that must refuse one.
+"""The limit of every line reader (``LineSplitter``, ``LineReceiveStream``, ``LineEngine``,
+``follow`` and ``utf8stream tail``): 1 MiB of source bytes."""
+
 DEFAULT_ON_OVERLONG = "split"
+"""The overlong policy of every line reader (``LineSplitter``, ``LineReceiveStream``,
+``LineEngine``, ``follow`` and ``utf8stream tail``): the one policy that loses no byte (the
+pieces joined are the line) and never stops a reader; memory stays bounded by
+``max_line_bytes``.  ``"raise"`` (as anyio's ``receive_until`` and asyncio's ``readline``)
+keeps only the start of the line: a protocol reader that must refuse one asks for it."""
 
 
 class LineTooLong(ValueError):
