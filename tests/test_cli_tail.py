@@ -13,6 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import IO
 
 import pytest
 
@@ -306,6 +307,20 @@ def test_delaycompress_rotation_while_stopped(tmp_path: Path, method: str) -> No
 # -- notices on stderr, never fake lines on stdout ----------------------------------
 
 
+#: How long a test waits for a line the command should print (a failure, not a hang).
+READ_DEADLINE = 30.0
+
+
+def _line_within(pipe: IO[bytes], seconds: float) -> bytes:
+    """The next line of ``pipe``, or ``AssertionError`` if none comes in time."""
+    result: list[bytes] = []
+    reader = threading.Thread(target=lambda: result.append(pipe.readline()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert result, f"no line from the command within {seconds} s"
+    return result[0]
+
+
 class Follow:
     """``tail -F`` running on a file, its stdout and stderr read line by line."""
 
@@ -318,11 +333,11 @@ class Follow:
 
     def out(self) -> bytes:
         assert self.proc.stdout is not None
-        return self.proc.stdout.readline()
+        return _line_within(self.proc.stdout, READ_DEADLINE)
 
     def err(self) -> str:
         assert self.proc.stderr is not None
-        return self.proc.stderr.readline().decode()
+        return _line_within(self.proc.stderr, READ_DEADLINE).decode()
 
     def stop(self) -> tuple[int, bytes, bytes]:
         self.proc.terminate()
@@ -678,16 +693,18 @@ def test_a_missing_file_among_several(tmp_path: Path) -> None:
 
 def test_following_several_files_says_which_each_line_is_from(tmp_path: Path) -> None:
     a, b = tmp_path / "a", tmp_path / "b"
-    a.write_bytes(b"")
-    b.write_bytes(b"")
+    a.write_bytes(b"a0\n")
+    b.write_bytes(b"b0\n")
     follow = Follow("-F", str(a), str(b))
     try:
-        time.sleep(0.3)  # both are open
+        # Their last lines, once both are open (however slowly the command starts).
+        opened = f"==> {a} <==\na0\n\n==> {b} <==\nb0\n".encode()
+        assert b"".join(follow.out() for _ in range(opened.count(b"\n"))) == opened
         for path, line in ((a, b"x\n"), (b, b"y\n"), (b, b"y2\n"), (a, b"z\n")):
             with open(path, "ab") as f:
                 f.write(line)
             time.sleep(0.2)
-        expected = f"==> {a} <==\nx\n\n==> {b} <==\ny\ny2\n\n==> {a} <==\nz\n".encode()
+        expected = f"\n==> {a} <==\nx\n\n==> {b} <==\ny\ny2\n\n==> {a} <==\nz\n".encode()
         assert b"".join(follow.out() for _ in range(expected.count(b"\n"))) == expected
     finally:
         assert follow.stop() == (143, b"", b"")
