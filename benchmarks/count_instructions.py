@@ -1,0 +1,119 @@
+"""Instructions per ``decode()`` call of small chunks, counted by valgrind's callgrind.
+
+    .venv/bin/python benchmarks/count_instructions.py [--pure] [--before PATH/src] [--calls N]
+
+Wall-clock ratios at 256-byte chunks move by a third from run to run on a shared machine;
+instruction counts do not (the same binary, input and environment give the same count,
+whatever else the machine is doing).  For each kind of chunk this runs ``N`` calls of
+``Utf8Decoder().decode`` and of ``codecs``' incremental UTF-8 decoder (``replace``), each
+in its own interpreter under callgrind, subtracts an interpreter that only imports, and
+prints instructions per call and the ratio ``codecs / ours`` (higher is better: the
+instruction-count analogue of bench_decoder.py's time ratio).  ``--before`` counts
+another checkout's ``src`` the same way, for a before/after comparison; ``--pure`` sets
+``UTF8STREAM_PURE_PYTHON=1``.  The chunks are whole characters; ``corrupted`` holds two
+malformed units.  Instructions are not time (a cache miss costs more than an add), so
+this complements the timed benchmarks, it does not replace them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+CHILD = r"""
+import codecs, sys
+side, kind, calls = sys.argv[1], sys.argv[2], int(sys.argv[3])
+texts = {
+    "ascii": "2026-11-23 12:00:00 INFO request handled ok status=200 " * 8,
+    "cjk": "日本語のテキストと中文文本和한국어 텍스트 " * 20,
+    "emoji": "😀🎉🚀👍🏽❤️🔥🧑‍🚀🌍" * 40,
+}
+if kind == "corrupted":
+    data = (("héllo wörld " * 30).encode()[:250] + b"\xff\xc3(")[:256]
+else:
+    data = texts[kind].encode()[:256].decode("utf-8", "ignore").encode()
+chunks = [data] * calls
+decode = None  # "base" and "codecs-base": the interpreter, the imports and the list
+if side in ("ours", "base"):
+    from utf8stream import Utf8Decoder
+    if side == "ours":
+        decode = Utf8Decoder().decode
+elif side == "codecs":
+    decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+if decode is not None:
+    for chunk in chunks:
+        decode(chunk)
+"""
+
+KINDS = ("ascii", "cjk", "emoji", "corrupted")
+
+
+def count(side: str, kind: str, calls: int, src: Path, pure: bool) -> int:
+    env = dict(os.environ, PYTHONPATH=str(src))
+    if pure:
+        env["UTF8STREAM_PURE_PYTHON"] = "1"
+    with tempfile.TemporaryDirectory() as tmp:
+        child = Path(tmp) / "child.py"
+        child.write_text(CHILD, encoding="utf-8")
+        result = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--callgrind-out-file={tmp}/out",
+                sys.executable,
+                str(child),
+                side,
+                kind,
+                str(calls),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+    match = re.search(r"Collected : (\d+)", result.stderr)
+    if match is None:
+        raise SystemExit(f"callgrind printed no count:\n{result.stderr}")
+    return int(match.group(1))
+
+
+def per_call(side: str, base: str, kind: str, calls: int, src: Path, pure: bool) -> float:
+    return (count(side, kind, calls, src, pure) - count(base, kind, calls, src, pure)) / calls
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--pure", action="store_true", help="the pure-Python decoder")
+    parser.add_argument("--before", type=Path, help="another checkout's src, counted too")
+    parser.add_argument("--calls", type=int, default=20000)
+    args = parser.parse_args()
+    if shutil.which("valgrind") is None:
+        raise SystemExit("valgrind is not installed (Debian: apt install valgrind)")
+    trees = [("now", SRC)] + ([("before", args.before)] if args.before else [])
+    print(
+        f"instructions per decode() of a 256-byte chunk, {args.calls} calls, "
+        f"{'pure Python' if args.pure else 'accelerator if built'}"
+    )
+    header = f"{'chunk':10} {'codecs':>8}"
+    for name, _ in trees:
+        header += f" {'ours ' + name:>12} {'ratio':>6}"
+    print(header)
+    for kind in KINDS:
+        peer = per_call("codecs", "codecs-base", kind, args.calls, SRC, args.pure)
+        row = f"{kind:10} {peer:8.0f}"
+        for _, src in trees:
+            ours = per_call("ours", "base", kind, args.calls, src, args.pure)
+            row += f" {ours:12.0f} {peer / ours:6.2f}"
+        print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
