@@ -40,11 +40,11 @@ import re
 import stat
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Generator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import anyio.to_thread
@@ -92,6 +92,8 @@ DEFAULT_MULTILINE_TIMEOUT = 5.0
 #: How often a follower woken by the kernel looks whether ``stop_at_end()`` was called.
 _FLAG_CHECK_INTERVAL = 0.25
 ANCHOR_BYTES = 32
+#: How many times the next file is looked for when rotations keep renaming it away.
+_FIND_ATTEMPTS = 5
 #: Policies under which a follower never stops (and whose replacements hold no newline).
 FOLLOW_ERRORS = ("replace", "ignore", "backslashreplace", "surrogateescape")
 
@@ -321,18 +323,24 @@ def read_checkpoint(path: str | os.PathLike[str]) -> FollowCheckpoint:
     return FollowCheckpoint.from_json(data)
 
 
-def write_checkpoint(checkpoint: FollowCheckpoint, path: str | os.PathLike[str]) -> None:
+def write_checkpoint(
+    checkpoint: FollowCheckpoint, path: str | os.PathLike[str], *, durable: bool = True
+) -> None:
     """Write ``checkpoint`` to ``path`` atomically (temporary file, fsync, rename).
 
-    An ``OSError`` names ``path`` (not the temporary file, which is removed).
+    ``durable=False`` leaves out the fsync: the rename is still atomic, and what a
+    process killed with SIGKILL wrote stays (the kernel's page cache is not the
+    process's); only a power loss or a kernel crash can take the latest checkpoints
+    back.  An ``OSError`` names ``path`` (not the temporary file, which is removed).
     """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(checkpoint.to_json())
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
@@ -386,6 +394,8 @@ class _Copy:
     size: int  # decompressed
     head: bytes  # its first bytes, decompressed (a byte-order mark tells the encoding)
     mtime_ns: int  # when it was last written (compressed: when it was compressed)
+    device: int
+    inode: int
 
 
 def _find_copy(
@@ -407,7 +417,7 @@ def _find_copy(
         siblings = list(live.parent.iterdir())
     except OSError:
         return None
-    candidates: list[tuple[int, Path, int]] = []
+    candidates: list[tuple[int, Path, os.stat_result]] = []
     for candidate in siblings:
         if candidate == live or not candidate.name.startswith(live.name):
             continue
@@ -415,21 +425,25 @@ def _find_copy(
             st = candidate.stat()
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode) and not identity.same_inode(st):
-            candidates.append((st.st_mtime_ns, candidate, st.st_size))
+        if stat.S_ISREG(st.st_mode):
+            candidates.append((st.st_mtime_ns, candidate, st))
     wanted = (identity.head_length, identity.head_sha256)
     # The newest copy with the fingerprint is the one: an older one with the same first
     # bytes (a log that always starts with the same banner) is a previous cycle's.
-    for mtime_ns, candidate, size in sorted(candidates, reverse=True):
+    for mtime_ns, candidate, st in sorted(candidates, key=lambda c: (c[0], c[1]), reverse=True):
         try:
             compression = compression_of(candidate)
             if compression is None:
+                if identity.same_inode(st):
+                    continue  # the file itself under another name: not a copy
                 with open(candidate, "rb") as f:
                     head = f.read(FINGERPRINT_BYTES)
                 if head_fingerprint(head[: identity.head_length]) == wanted:
-                    if size < offset:
+                    if st.st_size < offset:
                         return None
-                    return _Copy(str(candidate), None, size, head, mtime_ns)
+                    return _Copy(
+                        str(candidate), None, st.st_size, head, mtime_ns, st.st_dev, st.st_ino
+                    )
             elif matches(candidate, *wanted):
                 size = decompressed_size(candidate)
                 if size < offset:
@@ -437,7 +451,9 @@ def _find_copy(
                 chunks = read_from(candidate, 0)
                 head = next(chunks, b"")[:FINGERPRINT_BYTES]
                 chunks.close()  # type: ignore[attr-defined]
-                return _Copy(str(candidate), compression, size, head, mtime_ns)
+                return _Copy(
+                    str(candidate), compression, size, head, mtime_ns, st.st_dev, st.st_ino
+                )
         except CompressedFileError as exc:
             problems.append(f"cannot read the rotated {exc}")
         except OSError:
@@ -445,15 +461,69 @@ def _find_copy(
     return None
 
 
-def _copy_chunks(copy: _Copy, offset: int) -> Generator[bytes, None, None]:
-    """The bytes of ``copy`` from ``offset`` on, decompressed, in chunks."""
-    if copy.compression is not None:
-        yield from read_from(copy.path, offset)
-        return
-    with open(copy.path, "rb") as f:
+def _open_copy(copy: _Copy, offset: int) -> Generator[bytes, None, None] | None:
+    """The bytes of ``copy`` from ``offset`` on, decompressed, in chunks of at most
+    ``READ_SIZE`` (plain) or ``CHUNK_BYTES`` (compressed); None if its name no longer
+    names it (rotated on since it was found: look for it again).
+
+    The file is opened now, in this (worker) thread, so that a rotation renaming
+    ``app.log.2.gz`` to ``app.log.3.gz`` meanwhile cannot hand us another file's bytes.
+    """
+    if copy.compression is None:
+        f = open(copy.path, "rb")  # noqa: SIM115 (owned by the generator below)
+        if (os.fstat(f.fileno()).st_dev, os.fstat(f.fileno()).st_ino) != (
+            copy.device,
+            copy.inode,
+        ):
+            f.close()
+            return None
+        return _plain_chunks(f, offset)
+    # A compressed reader opens its file at its first read: the name must name the copy
+    # before and after that (a rotation never renames a file back).
+    chunks = read_from(copy.path, offset)
+    first = next(chunks, b"")
+    st = os.stat(copy.path)
+    if (st.st_dev, st.st_ino) != (copy.device, copy.inode):
+        chunks.close()  # type: ignore[attr-defined]
+        return None
+    return _primed(first, chunks)
+
+
+def _open_compressed(target: _Next) -> tuple[_Copy, Generator[bytes, None, None]] | str | None:
+    """A compressed rotation to read next, checked to its end and opened at its start; a
+    message if it is damaged; None if its name now names another file (look again).
+    Runs in a worker thread."""
+    assert target.compression is not None
+    try:
+        size = decompressed_size(target.path)
+        found = _Copy(target.path, target.compression, size, b"", 0, target.device, target.inode)
+        chunks = _open_copy(found, 0)
+        if chunks is None:
+            return None
+        first = next(chunks, b"")
+    except CompressedFileError as exc:
+        return f"cannot read the rotated {exc}"
+    except OSError:
+        return None
+    head = first[:FINGERPRINT_BYTES]
+    copy = _Copy(target.path, target.compression, size, head, 0, target.device, target.inode)
+    return copy, _primed(first, chunks)
+
+
+def _plain_chunks(f: BinaryIO, offset: int) -> Generator[bytes, None, None]:
+    with f:
         f.seek(offset)
         while chunk := f.read(READ_SIZE):
             yield chunk
+
+
+def _primed(first: bytes, rest: Iterator[bytes]) -> Generator[bytes, None, None]:
+    try:
+        if first:
+            yield first
+        yield from rest
+    finally:
+        rest.close()  # type: ignore[attr-defined]
 
 
 def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
@@ -520,6 +590,49 @@ class _Open:
     #: When a rotated-away file was first seen at its end with nothing new (monotonic
     #: time), for its grace period; None while it yields data.
     quiet_since: float | None = None
+    #: Reading the rest of the file from a rotated copy (``fd`` is -1, or with
+    #: ``resume_live`` the truncated file, read again from 0 once the copy is done).
+    copy: _Copy | None = None
+    #: The copy's bytes still to read, one chunk per read (None once read to its end).
+    chunks: Generator[bytes, None, None] | None = None
+    resume_live: bool = False
+    lost: int = 0  # bytes of the file that no copy holds, reported when it is left
+
+
+@dataclass(frozen=True)
+class _Next:
+    """The file to read next: a rotated file (as listed: device, inode, compression), or
+    the path followed."""
+
+    path: str
+    device: int = -1
+    inode: int = -1
+    compression: str | None = None
+
+
+#: Compression suffixes logrotate's ``compressext`` gives, left out of a rotation's name.
+_COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|bz2|xz|zst|lz4|Z)$")
+_NUMBERED = re.compile(r"\.([0-9]+)")
+
+
+def _rotation_key(live_name: str, name: str) -> tuple[str, int, str] | None:
+    """Where ``name`` stands among the rotations of ``live_name``; None if not one.
+
+    Keys of one scheme compare, the larger being the newer: ``app.log.N`` (logrotate's
+    numbering, N = 1 the newest) or a suffix of fixed width (``dateext``'s
+    ``app.log-20260101``), each with or without a compression suffix.  The name, not the
+    modification time, gives the order: a compressed file's time is that of its
+    compression, later than that of the plain rotation made after it.
+    """
+    if not name.startswith(live_name):
+        return None
+    rest = _COMPRESSED_SUFFIX.sub("", name[len(live_name) :])
+    if not rest:
+        return None
+    number = _NUMBERED.fullmatch(rest)
+    if number is not None:
+        return ("number", -int(number[1]), "")
+    return (f"text {rest[0]} {len(rest)}", 0, rest)
 
 
 #: A queued result: (text, or a LineTooLong to raise, or None for a skipped line; the
@@ -811,11 +924,22 @@ class Follower:
         self._closed = True
         self._settle()
         self._ready.clear()
-        if self._file is not None:
-            os.close(self._file.fd)
-            self._file = None
+        self._release()
+        self._file = None
 
     # -- opening -------------------------------------------------------------------
+
+    def _release(self) -> None:
+        """Close the file being read (and the copy being read for it)."""
+        f = self._file
+        if f is None:
+            return
+        if f.chunks is not None:
+            f.chunks.close()
+            f.chunks = None
+        if f.fd >= 0:
+            os.close(f.fd)
+            f.fd = -1
 
     def _count(self, event: Malformed) -> None:
         self._malformed += 1
@@ -829,8 +953,7 @@ class Follower:
     def _attach(
         self, fd: int, path: str, offset: int, identity: FileIdentity | None = None
     ) -> _Open:
-        if self._file is not None:
-            os.close(self._file.fd)
+        self._release()
         st = os.fstat(fd)
         offset = min(offset, st.st_size)
         offset -= offset % self._unit  # lines start on a code unit
@@ -943,17 +1066,11 @@ class Follower:
             fd = -1  # perhaps rotated away and not there again yet: look for ours
         if fd >= 0 and cp.file.same_inode(os.fstat(fd)):
             offset = self._resume_offset(fd, cp)
-            copy = await self._resume_from_copy(cp) if offset != cp.offset else None
-            if copy is not None:
-                # Truncated while we were stopped: its copy held the rest, and copies made
-                # at later truncations (copytruncate again) come before the path.
-                offset = 0
-                target = await anyio.to_thread.run_sync(self._next_file, None, copy.mtime_ns)
-                if target != self.path:
-                    os.close(fd)
-                    self._attach(await self._open(target), target, 0)
-                    self._draining = True
-                    return
+            if offset != cp.offset and await self._resume_from_copy(cp):
+                # Truncated while we were stopped: its copy holds the rest, and the copies
+                # made at later truncations (copytruncate again) come before the path.
+                os.close(fd)
+                return
             self._attach(fd, self.path, offset)
             return
         # The path names another file now: was ours rotated away while we were stopped?
@@ -965,52 +1082,59 @@ class Follower:
             self._attach(rfd, str(rotated), self._resume_offset(rfd, cp))
             self._draining = True  # drain it and its successors, then the path
             return
-        if await self._resume_from_copy(cp) is not None:
-            # Read once: if the path cannot be opened now, a retry must not read it again.
-            self._resume = None
-            # Compressed after its rotation: the plain rotated files that came after it
-            # (logrotate's delaycompress leaves the newest one plain), then the path.
-            target = await anyio.to_thread.run_sync(self._next_file, None)
-            if target != self.path:
-                if fd >= 0:
-                    os.close(fd)
-                self._attach(await self._open(target), target, 0)
-                self._draining = True
-                return
+        if await self._resume_from_copy(cp):
+            # Compressed after its rotation: read from there, then the rotations made
+            # after it (compressed or not), then the path.
+            if fd >= 0:
+                os.close(fd)
+            return
         if fd < 0:
             fd = await self._open(self.path)
         self._attach(fd, self.path, 0)  # our file is gone: the path is a new file
 
-    async def _resume_from_copy(self, cp: FollowCheckpoint) -> _Copy | None:
-        """Read the rest of the checkpoint's file from a rotated copy, if one holds it.
+    async def _resume_from_copy(self, cp: FollowCheckpoint) -> bool:
+        """Go on reading the checkpoint's file from a rotated copy, if one holds it.
 
         The copy is copytruncate's, or the rotated file compressed while we were
-        stopped.  Returns the copy read (its lines are queued, its last line complete;
-        perhaps none were left), which counts as read (``_visited``).
+        stopped.  It is read one chunk at a time like any file, then the files rotated
+        after it, then the path (``_move_on``).
         """
-        copy = await self._find_copy_of(cp.file, cp.offset)
-        if copy is None:
-            return None
         offset = cp.offset - cp.offset % self._unit
-        f = _Open(
+        opened = await self._find_and_open_copy(cp.file, offset)
+        if opened is None:
+            return False
+        copy, chunks = opened
+        self._file = _Open(
             fd=-1,
             path=copy.path,
             identity=cp.file,
             engine=self._engine_for(offset, head=copy.head),
             read_pos=offset,
             known_size=copy.size,
+            copy=copy,
+            chunks=chunks,
         )
-        await self._read_copy(f, copy)
-        self._finish(f)
-        self._rotations += 1
-        if copy.compression is None:
-            with contextlib.suppress(OSError):
-                st = os.stat(copy.path)
-                identity = cp.file
-                self._visited[(st.st_dev, st.st_ino)] = FileIdentity(
-                    st.st_dev, st.st_ino, identity.head_length, identity.head_sha256
-                )
-        return copy
+        self._draining = True
+        return True
+
+    async def _find_and_open_copy(
+        self, identity: FileIdentity, offset: int
+    ) -> tuple[_Copy, Generator[bytes, None, None]] | None:
+        """A rotated copy holding ``identity``'s file past ``offset``, opened at ``offset``.
+
+        Found again if a rotation renamed it between finding and opening.
+        """
+        for _ in range(_FIND_ATTEMPTS):
+            copy = await self._find_copy_of(identity, offset)
+            if copy is None:
+                return None
+            try:
+                chunks = await anyio.to_thread.run_sync(_open_copy, copy, offset)
+            except (CompressedFileError, OSError):
+                chunks = None  # gone or changed since it was checked: look again
+            if chunks is not None:
+                return copy, chunks
+        return None
 
     @staticmethod
     def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
@@ -1042,6 +1166,9 @@ class Follower:
             await self._open_first()
         f = self._file
         assert f is not None
+        if f.copy is not None:
+            await self._read_copy(f)
+            return
         # Read the anchor again with the new bytes: if the bytes before our position
         # changed, the file was truncated and rewritten (perhaps past its old size).
         n = len(f.anchor)
@@ -1091,21 +1218,69 @@ class Follower:
             if grace_left > 0:
                 await self._wait_for_change(f, grace_left)
                 return True
-        target = await anyio.to_thread.run_sync(self._next_file, f)
-        try:
-            fd = await self._open(target)
-        except OSError as exc:
-            if target == self.path:
-                self._cannot_open(f"has become inaccessible: {exc.strerror or exc}")
-            return False
-        self._visited[(f.identity.device, f.identity.inode)] = f.identity
-        self._finish(f)
+        return await self._move_on(f)
+
+    async def _move_on(self, f: _Open) -> bool:
+        """Leave the rotated file ``f``, read to its end, for the next file; False (and
+        ``f`` kept) if that is the path and it cannot be opened now."""
+        exclude: set[str] = set()
+        for _ in range(_FIND_ATTEMPTS):
+            target = await anyio.to_thread.run_sync(self._next_file, f, exclude)
+            if target.compression is not None:
+                opened = await anyio.to_thread.run_sync(_open_compressed, target)
+                if opened is None:
+                    continue  # renamed meanwhile: look again
+                if isinstance(opened, str):
+                    self._notice("damaged", opened)
+                    exclude.add(target.path)
+                    continue
+                copy, chunks = opened
+                self._leave(f)
+                identity = FileIdentity(copy.device, copy.inode, *head_fingerprint(copy.head))
+                self._file = _Open(
+                    fd=-1,
+                    path=copy.path,
+                    identity=identity,
+                    engine=self._engine_for(0, head=copy.head),
+                    read_pos=0,
+                    known_size=copy.size,
+                    copy=copy,
+                    chunks=chunks,
+                )
+                self._draining = True
+                return True
+            try:
+                fd = await self._open(target.path)
+            except OSError as exc:
+                if target.path == self.path:
+                    self._cannot_open(f"has become inaccessible: {exc.strerror or exc}")
+                    return False
+                continue  # renamed or deleted since listed: look again
+            st = os.fstat(fd)
+            if target.inode >= 0 and (st.st_dev, st.st_ino) != (target.device, target.inode):
+                os.close(fd)  # a rotation gave the name to another file meanwhile
+                continue
+            self._leave(f)
+            self._attach(fd, target.path, 0)
+            self._draining = target.path != self.path
+            if not self._draining:
+                self._opened("replaced", "has been replaced; following new file")
+            return True
+        return False
+
+    def _leave(self, f: _Open) -> None:
+        """``f`` is read to its end: remember it as read, hand out its last line."""
+        copy = f.copy
+        if copy is None:
+            self._visited[(f.identity.device, f.identity.inode)] = f.identity
+        elif copy.compression is None:
+            identity = FileIdentity(
+                copy.device, copy.inode, f.identity.head_length, f.identity.head_sha256
+            )
+            self._visited[(copy.device, copy.inode)] = identity
+        self._finish(f, lost=f.lost)
+        f.lost = 0
         self._rotations += 1
-        self._attach(fd, target, 0)
-        self._draining = target != self.path
-        if not self._draining:
-            self._opened("replaced", "has been replaced; following new file")
-        return True
 
     def _grace_left(self, f: _Open) -> float:
         """Seconds the rotated-away ``f`` must still stay unchanged before it is left.
@@ -1169,33 +1344,29 @@ class Follower:
             return "path gone"
         return "same" if f.identity.same_inode(st) else "changed"
 
-    def _next_file(self, f: _Open | None, since_ns: int | None = None) -> str:
-        """The file to read after the rotated ``f``: a newer rotated file, else the path.
+    def _next_file(self, f: _Open, exclude: set[str]) -> _Next:
+        """The file to read after the rotated ``f``: the next newer rotation, else the path.
 
-        Several rotations may have happened while we were stopped or not being iterated;
-        the files rotated after ``f`` were last written after it, so they are read in the
-        order of their modification times.  Compressed ones are skipped, not decompressed.
-        ``f`` None: after a copy read on resuming, the plain rotated files written since
-        ``since_ns``; without it (after a compressed rotation, whose modification time is
-        that of its compression) every plain rotated file not read yet.
+        Several rotations may have happened while we were stopped or not being iterated.
+        Where the rotated files are named by a scheme (``_rotation_key``: logrotate's
+        numbers or dates), the next is the oldest one named newer than ``f``, compressed
+        or not (a compressed one is read decompressed); when a file and its compressed
+        twin share a name (compression under way), the plain one.  Otherwise the plain
+        files last written after ``f`` are read in the order of their modification times
+        (a compressed file's time is that of its compression, so those are left out).
+        ``exclude``: paths not to take (found damaged).  Runs in a worker thread.
         """
-        if f is not None:
-            mtime = os.fstat(f.fd).st_mtime_ns
-        else:
-            mtime = 0 if since_ns is None else since_ns
         live = Path(self.path)
         try:
             live_st = live.stat()
-            skip = {(live_st.st_dev, live_st.st_ino)}
+            live_inode = (live_st.st_dev, live_st.st_ino)
         except OSError:
-            skip = set()
-        if f is not None:
-            skip.add((f.identity.device, f.identity.inode))
-        newer: list[tuple[int, str]] = []
+            live_inode = None
         try:
             siblings = list(live.parent.iterdir())
         except OSError:
-            return self.path
+            return _Next(self.path)
+        entries: list[tuple[Path, os.stat_result]] = []
         for candidate in siblings:
             if candidate == live or not candidate.name.startswith(live.name):
                 continue
@@ -1203,15 +1374,89 @@ class Follower:
                 cst = candidate.stat()
             except OSError:
                 continue
+            if stat.S_ISREG(cst.st_mode) and (cst.st_dev, cst.st_ino) != live_inode:
+                entries.append((candidate, cst))
+        reference = self._reference_key(f, entries)
+        if reference is None:
+            return self._next_by_time(f, entries, exclude)
+        best: tuple[tuple[str, int, str], bool, _Next] | None = None
+        for candidate, cst in entries:
+            key = _rotation_key(live.name, candidate.name)
+            if key is None or key[0] != reference[0] or key <= reference:
+                continue
+            if str(candidate) in exclude or (best is not None and key > best[0]):
+                continue
+            try:
+                compression = compression_of(candidate)
+            except OSError:
+                continue
+            if compression is None and self._read_before(candidate, cst):
+                continue
+            found = _Next(str(candidate), cst.st_dev, cst.st_ino, compression)
+            if best is None or (key, compression is not None) < best[:2]:
+                best = (key, compression is not None, found)
+        return _Next(self.path) if best is None else best[2]
+
+    def _reference_key(
+        self, f: _Open, entries: list[tuple[Path, os.stat_result]]
+    ) -> tuple[str, int, str] | None:
+        """The rotation key of the name ``f``'s file has now, if it has one.
+
+        A plain file deleted after its compression (``delaycompress``: ``app.log.2``
+        became ``app.log.2.gz`` while we read it) is known by the fingerprint of its
+        compressed copy's decompressed head; of several with it, the oldest is taken
+        (reading a file twice is better than skipping one).
+        """
+        live_name = Path(self.path).name
+        inode = (
+            (f.identity.device, f.identity.inode)
+            if f.copy is None
+            else (f.copy.device, f.copy.inode)
+        )
+        for candidate, cst in entries:
+            if (cst.st_dev, cst.st_ino) == inode:
+                return _rotation_key(live_name, candidate.name)
+        if f.copy is not None or f.identity.head_length == 0:
+            return None
+        keys = []
+        for candidate, _ in entries:
+            key = _rotation_key(live_name, candidate.name)
+            if key is None:
+                continue
+            try:
+                if compression_of(candidate) is not None and matches(
+                    candidate, f.identity.head_length, f.identity.head_sha256
+                ):
+                    keys.append(key)
+            except (CompressedFileError, OSError):
+                continue
+        return min(keys) if keys else None
+
+    def _next_by_time(
+        self, f: _Open, entries: list[tuple[Path, os.stat_result]], exclude: set[str]
+    ) -> _Next:
+        """The plain rotated file last written after ``f`` the soonest, not read yet."""
+        if f.copy is None:
+            mtime = os.fstat(f.fd).st_mtime_ns
+            skip = (f.identity.device, f.identity.inode)
+        else:
+            # A compressed copy's time is that of its compression: every plain one counts.
+            mtime = f.copy.mtime_ns if f.copy.compression is None else 0
+            skip = (f.copy.device, f.copy.inode)
+        newer: list[tuple[int, str, os.stat_result]] = []
+        for candidate, cst in entries:
             if (
-                stat.S_ISREG(cst.st_mode)
-                and (cst.st_dev, cst.st_ino) not in skip
+                (cst.st_dev, cst.st_ino) != skip
                 and cst.st_mtime_ns >= mtime
+                and str(candidate) not in exclude
                 and not _is_compressed(candidate)
                 and not self._read_before(candidate, cst)
             ):
-                newer.append((cst.st_mtime_ns, str(candidate)))
-        return min(newer)[1] if newer else self.path
+                newer.append((cst.st_mtime_ns, str(candidate), cst))
+        if not newer:
+            return _Next(self.path)
+        _, path, cst = min(newer, key=lambda n: (n[0], n[1]))
+        return _Next(path, cst.st_dev, cst.st_ino)
 
     def _read_before(self, candidate: Path, st: os.stat_result) -> bool:
         """Whether ``candidate`` is a rotated file already read to its end: its inode was
@@ -1233,19 +1478,26 @@ class Follower:
         """The file shrank or was rewritten: restart at 0, reporting vanished bytes.
 
         The bytes not read yet are first taken from the rotated copy (copytruncate's
-        ``app.log.1``, perhaps compressed) when one is found; only what no copy holds
-        is reported lost.
+        ``app.log.1``, perhaps compressed) when one is found, one chunk per read; only
+        what no copy holds is reported lost.
         """
         self._truncations += 1
-        copy = await self._find_copy_of(f.identity, f.read_pos)
-        recovered = 0 if copy is None else await self._read_copy(f, copy)
-        lost = max(0, f.known_size - f.read_pos)
+        opened = await self._find_and_open_copy(f.identity, f.read_pos)
+        recovered = 0 if opened is None else opened[0].size - f.read_pos
+        lost = max(0, f.known_size - f.read_pos - recovered)
         message = "file truncated"
         if recovered:
             message += f"; {recovered} bytes not read yet were taken from its rotated copy"
         if lost:
             message += f"; {lost} bytes not read were lost"
         self._notice("truncated", message)
+        if opened is not None and recovered:
+            f.copy, f.chunks = opened
+            f.resume_live = True
+            f.lost = lost
+            return
+        if opened is not None:
+            opened[1].close()
         self._finish(f, lost=lost)
         self._attach(os.dup(f.fd), f.path, 0)
 
@@ -1259,26 +1511,42 @@ class Follower:
             self._notice("damaged", problem)
         return copy
 
-    async def _read_copy(self, f: _Open, copy: _Copy) -> int:
-        """Read the rest of ``f``'s file, from ``f.read_pos``, from its rotated ``copy``.
+    async def _read_copy(self, f: _Open) -> None:
+        """Read one chunk of ``f``'s file from its rotated copy; at the copy's end, go on
+        with the truncated file from its start, or with the next file.
 
-        ``f``'s engine cuts the bytes (the lines say they come from the copy); returns
-        how many bytes were read.
+        ``f``'s engine cuts the bytes (the lines say they come from the copy).  One chunk
+        at a time, as from a plain file: memory stays bounded whatever the copy holds.
         """
-        start = f.read_pos
-        chunks = _copy_chunks(copy, start)
-        try:
-            while chunk := await anyio.to_thread.run_sync(next, chunks, b""):
-                f.read_pos += len(chunk)
-                f.known_size = max(f.known_size, f.read_pos)
-                self._queue_items(f, f.engine.feed(chunk), copy.path)
-        except (CompressedFileError, OSError) as exc:
-            # Changed since it was checked: what was read stands, the rest is a gap.
-            self._notice("damaged", f"cannot read the rotated copy {copy.path}: {exc}")
-            f.known_size = max(f.known_size, copy.size)
-        finally:
-            chunks.close()
-        return f.read_pos - start
+        copy = f.copy
+        assert copy is not None
+        chunk = b""
+        if f.chunks is not None:
+            try:
+                chunk = await anyio.to_thread.run_sync(next, f.chunks, b"")
+            except (CompressedFileError, OSError) as exc:
+                # Changed since it was checked: what was read stands, the rest is a gap.
+                self._notice("damaged", f"cannot read the rotated copy {copy.path}: {exc}")
+                f.lost += max(0, copy.size - f.read_pos)
+        if chunk:
+            f.read_pos += len(chunk)
+            f.known_size = max(f.known_size, f.read_pos)
+            self._queue_items(f, f.engine.feed(chunk), copy.path)
+            return
+        if f.chunks is not None:
+            f.chunks.close()
+            f.chunks = None
+        if f.resume_live:
+            self._finish(f, lost=f.lost)
+            self._attach(os.dup(f.fd), f.path, 0)
+            return
+        if not await self._move_on(f):
+            # The path cannot be opened now: it is opened (and read from its start, as
+            # a file that appeared) at the next step, or waited for with ``retry``.
+            self._leave(f)
+            self._file = None
+            self._draining = False
+            self._start = "beginning"
 
     def _finish(self, f: _Open, lost: int = 0, unfinished: bool = False) -> None:
         """Leaving a file: its unfinished last line is complete now."""

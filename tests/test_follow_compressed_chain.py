@@ -1,0 +1,92 @@
+"""Rotations compressed before the follower reached them are read, in rotation order.
+
+Found by the soak test (the CLI killed and restarted under compress + delaycompress lost
+thousands of lines): after the file holding the position, the follower took only the
+plain rotated files, by modification time, so a rotation compressed meanwhile
+(``app.log.2.gz`` when ``app.log.1`` is the next plain one) was never read.  The same
+happened to a follower left behind by two rotations while it drained a renamed file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+import anyio
+import pytest
+
+from utf8stream import FollowCheckpoint, follow
+
+pytestmark = [pytest.mark.anyio]
+
+
+def lines(tag: str, n: int) -> bytes:
+    return "".join(f"{tag} {i:03} {'x' * 40}\n" for i in range(n)).encode()
+
+
+def rotate(directory: Path, then: bytes) -> None:
+    """logrotate's compress + delaycompress: shift the .gz files, ``.1`` to ``.2``, the log
+    to ``.1``, a new log, then ``.2`` compressed to ``.2.gz``."""
+    log = directory / "app.log"
+    for number in range(8, 1, -1):
+        older = directory / f"app.log.{number}.gz"
+        if older.exists():
+            older.rename(directory / f"app.log.{number + 1}.gz")
+    one, two = directory / "app.log.1", directory / "app.log.2"
+    if one.exists():
+        one.rename(two)
+    log.rename(one)
+    log.write_bytes(then)
+    if two.exists():
+        with two.open("rb") as src, gzip.open(directory / "app.log.2.gz", "wb") as dst:
+            shutil.copyfileobj(src, dst)
+        two.unlink()
+
+
+async def test_restart_reads_every_rotation_compressed_while_stopped(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(lines("a", 50))
+    got: list[str] = []
+    async with follow(str(log), start="beginning") as followed:
+        async for line in followed:
+            got.append(line.text)
+            if len(got) == 20:
+                break
+        checkpoint: FollowCheckpoint = followed.checkpoint()
+    for tag in "bcd":
+        rotate(tmp_path, lines(tag, 50))
+    # a is in app.log.3.gz, b in app.log.2.gz, c in app.log.1, d in app.log.
+    assert sorted(p.name for p in tmp_path.iterdir())[:4] == [
+        "app.log",
+        "app.log.1",
+        "app.log.2.gz",
+        "app.log.3.gz",
+    ]
+    rest: list[str] = []
+    async with follow(str(log), checkpoint=checkpoint, until_eof=True) as followed:
+        with anyio.fail_after(10):
+            rest = [line.text async for line in followed]
+    expected = (lines("a", 50) + lines("b", 50) + lines("c", 50) + lines("d", 50)).decode()
+    assert got + rest == expected.splitlines()
+
+
+async def test_a_follower_left_behind_reads_the_rotation_compressed_meanwhile(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(lines("a", 50))
+    got: list[str] = []
+    async with follow(str(log), start="beginning", rotate_grace=0) as followed:
+        iterator = followed.__aiter__()
+        with anyio.fail_after(10):
+            while len(got) < 20:
+                got.append((await iterator.__anext__()).text)
+            # Still reading a (open, then deleted once compressed) when b, its successor,
+            # is compressed too.
+            for tag in "bcd":
+                rotate(tmp_path, lines(tag, 50))
+            while len(got) < 200:
+                got.append((await iterator.__anext__()).text)
+    expected = (lines("a", 50) + lines("b", 50) + lines("c", 50) + lines("d", 50)).decode()
+    assert got == expected.splitlines()
