@@ -9,6 +9,7 @@ happened to a follower left behind by two rotations while it drained a renamed f
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import shutil
 from pathlib import Path
@@ -90,3 +91,32 @@ async def test_a_follower_left_behind_reads_the_rotation_compressed_meanwhile(
                 got.append((await iterator.__anext__()).text)
     expected = (lines("a", 50) + lines("b", 50) + lines("c", 50) + lines("d", 50)).decode()
     assert got == expected.splitlines()
+
+
+async def test_a_file_of_another_name_on_the_checkpoints_inode_is_not_read(
+    tmp_path: Path,
+) -> None:
+    """The checkpoint's file was compressed and deleted while stopped, and its inode went
+    to another file of the directory (the soak test met the checkpoint's own temporary
+    file there): the rest comes from the compressed copy, and the other file is left."""
+    log = tmp_path / "app.log"
+    log.write_bytes(lines("a", 50))
+    got: list[str] = []
+    async with follow(str(log), start="beginning") as followed:
+        async for line in followed:
+            got.append(line.text)
+            if len(got) == 20:
+                break
+        checkpoint: FollowCheckpoint = followed.checkpoint()
+    rotate(tmp_path, lines("b", 50))
+    rotate(tmp_path, lines("c", 50))  # a is app.log.2.gz now, its inode free
+    other = tmp_path / ".tail.checkpoint.123.tmp"
+    other.write_bytes(b'{"not": "a log line"}')
+    # As if the file system had given a's inode to the other file.
+    reused = dataclasses.replace(checkpoint.file, inode=other.stat().st_ino)
+    checkpoint = dataclasses.replace(checkpoint, file=reused)
+    async with follow(str(log), checkpoint=checkpoint, until_eof=True) as followed:
+        with anyio.fail_after(10):
+            rest = [line.text async for line in followed]
+    expected = (lines("a", 50) + lines("b", 50) + lines("c", 50)).decode()
+    assert got + rest == expected.splitlines()

@@ -42,6 +42,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from types import TracebackType
 from typing import Any, BinaryIO
@@ -527,10 +528,13 @@ def _primed(first: bytes, rest: Iterator[bytes]) -> Generator[bytes, None, None]
 
 
 def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
-    """A file in ``path``'s directory with ``identity``'s device and inode.
+    """A rotation of ``path`` (a sibling named after it) with ``identity``'s device and
+    inode.
 
     Whether its first bytes still match the fingerprint decides where reading resumes.
-    A compressed file is never it, even on a reused inode.
+    A compressed file is never it, even on a reused inode, and neither is a file of
+    another name: the inode of a deleted rotation is soon another file's (found by the
+    soak test: the temporary file of the checkpoint being written was read as the log).
     """
     try:
         candidates = sorted(path.parent.iterdir())
@@ -543,6 +547,7 @@ def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
             continue
         if (
             identity.same_inode(st)
+            and candidate.name.startswith(path.name)
             and candidate.is_file()
             and candidate != path
             and not _is_compressed(candidate)
@@ -613,6 +618,28 @@ class _Next:
 #: Compression suffixes logrotate's ``compressext`` gives, left out of a rotation's name.
 _COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|bz2|xz|zst|lz4|Z)$")
 _NUMBERED = re.compile(r"\.([0-9]+)")
+
+
+def _numbers_grow_newer(live_name: str, entries: list[tuple[Path, os.stat_result]]) -> bool:
+    """Whether the plain numbered rotations were written in the order of their numbers
+    (``app.log.1`` the oldest, names that never shift), not logrotate's (``.1`` the
+    newest): what their modification times say, logrotate's order when they say nothing.
+    """
+    numbered = []
+    for candidate, st in entries:
+        key = _rotation_key(live_name, candidate.name)
+        if (
+            key is not None
+            and key[0] == "number"
+            and not _COMPRESSED_SUFFIX.search(candidate.name)
+        ):
+            numbered.append((-key[1], st.st_mtime_ns))
+    numbered.sort()
+    votes = 0
+    for (_, earlier), (_, later) in pairwise(numbered):
+        if later != earlier:
+            votes += 1 if later > earlier else -1
+    return votes > 0
 
 
 def _rotation_key(live_name: str, name: str) -> tuple[str, int, str] | None:
@@ -1076,11 +1103,19 @@ class Follower:
         # The path names another file now: was ours rotated away while we were stopped?
         rotated = await anyio.to_thread.run_sync(_find_rotated, Path(self.path), cp.file)
         if rotated is not None:
+            rfd = await self._open(str(rotated))
+            offset = self._resume_offset(rfd, cp)
+            # Other first bytes: a new rotation on our file's inode, if a copy (compressed
+            # after its rotation) holds our file; else our file, rewritten.
+            if offset == cp.offset or not await self._resume_from_copy(cp):
+                if fd >= 0:
+                    os.close(fd)
+                self._attach(rfd, str(rotated), offset)
+                self._draining = True  # drain it and its successors, then the path
+                return
+            os.close(rfd)
             if fd >= 0:
                 os.close(fd)
-            rfd = await self._open(str(rotated))
-            self._attach(rfd, str(rotated), self._resume_offset(rfd, cp))
-            self._draining = True  # drain it and its successors, then the path
             return
         if await self._resume_from_copy(cp):
             # Compressed after its rotation: read from there, then the rotations made
@@ -1236,6 +1271,7 @@ class Follower:
                     continue
                 copy, chunks = opened
                 self._leave(f)
+                self._release()
                 identity = FileIdentity(copy.device, copy.inode, *head_fingerprint(copy.head))
                 self._file = _Open(
                     fd=-1,
@@ -1379,9 +1415,14 @@ class Follower:
         reference = self._reference_key(f, entries)
         if reference is None:
             return self._next_by_time(f, entries, exclude)
+        flip = reference[0] == "number" and _numbers_grow_newer(live.name, entries)
+        if flip:
+            reference = ("number", -reference[1], "")
         best: tuple[tuple[str, int, str], bool, _Next] | None = None
         for candidate, cst in entries:
             key = _rotation_key(live.name, candidate.name)
+            if key is not None and flip and key[0] == "number":
+                key = ("number", -key[1], "")
             if key is None or key[0] != reference[0] or key <= reference:
                 continue
             if str(candidate) in exclude or (best is not None and key > best[0]):
