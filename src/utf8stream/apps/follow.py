@@ -31,7 +31,9 @@ drains it first.  With ``multiline=`` a stage after the lines joins them into ev
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
+import functools
 import hashlib
 import json
 import math
@@ -68,6 +70,7 @@ from ._compressed import (
     read_from,
 )
 from ._identity import FINGERPRINT_BYTES, head_fingerprint
+from ._sniff import AUTO, DETECTED_ENCODINGS, SNIFF_BYTES, sniff_encoding
 from ._watch import Watcher
 
 __all__ = [
@@ -105,12 +108,15 @@ class FileIdentity:
 
     Inodes are reused after a delete, so ``(device, inode)`` alone is not enough: the
     fingerprint (SHA-256 of the first ``head_length`` bytes) must match too.
+    ``encoding``: with ``encoding="auto"``, the one detected for the file (kept in the
+    checkpoint, so a restart reads it as before), else None.
     """
 
     device: int
     inode: int
     head_length: int = 0
     head_sha256: str = hashlib.sha256(b"").hexdigest()
+    encoding: str | None = None
 
     def same_inode(self, st: os.stat_result) -> bool:
         return (st.st_dev, st.st_ino) == (self.device, self.inode)
@@ -205,6 +211,9 @@ class FollowCheckpoint:
                 "head_sha256": self.file.head_sha256,
             },
         }
+        if self.file.encoding is not None:
+            # Only then: a checkpoint without detection reads as it always did.
+            record["file"]["encoding"] = self.file.encoding
         return json.dumps(record, sort_keys=True)
 
     @classmethod
@@ -232,7 +241,7 @@ class FollowCheckpoint:
         ):
             raise CheckpointError(f"unknown version {_shown(version)} (expected 1)")
         record = _expect_object(raw, _CHECKPOINT_KEYS, "the checkpoint")
-        file = _expect_object(record["file"], _IDENTITY_KEYS, '"file"')
+        file = _expect_object(record["file"], _IDENTITY_KEYS, '"file"', _OPTIONAL_IDENTITY_KEYS)
         mid_line = record["mid_line"]
         if type(mid_line) is not bool:
             raise CheckpointError(f'"mid_line" must be true or false, not {_shown(mid_line)}')
@@ -243,6 +252,7 @@ class FollowCheckpoint:
                 inode=_expect_int(file, "inode", _ID_LIMIT),
                 head_length=_expect_int(file, "head_length", FINGERPRINT_BYTES + 1),
                 head_sha256=_expect_digest(file["head_sha256"]),
+                encoding=_expect_detected(file.get("encoding")),
             ),
             offset=_expect_int(record, "offset", _OFFSET_LIMIT),
             mid_line=mid_line,
@@ -258,6 +268,7 @@ class CheckpointError(ValueError):
 CHECKPOINT_MAX_BYTES = 1 << 16
 _CHECKPOINT_KEYS = frozenset({"version", "path", "offset", "mid_line", "file"})
 _IDENTITY_KEYS = frozenset({"device", "inode", "head_length", "head_sha256"})
+_OPTIONAL_IDENTITY_KEYS = frozenset({"encoding"})
 #: Offsets are ``off_t`` (signed 64 bits); device and inode numbers are unsigned 64 bits.
 _OFFSET_LIMIT = 1 << 63
 _ID_LIMIT = 1 << 64
@@ -272,10 +283,12 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _expect_object(value: object, keys: frozenset[str], what: str) -> dict[str, Any]:
+def _expect_object(
+    value: object, keys: frozenset[str], what: str, optional: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CheckpointError(f"{what} must be a JSON object, not {_shown(value)}")
-    missing, extra = keys - value.keys(), value.keys() - keys
+    missing, extra = keys - value.keys(), value.keys() - keys - optional
     if missing:
         raise CheckpointError(f"{what} lacks {', '.join(sorted(missing))}")
     if extra:
@@ -297,6 +310,14 @@ def _expect_digest(value: object) -> str:
     if not isinstance(value, str) or not _DIGEST.fullmatch(value):
         raise CheckpointError(f'"head_sha256" must be 64 hex digits, not {_shown(value)}')
     return value
+
+
+def _expect_detected(value: object) -> str | None:
+    if value is None or value in DETECTED_ENCODINGS:
+        return value
+    raise CheckpointError(
+        f'"encoding" must be one of {", ".join(DETECTED_ENCODINGS)}, not {_shown(value)}'
+    )
 
 
 def _expect_path(value: object) -> str:
@@ -349,6 +370,16 @@ def write_checkpoint(
         raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
 
 
+@functools.cache
+def _is_utf8(encoding: str) -> bool:
+    return isinstance(line_decoder(encoding, "strict"), Utf8LineDecoder)
+
+
+@functools.cache
+def _unit_of(encoding: str) -> int:
+    return line_decoder(encoding, "strict").unit
+
+
 def _open_regular(path: str) -> int:
     """``os.open`` for reading, refusing a directory (it opens, but cannot be read)."""
     fd = os.open(path, os.O_RDONLY)
@@ -393,7 +424,9 @@ class _Copy:
     path: str
     compression: str | None
     size: int  # decompressed
-    head: bytes  # its first bytes, decompressed (a byte-order mark tells the encoding)
+    #: Its first bytes (up to ``SNIFF_BYTES``), decompressed: its fingerprint, and its
+    #: encoding (a byte-order mark; with "auto", detection).
+    head: bytes
     mtime_ns: int  # when it was last written (compressed: when it was compressed)
     device: int
     inode: int
@@ -438,7 +471,7 @@ def _find_copy(
                 if identity.same_inode(st):
                     continue  # the file itself under another name: not a copy
                 with open(candidate, "rb") as f:
-                    head = f.read(FINGERPRINT_BYTES)
+                    head = f.read(SNIFF_BYTES)
                 if head_fingerprint(head[: identity.head_length]) == wanted:
                     if st.st_size < offset:
                         return None
@@ -450,7 +483,7 @@ def _find_copy(
                 if size < offset:
                     return None
                 chunks = read_from(candidate, 0)
-                head = next(chunks, b"")[:FINGERPRINT_BYTES]
+                head = next(chunks, b"")[:SNIFF_BYTES]
                 chunks.close()  # type: ignore[attr-defined]
                 return _Copy(
                     str(candidate), compression, size, head, mtime_ns, st.st_dev, st.st_ino
@@ -506,7 +539,7 @@ def _open_compressed(target: _Next) -> tuple[_Copy, Generator[bytes, None, None]
         return f"cannot read the rotated {exc}"
     except OSError:
         return None
-    head = first[:FINGERPRINT_BYTES]
+    head = first[:SNIFF_BYTES]
     copy = _Copy(target.path, target.compression, size, head, 0, target.device, target.inode)
     return copy, _primed(first, chunks)
 
@@ -602,6 +635,8 @@ class _Open:
     chunks: Generator[bytes, None, None] | None = None
     resume_live: bool = False
     lost: int = 0  # bytes of the file that no copy holds, reported when it is left
+    #: ``encoding="auto"`` and the file was empty: its engine waits for its first bytes.
+    undecided: bool = False
 
 
 @dataclass(frozen=True)
@@ -761,19 +796,19 @@ class Follower:
             raise ValueError(
                 f"errors must be one of {FOLLOW_ERRORS}: one bad byte never stops a follower"
             )
-        self._encoding = encoding
+        #: "auto": each file's encoding is detected from its first bytes (``_detect``).
+        self._auto = encoding == AUTO
+        self._encoding = "utf-8" if self._auto else encoding
         self._newline = newline
         self._max = max_line_bytes
         self._on_overlong = on_overlong
         self._errors = errors
         # The encoding is checked now (and the newline in it), not at the first read.
-        probe = line_decoder(encoding, errors)
-        self._encoding_is_utf8 = isinstance(probe, Utf8LineDecoder)
-        self._unit = probe.unit
-        if on_malformed is not None and not self._encoding_is_utf8:
+        probe = line_decoder(self._encoding, errors)
+        if on_malformed is not None and not isinstance(probe, Utf8LineDecoder):
             raise ValueError("on_malformed is reported for UTF-8 only")
         if not probe.prelude:
-            self._engine_for(0)
+            self._engine_for(0, encoding=self._encoding)
         self.path = os.fspath(path)
         #: What checkpoints record: the file followed, not the rotated file being read.
         self._followed = os.path.abspath(self.path)
@@ -978,35 +1013,54 @@ class Follower:
                     self._callback_error = exc
 
     def _attach(
-        self, fd: int, path: str, offset: int, identity: FileIdentity | None = None
+        self, fd: int, path: str, offset: int, encoding: str | None = None
     ) -> _Open:
+        """Read the file open as ``fd`` from ``offset``; ``encoding``: the one detected
+        for it before (a checkpoint's), else it is detected now."""
         self._release()
         st = os.fstat(fd)
+        if not self._auto:
+            encoding = self._encoding
+        elif encoding is None:
+            encoding = self._detect(fd)
         offset = min(offset, st.st_size)
-        offset -= offset % self._unit  # lines start on a code unit
+        offset -= offset % _unit_of(encoding or "utf-8")  # lines start on a code unit
         anchor_len = min(ANCHOR_BYTES, offset)
+        identity = _identity_of(fd)
+        if self._auto:
+            identity = dataclasses.replace(identity, encoding=encoding)
         f = _Open(
             fd=fd,
             path=path,
-            identity=identity if identity is not None else _identity_of(fd),
-            engine=self._engine_for(offset, fd),
+            identity=identity,
+            engine=self._engine_for(offset, fd, encoding=encoding),
             read_pos=offset,
             known_size=st.st_size,
             anchor=os.pread(fd, anchor_len, offset - anchor_len),
+            undecided=encoding is None,
         )
         self._file = f
         if self._checkpoint is None:
             self._checkpoint = FollowCheckpoint(self._followed, f.identity, offset)
         return f
 
-    def _engine_for(self, offset: int, fd: int = -1, head: bytes | None = None) -> LineEngine:
-        """The line engine for a file read from ``offset`` (``fd``'s first bytes tell a
-        byte-order mark)."""
+    def _engine_for(
+        self,
+        offset: int,
+        fd: int = -1,
+        head: bytes | None = None,
+        *,
+        encoding: str | None,
+    ) -> LineEngine:
+        """The line engine for a file in ``encoding`` (None: not known yet, UTF-8 until
+        the first bytes come) read from ``offset`` (``fd``'s first bytes, or ``head``,
+        tell a byte-order mark)."""
+        encoding = encoding or "utf-8"
         decoder = line_decoder(
-            self._encoding,
+            encoding,
             self._errors,
             start_offset=offset,
-            on_malformed=self._count if self._encoding_is_utf8 else None,
+            on_malformed=self._count if _is_utf8(encoding) else None,
         )
         if head is None and fd >= 0 and decoder.prelude:
             head = os.pread(fd, decoder.prelude, 0)
@@ -1022,6 +1076,18 @@ class Follower:
 
     async def _open(self, path: str) -> int:
         return await anyio.to_thread.run_sync(_open_regular, path)
+
+    def _detect(self, fd: int) -> str | None:
+        """``encoding="auto"``: the encoding of the file open as ``fd``, told by its first
+        bytes; None while it has none (decided when its first bytes are read)."""
+        head = os.pread(fd, SNIFF_BYTES, 0)
+        return sniff_encoding(head, whole=False) if head else None
+
+    def _copy_encoding(self, copy: _Copy, known: str | None) -> str:
+        """The encoding of a rotated copy: ``known`` (its checkpoint's), else detected."""
+        if not self._auto:
+            return self._encoding
+        return known or sniff_encoding(copy.head, whole=copy.size <= len(copy.head))
 
     def _notice(self, kind: str, message: str) -> None:
         if self._on_notice is not None:
@@ -1067,9 +1133,10 @@ class Follower:
             # A file that appeared while we waited is new: all of it is unread.
             self._attach(fd, self.path, 0)
         elif start == "end" and self._last_bytes is None:
-            engine = self._engine_for(0, fd)
+            encoding = self._detect(fd) if self._auto else self._encoding
+            engine = self._engine_for(0, fd, encoding=encoding)
             offset = _start_of_last_lines(fd, size, self._last_lines, engine)
-            self._attach(fd, self.path, offset)
+            self._attach(fd, self.path, offset, encoding)
         else:
             if start == "end":
                 assert self._last_bytes is not None
@@ -1098,7 +1165,7 @@ class Follower:
                 # made at later truncations (copytruncate again) come before the path.
                 os.close(fd)
                 return
-            self._attach(fd, self.path, offset)
+            self._attach(fd, self.path, offset, cp.file.encoding if offset else None)
             return
         # The path names another file now: was ours rotated away while we were stopped?
         rotated = await anyio.to_thread.run_sync(_find_rotated, Path(self.path), cp.file)
@@ -1110,7 +1177,7 @@ class Follower:
             if offset == cp.offset or not await self._resume_from_copy(cp):
                 if fd >= 0:
                     os.close(fd)
-                self._attach(rfd, str(rotated), offset)
+                self._attach(rfd, str(rotated), offset, cp.file.encoding if offset else None)
                 self._draining = True  # drain it and its successors, then the path
                 return
             os.close(rfd)
@@ -1134,16 +1201,24 @@ class Follower:
         stopped.  It is read one chunk at a time like any file, then the files rotated
         after it, then the path (``_move_on``).
         """
-        offset = cp.offset - cp.offset % self._unit
-        opened = await self._find_and_open_copy(cp.file, offset)
+        # A unit of every encoding divides the offset of a line: it is the checkpoint's.
+        opened = await self._find_and_open_copy(cp.file, cp.offset)
         if opened is None:
             return False
         copy, chunks = opened
+        encoding = self._copy_encoding(copy, cp.file.encoding)
+        offset = cp.offset - cp.offset % _unit_of(encoding)
+        if offset != cp.offset:  # another encoding than the checkpoint's file had
+            chunks.close()
+            opened = await self._find_and_open_copy(cp.file, offset)
+            if opened is None:
+                return False
+            copy, chunks = opened
         self._file = _Open(
             fd=-1,
             path=copy.path,
-            identity=cp.file,
-            engine=self._engine_for(offset, head=copy.head),
+            identity=dataclasses.replace(cp.file, encoding=encoding) if self._auto else cp.file,
+            engine=self._engine_for(offset, head=copy.head, encoding=encoding),
             read_pos=offset,
             known_size=copy.size,
             copy=copy,
@@ -1272,12 +1347,18 @@ class Follower:
                 copy, chunks = opened
                 self._leave(f)
                 self._release()
-                identity = FileIdentity(copy.device, copy.inode, *head_fingerprint(copy.head))
+                encoding = self._copy_encoding(copy, None)
+                identity = FileIdentity(
+                    copy.device,
+                    copy.inode,
+                    *head_fingerprint(copy.head),
+                    encoding if self._auto else None,
+                )
                 self._file = _Open(
                     fd=-1,
                     path=copy.path,
                     identity=identity,
-                    engine=self._engine_for(0, head=copy.head),
+                    engine=self._engine_for(0, head=copy.head, encoding=encoding),
                     read_pos=0,
                     known_size=copy.size,
                     copy=copy,
@@ -1595,6 +1676,12 @@ class Follower:
 
     def _take(self, f: _Open, data: bytes) -> None:
         """Cut newly read bytes into lines and queue the complete ones."""
+        if f.undecided:
+            # The first bytes of a file that was empty: its encoding is told now.
+            encoding = self._detect(f.fd) or sniff_encoding(data, whole=False)
+            f.engine = self._engine_for(f.read_pos, f.fd, encoding=encoding)
+            f.identity = dataclasses.replace(f.identity, encoding=encoding)
+            f.undecided = False
         f.read_pos += len(data)
         f.quiet_since = None
         f.anchor = (f.anchor + data[-ANCHOR_BYTES:])[-ANCHOR_BYTES:]
@@ -1602,7 +1689,7 @@ class Follower:
             # A young file: fingerprint more of it, so a reused inode is recognised.
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
             length, digest = head_fingerprint(head)
-            f.identity = FileIdentity(f.identity.device, f.identity.inode, length, digest)
+            f.identity = dataclasses.replace(f.identity, head_length=length, head_sha256=digest)
         self._queue_items(f, f.engine.feed(data))
 
     def _queue_items(
@@ -1775,7 +1862,12 @@ def follow(
     never passes an event not handed out: a restart reads its lines again.
     ``encoding``: UTF-8 by default, or any encoding ``line_decoder`` takes (UTF-16/32,
     legacy codecs; offsets stay exact source byte offsets, a byte offset to start at is
-    rounded down to a code unit; ``on_malformed`` is for UTF-8 only).
+    rounded down to a code unit; ``on_malformed`` is for UTF-8 only), or ``"auto"``:
+    each file's encoding is told by its first 64 KiB (or what it holds when its first
+    bytes are read; an empty file waits for them): a byte-order mark, UTF-16's zero
+    bytes, valid UTF-8, else cp1252 (``_sniff``); ``Line.file.encoding`` says it, the
+    checkpoint keeps it for a restart, and a new file after a rotation is told again
+    (``on_malformed`` then sees the files told UTF-8).
     """
     if multiline is not None:
         joiner = MultilineJoiner.preset(multiline) if isinstance(multiline, str) else multiline

@@ -93,7 +93,10 @@ def _count(text: str) -> _Count:
 
 
 def _encoding(text: str) -> str:
-    """``type=`` for --encoding: one lines can be cut in (the core's line decoders)."""
+    """``type=`` for --encoding: one lines can be cut in (the core's line decoders), or
+    ``auto``."""
+    if text == "auto":
+        return text
     try:
         line_decoder(text, "replace")
     except (LookupError, ValueError) as exc:
@@ -720,8 +723,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=_encoding,
         default="utf-8",
         metavar="ENC",
-        help="the files' encoding (default utf-8; utf-16, utf-16-le, cp1252, ...): "
-        "lines are printed in UTF-8, offsets and checkpoints stay exact",
+        help="the files' encoding (default utf-8; utf-16, utf-16-le, cp1252, ...), or "
+        "auto (each file's own, told by its first bytes: a byte-order mark, UTF-16's "
+        "zero bytes, valid UTF-8, else cp1252; kept in the checkpoint): lines are "
+        "printed in UTF-8, offsets and checkpoints stay exact",
     )
     tail.add_argument(
         "--rotate-grace",
