@@ -825,8 +825,9 @@ class Follower:
         self._resume = checkpoint
         self._poll_interval = poll_interval
         self._rotate_grace = rotate_grace
-        #: The watcher of the paths last waited on (kept for its file-system cache).
-        self._watcher: tuple[tuple[str, ...], Watcher] | None = None
+        #: The watcher of the paths waited on: one for the follower's life, entered at the
+        #: first wait, re-targeted when the paths change, closed by ``aclose``.
+        self._watcher: Watcher | None = None
         self._on_malformed = on_malformed
         self._until_eof = until_eof
         self._retry = retry
@@ -988,6 +989,9 @@ class Follower:
         self._ready.clear()
         self._release()
         self._file = None
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            await watcher.__aexit__(None, None, None)
 
     # -- opening -------------------------------------------------------------------
 
@@ -1012,9 +1016,7 @@ class Follower:
                 if self._callback_error is None:
                     self._callback_error = exc
 
-    def _attach(
-        self, fd: int, path: str, offset: int, encoding: str | None = None
-    ) -> _Open:
+    def _attach(self, fd: int, path: str, offset: int, encoding: str | None = None) -> _Open:
         """Read the file open as ``fd`` from ``offset``; ``encoding``: the one detected
         for it before (a checkpoint's), else it is detected now."""
         self._release()
@@ -1418,35 +1420,39 @@ class Follower:
         """Wait until ``f``, the path followed, or its directory may have changed.
 
         The kernel wakes the follower (``Watcher``); where it cannot, the directory is
-        polled every ``poll_interval``.  The watcher is armed before the last look, so a
-        change made between the read that found nothing and the wait is not missed.
+        polled every ``poll_interval``.  The watcher is armed before the last look (it
+        stays armed from the first wait on), so a change made between the read that
+        found nothing and the wait is not missed.
         Returns after ``timeout`` seconds too, and soon after ``stop_at_end()``.
         """
         paths = tuple(dict.fromkeys((self.path, f.path)))
-        if self._watcher is None or self._watcher[0] != paths:
-            self._watcher = (paths, Watcher(paths, poll_interval=self._poll_interval))
-        watcher = self._watcher[1]
+        watcher = self._watcher
+        if watcher is None:
+            watcher = Watcher(paths, poll_interval=self._poll_interval)
+            await watcher.__aenter__()
+            self._watcher = watcher
+        elif watcher.paths != paths:
+            watcher.retarget(paths)
         deadline = None if timeout is None else anyio.current_time() + timeout
-        async with watcher:
-            look = await anyio.to_thread.run_sync(self._look_again, f)
-            if look == "changed":
-                return
-            if look == "path gone":
-                # The writer may go on writing to our file under a name nobody
-                # watches: look again after ``poll_interval``, as a poller would.
-                gone_deadline = anyio.current_time() + self._poll_interval
-                deadline = gone_deadline if deadline is None else min(deadline, gone_deadline)
-            while not self._until_eof and not self._closed:
-                # Woken by the kernel, the follower still looks at ``stop_at_end()`` often.
-                step = self._poll_interval
-                if watcher.mode == "kernel":
-                    step = min(step, _FLAG_CHECK_INTERVAL)
-                if deadline is not None:
-                    step = min(step, deadline - anyio.current_time())
-                    if step <= 0:
-                        return
-                if await watcher.wait(step):
+        look = await anyio.to_thread.run_sync(self._look_again, f)
+        if look == "changed":
+            return
+        if look == "path gone":
+            # The writer may go on writing to our file under a name nobody
+            # watches: look again after ``poll_interval``, as a poller would.
+            gone_deadline = anyio.current_time() + self._poll_interval
+            deadline = gone_deadline if deadline is None else min(deadline, gone_deadline)
+        while not self._until_eof and not self._closed:
+            # Woken by the kernel, the follower still looks at ``stop_at_end()`` often.
+            step = self._poll_interval
+            if watcher.mode == "kernel":
+                step = min(step, _FLAG_CHECK_INTERVAL)
+            if deadline is not None:
+                step = min(step, deadline - anyio.current_time())
+                if step <= 0:
                     return
+            if await watcher.wait(step):
+                return
 
     def _look_again(self, f: _Open) -> str:
         """``"changed"`` if ``f`` or the path differs from what the last look saw,
