@@ -23,9 +23,17 @@ and regrown past the old size between two looks no longer has them).  On rotatio
 file is read until it has been quiet for ``rotate_grace`` (its writer appends to it until
 it reopens the path).  On truncation the bytes not read yet are taken from the rotated
 copy (copytruncate's ``app.log.1``, plain or compressed), known by the fingerprint of its
-head.  A restart from a checkpoint whose file was rotated away while stopped looks for it
-in the same directory, plain (same inode) or compressed (same decompressed head), and
-drains it first.  With ``multiline=`` a stage after the lines joins them into events.
+head; a copy is read one chunk per step, as a file is, so memory stays bounded whatever
+it holds.  A restart from a checkpoint whose file was rotated away while stopped looks for
+it among the path's rotations, plain (same inode) or compressed (same decompressed head),
+and drains it first.  After a rotated file, the next one is the oldest rotation named
+newer than it (logrotate's ``app.log.N``, ``N`` = 1 the newest, or names of fixed width
+such as ``dateext``'s), compressed or not: a compressed one is read decompressed, so a
+rotation compressed before the follower reached it is not skipped; where the names
+follow no scheme, the plain files by modification time.  One ``Watcher`` serves the
+follower from its first wait to ``aclose``.  With ``encoding="auto"`` each file's
+encoding is told by its first bytes (``_sniff``) and kept in its ``FileIdentity``, so in
+the checkpoint.  With ``multiline=`` a stage after the lines joins them into events.
 """
 
 from __future__ import annotations
@@ -505,18 +513,20 @@ def _open_copy(copy: _Copy, offset: int) -> Generator[bytes, None, None] | None:
     """
     if copy.compression is None:
         f = open(copy.path, "rb")  # noqa: SIM115 (owned by the generator below)
-        if (os.fstat(f.fileno()).st_dev, os.fstat(f.fileno()).st_ino) != (
-            copy.device,
-            copy.inode,
-        ):
+        st = os.fstat(f.fileno())
+        if (st.st_dev, st.st_ino) != (copy.device, copy.inode):
             f.close()
             return None
         return _plain_chunks(f, offset)
     # A compressed reader opens its file at its first read: the name must name the copy
     # before and after that (a rotation never renames a file back).
     chunks = read_from(copy.path, offset)
-    first = next(chunks, b"")
-    st = os.stat(copy.path)
+    try:
+        first = next(chunks, b"")
+        st = os.stat(copy.path)
+    except BaseException:
+        chunks.close()  # type: ignore[attr-defined]
+        raise
     if (st.st_dev, st.st_ino) != (copy.device, copy.inode):
         chunks.close()  # type: ignore[attr-defined]
         return None
