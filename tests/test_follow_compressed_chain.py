@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import gzip
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
@@ -119,4 +120,41 @@ async def test_a_file_of_another_name_on_the_checkpoints_inode_is_not_read(
         with anyio.fail_after(10):
             rest = [line.text async for line in followed]
     expected = (lines("a", 50) + lines("b", 50) + lines("c", 50)).decode()
+    assert got + rest == expected.splitlines()
+
+
+@pytest.mark.parametrize("listed", ["sorted", "reversed"])
+async def test_a_rotation_being_compressed_is_read_from_its_plain_twin(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, listed: str
+) -> None:
+    """``app.log.2.gz`` just created, still empty, beside ``app.log.2``: the plain file is
+    read, whichever the directory lists first (the soak test saw the empty twin taken for
+    a plain file, its gzip bytes printed as it filled, and app.log.2 skipped)."""
+    log = tmp_path / "app.log"
+    log.write_bytes(lines("a", 50))
+    got: list[str] = []
+    async with follow(str(log), start="beginning") as followed:
+        async for line in followed:
+            got.append(line.text)
+            if len(got) == 20:
+                break
+        checkpoint: FollowCheckpoint = followed.checkpoint()
+    rotate(tmp_path, lines("b", 50))
+    rotate(tmp_path, lines("c", 50))  # a: app.log.2.gz, b: app.log.1
+    # The next rotation, caught while compressing b: app.log.2 and an empty app.log.2.gz.
+    (tmp_path / "app.log.2.gz").rename(tmp_path / "app.log.3.gz")
+    (tmp_path / "app.log.1").rename(tmp_path / "app.log.2")
+    log.rename(tmp_path / "app.log.1")
+    log.write_bytes(lines("d", 50))
+    (tmp_path / "app.log.2.gz").write_bytes(b"")
+    real_iterdir = Path.iterdir
+
+    def iterdir(self: Path) -> Iterator[Path]:
+        return iter(sorted(real_iterdir(self), reverse=listed == "reversed"))
+
+    monkeypatch.setattr(Path, "iterdir", iterdir)
+    async with follow(str(log), checkpoint=checkpoint, until_eof=True) as followed:
+        with anyio.fail_after(10):
+            rest = [line.text async for line in followed]
+    expected = b"".join(lines(tag, 50) for tag in "abcd").decode()
     assert got + rest == expected.splitlines()

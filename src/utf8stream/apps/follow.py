@@ -591,6 +591,7 @@ def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
         if (
             identity.same_inode(st)
             and candidate.name.startswith(path.name)
+            and not _COMPRESSED_SUFFIX.search(candidate.name)  # perhaps being written
             and candidate.is_file()
             and candidate != path
             and not _is_compressed(candidate)
@@ -1531,8 +1532,11 @@ class Follower:
             if compression is None and self._read_before(candidate, cst):
                 continue
             found = _Next(str(candidate), cst.st_dev, cst.st_ino, compression)
-            if best is None or (key, compression is not None) < best[:2]:
-                best = (key, compression is not None, found)
+            # Of a file and its compressed twin (compression under way: the twin may be
+            # empty still, with no magic bytes to tell it), the plain one.
+            twin = compression is not None or bool(_COMPRESSED_SUFFIX.search(candidate.name))
+            if best is None or (key, twin) < best[:2]:
+                best = (key, twin, found)
         return _Next(self.path) if best is None else best[2]
 
     def _reference_key(
@@ -1587,6 +1591,7 @@ class Follower:
                 (cst.st_dev, cst.st_ino) != skip
                 and cst.st_mtime_ns >= mtime
                 and str(candidate) not in exclude
+                and not _COMPRESSED_SUFFIX.search(candidate.name)  # perhaps being written
                 and not _is_compressed(candidate)
                 and not self._read_before(candidate, cst)
             ):
