@@ -20,7 +20,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from utf8stream import CheckpointError, FollowCheckpoint, follow, follow_many
+from utf8stream import CheckpointError, CheckpointStore, FollowCheckpoint, follow, follow_many
 from utf8stream.apps._sniff import SNIFF_BYTES, sniff_encoding
 from utf8stream.apps.follow import Follower
 
@@ -205,3 +205,20 @@ def test_tail_encoding_auto(tmp_path: Path) -> None:
     assert result.returncode == 0, result.stderr
     # Cut at "\n" only, as GNU tail: the CR stays, printed in UTF-8.
     assert result.stdout == "".join(f"{e}\r\n" for e in EVENTS[1:]).encode()
+
+
+async def test_the_store_keeps_the_decision(tmp_path: Path) -> None:
+    log, db = tmp_path / "ERRORLOG.log", tmp_path / "tail.db"
+    log.write_bytes(utf16_log(EVENTS[:2], bom=False))
+    async with follow_many(
+        [tmp_path / "*.log"], store=db, encoding="auto", start="beginning"
+    ) as lines:
+        with anyio.fail_after(10):
+            assert (await lines.__anext__()).text == EVENTS[0]
+    with CheckpointStore(db) as store:
+        saved = store.load(str(log))
+    assert saved is not None and saved.file.encoding == "utf-16-le"
+    append(log, utf16_log(EVENTS[2:], bom=False))
+    async with follow_many([tmp_path / "*.log"], store=db, encoding="auto") as lines:
+        with anyio.fail_after(10):
+            assert [(await lines.__anext__()).text for _ in range(2)] == EVENTS[1:]
