@@ -53,7 +53,7 @@ def cell(result: Tally) -> str:
     if result.restarts:
         parts.append(f"{result.restarts} kills, at most {result.worst_repeat:,} repeated by one")
     if result.window_exceeded:
-        parts.append(f"{result.window_exceeded} kills repeated more than the last half second")
+        parts.append(f"{result.window_exceeded} kills repeated more than one write")
     return ", ".join(parts)
 
 

@@ -97,7 +97,7 @@ class Tally:
     torn: int = 0
     #: The most lines repeated after one restart.
     worst_repeat: int = 0
-    #: Restarts that repeated more lines than were printed in the repeat window.
+    #: Restarts that repeated more than the CLI's one write to stdout (``REPEAT_BYTES``).
     window_exceeded: int = 0
     stderr: str = ""
     notes: list[str] = field(default_factory=list)
@@ -324,11 +324,10 @@ def _wait_for(path: Path, total: int) -> None:
 
 #: A follower whose output has not grown for this long has given all it will.
 QUIET_SECONDS = 5.0
-#: The CLI saves its checkpoint every half second (``tail.SAVE_SECONDS``): after a SIGKILL,
-#: only lines printed in the last half second may come again.  The margin allows for a
-#: shared machine being late to run the saver.
-REPEAT_WINDOW_SECONDS = 0.5
-REPEAT_WINDOW_MARGIN = 0.5
+#: The CLI saves its checkpoint right after each write to stdout (at most
+#: ``tail._Output.BATCH_BYTES`` and the line that filled it): after a SIGKILL, only the
+#: lines of the one write made before the kill and not yet recorded may come again.
+REPEAT_BYTES = (1 << 16) + 200
 
 
 def run_cli(
@@ -339,8 +338,7 @@ def run_cli(
 
     What the CLI printed goes to one file across restarts; a line a SIGKILL cut in half
     is removed before the restart and counted as torn (its checkpoint was not saved: it
-    comes again whole).  The output's size is sampled while the CLI runs, so that each
-    restart's repeats can be compared with what was printed in the window before the kill.
+    comes again whole).  Each restart's repeats are measured in bytes against one write.
     """
     rng = random.Random(seed)
     output = directory / "printed"
@@ -349,10 +347,7 @@ def run_cli(
     command = [sys.executable, "-m", "utf8stream", "tail", "-F", "-n", "+1"]
     command += ["--checkpoint", str(checkpoint), str(directory / LOG_NAME)]
     result = Tally()
-    # Per run: the output's size when it started, and the size it had at the start of the
-    # repeat window before it was killed (None for the last run, stopped by SIGTERM).
-    runs: list[tuple[int, int | None]] = []
-    samples: list[tuple[float, int]] = []
+    runs: list[int] = []  # per run, the output's size when it started
 
     def start() -> subprocess.Popen[bytes]:
         _, rest = _output_lines(output)
@@ -360,18 +355,13 @@ def run_cli(
             result.torn += 1
             with open(output, "r+b") as f:
                 f.truncate(output.stat().st_size - len(rest))
-        runs.append((output.stat().st_size, None))
-        samples.clear()
+        runs.append(output.stat().st_size)
         with open(output, "ab") as out, open(directory / "tail.stderr", "ab") as err:
             return subprocess.Popen(command, stdout=out, stderr=err)
 
     def stop_hard(process: subprocess.Popen[bytes]) -> None:
-        killed_at = time.monotonic()
         process.kill()
         process.wait()
-        window_start = killed_at - REPEAT_WINDOW_SECONDS - REPEAT_WINDOW_MARGIN
-        before = [size for at, size in samples if at <= window_start]
-        runs[-1] = (runs[-1][0], before[-1] if before else runs[-1][0])
 
     with Writer(directory, rate) as writer:
         process = start()
@@ -382,7 +372,6 @@ def run_cli(
                 while time.monotonic() < stop_at:
                     kill_at = min(stop_at, time.monotonic() + rng.uniform(0.2, 1.5))
                     while time.monotonic() < kill_at:
-                        samples.append((time.monotonic(), output.stat().st_size))
                         time.sleep(0.02)
                     # Not before the first checkpoint is saved: a run killed before
                     # it starts afresh, on whatever file the path names then (a finding
@@ -404,16 +393,21 @@ def run_cli(
     counted.rotations = rotator.rotations
     counted.restarts = len(runs) - 1
     counted.stderr = (directory / "tail.stderr").read_text(errors="replace")
-    # Each restart's repeats, against the lines its predecessor printed in the window.
-    highest, allowed = -1, 0
-    for (begin, window), (end, _) in zip(runs, [*runs[1:], (len(data), None)], strict=True):
-        run, _ = parse(data[begin:end].splitlines())
-        repeats = sum(seq <= highest for seq in run)
+    # Each restart's repeats, against one write.
+    highest = -1
+    for begin, end in zip(runs, [*runs[1:], len(data)], strict=True):
+        repeats = repeated_bytes = 0
+        run_highest = highest
+        for line in data[begin:end].splitlines(keepends=True):
+            seqs, _ = parse([line])
+            if seqs and seqs[0] <= highest:
+                repeats += 1
+                repeated_bytes += len(line)
+            run_highest = max([run_highest, *seqs])
         counted.worst_repeat = max(counted.worst_repeat, repeats)
-        if repeats > allowed:
+        if repeated_bytes > REPEAT_BYTES:
             counted.window_exceeded += 1
-        highest = max([highest, *run])
-        allowed = data[window:end].count(b"\n") if window is not None else 0
+        highest = run_highest
     return counted
 
 

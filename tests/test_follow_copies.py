@@ -236,3 +236,35 @@ async def test_an_older_copy_with_the_same_first_bytes_is_not_read(tmp_path: Pat
         append(path, b"after\n")
         assert await take(lines, 1) == ["after"]
     assert [n.message for n in notices] == ["file truncated"]
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+async def test_the_copys_unread_part_is_read_in_bounded_steps(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, compression: str | None
+) -> None:
+    """8 MB not read yet when the file is truncated: the first line recovered from the
+    copy comes after one read of it, not after all of it was cut into lines."""
+    import tracemalloc
+
+    monkeypatch.setattr(follow_module, "READ_SIZE", 1 << 16)
+    path = tmp_path / "app.log"
+    path.write_bytes(b"one\n")
+    unread = [f"late {i:06d} {'x' * 66}" for i in range(100_000)]  # 80 bytes a line
+    async with follow(path, start="beginning", poll_interval=0.01) as lines:
+        assert await take(lines, 1) == ["one"]
+        append(path, "".join(f"{line}\n" for line in unread).encode())
+        suffix = "" if compression is None else COMPRESSORS[compression][0]
+        copy_compressed(path, tmp_path / f"app.log.1{suffix}", compression)
+        os.truncate(path, 0)
+        append(path, b"after\n")
+        tracemalloc.start()
+        try:
+            first = await take(lines, 1, timeout=60)
+            _, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        rest = await take(lines, len(unread), timeout=60)
+    assert first + rest == [*unread, "after"]
+    # All of it as lines would be well over 8 MB; one read's lines are about 64 KiB
+    # (the decompressor keeps a window and buffers of its own besides).
+    assert peak < 3_000_000, peak

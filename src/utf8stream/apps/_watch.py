@@ -4,7 +4,7 @@ A follower at the end of its files waits for them to change.  Polling every quar
 second costs a stat per file per poll (1,000 idle files: 4,000 stats a second) and widens
 every window in which a rotation can race a read.  :class:`Watcher` waits on the kernel
 instead (inotify, FSEvents, kqueue, ReadDirectoryChangesW, all through ``watchfiles``,
-whose notifier runs in a worker thread, so asyncio and trio alike), and falls back to
+whose notifier runs in a thread of its own, so asyncio and trio alike), and falls back to
 polling per directory where no notification exists: ``watchfiles`` not installed, a
 network file system (the kernel there sees only this machine's changes), a directory that
 does not exist (yet), ``force_polling``, or a notifier that fails to start.
@@ -13,8 +13,12 @@ The *directories* are watched, not the files: a rotation renames the followed na
 and creates it again, which only the directory sees.  Changes are reduced to the names of
 interest: a file given by name, or any entry of a directory given as a directory.
 
-Nothing is missed.  Kernel changes are collected by a background task between waits and
-handed out by the next :meth:`Watcher.wait`; polling compares a snapshot of stat results
+Nothing is missed.  Kernel changes are collected by the notifier's thread between waits
+(it hands them to the event loop through its token) and handed out by the next
+:meth:`Watcher.wait`; no task group is held, so a watcher may be entered, waited on and
+closed by different tasks, and kept open across a follower's steps (``retarget`` changes
+the files without a new notifier while their directories stay).  Polling compares a
+snapshot of stat results
 that only a completed wait replaces, so a cancelled wait loses nothing.  A kernel can
 still drop events (a full inotify queue, a watched directory deleted and made again), so
 every ``rescan_interval`` a kernel-watched directory is also compared with its snapshot,
@@ -32,11 +36,12 @@ from types import TracebackType
 from typing import TYPE_CHECKING
 
 import anyio
+import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 
 if TYPE_CHECKING:
-    from anyio.abc import TaskGroup
+    from anyio.lowlevel import EventLoopToken
     from watchfiles._rust_notify import RustNotify
 
 __all__ = ["NETWORK_FILESYSTEMS", "Watcher", "filesystem_type"]
@@ -131,7 +136,7 @@ class _Notifier:
         self.stop = threading.Event()
         # Its own thread, not one of the pool the follower's reads share, which it would
         # hold for as long as it runs.
-        self.thread = anyio.CapacityLimiter(1)
+        self.thread: threading.Thread | None = None
 
 
 @dataclass(frozen=True)
@@ -153,7 +158,8 @@ class Watcher:
     ``rescan_interval``: how often kernel-watched ones are compared too, in case the
     kernel dropped an event.  ``force_polling``: never use kernel notification.
 
-    Use as an async context manager; :meth:`wait` from the task that entered it.
+    Use as an async context manager (or ``__aenter__`` and ``__aexit__`` from any tasks:
+    it holds no task group); ``retarget`` changes the paths.
     """
 
     def __init__(
@@ -173,15 +179,8 @@ class Watcher:
         self._directories: dict[str, str] = {}
         #: Files given by name: absolute path -> the caller's spellings.
         self._files: dict[str, list[str]] = {}
-        for given in paths:
-            spelling = os.fspath(given)
-            absolute = os.path.abspath(spelling)
-            if os.path.isdir(absolute):
-                self._directories[absolute] = spelling
-            else:
-                self._files.setdefault(absolute, []).append(spelling)
         #: The directories of the files and the directories given: always observed.
-        self._given = frozenset(self._directories) | {os.path.dirname(f) for f in self._files}
+        self._given: frozenset[str] = frozenset()
         #: Those, and the directories of the files that followed symbolic links lead to.
         self._observed = self._given
         #: A followed symbolic link -> the file it leads to, and back (to the spellings).
@@ -197,7 +196,37 @@ class Watcher:
         self._replan_due = False
         self._kernel_retry_at = 0.0
         self._last_scan = 0.0
-        self._task_group: TaskGroup | None = None
+        #: The event loop entered in, for the notifier threads to hand changes to.
+        self._token: EventLoopToken | None = None
+        #: Notifier threads started and not joined yet (stopped ones finish in a step).
+        self._threads: list[threading.Thread] = []
+        self._set_paths(paths)
+
+    def _set_paths(self, paths: Iterable[str | os.PathLike[str]]) -> None:
+        self._directories = {}
+        self._files = {}
+        for given in paths:
+            spelling = os.fspath(given)
+            absolute = os.path.abspath(spelling)
+            if os.path.isdir(absolute):
+                self._directories[absolute] = spelling
+            else:
+                self._files.setdefault(absolute, []).append(spelling)
+        self._given = frozenset(self._directories) | {os.path.dirname(f) for f in self._files}
+        self._observed = self._given  # and the links' directories, from the next survey
+        self.paths = tuple(os.fspath(p) for p in self._spelled())
+
+    def _spelled(self) -> Iterator[str]:
+        yield from self._directories.values()
+        for spellings in self._files.values():
+            yield from spellings
+
+    def retarget(self, paths: Iterable[str | os.PathLike[str]]) -> None:
+        """Watch ``paths`` instead, from the next wait on: the notifier stays while their
+        directories are the ones watched (a change to a name not watched before is
+        reported by the next wait, which compares the snapshot)."""
+        self._set_paths(paths)
+        self._replan_due = True
 
     # -- what callers see -------------------------------------------------------------
 
@@ -219,9 +248,7 @@ class Watcher:
         return self._fallback_reason
 
     async def __aenter__(self) -> Watcher:
-        task_group = anyio.create_task_group()
-        await task_group.__aenter__()
-        self._task_group = task_group
+        self._token = anyio.lowlevel.current_token()
         self._woken = anyio.Event()
         try:
             # The notifier first, the snapshot second: a change between the two is in
@@ -243,13 +270,19 @@ class Watcher:
         await self._close()
 
     async def _close(self) -> None:
-        # The block's own exception is not handed to the task group: it would come out
-        # wrapped in an exception group.  The group only holds the notifier's task.
+        """Stop the notifier and wait for its thread (a step: it looks at its stop event
+        every ``_STEP_MS``), also when cancelled: it closes the notifier as it ends."""
         self._stop_notifier()
-        task_group, self._task_group = self._task_group, None
-        assert task_group is not None
-        task_group.cancel_scope.cancel()
-        await task_group.__aexit__(None, None, None)
+        self._token = None
+        with anyio.CancelScope(shield=True):
+            await self._join_stopped()
+
+    async def _join_stopped(self) -> None:
+        for thread in list(self._threads):
+            if self._notifier is not None and thread is self._notifier.thread:
+                continue
+            await anyio.to_thread.run_sync(thread.join)
+            self._threads.remove(thread)
 
     async def wait(self, timeout: float) -> set[str]:
         """The paths that may have changed since the last wait; empty after ``timeout``.
@@ -259,7 +292,7 @@ class Watcher:
         the next; what a wait cancelled before it returns would have reported comes with
         the next one.
         """
-        if self._task_group is None:
+        if self._token is None:
             raise RuntimeError("Watcher.wait() outside its 'async with' block")
         deadline = anyio.current_time() + timeout
         # A change between two waits in a polled directory is only known by looking.
@@ -325,6 +358,7 @@ class Watcher:
             self._set_polled(wanted, reason)
             return
         self._stop_notifier()
+        self._threads = [thread for thread in self._threads if thread.is_alive()]
         if wanted:
             notifier_class = _notifier_class()
             if notifier_class is None:
@@ -339,9 +373,16 @@ class Watcher:
                     self._kernel_retry_at = anyio.current_time() + self._rescan_interval
                     wanted = {}
                 else:
-                    self._notifier = _Notifier(notify, wanted)
-                    assert self._task_group is not None
-                    self._task_group.start_soon(self._collect, self._notifier)
+                    notifier = _Notifier(notify, wanted)
+                    notifier.thread = threading.Thread(
+                        target=self._collect,
+                        args=(notifier, self._token),
+                        name="utf8stream-watch",
+                        daemon=True,
+                    )
+                    self._notifier = notifier
+                    self._threads.append(notifier.thread)
+                    notifier.thread.start()
         self._set_polled(wanted, reason)
 
     def _set_polled(self, kernel: dict[str, tuple[int, int]], reason: str | None) -> None:
@@ -353,34 +394,34 @@ class Watcher:
             self._notifier.stop.set()
             self._notifier = None
 
-    async def _collect(self, notifier: _Notifier) -> None:
-        """Move the kernel's changes into the pending set until the notifier is stopped."""
+    def _collect(self, notifier: _Notifier, token: EventLoopToken | None) -> None:
+        """The notifier's thread: hand the kernel's changes to the event loop until the
+        notifier is stopped (or the loop is gone), then close it."""
         try:
             while not notifier.stop.is_set():
-                # Not abandoned on cancellation: the notifier's thread checks ``stop``
-                # every step, and _close sets it before cancelling this task.
-                changes = await anyio.to_thread.run_sync(
-                    notifier.notify.watch,
-                    _DEBOUNCE_MS,
-                    _STEP_MS,
-                    0,
-                    notifier.stop,
-                    limiter=notifier.thread,
-                )
-                if isinstance(changes, set):
-                    self._note(path for _, path in changes)
-        except Exception as exc:  # a watched directory vanished, a notifier error
-            if self._notifier is notifier:
-                self._notifier = None
-                self._fallback_reason = f"the kernel notifier failed: {exc}"
-                # Polled until the next rescan: a notifier failing at once, again and
-                # again, must not spin.
-                self._kernel_retry_at = anyio.current_time() + self._rescan_interval
-            self._replan_due = True
-            if self._woken is not None:
-                self._woken.set()
+                try:
+                    changes = notifier.notify.watch(_DEBOUNCE_MS, _STEP_MS, 0, notifier.stop)
+                except Exception as exc:  # a watched directory vanished, a notifier error
+                    anyio.from_thread.run_sync(self._failed, notifier, exc, token=token)
+                    return
+                if isinstance(changes, set) and changes:
+                    paths = [path for _, path in changes]
+                    anyio.from_thread.run_sync(self._note, paths, token=token)
+        except Exception:  # the event loop has ended: nobody waits any more
+            notifier.stop.set()
         finally:
             notifier.notify.close()
+
+    def _failed(self, notifier: _Notifier, exc: Exception) -> None:
+        if self._notifier is notifier:
+            self._notifier = None
+            self._fallback_reason = f"the kernel notifier failed: {exc}"
+            # Polled until the next rescan: a notifier failing at once, again and
+            # again, must not spin.
+            self._kernel_retry_at = anyio.current_time() + self._rescan_interval
+        self._replan_due = True
+        if self._woken is not None:
+            self._woken.set()
 
     def _note(self, paths: Iterable[str]) -> None:
         noted = False

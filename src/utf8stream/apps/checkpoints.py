@@ -26,7 +26,9 @@ returns.  ``NORMAL`` would survive ``kill -9`` just as well (the WAL is in the p
 which the kernel writes out whatever happens to the process) but could lose the last
 commits on a power loss, and a lost commit is replayed output: exactly the duplicates this
 store exists to prevent.  The price is one fsync per ``save``; the caller decides how many
-lines a save covers.
+lines a save covers.  ``durable=False`` (``synchronous=NORMAL``: no fsync per commit) is
+for a caller that saves after every write of its output, as ``utf8stream tail`` does, and
+whose concern is ``kill -9``, not a power loss.
 
 Concurrency: one process writes a store (two followers sharing one would both deliver the
 same lines); other connections may read it (WAL lets readers run during a write) and wait
@@ -94,9 +96,14 @@ class CheckpointStore:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, busy_timeout: float = DEFAULT_BUSY_TIMEOUT
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = DEFAULT_BUSY_TIMEOUT,
+        durable: bool = True,
     ) -> None:
         self.path = os.fspath(path)
+        self._durable = durable
         self._lock = threading.Lock()
         # An absolute name: ":memory:" and "file:..." are special to SQLite.
         self._file = Path(os.path.abspath(self.path))
@@ -123,7 +130,7 @@ class CheckpointStore:
         try:
             self._adopt(connection)
             connection.execute("PRAGMA journal_mode=WAL")
-            connection.execute("PRAGMA synchronous=FULL")
+            connection.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
             problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
         except sqlite3.Error as exc:
             raise self._failure("cannot open the checkpoint store", exc) from None

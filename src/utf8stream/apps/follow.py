@@ -23,15 +23,25 @@ and regrown past the old size between two looks no longer has them).  On rotatio
 file is read until it has been quiet for ``rotate_grace`` (its writer appends to it until
 it reopens the path).  On truncation the bytes not read yet are taken from the rotated
 copy (copytruncate's ``app.log.1``, plain or compressed), known by the fingerprint of its
-head.  A restart from a checkpoint whose file was rotated away while stopped looks for it
-in the same directory, plain (same inode) or compressed (same decompressed head), and
-drains it first.  With ``multiline=`` a stage after the lines joins them into events.
+head; a copy is read one chunk per step, as a file is, so memory stays bounded whatever
+it holds.  A restart from a checkpoint whose file was rotated away while stopped looks for
+it among the path's rotations, plain (same inode) or compressed (same decompressed head),
+and drains it first.  After a rotated file, the next one is the oldest rotation named
+newer than it (logrotate's ``app.log.N``, ``N`` = 1 the newest, or names of fixed width
+such as ``dateext``'s), compressed or not: a compressed one is read decompressed, so a
+rotation compressed before the follower reached it is not skipped; where the names
+follow no scheme, the plain files by modification time.  One ``Watcher`` serves the
+follower from its first wait to ``aclose``.  With ``encoding="auto"`` each file's
+encoding is told by its first bytes (``_sniff``) and kept in its ``FileIdentity``, so in
+the checkpoint.  With ``multiline=`` a stage after the lines joins them into events.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
+import functools
 import hashlib
 import json
 import math
@@ -40,11 +50,12 @@ import re
 import stat
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Generator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
+from itertools import pairwise
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, BinaryIO
 
 import anyio
 import anyio.to_thread
@@ -67,6 +78,7 @@ from ._compressed import (
     read_from,
 )
 from ._identity import FINGERPRINT_BYTES, head_fingerprint
+from ._sniff import AUTO, DETECTED_ENCODINGS, SNIFF_BYTES, sniff_encoding
 from ._watch import Watcher
 
 __all__ = [
@@ -92,6 +104,8 @@ DEFAULT_MULTILINE_TIMEOUT = 5.0
 #: How often a follower woken by the kernel looks whether ``stop_at_end()`` was called.
 _FLAG_CHECK_INTERVAL = 0.25
 ANCHOR_BYTES = 32
+#: How many times the next file is looked for when rotations keep renaming it away.
+_FIND_ATTEMPTS = 5
 #: Policies under which a follower never stops (and whose replacements hold no newline).
 FOLLOW_ERRORS = ("replace", "ignore", "backslashreplace", "surrogateescape")
 
@@ -102,12 +116,15 @@ class FileIdentity:
 
     Inodes are reused after a delete, so ``(device, inode)`` alone is not enough: the
     fingerprint (SHA-256 of the first ``head_length`` bytes) must match too.
+    ``encoding``: with ``encoding="auto"``, the one detected for the file (kept in the
+    checkpoint, so a restart reads it as before), else None.
     """
 
     device: int
     inode: int
     head_length: int = 0
     head_sha256: str = hashlib.sha256(b"").hexdigest()
+    encoding: str | None = None
 
     def same_inode(self, st: os.stat_result) -> bool:
         return (st.st_dev, st.st_ino) == (self.device, self.inode)
@@ -202,6 +219,9 @@ class FollowCheckpoint:
                 "head_sha256": self.file.head_sha256,
             },
         }
+        if self.file.encoding is not None:
+            # Only then: a checkpoint without detection reads as it always did.
+            record["file"]["encoding"] = self.file.encoding
         return json.dumps(record, sort_keys=True)
 
     @classmethod
@@ -229,7 +249,7 @@ class FollowCheckpoint:
         ):
             raise CheckpointError(f"unknown version {_shown(version)} (expected 1)")
         record = _expect_object(raw, _CHECKPOINT_KEYS, "the checkpoint")
-        file = _expect_object(record["file"], _IDENTITY_KEYS, '"file"')
+        file = _expect_object(record["file"], _IDENTITY_KEYS, '"file"', _OPTIONAL_IDENTITY_KEYS)
         mid_line = record["mid_line"]
         if type(mid_line) is not bool:
             raise CheckpointError(f'"mid_line" must be true or false, not {_shown(mid_line)}')
@@ -240,6 +260,7 @@ class FollowCheckpoint:
                 inode=_expect_int(file, "inode", _ID_LIMIT),
                 head_length=_expect_int(file, "head_length", FINGERPRINT_BYTES + 1),
                 head_sha256=_expect_digest(file["head_sha256"]),
+                encoding=_expect_detected(file.get("encoding")),
             ),
             offset=_expect_int(record, "offset", _OFFSET_LIMIT),
             mid_line=mid_line,
@@ -255,6 +276,7 @@ class CheckpointError(ValueError):
 CHECKPOINT_MAX_BYTES = 1 << 16
 _CHECKPOINT_KEYS = frozenset({"version", "path", "offset", "mid_line", "file"})
 _IDENTITY_KEYS = frozenset({"device", "inode", "head_length", "head_sha256"})
+_OPTIONAL_IDENTITY_KEYS = frozenset({"encoding"})
 #: Offsets are ``off_t`` (signed 64 bits); device and inode numbers are unsigned 64 bits.
 _OFFSET_LIMIT = 1 << 63
 _ID_LIMIT = 1 << 64
@@ -269,10 +291,12 @@ def _shown(value: object) -> str:
     return text if len(text) <= 40 else text[:37] + "..."
 
 
-def _expect_object(value: object, keys: frozenset[str], what: str) -> dict[str, Any]:
+def _expect_object(
+    value: object, keys: frozenset[str], what: str, optional: frozenset[str] = frozenset()
+) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise CheckpointError(f"{what} must be a JSON object, not {_shown(value)}")
-    missing, extra = keys - value.keys(), value.keys() - keys
+    missing, extra = keys - value.keys(), value.keys() - keys - optional
     if missing:
         raise CheckpointError(f"{what} lacks {', '.join(sorted(missing))}")
     if extra:
@@ -294,6 +318,14 @@ def _expect_digest(value: object) -> str:
     if not isinstance(value, str) or not _DIGEST.fullmatch(value):
         raise CheckpointError(f'"head_sha256" must be 64 hex digits, not {_shown(value)}')
     return value
+
+
+def _expect_detected(value: object) -> str | None:
+    if value is None or value in DETECTED_ENCODINGS:
+        return value
+    raise CheckpointError(
+        f'"encoding" must be one of {", ".join(DETECTED_ENCODINGS)}, not {_shown(value)}'
+    )
 
 
 def _expect_path(value: object) -> str:
@@ -321,23 +353,39 @@ def read_checkpoint(path: str | os.PathLike[str]) -> FollowCheckpoint:
     return FollowCheckpoint.from_json(data)
 
 
-def write_checkpoint(checkpoint: FollowCheckpoint, path: str | os.PathLike[str]) -> None:
+def write_checkpoint(
+    checkpoint: FollowCheckpoint, path: str | os.PathLike[str], *, durable: bool = True
+) -> None:
     """Write ``checkpoint`` to ``path`` atomically (temporary file, fsync, rename).
 
-    An ``OSError`` names ``path`` (not the temporary file, which is removed).
+    ``durable=False`` leaves out the fsync: the rename is still atomic, and what a
+    process killed with SIGKILL wrote stays (the kernel's page cache is not the
+    process's); only a power loss or a kernel crash can take the latest checkpoints
+    back.  An ``OSError`` names ``path`` (not the temporary file, which is removed).
     """
     target = Path(path)
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(checkpoint.to_json())
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise OSError(exc.errno, exc.strerror, os.fspath(path)) from exc
+
+
+@functools.cache
+def _is_utf8(encoding: str) -> bool:
+    return isinstance(line_decoder(encoding, "strict"), Utf8LineDecoder)
+
+
+@functools.cache
+def _unit_of(encoding: str) -> int:
+    return line_decoder(encoding, "strict").unit
 
 
 def _open_regular(path: str) -> int:
@@ -384,8 +432,12 @@ class _Copy:
     path: str
     compression: str | None
     size: int  # decompressed
-    head: bytes  # its first bytes, decompressed (a byte-order mark tells the encoding)
+    #: Its first bytes (up to ``SNIFF_BYTES``), decompressed: its fingerprint, and its
+    #: encoding (a byte-order mark; with "auto", detection).
+    head: bytes
     mtime_ns: int  # when it was last written (compressed: when it was compressed)
+    device: int
+    inode: int
 
 
 def _find_copy(
@@ -407,7 +459,7 @@ def _find_copy(
         siblings = list(live.parent.iterdir())
     except OSError:
         return None
-    candidates: list[tuple[int, Path, int]] = []
+    candidates: list[tuple[int, Path, os.stat_result]] = []
     for candidate in siblings:
         if candidate == live or not candidate.name.startswith(live.name):
             continue
@@ -415,29 +467,35 @@ def _find_copy(
             st = candidate.stat()
         except OSError:
             continue
-        if stat.S_ISREG(st.st_mode) and not identity.same_inode(st):
-            candidates.append((st.st_mtime_ns, candidate, st.st_size))
+        if stat.S_ISREG(st.st_mode):
+            candidates.append((st.st_mtime_ns, candidate, st))
     wanted = (identity.head_length, identity.head_sha256)
     # The newest copy with the fingerprint is the one: an older one with the same first
     # bytes (a log that always starts with the same banner) is a previous cycle's.
-    for mtime_ns, candidate, size in sorted(candidates, reverse=True):
+    for mtime_ns, candidate, st in sorted(candidates, key=lambda c: (c[0], c[1]), reverse=True):
         try:
             compression = compression_of(candidate)
             if compression is None:
+                if identity.same_inode(st):
+                    continue  # the file itself under another name: not a copy
                 with open(candidate, "rb") as f:
-                    head = f.read(FINGERPRINT_BYTES)
+                    head = f.read(SNIFF_BYTES)
                 if head_fingerprint(head[: identity.head_length]) == wanted:
-                    if size < offset:
+                    if st.st_size < offset:
                         return None
-                    return _Copy(str(candidate), None, size, head, mtime_ns)
+                    return _Copy(
+                        str(candidate), None, st.st_size, head, mtime_ns, st.st_dev, st.st_ino
+                    )
             elif matches(candidate, *wanted):
                 size = decompressed_size(candidate)
                 if size < offset:
                     return None
                 chunks = read_from(candidate, 0)
-                head = next(chunks, b"")[:FINGERPRINT_BYTES]
+                head = next(chunks, b"")[:SNIFF_BYTES]
                 chunks.close()  # type: ignore[attr-defined]
-                return _Copy(str(candidate), compression, size, head, mtime_ns)
+                return _Copy(
+                    str(candidate), compression, size, head, mtime_ns, st.st_dev, st.st_ino
+                )
         except CompressedFileError as exc:
             problems.append(f"cannot read the rotated {exc}")
         except OSError:
@@ -445,22 +503,81 @@ def _find_copy(
     return None
 
 
-def _copy_chunks(copy: _Copy, offset: int) -> Generator[bytes, None, None]:
-    """The bytes of ``copy`` from ``offset`` on, decompressed, in chunks."""
-    if copy.compression is not None:
-        yield from read_from(copy.path, offset)
-        return
-    with open(copy.path, "rb") as f:
+def _open_copy(copy: _Copy, offset: int) -> Generator[bytes, None, None] | None:
+    """The bytes of ``copy`` from ``offset`` on, decompressed, in chunks of at most
+    ``READ_SIZE`` (plain) or ``CHUNK_BYTES`` (compressed); None if its name no longer
+    names it (rotated on since it was found: look for it again).
+
+    The file is opened now, in this (worker) thread, so that a rotation renaming
+    ``app.log.2.gz`` to ``app.log.3.gz`` meanwhile cannot hand us another file's bytes.
+    """
+    if copy.compression is None:
+        f = open(copy.path, "rb")  # noqa: SIM115 (owned by the generator below)
+        st = os.fstat(f.fileno())
+        if (st.st_dev, st.st_ino) != (copy.device, copy.inode):
+            f.close()
+            return None
+        return _plain_chunks(f, offset)
+    # A compressed reader opens its file at its first read: the name must name the copy
+    # before and after that (a rotation never renames a file back).
+    chunks = read_from(copy.path, offset)
+    try:
+        first = next(chunks, b"")
+        st = os.stat(copy.path)
+    except BaseException:
+        chunks.close()  # type: ignore[attr-defined]
+        raise
+    if (st.st_dev, st.st_ino) != (copy.device, copy.inode):
+        chunks.close()  # type: ignore[attr-defined]
+        return None
+    return _primed(first, chunks)
+
+
+def _open_compressed(target: _Next) -> tuple[_Copy, Generator[bytes, None, None]] | str | None:
+    """A compressed rotation to read next, checked to its end and opened at its start; a
+    message if it is damaged; None if its name now names another file (look again).
+    Runs in a worker thread."""
+    assert target.compression is not None
+    try:
+        size = decompressed_size(target.path)
+        found = _Copy(target.path, target.compression, size, b"", 0, target.device, target.inode)
+        chunks = _open_copy(found, 0)
+        if chunks is None:
+            return None
+        first = next(chunks, b"")
+    except CompressedFileError as exc:
+        return f"cannot read the rotated {exc}"
+    except OSError:
+        return None
+    head = first[:SNIFF_BYTES]
+    copy = _Copy(target.path, target.compression, size, head, 0, target.device, target.inode)
+    return copy, _primed(first, chunks)
+
+
+def _plain_chunks(f: BinaryIO, offset: int) -> Generator[bytes, None, None]:
+    with f:
         f.seek(offset)
         while chunk := f.read(READ_SIZE):
             yield chunk
 
 
+def _primed(first: bytes, rest: Iterator[bytes]) -> Generator[bytes, None, None]:
+    try:
+        if first:
+            yield first
+        yield from rest
+    finally:
+        rest.close()  # type: ignore[attr-defined]
+
+
 def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
-    """A file in ``path``'s directory with ``identity``'s device and inode.
+    """A rotation of ``path`` (a sibling named after it) with ``identity``'s device and
+    inode.
 
     Whether its first bytes still match the fingerprint decides where reading resumes.
-    A compressed file is never it, even on a reused inode.
+    A compressed file is never it, even on a reused inode, and neither is a file of
+    another name: the inode of a deleted rotation is soon another file's (found by the
+    soak test: the temporary file of the checkpoint being written was read as the log).
     """
     try:
         candidates = sorted(path.parent.iterdir())
@@ -473,6 +590,8 @@ def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
             continue
         if (
             identity.same_inode(st)
+            and candidate.name.startswith(path.name)
+            and not _COMPRESSED_SUFFIX.search(candidate.name)  # perhaps being written
             and candidate.is_file()
             and candidate != path
             and not _is_compressed(candidate)
@@ -520,6 +639,73 @@ class _Open:
     #: When a rotated-away file was first seen at its end with nothing new (monotonic
     #: time), for its grace period; None while it yields data.
     quiet_since: float | None = None
+    #: Reading the rest of the file from a rotated copy (``fd`` is -1, or with
+    #: ``resume_live`` the truncated file, read again from 0 once the copy is done).
+    copy: _Copy | None = None
+    #: The copy's bytes still to read, one chunk per read (None once read to its end).
+    chunks: Generator[bytes, None, None] | None = None
+    resume_live: bool = False
+    lost: int = 0  # bytes of the file that no copy holds, reported when it is left
+    #: ``encoding="auto"`` and the file was empty: its engine waits for its first bytes.
+    undecided: bool = False
+
+
+@dataclass(frozen=True)
+class _Next:
+    """The file to read next: a rotated file (as listed: device, inode, compression), or
+    the path followed."""
+
+    path: str
+    device: int = -1
+    inode: int = -1
+    compression: str | None = None
+
+
+#: Compression suffixes logrotate's ``compressext`` gives, left out of a rotation's name.
+_COMPRESSED_SUFFIX = re.compile(r"\.(?:gz|bz2|xz|zst|lz4|Z)$")
+_NUMBERED = re.compile(r"\.([0-9]+)")
+
+
+def _numbers_grow_newer(live_name: str, entries: list[tuple[Path, os.stat_result]]) -> bool:
+    """Whether the plain numbered rotations were written in the order of their numbers
+    (``app.log.1`` the oldest, names that never shift), not logrotate's (``.1`` the
+    newest): what their modification times say, logrotate's order when they say nothing.
+    """
+    numbered = []
+    for candidate, st in entries:
+        key = _rotation_key(live_name, candidate.name)
+        if (
+            key is not None
+            and key[0] == "number"
+            and not _COMPRESSED_SUFFIX.search(candidate.name)
+        ):
+            numbered.append((-key[1], st.st_mtime_ns))
+    numbered.sort()
+    votes = 0
+    for (_, earlier), (_, later) in pairwise(numbered):
+        if later != earlier:
+            votes += 1 if later > earlier else -1
+    return votes > 0
+
+
+def _rotation_key(live_name: str, name: str) -> tuple[str, int, str] | None:
+    """Where ``name`` stands among the rotations of ``live_name``; None if not one.
+
+    Keys of one scheme compare, the larger being the newer: ``app.log.N`` (logrotate's
+    numbering, N = 1 the newest) or a suffix of fixed width (``dateext``'s
+    ``app.log-20260101``), each with or without a compression suffix.  The name, not the
+    modification time, gives the order: a compressed file's time is that of its
+    compression, later than that of the plain rotation made after it.
+    """
+    if not name.startswith(live_name):
+        return None
+    rest = _COMPRESSED_SUFFIX.sub("", name[len(live_name) :])
+    if not rest:
+        return None
+    number = _NUMBERED.fullmatch(rest)
+    if number is not None:
+        return ("number", -int(number[1]), "")
+    return (f"text {rest[0]} {len(rest)}", 0, rest)
 
 
 #: A queued result: (text, or a LineTooLong to raise, or None for a skipped line; the
@@ -618,19 +804,19 @@ class Follower:
             raise ValueError(
                 f"errors must be one of {FOLLOW_ERRORS}: one bad byte never stops a follower"
             )
-        self._encoding = encoding
+        #: "auto": each file's encoding is detected from its first bytes (``_detect``).
+        self._auto = encoding == AUTO
+        self._encoding = "utf-8" if self._auto else encoding
         self._newline = newline
         self._max = max_line_bytes
         self._on_overlong = on_overlong
         self._errors = errors
         # The encoding is checked now (and the newline in it), not at the first read.
-        probe = line_decoder(encoding, errors)
-        self._encoding_is_utf8 = isinstance(probe, Utf8LineDecoder)
-        self._unit = probe.unit
-        if on_malformed is not None and not self._encoding_is_utf8:
+        probe = line_decoder(self._encoding, errors)
+        if on_malformed is not None and not isinstance(probe, Utf8LineDecoder):
             raise ValueError("on_malformed is reported for UTF-8 only")
         if not probe.prelude:
-            self._engine_for(0)
+            self._engine_for(0, encoding=self._encoding)
         self.path = os.fspath(path)
         #: What checkpoints record: the file followed, not the rotated file being read.
         self._followed = os.path.abspath(self.path)
@@ -647,8 +833,9 @@ class Follower:
         self._resume = checkpoint
         self._poll_interval = poll_interval
         self._rotate_grace = rotate_grace
-        #: The watcher of the paths last waited on (kept for its file-system cache).
-        self._watcher: tuple[tuple[str, ...], Watcher] | None = None
+        #: The watcher of the paths waited on: one for the follower's life, entered at the
+        #: first wait, re-targeted when the paths change, closed by ``aclose``.
+        self._watcher: Watcher | None = None
         self._on_malformed = on_malformed
         self._until_eof = until_eof
         self._retry = retry
@@ -805,11 +992,25 @@ class Follower:
         self._closed = True
         self._settle()
         self._ready.clear()
-        if self._file is not None:
-            os.close(self._file.fd)
-            self._file = None
+        self._release()
+        self._file = None
+        watcher, self._watcher = self._watcher, None
+        if watcher is not None:
+            await watcher.__aexit__(None, None, None)
 
     # -- opening -------------------------------------------------------------------
+
+    def _release(self) -> None:
+        """Close the file being read (and the copy being read for it)."""
+        f = self._file
+        if f is None:
+            return
+        if f.chunks is not None:
+            f.chunks.close()
+            f.chunks = None
+        if f.fd >= 0:
+            os.close(f.fd)
+            f.fd = -1
 
     def _count(self, event: Malformed) -> None:
         self._malformed += 1
@@ -820,37 +1021,53 @@ class Follower:
                 if self._callback_error is None:
                     self._callback_error = exc
 
-    def _attach(
-        self, fd: int, path: str, offset: int, identity: FileIdentity | None = None
-    ) -> _Open:
-        if self._file is not None:
-            os.close(self._file.fd)
+    def _attach(self, fd: int, path: str, offset: int, encoding: str | None = None) -> _Open:
+        """Read the file open as ``fd`` from ``offset``; ``encoding``: the one detected
+        for it before (a checkpoint's), else it is detected now."""
+        self._release()
         st = os.fstat(fd)
+        if not self._auto:
+            encoding = self._encoding
+        elif encoding is None:
+            encoding = self._detect(fd)
         offset = min(offset, st.st_size)
-        offset -= offset % self._unit  # lines start on a code unit
+        offset -= offset % _unit_of(encoding or "utf-8")  # lines start on a code unit
         anchor_len = min(ANCHOR_BYTES, offset)
+        identity = _identity_of(fd)
+        if self._auto:
+            identity = dataclasses.replace(identity, encoding=encoding)
         f = _Open(
             fd=fd,
             path=path,
-            identity=identity if identity is not None else _identity_of(fd),
-            engine=self._engine_for(offset, fd),
+            identity=identity,
+            engine=self._engine_for(offset, fd, encoding=encoding),
             read_pos=offset,
             known_size=st.st_size,
             anchor=os.pread(fd, anchor_len, offset - anchor_len),
+            undecided=encoding is None,
         )
         self._file = f
         if self._checkpoint is None:
             self._checkpoint = FollowCheckpoint(self._followed, f.identity, offset)
         return f
 
-    def _engine_for(self, offset: int, fd: int = -1, head: bytes | None = None) -> LineEngine:
-        """The line engine for a file read from ``offset`` (``fd``'s first bytes tell a
-        byte-order mark)."""
+    def _engine_for(
+        self,
+        offset: int,
+        fd: int = -1,
+        head: bytes | None = None,
+        *,
+        encoding: str | None,
+    ) -> LineEngine:
+        """The line engine for a file in ``encoding`` (None: not known yet, UTF-8 until
+        the first bytes come) read from ``offset`` (``fd``'s first bytes, or ``head``,
+        tell a byte-order mark)."""
+        encoding = encoding or "utf-8"
         decoder = line_decoder(
-            self._encoding,
+            encoding,
             self._errors,
             start_offset=offset,
-            on_malformed=self._count if self._encoding_is_utf8 else None,
+            on_malformed=self._count if _is_utf8(encoding) else None,
         )
         if head is None and fd >= 0 and decoder.prelude:
             head = os.pread(fd, decoder.prelude, 0)
@@ -866,6 +1083,18 @@ class Follower:
 
     async def _open(self, path: str) -> int:
         return await anyio.to_thread.run_sync(_open_regular, path)
+
+    def _detect(self, fd: int) -> str | None:
+        """``encoding="auto"``: the encoding of the file open as ``fd``, told by its first
+        bytes; None while it has none (decided when its first bytes are read)."""
+        head = os.pread(fd, SNIFF_BYTES, 0)
+        return sniff_encoding(head, whole=False) if head else None
+
+    def _copy_encoding(self, copy: _Copy, known: str | None) -> str:
+        """The encoding of a rotated copy: ``known`` (its checkpoint's), else detected."""
+        if not self._auto:
+            return self._encoding
+        return known or sniff_encoding(copy.head, whole=copy.size <= len(copy.head))
 
     def _notice(self, kind: str, message: str) -> None:
         if self._on_notice is not None:
@@ -911,9 +1140,10 @@ class Follower:
             # A file that appeared while we waited is new: all of it is unread.
             self._attach(fd, self.path, 0)
         elif start == "end" and self._last_bytes is None:
-            engine = self._engine_for(0, fd)
+            encoding = self._detect(fd) if self._auto else self._encoding
+            engine = self._engine_for(0, fd, encoding=encoding)
             offset = _start_of_last_lines(fd, size, self._last_lines, engine)
-            self._attach(fd, self.path, offset)
+            self._attach(fd, self.path, offset, encoding)
         else:
             if start == "end":
                 assert self._last_bytes is not None
@@ -937,74 +1167,91 @@ class Follower:
             fd = -1  # perhaps rotated away and not there again yet: look for ours
         if fd >= 0 and cp.file.same_inode(os.fstat(fd)):
             offset = self._resume_offset(fd, cp)
-            copy = await self._resume_from_copy(cp) if offset != cp.offset else None
-            if copy is not None:
-                # Truncated while we were stopped: its copy held the rest, and copies made
-                # at later truncations (copytruncate again) come before the path.
-                offset = 0
-                target = await anyio.to_thread.run_sync(self._next_file, None, copy.mtime_ns)
-                if target != self.path:
-                    os.close(fd)
-                    self._attach(await self._open(target), target, 0)
-                    self._draining = True
-                    return
-            self._attach(fd, self.path, offset)
+            if offset != cp.offset and await self._resume_from_copy(cp):
+                # Truncated while we were stopped: its copy holds the rest, and the copies
+                # made at later truncations (copytruncate again) come before the path.
+                os.close(fd)
+                return
+            self._attach(fd, self.path, offset, cp.file.encoding if offset else None)
             return
         # The path names another file now: was ours rotated away while we were stopped?
         rotated = await anyio.to_thread.run_sync(_find_rotated, Path(self.path), cp.file)
         if rotated is not None:
-            if fd >= 0:
-                os.close(fd)
             rfd = await self._open(str(rotated))
-            self._attach(rfd, str(rotated), self._resume_offset(rfd, cp))
-            self._draining = True  # drain it and its successors, then the path
-            return
-        if await self._resume_from_copy(cp) is not None:
-            # Read once: if the path cannot be opened now, a retry must not read it again.
-            self._resume = None
-            # Compressed after its rotation: the plain rotated files that came after it
-            # (logrotate's delaycompress leaves the newest one plain), then the path.
-            target = await anyio.to_thread.run_sync(self._next_file, None)
-            if target != self.path:
+            offset = self._resume_offset(rfd, cp)
+            # Other first bytes: a new rotation on our file's inode, if a copy (compressed
+            # after its rotation) holds our file; else our file, rewritten.
+            if offset == cp.offset or not await self._resume_from_copy(cp):
                 if fd >= 0:
                     os.close(fd)
-                self._attach(await self._open(target), target, 0)
-                self._draining = True
+                self._attach(rfd, str(rotated), offset, cp.file.encoding if offset else None)
+                self._draining = True  # drain it and its successors, then the path
                 return
+            os.close(rfd)
+            if fd >= 0:
+                os.close(fd)
+            return
+        if await self._resume_from_copy(cp):
+            # Compressed after its rotation: read from there, then the rotations made
+            # after it (compressed or not), then the path.
+            if fd >= 0:
+                os.close(fd)
+            return
         if fd < 0:
             fd = await self._open(self.path)
         self._attach(fd, self.path, 0)  # our file is gone: the path is a new file
 
-    async def _resume_from_copy(self, cp: FollowCheckpoint) -> _Copy | None:
-        """Read the rest of the checkpoint's file from a rotated copy, if one holds it.
+    async def _resume_from_copy(self, cp: FollowCheckpoint) -> bool:
+        """Go on reading the checkpoint's file from a rotated copy, if one holds it.
 
         The copy is copytruncate's, or the rotated file compressed while we were
-        stopped.  Returns the copy read (its lines are queued, its last line complete;
-        perhaps none were left), which counts as read (``_visited``).
+        stopped.  It is read one chunk at a time like any file, then the files rotated
+        after it, then the path (``_move_on``).
         """
-        copy = await self._find_copy_of(cp.file, cp.offset)
-        if copy is None:
-            return None
-        offset = cp.offset - cp.offset % self._unit
-        f = _Open(
+        # A unit of every encoding divides the offset of a line: it is the checkpoint's.
+        opened = await self._find_and_open_copy(cp.file, cp.offset)
+        if opened is None:
+            return False
+        copy, chunks = opened
+        encoding = self._copy_encoding(copy, cp.file.encoding)
+        offset = cp.offset - cp.offset % _unit_of(encoding)
+        if offset != cp.offset:  # another encoding than the checkpoint's file had
+            chunks.close()
+            opened = await self._find_and_open_copy(cp.file, offset)
+            if opened is None:
+                return False
+            copy, chunks = opened
+        self._file = _Open(
             fd=-1,
             path=copy.path,
-            identity=cp.file,
-            engine=self._engine_for(offset, head=copy.head),
+            identity=dataclasses.replace(cp.file, encoding=encoding) if self._auto else cp.file,
+            engine=self._engine_for(offset, head=copy.head, encoding=encoding),
             read_pos=offset,
             known_size=copy.size,
+            copy=copy,
+            chunks=chunks,
         )
-        await self._read_copy(f, copy)
-        self._finish(f)
-        self._rotations += 1
-        if copy.compression is None:
-            with contextlib.suppress(OSError):
-                st = os.stat(copy.path)
-                identity = cp.file
-                self._visited[(st.st_dev, st.st_ino)] = FileIdentity(
-                    st.st_dev, st.st_ino, identity.head_length, identity.head_sha256
-                )
-        return copy
+        self._draining = True
+        return True
+
+    async def _find_and_open_copy(
+        self, identity: FileIdentity, offset: int
+    ) -> tuple[_Copy, Generator[bytes, None, None]] | None:
+        """A rotated copy holding ``identity``'s file past ``offset``, opened at ``offset``.
+
+        Found again if a rotation renamed it between finding and opening.
+        """
+        for _ in range(_FIND_ATTEMPTS):
+            copy = await self._find_copy_of(identity, offset)
+            if copy is None:
+                return None
+            try:
+                chunks = await anyio.to_thread.run_sync(_open_copy, copy, offset)
+            except (CompressedFileError, OSError):
+                chunks = None  # gone or changed since it was checked: look again
+            if chunks is not None:
+                return copy, chunks
+        return None
 
     @staticmethod
     def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
@@ -1036,6 +1283,9 @@ class Follower:
             await self._open_first()
         f = self._file
         assert f is not None
+        if f.copy is not None:
+            await self._read_copy(f)
+            return
         # Read the anchor again with the new bytes: if the bytes before our position
         # changed, the file was truncated and rewritten (perhaps past its old size).
         n = len(f.anchor)
@@ -1085,21 +1335,76 @@ class Follower:
             if grace_left > 0:
                 await self._wait_for_change(f, grace_left)
                 return True
-        target = await anyio.to_thread.run_sync(self._next_file, f)
-        try:
-            fd = await self._open(target)
-        except OSError as exc:
-            if target == self.path:
-                self._cannot_open(f"has become inaccessible: {exc.strerror or exc}")
-            return False
-        self._visited[(f.identity.device, f.identity.inode)] = f.identity
-        self._finish(f)
+        return await self._move_on(f)
+
+    async def _move_on(self, f: _Open) -> bool:
+        """Leave the rotated file ``f``, read to its end, for the next file; False (and
+        ``f`` kept) if that is the path and it cannot be opened now."""
+        exclude: set[str] = set()
+        for _ in range(_FIND_ATTEMPTS):
+            target = await anyio.to_thread.run_sync(self._next_file, f, exclude)
+            if target.compression is not None:
+                opened = await anyio.to_thread.run_sync(_open_compressed, target)
+                if opened is None:
+                    continue  # renamed meanwhile: look again
+                if isinstance(opened, str):
+                    self._notice("damaged", opened)
+                    exclude.add(target.path)
+                    continue
+                copy, chunks = opened
+                self._leave(f)
+                self._release()
+                encoding = self._copy_encoding(copy, None)
+                identity = FileIdentity(
+                    copy.device,
+                    copy.inode,
+                    *head_fingerprint(copy.head),
+                    encoding if self._auto else None,
+                )
+                self._file = _Open(
+                    fd=-1,
+                    path=copy.path,
+                    identity=identity,
+                    engine=self._engine_for(0, head=copy.head, encoding=encoding),
+                    read_pos=0,
+                    known_size=copy.size,
+                    copy=copy,
+                    chunks=chunks,
+                )
+                self._draining = True
+                return True
+            try:
+                fd = await self._open(target.path)
+            except OSError as exc:
+                if target.path == self.path:
+                    self._cannot_open(f"has become inaccessible: {exc.strerror or exc}")
+                    return False
+                continue  # renamed or deleted since listed: look again
+            st = os.fstat(fd)
+            if target.inode >= 0 and (st.st_dev, st.st_ino) != (target.device, target.inode):
+                os.close(fd)  # a rotation gave the name to another file meanwhile
+                continue
+            self._leave(f)
+            self._attach(fd, target.path, 0)
+            self._draining = target.path != self.path
+            if not self._draining:
+                self._opened("replaced", "has been replaced; following new file")
+            return True
+        return False
+
+    def _leave(self, f: _Open) -> None:
+        """``f`` is read to its end: remember it as read, hand out its last line."""
+        copy = f.copy
+        if copy is None:
+            self._visited[(f.identity.device, f.identity.inode)] = f.identity
+        elif copy.compression is None:
+            identity = FileIdentity(
+                copy.device, copy.inode, f.identity.head_length, f.identity.head_sha256
+            )
+            self._visited[(copy.device, copy.inode)] = identity
+        self._finish(f, lost=f.lost)
+        f.lost = 0
         self._rotations += 1
-        self._attach(fd, target, 0)
-        self._draining = target != self.path
-        if not self._draining:
-            self._opened("replaced", "has been replaced; following new file")
-        return True
 
     def _grace_left(self, f: _Open) -> float:
         """Seconds the rotated-away ``f`` must still stay unchanged before it is left.
@@ -1120,35 +1425,39 @@ class Follower:
         """Wait until ``f``, the path followed, or its directory may have changed.
 
         The kernel wakes the follower (``Watcher``); where it cannot, the directory is
-        polled every ``poll_interval``.  The watcher is armed before the last look, so a
-        change made between the read that found nothing and the wait is not missed.
+        polled every ``poll_interval``.  The watcher is armed before the last look (it
+        stays armed from the first wait on), so a change made between the read that
+        found nothing and the wait is not missed.
         Returns after ``timeout`` seconds too, and soon after ``stop_at_end()``.
         """
         paths = tuple(dict.fromkeys((self.path, f.path)))
-        if self._watcher is None or self._watcher[0] != paths:
-            self._watcher = (paths, Watcher(paths, poll_interval=self._poll_interval))
-        watcher = self._watcher[1]
+        watcher = self._watcher
+        if watcher is None:
+            watcher = Watcher(paths, poll_interval=self._poll_interval)
+            await watcher.__aenter__()
+            self._watcher = watcher
+        elif watcher.paths != paths:
+            watcher.retarget(paths)
         deadline = None if timeout is None else anyio.current_time() + timeout
-        async with watcher:
-            look = await anyio.to_thread.run_sync(self._look_again, f)
-            if look == "changed":
-                return
-            if look == "path gone":
-                # The writer may go on writing to our file under a name nobody
-                # watches: look again after ``poll_interval``, as a poller would.
-                gone_deadline = anyio.current_time() + self._poll_interval
-                deadline = gone_deadline if deadline is None else min(deadline, gone_deadline)
-            while not self._until_eof and not self._closed:
-                # Woken by the kernel, the follower still looks at ``stop_at_end()`` often.
-                step = self._poll_interval
-                if watcher.mode == "kernel":
-                    step = min(step, _FLAG_CHECK_INTERVAL)
-                if deadline is not None:
-                    step = min(step, deadline - anyio.current_time())
-                    if step <= 0:
-                        return
-                if await watcher.wait(step):
+        look = await anyio.to_thread.run_sync(self._look_again, f)
+        if look == "changed":
+            return
+        if look == "path gone":
+            # The writer may go on writing to our file under a name nobody
+            # watches: look again after ``poll_interval``, as a poller would.
+            gone_deadline = anyio.current_time() + self._poll_interval
+            deadline = gone_deadline if deadline is None else min(deadline, gone_deadline)
+        while not self._until_eof and not self._closed:
+            # Woken by the kernel, the follower still looks at ``stop_at_end()`` often.
+            step = self._poll_interval
+            if watcher.mode == "kernel":
+                step = min(step, _FLAG_CHECK_INTERVAL)
+            if deadline is not None:
+                step = min(step, deadline - anyio.current_time())
+                if step <= 0:
                     return
+            if await watcher.wait(step):
+                return
 
     def _look_again(self, f: _Open) -> str:
         """``"changed"`` if ``f`` or the path differs from what the last look saw,
@@ -1163,33 +1472,29 @@ class Follower:
             return "path gone"
         return "same" if f.identity.same_inode(st) else "changed"
 
-    def _next_file(self, f: _Open | None, since_ns: int | None = None) -> str:
-        """The file to read after the rotated ``f``: a newer rotated file, else the path.
+    def _next_file(self, f: _Open, exclude: set[str]) -> _Next:
+        """The file to read after the rotated ``f``: the next newer rotation, else the path.
 
-        Several rotations may have happened while we were stopped or not being iterated;
-        the files rotated after ``f`` were last written after it, so they are read in the
-        order of their modification times.  Compressed ones are skipped, not decompressed.
-        ``f`` None: after a copy read on resuming, the plain rotated files written since
-        ``since_ns``; without it (after a compressed rotation, whose modification time is
-        that of its compression) every plain rotated file not read yet.
+        Several rotations may have happened while we were stopped or not being iterated.
+        Where the rotated files are named by a scheme (``_rotation_key``: logrotate's
+        numbers or dates), the next is the oldest one named newer than ``f``, compressed
+        or not (a compressed one is read decompressed); when a file and its compressed
+        twin share a name (compression under way), the plain one.  Otherwise the plain
+        files last written after ``f`` are read in the order of their modification times
+        (a compressed file's time is that of its compression, so those are left out).
+        ``exclude``: paths not to take (found damaged).  Runs in a worker thread.
         """
-        if f is not None:
-            mtime = os.fstat(f.fd).st_mtime_ns
-        else:
-            mtime = 0 if since_ns is None else since_ns
         live = Path(self.path)
         try:
             live_st = live.stat()
-            skip = {(live_st.st_dev, live_st.st_ino)}
+            live_inode = (live_st.st_dev, live_st.st_ino)
         except OSError:
-            skip = set()
-        if f is not None:
-            skip.add((f.identity.device, f.identity.inode))
-        newer: list[tuple[int, str]] = []
+            live_inode = None
         try:
             siblings = list(live.parent.iterdir())
         except OSError:
-            return self.path
+            return _Next(self.path)
+        entries: list[tuple[Path, os.stat_result]] = []
         for candidate in siblings:
             if candidate == live or not candidate.name.startswith(live.name):
                 continue
@@ -1197,15 +1502,98 @@ class Follower:
                 cst = candidate.stat()
             except OSError:
                 continue
+            if stat.S_ISREG(cst.st_mode) and (cst.st_dev, cst.st_ino) != live_inode:
+                entries.append((candidate, cst))
+        reference = self._reference_key(f, entries)
+        if reference is None:
+            return self._next_by_time(f, entries, exclude)
+        flip = reference[0] == "number" and _numbers_grow_newer(live.name, entries)
+        if flip:
+            reference = ("number", -reference[1], "")
+        best: tuple[tuple[str, int, str], bool, _Next] | None = None
+        for candidate, cst in entries:
+            key = _rotation_key(live.name, candidate.name)
+            if key is not None and flip and key[0] == "number":
+                key = ("number", -key[1], "")
+            if key is None or key[0] != reference[0] or key <= reference:
+                continue
+            if str(candidate) in exclude or (best is not None and key > best[0]):
+                continue
+            try:
+                compression = compression_of(candidate)
+            except OSError:
+                continue
+            if compression is None and self._read_before(candidate, cst):
+                continue
+            found = _Next(str(candidate), cst.st_dev, cst.st_ino, compression)
+            # Of a file and its compressed twin (compression under way: the twin may be
+            # empty still, with no magic bytes to tell it), the plain one.
+            twin = compression is not None or bool(_COMPRESSED_SUFFIX.search(candidate.name))
+            if best is None or (key, twin) < best[:2]:
+                best = (key, twin, found)
+        return _Next(self.path) if best is None else best[2]
+
+    def _reference_key(
+        self, f: _Open, entries: list[tuple[Path, os.stat_result]]
+    ) -> tuple[str, int, str] | None:
+        """The rotation key of the name ``f``'s file has now, if it has one.
+
+        A plain file deleted after its compression (``delaycompress``: ``app.log.2``
+        became ``app.log.2.gz`` while we read it) is known by the fingerprint of its
+        compressed copy's decompressed head; of several with it, the oldest is taken
+        (reading a file twice is better than skipping one).
+        """
+        live_name = Path(self.path).name
+        inode = (
+            (f.identity.device, f.identity.inode)
+            if f.copy is None
+            else (f.copy.device, f.copy.inode)
+        )
+        for candidate, cst in entries:
+            if (cst.st_dev, cst.st_ino) == inode:
+                return _rotation_key(live_name, candidate.name)
+        if f.copy is not None or f.identity.head_length == 0:
+            return None
+        keys = []
+        for candidate, _ in entries:
+            key = _rotation_key(live_name, candidate.name)
+            if key is None:
+                continue
+            try:
+                if compression_of(candidate) is not None and matches(
+                    candidate, f.identity.head_length, f.identity.head_sha256
+                ):
+                    keys.append(key)
+            except (CompressedFileError, OSError):
+                continue
+        return min(keys) if keys else None
+
+    def _next_by_time(
+        self, f: _Open, entries: list[tuple[Path, os.stat_result]], exclude: set[str]
+    ) -> _Next:
+        """The plain rotated file last written after ``f`` the soonest, not read yet."""
+        if f.copy is None:
+            mtime = os.fstat(f.fd).st_mtime_ns
+            skip = (f.identity.device, f.identity.inode)
+        else:
+            # A compressed copy's time is that of its compression: every plain one counts.
+            mtime = f.copy.mtime_ns if f.copy.compression is None else 0
+            skip = (f.copy.device, f.copy.inode)
+        newer: list[tuple[int, str, os.stat_result]] = []
+        for candidate, cst in entries:
             if (
-                stat.S_ISREG(cst.st_mode)
-                and (cst.st_dev, cst.st_ino) not in skip
+                (cst.st_dev, cst.st_ino) != skip
                 and cst.st_mtime_ns >= mtime
+                and str(candidate) not in exclude
+                and not _COMPRESSED_SUFFIX.search(candidate.name)  # perhaps being written
                 and not _is_compressed(candidate)
                 and not self._read_before(candidate, cst)
             ):
-                newer.append((cst.st_mtime_ns, str(candidate)))
-        return min(newer)[1] if newer else self.path
+                newer.append((cst.st_mtime_ns, str(candidate), cst))
+        if not newer:
+            return _Next(self.path)
+        _, path, cst = min(newer, key=lambda n: (n[0], n[1]))
+        return _Next(path, cst.st_dev, cst.st_ino)
 
     def _read_before(self, candidate: Path, st: os.stat_result) -> bool:
         """Whether ``candidate`` is a rotated file already read to its end: its inode was
@@ -1227,19 +1615,26 @@ class Follower:
         """The file shrank or was rewritten: restart at 0, reporting vanished bytes.
 
         The bytes not read yet are first taken from the rotated copy (copytruncate's
-        ``app.log.1``, perhaps compressed) when one is found; only what no copy holds
-        is reported lost.
+        ``app.log.1``, perhaps compressed) when one is found, one chunk per read; only
+        what no copy holds is reported lost.
         """
         self._truncations += 1
-        copy = await self._find_copy_of(f.identity, f.read_pos)
-        recovered = 0 if copy is None else await self._read_copy(f, copy)
-        lost = max(0, f.known_size - f.read_pos)
+        opened = await self._find_and_open_copy(f.identity, f.read_pos)
+        recovered = 0 if opened is None else opened[0].size - f.read_pos
+        lost = max(0, f.known_size - f.read_pos - recovered)
         message = "file truncated"
         if recovered:
             message += f"; {recovered} bytes not read yet were taken from its rotated copy"
         if lost:
             message += f"; {lost} bytes not read were lost"
         self._notice("truncated", message)
+        if opened is not None and recovered:
+            f.copy, f.chunks = opened
+            f.resume_live = True
+            f.lost = lost
+            return
+        if opened is not None:
+            opened[1].close()
         self._finish(f, lost=lost)
         self._attach(os.dup(f.fd), f.path, 0)
 
@@ -1253,26 +1648,42 @@ class Follower:
             self._notice("damaged", problem)
         return copy
 
-    async def _read_copy(self, f: _Open, copy: _Copy) -> int:
-        """Read the rest of ``f``'s file, from ``f.read_pos``, from its rotated ``copy``.
+    async def _read_copy(self, f: _Open) -> None:
+        """Read one chunk of ``f``'s file from its rotated copy; at the copy's end, go on
+        with the truncated file from its start, or with the next file.
 
-        ``f``'s engine cuts the bytes (the lines say they come from the copy); returns
-        how many bytes were read.
+        ``f``'s engine cuts the bytes (the lines say they come from the copy).  One chunk
+        at a time, as from a plain file: memory stays bounded whatever the copy holds.
         """
-        start = f.read_pos
-        chunks = _copy_chunks(copy, start)
-        try:
-            while chunk := await anyio.to_thread.run_sync(next, chunks, b""):
-                f.read_pos += len(chunk)
-                f.known_size = max(f.known_size, f.read_pos)
-                self._queue_items(f, f.engine.feed(chunk), copy.path)
-        except (CompressedFileError, OSError) as exc:
-            # Changed since it was checked: what was read stands, the rest is a gap.
-            self._notice("damaged", f"cannot read the rotated copy {copy.path}: {exc}")
-            f.known_size = max(f.known_size, copy.size)
-        finally:
-            chunks.close()
-        return f.read_pos - start
+        copy = f.copy
+        assert copy is not None
+        chunk = b""
+        if f.chunks is not None:
+            try:
+                chunk = await anyio.to_thread.run_sync(next, f.chunks, b"")
+            except (CompressedFileError, OSError) as exc:
+                # Changed since it was checked: what was read stands, the rest is a gap.
+                self._notice("damaged", f"cannot read the rotated copy {copy.path}: {exc}")
+                f.lost += max(0, copy.size - f.read_pos)
+        if chunk:
+            f.read_pos += len(chunk)
+            f.known_size = max(f.known_size, f.read_pos)
+            self._queue_items(f, f.engine.feed(chunk), copy.path)
+            return
+        if f.chunks is not None:
+            f.chunks.close()
+            f.chunks = None
+        if f.resume_live:
+            self._finish(f, lost=f.lost)
+            self._attach(os.dup(f.fd), f.path, 0)
+            return
+        if not await self._move_on(f):
+            # The path cannot be opened now: it is opened (and read from its start, as
+            # a file that appeared) at the next step, or waited for with ``retry``.
+            self._leave(f)
+            self._file = None
+            self._draining = False
+            self._start = "beginning"
 
     def _finish(self, f: _Open, lost: int = 0, unfinished: bool = False) -> None:
         """Leaving a file: its unfinished last line is complete now."""
@@ -1280,6 +1691,12 @@ class Follower:
 
     def _take(self, f: _Open, data: bytes) -> None:
         """Cut newly read bytes into lines and queue the complete ones."""
+        if f.undecided:
+            # The first bytes of a file that was empty: its encoding is told now.
+            encoding = self._detect(f.fd) or sniff_encoding(data, whole=False)
+            f.engine = self._engine_for(f.read_pos, f.fd, encoding=encoding)
+            f.identity = dataclasses.replace(f.identity, encoding=encoding)
+            f.undecided = False
         f.read_pos += len(data)
         f.quiet_since = None
         f.anchor = (f.anchor + data[-ANCHOR_BYTES:])[-ANCHOR_BYTES:]
@@ -1287,7 +1704,7 @@ class Follower:
             # A young file: fingerprint more of it, so a reused inode is recognised.
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
             length, digest = head_fingerprint(head)
-            f.identity = FileIdentity(f.identity.device, f.identity.inode, length, digest)
+            f.identity = dataclasses.replace(f.identity, head_length=length, head_sha256=digest)
         self._queue_items(f, f.engine.feed(data))
 
     def _queue_items(
@@ -1460,7 +1877,12 @@ def follow(
     never passes an event not handed out: a restart reads its lines again.
     ``encoding``: UTF-8 by default, or any encoding ``line_decoder`` takes (UTF-16/32,
     legacy codecs; offsets stay exact source byte offsets, a byte offset to start at is
-    rounded down to a code unit; ``on_malformed`` is for UTF-8 only).
+    rounded down to a code unit; ``on_malformed`` is for UTF-8 only), or ``"auto"``:
+    each file's encoding is told by its first 64 KiB (or what it holds when its first
+    bytes are read; an empty file waits for them): a byte-order mark, UTF-16's zero
+    bytes, valid UTF-8, else cp1252 (``_sniff``); ``Line.file.encoding`` says it, the
+    checkpoint keeps it for a restart, and a new file after a rotation is told again
+    (``on_malformed`` then sees the files told UTF-8).
     """
     if multiline is not None:
         joiner = MultilineJoiner.preset(multiline) if isinstance(multiline, str) else multiline

@@ -3,10 +3,18 @@
 Lines are cut at ``\\n`` only, as GNU tail does, and written back with the ending they had
 (``\\r\\n`` and a lone ``\\r`` pass through; a last line without a newline gets none).
 With ``--checkpoint`` every way the command stops saves the checkpoint (the end of the
-input, Ctrl-C, SIGTERM, a closed output pipe; while following, also every half second
-when lines were printed since), and a saved checkpoint covers exactly the lines flushed
-to stdout: a restart repeats none and loses none (after a SIGKILL, none is lost and only
-the lines of the last half second can repeat).
+input, Ctrl-C, SIGTERM, a closed output pipe), and while following it is also saved right
+after every write to stdout; a saved checkpoint covers exactly the lines written to
+stdout, so a restart repeats none and loses none.  After a SIGKILL none is lost, and only
+the lines of one write can repeat: lines go out in one ``write`` of at most 64 KiB
+(``_Output.BATCH_BYTES``) and the line that filled it, and a kill during that write, or
+after it returned and before the save that follows it, leaves the checkpoint before them.
+That window cannot be closed: to a pipe, writing lines and recording that they were
+written are two steps, and no reader can tell the run that repeats them which it got.
+The saves are not fsynced (``write_checkpoint(durable=False)``, the store's
+``synchronous=NORMAL``): a killed process loses nothing the kernel was given; a power
+loss can bring back older checkpoints (more repeats).  One FILE's checkpoint saved on
+stopping is fsynced.
 
 With ``-f``, a FILE holding wildcards (quoted: a glob pattern) or one ``--checkpoint`` for
 several FILEs follows them all with ``follow_many``: one watcher, ``==> FILE <==`` headers
@@ -64,9 +72,6 @@ ROTATE_GRACE = 1.0
 MULTILINE_TIMEOUT = 5.0
 #: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
 EXIT_UNREADABLE = 1
-#: While following, how often lines printed since the last save are recorded.  The
-#: saver runs when the printing waits for the file: a quiet log is saved within that.
-SAVE_SECONDS = 0.5
 
 
 @dataclass(frozen=True)
@@ -88,7 +93,10 @@ def _count(text: str) -> _Count:
 
 
 def _encoding(text: str) -> str:
-    """``type=`` for --encoding: one lines can be cut in (the core's line decoders)."""
+    """``type=`` for --encoding: one lines can be cut in (the core's line decoders), or
+    ``auto``."""
+    if text == "auto":
+        return text
     try:
         line_decoder(text, "replace")
     except (LookupError, ValueError) as exc:
@@ -210,8 +218,11 @@ class _Output:
     """Lines to stdout, with ``==> FILE <==`` headers, and the checkpoint of what stdout
     has really been given.
 
-    Lines are gathered here and go out only at ``flush``, so that the position recorded
-    after a flush that succeeded is exactly the end of what went out.
+    Lines are gathered here and go out in one write at ``flush`` (when the follower has
+    nothing more ready, or ``BATCH_BYTES`` are gathered).  With a checkpoint, each flush
+    that wrote lines is followed at once by a save of the position just past them
+    (without fsync: a process killed with SIGKILL loses nothing the kernel was given), so
+    a SIGKILL repeats at most the lines of the one write between its return and the save.
     """
 
     BATCH_BYTES = 1 << 16
@@ -223,16 +234,18 @@ class _Output:
         follower: Follower | None,
         checkpoint_path: str | None,
         many: ManyFollower | None = None,
+        following: bool = True,
     ):
         self.out = out
+        self.following = following  # saved after every flush, not only on stopping
         self.headers = headers
         self.current: str | None = None  # the file whose lines are being written
         self.follower = follower
         self.checkpoint_path = checkpoint_path
         self.batch: list[bytes] = []
         self.batch_size = 0
-        self.unsaved = False  # lines written since the last save
         self.delivered: FollowCheckpoint | None = None  # as of the last good flush
+        self.saved: FollowCheckpoint | None = None  # what the checkpoint file says
         #: With several files (-f), their store and checkpoints as of the last good flush.
         self.many = many
         self.many_delivered: dict[str, FollowCheckpoint] | None = None
@@ -245,38 +258,56 @@ class _Output:
             self.write(blank + b"==> " + os.fsencode(name) + b" <==\n")
         self.current = name
 
-    def write(self, data: bytes) -> None:
+    def write(self, data: bytes) -> bool:
+        """Gather ``data``; True once a batch is full (time to flush)."""
         self.batch.append(data)
         self.batch_size += len(data)
-        self.unsaved = True
-        if self.batch_size >= self.BATCH_BYTES:
-            self.flush()
+        return self.batch_size >= self.BATCH_BYTES
 
     def flush(self) -> None:
-        """Send the lines handed out so far to stdout: they are delivered."""
-        self.out.write(b"".join(self.batch))
-        self.out.flush()
-        self.batch.clear()
-        self.batch_size = 0
+        """Send the lines handed out so far to stdout: they are delivered (and recorded
+        in a checkpoint file at once)."""
+        if self.batch:
+            self.out.write(b"".join(self.batch))
+            self.out.flush()
+            self.batch.clear()
+            self.batch_size = 0
         if self.follower is not None:
             # RuntimeError: the file could not be opened, there is no position to record.
             with contextlib.suppress(RuntimeError):
                 self.delivered = self.follower.checkpoint()
+            if self.following:
+                self.record(durable=False)
         if self.many is not None:
             self.many_delivered = self.many.checkpoints()
 
+    def record(self, durable: bool) -> None:
+        """Write the checkpoint of what was delivered, if it moved (or ``durable``)."""
+        if not self.checkpoint_path or self.delivered is None:
+            return
+        if durable or self.delivered != self.saved:
+            from ..follow import write_checkpoint
+
+            try:
+                write_checkpoint(self.delivered, self.checkpoint_path, durable=durable)
+            except OSError as exc:  # not the FILE's error: said of the checkpoint
+                raise CommandError(exc.strerror or str(exc), self.checkpoint_path) from None
+            self.saved = self.delivered
+
+    async def commit(self) -> None:
+        """``flush``, and with several files, one transaction for what they delivered."""
+        self.flush()
+        if self.many is not None and self.many_delivered is not None:
+            await self.many.save(self.many_delivered)
+
     def save(self) -> None:
-        """Flush, and record the position after the last line delivered."""
+        """Flush, and record the position after the last line delivered (on disk)."""
         if not self.broken:
             try:
                 self.flush()
             except BrokenPipeError:
                 self.broken = True
-        if self.checkpoint_path and self.delivered is not None:
-            from ..follow import write_checkpoint
-
-            write_checkpoint(self.delivered, self.checkpoint_path)
-        self.unsaved = False
+        self.record(durable=True)
 
     async def save_all(self) -> None:
         """``save``, and with several files, one transaction for what they delivered."""
@@ -334,7 +365,11 @@ async def _tail(args: argparse.Namespace) -> int:
     files = [(name, *_load_follower(args, name)) for name in args.files]
     headers = args.verbose or (len(files) > 1 and not args.quiet)
     output = _Output(
-        sys.stdout.buffer, headers, files[0][1] if args.checkpoint else None, args.checkpoint
+        sys.stdout.buffer,
+        headers,
+        files[0][1] if args.checkpoint else None,
+        args.checkpoint,
+        following=args.follow,
     )
     status = EXIT_OK
     unreadable = 0
@@ -353,11 +388,12 @@ async def _tail(args: argparse.Namespace) -> int:
                 output.switch_to(name)
                 # Surrogate escapes (--errors surrogateescape) become their bytes again.
                 text = line.text.encode("utf-8", "surrogateescape")
+                full = False
                 if line.terminated:
-                    write(text + b"\n")
+                    full = write(text + b"\n")
                 elif not (args.checkpoint and _left_for_later(follower, line)):
-                    write(text)
-                if not follower.has_pending():
+                    full = write(text)
+                if full or not follower.has_pending():
                     output.flush()  # the file has nothing more yet: show what came
             if _has_opened(follower):
                 output.switch_to(name)  # an empty file has its header too
@@ -376,23 +412,20 @@ async def _tail(args: argparse.Namespace) -> int:
             failure = exc
             group.cancel_scope.cancel()
 
-    async def save_every_moment() -> None:
+    async def save_first() -> None:
         nonlocal failure
         try:
             # The first save as soon as the file is open, before any line: a run killed
             # before then would leave no checkpoint, and the next run would start at the
             # end of whatever file the path names by then (after a rotation, a new one).
+            # Every flush saves after that.
             follower = output.follower
             while follower is not None and output.delivered is None:
                 with contextlib.suppress(RuntimeError):  # not open yet
                     output.delivered = follower.checkpoint()
                 if output.delivered is None:
                     await anyio.sleep(0.01)
-            output.save()
-            while True:
-                await anyio.sleep(SAVE_SECONDS)
-                if output.unsaved:
-                    output.save()
+            output.record(durable=False)
         except Exception as exc:
             failure = exc
             group.cancel_scope.cancel()
@@ -417,7 +450,7 @@ async def _tail(args: argparse.Namespace) -> int:
                 if signals is not None:
                     group.start_soon(stop_on_signal, signals)
                 if args.follow and args.checkpoint:
-                    group.start_soon(save_every_moment)
+                    group.start_soon(save_first)
                 if args.follow and args.pid is not None:
                     group.start_soon(stop_after_pid, args.pid)
                 if args.follow:
@@ -483,7 +516,8 @@ async def _tail_many(args: argparse.Namespace) -> int:
     store = None
     if args.checkpoint:
         try:
-            store = CheckpointStore(args.checkpoint)
+            # Saved after every write to stdout: no fsync each time (see _Output).
+            store = CheckpointStore(args.checkpoint, durable=False)
         except CheckpointError as exc:
             raise CommandError(f"not a usable checkpoint store: {exc}") from None
     try:
@@ -518,9 +552,9 @@ async def _tail_many(args: argparse.Namespace) -> int:
                 assert many.current is not None
                 output.switch_to(shown(many.current))
                 text = line.text.encode("utf-8", "surrogateescape")
-                write(text + b"\n" if line.terminated else text)
-                if not many.has_pending():
-                    output.flush()
+                full = write(text + b"\n" if line.terminated else text)
+                if full or not many.has_pending():
+                    await output.commit()
         except BrokenPipeError:
             output.broken = True
             status = EXIT_BROKEN_PIPE
@@ -529,17 +563,6 @@ async def _tail_many(args: argparse.Namespace) -> int:
             warn(str(exc))
         except Exception as exc:
             failure = exc
-
-    async def save_every_moment() -> None:
-        nonlocal failure
-        try:
-            while True:
-                await anyio.sleep(SAVE_SECONDS)
-                if output.unsaved:
-                    await output.save_all()
-        except Exception as exc:
-            failure = exc
-            group.cancel_scope.cancel()
 
     async def stop_on_signal(signals: AsyncIterator[signal.Signals]) -> None:
         nonlocal status
@@ -557,7 +580,8 @@ async def _tail_many(args: argparse.Namespace) -> int:
                             if signals is not None:
                                 group.start_soon(stop_on_signal, signals)
                             if store is not None:
-                                group.start_soon(save_every_moment)
+                                # Where each file starts, before any line is printed.
+                                await output.commit()
                             await print_lines()
                             group.cancel_scope.cancel()
                     finally:
@@ -672,7 +696,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--checkpoint",
         metavar="CPFILE",
         help="resume after the lines a previous run printed, and record progress there "
-        "(atomically, on every stop and every half second while following); it belongs to "
+        "(atomically, on every stop and after every write to stdout while following: "
+        "after kill -9 at most one write of lines is printed again); it belongs to "
         "one FILE (a JSON file), and an unfinished last line is left for the run that "
         "sees it whole; with -f and PATTERNs or several FILEs, a checkpoint store "
         "(SQLite) of them all",
@@ -698,8 +723,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=_encoding,
         default="utf-8",
         metavar="ENC",
-        help="the files' encoding (default utf-8; utf-16, utf-16-le, cp1252, ...): "
-        "lines are printed in UTF-8, offsets and checkpoints stay exact",
+        help="the files' encoding (default utf-8; utf-16, utf-16-le, cp1252, ...), or "
+        "auto (each file's own, told by its first bytes: a byte-order mark, UTF-16's "
+        "zero bytes, valid UTF-8, else cp1252; kept in the checkpoint): lines are "
+        "printed in UTF-8, offsets and checkpoints stay exact",
     )
     tail.add_argument(
         "--rotate-grace",

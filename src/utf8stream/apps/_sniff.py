@@ -1,0 +1,77 @@
+"""``encoding="auto"``: tell a log's encoding from its first bytes.
+
+Logs on Windows are often UTF-16LE (SQL Server's ERRORLOG, PowerShell's ``Out-File`` and
+``>`` before PowerShell 6), with a byte-order mark or without; elsewhere UTF-8, and old
+programs write the legacy code page.  The follower decides once per file, on the first
+``SNIFF_BYTES`` of it (or what there is when its first line is needed), in this order:
+
+1. a byte-order mark: UTF-8 (``utf-8-sig``, the mark dropped), UTF-32 or UTF-16 (the
+   codecs that read the mark and drop it);
+2. the NUL pattern of UTF-16 without a mark: text in the Latin scripts has a zero high
+   byte in most code units, so zero bytes at odd offsets and almost none at even ones is
+   UTF-16LE (the reverse, UTF-16BE);
+3. UTF-8 if the bytes are valid UTF-8 (a character cut by the end of the prefix does not
+   count against it; pure ASCII is UTF-8);
+4. else ``cp1252``, the legacy fallback (Windows' Western code page, a superset of the
+   printable Latin-1).
+
+UTF-16 without a mark in a script with no zero high bytes (CJK) is not recognised: it
+takes step 3 or 4.  The decision is made on bytes already read: nothing is consumed, so
+no byte is lost, and the follower keeps it (and records it in its checkpoint).
+"""
+
+from __future__ import annotations
+
+import codecs
+
+__all__ = ["AUTO", "DETECTED_ENCODINGS", "SNIFF_BYTES", "sniff_encoding"]
+
+#: The encoding name that asks for detection.
+AUTO = "auto"
+#: Every encoding ``sniff_encoding`` can decide on.
+DETECTED_ENCODINGS = ("utf-8", "utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "cp1252")
+#: The prefix the decision is made on.
+SNIFF_BYTES = 1 << 16
+#: Share of code units with a zero byte on one side (and at most the other share on the
+#: other side) that makes a marked-less file UTF-16.
+_NUL_SIDE = 0.3
+_NUL_OTHER_SIDE = 0.05
+
+_MARKS = (
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF32_LE, "utf-32"),  # before UTF-16LE's mark, which starts it
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
+
+
+def sniff_encoding(head: bytes, whole: bool) -> str:
+    """The encoding of a file that starts with ``head`` (its first bytes; ``whole``: all
+    of them, so a character cut at the end is malformed, not cut by the prefix)."""
+    whole = whole and len(head) <= SNIFF_BYTES
+    head = head[:SNIFF_BYTES]
+    for mark, encoding in _MARKS:
+        if head.startswith(mark):
+            return encoding
+    utf16 = _utf16_by_nuls(head)
+    if utf16 is not None:
+        return utf16
+    try:
+        codecs.getincrementaldecoder("utf-8")("strict").decode(head, final=whole)
+    except UnicodeDecodeError:
+        return "cp1252"
+    return "utf-8"
+
+
+def _utf16_by_nuls(head: bytes) -> str | None:
+    units = len(head) // 2
+    if units == 0:
+        return None
+    low_zeros = head[0 : 2 * units : 2].count(0)  # the bytes at even offsets
+    high_zeros = head[1 : 2 * units : 2].count(0)
+    if high_zeros >= units * _NUL_SIDE and low_zeros <= units * _NUL_OTHER_SIDE:
+        return "utf-16-le"
+    if low_zeros >= units * _NUL_SIDE and high_zeros <= units * _NUL_OTHER_SIDE:
+        return "utf-16-be"
+    return None

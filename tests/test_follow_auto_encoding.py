@@ -1,0 +1,224 @@
+"""encoding="auto": each followed file's encoding told by its first bytes (issue 13).
+
+A byte-order mark, then UTF-16's zero bytes, then UTF-8 validity, then cp1252; decided on
+the first 64 KiB (or what the file holds when its first bytes are read), kept in the
+checkpoint, and told again for each new file a rotation brings.
+"""
+
+from __future__ import annotations
+
+import codecs
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import anyio
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from utf8stream import CheckpointError, CheckpointStore, FollowCheckpoint, follow, follow_many
+from utf8stream.apps._sniff import SNIFF_BYTES, sniff_encoding
+from utf8stream.apps.follow import Follower
+
+UTF8STREAM = str(Path(sys.executable).with_name("utf8stream"))
+
+#: As SQL Server's ERRORLOG and PowerShell's Out-File write them: UTF-16LE, CRLF.
+EVENTS = [
+    "2026-11-23 10:00:00.12 Server      Microsoft SQL Server 2022 (RTM) - 16.0.1000.6",
+    "2026-11-23 10:00:00.13 Server      Dateiname: C:\\Programme\\Microsoft SQL Server",
+    "2026-11-23 10:00:01.00 spid51      Prüfung abgeschlossen: 0 Fehler, événement ✓",
+]
+
+
+def utf16_log(lines: list[str], bom: bool) -> bytes:
+    data = "".join(f"{line}\r\n" for line in lines).encode("utf-16-le")
+    return (codecs.BOM_UTF16_LE if bom else b"") + data
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+async def take(follower: Follower, n: int) -> list[str]:
+    out: list[str] = []
+    with anyio.fail_after(10):
+        while len(out) < n:
+            out.append((await follower.__anext__()).text)
+    return out
+
+
+# -- the decision ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("head", "expected"),
+    [
+        (codecs.BOM_UTF8 + "é\n".encode(), "utf-8-sig"),
+        (codecs.BOM_UTF16_LE + "é\r\n".encode("utf-16-le"), "utf-16"),
+        (codecs.BOM_UTF16_BE + "é\r\n".encode("utf-16-be"), "utf-16"),
+        (codecs.BOM_UTF32_LE + "é\n".encode("utf-32-le"), "utf-32"),
+        ("Spid 51 événement\r\n".encode("utf-16-le"), "utf-16-le"),
+        ("Spid 51 événement\r\n".encode("utf-16-be"), "utf-16-be"),
+        ("événement ✓\n".encode(), "utf-8"),
+        (b"plain ascii\n", "utf-8"),
+        ("événement, 50 €\n".encode("cp1252"), "cp1252"),
+        # A character cut by the end of what was read is not malformed UTF-8.
+        ("événement ✓".encode()[:-1], "utf-8"),
+    ],
+)
+def test_sniff_encoding(head: bytes, expected: str) -> None:
+    assert sniff_encoding(head, whole=False) == expected
+
+
+def test_only_the_first_64_kib_are_looked_at() -> None:
+    head = b"a" * SNIFF_BYTES + "é".encode("cp1252")
+    assert sniff_encoding(head, whole=True) == "utf-8"
+    assert sniff_encoding(head[1:], whole=True) == "cp1252"
+
+
+@given(
+    st.text(
+        alphabet=st.characters(min_codepoint=0x20, max_codepoint=0xFF, exclude_categories=("Cc",))
+    )
+)
+def test_latin_text_in_utf16_without_a_mark_is_told(text: str) -> None:
+    """Latin-1 text: every high byte zero."""
+    data = (text + "\r\n").encode("utf-16-le")
+    assert sniff_encoding(data, whole=True) == "utf-16-le"
+
+
+# -- follow() ----------------------------------------------------------------------------
+
+pytestmark = [pytest.mark.anyio]
+
+
+@pytest.mark.parametrize("bom", [True, False], ids=["BOM", "no BOM"])
+async def test_a_utf16le_log_rotated_and_restarted(tmp_path: Path, bom: bool) -> None:
+    log = tmp_path / "ERRORLOG"
+    log.write_bytes(utf16_log(EVENTS[:2], bom))
+    async with follow(log, start="beginning", encoding="auto", rotate_grace=0) as lines:
+        first = await lines.__anext__()
+        assert first.text == EVENTS[0]
+        assert first.offset == 0  # the byte-order mark is the first line's
+        assert first.file.encoding == ("utf-16" if bom else "utf-16-le")
+        assert await take(lines, 1) == EVENTS[1:2]
+        checkpoint = lines.checkpoint()
+    # Restart from the checkpoint: the decision comes back with it.
+    record = json.loads(checkpoint.to_json())
+    assert record["file"]["encoding"] == ("utf-16" if bom else "utf-16-le")
+    checkpoint = FollowCheckpoint.from_json(checkpoint.to_json())
+    append(log, utf16_log(EVENTS[2:], bom=False))
+    # Rotated (SQL Server cycles ERRORLOG to ERRORLOG.1): the new file is told again,
+    # and is UTF-8 this time.
+    log.rename(tmp_path / "ERRORLOG.1")
+    log.write_bytes("new file, UTF-8 ✓\n".encode())
+    async with follow(log, checkpoint=checkpoint, encoding="auto", until_eof=True) as lines:
+        rest = [line async for line in lines]
+    assert [line.text for line in rest] == [EVENTS[2], "new file, UTF-8 ✓"]
+    assert [line.file.encoding for line in rest] == [record["file"]["encoding"], "utf-8"]
+
+
+async def test_a_file_empty_at_first_is_told_by_its_first_bytes(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"")
+    async with follow(log, encoding="auto", poll_interval=0.01) as lines:
+        async with anyio.create_task_group() as group:
+            got: list[str] = []
+
+            async def read() -> None:
+                got.extend(await take(lines, 2))
+
+            group.start_soon(read)
+            await anyio.sleep(0.1)  # the follower has the empty file open and waits
+            append(log, utf16_log(EVENTS[:2], bom=False))
+        assert got == EVENTS[:2]
+        assert lines.checkpoint().file.encoding == "utf-16-le"
+
+
+async def test_utf8_and_cp1252(tmp_path: Path) -> None:
+    utf8, legacy = tmp_path / "a.log", tmp_path / "b.log"
+    utf8.write_bytes("événement ✓\r\n".encode())
+    legacy.write_bytes("événement, 50 €\r\n".encode("cp1252"))
+    for path, text in ((utf8, "événement ✓"), (legacy, "événement, 50 €")):
+        async with follow(path, start="beginning", encoding="auto", until_eof=True) as lines:
+            assert [line.text async for line in lines] == [text]
+
+
+async def test_the_checkpoints_decision_is_kept(tmp_path: Path) -> None:
+    """A restart reads the file as the checkpoint says it was read, not as told again."""
+    log = tmp_path / "app.log"
+    log.write_bytes(b"caf\xc3\xa9\n" * 2)  # UTF-8, or cp1252's "cafÃ©"
+    async with follow(log, start="beginning", encoding="auto") as lines:
+        assert await take(lines, 1) == ["café"]
+        told = lines.checkpoint()
+    assert told.file.encoding == "utf-8"
+    legacy = dataclasses.replace(told, file=dataclasses.replace(told.file, encoding="cp1252"))
+    async with follow(log, checkpoint=legacy, encoding="auto", until_eof=True) as lines:
+        assert [line.text async for line in lines] == ["cafÃ©"]
+
+
+def test_a_checkpoint_without_an_encoding_still_reads(tmp_path: Path) -> None:
+    plain = FollowCheckpoint.from_json(
+        '{"file": {"device": 1, "head_length": 0, "head_sha256": "'
+        + "0" * 64
+        + '", "inode": 2}, "mid_line": false, "offset": 0, "path": "/x", "version": 1}'
+    )
+    assert plain.file.encoding is None
+    assert "encoding" not in plain.to_json()
+    with pytest.raises(CheckpointError, match='"encoding" must be one of'):
+        FollowCheckpoint.from_json(
+            plain.to_json().replace('"inode"', '"encoding": "rot13", "inode"')
+        )
+
+
+async def test_follow_many_with_auto_for_one_pattern(tmp_path: Path) -> None:
+    (tmp_path / "app.log").write_bytes(b"")
+    (tmp_path / "ERRORLOG.txt").write_bytes(b"")
+    async with follow_many(
+        [tmp_path / "*.log", tmp_path / "*.txt"],
+        encodings={str(tmp_path / "*.txt"): "auto"},
+        start="beginning",
+    ) as lines:
+        append(tmp_path / "ERRORLOG.txt", utf16_log(EVENTS[:1], bom=True))
+        append(tmp_path / "app.log", "événement\n".encode())
+        got: list[tuple[str, str]] = []
+        with anyio.fail_after(10):
+            while len(got) < 2:
+                line = await lines.__anext__()
+                got.append((os.path.basename(line.path), line.text))
+    assert sorted(got) == [("ERRORLOG.txt", EVENTS[0]), ("app.log", "événement")]
+
+
+def test_tail_encoding_auto(tmp_path: Path) -> None:
+    log = tmp_path / "ERRORLOG"
+    log.write_bytes(utf16_log(EVENTS, bom=False))
+    result = subprocess.run(
+        [UTF8STREAM, "tail", "-n", "2", "--encoding", "auto", str(log)],
+        capture_output=True,
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
+    # Cut at "\n" only, as GNU tail: the CR stays, printed in UTF-8.
+    assert result.stdout == "".join(f"{e}\r\n" for e in EVENTS[1:]).encode()
+
+
+async def test_the_store_keeps_the_decision(tmp_path: Path) -> None:
+    log, db = tmp_path / "ERRORLOG.log", tmp_path / "tail.db"
+    log.write_bytes(utf16_log(EVENTS[:2], bom=False))
+    async with follow_many(
+        [tmp_path / "*.log"], store=db, encoding="auto", start="beginning"
+    ) as lines:
+        with anyio.fail_after(10):
+            assert (await lines.__anext__()).text == EVENTS[0]
+    with CheckpointStore(db) as store:
+        saved = store.load(str(log))
+    assert saved is not None and saved.file.encoding == "utf-16-le"
+    append(log, utf16_log(EVENTS[2:], bom=False))
+    async with follow_many([tmp_path / "*.log"], store=db, encoding="auto") as lines:
+        with anyio.fail_after(10):
+            assert [(await lines.__anext__()).text for _ in range(2)] == EVENTS[1:]

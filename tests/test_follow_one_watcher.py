@@ -1,0 +1,85 @@
+"""follow() keeps one Watcher for its life: waits neither make nor enter watchers.
+
+A single-file follower entered its watcher (a kernel notifier and its thread, a snapshot)
+at every wait; now the first wait enters one, a rotation re-targets it (the directory
+stays watched by the same notifier) and ``aclose`` closes it.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from utf8stream import follow
+from utf8stream.apps import _watch
+from utf8stream.apps import follow as follow_module
+from utf8stream.apps._watch import Watcher
+
+pytestmark = [pytest.mark.anyio]
+
+REAL_NOTIFIER = _watch._notifier_class()
+
+
+def append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[Watcher] = []
+    entered: list[Watcher] = []
+    notifiers: list[Any] = []
+
+    class CountingWatcher(Watcher):
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            made.append(self)
+            super().__init__(*args, **kwargs)
+
+        async def __aenter__(self) -> Watcher:
+            entered.append(self)
+            return await super().__aenter__()
+
+    class CountingNotifier:
+        def __init__(self, *args: Any) -> None:
+            assert REAL_NOTIFIER is not None
+            self.inner = REAL_NOTIFIER(*args)
+            self.closed = False
+            notifiers.append(self)
+
+        def watch(self, *args: Any) -> object:
+            return self.inner.watch(*args)
+
+        def close(self) -> None:
+            self.closed = True
+            self.inner.close()
+
+    monkeypatch.setattr(follow_module, "Watcher", CountingWatcher)
+    if REAL_NOTIFIER is not None:
+        monkeypatch.setattr(_watch, "_notifier_class", lambda: CountingNotifier)
+    log = tmp_path / "app.log"
+    log.write_bytes(b"0\n")
+    async with follow(log, start="beginning", poll_interval=0.01, rotate_grace=0.05) as lines:
+        assert (await lines.__anext__()).text == "0"
+        with anyio.fail_after(20):
+            for i in range(1, 11):
+                async with anyio.create_task_group() as group:
+
+                    async def write(i: int = i) -> None:
+                        await anyio.sleep(0.02)  # the follower is waiting by then
+                        append(log, b"%d\n" % i)
+
+                    group.start_soon(write)
+                    assert (await lines.__anext__()).text == str(i)
+            # Rotated: the old file is waited on for its grace, then the new one.
+            os.rename(log, tmp_path / "app.log.1")
+            log.write_bytes(b"new\n")
+            assert (await lines.__anext__()).text == "new"
+    assert len(made) == 1
+    assert len(entered) == 1
+    if REAL_NOTIFIER is not None:
+        [notifier] = notifiers  # the directory stayed under the same notifier
+        assert notifier.closed  # by aclose
