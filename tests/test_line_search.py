@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import codecs
 import os
+import subprocess
+import sys
 import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -358,3 +361,42 @@ def test_newline_bytes_after_an_odd_byte_at_the_end_end_no_line(
     engine = LineEngine(line_decoder(encoding), newline=newline)
     expected = [ByteLine(data.decode(encoding, "replace"), 0, len(data), False)]
     assert _run(engine, data, []) == expected == _reference(data, encoding, newline, "replace")
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le"])
+@pytest.mark.parametrize("policy", ["split", "truncate"])
+def test_tail_n_of_a_long_line_through_the_command(
+    tmp_path: Path, encoding: str, policy: str
+) -> None:
+    """The real command over a file whose next-to-last line is many reads long (a
+    newline cut by every block edge, CRLF kept as GNU tail keeps it)."""
+    unit = UNITS[encoding]
+    long = "x" * (3 << 20)
+    log = tmp_path / "app.log"
+    log.write_bytes(f"first\r\n{long}\r\nlast é".encode(encoding))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "utf8stream",
+            "tail",
+            "-n",
+            "2",
+            "--encoding",
+            encoding,
+            "--max-line-bytes",
+            "65536",
+            "--on-overlong",
+            policy,
+            str(log),
+        ],
+        capture_output=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    if policy == "split":  # the pieces are printed as they were
+        assert done.stdout == f"{long}\r\nlast é".encode()
+        assert done.stderr == b""
+    else:
+        assert done.stdout == f"{long[: 65536 // unit]}\nlast é".encode()
+        assert done.stderr.count(b"\n") == 1  # the notice of the line cut short
