@@ -156,10 +156,12 @@ def test_lines_against_unit_by_unit_reference(
     assert _run(engine, data, cuts) == _reference(data, encoding, newline, errors)
 
 
-@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-32-be", "cp1252"])
+@pytest.mark.parametrize("encoding", ["utf-8", "shift_jis", "utf-16-le", "utf-32-be", "cp1252"])
 @pytest.mark.parametrize("newline", [None, "\n", "\r\n"])
-def test_crlf_split_at_every_byte(encoding: str, newline: str | None) -> None:
-    text = "first\r\nsecond\r\n\r\nthird\rfourth\n" * 3
+@pytest.mark.parametrize(
+    "text", ["first\r\nsecond\r\n\r\nthird\rfourth\n" * 3, "one\r\ntwo\r\n\r\nthree"]
+)
+def test_crlf_split_at_every_byte(encoding: str, newline: str | None, text: str) -> None:
     data = text.encode(encoding)
     expected = _reference(data, encoding, newline, "replace")
     for cut in range(len(data) + 1):
@@ -167,6 +169,12 @@ def test_crlf_split_at_every_byte(encoding: str, newline: str | None) -> None:
         assert _run(engine, data, [cut]) == expected, cut
     engine = LineEngine(line_decoder(encoding), newline=newline)
     assert _run(engine, data, list(range(len(data)))) == expected
+    # Keeping the newlines, UTF-8 too is cut by the search in Python, not by the scanner.
+    for cuts in ([], [len(data) // 3], list(range(len(data)))):
+        engine = LineEngine(line_decoder(encoding), newline=newline, keepends=True)
+        kept = _run(engine, data, cuts)
+        assert [(r.offset, r.end) for r in kept] == [(r.offset, r.end) for r in expected]
+        assert [r.text for r in kept] == [data[r.offset : r.end].decode(encoding) for r in kept]
 
 
 @settings(max_examples=200, deadline=None)

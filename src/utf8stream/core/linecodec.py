@@ -987,6 +987,12 @@ def _universal_ends(
             out.append((lf_at, lf_at + 1))
             lf_at = find(lf, lf_at + 1)
         return out
+    if unit == 1 and buf.count(cr, start) == buf.count(lf, start) == buf.count(cr + lf, start):
+        # "\r\n" only (Windows): one search, as cheap as for "\n".
+        while cr_at >= 0:
+            out.append((cr_at, cr_at + 2))
+            cr_at = find(cr, cr_at + 2)
+        return out
     while lf_at >= 0 and lf_at % unit:
         lf_at = find(lf, lf_at + 1)
     while cr_at >= 0 and cr_at % unit:
