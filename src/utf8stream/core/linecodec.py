@@ -993,27 +993,28 @@ def _universal_ends(
             out.append((cr_at, cr_at + 2))
             cr_at = find(cr, cr_at + 2)
         return out
-    while lf_at >= 0 and lf_at % unit:
-        lf_at = find(lf, lf_at + 1)
     while cr_at >= 0 and cr_at % unit:
         cr_at = find(cr, cr_at + 1)
     size = len(buf)
     while lf_at >= 0 or cr_at >= 0:
-        if cr_at < 0 or 0 <= lf_at < cr_at:
-            at, after = lf_at, lf_at + unit
-        else:
-            at, after = cr_at, cr_at + unit
-            if lf_at == after:
-                after += unit
-            elif hold_cr and size < after + unit:
-                break  # the \r may be the first half of \r\n
-        out.append((at, after))
-        if 0 <= lf_at < after:
-            lf_at = find(lf, after)
-            while lf_at >= 0 and lf_at % unit:
+        # The "\n"s before the next "\r" (all of them when there is none), in a tight loop.
+        before = cr_at if cr_at >= 0 else size
+        while 0 <= lf_at < before:
+            if lf_at % unit:
                 lf_at = find(lf, lf_at + 1)
-        if 0 <= cr_at < after:
-            cr_at = find(cr, after)
-            while cr_at >= 0 and cr_at % unit:
-                cr_at = find(cr, cr_at + 1)
+                continue
+            out.append((lf_at, lf_at + unit))
+            lf_at = find(lf, lf_at + unit)
+        if cr_at < 0:
+            break
+        after = cr_at + unit
+        if lf_at == after:
+            after += unit
+            lf_at = find(lf, after)
+        elif hold_cr and size < after + unit:
+            break  # the \r may be the first half of \r\n
+        out.append((cr_at, after))
+        cr_at = find(cr, after)
+        while cr_at >= 0 and cr_at % unit:
+            cr_at = find(cr, cr_at + 1)
     return out
