@@ -408,3 +408,23 @@ def test_tail_n_of_a_long_line_through_the_command(
     else:
         assert done.stdout == f"{long[: 65536 // unit]}\nlast é".encode()
         assert done.stderr.count(b"\n") == 1  # the notice of the line cut short
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16", "utf-32-be"])
+def test_surrogateescape_is_refused_for_utf16_and_utf32(tmp_path: Path, encoding: str) -> None:
+    """A lone surrogate (00 D8) cannot be escaped byte by byte: refused up front with a
+    clear message, where the command died with a traceback at the first such unit."""
+    with pytest.raises(ValueError, match="surrogateescape"):
+        CodecLineDecoder(encoding, "surrogateescape")
+    log = tmp_path / "app.log"
+    log.write_bytes("a\n".encode("utf-16-le") + b"\x00\xd8\n\x00")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "utf8stream", "tail", "--encoding", encoding),
+            *("--errors", "surrogateescape", str(log)),
+        ],
+        capture_output=True,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (2, b"")
+    assert b"surrogateescape" in done.stderr and b"Traceback" not in done.stderr

@@ -17,7 +17,13 @@ Two implementations: ``Utf8LineDecoder`` (``Utf8Decoder``, whose scanner can cut
 decode the complete lines of a read in one pass: the fast path) and ``CodecLineDecoder``
 (any Python text codec whose newlines are self-delimiting: UTF-16/32 with code-unit
 alignment and byte-order-mark detection, single-byte and multi-byte legacy codecs).  A new
-encoding plugs in by implementing ``LineDecoder``.
+encoding plugs in by implementing ``LineDecoder``.  A decoder may also offer
+``decode_units(data)``: the text of whole lines when each code unit is one character
+(UTF-16/32 without surrogate pairs, single-byte codecs), else ``None``; the engine then
+cuts the decoded text and computes the offsets instead of searching the bytes line by
+line (``CodecLineDecoder`` does; it is what makes UTF-16 as fast to follow as UTF-8).
+Newlines are searched with ``bytes.find`` (memchr), never with a regular expression,
+and the unfinished line held between reads is not searched again.
 
 ``LineEngine`` owns everything else, once: the newline modes (``None`` = universal
 ``\\n``/``\\r\\n``/``\\r``, or a fixed newline string), ``max_line_bytes`` (a limit on a
@@ -283,6 +289,14 @@ class CodecLineDecoder:
         self.encoding = name
         self.errors = errors
         self.unit = _UNIT_CODECS.get(name, 1)
+        if errors == "surrogateescape" and self.unit > 1:
+            # Python's handler escapes only bytes from 0x80 on: a lone surrogate such as
+            # 00 D8 would raise UnicodeDecodeError in the middle of the stream.
+            raise ValueError(
+                f"errors='surrogateescape' cannot decode {name!r}: its malformed code units"
+                " hold bytes below 0x80, which it cannot escape (use replace or"
+                " backslashreplace)"
+            )
         self.prelude = {"utf_16": 2, "utf_32": 4, "utf_8_sig": 3}.get(name, 0)
         #: The codec with a fixed byte order, once known (for newlines and cuts).
         self._fixed = name if not self.prelude else ""
