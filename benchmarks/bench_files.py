@@ -28,6 +28,7 @@ the writer stopping (target: keeps up at 300 MB/s).
 from __future__ import annotations
 
 import argparse
+import filecmp
 import math
 import os
 import resource
@@ -86,27 +87,38 @@ class Side:
         return time.perf_counter() - start
 
 
-def _first_difference(a: bytes, b: bytes) -> int:
-    return next(
-        (k for k, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b))
-    )
+def _first_difference(a: Path, b: Path) -> int:
+    """The offset of the first byte where files ``a`` and ``b`` differ."""
+    offset = 0
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(1 << 20), fb.read(1 << 20)
+            if x != y:
+                return offset + next(
+                    (k for k, (p, q) in enumerate(zip(x, y, strict=False)) if p != q),
+                    min(len(x), len(y)),
+                )
+            if not x:
+                return offset
+            offset += len(x)
 
 
 def _check_same_output(sides: list[Side], outputs: Path) -> None:
     """Every side once; their outputs must be equal byte for byte, or nothing is timed."""
-    results = []
-    for k, side in enumerate(sides):
-        out = outputs / f"check-{k}"
-        side.run(out)
-        results.append(out.read_bytes())
-        out.unlink()
-    for side, result in zip(sides[1:], results[1:], strict=True):
-        if result != results[0]:
-            at = _first_difference(result, results[0])
-            raise SystemExit(
-                f"not timed: {side.label} wrote {len(result):,} bytes, {sides[0].label} "
-                f"{len(results[0]):,}; they differ first at byte {at:,}"
-            )
+    paths = [outputs / f"check-{k}" for k in range(len(sides))]
+    try:
+        for side, path in zip(sides, paths, strict=True):
+            side.run(path)
+        for side, path in zip(sides[1:], paths[1:], strict=True):
+            if not filecmp.cmp(path, paths[0], shallow=False):
+                raise SystemExit(
+                    f"not timed: {side.label} wrote {path.stat().st_size:,} bytes, "
+                    f"{sides[0].label} {paths[0].stat().st_size:,}; they differ first at "
+                    f"byte {_first_difference(path, paths[0]):,}"
+                )
+    finally:
+        for path in paths:
+            path.unlink(missing_ok=True)
 
 
 def bench_transcode(size_mib: int, repeat: int, work: Path) -> None:
