@@ -13,7 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import CodecLineDecoder, LineEngine, LineTooLong, line_decoder
@@ -313,6 +313,10 @@ def test_a_long_line_is_searched_once(
     count=st.integers(0, 8),
     block=st.sampled_from([4, 8, 12, 16, 64, 1 << 16]),
 )
+# A newline of two code units cut by a block edge (it was lost: a block dropped the
+# newlines that end past it, and the next one saw only "\n").
+@example(encoding="utf-32-le", newline="\r\n", text="\r\n", count=0, block=4)
+@example(encoding="utf-8", newline="\r\n", text="ab\r\nab", count=1, block=4)
 def test_start_of_the_last_lines(
     encoding: str, newline: str | None, text: str, count: int, block: int
 ) -> None:
@@ -349,7 +353,41 @@ def test_start_of_the_last_lines_of_a_long_line_reads_growing_blocks(
 
         monkeypatch.setattr(os, "pread", counted)
         assert _start_of_last_lines(f.fileno(), len(data), 1, engine) == 2
-    assert len(reads) < 12 and max(reads) <= (8 << 20) + 1
+    assert len(reads) < 12 and max(reads) <= (8 << 20) + 2
+
+
+@pytest.mark.parametrize("newline", [None, "\r\n"])
+def test_a_crlf_cut_by_the_first_block_edge_still_ends_a_line(newline: str | None) -> None:
+    # The last 64 KiB block starts between the "\r" and the "\n".
+    data = b"x\r\n" + b"a" * ((1 << 16) - 1)
+    engine = LineEngine(line_decoder("utf-8"), newline=newline)
+    with tempfile.TemporaryFile() as f:
+        f.write(data)
+        f.flush()
+        assert _start_of_last_lines(f.fileno(), len(data), 1, engine) == 3
+        assert _start_of_last_lines(f.fileno(), len(data), 0, engine) == 3
+        assert _start_of_last_lines(f.fileno(), len(data), 2, engine) == 0
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-be", "utf-16-le", "utf-32-le"])
+@pytest.mark.parametrize("policy", ["split", "truncate", "skip"])
+def test_a_held_cr_before_a_torn_code_unit_ends_its_line(encoding: str, policy: str) -> None:
+    """At the end, a \\r followed by half a code unit is a newline (no \\n can follow
+    it), and the torn unit a last line; the line before may be overlong."""
+    for content in ("", "ab", "abcdefgh"):
+        data = (content + "\r").encode(encoding) + b"\x00"
+        cr = len(data) - 1
+        engine = LineEngine(
+            line_decoder(encoding), max_line_bytes=4 * UNITS[encoding], on_overlong=policy
+        )
+        lines = _run(engine, data, [])
+        assert lines[-1] == ByteLine("\ufffd", cr, len(data), False)
+        if len(content) <= 4:
+            assert lines == _reference(data, encoding, None, "replace")
+        elif policy == "skip":
+            assert len(lines) == 1
+        else:  # the last piece, or the truncated line, ended by the \r
+            assert lines[-2].terminated and lines[-2].end == cr
 
 
 @pytest.mark.parametrize(

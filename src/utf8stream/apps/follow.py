@@ -498,10 +498,13 @@ def _start_of_last_lines(
     pos = size
     while pos > 0 and total <= count:
         start = max(0, pos - block) // unit * unit
-        # Read a little past ``pos`` so a newline cut by the block edge is seen whole.
-        data = os.pread(fd, pos - start + overlap, start)
-        # A newline that straddles ``pos`` belongs to the block on the right.
-        ends = [start + e for e in engine.line_ends(data) if start + e <= pos]
+        # A newline is the block's that holds its first byte.  Read a little on either
+        # side, so that one cut by an edge is seen whole, and so that the second half of
+        # a "\r\n" begun in the block before is not taken for a "\n" of its own.
+        lead = min(overlap, start)
+        data = os.pread(fd, lead + pos - start + overlap, start - lead)
+        first = start - lead
+        ends = [first + end for at, end in engine.newlines(data) if start <= first + at < pos]
         found.append(ends)
         total += len(ends)
         pos = start

@@ -586,6 +586,14 @@ class LineEngine:
         out: list[LineBatch | LineItem] = []
         if not self._started:
             self._start()
+        odd = len(self.partial) % self._unit
+        if odd and self.newline is None and self.partial.endswith(self._cr, 0, -odd):
+            # The held \r is followed by a torn code unit: it ended its line after all,
+            # and the torn unit is a last line of its own.
+            cut = len(self.partial) - odd
+            self._complete_line(self.partial[: cut - self._unit], self._cr, self.line_start, out)
+            self.line_start += cut
+            self.partial = self.partial[cut:]
         decoder = self.decoder
         partial = self.partial
         ending = b""
@@ -700,6 +708,11 @@ class LineEngine:
         """Offsets in ``data`` (which starts on a code unit) just past each newline; with
         universal newlines a ``\\r`` at the end counts as one."""
         return [after for _, after in self._line_ends(data, hold_cr=False)]
+
+    def newlines(self, data: bytes) -> list[tuple[int, int]]:
+        """``(start, end)`` of each newline in ``data`` (which starts on a code unit), as
+        ``line_ends`` finds them."""
+        return self._line_ends(data, hold_cr=False)
 
     # -- cutting -----------------------------------------------------------------------
 
