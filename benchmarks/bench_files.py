@@ -3,11 +3,14 @@
     .venv/bin/python benchmarks/bench_files.py [--size MiB] [--repeat N] [--follow-seconds S]
         [--only transcode|follow|follow-speed] [--follow-mib MiB] [--rates MB/s,...]
 
-Transcoding: the same file through `iconv` and `utf8stream transcode` (both as commands,
-so both pay their start-up), side by side: UTF-8 -> UTF-16LE of the mixed corpus, and
-UTF-8 -> UTF-8 repair of the corrupted corpus (iconv -c drops what it cannot convert;
-utf8stream replaces each malformed unit with U+FFFD).  Ratio = iconv time / our time
-(higher is better; targets: >= 0.7 with one worker, >= 1.2 with two).
+Transcoding: the same file through a peer and `utf8stream transcode` (all as commands, so
+all pay their start-up), doing the same work: UTF-8 -> UTF-16LE of the mixed corpus
+against iconv; the corrupted corpus repaired by dropping the malformed bytes (iconv -c,
+ours with --errors ignore) and repaired with U+FFFD (iconv cannot: the peer is CPython's
+incremental decoder with errors="replace" in a 64 KiB streaming loop).  Outputs go to a
+directory in RAM (/dev/shm; said loudly when there is none), are compared byte for byte
+before anything is timed, and the rounds are interleaved (peer, ours -j1, ours -j2).
+Ratio = peer time / our time, median of the rounds (higher is better).
 
 Following: a writer process appends log lines as fast as it can for a few seconds while
 `follow()` reads them (`async for`); it reports the writer's rate, how far behind the
@@ -25,15 +28,19 @@ the writer stopping (target: keeps up at 300 MB/s).
 from __future__ import annotations
 
 import argparse
+import filecmp
 import math
 import os
 import resource
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -45,54 +52,178 @@ from utf8stream import follow
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def timed(cmd: list[str], stdout: Path | None = None) -> float:
-    start = time.perf_counter()
-    if stdout is None:
-        subprocess.run(cmd, check=True)
-    else:
-        with open(stdout, "wb") as out:
-            # iconv -c exits 1 when it dropped something: that is expected here.
-            subprocess.run(cmd, stdout=out, check=False)
-    return time.perf_counter() - start
+#: The peer that repairs as we do: CPython's incremental UTF-8 decoder with
+#: errors="replace" (one U+FFFD per maximal subpart, as ours) over 64 KiB reads, the text
+#: encoded back and written as it goes.  iconv has no such mode (-c drops the bytes).
+PYTHON_REPAIR = """
+import codecs, sys
+decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+with open(sys.argv[1], "rb", buffering=0) as src, open(sys.argv[2], "wb") as dst:
+    while chunk := src.read(1 << 16):
+        dst.write(decode(chunk).encode("utf-8"))
+    dst.write(decode(b"", True).encode("utf-8"))
+"""
 
 
-def best(cmd: list[str], repeat: int, stdout: Path | None = None) -> float:
-    return min(timed(cmd, stdout) for _ in range(repeat))
+@dataclass
+class Side:
+    """One command of a comparison; ``stdout``: its output goes to stdout (iconv)."""
+
+    label: str
+    cmd: list[str]
+    stdout: bool = False
+
+    def run(self, out: Path) -> float:
+        """Run it once writing ``out``; the seconds it took."""
+        start = time.perf_counter()
+        if self.stdout:
+            with open(out, "wb") as f:
+                # iconv -c exits 1 when it dropped something: that is expected here.
+                done = subprocess.run(self.cmd, stdout=f, check=False)
+            if done.returncode not in (0, 1):
+                raise SystemExit(f"{self.label} failed: exit status {done.returncode}")
+        else:
+            subprocess.run([*self.cmd, str(out)], check=True)
+        return time.perf_counter() - start
+
+
+def _first_difference(a: Path, b: Path) -> int:
+    """The offset of the first byte where files ``a`` and ``b`` differ."""
+    offset = 0
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        while True:
+            x, y = fa.read(1 << 20), fb.read(1 << 20)
+            if x != y:
+                return offset + next(
+                    (k for k, (p, q) in enumerate(zip(x, y, strict=False)) if p != q),
+                    min(len(x), len(y)),
+                )
+            if not x:
+                return offset
+            offset += len(x)
+
+
+def _check_same_output(sides: list[Side], outputs: Path) -> None:
+    """Every side once; their outputs must be equal byte for byte, or nothing is timed."""
+    paths = [outputs / f"check-{k}" for k in range(len(sides))]
+    try:
+        for side, path in zip(sides, paths, strict=True):
+            side.run(path)
+        for side, path in zip(sides[1:], paths[1:], strict=True):
+            if not filecmp.cmp(path, paths[0], shallow=False):
+                raise SystemExit(
+                    f"not timed: {side.label} wrote {path.stat().st_size:,} bytes, "
+                    f"{sides[0].label} {paths[0].stat().st_size:,}; they differ first at "
+                    f"byte {_first_difference(path, paths[0]):,}"
+                )
+    finally:
+        for path in paths:
+            path.unlink(missing_ok=True)
 
 
 def bench_transcode(size_mib: int, repeat: int, work: Path) -> None:
+    """Transcoding, peer and ours doing the same work, outputs checked equal byte for
+    byte first, then timed in interleaved rounds (peer, ours -j1, ours -j2, again)."""
     iconv = shutil.which("iconv")
     corpora = build_corpora(8 * 1024 * 1024)
     files = {}
     for name in ("mixed", "corrupted"):
         path = work / f"{name}.txt"
         with open(path, "wb") as f:
-            for _ in range(size_mib // 8):
+            for _ in range(max(size_mib // 8, 1)):
                 f.write(corpora[name])
         files[name] = path
     ours = [sys.executable, "-m", "utf8stream", "transcode"]
-    cases = [
+    python_repair = [sys.executable, "-c", PYTHON_REPAIR]
+    # (label, input, the peer (None: not installed), our options): the same output.
+    cases: list[tuple[str, Path, Side | None, list[str]]] = [
         (
             "UTF-8 -> UTF-16LE, mixed",
             files["mixed"],
-            ["-f", "UTF-8", "-t", "UTF-16LE"],
+            Side("iconv", [iconv, "-f", "UTF-8", "-t", "UTF-16LE", str(files["mixed"])], True)
+            if iconv
+            else None,
             ["-t", "utf-16-le"],
         ),
         (
-            "UTF-8 -> UTF-8 repair, corrupted",
+            "repair, drop (iconv -c), corrupted",
             files["corrupted"],
-            ["-c", "-f", "UTF-8", "-t", "UTF-8"],
+            Side(
+                "iconv -c",
+                [iconv, "-c", "-f", "UTF-8", "-t", "UTF-8", str(files["corrupted"])],
+                True,
+            )
+            if iconv
+            else None,
+            ["-t", "utf-8", "--errors", "ignore"],
+        ),
+        (
+            "repair, U+FFFD (Python codecs), corrupted",
+            files["corrupted"],
+            Side("python codecs", [*python_repair, str(files["corrupted"])]),
             ["-t", "utf-8"],
         ),
     ]
-    print(f"transcoding {size_mib} MiB files, best of {repeat}")
-    print(f"{'case':34} {'iconv s':>8} {'ours -j1':>9} {'ratio':>6} {'ours -j2':>9} {'ratio':>6}")
-    for label, path, iconv_args, our_args in cases:
-        out = work / "out"
-        peer = best([iconv, *iconv_args, str(path)], repeat, stdout=out) if iconv else float("nan")
-        one = best([*ours, *our_args, str(path), str(out)], repeat)
-        two = best([*ours, *our_args, "-j", "2", str(path), str(out)], repeat)
-        print(f"{label:34} {peer:8.2f} {one:9.2f} {peer / one:6.2f} {two:9.2f} {peer / two:6.2f}")
+    with _output_dir(work) as (outputs, in_ram):
+        _compare_transcoders(size_mib, repeat, cases, ours, outputs, in_ram, iconv is not None)
+
+
+def _compare_transcoders(
+    size_mib: int,
+    repeat: int,
+    cases: list[tuple[str, Path, Side | None, list[str]]],
+    ours: list[str],
+    outputs: Path,
+    in_ram: bool,
+    with_iconv: bool,
+) -> None:
+    print(
+        f"transcoding {size_mib} MiB files; outputs written to {outputs}"
+        + ("" if in_ram else " (NOT in RAM: the times include writeback to disk)")
+        + f"; outputs checked equal byte for byte, then {repeat} interleaved rounds"
+        " (median and best); every side is a command and pays its start-up"
+    )
+    if not with_iconv:
+        print("iconv is not installed: its two cases are left out")
+    print(
+        f"{'case':42} {'peer s':>7} {'-j1 s':>7} {'ratio':>6} {'-j2 s':>7} {'ratio':>6}"
+        "   (ratio = peer / ours, median; best in brackets)"
+    )
+    for label, path, peer, our_args in cases:
+        if peer is None:
+            continue
+        sides = [
+            peer,
+            Side("ours -j1", [*ours, *our_args, str(path)]),
+            Side("ours -j2", [*ours, *our_args, "-j", "2", str(path)]),
+        ]
+        _check_same_output(sides, outputs)
+        times: list[list[float]] = [[] for _ in sides]
+        out = outputs / "out"
+        for _ in range(repeat):
+            for side, taken in zip(sides, times, strict=True):
+                taken.append(side.run(out))
+        out.unlink()
+        median = [statistics.median(t) for t in times]
+        best = [min(t) for t in times]
+        print(
+            f"{label:42} {median[0]:7.2f} {median[1]:7.2f} {median[0] / median[1]:6.2f} "
+            f"{median[2]:7.2f} {median[0] / median[2]:6.2f}   "
+            f"[{best[0]:.2f} {best[1]:.2f} {best[0] / best[1]:.2f} {best[2]:.2f} "
+            f"{best[0] / best[2]:.2f}]"
+        )
+
+
+@contextmanager
+def _output_dir(work: Path) -> Iterator[tuple[Path, bool]]:
+    """Where outputs go, and whether it is in RAM: a directory in /dev/shm when there
+    is one, so that the times are not those of the disk; else ``work``."""
+    shm = Path("/dev/shm")
+    if not (shm.is_dir() and os.access(shm, os.W_OK)):
+        yield work, False
+        return
+    with tempfile.TemporaryDirectory(prefix="bench-files-", dir=shm) as outputs:
+        yield Path(outputs), True
 
 
 WRITER = """

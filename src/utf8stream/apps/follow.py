@@ -600,28 +600,38 @@ def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
     return None
 
 
-def _start_of_last_lines(fd: int, size: int, count: int, engine: LineEngine) -> int:
+def _start_of_last_lines(
+    fd: int, size: int, count: int, engine: LineEngine, block: int = 1 << 16
+) -> int:
     """Offset where the last ``count`` lines start, as ``tail -n`` counts them.
 
     With ``count == 0``: the start of the unfinished last line (after the last newline),
-    so that it is delivered whole when it completes.  Newlines are the ``engine``'s.
+    so that it is delivered whole when it completes.  Newlines are the ``engine``'s,
+    found with ``bytes.find`` (memchr); ``block`` bytes are read first, and twice as
+    many each time after, up to 8 MiB, so a long line costs few reads.
     """
     unit = engine.decoder.unit
-    block = 1 << 16
     overlap = engine.newline_width - unit
-    ends: list[int] = []
+    found: list[list[int]] = []  # the line ends of each block read, the last block first
+    total = 0
     pos = size
-    while pos > 0 and len(ends) <= count:
+    while pos > 0 and total <= count:
         start = max(0, pos - block) // unit * unit
-        # Read a little past ``pos`` so a newline cut by the block edge is seen whole.
-        data = os.pread(fd, pos - start + overlap, start)
-        # A newline that straddles ``pos`` belongs to the block on the right.
-        ends = [start + e for e in engine.line_ends(data) if start + e <= pos] + ends
+        # A newline is the block's that holds its first byte.  Read a little on either
+        # side, so that one cut by an edge is seen whole, and so that the second half of
+        # a "\r\n" begun in the block before is not taken for a "\n" of its own.
+        lead = min(overlap, start)
+        data = os.pread(fd, lead + pos - start + overlap, start - lead)
+        first = start - lead
+        ends = [first + end for at, end in engine.newlines(data) if start <= first + at < pos]
+        found.append(ends)
+        total += len(ends)
         pos = start
+        block = min(block * 2, 1 << 23)
     if count == 0:
-        return ends[-1] if ends else 0
+        return next((ends[-1] for ends in found if ends), 0)
     # Like tail -n: an unfinished last line counts as a line.
-    starts = [0, *[e for e in ends if e < size]]
+    starts = [0, *[e for ends in reversed(found) for e in ends if e < size]]
     return starts[-count] if count <= len(starts) else 0
 
 

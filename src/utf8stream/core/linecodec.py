@@ -17,7 +17,13 @@ Two implementations: ``Utf8LineDecoder`` (``Utf8Decoder``, whose scanner can cut
 decode the complete lines of a read in one pass: the fast path) and ``CodecLineDecoder``
 (any Python text codec whose newlines are self-delimiting: UTF-16/32 with code-unit
 alignment and byte-order-mark detection, single-byte and multi-byte legacy codecs).  A new
-encoding plugs in by implementing ``LineDecoder``.
+encoding plugs in by implementing ``LineDecoder``.  A decoder may also offer
+``decode_units(data)``: the text of whole lines when each code unit is one character
+(UTF-16/32 without surrogate pairs, single-byte codecs), else ``None``; the engine then
+cuts the decoded text and computes the offsets instead of searching the bytes line by
+line (``CodecLineDecoder`` does; it is what makes UTF-16 as fast to follow as UTF-8).
+Newlines are searched with ``bytes.find`` (memchr), never with a regular expression,
+and the unfinished line held between reads is not searched again.
 
 ``LineEngine`` owns everything else, once: the newline modes (``None`` = universal
 ``\\n``/``\\r\\n``/``\\r``, or a fixed newline string), ``max_line_bytes`` (a limit on a
@@ -33,6 +39,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import accumulate
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
 from ._bytes import is_proper_prefix
@@ -210,6 +217,17 @@ def _holds_bytes(name: str) -> bool:
     return False
 
 
+#: Error policies under which a code unit decodes to at most one character.
+_ONE_CHAR_ERRORS = frozenset({"strict", "replace", "ignore"})
+
+
+@lru_cache(maxsize=64)
+def _one_char_bytes(name: str) -> bool:
+    """Whether every byte on its own decodes to exactly one character in ``name``
+    (an undefined one to one U+FFFD); with ``_holds_bytes`` false: a single-byte codec."""
+    return all(len(bytes([x]).decode(name, "replace")) == 1 for x in range(256))
+
+
 @lru_cache(maxsize=64)
 def _self_delimiting(name: str, newlines: bytes) -> bool:
     """Whether each byte of ``newlines`` is never part of a longer character in ``name``.
@@ -271,12 +289,21 @@ class CodecLineDecoder:
         self.encoding = name
         self.errors = errors
         self.unit = _UNIT_CODECS.get(name, 1)
+        if errors == "surrogateescape" and self.unit > 1:
+            # Python's handler escapes only bytes from 0x80 on: a lone surrogate such as
+            # 00 D8 would raise UnicodeDecodeError in the middle of the stream.
+            raise ValueError(
+                f"errors='surrogateescape' cannot decode {name!r}: its malformed code units"
+                " hold bytes below 0x80, which it cannot escape (use replace or"
+                " backslashreplace)"
+            )
         self.prelude = {"utf_16": 2, "utf_32": 4, "utf_8_sig": 3}.get(name, 0)
         #: The codec with a fixed byte order, once known (for newlines and cuts).
         self._fixed = name if not self.prelude else ""
         self._decoder = codecs.getincrementaldecoder(name)(errors)
         self._gap = False
         self._bom_left = 0  # byte-order-mark bytes still to drop
+        self._one_char_units = self._units_are_chars()
 
     def begin(self, head: bytes, resumed: bool = False) -> None:
         if not self.prelude:
@@ -298,6 +325,15 @@ class CodecLineDecoder:
         self._bom_left = 0 if resumed else len(mark)
         # Line by line, a decoder must not look for a mark again after each newline.
         self._decoder = codecs.getincrementaldecoder(self._fixed)(self.errors)
+        self._one_char_units = self._units_are_chars()
+
+    def _units_are_chars(self) -> bool:
+        """Whether ``decode_units`` can apply: the byte order is known, the error policy
+        gives a code unit at most one character, and for a one-byte unit the codec
+        decodes every byte on its own to one character (single-byte codecs)."""
+        if not self._fixed or self.errors not in _ONE_CHAR_ERRORS:
+            return False
+        return self.unit > 1 or (not _holds_bytes(self._fixed) and _one_char_bytes(self._fixed))
 
     def encode_newline(self, text: str) -> bytes:
         fixed = self._fixed
@@ -328,6 +364,26 @@ class CodecLineDecoder:
             self._gap = False
             text = "\ufffd" + text
         return text
+
+    def decode_units(self, data: bytes) -> str | None:
+        """The text of ``data`` (whole lines) if each of its code units decodes to exactly
+        one character, else ``None``; the decoder's state is unchanged either way (after
+        whole lines, ``decode`` would hold nothing back).
+
+        Then a line's byte offset is its character index times ``unit``: the line engine
+        cuts the text instead of searching the bytes line by line.  Under the policies
+        in ``_ONE_CHAR_ERRORS`` a code unit gives at most one character, so a text of
+        one character per unit proves it (no surrogate pair, nothing dropped).
+        """
+        if not self._one_char_units or self._gap or self._bom_left:
+            return None
+        if self._decoder.getstate()[0]:  # a character's first bytes are held
+            return None
+        try:
+            text = data.decode(self._fixed, self.errors)
+        except UnicodeDecodeError:
+            return None  # errors="strict": ``decode`` raises it where it belongs
+        return text if len(text) * self.unit == len(data) else None
 
     def decode_line(self, content: bytes, ending: bytes) -> str:
         # The newline is known text: only the content is decoded, to its end, so no
@@ -467,6 +523,14 @@ class LineEngine:
         one_byte = newline is None or (len(newline) == 1 and newline.isascii())
         if decoder.unit == 1 and one_byte and not self.keepends:
             self._sep = -1 if newline is None else ord(newline)
+        # A newline that cannot overlap itself: its last occurrence, found from the end,
+        # is one the search from the start finds (``_last_line_end``).
+        plain = newline is None or not any(
+            newline[:k] == newline[-k:] for k in range(1, len(newline))
+        )
+        self._units: Callable[[bytes], str | None] | None = (
+            getattr(decoder, "decode_units", None) if plain else None
+        )
         self._started = decoder.prelude == 0 or head is not None
         if head is not None:
             decoder.begin(head, resumed=offset > 0)
@@ -488,8 +552,6 @@ class LineEngine:
         if self.newline is None:
             self._cr = decoder.encode_newline(_CR)
             self._lf = decoder.encode_newline(_LF)
-            self._find = re.compile(re.escape(self._cr) + b"|" + re.escape(self._lf))
-            self._ascii_newlines = (self._cr, self._lf) == (b"\r", b"\n")
             self._endings = {self._cr: _CR, self._lf: _LF, self._cr + self._lf: _CR + _LF}
         else:
             self._nl = decoder.encode_newline(self.newline)
@@ -524,12 +586,23 @@ class LineEngine:
         out: list[LineBatch | LineItem] = []
         if not self._started:
             self._start()
+        odd = len(self.partial) % self._unit
+        if odd and self.newline is None and self.partial.endswith(self._cr, 0, -odd):
+            # The held \r is followed by a torn code unit: it ended its line after all,
+            # and the torn unit is a last line of its own.
+            cut = len(self.partial) - odd
+            self._complete_line(self.partial[: cut - self._unit], self._cr, self.line_start, out)
+            self.line_start += cut
+            self.partial = self.partial[cut:]
         decoder = self.decoder
         partial = self.partial
         ending = b""
-        if self.newline is None and partial.endswith(self._cr):
+        # A newline's bytes count only at a code unit (the line starts at one): after
+        # an odd byte of UTF-16 they are parts of two units.
+        aligned = len(partial) % self._unit == 0
+        if self.newline is None and aligned and partial.endswith(self._cr):
             ending = self._cr  # the held \r was a line end after all
-        elif self.newline is not None and partial.endswith(self._nl):
+        elif self.newline is not None and aligned and partial.endswith(self._nl):
             ending = self._nl
         ended = bool(ending)
         content = partial[: len(partial) - len(ending)]
@@ -636,6 +709,11 @@ class LineEngine:
         universal newlines a ``\\r`` at the end counts as one."""
         return [after for _, after in self._line_ends(data, hold_cr=False)]
 
+    def newlines(self, data: bytes) -> list[tuple[int, int]]:
+        """``(start, end)`` of each newline in ``data`` (which starts on a code unit), as
+        ``line_ends`` finds them."""
+        return self._line_ends(data, hold_cr=False)
+
     # -- cutting -----------------------------------------------------------------------
 
     def _start(self) -> None:
@@ -643,44 +721,14 @@ class LineEngine:
         self._started = True
         self._patterns()
 
-    def _line_ends(self, buf: bytes, hold_cr: bool = True) -> list[tuple[int, int]]:
-        """``(content end, next line start)`` for each complete line in ``buf``."""
-        unit = self._unit
-        out: list[tuple[int, int]] = []
+    def _line_ends(
+        self, buf: bytes, hold_cr: bool = True, start: int = 0
+    ) -> list[tuple[int, int]]:
+        """``(content end, next line start)`` for each complete line in ``buf``, looked
+        for from ``start`` on (a code-unit offset; the bytes before it hold none)."""
         if self.newline is None:
-            find = self._find.search
-            cr, lf = self._cr, self._lf
-            if self._ascii_newlines:
-                for m in _UNIVERSAL_BYTES.finditer(buf):
-                    out.append((m.start(), m.end()))
-            else:
-                pos = 0
-                while (found := find(buf, pos)) is not None:
-                    start = found.start()
-                    if start % unit:
-                        pos = start + 1
-                        continue
-                    after = start + unit
-                    if buf.startswith(cr, start):
-                        if buf.startswith(lf, after):
-                            after += unit
-                        elif hold_cr and len(buf) < after + unit:
-                            break  # the \r may be the first half of \r\n
-                    out.append((start, after))
-                    pos = after
-            if hold_cr and out and out[-1][1] == len(buf) and buf.endswith(cr):
-                out.pop()  # a \r at the end may be the first half of \r\n
-            return out
-        nl = self._nl
-        width = len(nl)
-        start = buf.find(nl)
-        while start >= 0:
-            if start % unit:
-                start = buf.find(nl, start + 1)
-                continue
-            out.append((start, start + width))
-            start = buf.find(nl, start + width)
-        return out
+            return _universal_ends(buf, self._cr, self._lf, self._unit, start, hold_cr)
+        return _fixed_ends(buf, self._nl, self._unit, start)
 
     def _newline_start(self, data: bytes) -> int:
         """How many bytes at the end of ``data`` may be the first part of a newline, or
@@ -715,12 +763,21 @@ class LineEngine:
             base = offsets[-1]
         else:
             buf = self.partial + data if self.partial else data
-        ends = self._line_ends(buf)
-        pos = self._take_block(buf, base, ends, out) if ends and not self.overlong else 0
+        # The held bytes were searched already: only their possible newline start is
+        # looked at again (a long line is not searched over and over).
+        scanned = 0
+        if base == self.line_start:  # ``buf`` starts with them
+            scanned = len(self.partial) - self._newline_start(self.partial)
+        pos = 0
+        if self._units is not None and not self.overlong:
+            pos = self._take_units(buf, base, scanned, out)
         if not pos:
-            for end, after in ends:
-                self._complete_line(buf[pos:end], buf[end:after], base + pos, out)
-                pos = after
+            ends = self._line_ends(buf, start=scanned)
+            pos = self._take_block(buf, base, ends, out) if ends and not self.overlong else 0
+            if not pos:
+                for end, after in ends:
+                    self._complete_line(buf[pos:end], buf[end:after], base + pos, out)
+                    pos = after
         rest = buf[pos:]
         self.line_start = base + pos
         # Bytes at the end that may be the start of a newline (a "\r" before a "\n" still
@@ -733,6 +790,62 @@ class LineEngine:
         elif body > self._max:
             rest = self._overlong_unfinished(rest, body, out)
         self.partial = rest
+
+    def _take_units(
+        self, buf: bytes, base: int, scanned: int, out: list[LineBatch | LineItem]
+    ) -> int:
+        """The complete lines of ``buf`` when each of their code units is one character
+        (``CodecLineDecoder.decode_units``: UTF-16/32 text without surrogate pairs,
+        single-byte codecs): one decode, one split of the text, and the offsets by
+        arithmetic; the bytes are searched only for the last newline.
+
+        Returns how many bytes were used; 0 when this does not apply (the decoder's
+        state is then untouched) and the lines need the byte-by-byte search.
+        """
+        assert self._units is not None
+        end = self._last_line_end(buf, scanned)
+        if not end or not self.decoder.text_split_exact(self.newline):
+            return 0
+        text = self._units(buf[:end])
+        if text is None:
+            return 0
+        newline = self.newline
+        if newline is None:
+            if _CR not in text:
+                newline = _LF
+            elif text.count(_CR) == text.count(_LF) == text.count(_CR + _LF):
+                newline = _CR + _LF
+            else:
+                return 0  # mixed newlines
+        contents = text.split(newline)
+        contents.pop()  # the empty remainder after the last newline
+        unit = self._unit
+        if max(map(len, contents)) * unit > self._max:
+            return 0
+        width = len(newline)
+        if self.each_offset:
+            offsets = list(accumulate([(len(c) + width) * unit for c in contents], initial=base))
+        else:
+            offsets = [base + end]
+        if self.keepends:
+            contents = [c + newline for c in contents]
+        out.append(LineBatch(contents, offsets))
+        self._splitting = False
+        return end
+
+    def _last_line_end(self, buf: bytes, start: int) -> int:
+        """Where the last complete line of ``buf`` ends (0: none), as ``_line_ends``
+        (looking from ``start`` on) would find it, with two searches from the end."""
+        unit = self._unit
+        size = len(buf) // unit * unit
+        if self.newline is None:
+            if buf.endswith(self._cr, 0, size):
+                size -= unit  # the \r may be the first half of \r\n
+            last_lf = _rfind_unit(buf, self._lf, start, size, unit)
+            at = max(last_lf, _rfind_unit(buf, self._cr, start, size, unit))
+            return at + unit if at >= 0 else 0
+        at = _rfind_unit(buf, self._nl, start, size, unit)
+        return at + len(self._nl) if at >= 0 else 0
 
     def _take_block(
         self, buf: bytes, base: int, ends: list[tuple[int, int]], out: list[LineBatch | LineItem]
@@ -763,7 +876,7 @@ class LineEngine:
                 contents = [line + newline for line in text.split(newline)]
                 contents.pop()
         elif newline is None:
-            contents = _UNIVERSAL_TEXT.split(text)
+            contents = text.split(_LF) if _CR not in text else _UNIVERSAL_TEXT.split(text)
             contents.pop()  # the empty remainder after the last newline
         else:
             contents = text.split(newline)
@@ -859,4 +972,76 @@ class LineEngine:
         return pos
 
 
-_UNIVERSAL_BYTES = re.compile(rb"\r\n|\r|\n")
+def _rfind_unit(buf: bytes, sub: bytes, start: int, end: int, unit: int) -> int:
+    """The last ``sub`` in ``buf[start:end]`` at a multiple of ``unit``, or -1."""
+    at = buf.rfind(sub, start, end)
+    while at > 0 and at % unit:
+        at = buf.rfind(sub, start, at + len(sub) - 1)
+    return at
+
+
+def _fixed_ends(buf: bytes, nl: bytes, unit: int, start: int) -> list[tuple[int, int]]:
+    """``LineEngine._line_ends`` for one newline: ``bytes.find`` is memchr-fast, where a
+    regular expression scans a long line at a few tens of MB/s."""
+    out: list[tuple[int, int]] = []
+    find = buf.find
+    width = len(nl)
+    at = find(nl, start)
+    while at >= 0:
+        if at % unit:
+            at = find(nl, at + 1)
+            continue
+        out.append((at, at + width))
+        at = find(nl, at + width)
+    return out
+
+
+def _universal_ends(
+    buf: bytes, cr: bytes, lf: bytes, unit: int, start: int, hold_cr: bool
+) -> list[tuple[int, int]]:
+    """``LineEngine._line_ends`` for universal newlines (``cr`` and ``lf`` are one code
+    unit each): ``\\r\\n``, ``\\r`` and ``\\n`` found with ``bytes.find``.
+
+    With ``hold_cr``, a ``\\r`` with no whole code unit after it ends no line yet: it may
+    be the first half of ``\\r\\n``.
+    """
+    out: list[tuple[int, int]] = []
+    find = buf.find
+    lf_at = find(lf, start)
+    cr_at = find(cr, start)
+    if unit == 1 and cr_at < 0:  # the common case: "\n" only
+        while lf_at >= 0:
+            out.append((lf_at, lf_at + 1))
+            lf_at = find(lf, lf_at + 1)
+        return out
+    if unit == 1 and buf.count(cr, start) == buf.count(lf, start) == buf.count(cr + lf, start):
+        # "\r\n" only (Windows): one search, as cheap as for "\n".
+        while cr_at >= 0:
+            out.append((cr_at, cr_at + 2))
+            cr_at = find(cr, cr_at + 2)
+        return out
+    while cr_at >= 0 and cr_at % unit:
+        cr_at = find(cr, cr_at + 1)
+    size = len(buf)
+    while lf_at >= 0 or cr_at >= 0:
+        # The "\n"s before the next "\r" (all of them when there is none), in a tight loop.
+        before = cr_at if cr_at >= 0 else size
+        while 0 <= lf_at < before:
+            if lf_at % unit:
+                lf_at = find(lf, lf_at + 1)
+                continue
+            out.append((lf_at, lf_at + unit))
+            lf_at = find(lf, lf_at + unit)
+        if cr_at < 0:
+            break
+        after = cr_at + unit
+        if lf_at == after:
+            after += unit
+            lf_at = find(lf, after)
+        elif hold_cr and size < after + unit:
+            break  # the \r may be the first half of \r\n
+        out.append((cr_at, after))
+        cr_at = find(cr, after)
+        while cr_at >= 0 and cr_at % unit:
+            cr_at = find(cr, cr_at + 1)
+    return out
