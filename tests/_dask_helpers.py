@@ -1,0 +1,84 @@
+"""Shared by the ``utf8stream.dask`` tests: file contents built to hit block edges, and
+the sequential reference (``LineReceiveStream`` over the whole file, one chunk)."""
+
+from __future__ import annotations
+
+import codecs
+import math
+
+import anyio
+from hypothesis import strategies as st
+
+from utf8stream import LineReceiveStream, LineTooLong
+
+#: Encodings, with the fixed-order codec their text is written in and the byte-order
+#: marks that may lead a file.
+ENCODINGS: dict[str, tuple[str, list[bytes]]] = {
+    "utf-8": ("utf-8", [b"", codecs.BOM_UTF8]),
+    "utf-8-sig": ("utf-8", [b"", codecs.BOM_UTF8]),
+    "utf-16": ("utf-16-le", [b"", codecs.BOM_UTF16_LE]),
+    "utf-16-le": ("utf-16-le", [b"", codecs.BOM_UTF16_LE]),
+    "utf-16-be": ("utf-16-be", [b"", codecs.BOM_UTF16_BE]),
+    "utf-32": ("utf-32-be", [codecs.BOM_UTF32_BE]),
+    "utf-32-le": ("utf-32-le", [b""]),
+    "utf-32-be": ("utf-32-be", [b""]),
+    "shift_jis": ("shift_jis", [b""]),
+}
+
+#: Text pieces: newlines of every kind, characters of 1 to 4 bytes, a BOM mid-file.
+_TEXT = ["a", "bc", "é", "€", "😀", "\r", "\n", "\r\n", "\ufeff", "x" * 20, "\u3042"]
+#: Raw bytes: malformed in every encoding tested, or truncated units.
+_RAW = [b"\xff", b"\xe2\x82", b"\x80", b"\x00", b"\xd8", b"\x00\xd8", b"\xed\xa0\x80", b"\x0a"]
+
+
+@st.composite
+def contents(draw: st.DrawFn, encoding: str) -> bytes:
+    """A file in ``encoding``: text pieces and malformed bytes, maybe a leading BOM."""
+    codec, boms = ENCODINGS[encoding]
+    out = [draw(st.sampled_from(boms))]
+    for _ in range(draw(st.integers(0, 24))):
+        if draw(st.integers(0, 4)) == 0:
+            out.append(draw(st.sampled_from(_RAW)))
+        else:
+            out.append(draw(st.sampled_from(_TEXT)).encode(codec, "replace"))
+    return b"".join(out)
+
+
+def line_options(encoding: str) -> st.SearchStrategy[dict[str, object]]:
+    utf8 = encoding == "utf-8"
+    return st.fixed_dictionaries(
+        {
+            "newline": st.sampled_from([None, "\n", "\r\n", "\r"]),
+            "keepends": st.booleans() if utf8 else st.just(False),
+            "max_line_bytes": st.sampled_from([None, 4, 9, 32, 1 << 20]),
+            "on_overlong": st.sampled_from(["split", "truncate", "skip", "raise"]),
+            "errors": st.sampled_from(["replace", "surrogateescape", "ignore"]),
+        }
+    )
+
+
+class Raised:
+    """The reference raised ``error`` (the lines before it are of no interest)."""
+
+    def __init__(self, error: Exception) -> None:
+        self.error = error
+
+
+def sequential(data: bytes, encoding: str, **options: object) -> list[str] | Raised:
+    """The lines ``LineReceiveStream`` reads from ``data``, or what it raised."""
+
+    async def run() -> list[str] | Raised:
+        send, receive = anyio.create_memory_object_stream[bytes](math.inf)
+        if data:
+            send.send_nowait(data)
+        send.close()
+        stream = LineReceiveStream(receive, encoding=encoding, **options)  # type: ignore[arg-type]
+        lines: list[str] = []
+        try:
+            async for line in stream:
+                lines.append(line)
+        except (LineTooLong, UnicodeDecodeError) as exc:
+            return Raised(exc)
+        return lines
+
+    return anyio.run(run)
