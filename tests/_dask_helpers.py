@@ -9,7 +9,7 @@ import math
 import anyio
 from hypothesis import strategies as st
 
-from utf8stream import LineReceiveStream, LineTooLong
+from utf8stream import LineReceiveStream, LineTooLong, Malformed, Utf8Decoder
 
 #: Encodings, with the fixed-order codec their text is written in and the byte-order
 #: marks that may lead a file.
@@ -82,3 +82,29 @@ def sequential(data: bytes, encoding: str, **options: object) -> list[str] | Rai
         return lines
 
     return anyio.run(run)
+
+
+# -- UTF-8 family files, for malformed units and transcoding --------------------------
+
+_PIECES = [b"a", b"\n", b"\r\n", "é".encode(), "😀".encode(), "€".encode(), b"\xff", b"\xe2\x82"]
+_PIECES += [b"\x80", b"\xed\xa0\x80", b"\xf0\x9f", b"\xc0\xaf", codecs.BOM_UTF8, b"\x00", b"z" * 9]
+
+utf8_contents = st.lists(st.sampled_from(_PIECES), max_size=30).map(b"".join)
+
+
+def whole_file_events(data: bytes, variant: str = "utf-8") -> tuple[list[Malformed], int]:
+    """The malformed units and the length of the text of a decoder of all of ``data``."""
+    events: list[Malformed] = []
+    decoder = Utf8Decoder("replace", on_malformed=events.append, variant=variant)
+    text = decoder.decode(data, final=True)
+    return events, len(text)
+
+
+@st.composite
+def transcodings(draw: st.DrawFn) -> dict[str, str]:
+    return {
+        "target": draw(st.sampled_from(["utf-8", "utf-16", "utf-16-be", "latin-1", "cesu-8"])),
+        "errors": draw(st.sampled_from(["replace", "ignore", "surrogateescape", "strict"])),
+        "bom": draw(st.sampled_from(["keep", "strip", "add"])),
+        "unmappable": draw(st.sampled_from(["strict", "replace", "translit"])),
+    }

@@ -1,0 +1,145 @@
+"""``utf8stream.dask``: malformed units, per-file summaries and transcoding, each equal to
+the sequential run (a whole-file ``Utf8Decoder``, ``transcode_file``) for every block size.
+These run on Dask's synchronous scheduler; test_dask_cluster.py runs them on processes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import dask
+import pytest
+from _dask_helpers import transcodings, utf8_contents, whole_file_events
+from _helpers import examples
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from utf8stream import (
+    SameFileError,
+    UnmappableCharacterError,
+    Utf8DecodeError,
+    transcode_file,
+)
+from utf8stream.dask import (
+    FileSummary,
+    MalformedRecord,
+    malformed,
+    transcode_files,
+    validate_files,
+)
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+_SETTINGS = settings(
+    max_examples=examples(150),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+@_SETTINGS
+@given(
+    data=utf8_contents,
+    blocksize=st.integers(1, 48),
+    variant=st.sampled_from(["utf-8", "cesu-8", "mutf-8", "wtf-8"]),
+)
+def test_malformed_and_summary_equal_the_whole_file_decoder(
+    tmp_path: Path, data: bytes, blocksize: int, variant: str
+) -> None:
+    path = tmp_path / "f.txt"
+    path.write_bytes(data)
+    events, characters = whole_file_events(data, variant)
+    with dask.config.set(scheduler="sync"):
+        records = malformed(str(path), variant=variant, blocksize=blocksize).compute()
+        (summary,) = validate_files(str(path), variant=variant, blocksize=blocksize)
+    assert records == [MalformedRecord(str(path), e.offset, e.kind.name, e.data) for e in events]
+    counts: dict[str, int] = {}
+    for e in events:
+        counts[e.kind.name] = counts.get(e.kind.name, 0) + 1
+    assert summary == FileSummary(str(path), len(data), characters, counts)
+    assert summary.valid is (not events)
+
+
+def test_malformed_offsets_are_absolute_with_the_file_name(tmp_path: Path) -> None:
+    first, second = tmp_path / "a.txt", tmp_path / "b.txt"
+    first.write_bytes(b"0123456789\nabc\xffdef\n")
+    second.write_bytes(b"ok\n" * 10 + b"\xe2\x82\n")
+    with dask.config.set(scheduler="sync"):
+        records = malformed(str(tmp_path / "*.txt"), blocksize=4).compute()
+    assert records == [
+        MalformedRecord(str(first), 14, "INVALID_BYTE", b"\xff"),
+        MalformedRecord(str(second), 30, "INCOMPLETE_SEQUENCE", b"\xe2\x82"),
+    ]
+
+
+# -- transcode_files ------------------------------------------------------------------------
+
+
+def _leftovers(folder: Path, *keep: str) -> list[str]:
+    return sorted(name for name in os.listdir(folder) if name not in keep)
+
+
+@_SETTINGS
+@given(data=utf8_contents, blocksize=st.integers(1, 48), options=transcodings())
+def test_transcode_files_equals_transcode_file(
+    tmp_path: Path, data: bytes, blocksize: int, options: dict[str, str]
+) -> None:
+    src, want, got = tmp_path / "in.txt", tmp_path / "want.out", tmp_path / "got.out"
+    for path in (want, got):
+        path.write_bytes(b"before")
+    src.write_bytes(data)
+    try:
+        expected = transcode_file(src, want, **options)
+    except (Utf8DecodeError, UnmappableCharacterError) as exc:
+        with dask.config.set(scheduler="sync"), pytest.raises(type(exc)) as raised:
+            transcode_files(str(src), str(got), blocksize=blocksize, **options)
+        assert raised.value.args == exc.args  # the same unit or character, at the same place
+        assert got.read_bytes() == b"before"
+        assert _leftovers(tmp_path, "in.txt", "want.out", "got.out") == []
+        return
+    with dask.config.set(scheduler="sync"):
+        (summary,) = transcode_files(str(src), str(got), blocksize=blocksize, **options)
+    assert got.read_bytes() == want.read_bytes()
+    assert summary.bytes_in == expected.bytes_in
+    assert summary.bytes_out == expected.bytes_out
+    assert summary.characters == expected.characters
+    assert dict(summary.malformed) == dict(expected.malformed)
+    assert summary.unmappable == expected.unmappable
+    assert _leftovers(tmp_path, "in.txt", "want.out", "got.out") == []
+
+
+def test_transcode_files_names_each_output(tmp_path: Path) -> None:
+    (tmp_path / "in").mkdir()
+    (tmp_path / "out").mkdir()
+    (tmp_path / "in" / "a.log").write_bytes("α\n".encode())
+    (tmp_path / "in" / "b.log").write_bytes(b"b\xff\n")
+    with dask.config.set(scheduler="sync"):
+        summaries = transcode_files(
+            str(tmp_path / "in" / "*.log"),
+            str(tmp_path / "out" / "{stem}.{index}.txt"),
+            target="utf-16-le",
+            blocksize=2,
+        )
+    assert [s.malformed_total for s in summaries] == [0, 1]
+    assert (tmp_path / "out" / "a.0.txt").read_bytes() == "α\n".encode("utf-16-le")
+    assert (tmp_path / "out" / "b.1.txt").read_bytes() == "b\ufffd\n".encode("utf-16-le")
+    with pytest.raises(ValueError, match="name each output"):
+        transcode_files(str(tmp_path / "in" / "*.log"), str(tmp_path / "out" / "one.txt"))
+
+
+def test_transcode_files_refuses_the_input_as_output(tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"data\n")
+    with pytest.raises(SameFileError):
+        transcode_files(str(src), str(src))
+    assert src.read_bytes() == b"data\n"
+
+
+def test_transcode_files_keeps_the_destination_mode(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_bytes(b"x\n" * 20)
+    dst.write_bytes(b"old")
+    dst.chmod(0o640)
+    with dask.config.set(scheduler="sync"):
+        transcode_files(str(src), str(dst), blocksize=8)
+    assert dst.read_bytes() == b"x\n" * 20
+    assert dst.stat().st_mode & 0o777 == 0o640
