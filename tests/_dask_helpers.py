@@ -10,6 +10,8 @@ import anyio
 from hypothesis import strategies as st
 
 from utf8stream import LineReceiveStream, LineTooLong, Malformed, Utf8Decoder
+from utf8stream.apps._linecol import LineColumnTracker
+from utf8stream.core.variants import get_variant
 
 #: Encodings, with the fixed-order codec their text is written in and the byte-order
 #: marks that may lead a file.
@@ -98,6 +100,17 @@ def whole_file_events(data: bytes, variant: str = "utf-8") -> tuple[list[Malform
     decoder = Utf8Decoder("replace", on_malformed=events.append, variant=variant)
     text = decoder.decode(data, final=True)
     return events, len(text)
+
+
+def whole_file_positions(data: bytes, variant: str = "utf-8") -> list[tuple[int, int]]:
+    """``utf8stream validate``'s line and column of each unit, read in one piece."""
+    events, _ = whole_file_events(data, variant)
+    tracker = LineColumnTracker(joins_pairs=get_variant(variant).join_pairs)
+    out = []
+    for event in events:
+        tracker.advance(data, 0, event.offset)
+        out.append(tracker.locate(event))
+    return out
 
 
 @st.composite

@@ -9,7 +9,12 @@ from pathlib import Path
 
 import dask
 import pytest
-from _dask_helpers import transcodings, utf8_contents, whole_file_events
+from _dask_helpers import (
+    transcodings,
+    utf8_contents,
+    whole_file_events,
+    whole_file_positions,
+)
 from _helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -57,6 +62,10 @@ def test_malformed_and_summary_equal_the_whole_file_decoder(
         counts[e.kind.name] = counts.get(e.kind.name, 0) + 1
     assert summary == FileSummary(str(path), len(data), characters, counts)
     assert summary.valid is (not events)
+    with dask.config.set(scheduler="sync"):
+        located = malformed(str(path), variant=variant, blocksize=blocksize, positions=True)
+        positions = [(r.line, r.column) for r in located.compute()]
+    assert positions == whole_file_positions(data, variant)
 
 
 def test_malformed_offsets_are_absolute_with_the_file_name(tmp_path: Path) -> None:
@@ -69,6 +78,9 @@ def test_malformed_offsets_are_absolute_with_the_file_name(tmp_path: Path) -> No
         MalformedRecord(str(first), 14, "INVALID_BYTE", b"\xff"),
         MalformedRecord(str(second), 30, "INCOMPLETE_SEQUENCE", b"\xe2\x82"),
     ]
+    with dask.config.set(scheduler="sync"):
+        located = malformed(str(tmp_path / "*.txt"), blocksize=4, positions=True).compute()
+    assert [(r.line, r.column) for r in located] == [(2, 4), (11, 1)]
 
 
 # -- transcode_files ------------------------------------------------------------------------

@@ -59,7 +59,8 @@ from ..core.decoder import Utf8Decoder
 from ..core.events import Malformed, MalformedKind, Utf8DecodeError
 from ..core.linecodec import LineBatch, LineDecoder, LineEngine, LineItem, line_decoder
 from ..core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, check_line_options
-from ..core.variants import VARIANTS
+from ..core.variants import VARIANTS, get_variant
+from ._linecol import LineColumnTracker
 from .files import (
     _SPLITTABLE,
     TranscodeSummary,
@@ -404,12 +405,15 @@ def read_text(
 
 class MalformedRecord(NamedTuple):
     """One malformed unit: the file, the absolute byte offset of its first byte, its
-    kind (a ``MalformedKind`` name) and its bytes."""
+    kind (a ``MalformedKind`` name) and its bytes; its line and column with
+    ``malformed(positions=True)``."""
 
     path: str
     offset: int
     kind: str
     data: bytes
+    line: int | None = None
+    column: int | None = None
 
 
 @dataclass(frozen=True)
@@ -467,35 +471,80 @@ def _check_variant(variant: str) -> str:
     return name
 
 
-def _decode_block(
-    file: _File, start: int, end: int, variant: str
-) -> tuple[list[Malformed], int, int]:
-    """Decode a block: its malformed units (absolute offsets), bytes and characters."""
+@dataclass(frozen=True)
+class _Decoded:
+    """A block, decoded: its malformed units, each with its line (1 = the block's first)
+    and column from the block's start; its bytes and characters; its newlines and the
+    characters after the last one (to carry positions into the next block)."""
+
+    events: list[tuple[Malformed, int, int]]
+    bytes: int
+    characters: int
+    newlines: int
+    tail: int
+
+
+def _decode_block(file: _File, start: int, end: int, variant: str) -> _Decoded:
+    """Decode a block of ``file`` with a decoder offset by its start (a task)."""
     events: list[Malformed] = []
+    located: list[tuple[Malformed, int, int]] = []
     with file.open() as f:
         span = _ascii_aligned(file, f, start, end)
         if span is None:
-            return events, 0, 0
+            return _Decoded(located, 0, 0, 0, 0)
         p, q = span
         decoder = Utf8Decoder(
             "replace", start_offset=p, on_malformed=events.append, variant=variant
         )
+        tracker = LineColumnTracker(joins_pairs=get_variant(variant).join_pairs, start=p)
         characters = 0
         f.seek(p)
         left = None if q < 0 else q - p
-        while left is None or left > 0:
+        while True:
             chunk = f.read(_CHUNK if left is None else min(_CHUNK, left))
-            if not chunk:
-                break
             if left is not None:
                 left -= len(chunk)
-            characters += len(decoder.decode(chunk))
-        characters += len(decoder.decode(b"", final=True))
-        return events, decoder.position - p, characters
+            offset = decoder.position
+            characters += len(decoder.decode(chunk, final=not chunk or left == 0))
+            for event in events:
+                tracker.advance(chunk, offset, event.offset)
+                located.append((event, *tracker.locate(event)))
+            events.clear()
+            tracker.advance(chunk, offset, offset + len(chunk))
+            if not chunk or left == 0:
+                break
+        return _Decoded(
+            located, decoder.position - p, characters, tracker.line - 1, tracker.chars_in_line
+        )
 
 
-def _records(result: tuple[list[Malformed], int, int], path: str) -> list[MalformedRecord]:
-    return [MalformedRecord(path, e.offset, e.kind.name, e.data) for e in result[0]]
+#: Where a block starts in its file: the line number, and the characters of that line
+#: before the block.
+_Position = tuple[int, int]
+
+
+def _after(position: _Position, block: _Decoded) -> _Position:
+    line, carried = position
+    if block.newlines:
+        return line + block.newlines, block.tail
+    return line, carried + block.tail
+
+
+def _records(block: _Decoded, path: str, position: _Position | None) -> list[MalformedRecord]:
+    if position is None:
+        return [MalformedRecord(path, e.offset, e.kind.name, e.data) for e, _, _ in block.events]
+    line, carried = position
+    return [
+        MalformedRecord(
+            path,
+            e.offset,
+            e.kind.name,
+            e.data,
+            line + row - 1,
+            column + (carried if row == 1 else 0),
+        )
+        for e, row, column in block.events
+    ]
 
 
 def _decoded_blocks(
@@ -523,26 +572,34 @@ def malformed(
     *,
     variant: str = "utf-8",
     blocksize: int | str | None = _DEFAULT_BLOCKSIZE,
+    positions: bool = False,
     storage_options: dict[str, Any] | None = None,
 ) -> dask.bag.Bag:
     """Every malformed unit of the files ``urlpath`` names, as a bag of
     ``MalformedRecord`` (path, absolute byte offset, kind, bytes), in file order: the
     units a ``Utf8Decoder`` of ``variant`` (the UTF-8 family) reports reading each file
-    whole."""
-    parts = [
-        _delayed(_records, pure=True)(block, file.path)
-        for file, blocks in _decoded_blocks(urlpath, variant, blocksize, storage_options)
-        for block in blocks
-    ]
+    whole.  ``positions``: each record also has the unit's 1-based line and column (in
+    characters, a malformed unit counting one), as ``utf8stream validate`` prints them;
+    a block's positions then wait for the counts of the blocks before it (a chain of
+    small tasks, while the blocks themselves are still decoded in parallel)."""
+    parts = []
+    for file, blocks in _decoded_blocks(urlpath, variant, blocksize, storage_options):
+        position: Any = (1, 0) if positions else None
+        for block in blocks:
+            parts.append(_delayed(_records, pure=True)(block, file.path, position))
+            if positions:
+                position = _delayed(_after, pure=True)(position, block)
     return cast(dask.bag.Bag, _from_delayed(parts))
 
 
-def _summary(path: str, results: list[tuple[list[Malformed], int, int]]) -> FileSummary:
+def _summary(path: str, blocks: list[_Decoded]) -> FileSummary:
     counts: dict[str, int] = {}
-    for events, _, _ in results:
-        for event in events:
+    for block in blocks:
+        for event, _, _ in block.events:
             counts[event.kind.name] = counts.get(event.kind.name, 0) + 1
-    return FileSummary(path, sum(r[1] for r in results), sum(r[2] for r in results), counts)
+    return FileSummary(
+        path, sum(b.bytes for b in blocks), sum(b.characters for b in blocks), counts
+    )
 
 
 def validate_files(
