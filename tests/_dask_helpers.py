@@ -4,9 +4,9 @@ the sequential reference (``LineReceiveStream`` over the whole file, one chunk).
 from __future__ import annotations
 
 import codecs
-import math
 
 import anyio
+from anyio.abc import ByteReceiveStream
 from hypothesis import strategies as st
 
 from utf8stream import LineReceiveStream, LineTooLong, Malformed, Utf8Decoder
@@ -66,15 +66,29 @@ class Raised:
         self.error = error
 
 
+class _ByteSource(ByteReceiveStream):
+    """``data`` as an anyio byte stream, in one chunk."""
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+
+    async def receive(self, max_bytes: int = 65536) -> bytes:
+        if not self._data:
+            raise anyio.EndOfStream
+        chunk, self._data = self._data[:max_bytes], self._data[max_bytes:]
+        return chunk
+
+    async def aclose(self) -> None:
+        self._data = b""
+
+
 def sequential(data: bytes, encoding: str, **options: object) -> list[str] | Raised:
-    """The lines ``LineReceiveStream`` reads from ``data``, or what it raised."""
+    """The lines ``LineReceiveStream`` reads from ``data`` (a byte stream), or what it
+    raised."""
 
     async def run() -> list[str] | Raised:
-        send, receive = anyio.create_memory_object_stream[bytes](math.inf)
-        if data:
-            send.send_nowait(data)
-        send.close()
-        stream = LineReceiveStream(receive, encoding=encoding, **options)  # type: ignore[arg-type]
+        source = _ByteSource(data)
+        stream = LineReceiveStream(source, encoding=encoding, **options)  # type: ignore[arg-type]
         lines: list[str] = []
         try:
             async for line in stream:

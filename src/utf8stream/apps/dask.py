@@ -40,6 +40,8 @@ from __future__ import annotations
 
 import codecs
 import itertools
+import os
+import re
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -101,10 +103,14 @@ _DEFAULT_BLOCKSIZE = "128 MiB"
 
 @dataclass(frozen=True)
 class _File:
-    """One input, as the client found it: what a task needs to open and cut it."""
+    """One input, as the client found it: what a task needs to open and cut it.
+
+    ``name``: how records and messages name it (the name the caller gave, for a name
+    that is not a pattern; with the URL's protocol, for a remote file)."""
 
     fs: AbstractFileSystem
     path: str
+    name: str
     compression: str | None
     size: int  # -1 for a compressed file (read whole, by one task)
     head: bytes  # its first bytes (decompressed): a byte-order mark tells the byte order
@@ -114,6 +120,24 @@ class _File:
         of = fsspec.core.OpenFile(self.fs, self.path, mode="rb", compression=self.compression)
         with of as f:
             yield cast(BinaryIO, f)
+
+
+#: What makes a name a pattern for fsspec's glob.
+_GLOB = re.compile(r"[*?\[]")
+
+
+def _is_local(fs: AbstractFileSystem) -> bool:
+    return isinstance(fs, fsspec.implementations.local.LocalFileSystem)
+
+
+def _names(urlpath: str | Sequence[str], fs: AbstractFileSystem, paths: list[str]) -> list[str]:
+    if isinstance(urlpath, str) and len(paths) == 1 and not _GLOB.search(urlpath):
+        return [urlpath]
+    if not _is_local(fs):
+        return [fs.unstrip_protocol(path) for path in paths]
+    patterns = [urlpath] if isinstance(urlpath, str) else list(urlpath)
+    relative = not any(os.path.isabs(p) or "://" in p for p in patterns)
+    return [os.path.relpath(path) if relative else path for path in paths]
 
 
 def _list_files(
@@ -126,13 +150,13 @@ def _list_files(
     if not paths:
         raise FileNotFoundError(f"no file matches {urlpath!r}")
     files = []
-    for path in paths:
+    for path, name in zip(paths, _names(urlpath, fs, paths), strict=True):
         compression = fsspec.utils.infer_compression(path)
         of = fsspec.core.OpenFile(fs, path, mode="rb", compression=compression)
         with of as f:
             head = f.read(4)
         size = -1 if compression else int(fs.size(path))
-        files.append(_File(fs, path, compression, size, head))
+        files.append(_File(fs, path, name, compression, size, head))
     return files
 
 
@@ -395,7 +419,7 @@ def read_text(
         for start, end in blocks:
             part = _delayed(_read_lines, pure=True)(file, start, end, options, newlines)
             if include_path:
-                part = _delayed(_with_path, pure=True)(part, file.path)
+                part = _delayed(_with_path, pure=True)(part, file.name)
             parts.append(part)
     return cast(dask.bag.Bag, _from_delayed(parts))
 
@@ -473,25 +497,30 @@ def _check_variant(variant: str) -> str:
 
 @dataclass(frozen=True)
 class _Decoded:
-    """A block, decoded: its malformed units, each with its line (1 = the block's first)
-    and column from the block's start; its bytes and characters; its newlines and the
-    characters after the last one (to carry positions into the next block)."""
+    """A block, decoded: its malformed units (the first ``limit`` of them), each with its
+    line (1 = the block's first) and column from the block's start, and their counts by
+    kind; its bytes and characters; its newlines and the characters after the last one
+    (to carry positions into the next block)."""
 
     events: list[tuple[Malformed, int, int]]
+    counts: dict[str, int]
     bytes: int
     characters: int
     newlines: int
     tail: int
 
 
-def _decode_block(file: _File, start: int, end: int, variant: str) -> _Decoded:
+def _decode_block(
+    file: _File, start: int, end: int, variant: str, limit: int | None = None
+) -> _Decoded:
     """Decode a block of ``file`` with a decoder offset by its start (a task)."""
     events: list[Malformed] = []
     located: list[tuple[Malformed, int, int]] = []
+    counts: dict[str, int] = {}
     with file.open() as f:
         span = _ascii_aligned(file, f, start, end)
         if span is None:
-            return _Decoded(located, 0, 0, 0, 0)
+            return _Decoded(located, counts, 0, 0, 0, 0)
         p, q = span
         decoder = Utf8Decoder(
             "replace", start_offset=p, on_malformed=events.append, variant=variant
@@ -507,14 +536,24 @@ def _decode_block(file: _File, start: int, end: int, variant: str) -> _Decoded:
             offset = decoder.position
             characters += len(decoder.decode(chunk, final=not chunk or left == 0))
             for event in events:
-                tracker.advance(chunk, offset, event.offset)
-                located.append((event, *tracker.locate(event)))
+                counts[event.kind.name] = counts.get(event.kind.name, 0) + 1
+                if limit is None or len(located) < limit:
+                    tracker.advance(chunk, offset, event.offset)
+                    located.append((event, *tracker.locate(event)))
+                elif event.kind is MalformedKind.UNEXPECTED_CONTINUATION:
+                    tracker.advance(chunk, offset, event.offset)
+                    tracker.locate(event)  # it counts as a character of its own
             events.clear()
             tracker.advance(chunk, offset, offset + len(chunk))
             if not chunk or left == 0:
                 break
         return _Decoded(
-            located, decoder.position - p, characters, tracker.line - 1, tracker.chars_in_line
+            located,
+            counts,
+            decoder.position - p,
+            characters,
+            tracker.line - 1,
+            tracker.chars_in_line,
         )
 
 
@@ -552,6 +591,7 @@ def _decoded_blocks(
     variant: str,
     blocksize: int | str | None,
     storage_options: dict[str, Any] | None,
+    limit: int | None = None,
 ) -> list[tuple[_File, list[Any]]]:
     size = _parse_blocksize(blocksize)
     name = _check_variant(variant)
@@ -559,7 +599,7 @@ def _decoded_blocks(
         (
             file,
             [
-                _delayed(_decode_block, pure=True)(file, start, end, name)
+                _delayed(_decode_block, pure=True)(file, start, end, name, limit)
                 for start, end in _blocks(file, size, 1)
             ],
         )
@@ -586,7 +626,7 @@ def malformed(
     for file, blocks in _decoded_blocks(urlpath, variant, blocksize, storage_options):
         position: Any = (1, 0) if positions else None
         for block in blocks:
-            parts.append(_delayed(_records, pure=True)(block, file.path, position))
+            parts.append(_delayed(_records, pure=True)(block, file.name, position))
             if positions:
                 position = _delayed(_after, pure=True)(position, block)
     return cast(dask.bag.Bag, _from_delayed(parts))
@@ -595,8 +635,8 @@ def malformed(
 def _summary(path: str, blocks: list[_Decoded]) -> FileSummary:
     counts: dict[str, int] = {}
     for block in blocks:
-        for event, _, _ in block.events:
-            counts[event.kind.name] = counts.get(event.kind.name, 0) + 1
+        for kind, n in block.counts.items():
+            counts[kind] = counts.get(kind, 0) + n
     return FileSummary(
         path, sum(b.bytes for b in blocks), sum(b.characters for b in blocks), counts
     )
@@ -612,10 +652,38 @@ def validate_files(
     """Validate the files ``urlpath`` names on the current Dask scheduler (a
     ``distributed.Client`` if one is active): a ``FileSummary`` per file, in order."""
     summaries = [
-        _delayed(_summary, pure=True)(file.path, blocks)
+        _delayed(_summary, pure=True)(file.name, blocks)
         for file, blocks in _decoded_blocks(urlpath, variant, blocksize, storage_options)
     ]
     return list(_compute(*summaries))
+
+
+def _report(
+    path: str, blocks: list[_Decoded], limit: int | None
+) -> tuple[FileSummary, list[MalformedRecord]]:
+    records: list[MalformedRecord] = []
+    position: _Position = (1, 0)
+    for block in blocks:
+        records += _records(block, path, position)
+        position = _after(position, block)
+    return _summary(path, blocks), records[:limit]
+
+
+def validation_reports(
+    urlpath: str | Sequence[str],
+    *,
+    variant: str = "utf-8",
+    blocksize: int | str | None = _DEFAULT_BLOCKSIZE,
+    storage_options: dict[str, Any] | None = None,
+    limit: int | None = None,
+) -> list[Any]:
+    """For ``utf8stream validate --dask``: a delayed ``(FileSummary, records)`` per file,
+    the records (with positions) of its first ``limit`` malformed units; built on the
+    client, so that a name that matches nothing fails here, on its own."""
+    return [
+        _delayed(_report, pure=True)(file.name, blocks, limit)
+        for file, blocks in _decoded_blocks(urlpath, variant, blocksize, storage_options, limit)
+    ]
 
 
 # -- transcoding ------------------------------------------------------------------------

@@ -7,9 +7,10 @@ import json
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from ...core.decoder import Utf8Decoder
-from ...core.events import DecoderStatistics, Malformed
+from ...core.events import DecoderStatistics, Malformed, MalformedKind
 from ...core.variants import VARIANTS, get_variant
 from .._linecol import LineColumnTracker
 from ..files import open_binary
@@ -18,11 +19,13 @@ from ._common import (
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
+    CommandError,
     chunks,
     positive_int,
     silence_stdout,
     warn,
 )
+from ._dask import add_dask_option, dask_scheduler
 
 
 class _LimitReached(Exception):
@@ -125,6 +128,8 @@ def _print_summary(name: str, report: _FileReport, as_json: bool) -> None:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    if args.dask is not None:
+        return _validate_on_dask(args)
     unreadable = invalid = False
     many = len(args.files) > 1
     try:
@@ -153,6 +158,54 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         silence_stdout()
         return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_BROKEN_PIPE
     return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
+
+
+def _validate_on_dask(args: argparse.Namespace) -> int:
+    """``--dask``: every file read in blocks on the cluster, then reported in order.
+
+    Each file is read whole (``-q`` and ``--max-errors`` limit what is printed, not what
+    is read); a name that matches nothing is reported and the others go on.
+    """
+    if "-" in args.files:
+        raise CommandError("--dask reads files or URLs, not the standard input")
+    from ..dask import validation_reports  # imports Dask: only for --dask
+
+    limit: int | None = 0 if args.quiet or args.summary else args.max_errors
+    reports: list[Any] = []
+    unreadable = False
+    with dask_scheduler(args.dask):
+        for name in args.files:
+            try:
+                reports += validation_reports(name, variant=args.variant, limit=limit)
+            except OSError as exc:
+                unreadable = True
+                _report_unreadable(name, name, exc, args)
+        results: list[tuple[Any, list[Any]]] = list(_compute(*reports))
+    many = len(results) > 1
+    invalid = False
+    for summary, records in results:
+        invalid = invalid or not summary.valid
+        if args.quiet:
+            continue
+        prefix = f"{summary.path}: " if many else ""
+        for record in records:
+            event = Malformed(record.offset, record.data, MalformedKind[record.kind])
+            where = (record.line, record.column)
+            sys.stdout.write(_format_unit(event, where, summary.path, prefix, args.json))
+        if args.summary:
+            report = _FileReport(counts=Counter(summary.malformed))
+            report.statistics = DecoderStatistics(
+                bytes_fed=summary.bytes, chars_out=summary.characters
+            )
+            _print_summary(summary.path, report, args.json)
+    sys.stdout.flush()
+    return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
+
+
+def _compute(*delayed: Any) -> Any:
+    import dask
+
+    return cast(Any, dask).compute(*delayed)
 
 
 def _report_unreadable(path: str, name: str, exc: OSError, args: argparse.Namespace) -> None:
@@ -201,4 +254,5 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         choices=list(VARIANTS),
         help="the UTF-8 flavour the input must follow (default: utf-8)",
     )
+    add_dask_option(validate)
     validate.set_defaults(run=_cmd_validate)
