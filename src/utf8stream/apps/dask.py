@@ -160,14 +160,18 @@ def _list_files(
     return files
 
 
-def _blocks(file: _File, blocksize: int | None, unit: int) -> list[tuple[int, int]]:
+def _blocks(
+    file: _File, blocksize: int | None, unit: int, prelude: int = 0
+) -> list[tuple[int, int]]:
     """``[start, end)`` of each block, starts at code-unit offsets (one for a compressed
-    file, or with no block size)."""
+    file, or with no block size); ``prelude``: the bytes the first block holds at least."""
     size = file.size
     if size < 0 or blocksize is None or size <= blocksize:
         return [(0, max(size, 0) if size >= 0 else -1)]
-    starts = sorted({k - k % unit for k in range(0, size, blocksize)})
-    return list(itertools.pairwise([*starts, size]))
+    # The first block holds at least the byte-order mark's bytes: the line engine cuts
+    # no line before it knows the byte order.
+    starts = sorted({max(k - k % unit, prelude) for k in range(blocksize, size, blocksize)})
+    return list(itertools.pairwise([0, *(s for s in starts if s < size), size]))
 
 
 def _parse_blocksize(blocksize: int | str | None) -> int | None:
@@ -225,8 +229,13 @@ class _Newlines:
             if before == self.lf:
                 return pos
             if before == self.cr:
+                if pos >= size:
+                    return pos
+                following = _read_at(f, pos, unit)
+                if len(following) < unit:
+                    return None  # a \r and a cut code unit end the file: one line's content
                 # A \r before a \n is not a line end: the line starts after the \n.
-                return pos if pos >= size or _read_at(f, pos, unit) != self.lf else pos + unit
+                return pos + unit if following == self.lf else pos
             return self._scan(f, pos, stop, size)
         width = len(self.nl)
         if pos >= width and _read_at(f, pos - width, width) == self.nl:
@@ -249,9 +258,14 @@ class _Newlines:
                 if base + j >= stop:
                     return None
                 after = j + width
-                if pattern is None and width == len(self.cr) and self.cr == buf[j : j + unit]:
-                    if after + unit > len(buf) and not at_end:
+                if pattern is None and self.cr == buf[j : j + unit]:
+                    rest = len(buf) - after
+                    if rest < unit and not at_end:
                         found = None  # is it \r\n? read on
+                    elif 0 < rest < unit:
+                        # A \r and a cut code unit end the file: the line engine keeps the
+                        # \r held as a possible \r\n, and it ends up in the content.
+                        return None
                     elif buf[after : after + unit] == self.lf:
                         after += unit
                 if found is not None:
@@ -358,14 +372,14 @@ def _read_lines(
             if left is not None:
                 left -= len(chunk)
             _texts(engine.feed(chunk), out)
-        # The engine of a stream that starts at its origin takes a last line of at most
-        # a byte-order mark's size with no text for the mark alone; only offset 0 of the
-        # file can hold one, so later blocks keep that line, as the sequential reader does.
-        held = engine.partial
-        bom_sized = p > 0 and engine.line_start == p and 0 < len(held) <= engine.decoder.prelude
-        before = len(out)
-        _texts(engine.finish(), out)
-        if bom_sized and len(out) == before:
+        # The engine drops a last line of at most a byte-order mark's size and no text
+        # at the start of its stream (a mark alone is no line).  That is only right at
+        # the very end of a file that starts there: a block that ends before the end
+        # (its last line cut at a newline here, not at the end) or starts later keeps it.
+        held = bool(engine.partial)
+        items = engine.finish()
+        _texts(items, out)
+        if held and not items and (p > 0 or q is not None):
             out.append("")
     return out
 
@@ -394,9 +408,11 @@ def read_text(
     ``encoding``, ``errors``, ``newline``, ``keepends``, ``max_line_bytes`` and
     ``on_overlong``), for every ``blocksize`` (bytes, or a string such as ``"64 MiB"``;
     ``None``: one partition per file).  A compressed file (by its extension) is one
-    partition.  ``include_path``: items are ``(line, path)``.  ``storage_options`` go to
-    the fsspec filesystem (credentials, endpoints).  Under ``on_overlong="raise"`` a
-    line longer than ``max_line_bytes`` raises ``LineTooLong`` from the computation.
+    partition.  ``include_path``: items are ``(line, name)``.  ``storage_options`` go to
+    the fsspec filesystem (credentials, endpoints).  Where the sequential reader raises
+    (``LineTooLong`` under ``on_overlong="raise"``, ``UnicodeDecodeError`` under
+    ``errors="strict"``), computing the bag raises too: the error of the first task to
+    fail, which need not be the first in the file.
 
     A task holds one block's lines, and of the line that crosses its end at most
     ``max_line_bytes`` bytes and a read chunk (unless ``max_line_bytes=None``).
@@ -410,7 +426,10 @@ def read_text(
     parts = []
     for file in _list_files(urlpath, storage_options):
         newlines = options.newlines(file.head)
-        blocks = _blocks(file, size, newlines.unit)
+        # A file shorter than a byte-order mark is one block: the line engine reads it as
+        # one last line, whatever newlines it holds, and so must every block size.
+        short = 0 <= file.size < probe.prelude
+        blocks = _blocks(file, None if short else size, newlines.unit, probe.prelude)
         if newlines.nl and len(blocks) > 1 and newlines.overlaps_itself():
             raise ValueError(
                 f"newline {newline!r} can overlap itself, so where a line starts depends on"

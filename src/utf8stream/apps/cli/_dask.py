@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import re
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from typing import Any, cast
@@ -11,6 +12,7 @@ from typing import Any, cast
 from ._common import CommandError
 
 _LOCAL = "local:"
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*?)b?")
 
 
 def dask_address(text: str) -> str:
@@ -26,6 +28,16 @@ def dask_address(text: str) -> str:
     return text
 
 
+def block_size(text: str) -> str:
+    """``--blocksize``: a positive number of bytes, with or without a unit."""
+    units = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
+    units |= {"ki": 2**10, "mi": 2**20, "gi": 2**30, "ti": 2**40}
+    match = _SIZE.fullmatch(text.strip().lower())
+    if match is None or match[2] not in units or float(match[1]) * units[match[2]] < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size (64MiB, 1GB, 4096)")
+    return text
+
+
 def add_dask_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dask",
@@ -34,6 +46,14 @@ def add_dask_option(parser: argparse.ArgumentParser) -> None:
         help="run on a Dask cluster: a scheduler address (tcp://host:8786), or local:N "
         "for N worker processes on this machine (needs utf8stream[dask]); inputs may "
         "then be fsspec URLs and globs (s3://bucket/logs/*.log), read in blocks",
+    )
+    parser.add_argument(
+        "--blocksize",
+        type=block_size,
+        default="128 MiB",
+        metavar="SIZE",
+        help="with --dask: the bytes of a block, one task each (default: 128 MiB; a number, "
+        "or with a unit: 64MiB, 1GB)",
     )
 
 
@@ -55,7 +75,9 @@ def dask_scheduler(address: str) -> Iterator[None]:
                         threads_per_worker=1,
                         processes=True,
                         dashboard_address=None,
-                        silence_logs=logging.ERROR,
+                        # Its workers report a failed task, or the shutdown, with tracebacks
+                        # of their own: the command reports errors itself, in one line.
+                        silence_logs=logging.CRITICAL,
                     )
                 )
             client = stack.enter_context(

@@ -176,7 +176,9 @@ def _validate_on_dask(args: argparse.Namespace) -> int:
     with dask_scheduler(args.dask):
         for name in args.files:
             try:
-                reports += validation_reports(name, variant=args.variant, limit=limit)
+                reports += validation_reports(
+                    name, variant=args.variant, blocksize=args.blocksize, limit=limit
+                )
             except OSError as exc:
                 unreadable = True
                 _report_unreadable(name, name, exc, args)
