@@ -186,3 +186,17 @@ def test_memory_filesystem(memory_root: str) -> None:
     bag = read_text(f"memory://{memory_root}/f.txt", encoding="utf-16", blocksize=3)
     with dask.config.set(scheduler="threads"):
         assert bag.compute() == sequential(data, "utf-16") == ["one", "two", "three", "é"]
+
+
+def test_utf8stream_and_its_command_line_do_not_import_dask() -> None:
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, utf8stream, utf8stream.apps.cli._main;"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    )
+    assert result.stdout == "[]\n"
