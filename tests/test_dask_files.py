@@ -155,3 +155,50 @@ def test_transcode_files_keeps_the_destination_mode(tmp_path: Path) -> None:
         transcode_files(str(src), str(dst), blocksize=8)
     assert dst.read_bytes() == b"x\n" * 20
     assert dst.stat().st_mode & 0o777 == 0o640
+
+
+def test_transcode_files_into_a_missing_folder_leaves_nothing(tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"x\n" * 20)
+    missing = tmp_path / "none" / "out.txt"
+    with dask.config.set(scheduler="sync"), pytest.raises(FileNotFoundError) as raised:
+        transcode_files(str(src), str(missing), blocksize=8)
+    assert raised.value.filename == str(missing)
+    assert _leftovers(tmp_path, "in.txt") == []
+
+
+def test_transcode_files_between_memory_filesystems() -> None:
+    # Not the local filesystem: the output is written beside the destination through
+    # fsspec and moved into place.  memory:// lives in one process: threads see it.
+    import fsspec
+
+    fs = fsspec.filesystem("memory")
+    data = "grüße\n".encode() * 10 + b"\xff\n"
+    fs.pipe("/dask-transcode/in/a.txt", data)
+    try:
+        with dask.config.set(scheduler="threads"):
+            (summary,) = transcode_files(
+                "memory:///dask-transcode/in/*.txt",
+                "memory:///dask-transcode/out/{stem}.utf16",
+                target="utf-16-le",
+                blocksize=10,
+            )
+        assert summary.pieces > 1 and summary.malformed_total == 1
+        expected = data.decode("utf-8", "replace").encode("utf-16-le")
+        assert fs.cat_file("/dask-transcode/out/a.utf16") == expected
+        assert fs.ls("/dask-transcode/out", detail=False) == ["/dask-transcode/out/a.utf16"]
+    finally:
+        fs.rm("/dask-transcode", recursive=True)
+
+
+def test_malformed_in_a_compressed_file_has_offsets_in_its_text(tmp_path: Path) -> None:
+    import gzip
+
+    path = tmp_path / "a.log.gz"
+    path.write_bytes(gzip.compress(b"ok\n" * 100 + b"\xc0\xaf\n"))
+    with dask.config.set(scheduler="sync"):
+        records = malformed(str(path), blocksize=16, positions=True).compute()
+    assert records == [
+        MalformedRecord(str(path), 300, "OVERLONG", b"\xc0", 101, 1),
+        MalformedRecord(str(path), 301, "UNEXPECTED_CONTINUATION", b"\xaf", 101, 2),
+    ]

@@ -728,7 +728,7 @@ class _Piece:
     characters: int = 0
     counts: dict[MalformedKind, int] = field(default_factory=dict)
     unmappable: int = 0
-    error: Utf8DecodeError | UnmappableCharacterError | None = None
+    error: Utf8DecodeError | UnmappableCharacterError | OSError | None = None
 
 
 def _stateless_target(target: str) -> bool:
@@ -748,30 +748,33 @@ def _transcode_block(
     out_fs: AbstractFileSystem,
     part: str,
 ) -> _Piece:
-    """Transcode a block into the part file ``part`` (a task)."""
-    with file.open() as f:
-        span = _ascii_aligned(file, f, start, end) if end >= 0 else (0, -1)
-        if span is None:
-            return _Piece(None)
-        p, q = span
-        counter = _Counter(None)
-        bom = options.bom if p == 0 else "keep"  # only the start of the stream is special
-        run = _Run(
-            options.source, options.target, options.errors, bom, options.unmappable, counter, p
-        )
-        f.seek(p)
-        try:
+    """Transcode a block into the part file ``part`` (a task).  Errors are returned, not
+    raised: the task that joins the parts removes them all, then raises the first."""
+    try:
+        with file.open() as f:
+            span = _ascii_aligned(file, f, start, end) if end >= 0 else (0, -1)
+            if span is None:
+                return _Piece(None)
+            p, q = span
+            counter = _Counter(None)
+            bom = options.bom if p == 0 else "keep"  # only the start of the stream is special
+            run = _Run(
+                options.source, options.target, options.errors, bom, options.unmappable, counter, p
+            )
+            f.seek(p)
             with out_fs.open(part, "wb") as out:
                 bytes_in, bytes_out = _transcode_stream(
                     f, out, run, _CHUNK, None if q < 0 else q - p, None
                 )
-        except Utf8DecodeError as exc:
-            error = Utf8DecodeError(
-                Malformed(exc.offset + p, exc.malformed.data, exc.kind), exc.partial
-            )
-            return _Piece(part, error=error)
-        except UnmappableCharacterError as exc:
-            return _Piece(part, characters=run.transcoder.characters, error=exc)
+    except Utf8DecodeError as exc:
+        error = Utf8DecodeError(
+            Malformed(exc.offset + p, exc.malformed.data, exc.kind), exc.partial
+        )
+        return _Piece(part, error=error)
+    except UnmappableCharacterError as exc:
+        return _Piece(part, characters=run.transcoder.characters, error=exc)
+    except OSError as exc:
+        return _Piece(part, error=exc)
     return _Piece(
         part,
         bytes_in,
@@ -799,6 +802,8 @@ def _assemble(
             if isinstance(piece.error, UnmappableCharacterError):
                 piece.error.index += characters  # its index was within the piece
                 raise piece.error
+            if isinstance(piece.error, OSError) and piece.error.filename in parts:
+                piece.error.filename = dst  # the caller named the output, not our part file
             if piece.error is not None:
                 raise piece.error
             characters += piece.characters
