@@ -101,7 +101,7 @@ def main() -> None:
                     n_workers=workers,
                     threads_per_worker=1,
                     processes=True,
-                    dashboard_address=None,
+                    dashboard_address=":0",
                     silence_logs=logging.ERROR,
                 ) as cluster,
                 Client(cluster),

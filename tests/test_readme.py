@@ -250,7 +250,7 @@ def run_dask(code: str, tmp_path: Path) -> None:
     (logs / "a.log").write_bytes(b"07:00 INFO ok\n07:01 ERROR caf\xe9\n")
     (logs / "b.log").write_bytes("07:02 ERROR 日本語\n".encode() * 3 + b"\xe2\x82")
     with LocalCluster(
-        n_workers=2, threads_per_worker=1, dashboard_address=None, silence_logs=logging.ERROR
+        n_workers=2, threads_per_worker=1, dashboard_address=":0", silence_logs=logging.ERROR
     ) as cluster:
         code = substitute(code, "tcp://scheduler:8786", cluster.scheduler_address)
         code = substitute(

@@ -88,7 +88,8 @@ __all__ = [
     "validate_files",
 ]
 
-# Dask's own annotations are partial: its entry points are used through ``Any``.
+# Dask's own annotations are partial: its entry points are used through ``Any``.  Tasks
+# are not pure (each call its own keys): a file may change between two calls.
 _delayed: Any = cast(Any, dask).delayed
 _compute: Any = cast(Any, dask).compute
 _from_delayed: Any = cast(Any, dask.bag).from_delayed
@@ -436,9 +437,9 @@ def read_text(
                 " everything before it: read such files with blocksize=None"
             )
         for start, end in blocks:
-            part = _delayed(_read_lines, pure=True)(file, start, end, options, newlines)
+            part = _delayed(_read_lines)(file, start, end, options, newlines)
             if include_path:
-                part = _delayed(_with_path, pure=True)(part, file.name)
+                part = _delayed(_with_path)(part, file.name)
             parts.append(part)
     return cast(dask.bag.Bag, _from_delayed(parts))
 
@@ -618,7 +619,7 @@ def _decoded_blocks(
         (
             file,
             [
-                _delayed(_decode_block, pure=True)(file, start, end, name, limit)
+                _delayed(_decode_block)(file, start, end, name, limit)
                 for start, end in _blocks(file, size, 1)
             ],
         )
@@ -645,9 +646,9 @@ def malformed(
     for file, blocks in _decoded_blocks(urlpath, variant, blocksize, storage_options):
         position: Any = (1, 0) if positions else None
         for block in blocks:
-            parts.append(_delayed(_records, pure=True)(block, file.name, position))
+            parts.append(_delayed(_records)(block, file.name, position))
             if positions:
-                position = _delayed(_after, pure=True)(position, block)
+                position = _delayed(_after)(position, block)
     return cast(dask.bag.Bag, _from_delayed(parts))
 
 
@@ -671,7 +672,7 @@ def validate_files(
     """Validate the files ``urlpath`` names on the current Dask scheduler (a
     ``distributed.Client`` if one is active): a ``FileSummary`` per file, in order."""
     summaries = [
-        _delayed(_summary, pure=True)(file.name, blocks)
+        _delayed(_summary)(file.name, blocks)
         for file, blocks in _decoded_blocks(urlpath, variant, blocksize, storage_options)
     ]
     return list(_compute(*summaries))
@@ -700,7 +701,7 @@ def validation_reports(
     the records (with positions) of its first ``limit`` malformed units; built on the
     client, so that a name that matches nothing fails here, on its own."""
     return [
-        _delayed(_report, pure=True)(file.name, blocks, limit)
+        _delayed(_report)(file.name, blocks, limit)
         for file, blocks in _decoded_blocks(urlpath, variant, blocksize, storage_options, limit)
     ]
 
@@ -901,8 +902,8 @@ def transcode_files(
         token = secrets.token_hex(4)
         parts = [f"{folder}/.{name}.{token}.part{k}.tmp" for k in range(len(blocks))]
         pieces = [
-            _delayed(_transcode_block, pure=False)(file, start, end, options, out_fs, part)
+            _delayed(_transcode_block)(file, start, end, options, out_fs, part)
             for (start, end), part in zip(blocks, parts, strict=True)
         ]
-        results.append(_delayed(_assemble, pure=False)(out_fs, out_path, parts, pieces))
+        results.append(_delayed(_assemble)(out_fs, out_path, parts, pieces))
     return list(_compute(*results))

@@ -74,7 +74,9 @@ def dask_scheduler(address: str) -> Iterator[None]:
                         n_workers=int(address[len(_LOCAL) :]),
                         threads_per_worker=1,
                         processes=True,
-                        dashboard_address=None,
+                        # The scheduler serves HTTP even without a dashboard: on a free
+                        # port, not 8787 (which may be taken: a warning on stderr).
+                        dashboard_address=":0",
                         # Its workers report a failed task, or the shutdown, with tracebacks
                         # of their own: the command reports errors itself, in one line.
                         silence_logs=logging.CRITICAL,
