@@ -227,6 +227,8 @@ def test_cli_dask_refusals_are_one_line(tmp_path: Path) -> None:
     assert nobody.stderr.count("\n") == 1
     bad = _cli("validate", "--dask", "local:0", "in.txt", cwd=tmp_path)
     assert bad.returncode == 2 and "positive number of worker processes" in bad.stderr
+    alone = _cli("transcode", "--blocksize", "1MiB", "in.txt", "out.txt", cwd=tmp_path)
+    assert (alone.returncode, alone.stderr) == (2, "utf8stream: --blocksize is for --dask\n")
 
 
 def test_cli_local_cluster(tmp_path: Path) -> None:

@@ -109,7 +109,7 @@ def test_transcode_files_equals_transcode_file(
         assert _leftovers(tmp_path, "in.txt", "want.out", "got.out") == []
         return
     with dask.config.set(scheduler="sync"):
-        (summary,) = transcode_files(str(src), str(got), blocksize=blocksize, **options)
+        (summary,) = transcode_files(str(src), str(got), blocksize=blocksize, **options).values()
     assert got.read_bytes() == want.read_bytes()
     assert summary.bytes_in == expected.bytes_in
     assert summary.bytes_out == expected.bytes_out
@@ -131,7 +131,10 @@ def test_transcode_files_names_each_output(tmp_path: Path) -> None:
             target="utf-16-le",
             blocksize=2,
         )
-    assert [s.malformed_total for s in summaries] == [0, 1]
+    assert {Path(name).name: s.malformed_total for name, s in summaries.items()} == {
+        "a.log": 0,
+        "b.log": 1,
+    }
     assert (tmp_path / "out" / "a.0.txt").read_bytes() == "α\n".encode("utf-16-le")
     assert (tmp_path / "out" / "b.1.txt").read_bytes() == "b\ufffd\n".encode("utf-16-le")
     with pytest.raises(ValueError, match="name each output"):
@@ -182,7 +185,7 @@ def test_transcode_files_between_memory_filesystems() -> None:
                 "memory:///dask-transcode/out/{stem}.utf16",
                 target="utf-16-le",
                 blocksize=10,
-            )
+            ).values()
         assert summary.pieces > 1 and summary.malformed_total == 1
         expected = data.decode("utf-8", "replace").encode("utf-16-le")
         assert fs.cat_file("/dask-transcode/out/a.utf16") == expected

@@ -869,9 +869,9 @@ def transcode_files(
     unmappable: str = "strict",
     blocksize: int | str | None = _DEFAULT_BLOCKSIZE,
     storage_options: dict[str, Any] | None = None,
-) -> list[TranscodeSummary]:
+) -> dict[str, TranscodeSummary]:
     """Transcode each file ``urlpath`` names into its own output, on the current Dask
-    scheduler; a ``TranscodeSummary`` per file, in order.
+    scheduler: a ``TranscodeSummary`` per input, by its name, in order.
 
     ``out_pattern`` names each output: ``{name}`` (the input's file name), ``{stem}``
     (without its last extension) and ``{index}`` are replaced, e.g.
@@ -906,4 +906,4 @@ def transcode_files(
             for (start, end), part in zip(blocks, parts, strict=True)
         ]
         results.append(_delayed(_assemble)(out_fs, out_path, parts, pieces))
-    return list(_compute(*results))
+    return dict(zip((file.name for file in files), _compute(*results), strict=True))

@@ -12,6 +12,8 @@ from typing import Any, cast
 from ._common import CommandError
 
 _LOCAL = "local:"
+#: ``--blocksize`` unless given (``utf8stream.dask``'s default).
+DEFAULT_BLOCKSIZE = "128 MiB"
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*([a-z]*?)b?")
 
 
@@ -50,7 +52,6 @@ def add_dask_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--blocksize",
         type=block_size,
-        default="128 MiB",
         metavar="SIZE",
         help="with --dask: the bytes of a block, one task each (default: 128 MiB; a number, "
         "or with a unit: 64MiB, 1GB)",

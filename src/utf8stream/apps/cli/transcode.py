@@ -37,7 +37,7 @@ from ._common import (
     warn,
     with_final,
 )
-from ._dask import add_dask_option, dask_scheduler
+from ._dask import DEFAULT_BLOCKSIZE, add_dask_option, dask_scheduler
 
 _SAFETY = (
     "An output file is written to a temporary file in its directory and renamed over OUT "
@@ -154,6 +154,8 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
     source = args.from_code.split("//")[0]
     if args.dask is not None:
         return _transcode_on_dask(args, output, source, target, policy)
+    if args.blocksize is not None:
+        raise CommandError("--blocksize is for --dask")
     bar = ProgressBar() if args.input != "-" and progress_wanted(output) else None
     try:
         with _file_errors(args.input, output):
@@ -204,14 +206,14 @@ def _transcode_on_dask(
                 errors=args.errors,
                 bom=args.bom,
                 unmappable=policy,
-                blocksize=args.blocksize,
+                blocksize=args.blocksize or DEFAULT_BLOCKSIZE,
             )
     except (Utf8DecodeError, UnmappableCharacterError) as exc:
         warn(str(exc), args.input)
         return EXIT_INVALID
     if args.verbose:
-        for summary in summaries:
-            warn(_summary_line(summary, policy))
+        for name, summary in summaries.items():
+            warn(_summary_line(summary, policy), name if len(summaries) > 1 else None)
     return EXIT_OK
 
 

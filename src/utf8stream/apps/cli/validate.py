@@ -25,7 +25,7 @@ from ._common import (
     silence_stdout,
     warn,
 )
-from ._dask import add_dask_option, dask_scheduler
+from ._dask import DEFAULT_BLOCKSIZE, add_dask_option, dask_scheduler
 
 
 class _LimitReached(Exception):
@@ -130,6 +130,8 @@ def _print_summary(name: str, report: _FileReport, as_json: bool) -> None:
 def _cmd_validate(args: argparse.Namespace) -> int:
     if args.dask is not None:
         return _validate_on_dask(args)
+    if args.blocksize is not None:
+        raise CommandError("--blocksize is for --dask")
     unreadable = invalid = False
     many = len(args.files) > 1
     try:
@@ -177,7 +179,10 @@ def _validate_on_dask(args: argparse.Namespace) -> int:
         for name in args.files:
             try:
                 reports += validation_reports(
-                    name, variant=args.variant, blocksize=args.blocksize, limit=limit
+                    name,
+                    variant=args.variant,
+                    blocksize=args.blocksize or DEFAULT_BLOCKSIZE,
+                    limit=limit,
                 )
             except OSError as exc:
                 unreadable = True
