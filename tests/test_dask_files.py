@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from unittest import mock
 
 import dask
 import pytest
@@ -19,6 +20,7 @@ from _helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import utf8stream.apps.dask as dask_module
 from utf8stream import (
     SameFileError,
     UnmappableCharacterError,
@@ -46,10 +48,16 @@ _SETTINGS = settings(
     data=utf8_contents,
     blocksize=st.integers(1, 48),
     variant=st.sampled_from(["utf-8", "cesu-8", "mutf-8", "wtf-8"]),
+    chunk=st.sampled_from([1 << 20, 1, 2, 5]),
 )
 def test_malformed_and_summary_equal_the_whole_file_decoder(
-    tmp_path: Path, data: bytes, blocksize: int, variant: str
+    tmp_path: Path, data: bytes, blocksize: int, variant: str, chunk: int
 ) -> None:
+    with mock.patch.object(dask_module, "_CHUNK", chunk):
+        _check_malformed(tmp_path, data, blocksize, variant)
+
+
+def _check_malformed(tmp_path: Path, data: bytes, blocksize: int, variant: str) -> None:
     path = tmp_path / "f.txt"
     path.write_bytes(data)
     events, characters = whole_file_events(data, variant)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import codecs
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import dask
 import pytest
@@ -19,6 +20,7 @@ from _helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import utf8stream.apps.dask as dask_module
 from utf8stream import LineTooLong
 from utf8stream.dask import read_text
 
@@ -56,12 +58,13 @@ def _cases(draw: st.DrawFn) -> tuple[str, bytes, int, dict[str, object]]:
 
 
 @_SETTINGS
-@given(case=_cases())
+@given(case=_cases(), chunk=st.sampled_from([1 << 20, 1, 2, 3, 5, 8]))
 def test_every_blocksize_gives_the_sequential_lines(
-    tmp_path: Path, case: tuple[str, bytes, int, dict[str, object]]
+    tmp_path: Path, case: tuple[str, bytes, int, dict[str, object]], chunk: int
 ) -> None:
     encoding, data, blocksize, options = case
-    with dask.config.set(scheduler="sync"):
+    # Tasks read (and look for line starts) in chunks: tiny ones cut newlines too.
+    with dask.config.set(scheduler="sync"), mock.patch.object(dask_module, "_CHUNK", chunk):
         _compare(tmp_path / "f.txt", data, encoding, blocksize, options)
 
 

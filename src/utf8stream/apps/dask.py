@@ -549,22 +549,28 @@ def _decode_block(
         characters = 0
         f.seek(p)
         left = None if q < 0 else q - p
+        # The bytes from where the tracker stands to the end of what was read: it only
+        # passes bytes whose units are reported (a CESU-8 decoder holds a high surrogate
+        # until it sees what follows), so that each unit is located where it starts.
+        window, window_offset = b"", p
         while True:
             chunk = f.read(_CHUNK if left is None else min(_CHUNK, left))
             if left is not None:
                 left -= len(chunk)
-            offset = decoder.position
+            window += chunk
             characters += len(decoder.decode(chunk, final=not chunk or left == 0))
             for event in events:
                 counts[event.kind.name] = counts.get(event.kind.name, 0) + 1
                 if limit is None or len(located) < limit:
-                    tracker.advance(chunk, offset, event.offset)
+                    tracker.advance(window, window_offset, event.offset)
                     located.append((event, *tracker.locate(event)))
                 elif event.kind is MalformedKind.UNEXPECTED_CONTINUATION:
-                    tracker.advance(chunk, offset, event.offset)
+                    tracker.advance(window, window_offset, event.offset)
                     tracker.locate(event)  # it counts as a character of its own
             events.clear()
-            tracker.advance(chunk, offset, offset + len(chunk))
+            settled = decoder.position - decoder.buffered
+            tracker.advance(window, window_offset, settled)
+            window, window_offset = window[settled - window_offset :], settled
             if not chunk or left == 0:
                 break
         return _Decoded(

@@ -61,9 +61,16 @@ def _validate_one(path: str, args: argparse.Namespace, prefix: str, report: _Fil
     name = "<stdin>" if path == "-" else path
     listing = not (args.summary or args.quiet)
 
+    # The bytes from where the tracker stands to the end of what was read: it only
+    # passes bytes whose units are reported (a CESU-8 decoder holds a high surrogate
+    # until it sees what follows, maybe in the next chunk), so that each unit is
+    # located where it starts.
+    window, window_offset = b"", 0
+
     def feed(chunk: bytes, final: bool) -> bool:
         """Decode and report one chunk; False once the limit is reached."""
-        offset = decoder.position
+        nonlocal window, window_offset
+        window += chunk
         try:
             decoder.decode(chunk, final)
         except _LimitReached:
@@ -72,10 +79,12 @@ def _validate_one(path: str, args: argparse.Namespace, prefix: str, report: _Fil
         for event in events:
             report.counts[event.kind.name] += 1
             if listing:
-                tracker.advance(chunk, offset, event.offset)
+                tracker.advance(window, window_offset, event.offset)
                 out.write(_format_unit(event, tracker.locate(event), name, prefix, args.json))
         events.clear()
-        tracker.advance(chunk, offset, offset + len(chunk))
+        settled = decoder.position - decoder.buffered
+        tracker.advance(window, window_offset, settled)
+        window, window_offset = window[settled - window_offset :], settled
         return report.stopped_at is None
 
     # Each chunk is decoded as soon as it is read (not held back to learn whether it is
