@@ -887,7 +887,8 @@ def transcode_files(
     beside the output, then joined in order; other sources, ``bom="detect"``, a target
     that writes a byte-order mark (``utf-16``) and compressed files are one block each.
     An output is written beside its destination and renamed into place only when its
-    file was transcoded without error; the part files are removed either way.
+    file was transcoded without error; the part files are removed either way (unless a
+    worker dies meanwhile).  ``storage_options`` serve the inputs and the outputs.
     """
     source_name, target_name = _canonical(source), _canonical(target)
     _check_options(source_name, target_name, errors, bom, unmappable)
