@@ -180,14 +180,16 @@ def test_transcode_files_into_a_missing_folder_leaves_nothing(tmp_path: Path) ->
 
 def test_transcode_files_between_memory_filesystems() -> None:
     # Not the local filesystem: the output is written beside the destination through
-    # fsspec and moved into place.  memory:// lives in one process: threads see it.
+    # fsspec and moved into place.  memory:// lives in one process (worker processes
+    # would each see an empty one), and every open of a file returns the same object,
+    # whose one position threads would share: the synchronous scheduler reads it.
     import fsspec
 
     fs = fsspec.filesystem("memory")
     data = "grüße\n".encode() * 10 + b"\xff\n"
     fs.pipe("/dask-transcode/in/a.txt", data)
     try:
-        with dask.config.set(scheduler="threads"):
+        with dask.config.set(scheduler="sync"):
             (summary,) = transcode_files(
                 "memory:///dask-transcode/in/*.txt",
                 "memory:///dask-transcode/out/{stem}.utf16",

@@ -179,15 +179,16 @@ def memory_root() -> Iterator[str]:
 
 
 def test_memory_filesystem(memory_root: str) -> None:
-    # memory:// lives in one process: worker processes would each see an empty one, so
-    # this runs on the threaded scheduler, whose tasks share the client's process.
+    # memory:// lives in one process: worker processes would each see an empty one.  And
+    # every open of a file returns the same object, whose one position the threaded
+    # scheduler's tasks would share: the synchronous scheduler reads it.
     import fsspec
 
     data = codecs.BOM_UTF16_LE + "one\r\ntwo\rthree\n\u00e9".encode("utf-16-le")
     with fsspec.open(f"memory://{memory_root}/f.txt", "wb") as f:
         f.write(data)
     bag = read_text(f"memory://{memory_root}/f.txt", encoding="utf-16", blocksize=3)
-    with dask.config.set(scheduler="threads"):
+    with dask.config.set(scheduler="sync"):
         assert bag.compute() == sequential(data, "utf-16") == ["one", "two", "three", "é"]
 
 
