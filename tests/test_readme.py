@@ -240,6 +240,31 @@ def run_lossy_channel(code: str, tmp_path: Path) -> None:
     assert out == ["Grüße aus Köl\ufffd — ok"]
 
 
+def run_dask(code: str, tmp_path: Path) -> None:
+    import logging
+
+    from distributed import LocalCluster
+
+    logs = tmp_path / "logs" / "2026-11"
+    logs.mkdir(parents=True)
+    (logs / "a.log").write_bytes(b"07:00 INFO ok\n07:01 ERROR caf\xe9\n")
+    (logs / "b.log").write_bytes("07:02 ERROR 日本語\n".encode() * 3 + b"\xe2\x82")
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, dashboard_address=":0", silence_logs=logging.ERROR
+    ) as cluster:
+        code = substitute(code, "tcp://scheduler:8786", cluster.scheduler_address)
+        code = substitute(
+            code, "s3://my-bucket/logs/2026-*/*.log", f"{tmp_path}/logs/2026-*/*.log"
+        )
+        code = substitute(code, '{"profile": "logs-reader"}', "{}")
+        out = run_block(code, tmp_path)
+    assert out == [
+        "4 errors",
+        f"{logs / 'a.log'} 29 2:16 INCOMPLETE_SEQUENCE b'\\xe9'",
+        f"{logs / 'b.log'} 66 4:1 TRUNCATED_AT_END b'\\xe2\\x82'",
+    ]
+
+
 RUNNERS: dict[str, Callable[[str, Path], None]] = {
     "Layout": run_new_encoding,
     "The decoder": run_decoder,
@@ -250,6 +275,7 @@ RUNNERS: dict[str, Callable[[str, Path], None]] = {
     "A large file": run_large_file,
     "A log tail": run_log_tail,
     "A lossy channel": run_lossy_channel,
+    "On a Dask cluster": run_dask,
 }
 
 

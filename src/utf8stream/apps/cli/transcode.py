@@ -37,6 +37,7 @@ from ._common import (
     warn,
     with_final,
 )
+from ._dask import DEFAULT_BLOCKSIZE, add_dask_option, dask_scheduler
 
 _SAFETY = (
     "An output file is written to a temporary file in its directory and renamed over OUT "
@@ -151,6 +152,10 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
     output = args.output or args.out or "-"
     target, policy = _target_and_policy(args.to_code, args.drop)
     source = args.from_code.split("//")[0]
+    if args.dask is not None:
+        return _transcode_on_dask(args, output, source, target, policy)
+    if args.blocksize is not None:
+        raise CommandError("--blocksize is for --dask")
     bar = ProgressBar() if args.input != "-" and progress_wanted(output) else None
     try:
         with _file_errors(args.input, output):
@@ -177,6 +182,38 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
             bar.close()
     if args.verbose:
         warn(_summary_line(summary, policy))
+    return EXIT_OK
+
+
+def _transcode_on_dask(
+    args: argparse.Namespace, output: str, source: str, target: str, policy: str
+) -> int:
+    """``--dask``: IN (files, a glob, fsspec URLs) transcoded in blocks on the cluster,
+    into OUT (a pattern with {name}, {stem} or {index} for several inputs)."""
+    if "-" in (args.input, output):
+        raise CommandError("--dask reads and writes files or URLs, not stdin or stdout")
+    if args.jobs > 1:
+        raise CommandError("--dask and -j are two ways to run in parallel: choose one")
+    from ..dask import transcode_files  # imports Dask: only for --dask
+
+    try:
+        with _file_errors(args.input, output), dask_scheduler(args.dask):
+            summaries = transcode_files(
+                args.input,
+                output,
+                source=source,
+                target=target,
+                errors=args.errors,
+                bom=args.bom,
+                unmappable=policy,
+                blocksize=args.blocksize or DEFAULT_BLOCKSIZE,
+            )
+    except (Utf8DecodeError, UnmappableCharacterError) as exc:
+        warn(str(exc), args.input)
+        return EXIT_INVALID
+    if args.verbose:
+        for name, summary in summaries.items():
+            warn(_summary_line(summary, policy), name if len(summaries) > 1 else None)
     return EXIT_OK
 
 
@@ -296,4 +333,5 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         action="store_true",
         help="print a summary on stderr: malformed input units by kind, unmappable characters",
     )
+    add_dask_option(transcode)
     transcode.set_defaults(run=_cmd_transcode)

@@ -4,76 +4,28 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from ...core.decoder import Utf8Decoder
 from ...core.events import DecoderStatistics, Malformed, MalformedKind
 from ...core.variants import VARIANTS, get_variant
+from .._linecol import LineColumnTracker
 from ..files import open_binary
 from ._common import (
     EXIT_BROKEN_PIPE,
     EXIT_INVALID,
     EXIT_OK,
     EXIT_USAGE,
+    CommandError,
     chunks,
     positive_int,
     silence_stdout,
     warn,
 )
-
-_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
-#: A surrogate pair written as two three-byte halves: one character in CESU-8 and MUTF-8.
-_SURROGATE_PAIR = re.compile(rb"\xed[\xa0-\xaf][\x80-\xbf]\xed[\xb0-\xbf][\x80-\xbf]")
-
-
-class LineColumnTracker:
-    """Turns absolute byte offsets into 1-based ``line:column`` (column in characters).
-
-    Fed the raw bytes in order; never holds more than counters.  A malformed unit counts
-    as one character, like the U+FFFD that replaces it: every character and every unit
-    starts with a byte that is not a continuation byte, except an unexpected
-    continuation byte, which the caller reports with ``note_unit``.
-    """
-
-    def __init__(self, *, joins_pairs: bool = False) -> None:
-        self.line = 1
-        self._chars_in_line = 0
-        self._pos = 0
-        # For variants where a six-byte surrogate pair is one character: the last bytes
-        # of the line so far, where a pair that ends in the next segment may begin.
-        self._joins_pairs = joins_pairs
-        self._carry = b""
-
-    def advance(self, data: bytes, data_offset: int, to: int) -> None:
-        """Count the bytes of ``data`` (starting at ``data_offset``) up to offset ``to``."""
-        if to <= self._pos:
-            return
-        segment = data[self._pos - data_offset : to - data_offset]
-        newlines = segment.count(b"\n")
-        if newlines:
-            self.line += newlines
-            segment = segment[segment.rfind(b"\n") + 1 :]
-            self._chars_in_line = 0
-            self._carry = b""
-        self._chars_in_line += len(segment.translate(None, _CONTINUATION_BYTES))
-        if self._joins_pairs:
-            # Pairs cannot overlap and are six bytes long: every pair found here ends in
-            # ``segment``, so none is counted twice.
-            window = self._carry + segment
-            self._chars_in_line -= len(_SURROGATE_PAIR.findall(window))
-            self._carry = window[-5:]
-        self._pos = to
-
-    def locate(self, event: Malformed) -> tuple[int, int]:
-        """Line and column of ``event``; call after ``advance`` up to its offset."""
-        # A unit that began in the previous chunk has its lead byte counted already.
-        column = self._chars_in_line + (event.offset >= self._pos)
-        if event.kind is MalformedKind.UNEXPECTED_CONTINUATION:
-            self._chars_in_line += 1
-        return self.line, column
+from ._dask import DEFAULT_BLOCKSIZE, add_dask_option, dask_scheduler
 
 
 class _LimitReached(Exception):
@@ -109,9 +61,16 @@ def _validate_one(path: str, args: argparse.Namespace, prefix: str, report: _Fil
     name = "<stdin>" if path == "-" else path
     listing = not (args.summary or args.quiet)
 
+    # The bytes from where the tracker stands to the end of what was read: it only
+    # passes bytes whose units are reported (a CESU-8 decoder holds a high surrogate
+    # until it sees what follows, maybe in the next chunk), so that each unit is
+    # located where it starts.
+    window, window_offset = b"", 0
+
     def feed(chunk: bytes, final: bool) -> bool:
         """Decode and report one chunk; False once the limit is reached."""
-        offset = decoder.position
+        nonlocal window, window_offset
+        window += chunk
         try:
             decoder.decode(chunk, final)
         except _LimitReached:
@@ -120,10 +79,12 @@ def _validate_one(path: str, args: argparse.Namespace, prefix: str, report: _Fil
         for event in events:
             report.counts[event.kind.name] += 1
             if listing:
-                tracker.advance(chunk, offset, event.offset)
+                tracker.advance(window, window_offset, event.offset)
                 out.write(_format_unit(event, tracker.locate(event), name, prefix, args.json))
         events.clear()
-        tracker.advance(chunk, offset, offset + len(chunk))
+        settled = decoder.position - decoder.buffered
+        tracker.advance(window, window_offset, settled)
+        window, window_offset = window[settled - window_offset :], settled
         return report.stopped_at is None
 
     # Each chunk is decoded as soon as it is read (not held back to learn whether it is
@@ -176,6 +137,10 @@ def _print_summary(name: str, report: _FileReport, as_json: bool) -> None:
 
 
 def _cmd_validate(args: argparse.Namespace) -> int:
+    if args.dask is not None:
+        return _validate_on_dask(args)
+    if args.blocksize is not None:
+        raise CommandError("--blocksize is for --dask")
     unreadable = invalid = False
     many = len(args.files) > 1
     try:
@@ -204,6 +169,59 @@ def _cmd_validate(args: argparse.Namespace) -> int:
         silence_stdout()
         return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_BROKEN_PIPE
     return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
+
+
+def _validate_on_dask(args: argparse.Namespace) -> int:
+    """``--dask``: every file read in blocks on the cluster, then reported in order.
+
+    Each file is read whole (``-q`` and ``--max-errors`` limit what is printed, not what
+    is read); a name that matches nothing is reported and the others go on.
+    """
+    if "-" in args.files:
+        raise CommandError("--dask reads files or URLs, not the standard input")
+    from ..dask import validation_reports  # imports Dask: only for --dask
+
+    limit: int | None = 0 if args.quiet or args.summary else args.max_errors
+    reports: list[Any] = []
+    unreadable = False
+    with dask_scheduler(args.dask):
+        for name in args.files:
+            try:
+                reports += validation_reports(
+                    name,
+                    variant=args.variant,
+                    blocksize=args.blocksize or DEFAULT_BLOCKSIZE,
+                    limit=limit,
+                )
+            except OSError as exc:
+                unreadable = True
+                _report_unreadable(name, name, exc, args)
+        results: list[tuple[Any, list[Any]]] = list(_compute(*reports))
+    many = len(results) > 1
+    invalid = False
+    for summary, records in results:
+        invalid = invalid or not summary.valid
+        if args.quiet:
+            continue
+        prefix = f"{summary.path}: " if many else ""
+        for record in records:
+            event = Malformed(record.offset, record.data, MalformedKind[record.kind])
+            where = (record.line, record.column)
+            sys.stdout.write(_format_unit(event, where, summary.path, prefix, args.json))
+        if args.summary:
+            report = _FileReport(counts=Counter(summary.malformed))
+            report.statistics = DecoderStatistics(
+                bytes_fed=summary.bytes, chars_out=summary.characters
+            )
+            _print_summary(summary.path, report, args.json)
+    sys.stdout.flush()
+    return EXIT_USAGE if unreadable else EXIT_INVALID if invalid else EXIT_OK
+
+
+def _compute(*delayed: Any) -> Any:
+    import dask
+
+    return cast(Any, dask).compute(*delayed)
 
 
 def _report_unreadable(path: str, name: str, exc: OSError, args: argparse.Namespace) -> None:
@@ -252,4 +270,5 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         choices=list(VARIANTS),
         help="the UTF-8 flavour the input must follow (default: utf-8)",
     )
+    add_dask_option(validate)
     validate.set_defaults(run=_cmd_validate)
