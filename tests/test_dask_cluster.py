@@ -95,7 +95,7 @@ def test_overlong_line_error_crosses_the_process_boundary(
     path = tmp_path / "f.txt"
     path.write_bytes(b"ok\n" + "é".encode() * 20 + b"\n")
     with pytest.raises(LineTooLong) as raised:
-        read_text(str(path), blocksize=4, max_line_bytes=8).compute()
+        read_text(str(path), blocksize=4, max_line_bytes=8, on_overlong="raise").compute()
     assert raised.value.partial == "éééé"
 
 

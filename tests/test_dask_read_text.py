@@ -86,9 +86,9 @@ def test_every_blocksize_gives_the_sequential_lines(
         (codecs.BOM_UTF16_BE + "a\nb\r\nc".encode("utf-16-be"), "utf-16", 2, ["a", "b", "c"]),
         # The last line is a lone \r in a block of its own: an empty line, as sequentially.
         ("a\n\r".encode("utf-16-le"), "utf-16-le", 4, ["a", ""]),
-        # A \r then a cut code unit at the end: the engine keeps the \r in the content.
-        ("a\r".encode("utf-32-be") + b"\xff", "utf-32-be", 1, ["a\r\ufffd"]),
-        ("a\r".encode("utf-32-be") + b"\xff", "utf-32-be", 4, ["a\r\ufffd"]),
+        # A \r then a cut code unit at the end: the \r ends its line, the cut unit is one.
+        ("a\r".encode("utf-32-be") + b"\xff", "utf-32-be", 1, ["a", "\ufffd"]),
+        ("a\r".encode("utf-32-be") + b"\xff", "utf-32-be", 4, ["a", "\ufffd"]),
         # An empty line ended by \r where the block ends, in the byte-order mark's place.
         (b"\r\x00\xe2\x82", "utf-16", 1, ["", "\u82e2"]),
         (b"\n\n\n\n", "utf-8-sig", 1, ["", "", "", ""]),
@@ -109,7 +109,7 @@ def test_block_edges(
 def test_overlong_line_raises_from_the_computation(tmp_path: Path) -> None:
     path = tmp_path / "f.txt"
     path.write_bytes(b"ok\n" + b"x" * 40 + b"\nok\n")
-    bag = read_text(str(path), blocksize=8, max_line_bytes=16)
+    bag = read_text(str(path), blocksize=8, max_line_bytes=16, on_overlong="raise")
     with dask.config.set(scheduler="sync"), pytest.raises(LineTooLong):
         bag.compute()
     split = read_text(str(path), blocksize=8, max_line_bytes=16, on_overlong="split")
@@ -160,6 +160,8 @@ def test_bad_options_fail_on_the_client(tmp_path: Path) -> None:
         read_text(str(path), encoding="utf-16", keepends=True)
     with pytest.raises(ValueError, match="blocksize"):
         read_text(str(path), blocksize=0)
+    with pytest.raises(ValueError, match="cannot escape"):
+        read_text(str(path), encoding="utf-16-le", errors="surrogateescape")
     with pytest.raises(FileNotFoundError):
         read_text(str(tmp_path / "none-*.txt"))
 

@@ -787,7 +787,7 @@ def _transcode_block(
         bytes_in,
         bytes_out,
         run.transcoder.characters,
-        dict(counter.counts),
+        run.counts(),
         run.unmappable,
     )
 
