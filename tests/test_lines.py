@@ -381,6 +381,27 @@ async def test_object_stream_of_bytes_is_decoded() -> None:
 
 
 @pytest.mark.anyio
+@pytest.mark.parametrize("policy", ["split", "truncate", "skip"])
+@pytest.mark.parametrize(
+    "pieces",
+    [[b"\xff\xff\xff\n", b"ab"], [b"\xff", b"\xff\xffab\ncd"], [b"\xf0\x9f\x98", b"ab\n"]],
+)
+async def test_object_stream_of_bytes_counts_source_bytes_as_a_byte_stream_does(
+    pieces: list[bytes], policy: str
+) -> None:
+    """The limit counts source bytes (a malformed byte is one) from the first item on: a
+    first chunk decoded to text first would count each U+FFFD as three."""
+    send, receive = anyio.create_memory_object_stream[bytes](10)
+    for piece in pieces:
+        send.send_nowait(piece)
+    send.close()
+    options = {"max_line_bytes": 4, "on_overlong": policy}
+    from_objects = await collect(LineReceiveStream(receive, **options))  # type: ignore[arg-type]
+    from_bytes = await collect(LineReceiveStream(ChunkStream(pieces), **options))  # type: ignore[arg-type]
+    assert from_objects == from_bytes
+
+
+@pytest.mark.anyio
 async def test_line_stream_over_a_text_stream_reports_its_decoder() -> None:
     text = Utf8ReceiveStream(ChunkStream([b"a\xff\n", b"b"]))
     stream = LineReceiveStream(text)

@@ -618,10 +618,12 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         if isinstance(item, str):
             self.text_stream = source
             return item
+        # Bytes: the item goes back, and from there the bytes go to the line splitter as a
+        # byte source's do, so the limit counts source bytes (a malformed byte is one).
         self.text_stream = self._direct = Utf8ReceiveStream(
             _Pushback(source, item), errors=self._errors
         )
-        return await self.text_stream.receive()
+        return ""
 
     @property
     def decoder(self) -> Utf8Decoder | None:
