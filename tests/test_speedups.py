@@ -11,6 +11,8 @@ import codecs
 import gc
 import random
 import re
+import sys
+import tracemalloc
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -517,27 +519,115 @@ def test_runs_of_two_and_three_byte_characters_with_intruders_at_every_alignment
                 assert parts is not None and parts[0] == expected.split("\n")
 
 
-def test_a_large_chunk_does_not_leave_a_large_scratch_array() -> None:
+def same_str(got: str, expected: str) -> bool:
+    """Equal, and stored alike: str equality compares kinds, not the ASCII flag, and a
+    string wider than its characters would be non-canonical (the C code picks the kind
+    before it decodes)."""
+    return (
+        got == expected
+        and got.isascii() == expected.isascii()
+        and sys.getsizeof(got) == sys.getsizeof(expected)
+    )
+
+
+_FOUR_BYTE_INTRUDERS = [
+    *(c.encode() for c in ["a", "\n", "é", "€", "\uffff", "\U00010000", "\U0010ffff", "😀"]),
+    b"\xf0\x9f\x98", b"\xf0\x9f", b"\xf0", b"\xf4\x8f\xbf", b"\xf3\xbf",
+    b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf", b"\xf0\x90\x80\x80", b"\xf4\x90\x80\x80",
+    b"\xf4\x8f\xbf\xbf", b"\xf5\x80\x80\x80", b"\xf7\xbf\xbf\xbf", b"\xf8\x88\x80\x80",
+    b"\xff", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xc0\x80", b"\xe0\x80\x80", b"\x80",
+    b"\xbf\xbf\xbf", b"\xf0\x9f\x98\x80\x80",
+]  # fmt: skip
+
+
+def test_runs_of_four_byte_characters_with_intruders_at_every_alignment() -> None:
+    """The C loop takes a run of four-byte characters one 32-bit load at a time (one
+    mask for the lead and continuation bits, one range check for F0's overlong forms
+    and F4 90.. up); what breaks a run may sit at any position of it, and a chunk may
+    end anywhere inside it."""
+    runs = ["😀", "\U00010000", "\U0010ffff", "\U0001f3fb", "\U000e0001"]
+    for run in runs:
+        unit = run.encode()
+        for intruder in _FOUR_BYTE_INTRUDERS:
+            for k in range(6):
+                data = unit * k + intruder + unit * 5 + b"\n" + unit * k + intruder
+                expected = data.decode("utf-8", "replace")
+                events: list[Malformed] = []
+                decoder = Utf8Decoder(on_malformed=events.append)
+                assert same_str(decoder.decode(data, True), expected), (run, intruder, k)
+                with pure_python():
+                    pure_events: list[Malformed] = []
+                    Utf8Decoder(on_malformed=pure_events.append).decode(data, True)
+                assert event_tuples(events) == event_tuples(pure_events)
+                assert same_str(Utf8Decoder("ignore").decode(data, True),
+                                data.decode("utf-8", "ignore"))  # fmt: skip
+                parts = Utf8Decoder().decode_split(data, True, -1)
+                assert parts is not None and parts[0] == expected.split("\n")
+            data = unit * 2 + intruder + unit * 2
+            expected = data.decode("utf-8", "replace")
+            for cut in range(len(data) + 1):
+                decoder = Utf8Decoder()
+                got = decoder.decode(data[:cut]) + decoder.decode(data[cut:], True)
+                assert got == expected, (run, intruder, cut)
+
+
+@pytest.mark.parametrize(
+    ("head", "bad"),
+    [
+        (head, bad)
+        for head in ["", "a", "é", "ÿ", "€", "日", "😀", "é😀"]
+        for bad in [b"\x80", b"\xbf\x80", b"\xc0", b"\xc1\xbf", b"\xc3", b"\xe2\x82",
+                    b"\xf0\x9f\x98", b"\xff", b"\xed\xa0\x80"]
+    ],
+)  # fmt: skip
+def test_malformed_units_break_the_guessed_kind_and_length(head: str, bad: bytes) -> None:
+    """The string is allocated before decoding, its kind from the largest byte and its
+    length from the bytes that start a character.  A replacement wider than the guess
+    (U+FFFD among Latin-1) widens it, lone continuation bytes (a character each, with no
+    lead) grow it, and a guess left unused (the wide sequences all malformed and
+    dropped) is narrowed: every result equals CPython's, stored alike."""
+    for n in (1, 2, 7, 40):
+        for repeat in (1, 3, 50):
+            data = (head * n).encode() + bad * repeat + (head * n).encode() + bad
+            for errors in ("replace", "ignore", "backslashreplace", "surrogateescape"):
+                expected = data.decode("utf-8", errors)
+                got = Utf8Decoder(errors).decode(data, True)
+                assert same_str(got, expected), (head, bad, n, repeat, errors)
+                with pure_python():
+                    assert Utf8Decoder(errors).decode(data, True) == expected
+
+
+def test_a_replacement_wider_than_the_text_widens_the_string() -> None:
+    # Through the decoder the constant replacement is U+FFFD or nothing; the C scanner
+    # takes any one character, so a supplementary one widens UCS-2 text to UCS-4.
+    units_type = type(Utf8Decoder()._scanner)
+    for text in ("abc", "é", "€ж"):
+        data = text.encode() + b"\xff" + text.encode()
+        got, pending = units_type("😀", None).feed(b"", data, True, len(data))
+        assert pending == b""
+        assert same_str(got, text + "😀" + text)
+
+
+def test_a_decoder_keeps_no_buffer_and_peaks_within_twice_the_chunk() -> None:
+    """Memory: nothing retained after a call; while decoding, at most twice the chunk
+    beyond the output (the input with a held prefix in front is one copy of it)."""
     decoder = Utf8Decoder()
-    units = decoder._scanner
-    decoder.decode("é€".encode() * 4096)
-    kept = units.scratch_bytes
-    assert 0 < kept <= 1 << 20  # a small one stays, for speed
-    big = "é€😀".encode() * (1 << 18)  # 2.25 MiB: a 13 MiB scratch array while decoding
-    assert decoder.decode(big) == big.decode()
-    assert units.scratch_bytes <= 1 << 20
-    splitter = LineSplitter(max_line_bytes=None)
-    assert splitter.feed_bytes(decoder, big + b"\n") == [big.decode()]
-    assert units.scratch_bytes <= 1 << 20
-
-
-def test_decoding_with_a_scratch_array_of_odd_length() -> None:
-    # The UCS-4 array shares the scratch block with the UCS-2 one; an odd number of
-    # bytes once put it on a misaligned address (UBSan, .ci/sanitize).
-    for n in range(1, 40):
-        for head in ("é", "€"):
-            data = (head * n + "😀").encode()
-            assert Utf8Decoder().decode(data) == data.decode()
+    chunk = "é€😀日".encode() * (1 << 16)  # 768 KiB, wider than any allocator cache
+    for cut in (len(chunk), len(chunk) - 1):  # the second holds a prefix, then joins it
+        data = chunk[:cut]
+        decoder.decode(data)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before, _ = tracemalloc.get_traced_memory()
+            text = decoder.decode(data)
+            after, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        output = sys.getsizeof(text)
+        assert after - before <= output + 4096, "the decoder kept memory after the call"
+        assert peak - before <= output + 2 * len(data)
+        del text
 
 
 def test_offsets_past_63_bits_are_refused_by_the_c_line_cutter() -> None:
