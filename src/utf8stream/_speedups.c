@@ -367,19 +367,42 @@ prescan(const unsigned char *buf, Py_ssize_t a, Py_ssize_t e, Py_ssize_t *leads,
         const __m128i last_continuation = _mm_set1_epi8((char)0xBF); /* -65 as signed */
         __m128i vmax = zero, total = zero;
         while (j + 16 <= e) {
-            /* A byte counter per lane, summed before it can overflow (255 blocks). */
+            /* A byte counter per lane, summed before it can overflow (255 blocks); two
+               blocks at a time. */
             Py_ssize_t blocks = (e - j) / 16;
-            if (blocks > 255) {
-                blocks = 255;
+            if (blocks > 254) {
+                blocks = 254;
             }
             __m128i lanes = zero;
-            for (Py_ssize_t k = 0; k < blocks; k++, j += 16) {
+            for (Py_ssize_t k = 0; k + 2 <= blocks; k += 2, j += 32) {
+                __m128i v0 = _mm_loadu_si128((const __m128i *)(buf + j));
+                __m128i v1 = _mm_loadu_si128((const __m128i *)(buf + j + 16));
+                vmax = _mm_max_epu8(vmax, _mm_max_epu8(v0, v1));
+                /* signed: 80..BF are -128..-65, every other byte is above */
+                lanes = _mm_sub_epi8(lanes, _mm_cmpgt_epi8(v0, last_continuation));
+                lanes = _mm_sub_epi8(lanes, _mm_cmpgt_epi8(v1, last_continuation));
+            }
+            if (blocks & 1) {
                 __m128i v = _mm_loadu_si128((const __m128i *)(buf + j));
                 vmax = _mm_max_epu8(vmax, v);
-                /* signed: 80..BF are -128..-65, every other byte is above */
                 lanes = _mm_sub_epi8(lanes, _mm_cmpgt_epi8(v, last_continuation));
+                j += 16;
             }
             total = _mm_add_epi64(total, _mm_sad_epu8(lanes, zero));
+        }
+        if (j < e) {
+            /* The last bytes: the 16 that end at e, those before j masked off (both
+               loads are inside the buffer: j >= 16 here). */
+            static const unsigned char tail_mask[32] = {
+                0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+                0,    0,    0,    0,    0,    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+            __m128i keep = _mm_loadu_si128((const __m128i *)(tail_mask + (e - j)));
+            __m128i v = _mm_and_si128(_mm_loadu_si128((const __m128i *)(buf + e - 16)), keep);
+            vmax = _mm_max_epu8(vmax, v);
+            __m128i lanes = _mm_and_si128(_mm_cmpgt_epi8(v, last_continuation), keep);
+            total = _mm_add_epi64(total, _mm_sad_epu8(_mm_sub_epi8(zero, lanes), zero));
+            j = e;
         }
         uint64_t sums[2];
         _mm_storeu_si128((__m128i *)sums, total);
@@ -783,9 +806,24 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
     Py_UCS4 maxchar = top < 0xC4                                 ? 0xFF
                       : top < 0xF0 || !has_four_byte(buf, a, e) ? 0xFFFF
                                                                  : 0x10FFFF;
+    if (!final && e == n) {
+        /* A proper prefix at the end will be held: its lead yields no character here,
+           and a string of the exact length needs no resizing at the end. */
+        Py_ssize_t p = e - 1;
+        while (p > a && p > e - 4 && (buf[p] & 0xC0) == 0x80) {
+            p--;
+        }
+        Py_UCS4 unused;
+        if (buf[p] >= 0xC2 && sequence_at(buf, p, n, &unused) < 0) {
+            leads--;
+        }
+    }
+    /* A long segment gets room for lone continuation bytes (a corrupted text has some in
+       most 64 KiB chunks): growing the string then would copy it. */
+    Py_ssize_t slack = e - a >= 4096 ? (e - a) / 64 : 0;
     Py_ssize_t head = a - i;
     /* Never 0: PyUnicode_New(0) is the shared empty string, which is not ours to resize. */
-    Py_ssize_t cap = head + leads > 0 ? head + leads : 1;
+    Py_ssize_t cap = head + leads + slack > 0 ? head + leads + slack : 1;
     PyObject *s = PyUnicode_New(cap, maxchar);
     if (s == NULL) {
         return NULL;
