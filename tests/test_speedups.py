@@ -541,16 +541,16 @@ _FOUR_BYTE_INTRUDERS = [
 
 
 def test_runs_of_four_byte_characters_with_intruders_at_every_alignment() -> None:
-    """The C loop takes a run of four-byte characters one 32-bit load at a time (one
-    mask for the lead and continuation bits, one range check for F0's overlong forms
-    and F4 90.. up); what breaks a run may sit at any position of it, and a chunk may
-    end anywhere inside it."""
+    """The C loop takes a run of four-byte characters four at a time (one 16-byte load),
+    then one at a time (one 32-bit load): one mask for the lead and continuation bits,
+    one range check for F0's overlong forms and F4 90.. up.  What breaks a run may sit
+    at any position of a block, and a chunk may end anywhere inside it."""
     runs = ["😀", "\U00010000", "\U0010ffff", "\U0001f3fb", "\U000e0001"]
     for run in runs:
         unit = run.encode()
         for intruder in _FOUR_BYTE_INTRUDERS:
-            for k in range(6):
-                data = unit * k + intruder + unit * 5 + b"\n" + unit * k + intruder
+            for k in range(9):
+                data = unit * k + intruder + unit * 9 + b"\n" + unit * k + intruder
                 expected = data.decode("utf-8", "replace")
                 events: list[Malformed] = []
                 decoder = Utf8Decoder(on_malformed=events.append)
@@ -569,6 +569,41 @@ def test_runs_of_four_byte_characters_with_intruders_at_every_alignment() -> Non
                 decoder = Utf8Decoder()
                 got = decoder.decode(data[:cut]) + decoder.decode(data[cut:], True)
                 assert got == expected, (run, intruder, cut)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_long_runs_of_one_sequence_length_with_random_damage(seed: int) -> None:
+    """Runs long enough for the block kernels (four characters per load) in every
+    script width, a few bytes damaged anywhere, any chunk size: against codecs and the
+    pure decoder, events included."""
+    import random
+
+    rng = random.Random(seed)
+    alphabets = [
+        [chr(c) for c in range(0x400, 0x450)],
+        [chr(c) for c in range(0x4E00, 0x4F00)] + ["\ud7ff", "\ue000", "\uffff", "\u0800"],
+        [chr(c) for c in range(0x1F300, 0x1F400)] + ["\U00010000", "\U0010ffff"],
+    ]
+    text = "".join(
+        "".join(rng.choice(rng.choice(alphabets)) for _ in range(rng.randrange(1, 40)))
+        + rng.choice(["", " ", "\n", "a"])
+        for _ in range(400)
+    )
+    raw = bytearray(text.encode())
+    for _ in range(rng.choice([0, 3, 40])):
+        raw[rng.randrange(len(raw))] = rng.randrange(256)
+    data = bytes(raw)
+    size = rng.choice([7, 16, 255, 4096, len(data)])
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
+    fast, pure, fast_events, pure_events = make_pair()
+    peer = codecs.getincrementaldecoder("utf-8")("replace")
+    for chunk in chunks:
+        got = fast.decode(chunk)
+        expected = peer.decode(chunk)
+        assert same_str(got, expected)
+        assert pure.decode(chunk) == expected
+    assert fast.decode(b"", True) == pure.decode(b"", True) == peer.decode(b"", True)
+    assert event_tuples(fast_events) == event_tuples(pure_events)
 
 
 @pytest.mark.parametrize(

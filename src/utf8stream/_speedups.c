@@ -474,6 +474,94 @@ has_four_byte(const unsigned char *buf, Py_ssize_t a, Py_ssize_t e)
     return 0;
 }
 
+/* SSE2 kernels for runs of one sequence length, four characters per 16-byte load, each
+   validated whole (a block with anything else in it is left to the scalar loops, so
+   malformed input takes exactly the scalar path).  Each returns the characters written
+   to out, four per block.  Out of line: the decoding loop calls them only where a run
+   looks long enough (its fourth lead is where it should be), and stays small for the
+   short runs of emoji among words. */
+#if HAVE_SSE2
+/* Four-byte characters: lead and continuation bits by one mask per 32-bit lane, then
+   the range U+10000..U+10FFFF by two compares; stored as UCS-4 as they are. */
+static Py_ssize_t __attribute__((noinline))
+four_byte_blocks(const unsigned char *p, Py_ssize_t avail, Py_UCS4 *out)
+{
+    Py_ssize_t t = 0, c = 0;
+    while (t + 16 <= avail) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + t));
+        __m128i cp = _mm_or_si128(
+            _mm_or_si128(_mm_slli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x07)), 18),
+                         _mm_slli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x3F00)), 4)),
+            _mm_or_si128(_mm_and_si128(_mm_srli_epi32(v, 10), _mm_set1_epi32(0xFC0)),
+                         _mm_and_si128(_mm_srli_epi32(v, 24), _mm_set1_epi32(0x3F))));
+        __m128i bits = _mm_cmpeq_epi32(_mm_and_si128(v, _mm_set1_epi32((int)0xC0C0C0F8u)),
+                                       _mm_set1_epi32((int)0x808080F0u));
+        __m128i range = _mm_and_si128(_mm_cmpgt_epi32(cp, _mm_set1_epi32(0xFFFF)),
+                                      _mm_cmplt_epi32(cp, _mm_set1_epi32(0x110000)));
+        if (_mm_movemask_epi8(_mm_and_si128(bits, range)) != 0xFFFF) {
+            break;
+        }
+        _mm_storeu_si128((__m128i *)(out + c), cp);
+        c += 4;
+        t += 16;
+    }
+    return c;
+}
+
+/* Three-byte characters: the four 3-byte groups of 12 bytes spread into 32-bit lanes by
+   byte shifts, checked like four_byte_blocks (no overlong form, no surrogate), stored as
+   UCS-2 (width 2) or UCS-4 (width 4). */
+static Py_ssize_t __attribute__((noinline))
+three_byte_blocks(const unsigned char *p, Py_ssize_t avail, void *out, int width)
+{
+    Py_ssize_t t = 0, c = 0;
+    while (t + 16 <= avail) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + t));
+        __m128i x = _mm_unpacklo_epi64(_mm_unpacklo_epi32(v, _mm_srli_si128(v, 3)),
+                                       _mm_unpacklo_epi32(_mm_srli_si128(v, 6),
+                                                          _mm_srli_si128(v, 9)));
+        __m128i cp = _mm_or_si128(
+            _mm_or_si128(_mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(0x0F)), 12),
+                         _mm_srli_epi32(_mm_and_si128(x, _mm_set1_epi32(0x3F00)), 2)),
+            _mm_and_si128(_mm_srli_epi32(x, 16), _mm_set1_epi32(0x3F)));
+        __m128i bits = _mm_cmpeq_epi32(_mm_and_si128(x, _mm_set1_epi32(0x00C0C0F0)),
+                                       _mm_set1_epi32(0x008080E0));
+        __m128i surrogate = _mm_and_si128(_mm_cmpgt_epi32(cp, _mm_set1_epi32(0xD7FF)),
+                                          _mm_cmplt_epi32(cp, _mm_set1_epi32(0xE000)));
+        __m128i ok = _mm_andnot_si128(
+            surrogate, _mm_and_si128(bits, _mm_cmpgt_epi32(cp, _mm_set1_epi32(0x7FF))));
+        if (_mm_movemask_epi8(ok) != 0xFFFF) {
+            break;
+        }
+        if (width == 4) {
+            _mm_storeu_si128((__m128i *)((Py_UCS4 *)out + c), cp);
+        }
+        else {
+            /* 16 significant bits per lane: sign-extend them so that the signed pack
+               keeps them as they are */
+            __m128i low = _mm_srai_epi32(_mm_slli_epi32(cp, 16), 16);
+            _mm_storel_epi64((__m128i *)((Py_UCS2 *)out + c), _mm_packs_epi32(low, low));
+        }
+        c += 4;
+        t += 12;
+    }
+    return c;
+}
+#else
+static inline Py_ssize_t
+four_byte_blocks(const unsigned char *p, Py_ssize_t avail, Py_UCS4 *out)
+{
+    (void)p, (void)avail, (void)out;
+    return 0;
+}
+static inline Py_ssize_t
+three_byte_blocks(const unsigned char *p, Py_ssize_t avail, void *out, int width)
+{
+    (void)p, (void)avail, (void)out, (void)width;
+    return 0;
+}
+#endif
+
 /* Two three-byte characters from one little-endian 64-bit load (8 bytes readable, 6
    used): the lead and continuation bits of both are checked with one mask; a lead's
    low nibble must be 1..C or E..F (the bit set in 0xDFFE), which makes every
@@ -534,7 +622,9 @@ typedef struct {
     Py_ssize_t extra; /* room beyond one character per non-continuation byte left */
     Py_ssize_t unit;  /* STOP_UNIT: the length of the unit in front of which it stopped */
     Py_UCS4 wide;     /* STOP_WIDE: the character that the kind cannot hold */
-    Py_UCS4 acc;      /* the OR of every character written */
+    Py_UCS4 acc;      /* the OR of every character written (a block kernel adds only the
+                         smallest character of its length: acc tells ASCII, Latin-1,
+                         UCS-2 and UCS-4 apart, all it is for) */
     int why;          /* STOP_END (also: in front of a held prefix), or why not */
 } Cursor;
 
@@ -603,6 +693,13 @@ typedef struct {
                    range), then one at a time */                                         \
                 if (MAXT >= 0xFFFF) {                                                    \
                     Py_ssize_t j0_ = j;                                                  \
+                    if (HAVE_SSE2 && j + 16 <= e &&                                      \
+                        ((buf[j + 3] & buf[j + 6] & buf[j + 9]) & 0xF0) == 0xE0) {       \
+                        Py_ssize_t c_ = three_byte_blocks(buf + j, e - j, o, (int)sizeof(TYPE)); \
+                        o += c_;                                                         \
+                        j += 3 * c_;                                                     \
+                        acc |= c_ ? 0x800 : 0;                                           \
+                    }                                                                    \
                     THREE_BYTE_PAIRS(TYPE)                                               \
                     while (j + 3 <= e) {                                                 \
                         unsigned int c0 = buf[j], c1 = buf[j + 1], c2 = buf[j + 2];      \
@@ -624,9 +721,16 @@ typedef struct {
                 }                                                                        \
             }                                                                            \
             else if (MAXT > 0xFFFF) {                                                    \
-                /* a run of four-byte characters (emoji): one load and one mask check    \
-                   per character */                                                      \
+                /* a run of four-byte characters (emoji): four per load, then one load \
+                   and one mask check per character */                                   \
                 Py_ssize_t j0_ = j;                                                      \
+                if (HAVE_SSE2 && j + 16 <= e &&                                          \
+                    ((buf[j + 4] & buf[j + 8] & buf[j + 12]) & 0xF0) == 0xF0) {          \
+                    Py_ssize_t c_ = four_byte_blocks(buf + j, e - j, (Py_UCS4 *)(void *)o); \
+                    o += c_;                                                             \
+                    j += 4 * c_;                                                         \
+                    acc |= c_ ? 0x10000 : 0;                                             \
+                }                                                                        \
                 while (j + 4 <= e) {                                                     \
                     Py_UCS4 cp = four_byte_char(le32(buf + j));                          \
                     if (!cp) {                                                           \
