@@ -571,6 +571,40 @@ def test_runs_of_four_byte_characters_with_intruders_at_every_alignment() -> Non
                 assert got == expected, (run, intruder, cut)
 
 
+def test_a_prefix_completed_by_the_next_chunk_then_a_raising_callback() -> None:
+    """A held prefix and the first bytes of the next chunk make one character, which the
+    C scanner puts first without copying the chunk behind the prefix; when a callback
+    then raises, where it stopped and the text before it are still those of pending +
+    chunk: both decoders go on identically."""
+    whole = "€😀ж".encode() + b"ab\xffcd\xc3(\xed\xa0\x80" + "日".encode() * 3
+    for cut in (1, 2, 4, 5, 6, 8):  # inside €, inside 😀, inside ж
+        for fail_at in (0, 1, 2, 9):
+            outputs: list[list[object]] = []
+            for accelerated in (True, False):
+                seen: list[Malformed] = []
+
+                def callback(
+                    event: Malformed, seen: list[Malformed] = seen, fail_at: int = fail_at
+                ) -> None:
+                    seen.append(event)
+                    if len(seen) == fail_at + 1:
+                        raise KeyError("stop")
+
+                with use_accelerator(accelerated):
+                    decoder = Utf8Decoder(on_malformed=callback)
+                out: list[object] = []
+                for chunk, final in ((whole[:cut], False), (whole[cut:], False), (b"", True)):
+                    try:
+                        out.append(decoder.decode(chunk, final))
+                    except KeyError:
+                        out.append(("raised", decoder.position, decoder.getstate()))
+                out.append(decoder.decode(b"", True))
+                out.append(event_tuples(seen))
+                out.append(decoder.statistics())
+                outputs.append(out)
+            assert outputs[0] == outputs[1], (cut, fail_at)
+
+
 @pytest.mark.parametrize("seed", range(8))
 def test_long_runs_of_one_sequence_length_with_random_damage(seed: int) -> None:
     """Runs long enough for the block kernels (four characters per load) in every
@@ -645,12 +679,13 @@ def test_a_replacement_wider_than_the_text_widens_the_string() -> None:
 
 def test_a_decoder_keeps_no_buffer_and_peaks_within_twice_the_chunk() -> None:
     """Memory: nothing retained after a call; while decoding, at most twice the chunk
-    beyond the output (the input with a held prefix in front is one copy of it)."""
-    decoder = Utf8Decoder()
+    beyond the output (DESIGN.md), in fact much less."""
     chunk = "é€😀日".encode() * (1 << 16)  # 768 KiB, wider than any allocator cache
-    for cut in (len(chunk), len(chunk) - 1):  # the second holds a prefix, then joins it
-        data = chunk[:cut]
-        decoder.decode(data)
+    # Each measured call decodes one chunk: the first with nothing held, the second after
+    # a held prefix (日 cut after two bytes) that its first byte completes.
+    for before_it, data in ((chunk, chunk), (chunk[:-1], chunk[-1:] + chunk[:-1])):
+        decoder = Utf8Decoder()
+        decoder.decode(before_it)
         gc.collect()
         tracemalloc.start()
         try:
@@ -662,6 +697,9 @@ def test_a_decoder_keeps_no_buffer_and_peaks_within_twice_the_chunk() -> None:
         output = sys.getsizeof(text)
         assert after - before <= output + 4096, "the decoder kept memory after the call"
         assert peak - before <= output + 2 * len(data)
+        # Neither a scratch array nor a copy of the chunk behind a held prefix: the
+        # string itself, with some room for lone continuation bytes, is all there is.
+        assert peak - before <= output + len(data) // 8
         del text
 
 

@@ -847,17 +847,23 @@ widen_into(void *dst, int to, const void *src, int from, Py_ssize_t len)
     }
 }
 
-/* The string for buf[i:e) (see DEFINE_DECODE): *stop is where decoding stopped (e, a
-   held prefix, or a unit that a mapping object leaves to its caller, of *unit bytes;
-   else *unit is 0); *bits collects the OR of its characters. */
+/* The string for buf[i:e) (see DEFINE_DECODE), after the character ``first`` if it is
+   not NOT_A_CHAR (the one that a held prefix and the first bytes of buf make: see
+   Units_feed): *stop is where decoding stopped (e, a held prefix, or a unit that a
+   mapping object leaves to its caller, of *unit bytes; else *unit is 0); *bits collects
+   the OR of its characters. */
 static PyObject *
-own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_t e,
-            Py_ssize_t n, long long base, int final, Py_ssize_t *stop, Py_UCS4 *bits,
-            Py_ssize_t *unit)
+own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py_ssize_t i,
+                  Py_ssize_t e, Py_ssize_t n, long long base, int final, Py_ssize_t *stop,
+                  Py_UCS4 *bits, Py_ssize_t *unit)
 {
     Py_ssize_t a;
+    const Py_ssize_t pre = first != NOT_A_CHAR;
     *unit = 0;
-    if (e - i >= 4096) {
+    if (pre) {
+        a = skip_ascii(buf, i, e);
+    }
+    else if (e - i >= 4096) {
         /* Likely ASCII: copy while checking, as CPython does (one pass over the data);
            if it is not, only the copy of the ASCII head was in vain. */
         PyObject *guess = PyUnicode_New(e - i, 0x7F);
@@ -904,13 +910,19 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
             return ascii_string(buf + i, e - i);
         }
     }
-    Py_ssize_t leads;
-    unsigned int top;
-    prescan(buf, a, e, &leads, &top);
-    Py_UCS4 maxchar = top < 0xC4                                 ? 0xFF
+    Py_ssize_t leads = 0;
+    unsigned int top = 0;
+    if (a < e) {
+        prescan(buf, a, e, &leads, &top);
+    }
+    Py_UCS4 maxchar = top < 0x80                                 ? 0x7F
+                      : top < 0xC4                               ? 0xFF
                       : top < 0xF0 || !has_four_byte(buf, a, e) ? 0xFFFF
                                                                  : 0x10FFFF;
-    if (!final && e == n) {
+    if (pre && first > maxchar) {
+        maxchar = first;
+    }
+    if (a < e && !final && e == n) {
         /* A proper prefix at the end will be held: its lead yields no character here,
            and a string of the exact length needs no resizing at the end. */
         Py_ssize_t p = e - 1;
@@ -927,14 +939,19 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
     Py_ssize_t slack = e - a >= 4096 ? (e - a) / 64 : 0;
     Py_ssize_t head = a - i;
     /* Never 0: PyUnicode_New(0) is the shared empty string, which is not ours to resize. */
-    Py_ssize_t cap = head + leads + slack > 0 ? head + leads + slack : 1;
+    Py_ssize_t cap = pre + head + leads + slack > 0 ? pre + head + leads + slack : 1;
     PyObject *s = PyUnicode_New(cap, maxchar);
     if (s == NULL) {
         return NULL;
     }
-    widen_into(PyUnicode_DATA(s), PyUnicode_KIND(s), buf + i, PyUnicode_1BYTE_KIND, head);
-    Cursor cur = {a, cap - head - leads, 0, 0, 0, STOP_END};
-    Py_ssize_t len = head;
+    int kind = PyUnicode_KIND(s);
+    if (pre) {
+        PyUnicode_WRITE(kind, PyUnicode_DATA(s), 0, first);
+    }
+    widen_into((char *)PyUnicode_DATA(s) + pre * kind, kind, buf + i, PyUnicode_1BYTE_KIND,
+               head);
+    Cursor cur = {a, cap - pre - head - leads, 0, 0, pre ? first : 0, STOP_END};
+    Py_ssize_t len = pre + head;
     for (;;) {
         void *data = PyUnicode_DATA(s);
         Py_ssize_t m;
@@ -992,7 +1009,7 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
     }
     Py_UCS4 acc = cur.acc;
     *bits |= acc;
-    int kind = PyUnicode_KIND(s);
+    kind = PyUnicode_KIND(s);
     int canonical = acc >= 0x10000   ? kind == PyUnicode_4BYTE_KIND
                     : acc >= 0x100   ? kind == PyUnicode_2BYTE_KIND
                     : acc >= 0x80    ? kind == PyUnicode_1BYTE_KIND && !PyUnicode_IS_ASCII(s)
@@ -1003,6 +1020,14 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
         Py_SETREF(s, PyUnicode_FromKindAndData(kind, PyUnicode_DATA(s), len));
     }
     return s;
+}
+
+static inline PyObject *
+own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_t e,
+            Py_ssize_t n, long long base, int final, Py_ssize_t *stop, Py_UCS4 *bits,
+            Py_ssize_t *unit)
+{
+    return own_segment_after(self, NOT_A_CHAR, buf, i, e, n, base, final, stop, bits, unit);
 }
 
 /* After the callback raised at the unit at fail_start: partial is the text of
@@ -1129,9 +1154,10 @@ joined(UnitsObject *self, PyObject *head, PyObject *data)
 }
 
 /* The arguments shared by feed() and split(): pending + data as one bytes object (a new
-   reference), final, and the absolute offset of that buffer's first byte. */
+   reference; data alone if not ``join``), final, and the absolute offset of that
+   buffer's first byte. */
 static PyObject *
-parse_input(UnitsObject *self, PyObject *const *args, int *final, long long *base)
+parse_input(UnitsObject *self, PyObject *const *args, int join, int *final, long long *base)
 {
     *final = PyObject_IsTrue(args[2]);
     if (*final < 0) {
@@ -1141,7 +1167,14 @@ parse_input(UnitsObject *self, PyObject *const *args, int *final, long long *bas
     if (position == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *buf = joined(self, args[0], args[1]);
+    PyObject *buf;
+    if (join) {
+        buf = joined(self, args[0], args[1]);
+    }
+    else {
+        /* the caller checked that data is bytes */
+        buf = ready_check(self->state) < 0 ? NULL : Py_NewRef(args[1]);
+    }
     if (buf == NULL) {
         return NULL;
     }
@@ -1222,6 +1255,24 @@ pair(PyObject *a, PyObject *b)
    in front of ``data``, which ends at the absolute offset ``position``; what is left at
    the end is the new pending prefix.  When the callback raises, fail_start is relative
    to pending + data. */
+/* How many bytes of data complete the held prefix ``head`` into one well-formed
+   character (*cp); 0 if they do not (a malformed unit, or still a prefix: the caller
+   then decodes head + data as one buffer). */
+static Py_ssize_t
+bridge(PyObject *head, PyObject *data, Py_UCS4 *cp)
+{
+    Py_ssize_t nh = PyBytes_GET_SIZE(head), nd = PyBytes_GET_SIZE(data);
+    unsigned char joint[8];
+    if (nh >= 4) {
+        return 0;
+    }
+    Py_ssize_t take = nd < 4 ? nd : 4;
+    memcpy(joint, PyBytes_AS_STRING(head), nh);
+    memcpy(joint + nh, PyBytes_AS_STRING(data), take);
+    Py_ssize_t k = sequence_at(joint, 0, nh + take, cp);
+    return k > nh && *cp != NOT_A_CHAR ? k - nh : 0;
+}
+
 static PyObject *
 Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -1232,9 +1283,18 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (refuse_reentry(self) < 0) {
         return NULL;
     }
+    /* A held prefix usually becomes one character with the first bytes of data: that
+       character goes first, and data is decoded where it lies, not copied behind the
+       prefix (a 64 KiB chunk of emoji or CJK text ends in a prefix more often than not). */
+    Py_UCS4 first = NOT_A_CHAR;
+    Py_ssize_t took = 0, nh = 0;
+    if (!self->maps && PyBytes_Check(args[0]) && PyBytes_Check(args[1]) &&
+        (nh = PyBytes_GET_SIZE(args[0])) > 0) {
+        took = bridge(args[0], args[1], &first);
+    }
     int final;
     long long base;
-    PyObject *buf = parse_input(self, args, &final, &base);
+    PyObject *buf = parse_input(self, args, !took, &final, &base);
     if (buf == NULL) {
         return NULL;
     }
@@ -1246,6 +1306,25 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *text;
     if (self->maps) {
         text = own_mapped(self, b, n, base, final, &stop);
+    }
+    else if (took) {
+        text = own_segment_after(self, first, b, took, n, n, base, final, &stop, &bits, &unit);
+        if (text == NULL && self->fail_start >= 0) {
+            /* fail_start and partial are the caller's: of pending + data. */
+            self->fail_start += nh;
+            PyObject *type, *value, *traceback;
+            PyErr_Fetch(&type, &value, &traceback);
+            PyObject *whole = joined(self, args[0], args[1]);
+            if (whole == NULL) {
+                PyErr_Clear(); /* the failure already being raised says enough */
+            }
+            PyErr_Restore(type, value, traceback);
+            if (whole != NULL) {
+                set_partial_by_replay(self, (const unsigned char *)PyBytes_AS_STRING(whole),
+                                      base - nh);
+                Py_DECREF(whole);
+            }
+        }
     }
     else {
         text = own_segment(self, b, 0, n, n, base, final, &stop, &bits, &unit);
@@ -1322,7 +1401,7 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     int final;
     long long base;
-    PyObject *buf = parse_input(self, args, &final, &base);
+    PyObject *buf = parse_input(self, args, 1, &final, &base);
     if (buf == NULL) {
         return NULL;
     }
