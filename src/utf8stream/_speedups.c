@@ -1130,7 +1130,7 @@ ready_check(module_state *st)
 }
 
 /* head + data as one bytes object (a new reference); both must be bytes. */
-static PyObject *
+static inline PyObject *
 joined(UnitsObject *self, PyObject *head, PyObject *data)
 {
     if (!PyBytes_Check(head) || !PyBytes_Check(data)) {
