@@ -391,8 +391,8 @@ prescan(const unsigned char *buf, Py_ssize_t a, Py_ssize_t e, Py_ssize_t *leads,
             total = _mm_add_epi64(total, _mm_sad_epu8(lanes, zero));
         }
         if (j < e) {
-            /* The last bytes: the 16 that end at e, those before j masked off (both
-               loads are inside the buffer: j >= 16 here). */
+            /* The last bytes: the 16 that end at e, those before j masked off (all 16
+               lie in buf[a:e): at least one block was read). */
             static const unsigned char tail_mask[32] = {
                 0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
                 0,    0,    0,    0,    0,    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
