@@ -10,6 +10,8 @@ from __future__ import annotations
 import codecs
 import random
 import re
+import sys
+import tracemalloc
 from contextlib import AbstractContextManager
 from typing import Any
 
@@ -434,27 +436,188 @@ def test_runs_of_two_and_three_byte_characters_with_intruders_at_every_alignment
                 assert got is not None and got.texts == expected.split("\n")[:1]
 
 
-def test_a_large_chunk_does_not_leave_a_large_scratch_array() -> None:
-    decoder = Utf8Decoder()
-    units = decoder._scanner
-    decoder.decode("é€".encode() * 4096)
-    kept = units.scratch_bytes
-    assert 0 < kept <= 1 << 20  # a small one stays, for speed
-    big = "é€😀".encode() * (1 << 18)  # 2.25 MiB: a 13 MiB scratch array while decoding
-    assert decoder.decode(big) == big.decode()
-    assert units.scratch_bytes <= 1 << 20
-    splitter = LineSplitter(max_line_bytes=None)
-    assert splitter.feed_bytes(decoder, big + b"\n") == [big.decode()]
-    assert units.scratch_bytes <= 1 << 20
+def same_str(got: str, expected: str) -> bool:
+    """Equal, and stored alike: str equality compares kinds, not the ASCII flag, and a
+    string wider than its characters would be non-canonical (the C code picks the kind
+    before it decodes)."""
+    return (
+        got == expected
+        and got.isascii() == expected.isascii()
+        and sys.getsizeof(got) == sys.getsizeof(expected)
+    )
 
 
-def test_decoding_with_a_scratch_array_of_odd_length() -> None:
-    # The UCS-4 array shares the scratch block with the UCS-2 one; an odd number of
-    # bytes once put it on a misaligned address (UBSan, .ci/sanitize).
-    for n in range(1, 40):
-        for head in ("é", "€"):
-            data = (head * n + "😀").encode()
-            assert Utf8Decoder().decode(data) == data.decode()
+_FOUR_BYTE_INTRUDERS = [
+    *(c.encode() for c in ["a", "\n", "é", "€", "\uffff", "\U00010000", "\U0010ffff", "😀"]),
+    b"\xf0\x9f\x98", b"\xf0\x9f", b"\xf0", b"\xf4\x8f\xbf", b"\xf3\xbf",
+    b"\xf0\x80\x80\x80", b"\xf0\x8f\xbf\xbf", b"\xf0\x90\x80\x80", b"\xf4\x90\x80\x80",
+    b"\xf4\x8f\xbf\xbf", b"\xf5\x80\x80\x80", b"\xf7\xbf\xbf\xbf", b"\xf8\x88\x80\x80",
+    b"\xff", b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xc0\x80", b"\xe0\x80\x80", b"\x80",
+    b"\xbf\xbf\xbf", b"\xf0\x9f\x98\x80\x80",
+]  # fmt: skip
+
+
+def test_runs_of_four_byte_characters_with_intruders_at_every_alignment() -> None:
+    """The C loop takes a run of four-byte characters four at a time (one 16-byte load),
+    then one at a time (one 32-bit load): one mask for the lead and continuation bits,
+    one range check for F0's overlong forms and F4 90.. up.  What breaks a run may sit
+    at any position of a block, and a chunk may end anywhere inside it."""
+    runs = ["😀", "\U00010000", "\U0010ffff", "\U0001f3fb", "\U000e0001"]
+    for run in runs:
+        unit = run.encode()
+        for intruder in _FOUR_BYTE_INTRUDERS:
+            for k in range(9):
+                data = unit * k + intruder + unit * 9 + b"\n" + unit * k + intruder
+                expected = data.decode("utf-8", "replace")
+                events: list[Malformed] = []
+                decoder = Utf8Decoder(on_malformed=events.append)
+                assert same_str(decoder.decode(data, True), expected), (run, intruder, k)
+                with pure_python():
+                    pure_events: list[Malformed] = []
+                    Utf8Decoder(on_malformed=pure_events.append).decode(data, True)
+                assert event_tuples(events) == event_tuples(pure_events)
+                assert same_str(Utf8Decoder("ignore").decode(data, True),
+                                data.decode("utf-8", "ignore"))  # fmt: skip
+                parts = Utf8Decoder().decode_split(data, True, -1)
+                assert parts is not None and parts[0] == expected.split("\n")
+            data = unit * 2 + intruder + unit * 2
+            expected = data.decode("utf-8", "replace")
+            for cut in range(len(data) + 1):
+                decoder = Utf8Decoder()
+                got = decoder.decode(data[:cut]) + decoder.decode(data[cut:], True)
+                assert got == expected, (run, intruder, cut)
+
+
+def test_a_prefix_completed_by_the_next_chunk_then_a_raising_callback() -> None:
+    """A held prefix and the first bytes of the next chunk make one character, which the
+    C scanner puts first without copying the chunk behind the prefix; when a callback
+    then raises, where it stopped and the text before it are still those of pending +
+    chunk: both decoders go on identically."""
+    whole = "€😀ж".encode() + b"ab\xffcd\xc3(\xed\xa0\x80" + "日".encode() * 3
+    for cut in (1, 2, 4, 5, 6, 8):  # inside €, inside 😀, inside ж
+        for fail_at in (0, 1, 2, 9):
+            outputs: list[list[object]] = []
+            for accelerated in (True, False):
+                seen: list[Malformed] = []
+
+                def callback(
+                    event: Malformed, seen: list[Malformed] = seen, fail_at: int = fail_at
+                ) -> None:
+                    seen.append(event)
+                    if len(seen) == fail_at + 1:
+                        raise KeyError("stop")
+
+                with use_accelerator(accelerated):
+                    decoder = Utf8Decoder(on_malformed=callback)
+                out: list[object] = []
+                for chunk, final in ((whole[:cut], False), (whole[cut:], False), (b"", True)):
+                    try:
+                        out.append(decoder.decode(chunk, final))
+                    except KeyError:
+                        out.append(("raised", decoder.position, decoder.getstate()))
+                out.append(decoder.decode(b"", True))
+                out.append(event_tuples(seen))
+                out.append(decoder.statistics())
+                outputs.append(out)
+            assert outputs[0] == outputs[1], (cut, fail_at)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_long_runs_of_one_sequence_length_with_random_damage(seed: int) -> None:
+    """Runs long enough for the block kernels (four characters per load) in every
+    script width, a few bytes damaged anywhere, any chunk size: against codecs and the
+    pure decoder, events included."""
+    import random
+
+    rng = random.Random(seed)
+    alphabets = [
+        [chr(c) for c in range(0x400, 0x450)],
+        [chr(c) for c in range(0x4E00, 0x4F00)] + ["\ud7ff", "\ue000", "\uffff", "\u0800"],
+        [chr(c) for c in range(0x1F300, 0x1F400)] + ["\U00010000", "\U0010ffff"],
+    ]
+    text = "".join(
+        "".join(rng.choice(rng.choice(alphabets)) for _ in range(rng.randrange(1, 40)))
+        + rng.choice(["", " ", "\n", "a"])
+        for _ in range(400)
+    )
+    raw = bytearray(text.encode())
+    for _ in range(rng.choice([0, 3, 40])):
+        raw[rng.randrange(len(raw))] = rng.randrange(256)
+    data = bytes(raw)
+    size = rng.choice([7, 16, 255, 4096, len(data)])
+    chunks = [data[i : i + size] for i in range(0, len(data), size)]
+    fast, pure, fast_events, pure_events = make_pair()
+    peer = codecs.getincrementaldecoder("utf-8")("replace")
+    for chunk in chunks:
+        got = fast.decode(chunk)
+        expected = peer.decode(chunk)
+        assert same_str(got, expected)
+        assert pure.decode(chunk) == expected
+    assert fast.decode(b"", True) == pure.decode(b"", True) == peer.decode(b"", True)
+    assert event_tuples(fast_events) == event_tuples(pure_events)
+
+
+@pytest.mark.parametrize(
+    ("head", "bad"),
+    [
+        (head, bad)
+        for head in ["", "a", "é", "ÿ", "€", "日", "😀", "é😀"]
+        for bad in [b"\x80", b"\xbf\x80", b"\xc0", b"\xc1\xbf", b"\xc3", b"\xe2\x82",
+                    b"\xf0\x9f\x98", b"\xff", b"\xed\xa0\x80"]
+    ],
+)  # fmt: skip
+def test_malformed_units_break_the_guessed_kind_and_length(head: str, bad: bytes) -> None:
+    """The string is allocated before decoding, its kind from the largest byte and its
+    length from the bytes that start a character.  A replacement wider than the guess
+    (U+FFFD among Latin-1) widens it, lone continuation bytes (a character each, with no
+    lead) grow it, and a guess left unused (the wide sequences all malformed and
+    dropped) is narrowed: every result equals CPython's, stored alike."""
+    for n in (1, 2, 7, 40):
+        for repeat in (1, 3, 50):
+            data = (head * n).encode() + bad * repeat + (head * n).encode() + bad
+            for errors in ("replace", "ignore", "backslashreplace", "surrogateescape"):
+                expected = data.decode("utf-8", errors)
+                got = Utf8Decoder(errors).decode(data, True)
+                assert same_str(got, expected), (head, bad, n, repeat, errors)
+                with pure_python():
+                    assert Utf8Decoder(errors).decode(data, True) == expected
+
+
+def test_a_replacement_wider_than_the_text_widens_the_string() -> None:
+    # Through the decoder the constant replacement is U+FFFD or nothing; the C scanner
+    # takes any one character, so a supplementary one widens UCS-2 text to UCS-4.
+    units_type = type(Utf8Decoder()._scanner)
+    for text in ("abc", "é", "€ж"):
+        data = text.encode() + b"\xff" + text.encode()
+        got, pending = units_type("😀", None).feed(b"", data, True, len(data))
+        assert pending == b""
+        assert same_str(got, text + "😀" + text)
+
+
+def test_a_decoder_keeps_no_buffer_and_peaks_within_twice_the_chunk() -> None:
+    """Memory: nothing retained after a call; while decoding, at most twice the chunk
+    beyond the output (DESIGN.md), in fact much less."""
+    chunk = "é€😀日".encode() * (1 << 16)  # 768 KiB, wider than any allocator cache
+    # Each measured call decodes one chunk: the first with nothing held, the second after
+    # a held prefix (日 cut after two bytes) that its first byte completes.
+    for before_it, data in ((chunk, chunk), (chunk[:-1], chunk[-1:] + chunk[:-1])):
+        decoder = Utf8Decoder()
+        decoder.decode(before_it)
+        gc.collect()
+        tracemalloc.start()
+        try:
+            before, _ = tracemalloc.get_traced_memory()
+            text = decoder.decode(data)
+            after, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        output = sys.getsizeof(text)
+        assert after - before <= output + 4096, "the decoder kept memory after the call"
+        assert peak - before <= output + 2 * len(data)
+        # Neither a scratch array nor a copy of the chunk behind a held prefix: the
+        # string itself, with some room for lone continuation bytes, is all there is.
+        assert peak - before <= output + len(data) // 8
+        del text
 
 
 def test_offsets_past_63_bits_are_refused_by_the_c_line_cutter() -> None:

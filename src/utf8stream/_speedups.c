@@ -12,9 +12,10 @@
  *
  *    Why not CPython's decoder with an error handler: that costs an exception object
  *    and a result tuple per unit, and splitting lines means building the chunk's text
- *    and cutting it again.  Ours validates and decodes in one pass into a scratch
- *    array (16 ASCII bytes at a time with SSE2), then allocates each string at its
- *    final size and kind; it is faster than CPython's on every corpus of the benchmarks.
+ *    and cutting it again.  Ours looks over the bytes once to choose each string's
+ *    kind and length, then validates and decodes in one pass straight into it (16
+ *    ASCII bytes at a time with SSE2, two- three- and four-byte characters in runs of
+ *    their own); it keeps no buffer between calls.
  *
  * 2. PlainEncoder: Utf8Encoder.encode for plain UTF-8 in one C call per chunk.
  *
@@ -32,6 +33,9 @@
 #include <string.h>
 #if defined(__SSE2__) && defined(__GNUC__)
 #include <emmintrin.h>
+#define HAVE_SSE2 1
+#else
+#define HAVE_SSE2 0
 #endif
 
 /* ---- module state ------------------------------------------------------------------ */
@@ -83,17 +87,10 @@ typedef struct {
     long long resume_at;
     Py_ssize_t repl_len;   /* length of replacement: 0 or 1 */
     Py_UCS4 repl_char;
-    void *scratch;         /* our own decoder's code points, before the copy */
-    size_t scratch_size;
     int reporting;         /* the callback is running: this object refuses to decode */
     module_state *state;   /* of the module that made this object's type (which keeps
                               that module, and so the state, alive) */
 } UnitsObject;
-
-/* A scratch array up to this size is kept between calls (allocating it costs more than
-   decoding a small chunk); a larger one, for one large chunk, is freed after its call so
-   that a decoder does not hold six times its largest chunk for the rest of its life. */
-#define SCRATCH_KEEP ((size_t)1 << 20)
 
 static int
 classify(const unsigned char *buf, Py_ssize_t len, Py_ssize_t start, Py_ssize_t end)
@@ -311,48 +308,25 @@ own_unit(UnitsObject *self, const unsigned char *buf, Py_ssize_t n, long long ba
     return res;
 }
 
-/* The code points of a segment go to a scratch array first (one pass that validates,
-   reports units and decodes), as UCS-2 until a character needs more; the string is then
-   allocated at its final size and kind and filled by a copy.  The OR of all code points
-   lies in the same power-of-two bucket as their maximum, which is all that
-   PyUnicode_New needs. */
+/* Each segment is decoded straight into its string, in one pass, with no other copy of
+   the text.  A first look at the bytes (prescan) chooses the string's kind from the
+   largest byte (below C4: Latin-1; below F0: UCS-2; else UCS-4 if a well-formed
+   four-byte sequence is there) and its length from the bytes that are not continuation
+   bytes (80..BF): well-formed text has exactly one such byte per character, and each
+   malformed unit that starts with one yields at most one character.  Malformed input
+   can break either guess: a replacement wider than the kind (U+FFFD in a Latin-1 guess)
+   widens the string, a lone continuation byte (a character without such a byte) grows
+   it, and a kind left unused (every wide sequence malformed, with "ignore") is narrowed
+   once at the end, so that the string is canonical (what str equality relies on). */
 
-#define SLACK 16 /* the ASCII fast path stores 16 characters at a time */
-
-/* The scratch array, of at least ``size`` bytes.  Only one call uses it at a time: a
-   callback cannot decode with the object that called it (``reporting``). */
-static void *
-scratch_for(UnitsObject *self, size_t size)
-{
-    if (self->scratch_size < size) {
-        size_t want = size < 4096 ? 4096 : size;
-        /* Free first: realloc would copy contents nobody needs. */
-        PyMem_Free(self->scratch);
-        self->scratch = NULL;
-        self->scratch_size = 0;
-        void *grown = PyMem_Malloc(want);
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return NULL;
-        }
-        self->scratch = grown;
-        self->scratch_size = want;
-    }
-    return self->scratch;
-}
-
-/* At the end of every call: give a large scratch array back (see SCRATCH_KEEP). */
-static void
-scratch_trim(UnitsObject *self)
-{
-    if (self->scratch_size > SCRATCH_KEEP) {
-        PyMem_Free(self->scratch);
-        self->scratch = NULL;
-        self->scratch_size = 0;
-    }
-}
-
-#if defined(__SSE2__) && defined(__GNUC__)
+#if HAVE_SSE2
+#define ASCII_BLOCK_UCS1(o, p, count)                                                  \
+    do {                                                                               \
+        __m128i v_ = _mm_loadu_si128((const __m128i *)(p));                            \
+        _mm_storeu_si128((__m128i *)(o), v_);                                          \
+        int m_ = _mm_movemask_epi8(v_);                                                \
+        (count) = m_ ? __builtin_ctz((unsigned)m_) : 16;                               \
+    } while (0)
 #define ASCII_BLOCK_UCS2(o, p, count)                                                  \
     do {                                                                               \
         __m128i v_ = _mm_loadu_si128((const __m128i *)(p));                            \
@@ -374,11 +348,218 @@ scratch_trim(UnitsObject *self)
         int m_ = _mm_movemask_epi8(v_);                                                \
         (count) = m_ ? __builtin_ctz((unsigned)m_) : 16;                               \
     } while (0)
-#define HAVE_ASCII_BLOCK 1
 #else
-#define HAVE_ASCII_BLOCK 0
+#define ASCII_BLOCK_UCS1(o, p, count) ((count) = 0)
 #define ASCII_BLOCK_UCS2(o, p, count) ((count) = 0)
 #define ASCII_BLOCK_UCS4(o, p, count) ((count) = 0)
+#endif
+
+/* The bytes of buf[a:e) that are not continuation bytes, and the largest byte. */
+static void
+prescan(const unsigned char *buf, Py_ssize_t a, Py_ssize_t e, Py_ssize_t *leads,
+        unsigned int *top)
+{
+    Py_ssize_t j = a, count = 0;
+    unsigned int largest = 0;
+#if HAVE_SSE2
+    if (j + 16 <= e) {
+        const __m128i zero = _mm_setzero_si128();
+        const __m128i last_continuation = _mm_set1_epi8((char)0xBF); /* -65 as signed */
+        __m128i vmax = zero, total = zero;
+        while (j + 16 <= e) {
+            /* A byte counter per lane, summed before it can overflow (255 blocks); two
+               blocks at a time. */
+            Py_ssize_t blocks = (e - j) / 16;
+            if (blocks > 254) {
+                blocks = 254;
+            }
+            __m128i lanes = zero;
+            for (Py_ssize_t k = 0; k + 2 <= blocks; k += 2, j += 32) {
+                __m128i v0 = _mm_loadu_si128((const __m128i *)(buf + j));
+                __m128i v1 = _mm_loadu_si128((const __m128i *)(buf + j + 16));
+                vmax = _mm_max_epu8(vmax, _mm_max_epu8(v0, v1));
+                /* signed: 80..BF are -128..-65, every other byte is above */
+                lanes = _mm_sub_epi8(lanes, _mm_cmpgt_epi8(v0, last_continuation));
+                lanes = _mm_sub_epi8(lanes, _mm_cmpgt_epi8(v1, last_continuation));
+            }
+            if (blocks & 1) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(buf + j));
+                vmax = _mm_max_epu8(vmax, v);
+                lanes = _mm_sub_epi8(lanes, _mm_cmpgt_epi8(v, last_continuation));
+                j += 16;
+            }
+            total = _mm_add_epi64(total, _mm_sad_epu8(lanes, zero));
+        }
+        if (j < e) {
+            /* The last bytes: the 16 that end at e, those before j masked off (all 16
+               lie in buf[a:e): at least one block was read). */
+            static const unsigned char tail_mask[32] = {
+                0,    0,    0,    0,    0,    0,    0,    0,    0,    0,    0,
+                0,    0,    0,    0,    0,    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+                0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF};
+            __m128i keep = _mm_loadu_si128((const __m128i *)(tail_mask + (e - j)));
+            __m128i v = _mm_and_si128(_mm_loadu_si128((const __m128i *)(buf + e - 16)), keep);
+            vmax = _mm_max_epu8(vmax, v);
+            __m128i lanes = _mm_and_si128(_mm_cmpgt_epi8(v, last_continuation), keep);
+            total = _mm_add_epi64(total, _mm_sad_epu8(_mm_sub_epi8(zero, lanes), zero));
+            j = e;
+        }
+        uint64_t sums[2];
+        _mm_storeu_si128((__m128i *)sums, total);
+        count = (Py_ssize_t)(sums[0] + sums[1]);
+        vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 8));
+        vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 4));
+        vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 2));
+        vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 1));
+        largest = (unsigned int)_mm_cvtsi128_si32(vmax) & 0xFF;
+    }
+#endif
+    for (; j < e; j++) {
+        unsigned int b = buf[j];
+        count += (b & 0xC0) != 0x80;
+        largest = b > largest ? b : largest;
+    }
+    *leads = count;
+    *top = largest;
+}
+
+/* The four bytes at p as a little-endian word (one load where the compiler can). */
+static inline uint32_t
+le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+/* The character of the four-byte sequence w (le32 of its bytes), or 0 if it is not a
+   well-formed one: lead F0..F7 and three continuation bytes by one mask, then the range
+   U+10000..U+10FFFF, which rules out F0's overlong forms, F4 90.. and F5..F7. */
+static inline Py_UCS4
+four_byte_char(uint32_t w)
+{
+    if ((w & 0xC0C0C0F8u) != 0x808080F0u) {
+        return 0;
+    }
+    Py_UCS4 cp = ((w & 0x07u) << 18) | ((w & 0x3F00u) << 4) | ((w >> 10) & 0xFC0u) |
+                 ((w >> 24) & 0x3Fu);
+    return cp - 0x10000u < 0x100000u ? cp : 0;
+}
+
+/* Whether buf[a:e) holds a well-formed four-byte sequence (asked only when a byte F0..FF
+   is there: a corrupted text has such bytes that are not sequences). */
+static int
+has_four_byte(const unsigned char *buf, Py_ssize_t a, Py_ssize_t e)
+{
+    Py_ssize_t j = a;
+    while (j + 4 <= e) {
+#if HAVE_SSE2
+        if (j + 16 <= e) {
+            __m128i v = _mm_loadu_si128((const __m128i *)(buf + j));
+            __m128i high = _mm_cmpeq_epi8(_mm_max_epu8(v, _mm_set1_epi8((char)0xF0)), v);
+            unsigned int m = (unsigned int)_mm_movemask_epi8(high);
+            if (!m) {
+                j += 16;
+                continue;
+            }
+            j += __builtin_ctz(m);
+            if (j + 4 > e) {
+                break;
+            }
+        }
+#endif
+        if (buf[j] >= 0xF0 && four_byte_char(le32(buf + j))) {
+            return 1;
+        }
+        j++;
+    }
+    return 0;
+}
+
+/* SSE2 kernels for runs of one sequence length, four characters per 16-byte load, each
+   validated whole (a block with anything else in it is left to the scalar loops, so
+   malformed input takes exactly the scalar path).  Each returns the characters written
+   to out, four per block.  Out of line: the decoding loop calls them only where a run
+   looks long enough (its fourth lead is where it should be), and stays small for the
+   short runs of emoji among words. */
+#if HAVE_SSE2
+/* Four-byte characters: lead and continuation bits by one mask per 32-bit lane, then
+   the range U+10000..U+10FFFF by two compares; stored as UCS-4 as they are. */
+static Py_ssize_t __attribute__((noinline))
+four_byte_blocks(const unsigned char *p, Py_ssize_t avail, Py_UCS4 *out)
+{
+    Py_ssize_t t = 0, c = 0;
+    while (t + 16 <= avail) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + t));
+        __m128i cp = _mm_or_si128(
+            _mm_or_si128(_mm_slli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x07)), 18),
+                         _mm_slli_epi32(_mm_and_si128(v, _mm_set1_epi32(0x3F00)), 4)),
+            _mm_or_si128(_mm_and_si128(_mm_srli_epi32(v, 10), _mm_set1_epi32(0xFC0)),
+                         _mm_and_si128(_mm_srli_epi32(v, 24), _mm_set1_epi32(0x3F))));
+        __m128i bits = _mm_cmpeq_epi32(_mm_and_si128(v, _mm_set1_epi32((int)0xC0C0C0F8u)),
+                                       _mm_set1_epi32((int)0x808080F0u));
+        __m128i range = _mm_and_si128(_mm_cmpgt_epi32(cp, _mm_set1_epi32(0xFFFF)),
+                                      _mm_cmplt_epi32(cp, _mm_set1_epi32(0x110000)));
+        if (_mm_movemask_epi8(_mm_and_si128(bits, range)) != 0xFFFF) {
+            break;
+        }
+        _mm_storeu_si128((__m128i *)(out + c), cp);
+        c += 4;
+        t += 16;
+    }
+    return c;
+}
+
+/* Three-byte characters: the four 3-byte groups of 12 bytes spread into 32-bit lanes by
+   byte shifts, checked like four_byte_blocks (no overlong form, no surrogate), stored as
+   UCS-2 (width 2) or UCS-4 (width 4). */
+static Py_ssize_t __attribute__((noinline))
+three_byte_blocks(const unsigned char *p, Py_ssize_t avail, void *out, int width)
+{
+    Py_ssize_t t = 0, c = 0;
+    while (t + 16 <= avail) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(p + t));
+        __m128i x = _mm_unpacklo_epi64(_mm_unpacklo_epi32(v, _mm_srli_si128(v, 3)),
+                                       _mm_unpacklo_epi32(_mm_srli_si128(v, 6),
+                                                          _mm_srli_si128(v, 9)));
+        __m128i cp = _mm_or_si128(
+            _mm_or_si128(_mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(0x0F)), 12),
+                         _mm_srli_epi32(_mm_and_si128(x, _mm_set1_epi32(0x3F00)), 2)),
+            _mm_and_si128(_mm_srli_epi32(x, 16), _mm_set1_epi32(0x3F)));
+        __m128i bits = _mm_cmpeq_epi32(_mm_and_si128(x, _mm_set1_epi32(0x00C0C0F0)),
+                                       _mm_set1_epi32(0x008080E0));
+        __m128i surrogate = _mm_and_si128(_mm_cmpgt_epi32(cp, _mm_set1_epi32(0xD7FF)),
+                                          _mm_cmplt_epi32(cp, _mm_set1_epi32(0xE000)));
+        __m128i ok = _mm_andnot_si128(
+            surrogate, _mm_and_si128(bits, _mm_cmpgt_epi32(cp, _mm_set1_epi32(0x7FF))));
+        if (_mm_movemask_epi8(ok) != 0xFFFF) {
+            break;
+        }
+        if (width == 4) {
+            _mm_storeu_si128((__m128i *)((Py_UCS4 *)out + c), cp);
+        }
+        else {
+            /* 16 significant bits per lane: sign-extend them so that the signed pack
+               keeps them as they are */
+            __m128i low = _mm_srai_epi32(_mm_slli_epi32(cp, 16), 16);
+            _mm_storel_epi64((__m128i *)((Py_UCS2 *)out + c), _mm_packs_epi32(low, low));
+        }
+        c += 4;
+        t += 12;
+    }
+    return c;
+}
+#else
+static inline Py_ssize_t
+four_byte_blocks(const unsigned char *p, Py_ssize_t avail, Py_UCS4 *out)
+{
+    (void)p, (void)avail, (void)out;
+    return 0;
+}
+static inline Py_ssize_t
+three_byte_blocks(const unsigned char *p, Py_ssize_t avail, void *out, int width)
+{
+    (void)p, (void)avail, (void)out, (void)width;
+    return 0;
+}
 #endif
 
 /* Two three-byte characters from one little-endian 64-bit load (8 bytes readable, 6
@@ -406,7 +587,8 @@ scratch_trim(UnitsObject *self)
         j += 6;                                                                          \
     }
 /* Two two-byte characters from one 32-bit load: both leads C2..DF (C0..DF by the mask,
-   and bits 1-4 not all zero), both continuation bytes 80..BF. */
+   and bits 1-4 not all zero), both continuation bytes 80..BF.  Latin-1 takes only the
+   leads C2 and C3. */
 #define TWO_BYTE_PAIRS(TYPE)                                                             \
     while (j + 4 <= e) {                                                                 \
         uint32_t w_;                                                                     \
@@ -416,6 +598,9 @@ scratch_trim(UnitsObject *self)
         }                                                                                \
         Py_UCS4 c0_ = ((w_ & 0x1Fu) << 6) | ((w_ >> 8) & 0x3Fu);                         \
         Py_UCS4 c1_ = (((w_ >> 16) & 0x1Fu) << 6) | ((w_ >> 24) & 0x3Fu);                \
+        if (sizeof(TYPE) == 1 && (c0_ | c1_) > 0xFF) {                                   \
+            break;                                                                       \
+        }                                                                                \
         o[0] = (TYPE)c0_;                                                                \
         o[1] = (TYPE)c1_;                                                                \
         o += 2;                                                                          \
@@ -427,142 +612,198 @@ scratch_trim(UnitsObject *self)
 #define TWO_BYTE_PAIRS(TYPE)
 #endif
 
-/* The decoding loop, for a scratch array of TYPE.  In UCS-2 it stops in front of a
-   supplementary character (WIDE set).  A prefix cut off by the end of the buffer (only
-   when e == n) is a TRUNCATED_AT_END unit if final, else decoding stops before it.  A
-   mapping object (maps) stops in front of each unit instead, its length in UNIT. */
-#define DECODE_LOOP(TYPE, ASCII_BLOCK, WIDE, UNIT)                                         \
-    while (j < e) {                                                                    \
-        unsigned int b0 = buf[j];                                                      \
-        if (b0 < 0x80) {                                                               \
-            if (HAVE_ASCII_BLOCK && j + 16 <= e) {                                     \
-                Py_ssize_t c_;                                                         \
-                ASCII_BLOCK(o, buf + j, c_);                                           \
-                o += c_;                                                               \
-                j += c_;                                                               \
-            }                                                                          \
-            else {                                                                     \
-                *o++ = (TYPE)b0;                                                       \
-                j++;                                                                   \
-            }                                                                          \
-            continue;                                                                  \
-        }                                                                              \
-        if (b0 < 0xE0) {                                                               \
-            /* a run of two-byte characters, in a loop of its own: two at a time,      \
-               then one */                                                             \
-            Py_ssize_t j0_ = j;                                                        \
-            TWO_BYTE_PAIRS(TYPE)                                                       \
-            while (j + 2 <= e) {                                                       \
-                unsigned int c0 = buf[j], c1 = buf[j + 1];                             \
-                if (((c0 & 0xE0) != 0xC0) | (c0 < 0xC2) | ((c1 & 0xC0) != 0x80)) {     \
-                    break;                                                             \
-                }                                                                      \
-                Py_UCS4 cp = ((c0 & 0x1F) << 6) | (c1 & 0x3F);                         \
-                *o++ = (TYPE)cp;                                                       \
-                acc |= cp;                                                             \
-                j += 2;                                                                \
-            }                                                                          \
-            if (j != j0_) {                                                            \
-                continue;                                                              \
-            }                                                                          \
-        }                                                                              \
-        else if (b0 < 0xF0) {                                                          \
-            /* a run of three-byte characters (CJK text), in a loop of its own: two at \
-               a time while both have an ordinary lead (not E0 or ED, whose second     \
-               byte has a narrower range), then one at a time */                       \
-            Py_ssize_t j0_ = j;                                                        \
-            THREE_BYTE_PAIRS(TYPE)                                                     \
-            while (j + 3 <= e) {                                                       \
-                unsigned int c0 = buf[j], c1 = buf[j + 1], c2 = buf[j + 2];            \
-                if (((c0 & 0xF0) != 0xE0) | ((c1 & 0xC0) != 0x80) | ((c2 & 0xC0) != 0x80)) {\
-                    break;                                                             \
-                }                                                                      \
-                Py_UCS4 cp = ((c0 & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F);   \
-                if (cp < 0x800 || cp - 0xD800 < 0x800) {                               \
-                    break; /* overlong or a surrogate: a unit, below */                \
-                }                                                                      \
-                *o++ = (TYPE)cp;                                                       \
-                acc |= cp;                                                             \
-                j += 3;                                                                \
-            }                                                                          \
-            if (j != j0_) {                                                            \
-                continue;                                                              \
-            }                                                                          \
-        }                                                                              \
-        Py_UCS4 cp;                                                                    \
-        Py_ssize_t k = sequence_at(buf, j, n, &cp);                                    \
-        if (k < 0) {                                                                   \
-            if (!final) {                                                              \
-                break; /* a proper prefix: held */                                     \
-            }                                                                          \
-            k = -k;                                                                    \
-            cp = NOT_A_CHAR;                                                           \
-        }                                                                              \
-        if (cp == NOT_A_CHAR) {                                                        \
-            if (maps) {                                                                \
-                UNIT = k;                                                              \
-                break;                                                                 \
-            }                                                                          \
-            PyObject *r_ = own_unit(self, buf, n, base, j, j + k);                     \
-            if (r_ == NULL) {                                                          \
-                return -1;                                                             \
-            }                                                                          \
-            Py_DECREF(r_);                                                             \
-            if (repl_len) {                                                            \
-                *o++ = (TYPE)repl;                                                     \
-                acc |= repl;                                                           \
-            }                                                                          \
-        }                                                                              \
-        else {                                                                         \
-            if (sizeof(TYPE) == 2 && cp > 0xFFFF) {                                    \
-                WIDE = 1;                                                              \
-                break;                                                                 \
-            }                                                                          \
-            *o++ = (TYPE)cp;                                                           \
-            acc |= cp;                                                                 \
-        }                                                                              \
-        j += k;                                                                        \
+/* Why a decoding pass stopped before the end of its segment. */
+enum { STOP_END, STOP_UNIT, STOP_WIDE, STOP_ROOM };
+
+/* A decoding pass's position and results, carried from one pass to the next when the
+   string is widened or grown. */
+typedef struct {
+    Py_ssize_t j;     /* the next byte to decode */
+    Py_ssize_t extra; /* room beyond one character per non-continuation byte left */
+    Py_ssize_t unit;  /* STOP_UNIT: the length of the unit in front of which it stopped */
+    Py_UCS4 wide;     /* STOP_WIDE: the character that the kind cannot hold */
+    Py_UCS4 acc;      /* the OR of every character written (a block kernel adds only the
+                         smallest character of its length: acc tells ASCII, Latin-1,
+                         UCS-2 and UCS-4 apart, all it is for) */
+    int why;          /* STOP_END (also: in front of a held prefix), or why not */
+} Cursor;
+
+/* One decoding pass over buf[cur->j:e) (e <= n) into out, of kind TYPE whose largest
+   character is MAXT; returns the characters written, or -1 when a callback raised.
+   The common sequences are decoded inline, in runs, everything else through sequence_at
+   (the maximal-subpart rule), each malformed unit classified with the byte after it
+   (which may lie past e: a newline byte that ends a line segment is such a byte) and
+   reported in order.  Room: one character per non-continuation byte, plus cur->extra;
+   only a unit without such a byte (a lone continuation byte with a replacement) needs
+   more (STOP_ROOM).  A prefix cut off by the end of the buffer (only when e == n) is a
+   TRUNCATED_AT_END unit if final, else the pass stops in front of it.  A mapping object
+   (maps) stops in front of each unit instead (STOP_UNIT). */
+#define DEFINE_DECODE(NAME, TYPE, MAXT, ASCII_BLOCK)                                     \
+    static Py_ssize_t NAME(UnitsObject *self, const unsigned char *buf, Py_ssize_t e,    \
+                           Py_ssize_t n, long long base, int final, TYPE *out,           \
+                           TYPE *out_end, Cursor *cur)                                   \
+    {                                                                                    \
+        TYPE *o = out;                                                                   \
+        Py_UCS4 acc = 0;                                                                 \
+        Py_ssize_t j = cur->j;                                                           \
+        const Py_ssize_t repl_len = self->repl_len;                                      \
+        const Py_UCS4 repl = self->repl_char;                                            \
+        const int maps = self->maps;                                                     \
+        cur->why = STOP_END;                                                             \
+        while (j < e) {                                                                  \
+            unsigned int b0 = buf[j];                                                    \
+            if (b0 < 0x80) {                                                             \
+                if (HAVE_SSE2 && j + 16 <= e && out_end - o >= 16) {                     \
+                    Py_ssize_t c_;                                                       \
+                    ASCII_BLOCK(o, buf + j, c_);                                         \
+                    o += c_;                                                             \
+                    j += c_;                                                             \
+                }                                                                        \
+                else {                                                                   \
+                    *o++ = (TYPE)b0;                                                     \
+                    j++;                                                                 \
+                }                                                                        \
+                continue;                                                                \
+            }                                                                            \
+            if (b0 < 0xE0) {                                                             \
+                /* a run of two-byte characters, in a loop of its own: two at a time,    \
+                   then one */                                                           \
+                Py_ssize_t j0_ = j;                                                      \
+                TWO_BYTE_PAIRS(TYPE)                                                     \
+                while (j + 2 <= e) {                                                     \
+                    unsigned int c0 = buf[j], c1 = buf[j + 1];                           \
+                    if (((c0 & 0xE0) != 0xC0) | (c0 < 0xC2) | ((c1 & 0xC0) != 0x80)) {   \
+                        break;                                                           \
+                    }                                                                    \
+                    Py_UCS4 cp = ((c0 & 0x1F) << 6) | (c1 & 0x3F);                       \
+                    if (cp > MAXT) {                                                     \
+                        break;                                                           \
+                    }                                                                    \
+                    *o++ = (TYPE)cp;                                                     \
+                    acc |= cp;                                                           \
+                    j += 2;                                                              \
+                }                                                                        \
+                if (j != j0_) {                                                          \
+                    continue;                                                            \
+                }                                                                        \
+            }                                                                            \
+            else if (b0 < 0xF0) {                                                        \
+                /* a run of three-byte characters (CJK text): two at a time while both   \
+                   have an ordinary lead (not E0 or ED, whose second byte has a narrower \
+                   range), then one at a time */                                         \
+                if (MAXT >= 0xFFFF) {                                                    \
+                    Py_ssize_t j0_ = j;                                                  \
+                    if (HAVE_SSE2 && j + 16 <= e &&                                      \
+                        ((buf[j + 3] & buf[j + 6] & buf[j + 9]) & 0xF0) == 0xE0) {       \
+                        Py_ssize_t c_ = three_byte_blocks(buf + j, e - j, o, (int)sizeof(TYPE)); \
+                        o += c_;                                                         \
+                        j += 3 * c_;                                                     \
+                        acc |= c_ ? 0x800 : 0;                                           \
+                    }                                                                    \
+                    THREE_BYTE_PAIRS(TYPE)                                               \
+                    while (j + 3 <= e) {                                                 \
+                        unsigned int c0 = buf[j], c1 = buf[j + 1], c2 = buf[j + 2];      \
+                        if (((c0 & 0xF0) != 0xE0) | ((c1 & 0xC0) != 0x80) |             \
+                            ((c2 & 0xC0) != 0x80)) {                                     \
+                            break;                                                       \
+                        }                                                                \
+                        Py_UCS4 cp = ((c0 & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F); \
+                        if (cp < 0x800 || cp - 0xD800 < 0x800) {                         \
+                            break; /* overlong or a surrogate: a unit, below */          \
+                        }                                                                \
+                        *o++ = (TYPE)cp;                                                 \
+                        acc |= cp;                                                       \
+                        j += 3;                                                          \
+                    }                                                                    \
+                    if (j != j0_) {                                                      \
+                        continue;                                                        \
+                    }                                                                    \
+                }                                                                        \
+            }                                                                            \
+            else if (MAXT > 0xFFFF) {                                                    \
+                /* a run of four-byte characters (emoji): four per load, then one load \
+                   and one mask check per character */                                   \
+                Py_ssize_t j0_ = j;                                                      \
+                if (HAVE_SSE2 && j + 16 <= e &&                                          \
+                    ((buf[j + 4] & buf[j + 8] & buf[j + 12]) & 0xF0) == 0xF0) {          \
+                    Py_ssize_t c_ = four_byte_blocks(buf + j, e - j, (Py_UCS4 *)(void *)o); \
+                    o += c_;                                                             \
+                    j += 4 * c_;                                                         \
+                    acc |= c_ ? 0x10000 : 0;                                             \
+                }                                                                        \
+                while (j + 4 <= e) {                                                     \
+                    Py_UCS4 cp = four_byte_char(le32(buf + j));                          \
+                    if (!cp) {                                                           \
+                        break;                                                           \
+                    }                                                                    \
+                    *o++ = (TYPE)cp;                                                     \
+                    acc |= cp;                                                           \
+                    j += 4;                                                              \
+                }                                                                        \
+                if (j != j0_) {                                                          \
+                    continue;                                                            \
+                }                                                                        \
+            }                                                                            \
+            Py_UCS4 cp;                                                                  \
+            Py_ssize_t k = sequence_at(buf, j, n, &cp);                                  \
+            if (k < 0) {                                                                 \
+                if (!final) {                                                            \
+                    break; /* a proper prefix: held */                                   \
+                }                                                                        \
+                k = -k;                                                                  \
+                cp = NOT_A_CHAR;                                                         \
+            }                                                                            \
+            if (cp == NOT_A_CHAR) {                                                      \
+                if (maps) {                                                              \
+                    cur->unit = k;                                                       \
+                    cur->why = STOP_UNIT;                                                \
+                    break;                                                               \
+                }                                                                        \
+                /* Stop before reporting: the unit is reported once, by the pass that    \
+                   writes its replacement. */                                            \
+                int lone_ = (b0 & 0xC0) == 0x80;                                         \
+                if (repl_len && repl > MAXT) {                                           \
+                    cur->wide = repl;                                                    \
+                    cur->why = STOP_WIDE;                                                \
+                    break;                                                               \
+                }                                                                        \
+                if (repl_len && lone_ && cur->extra == 0) {                              \
+                    cur->why = STOP_ROOM;                                                \
+                    break;                                                               \
+                }                                                                        \
+                PyObject *r_ = own_unit(self, buf, n, base, j, j + k);                   \
+                if (r_ == NULL) {                                                        \
+                    return -1;                                                           \
+                }                                                                        \
+                Py_DECREF(r_);                                                           \
+                if (repl_len) {                                                          \
+                    cur->extra -= lone_;                                                 \
+                    *o++ = (TYPE)repl;                                                   \
+                    acc |= repl;                                                         \
+                }                                                                        \
+                else {                                                                   \
+                    cur->extra += !lone_;                                                \
+                }                                                                        \
+            }                                                                            \
+            else {                                                                       \
+                if (cp > MAXT) {                                                         \
+                    cur->wide = cp;                                                      \
+                    cur->why = STOP_WIDE;                                                \
+                    break;                                                               \
+                }                                                                        \
+                *o++ = (TYPE)cp;                                                         \
+                acc |= cp;                                                               \
+            }                                                                            \
+            j += k;                                                                      \
+        }                                                                                \
+        cur->j = j;                                                                      \
+        cur->acc |= acc;                                                                 \
+        return o - out;                                                                  \
     }
 
-/* Decode buf[i:e) (e <= n) into out (room for e - i + SLACK); returns the characters
-   written, or -1 when a callback raised.  *stop: where decoding stopped (e, a held
-   prefix, a unit of *unit bytes that a mapping object leaves to its caller, or -- *wide
-   set -- a supplementary character that UCS-2 cannot hold). */
-static Py_ssize_t
-own_decode2(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_t e,
-            Py_ssize_t n, long long base, int final, Py_UCS2 *out, Py_UCS4 *bits,
-            Py_ssize_t *stop, int *wide, Py_ssize_t *unit)
-{
-    Py_UCS2 *o = out;
-    Py_UCS4 acc = 0;
-    Py_ssize_t j = i;
-    const Py_ssize_t repl_len = self->repl_len;
-    const Py_UCS4 repl = self->repl_char;
-    const int maps = self->maps;
-    DECODE_LOOP(Py_UCS2, ASCII_BLOCK_UCS2, *wide, *unit)
-    *bits |= acc;
-    *stop = j;
-    return o - out;
-}
-
-static Py_ssize_t
-own_decode4(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_t e,
-            Py_ssize_t n, long long base, int final, Py_UCS4 *out, Py_UCS4 *bits,
-            Py_ssize_t *stop, Py_ssize_t *unit)
-{
-    Py_UCS4 *o = out;
-    Py_UCS4 acc = 0;
-    Py_ssize_t j = i;
-    const Py_ssize_t repl_len = self->repl_len;
-    const Py_UCS4 repl = self->repl_char;
-    const int maps = self->maps;
-    int unused = 0;
-    DECODE_LOOP(Py_UCS4, ASCII_BLOCK_UCS4, unused, *unit)
-    (void)unused;
-    *bits |= acc;
-    *stop = j;
-    return o - out;
-}
+DEFINE_DECODE(own_decode1, Py_UCS1, 0xFFu, ASCII_BLOCK_UCS1)
+DEFINE_DECODE(own_decode2, Py_UCS2, 0xFFFFu, ASCII_BLOCK_UCS2)
+DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4)
 
 static PyObject *
 ascii_string(const unsigned char *buf, Py_ssize_t len)
@@ -574,16 +815,55 @@ ascii_string(const unsigned char *buf, Py_ssize_t len)
     return a;
 }
 
-/* The string for buf[i:e) (see own_decode2); *bits collects the OR of its characters;
-   *unit: the length of the unit it stopped in front of (a mapping object), or 0. */
+/* The first len characters of src (of kind from) into dst (of kind to, as wide or
+   wider). */
+static void
+widen_into(void *dst, int to, const void *src, int from, Py_ssize_t len)
+{
+    Py_ssize_t k;
+    if (from == to) {
+        memcpy(dst, src, (size_t)len * (size_t)to);
+    }
+    else if (to == PyUnicode_2BYTE_KIND) {
+        const Py_UCS1 *s = src;
+        Py_UCS2 *d = dst;
+        for (k = 0; k < len; k++) {
+            d[k] = s[k];
+        }
+    }
+    else if (from == PyUnicode_2BYTE_KIND) {
+        const Py_UCS2 *s = src;
+        Py_UCS4 *d = dst;
+        for (k = 0; k < len; k++) {
+            d[k] = s[k];
+        }
+    }
+    else {
+        const Py_UCS1 *s = src;
+        Py_UCS4 *d = dst;
+        for (k = 0; k < len; k++) {
+            d[k] = s[k];
+        }
+    }
+}
+
+/* The string for buf[i:e) (see DEFINE_DECODE), after the character ``first`` if it is
+   not NOT_A_CHAR (the one that a held prefix and the first bytes of buf make: see
+   Units_feed): *stop is where decoding stopped (e, a held prefix, or a unit that a
+   mapping object leaves to its caller, of *unit bytes; else *unit is 0); *bits collects
+   the OR of its characters. */
 static PyObject *
-own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_t e,
-            Py_ssize_t n, long long base, int final, Py_ssize_t *stop, Py_UCS4 *bits,
-            Py_ssize_t *unit)
+own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py_ssize_t i,
+                  Py_ssize_t e, Py_ssize_t n, long long base, int final, Py_ssize_t *stop,
+                  Py_UCS4 *bits, Py_ssize_t *unit)
 {
     Py_ssize_t a;
+    const Py_ssize_t pre = first != NOT_A_CHAR;
     *unit = 0;
-    if (e - i >= 4096) {
+    if (pre) {
+        a = skip_ascii(buf, i, e);
+    }
+    else if (e - i >= 4096) {
         /* Likely ASCII: copy while checking, as CPython does (one pass over the data);
            if it is not, only the copy of the ASCII head was in vain. */
         PyObject *guess = PyUnicode_New(e - i, 0x7F);
@@ -592,7 +872,7 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
         }
         unsigned char *d = PyUnicode_DATA(guess);
         a = i;
-#if HAVE_ASCII_BLOCK
+#if HAVE_SSE2
         while (a + 32 <= e) {
             __m128i v0 = _mm_loadu_si128((const __m128i *)(buf + a));
             __m128i v1 = _mm_loadu_si128((const __m128i *)(buf + a + 16));
@@ -630,65 +910,124 @@ own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_
             return ascii_string(buf + i, e - i);
         }
     }
-    /* UCS-2 scratch first; a UCS-4 one if a supplementary character comes.  The UCS-4
-       array comes first in the block, so that both are aligned whatever ``room`` is. */
-    Py_ssize_t room = e - a + SLACK;
-    char *mem = scratch_for(self, (size_t)room * (sizeof(Py_UCS2) + sizeof(Py_UCS4)));
-    if (mem == NULL) {
+    Py_ssize_t leads = 0;
+    unsigned int top = 0;
+    if (a < e) {
+        prescan(buf, a, e, &leads, &top);
+    }
+    Py_UCS4 maxchar = top < 0x80                                 ? 0x7F
+                      : top < 0xC4                               ? 0xFF
+                      : top < 0xF0 || !has_four_byte(buf, a, e) ? 0xFFFF
+                                                                 : 0x10FFFF;
+    if (pre && first > maxchar) {
+        maxchar = first;
+    }
+    if (a < e && !final && e == n) {
+        /* A proper prefix at the end will be held: its lead yields no character here,
+           and a string of the exact length needs no resizing at the end. */
+        Py_ssize_t p = e - 1;
+        while (p > a && p > e - 4 && (buf[p] & 0xC0) == 0x80) {
+            p--;
+        }
+        Py_UCS4 unused;
+        if (buf[p] >= 0xC2 && sequence_at(buf, p, n, &unused) < 0) {
+            leads--;
+        }
+    }
+    /* A long segment gets room for lone continuation bytes (a corrupted text has some in
+       most 64 KiB chunks): growing the string then would copy it. */
+    Py_ssize_t slack = e - a >= 4096 ? (e - a) / 64 : 0;
+    Py_ssize_t head = a - i;
+    /* Never 0: PyUnicode_New(0) is the shared empty string, which is not ours to resize. */
+    Py_ssize_t cap = pre + head + leads + slack > 0 ? pre + head + leads + slack : 1;
+    PyObject *s = PyUnicode_New(cap, maxchar);
+    if (s == NULL) {
         return NULL;
     }
-    Py_UCS4 *t4 = (Py_UCS4 *)mem;
-    Py_UCS2 *t2 = (Py_UCS2 *)(mem + (size_t)room * sizeof(Py_UCS4));
-    Py_UCS4 acc = 0;
-    int wide = 0;
-    PyObject *s = NULL;
-    Py_ssize_t m = own_decode2(self, buf, a, e, n, base, final, t2, &acc, stop, &wide, unit);
-    if (m >= 0 && wide) {
-        for (Py_ssize_t k = 0; k < m; k++) {
-            t4[k] = t2[k];
-        }
-        Py_ssize_t m4 =
-            own_decode4(self, buf, *stop, e, n, base, final, t4 + m, &acc, stop, unit);
-        m = m4 < 0 ? -1 : m + m4;
+    int kind = PyUnicode_KIND(s);
+    if (pre) {
+        PyUnicode_WRITE(kind, PyUnicode_DATA(s), 0, first);
     }
-    if (m >= 0) {
-        *bits |= acc;
-        Py_ssize_t head = a - i;
-        Py_UCS4 maxchar = acc >= 0x10000 ? 0x10FFFF : (acc | 0x7F);
-        s = PyUnicode_New(head + m, maxchar);
-        if (s != NULL) {
-            void *data = PyUnicode_DATA(s);
-            Py_ssize_t k;
-            switch (PyUnicode_KIND(s)) {
-            case PyUnicode_1BYTE_KIND: {
-                Py_UCS1 *d = (Py_UCS1 *)data;
-                memcpy(d, buf + i, head);
-                d += head;
-                for (k = 0; k < m; k++) {
-                    d[k] = (Py_UCS1)t2[k];
-                }
-                break;
-            }
-            case PyUnicode_2BYTE_KIND: {
-                Py_UCS2 *d = (Py_UCS2 *)data;
-                for (k = 0; k < head; k++) {
-                    d[k] = buf[i + k];
-                }
-                memcpy(d + head, t2, (size_t)m * sizeof(Py_UCS2));
-                break;
-            }
-            default: {
-                Py_UCS4 *d = (Py_UCS4 *)data;
-                for (k = 0; k < head; k++) {
-                    d[k] = buf[i + k];
-                }
-                memcpy(d + head, t4, (size_t)m * sizeof(Py_UCS4));
-                break;
-            }
-            }
+    widen_into((char *)PyUnicode_DATA(s) + pre * kind, kind, buf + i, PyUnicode_1BYTE_KIND,
+               head);
+    Cursor cur = {a, cap - pre - head - leads, 0, 0, pre ? first : 0, STOP_END};
+    Py_ssize_t len = pre + head;
+    for (;;) {
+        void *data = PyUnicode_DATA(s);
+        Py_ssize_t m;
+        switch (PyUnicode_KIND(s)) {
+        case PyUnicode_1BYTE_KIND:
+            m = own_decode1(self, buf, e, n, base, final, (Py_UCS1 *)data + len,
+                            (Py_UCS1 *)data + cap, &cur);
+            break;
+        case PyUnicode_2BYTE_KIND:
+            m = own_decode2(self, buf, e, n, base, final, (Py_UCS2 *)data + len,
+                            (Py_UCS2 *)data + cap, &cur);
+            break;
+        default:
+            m = own_decode4(self, buf, e, n, base, final, (Py_UCS4 *)data + len,
+                            (Py_UCS4 *)data + cap, &cur);
+            break;
         }
+        if (m < 0) {
+            Py_DECREF(s);
+            return NULL;
+        }
+        len += m;
+        if (cur.why == STOP_WIDE) {
+            PyObject *w = PyUnicode_New(cap, cur.wide > 0xFFFF ? 0x10FFFF : 0xFFFF);
+            if (w == NULL) {
+                Py_DECREF(s);
+                return NULL;
+            }
+            widen_into(PyUnicode_DATA(w), PyUnicode_KIND(w), PyUnicode_DATA(s),
+                       PyUnicode_KIND(s), len);
+            Py_SETREF(s, w);
+        }
+        else if (cur.why == STOP_ROOM) {
+            /* Lone continuation bytes: grow by an eighth, so that a text full of them
+               costs few reallocations. */
+            Py_ssize_t more = cap / 8 + 16;
+            if (PyUnicode_Resize(&s, cap + more) < 0) {
+                Py_DECREF(s);
+                return NULL;
+            }
+            cap += more;
+            cur.extra += more;
+        }
+        else {
+            break;
+        }
+    }
+    *stop = cur.j;
+    if (cur.why == STOP_UNIT) {
+        *unit = cur.unit;
+    }
+    if (len != cap && PyUnicode_Resize(&s, len) < 0) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    Py_UCS4 acc = cur.acc;
+    *bits |= acc;
+    kind = PyUnicode_KIND(s);
+    int canonical = acc >= 0x10000   ? kind == PyUnicode_4BYTE_KIND
+                    : acc >= 0x100   ? kind == PyUnicode_2BYTE_KIND
+                    : acc >= 0x80    ? kind == PyUnicode_1BYTE_KIND && !PyUnicode_IS_ASCII(s)
+                                     : PyUnicode_IS_ASCII(s);
+    if (!canonical) {
+        /* The kind guessed was wider than the text (its wide sequences were all malformed
+           and dropped): CPython's own constructor finds the narrowest. */
+        Py_SETREF(s, PyUnicode_FromKindAndData(kind, PyUnicode_DATA(s), len));
     }
     return s;
+}
+
+static inline PyObject *
+own_segment(UnitsObject *self, const unsigned char *buf, Py_ssize_t i, Py_ssize_t e,
+            Py_ssize_t n, long long base, int final, Py_ssize_t *stop, Py_UCS4 *bits,
+            Py_ssize_t *unit)
+{
+    return own_segment_after(self, NOT_A_CHAR, buf, i, e, n, base, final, stop, bits, unit);
 }
 
 /* After the callback raised at the unit at fail_start: partial is the text of
@@ -791,7 +1130,7 @@ ready_check(module_state *st)
 }
 
 /* head + data as one bytes object (a new reference); both must be bytes. */
-static PyObject *
+static inline PyObject *
 joined(UnitsObject *self, PyObject *head, PyObject *data)
 {
     if (!PyBytes_Check(head) || !PyBytes_Check(data)) {
@@ -815,9 +1154,10 @@ joined(UnitsObject *self, PyObject *head, PyObject *data)
 }
 
 /* The arguments shared by feed() and split(): pending + data as one bytes object (a new
-   reference), final, and the absolute offset of that buffer's first byte. */
+   reference; data alone if not ``join``), final, and the absolute offset of that
+   buffer's first byte. */
 static PyObject *
-parse_input(UnitsObject *self, PyObject *const *args, int *final, long long *base)
+parse_input(UnitsObject *self, PyObject *const *args, int join, int *final, long long *base)
 {
     *final = PyObject_IsTrue(args[2]);
     if (*final < 0) {
@@ -827,7 +1167,14 @@ parse_input(UnitsObject *self, PyObject *const *args, int *final, long long *bas
     if (position == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *buf = joined(self, args[0], args[1]);
+    PyObject *buf;
+    if (join) {
+        buf = joined(self, args[0], args[1]);
+    }
+    else {
+        /* the caller checked that data is bytes */
+        buf = ready_check(self->state) < 0 ? NULL : Py_NewRef(args[1]);
+    }
     if (buf == NULL) {
         return NULL;
     }
@@ -838,7 +1185,7 @@ parse_input(UnitsObject *self, PyObject *const *args, int *final, long long *bas
 }
 
 /* A callback cannot decode with the object that is reporting to it: the call in
-   progress owns the scratch array and the counts (the decoder refuses it too). */
+   progress owns the string being filled and the counts (the decoder refuses it too). */
 static int
 refuse_reentry(UnitsObject *self)
 {
@@ -908,6 +1255,24 @@ pair(PyObject *a, PyObject *b)
    in front of ``data``, which ends at the absolute offset ``position``; what is left at
    the end is the new pending prefix.  When the callback raises, fail_start is relative
    to pending + data. */
+/* How many bytes of data complete the held prefix ``head`` into one well-formed
+   character (*cp); 0 if they do not (a malformed unit, or still a prefix: the caller
+   then decodes head + data as one buffer). */
+static Py_ssize_t
+bridge(PyObject *head, PyObject *data, Py_UCS4 *cp)
+{
+    Py_ssize_t nh = PyBytes_GET_SIZE(head), nd = PyBytes_GET_SIZE(data);
+    unsigned char joint[8];
+    if (nh >= 4) {
+        return 0;
+    }
+    Py_ssize_t take = nd < 4 ? nd : 4;
+    memcpy(joint, PyBytes_AS_STRING(head), nh);
+    memcpy(joint + nh, PyBytes_AS_STRING(data), take);
+    Py_ssize_t k = sequence_at(joint, 0, nh + take, cp);
+    return k > nh && *cp != NOT_A_CHAR ? k - nh : 0;
+}
+
 static PyObject *
 Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -918,9 +1283,18 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (refuse_reentry(self) < 0) {
         return NULL;
     }
+    /* A held prefix usually becomes one character with the first bytes of data: that
+       character goes first, and data is decoded where it lies, not copied behind the
+       prefix (a 64 KiB chunk of emoji or CJK text ends in a prefix more often than not). */
+    Py_UCS4 first = NOT_A_CHAR;
+    Py_ssize_t took = 0, nh = 0;
+    if (!self->maps && PyBytes_Check(args[0]) && PyBytes_Check(args[1]) &&
+        (nh = PyBytes_GET_SIZE(args[0])) > 0) {
+        took = bridge(args[0], args[1], &first);
+    }
     int final;
     long long base;
-    PyObject *buf = parse_input(self, args, &final, &base);
+    PyObject *buf = parse_input(self, args, !took, &final, &base);
     if (buf == NULL) {
         return NULL;
     }
@@ -933,6 +1307,25 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (self->maps) {
         text = own_mapped(self, b, n, base, final, &stop);
     }
+    else if (took) {
+        text = own_segment_after(self, first, b, took, n, n, base, final, &stop, &bits, &unit);
+        if (text == NULL && self->fail_start >= 0) {
+            /* fail_start and partial are the caller's: of pending + data. */
+            self->fail_start += nh;
+            PyObject *type, *value, *traceback;
+            PyErr_Fetch(&type, &value, &traceback);
+            PyObject *whole = joined(self, args[0], args[1]);
+            if (whole == NULL) {
+                PyErr_Clear(); /* the failure already being raised says enough */
+            }
+            PyErr_Restore(type, value, traceback);
+            if (whole != NULL) {
+                set_partial_by_replay(self, (const unsigned char *)PyBytes_AS_STRING(whole),
+                                      base - nh);
+                Py_DECREF(whole);
+            }
+        }
+    }
     else {
         text = own_segment(self, b, 0, n, n, base, final, &stop, &bits, &unit);
         if (text == NULL) {
@@ -944,7 +1337,6 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         self->chars += PyUnicode_GET_LENGTH(text);
         pending = PyBytes_FromStringAndSize((const char *)b + stop, n - stop);
     }
-    scratch_trim(self);
     Py_DECREF(buf);
     Py_DECREF(self);
     return pair(text, pending);
@@ -1009,7 +1401,7 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     int final;
     long long base;
-    PyObject *buf = parse_input(self, args, &final, &base);
+    PyObject *buf = parse_input(self, args, 1, &final, &base);
     if (buf == NULL) {
         return NULL;
     }
@@ -1042,13 +1434,13 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
         if (s == NULL) {
             set_partial_by_replay(self, b, base);
-            goto fail;
+            goto done;
         }
         chars += PyUnicode_GET_LENGTH(s);
         int err = PyList_Append(parts, s);
         Py_DECREF(s);
         if (err < 0) {
-            goto fail;
+            goto done;
         }
         if (e >= n) {
             break;
@@ -1062,7 +1454,7 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (lone_cr && PyUnicode_GET_LENGTH(PyList_GET_ITEM(parts, np - 1)) == 0) {
         /* The text ends with that \r: the part before it is the unfinished rest. */
         if (PyList_SetSlice(parts, np - 1, np, NULL) < 0) {
-            goto fail;
+            goto done;
         }
         flags |= ENDS_CR;
     }
@@ -1074,7 +1466,7 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (pending == NULL || fl == NULL) {
         Py_XDECREF(pending);
         Py_XDECREF(fl);
-        goto fail;
+        goto done;
     }
     PyObject *nchars = PyLong_FromLongLong(chars);
     result = nchars == NULL ? NULL : PyTuple_New(4);
@@ -1082,7 +1474,7 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_DECREF(pending);
         Py_DECREF(fl);
         Py_XDECREF(nchars);
-        goto fail;
+        goto done;
     }
     Py_INCREF(parts);
     PyTuple_SET_ITEM(result, 0, parts);
@@ -1090,10 +1482,7 @@ Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyTuple_SET_ITEM(result, 2, fl);
     PyTuple_SET_ITEM(result, 3, nchars);
     self->chars += chars;
-    goto done;
-fail:
 done:
-    scratch_trim(self);
     Py_DECREF(parts);
     Py_DECREF(buf);
     Py_DECREF(self);
@@ -1200,7 +1589,6 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_INCREF(offsets);
     result = pair(parts, offsets);
 fail_self:
-    scratch_trim(self);
     Py_DECREF(self);
 fail:
     Py_XDECREF(parts);
@@ -1322,7 +1710,6 @@ Units_dealloc(UnitsObject *self)
     PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Units_clear(self);
-    PyMem_Free(self->scratch);
     type->tp_free((PyObject *)self);
     Py_DECREF(type);
 }
@@ -1347,8 +1734,6 @@ static PyMemberDef Units_members[] = {
      "absolute offset just past that unit"},
     {"reporting", T_INT, offsetof(UnitsObject, reporting), READONLY,
      "true while the callback runs"},
-    {"scratch_bytes", T_PYSSIZET, offsetof(UnitsObject, scratch_size), READONLY,
-     "size of the scratch array kept between calls (for the tests)"},
     {NULL, 0, 0, 0, NULL},
 };
 

@@ -25,7 +25,6 @@ class Units:
     fail_start: int
     resume_at: int
     reporting: int
-    scratch_bytes: int
     @property
     def partial(self) -> str: ...
     callback: Callable[[Malformed], object] | None
