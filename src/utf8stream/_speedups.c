@@ -2,8 +2,8 @@
 
  * 1. Units: the C scanner (core/scanner.py), a UTF-8 decoder of our own.
  *    Units(replacement, callback).feed(pending, data, final, position) is the scanner
- *    call of one Utf8Decoder.decode; split() is the same call with the text cut into
- *    lines as it is decoded.  Each malformed unit (a maximal subpart) is classified,
+ *    call of one Utf8Decoder.decode; lines() cuts the complete lines of a buffer and
+ *    decodes each as it goes.  Each malformed unit (a maximal subpart) is classified,
  *    counted and reported to the callback as a Malformed event, in order, exactly as
  *    the pure-Python scanner does, and replaced by the constant replacement ("replace":
  *    U+FFFD, "ignore": nothing) or, made with None (a mapping object: every other
@@ -1153,7 +1153,7 @@ joined(UnitsObject *self, PyObject *head, PyObject *data)
     return buf;
 }
 
-/* The arguments shared by feed() and split(): pending + data as one bytes object (a new
+/* The arguments of feed(): pending + data as one bytes object (a new
    reference; data alone if not ``join``), final, and the absolute offset of that
    buffer's first byte. */
 static PyObject *
@@ -1197,8 +1197,10 @@ refuse_reentry(UnitsObject *self)
     return 0;
 }
 
-/* The separator argument of split() and lines(): -1 (universal newlines) or an ASCII
-   byte; both need a one-character replacement (see split()).  -2 on error. */
+/* The separator argument of lines(): -1 (universal newlines) or an ASCII byte; it needs
+   a one-character replacement, so that each byte that is not a character yields one
+   (with "ignore", \r <bad byte> \n would be one newline in the text, two in the bytes).
+   -2 on error. */
 static long
 parse_sep(UnitsObject *self, PyObject *arg)
 {
@@ -1342,8 +1344,6 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     return pair(text, pending);
 }
 
-enum { ENDS_CR = 1, STARTS_LF = 2, ASCII_ONLY = 4 };
-
 /* Where the line that starts at b[i] ends: the next ``sep`` byte, or with ``sep`` -1 the
    next \r or \n (*next_lf and *next_cr remember the next of each, to search each byte
    once); n if there is none.  *t: the newline's length (2 for \r\n). */
@@ -1372,130 +1372,16 @@ line_end(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, long sep, Py_ssize_
     return e;
 }
 
-/* split(pending, data, final, position, sep) -> (parts, pending, flags, chars)
-
-   feed() and str.split in one pass over the bytes, with no string for the whole chunk:
-   parts is the decoded text split at the separator byte ``sep`` (0..127), or with
-   ``sep`` -1 at universal newlines (\r\n, \r, \n).  A newline byte is a character of
-   its own, never part of a sequence or a unit, so cutting first and decoding each piece
-   is the same as decoding first.  Universal mode only: a \r that ends the text is left
-   out of the parts (ENDS_CR says so: the caller holds it until it knows whether \n
-   follows), and STARTS_LF says the text begins with \n.  ASCII_ONLY: every part is
-   ASCII.  chars: the length of the text, separators and that \r included.  Needs a
-   one-character replacement, so that each byte that is not a character yields one
-   (with "ignore", \r <bad byte> \n would be one newline in the text, two here). */
-static PyObject *
-Units_split(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 5) {
-        PyErr_SetString(PyExc_TypeError,
-                        "split(pending: bytes, data: bytes, final, position, sep: int)");
-        return NULL;
-    }
-    if (refuse_reentry(self) < 0) {
-        return NULL;
-    }
-    long sep = parse_sep(self, args[4]);
-    if (sep == -2) {
-        return NULL;
-    }
-    int final;
-    long long base;
-    PyObject *buf = parse_input(self, args, 1, &final, &base);
-    if (buf == NULL) {
-        return NULL;
-    }
-    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(buf);
-    Py_ssize_t n = PyBytes_GET_SIZE(buf);
-    PyObject *parts = PyList_New(0);
-    PyObject *result = NULL;
-    if (parts == NULL) {
-        Py_DECREF(buf);
-        return NULL;
-    }
-    Py_INCREF(self);
-    Py_ssize_t i = 0, stop = 0, next_lf = -1, next_cr = -1;
-    long long chars = 0;
-    Py_UCS4 maxchar = 0;
-    int lone_cr = 0;
-    /* a chunk of ASCII text (logs, mostly) needs no decoding at all */
-    int ascii = skip_ascii(b, 0, n) == n;
-    for (;;) {
-        Py_ssize_t t;
-        Py_ssize_t e = line_end(b, i, n, sep, &next_lf, &next_cr, &t);
-        PyObject *s;
-        if (ascii) {
-            s = ascii_string(b + i, e - i);
-            stop = e;
-        }
-        else {
-            Py_ssize_t unit;
-            s = own_segment(self, b, i, e, n, base, final, &stop, &maxchar, &unit);
-        }
-        if (s == NULL) {
-            set_partial_by_replay(self, b, base);
-            goto done;
-        }
-        chars += PyUnicode_GET_LENGTH(s);
-        int err = PyList_Append(parts, s);
-        Py_DECREF(s);
-        if (err < 0) {
-            goto done;
-        }
-        if (e >= n) {
-            break;
-        }
-        chars += t;
-        lone_cr = sep < 0 && t == 1 && b[e] == '\r';
-        i = e + t;
-    }
-    long flags = maxchar < 0x80 ? ASCII_ONLY : 0;
-    Py_ssize_t np = PyList_GET_SIZE(parts);
-    if (lone_cr && PyUnicode_GET_LENGTH(PyList_GET_ITEM(parts, np - 1)) == 0) {
-        /* The text ends with that \r: the part before it is the unfinished rest. */
-        if (PyList_SetSlice(parts, np - 1, np, NULL) < 0) {
-            goto done;
-        }
-        flags |= ENDS_CR;
-    }
-    if (sep < 0 && n > 0 && b[0] == '\n') {
-        flags |= STARTS_LF;
-    }
-    PyObject *pending = PyBytes_FromStringAndSize((const char *)b + stop, n - stop);
-    PyObject *fl = PyLong_FromLong(flags);
-    if (pending == NULL || fl == NULL) {
-        Py_XDECREF(pending);
-        Py_XDECREF(fl);
-        goto done;
-    }
-    PyObject *nchars = PyLong_FromLongLong(chars);
-    result = nchars == NULL ? NULL : PyTuple_New(4);
-    if (result == NULL) {
-        Py_DECREF(pending);
-        Py_DECREF(fl);
-        Py_XDECREF(nchars);
-        goto done;
-    }
-    Py_INCREF(parts);
-    PyTuple_SET_ITEM(result, 0, parts);
-    PyTuple_SET_ITEM(result, 1, pending);
-    PyTuple_SET_ITEM(result, 2, fl);
-    PyTuple_SET_ITEM(result, 3, nchars);
-    self->chars += chars;
-done:
-    Py_DECREF(parts);
-    Py_DECREF(buf);
-    Py_DECREF(self);
-    return result;
-}
-
 /* lines(head, data, position, sep, limit[, each_offset]) -> (parts, offsets)
 
-   For a reader that keeps the unfinished line itself (the log follower): split() for
-   complete lines only.  The buffer is head + data, whose first byte is at the absolute
-   offset ``position``; the decoder holds nothing (no pending prefix).  parts: the text
-   of each line that ends in the buffer, without its newline (``sep`` as in split()); a
-   \r that ends the buffer may be the first half of \r\n and does not end a line yet.
+   For a reader that keeps the unfinished line itself (the line engine): the complete
+   lines of a buffer, each cut from the bytes and decoded on its own (a newline byte is a
+   character of its own, never part of a sequence or a unit, so cutting first and
+   decoding each piece is the same as decoding first).  The buffer is head + data, whose
+   first byte is at the absolute offset ``position``; the decoder holds nothing (no
+   pending prefix).  parts: the text of each line that ends in the buffer, without its
+   newline: the byte ``sep`` (0..127), or with ``sep`` -1 universal newlines (\r\n, \r,
+   \n); a \r that ends the buffer may be the first half of \r\n and does not end a line yet.
    Decoding stops before the first line whose content is longer than ``limit`` bytes:
    the caller handles that one.  offsets: the absolute offset of each line's first byte,
    then the offset just past the last line, where the undecoded rest begins.  With
@@ -1717,8 +1603,6 @@ Units_dealloc(UnitsObject *self)
 static PyMethodDef Units_methods[] = {
     {"feed", (PyCFunction)(void (*)(void))Units_feed, METH_FASTCALL,
      "feed(pending, data, final, position) -> (text, pending)"},
-    {"split", (PyCFunction)(void (*)(void))Units_split, METH_FASTCALL,
-     "split(pending, data, final, position, sep) -> (parts, pending, flags, chars)"},
     {"lines", (PyCFunction)(void (*)(void))Units_lines, METH_FASTCALL,
      "lines(head, data, position, sep, limit) -> (parts, offsets)"},
     {"drain", (PyCFunction)Units_drain, METH_NOARGS,
@@ -2269,11 +2153,6 @@ module_exec(PyObject *m)
     }
     st->buffered_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Buffered_spec, NULL);
     if (st->buffered_type == NULL || PyModule_AddType(m, st->buffered_type) < 0) {
-        return -1;
-    }
-    if (PyModule_AddIntConstant(m, "ENDS_CR", ENDS_CR) < 0 ||
-        PyModule_AddIntConstant(m, "STARTS_LF", STARTS_LF) < 0 ||
-        PyModule_AddIntConstant(m, "ASCII_ONLY", ASCII_ONLY) < 0) {
         return -1;
     }
     return 0;

@@ -7,10 +7,6 @@ from .core.events import Malformed, MalformedKind
 
 _T = TypeVar("_T")
 
-ENDS_CR: int
-STARTS_LF: int
-ASCII_ONLY: int
-
 def setup(
     kinds: tuple[MalformedKind, ...],
     event_type: type[Malformed],
@@ -34,9 +30,6 @@ class Units:
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
     ) -> tuple[str, bytes]: ...
-    def split(
-        self, pending: bytes, data: bytes, final: bool, position: int, sep: int, /
-    ) -> tuple[list[str], bytes, int, int]: ...
     def lines(
         self,
         head: bytes,

@@ -211,8 +211,7 @@ class _Policy:
 
     A mapping scanner's callback is ``map_unit``.  The decoder holds this object and the
     scanner; this object holds no reference to the decoder, so that no reference cycle
-    keeps a decoder (and its scanner's scratch array) alive until the cyclic collector
-    runs.
+    keeps a decoder (and what its scanner holds) alive until the cyclic collector runs.
     """
 
     __slots__ = (
