@@ -12,6 +12,7 @@ the decoder does).
 from __future__ import annotations
 
 import ast
+import codecs
 import contextlib
 import re
 from collections.abc import Callable
@@ -27,6 +28,7 @@ from hypothesis import strategies as st
 import utf8stream.core.scanner as scanner_module
 from utf8stream import Malformed, Utf8DecodeError, Utf8Decoder
 from utf8stream.core import _accel
+from utf8stream.core._bytes import is_proper_prefix
 from utf8stream.core.scanner import PyScanner, scanner_type
 
 pytestmark = pytest.mark.skipif(
@@ -225,6 +227,28 @@ def test_the_bulk_line_cut_is_the_line_by_line_cut(
         assert newline is not None and newline.start() > limit
     else:
         assert bulk == by_line
+
+
+def test_what_cpythons_decoder_holds_is_a_proper_prefix_but_for_ed_a0() -> None:
+    """The pure-Python scanner's fast path trusts CPython's strict decoder to hold back,
+    at a chunk's end, exactly the proper prefixes of a well-formed sequence, and ED A0..BF
+    besides (which it then decodes as units): every tail of one to three bytes."""
+    tails = [bytes([a]) for a in range(256)]
+    tails += [bytes([a, b]) for a in range(0xC0, 0x100) for b in range(256)]
+    tails += [
+        bytes([a, b, c]) for a in range(0xE0, 0x100) for b in range(0x80, 0xC0) for c in range(256)
+    ]
+    held = 0
+    for tail in tails:
+        try:
+            _, used = codecs.utf_8_decode(tail, "strict", False)
+        except UnicodeDecodeError:
+            continue
+        if used == 0:
+            held += 1
+            surrogate_start = tail[0] == 0xED and len(tail) >= 2 and tail[1] >= 0xA0
+            assert is_proper_prefix(tail) is not surrogate_start, tail
+    assert held > 10_000  # the check saw the prefixes
 
 
 def test_the_argument_checks_agree() -> None:

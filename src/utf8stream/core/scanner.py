@@ -240,7 +240,10 @@ class PyScanner:
                     self._chars += len(text)
                     return text, b""
                 tail = buf[used:]
-                if is_proper_prefix(tail):  # a character cut by the chunk's end
+                # A character cut by the chunk's end.  CPython holds exactly the proper
+                # prefixes, and ED A0..BF (a surrogate's start, certain already; checked
+                # against is_proper_prefix for every held tail by a test).
+                if tail[0] != 0xED or len(tail) < 2 or tail[1] < 0xA0:
                     self._chars += len(text)
                     return text, tail
         self._partial = ""
