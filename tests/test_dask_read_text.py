@@ -206,3 +206,30 @@ def test_utf8stream_and_its_command_line_do_not_import_dask() -> None:
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     )
     assert result.stdout == "[]\n"
+
+
+def test_auto_reads_each_file_in_the_encoding_it_tells(tmp_path: Path) -> None:
+    """``encoding="auto"``: each file's own encoding, told once on the client from its
+    first 64 KiB (as the follower tells it), then read in blocks like any other."""
+    text = "première ligne\r\nzweite Zeile\nlast"
+    files = {
+        "bom16.log": codecs.BOM_UTF16_LE + text.encode("utf-16-le"),
+        "nobom16.log": text.encode("utf-16-le"),
+        "utf8.log": ("héllo 😀\n" * 50).encode(),
+        "legacy.log": "café\nnaïve\n".encode("cp1252"),
+    }
+    for name, data in files.items():
+        (tmp_path / name).write_bytes(data)
+    with dask.config.set(scheduler="sync"):
+        got = read_text(str(tmp_path / "*.log"), encoding="auto", blocksize=7, include_path=True)
+        by_file: dict[str, list[str]] = {}
+        for line, path in got.compute():
+            by_file.setdefault(Path(path).name, []).append(line)
+    told = {"bom16.log": "utf-16", "nobom16.log": "utf-16-le", "utf8.log": "utf-8"}
+    told["legacy.log"] = "cp1252"
+    for name, data in files.items():
+        assert by_file[name] == sequential(data, told[name]), name
+    assert by_file["nobom16.log"] == ["première ligne", "zweite Zeile", "last"]
+    assert by_file["legacy.log"] == ["café", "naïve"]
+    with pytest.raises(ValueError, match="keepends is for UTF-8 only"):
+        read_text(str(tmp_path / "nobom16.log"), encoding="auto", keepends=True)

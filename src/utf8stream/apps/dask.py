@@ -45,7 +45,7 @@ import re
 import secrets
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, BinaryIO, NamedTuple, cast
 
@@ -63,6 +63,7 @@ from ..core.linecodec import LineBatch, LineDecoder, LineEngine, LineItem, line_
 from ..core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, check_line_options
 from ..core.variants import VARIANTS, get_variant
 from ._linecol import LineColumnTracker
+from ._sniff import AUTO, SNIFF_BYTES, sniff_encoding
 from .files import (
     _SPLITTABLE,
     TranscodeSummary,
@@ -115,6 +116,8 @@ class _File:
     compression: str | None
     size: int  # -1 for a compressed file (read whole, by one task)
     head: bytes  # its first bytes (decompressed): a byte-order mark tells the byte order
+    #: With ``encoding="auto"``: the encoding its first ``SNIFF_BYTES`` tell.
+    detected: str | None = None
 
     @contextmanager
     def open(self) -> Iterator[BinaryIO]:
@@ -142,9 +145,10 @@ def _names(urlpath: str | Sequence[str], fs: AbstractFileSystem, paths: list[str
 
 
 def _list_files(
-    urlpath: str | Sequence[str], storage_options: dict[str, Any] | None
+    urlpath: str | Sequence[str], storage_options: dict[str, Any] | None, sniff: bool = False
 ) -> list[_File]:
-    """Every file ``urlpath`` names (globs expanded), with its size and first bytes."""
+    """Every file ``urlpath`` names (globs expanded), with its size and first bytes, and
+    with ``sniff`` the encoding they tell (``encoding="auto"``)."""
     fs, _, paths = fsspec.core.get_fs_token_paths(
         urlpath, mode="rb", storage_options=storage_options or {}
     )
@@ -155,9 +159,10 @@ def _list_files(
         compression = fsspec.utils.infer_compression(path)
         of = fsspec.core.OpenFile(fs, path, mode="rb", compression=compression)
         with of as f:
-            head = f.read(4)
+            head = f.read(SNIFF_BYTES + 1 if sniff else 4)
         size = -1 if compression else int(fs.size(path))
-        files.append(_File(fs, path, name, compression, size, head))
+        detected = sniff_encoding(head, len(head) <= SNIFF_BYTES) if sniff else None
+        files.append(_File(fs, path, name, compression, size, head[:4], detected))
     return files
 
 
@@ -407,7 +412,9 @@ def read_text(
 
     The lines are exactly those ``LineReceiveStream`` reads from each file (with the same
     ``encoding``, ``errors``, ``newline``, ``keepends``, ``max_line_bytes`` and
-    ``on_overlong``), for every ``blocksize`` (bytes, or a string such as ``"64 MiB"``;
+    ``on_overlong``; ``encoding="auto"``: each file's own, told on the client from its first
+    64 KiB as ``follow(encoding="auto")`` tells it — a byte-order mark, UTF-16's zero
+    bytes, valid UTF-8, else cp1252), for every ``blocksize`` (bytes, or a string such as ``"64 MiB"``;
     ``None``: one partition per file).  A compressed file (by its extension) is one
     partition.  ``include_path``: items are ``(line, name)``.  ``storage_options`` go to
     the fsspec filesystem (credentials, endpoints).  Where the sequential reader raises
@@ -419,13 +426,18 @@ def read_text(
     ``max_line_bytes`` bytes and a read chunk (unless ``max_line_bytes=None``).
     """
     check_line_options(newline, max_line_bytes, on_overlong)
-    options = _LineOptions(encoding, errors, newline, bool(keepends), max_line_bytes, on_overlong)
-    probe = line_decoder(encoding, errors)  # an unknown or refused encoding fails here
-    if keepends and probe.encoding != "utf-8":
-        raise ValueError("keepends is for UTF-8 only")
+    auto = encoding == AUTO
+    chosen = _LineOptions(encoding, errors, newline, bool(keepends), max_line_bytes, on_overlong)
+    if not auto:
+        _probe(chosen, encoding)  # an unknown or refused encoding fails here
     size = _parse_blocksize(blocksize)
     parts = []
-    for file in _list_files(urlpath, storage_options):
+    for file in _list_files(urlpath, storage_options, sniff=auto):
+        options = chosen
+        if file.detected is not None:
+            # Each file's own, as the follower decides it: told once, here on the client.
+            options = replace(chosen, encoding=file.detected)
+        probe = _probe(options, file.name)
         newlines = options.newlines(file.head)
         # A file shorter than a byte-order mark is one block: the line engine reads it as
         # one last line, whatever newlines it holds, and so must every block size.
@@ -442,6 +454,15 @@ def read_text(
                 part = _delayed(_with_path)(part, file.name)
             parts.append(part)
     return cast(dask.bag.Bag, _from_delayed(parts))
+
+
+def _probe(options: _LineOptions, name: str) -> Any:
+    """The line decoder ``options`` make (``ValueError`` for an unknown or refused
+    encoding), checked against ``keepends``."""
+    probe = line_decoder(options.encoding, options.errors)
+    if options.keepends and probe.encoding != "utf-8":
+        raise ValueError(f"{name}: keepends is for UTF-8 only, not {options.encoding}")
+    return probe
 
 
 # -- malformed units --------------------------------------------------------------------
