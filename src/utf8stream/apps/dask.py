@@ -414,8 +414,8 @@ def read_text(
     ``encoding``, ``errors``, ``newline``, ``keepends``, ``max_line_bytes`` and
     ``on_overlong``; ``encoding="auto"``: each file's own, told on the client from its first
     64 KiB as ``follow(encoding="auto")`` tells it — a byte-order mark, UTF-16's zero
-    bytes, valid UTF-8, else cp1252), for every ``blocksize`` (bytes, or a string such as ``"64 MiB"``;
-    ``None``: one partition per file).  A compressed file (by its extension) is one
+    bytes, valid UTF-8, else cp1252), for every ``blocksize`` (bytes, or a string such as
+    ``"64 MiB"``; ``None``: one partition per file).  A compressed file (by its extension) is one
     partition.  ``include_path``: items are ``(line, name)``.  ``storage_options`` go to
     the fsspec filesystem (credentials, endpoints).  Where the sequential reader raises
     (``LineTooLong`` under ``on_overlong="raise"``, ``UnicodeDecodeError`` under
