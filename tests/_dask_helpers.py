@@ -25,6 +25,10 @@ ENCODINGS: dict[str, tuple[str, list[bytes]]] = {
     "utf-32-le": ("utf-32-le", [b""]),
     "utf-32-be": ("utf-32-be", [b""]),
     "shift_jis": ("shift_jis", [b""]),
+    # The UTF-8 variants, through their registered codecs.
+    "cesu-8": ("cesu-8", [b""]),
+    "wtf-8": ("wtf-8", [b""]),
+    "mutf-8": ("mutf-8", [b""]),
 }
 
 #: Text pieces: newlines of every kind, characters of 1 to 4 bytes, a BOM mid-file.
