@@ -17,7 +17,7 @@ from typing import NamedTuple
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from utf8stream import Malformed, MalformedKind, Utf8DecodeError, Utf8Decoder
+from utf8stream import ByteLine, LineEngine, Malformed, MalformedKind, Utf8DecodeError, Utf8Decoder
 
 K = MalformedKind
 
@@ -334,3 +334,13 @@ def cut_randomly(draw: st.DrawFn, data: bytes) -> list[bytes]:
     """A random chunking of ``data`` drawn inside a composite strategy or ``st.data()``."""
     cuts = draw(st.lists(st.integers(0, len(data)), max_size=min(len(data) + 3, 40)))
     return split_at(data, cuts)
+
+
+def run_engine(engine: LineEngine, data: bytes, cuts: list[int]) -> list[ByteLine]:
+    """The records a line engine gives for ``data`` fed in pieces cut at ``cuts``."""
+    lines: list[ByteLine] = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        lines += engine.records(engine.feed(data[start:cut]))
+        start = max(start, cut)
+    return [*lines, *engine.records(engine.finish())]

@@ -13,6 +13,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from _helpers import run_engine
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -95,15 +96,6 @@ def _reference(data: bytes, encoding: str, newline: str | None, errors: str) -> 
     return lines
 
 
-def _run(engine: LineEngine, data: bytes, cuts: list[int]) -> list[ByteLine]:
-    lines: list[ByteLine] = []
-    start = 0
-    for cut in [*sorted(cuts), len(data)]:
-        lines += engine.records(engine.feed(data[start:cut]))
-        start = max(start, cut)
-    return [*lines, *engine.records(engine.finish())]
-
-
 class _WithoutUnits:
     """A decoder as it is, but without ``decode_units``: the engine searches the bytes."""
 
@@ -153,7 +145,7 @@ def test_lines_against_unit_by_unit_reference(
     units, surrogate pairs, every error policy: the lines and offsets the reference has."""
     encoding, data, newline, errors, cuts = case
     engine = LineEngine(line_decoder(encoding, errors), newline=newline, max_line_bytes=None)
-    assert _run(engine, data, cuts) == _reference(data, encoding, newline, errors)
+    assert run_engine(engine, data, cuts) == _reference(data, encoding, newline, errors)
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "shift_jis", "utf-16-le", "utf-32-be", "cp1252"])
@@ -166,13 +158,13 @@ def test_crlf_split_at_every_byte(encoding: str, newline: str | None, text: str)
     expected = _reference(data, encoding, newline, "replace")
     for cut in range(len(data) + 1):
         engine = LineEngine(line_decoder(encoding), newline=newline)
-        assert _run(engine, data, [cut]) == expected, cut
+        assert run_engine(engine, data, [cut]) == expected, cut
     engine = LineEngine(line_decoder(encoding), newline=newline)
-    assert _run(engine, data, list(range(len(data)))) == expected
+    assert run_engine(engine, data, list(range(len(data)))) == expected
     # Keeping the newlines, UTF-8 too is cut by the search in Python, not by the scanner.
     for cuts in ([], [len(data) // 3], list(range(len(data)))):
         engine = LineEngine(line_decoder(encoding), newline=newline, keepends=True)
-        kept = _run(engine, data, cuts)
+        kept = run_engine(engine, data, cuts)
         assert [(r.offset, r.end) for r in kept] == [(r.offset, r.end) for r in expected]
         assert [r.text for r in kept] == [data[r.offset : r.end].decode(encoding) for r in kept]
 
@@ -221,7 +213,7 @@ def test_keepends_and_no_offsets_on_the_units_path(encoding: str) -> None:
     # CRLF only (split as "\r\n"), then mixed newlines (the regular-expression split).
     data = "one\r\ntwo\r\n".encode(encoding) + "three\nfour\rfive".encode(encoding)
     engine = LineEngine(line_decoder(encoding), keepends=True)
-    assert [(r.text, r.offset) for r in _run(engine, data, [len(data) // 2])] == [
+    assert [(r.text, r.offset) for r in run_engine(engine, data, [len(data) // 2])] == [
         (text, offset * UNITS[encoding])
         for text, offset in [("one\r\n", 0), ("two\r\n", 5), ("three\n", 10), ("four\r", 16)]
     ] + [("five", 21 * UNITS[encoding])]
@@ -385,7 +377,7 @@ def test_a_held_cr_before_a_torn_code_unit_ends_its_line(encoding: str, policy: 
         engine = LineEngine(
             line_decoder(encoding), max_line_bytes=4 * UNITS[encoding], on_overlong=policy
         )
-        lines = _run(engine, data, [])
+        lines = run_engine(engine, data, [])
         assert lines[-1] == ByteLine("\ufffd", cr, len(data), False)
         if len(content) <= 4:
             assert lines == _reference(data, encoding, None, "replace")
@@ -411,7 +403,9 @@ def test_newline_bytes_after_an_odd_byte_at_the_end_end_no_line(
     ended by a newline)."""
     engine = LineEngine(line_decoder(encoding), newline=newline)
     expected = [ByteLine(data.decode(encoding, "replace"), 0, len(data), False)]
-    assert _run(engine, data, []) == expected == _reference(data, encoding, newline, "replace")
+    assert (
+        run_engine(engine, data, []) == expected == _reference(data, encoding, newline, "replace")
+    )
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le"])

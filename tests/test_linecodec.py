@@ -6,6 +6,7 @@ import codecs
 import re
 
 import pytest
+from _helpers import run_engine
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -71,15 +72,6 @@ def _oracle(text: str, encoding: str, newline: str | None) -> list[ByteLine]:
     return lines
 
 
-def _run(engine: LineEngine, data: bytes, cuts: list[int]) -> list[ByteLine]:
-    lines: list[ByteLine] = []
-    start = 0
-    for cut in [*sorted(cuts), len(data)]:
-        lines += engine.records(engine.feed(data[start:cut]))
-        start = max(start, cut)
-    return [*lines, *engine.records(engine.finish())]
-
-
 def _engine(encoding: str, newline: str | None, **options: object) -> LineEngine:
     return LineEngine(line_decoder(encoding), newline=newline, **options)  # type: ignore[arg-type]
 
@@ -90,8 +82,8 @@ def test_whole_and_byte_by_byte(encoding: str, newline: str | None) -> None:
     text = _encodable("héllo\r\nwörld\rx\n\n\r\r\nあ漢\x85\u2028字😀\nlast", encoding)
     data = text.encode(encoding)
     expected = _oracle(text, encoding, newline)
-    assert _run(_engine(encoding, newline), data, []) == expected
-    assert _run(_engine(encoding, newline), data, list(range(len(data)))) == expected
+    assert run_engine(_engine(encoding, newline), data, []) == expected
+    assert run_engine(_engine(encoding, newline), data, list(range(len(data)))) == expected
 
 
 @settings(max_examples=60, deadline=None)
@@ -104,7 +96,7 @@ def test_whole_and_byte_by_byte(encoding: str, newline: str | None) -> None:
 def test_random_chunkings(encoding: str, newline: str | None, text: str, cuts: list[int]) -> None:
     text = _encodable(text, encoding)
     data = text.encode(encoding)
-    assert _run(_engine(encoding, newline), data, cuts) == _oracle(text, encoding, newline)
+    assert run_engine(_engine(encoding, newline), data, cuts) == _oracle(text, encoding, newline)
 
 
 @settings(max_examples=60, deadline=None)
@@ -120,8 +112,8 @@ def test_malformed_bytes_by_construction(
 ) -> None:
     """Whatever the bytes: lines tile the input, end where the encoded newlines are, and
     hold the replacement-decoded bytes between them."""
-    lines = _run(_engine(encoding, newline), data, cuts)
-    assert lines == _run(_engine(encoding, newline), data, [])
+    lines = run_engine(_engine(encoding, newline), data, cuts)
+    assert lines == run_engine(_engine(encoding, newline), data, [])
     fixed = _fixed(encoding)
     unit = 4 if "32" in fixed else 2 if "16" in fixed else 1
     nls = ["\r\n", "\r", "\n"] if newline is None else [newline]
@@ -153,7 +145,7 @@ def test_byte_order_mark(encoding: str, bom: str | None) -> None:
     }
     mark = b"" if bom is None else marks[bits][bom == "be"]
     data = mark + "one\r\ntwo\nthree".encode(fixed)
-    lines = _run(_engine(encoding, None), data, list(range(0, len(data), 3)))
+    lines = run_engine(_engine(encoding, None), data, list(range(0, len(data), 3)))
     size = 2 if bits == "16" else 4
     assert [(line.text, line.offset, line.end) for line in lines] == [
         ("one", 0, len(mark) + 5 * size),
@@ -166,7 +158,7 @@ def test_newline_inside_a_code_unit_is_not_one() -> None:
     # U+0A0D, U+0D0A: their bytes are \r and \n, misaligned.
     text = "\u0a0d\u0d0a\u0a00x\n"
     data = text.encode("utf-16-le")
-    assert _run(_engine("utf-16-le", None), data, [1, 3]) == _oracle(text, "utf-16-le", None)
+    assert run_engine(_engine("utf-16-le", None), data, [1, 3]) == _oracle(text, "utf-16-le", None)
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
@@ -365,7 +357,7 @@ def test_held_newline_start_that_makes_the_last_line_overlong(policy: str) -> No
 
 def test_utf8_sig_drops_only_the_leading_mark() -> None:
     data = "\ufeffa\n\ufeffb\n".encode()
-    lines = _run(_engine("utf-8-sig", None), data, list(range(len(data))))
+    lines = run_engine(_engine("utf-8-sig", None), data, list(range(len(data))))
     assert [(line.text, line.offset, line.end) for line in lines] == [
         ("a", 0, 5),
         ("\ufeffb", 5, 10),

@@ -1894,47 +1894,27 @@ def follow(
     checkpoint keeps it for a restart, and a new file after a rotation is told again
     (``on_malformed`` then sees the files told UTF-8).
     """
+    options: dict[str, Any] = {
+        "start": start,
+        "last_lines": last_lines,
+        "last_bytes": last_bytes,
+        "gap_at_start": gap_at_start,
+        "checkpoint": checkpoint,
+        "poll_interval": poll_interval,
+        "rotate_grace": rotate_grace,
+        "newline": newline,
+        "max_line_bytes": max_line_bytes,
+        "on_overlong": on_overlong,
+        "errors": errors,
+        "encoding": encoding,
+        "on_malformed": on_malformed,
+        "until_eof": until_eof,
+        "retry": retry,
+        "on_notice": on_notice,
+    }
     if multiline is not None:
         joiner = MultilineJoiner.preset(multiline) if isinstance(multiline, str) else multiline
         if not multiline_timeout > 0:
             raise ValueError("multiline_timeout must be > 0")
-        return _MultilineFollower(
-            joiner,
-            multiline_timeout,
-            path,
-            start=start,
-            last_lines=last_lines,
-            last_bytes=last_bytes,
-            gap_at_start=gap_at_start,
-            checkpoint=checkpoint,
-            poll_interval=poll_interval,
-            rotate_grace=rotate_grace,
-            newline=newline,
-            max_line_bytes=max_line_bytes,
-            on_overlong=on_overlong,
-            errors=errors,
-            encoding=encoding,
-            on_malformed=on_malformed,
-            until_eof=until_eof,
-            retry=retry,
-            on_notice=on_notice,
-        )
-    return Follower(
-        path,
-        start=start,
-        last_lines=last_lines,
-        last_bytes=last_bytes,
-        gap_at_start=gap_at_start,
-        checkpoint=checkpoint,
-        poll_interval=poll_interval,
-        rotate_grace=rotate_grace,
-        newline=newline,
-        max_line_bytes=max_line_bytes,
-        on_overlong=on_overlong,
-        errors=errors,
-        encoding=encoding,
-        on_malformed=on_malformed,
-        until_eof=until_eof,
-        retry=retry,
-        on_notice=on_notice,
-    )
+        return _MultilineFollower(joiner, multiline_timeout, path, **options)
+    return Follower(path, **options)
