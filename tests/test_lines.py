@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import (
+    LineItem,
     LineReceiveStream,
     LineSplitter,
     LineTooLong,
@@ -620,3 +621,21 @@ async def test_mark_gap_on_a_line_stream_over_bytes_keeps_the_line_in_order() ->
     send.close()
     assert await collect(stream) == ["ab\ufffdcd", "z"]
     assert stream.statistics().gaps == 1
+
+
+def test_a_gap_reaches_the_bytes_of_a_splitter_never_its_text() -> None:
+    """The splitter's source keeps the line engine's contract: a gap told to the engine
+    (``finish(lost=...)``) goes to the decoder of the bytes; text cannot have one."""
+    splitter = LineSplitter()
+    decoder = Utf8Decoder()
+    assert splitter.feed_bytes(decoder, b"ab") == []
+    engine = splitter._engine
+    [item] = engine.finish(lost=3)
+    assert isinstance(item, LineItem) and item.line == "ab"
+    # The gap is the bytes decoder's now: its next text starts with the one U+FFFD.
+    assert decoder.statistics().gaps == 1
+    assert decoder.decode(b"c", True) == "\ufffdc"
+    text_only = LineSplitter()
+    text_only.feed("ab")
+    with pytest.raises(ValueError, match="no gap in text"):
+        text_only._engine.finish(lost=3)

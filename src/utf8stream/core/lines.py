@@ -127,7 +127,12 @@ class _SplitterSource:
         return cut or limit
 
     def mark_gap(self, lost: int | None = None) -> None:
-        raise NotImplementedError("a gap is marked on the decoder (see sync_decoder)")
+        # A splitter's engine is never told of a gap itself (its user marks gaps on the
+        # Utf8Decoder, after sync_decoder()); this keeps the LineDecoder contract for
+        # the bytes, where a gap can be, and refuses one inside text, where none can.
+        if self.raw is None or self.text_left:
+            raise ValueError("no gap in text: mark it on the Utf8Decoder of the bytes")
+        self.raw.mark_gap(lost)
 
     def decode_lines(
         self, head: bytes, data: bytes, sep: int, limit: int, each_offset: bool = True
