@@ -403,8 +403,11 @@ def test_a_rotation_is_a_notice_and_the_new_file_is_followed(tmp_path: Path) -> 
     follow = Follow("-F", "--rotate-grace", "0", str(log))
     try:
         assert follow.out() == b"old\n"
-        os.rename(log, tmp_path / "app.log.1")
-        log.write_bytes(b"new\n")
+        # Rotated with no moment where the path is missing (a slow rename-then-create
+        # could be seen as "has become inaccessible" first, a notice of its own).
+        os.link(log, tmp_path / "app.log.1")
+        (tmp_path / "new").write_bytes(b"new\n")
+        os.rename(tmp_path / "new", log)
         assert follow.err() == f"utf8stream: {log}: has been replaced; following new file\n"
         assert follow.out() == b"new\n"
     finally:
@@ -697,24 +700,50 @@ def test_following_several_files_says_which_each_line_is_from(tmp_path: Path) ->
     b.write_bytes(b"b0\n")
     follow = Follow("-F", str(a), str(b))
     try:
-        # Their last lines, once both are open (however slowly the command starts).  Each
-        # file is followed by a task of its own, so which is shown first depends on which
-        # opened first (GNU tail shows them in argument order: not matched here).
-        shown_last = {
-            f"==> {a} <==\na0\n\n==> {b} <==\nb0\n".encode(): b,
-            f"==> {b} <==\nb0\n\n==> {a} <==\na0\n".encode(): a,
-        }
+        # Their last lines in argument order, as GNU tail shows them.
         first = b"".join(follow.out() for _ in range(5))
-        assert first in shown_last
+        assert first == f"==> {a} <==\na0\n\n==> {b} <==\nb0\n".encode()
         for path, line in ((a, b"x\n"), (b, b"y\n"), (b, b"y2\n"), (a, b"z\n")):
             with open(path, "ab") as f:
                 f.write(line)
             time.sleep(0.2)
-        x = b"x\n" if shown_last[first] == a else f"\n==> {a} <==\nx\n".encode()
-        expected = x + f"\n==> {b} <==\ny\ny2\n\n==> {a} <==\nz\n".encode()
+        expected = f"\n==> {a} <==\nx\n\n==> {b} <==\ny\ny2\n\n==> {a} <==\nz\n".encode()
         assert b"".join(follow.out() for _ in range(expected.count(b"\n"))) == expected
     finally:
         assert follow.stop() == (143, b"", b"")
+
+
+@pytest.mark.parametrize("empty_first", [False, True])
+def test_following_several_files_shows_each_whole_in_argument_order(
+    tmp_path: Path, empty_first: bool
+) -> None:
+    # The first file takes many reads (each file has a task of its own): its lines still
+    # all come before the second file's, and an empty or missing file keeps its place.
+    big, small, empty = tmp_path / "big", tmp_path / "small", tmp_path / "empty"
+    big_lines = [b"%07d %s\n" % (i, b"x" * 1200) for i in range(3000)]  # 3.6 MB
+    big.write_bytes(b"".join(big_lines))
+    small.write_bytes(b"s0\ns1\n")
+    empty.write_bytes(b"")
+    missing = tmp_path / "missing"
+    files = [empty, missing, big, small] if empty_first else [big, missing, empty, small]
+    follow = Follow("-F", "-n", "+1", *map(str, files))
+    try:
+        shown = {
+            big: [f"==> {big} <==\n".encode(), *big_lines],
+            small: [f"==> {small} <==\n".encode(), b"s0\n", b"s1\n"],
+            empty: [f"==> {empty} <==\n".encode()],
+            missing: [],
+        }
+        expected: list[bytes] = []
+        for path in files:
+            if shown[path]:
+                expected += ([b"\n"] if expected else []) + shown[path]
+        assert [follow.out() for _ in expected] == expected
+        assert follow.err() == (
+            f"utf8stream: {missing}: cannot open for reading: No such file or directory\n"
+        )
+    finally:
+        assert follow.stop()[0] == 143
 
 
 def test_checkpoint_belongs_to_one_file(tmp_path: Path) -> None:

@@ -126,3 +126,43 @@ async def test_stop_at_end_ends_a_follower_woken_by_the_kernel(tmp_path: Path) -
                 tg.start_soon(stop_soon)
                 rest = [line.text async for line in lines]
     assert rest == []
+
+
+async def test_caught_up_once_the_lines_the_file_held_are_handed_out(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"".join(b"%d\n" % i for i in range(50_000)))  # several reads
+    seen: list[str] = []
+    seen_when_caught_up: list[int] = []
+    async with follow(path, start="beginning", poll_interval=0.05) as lines:
+
+        async def watch() -> None:
+            await lines.caught_up()
+            seen_when_caught_up.append(len(seen))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(watch)
+            with anyio.fail_after(10):
+                while len(seen) < 50_000:
+                    seen.append((await lines.__anext__()).text)
+                await anyio.sleep(0.1)
+                assert seen_when_caught_up == []  # not until the follower waits for more
+                # Asked for a line the file does not hold yet, it waits: caught up.
+                with anyio.move_on_after(0.3):
+                    await lines.__anext__()
+            assert seen_when_caught_up == [50_000]
+        await lines.caught_up()  # already: returns at once
+
+
+async def test_caught_up_when_the_file_cannot_be_opened_or_the_follower_closes(
+    tmp_path: Path,
+) -> None:
+    async with follow(tmp_path / "missing.log", retry=True, poll_interval=0.05) as lines:
+        with anyio.fail_after(5):
+            async with anyio.create_task_group() as group:
+                group.start_soon(lines.__anext__)
+                await lines.caught_up()
+                group.cancel_scope.cancel()
+    later = follow(tmp_path / "other.log", retry=True)
+    await later.aclose()
+    with anyio.fail_after(1):
+        await later.caught_up()

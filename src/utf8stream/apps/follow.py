@@ -869,6 +869,10 @@ class Follower:
         # Before the first line, a resumed follower stands where its checkpoint says.
         self._checkpoint: FollowCheckpoint | None = checkpoint
         self._closed = False
+        #: Set once everything the file held has been handed out and the follower waits
+        #: for more, or has stopped (``caught_up``); the event is made on first use.
+        self._has_caught_up = False
+        self._caught_up_event: anyio.Event | None = None
         self._skipped = 0
         self._overlong = 0
         self._rotations = 0
@@ -915,8 +919,13 @@ class Follower:
         while True:
             while not queue:
                 if self._closed or self._at_eof:
+                    self._note_caught_up()
                     raise StopAsyncIteration
-                await self._fill()
+                try:
+                    await self._fill()
+                except BaseException:
+                    self._note_caught_up()  # stopped: a reader waiting for its turn goes on
+                    raise
             if self._closed:
                 raise StopAsyncIteration
             item = queue.popleft()
@@ -977,6 +986,25 @@ class Follower:
         """
         self._until_eof = True
 
+    async def caught_up(self) -> None:
+        """Return once the lines the file held have all been handed out and the follower
+        waits for more (or cannot open the file yet, or has stopped).
+
+        ``tail -f A B`` shows A's last lines before B's, as GNU tail does, by waiting for
+        this before B's turn.
+        """
+        if self._has_caught_up:
+            return
+        if self._caught_up_event is None:
+            self._caught_up_event = anyio.Event()
+        await self._caught_up_event.wait()
+
+    def _note_caught_up(self) -> None:
+        if not self._has_caught_up:
+            self._has_caught_up = True
+            if self._caught_up_event is not None:
+                self._caught_up_event.set()
+
     def has_pending(self) -> bool:
         """Whether lines already read wait to be handed out (the next comes at once).
 
@@ -1000,6 +1028,7 @@ class Follower:
     async def aclose(self) -> None:
         """Close the file; iteration ends (lines read but not handed out are not)."""
         self._closed = True
+        self._note_caught_up()
         self._settle()
         self._ready.clear()
         self._release()
@@ -1132,6 +1161,7 @@ class Follower:
                 if not self._retry:
                     raise
                 self._cannot_open(f"cannot open for reading: {exc.strerror or exc}")
+                self._note_caught_up()
                 await anyio.sleep(self._poll_interval)
                 continue
             if self._inaccessible is not None:
@@ -1440,6 +1470,7 @@ class Follower:
         found nothing and the wait is not missed.
         Returns after ``timeout`` seconds too, and soon after ``stop_at_end()``.
         """
+        self._note_caught_up()
         paths = tuple(dict.fromkeys((self.path, f.path)))
         watcher = self._watcher
         if watcher is None:

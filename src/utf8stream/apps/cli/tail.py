@@ -376,26 +376,67 @@ async def _tail(args: argparse.Namespace) -> int:
     # Raised again once the task group is left, as itself: a task group would wrap it.
     failure: Exception | None = None
 
-    async def print_file(name: str, follower: Follower, skip: int) -> None:
+    # -f with several files: each is followed by a task of its own, but, as GNU tail
+    # does, the lines each file holds at the start are shown in argument order: a file's
+    # lines wait (in ``held``) until the files before it have caught up.
+    turns = [anyio.Event() for _ in files]
+    held: list[list[Line]] = [[] for _ in files]
+
+    def show(i: int, line: Line) -> bool:
+        """Write ``line`` of file ``i``; whether the output buffer is full."""
+        name, follower, _ = files[i]
+        output.switch_to(name)
+        # Surrogate escapes (--errors surrogateescape) become their bytes again.
+        text = line.text.encode("utf-8", "surrogateescape")
+        if line.terminated:
+            return output.write(text + b"\n")
+        if not (args.checkpoint and _left_for_later(follower, line)):
+            return output.write(text)
+        return False
+
+    def show_held(i: int) -> None:
+        waiting, held[i] = held[i], []
+        for line in waiting:
+            show(i, line)
+
+    async def pass_turn(i: int) -> None:
+        """File ``i``'s turn: show what it read meanwhile, then, once it has caught up,
+        give the turn to the next file."""
+        nonlocal status
+        name, follower, _ = files[i]
+        await turns[i].wait()
+        try:
+            show_held(i)
+            await follower.caught_up()
+            show_held(i)
+            if _has_opened(follower):
+                output.switch_to(name)  # an empty file has its header too
+            output.flush()
+        except BrokenPipeError:
+            output.broken = True
+            status = EXIT_BROKEN_PIPE
+            group.cancel_scope.cancel()
+        if i + 1 < len(files):
+            turns[i + 1].set()
+
+    async def print_file(i: int) -> None:
         nonlocal status, failure, unreadable
-        write = output.write
+        name, follower, skip = files[i]
+        turn = turns[i]
         try:
             async for line in follower:
                 if skip:  # -n +N: the lines before line N (a split line's pieces: one)
                     if line.terminated:
                         skip -= 1
                     continue
-                output.switch_to(name)
-                # Surrogate escapes (--errors surrogateescape) become their bytes again.
-                text = line.text.encode("utf-8", "surrogateescape")
-                full = False
-                if line.terminated:
-                    full = write(text + b"\n")
-                elif not (args.checkpoint and _left_for_later(follower, line)):
-                    full = write(text)
-                if full or not follower.has_pending():
+                if not turn.is_set():
+                    held[i].append(line)
+                    continue
+                if held[i]:
+                    show_held(i)
+                if show(i, line) or not follower.has_pending():
                     output.flush()  # the file has nothing more yet: show what came
-            if _has_opened(follower):
+            if _has_opened(follower) and turn.is_set():
                 output.switch_to(name)  # an empty file has its header too
         except BrokenPipeError:
             output.broken = True
@@ -453,13 +494,16 @@ async def _tail(args: argparse.Namespace) -> int:
                     group.start_soon(save_first)
                 if args.follow and args.pid is not None:
                     group.start_soon(stop_after_pid, args.pid)
+                turns[0].set()
                 if args.follow:
                     async with anyio.create_task_group() as following:
-                        for name, follower, skip in files:
-                            following.start_soon(print_file, name, follower, skip)
+                        for i in range(len(files)):
+                            following.start_soon(print_file, i)
+                            following.start_soon(pass_turn, i)
                 else:
-                    for name, follower, skip in files:
-                        await print_file(name, follower, skip)
+                    for i in range(len(files)):
+                        turns[i].set()
+                        await print_file(i)
                 group.cancel_scope.cancel()
             if failure is not None:
                 raise failure
