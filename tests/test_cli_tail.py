@@ -556,6 +556,40 @@ def test_errors_policy(tmp_path: Path, policy: str, expected: bytes) -> None:
 
 
 @pytest.mark.parametrize(
+    ("value", "number", "from_start"),
+    [
+        ("7", 7, False),
+        ("-7", 7, False),
+        ("+7", 7, True),
+        ("2b", 1024, False),
+        ("1K", 1024, False),
+        ("1KiB", 1024, False),
+        ("1kB", 1000, False),
+        ("1k", 1024, False),
+        ("1m", 1024**2, False),
+        ("1kiB", 1024, False),
+        ("+3M", 3 * 1024**2, True),
+        ("2MB", 2_000_000, False),
+        ("1G", 1024**3, False),
+        ("1GB", 10**9, False),
+        ("1Q", 1024**10, False),
+    ],
+)
+def test_counts_take_gnu_multiplier_suffixes(value: str, number: int, from_start: bool) -> None:
+    from utf8stream.apps.cli.tail import _count
+
+    assert (_count(value).number, _count(value).from_start) == (number, from_start)
+
+
+def test_bytes_with_a_suffix(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"x" * 5000 + b"\n")
+    assert tail("-c", "1K", str(log)).stdout == b"x" * 1023 + b"\n"
+    assert tail("-c", "1kB", str(log)).stdout == b"x" * 999 + b"\n"
+    assert tail("-c", "+4K", str(log)).stdout == b"x" * (5000 - 4095) + b"\n"
+
+
+@pytest.mark.parametrize(
     ("argv", "message"),
     [
         (["--max-line-bytes", "3"], "argument --max-line-bytes: must be at least 4"),
@@ -653,6 +687,9 @@ def test_bytes_from_the_end_or_from_byte_n(
         (["-n", "x"], "argument -n/--lines: must be N (the last N) or +N (from the Nth on)"),
         (["-n", "+-1"], "argument -n/--lines: must be N"),
         (["-c", "1.5"], "argument -c/--bytes: must be N"),
+        (["-c", "1g"], "with an optional multiplier suffix"),  # as GNU: k and m only
+        (["-n", "1Ki"], "argument -n/--lines: must be N"),
+        (["-n", "١"], "argument -n/--lines: must be N"),  # ASCII digits only
         (["--offset", "-5"], "argument --offset: must be a non-negative integer, not '-5'"),
         (["-s", "0"], "argument -s/--sleep-interval: must be a positive number, not '0'"),
         (["-s", "nan"], "argument -s/--sleep-interval: must be a positive number"),

@@ -82,14 +82,30 @@ class _Count:
     from_start: bool = False
 
 
+#: GNU tail's multiplier suffixes for N: b (512), and K, M, G, T, P, E, Z, Y, R, Q (k and
+#: m too) in powers of 1024, also written KiB, MiB, ..., or in powers of 1000 as kB, MB, ...
+_POWERS = {letter: power for power, letter in enumerate("KMGTPEZYRQ", 1)} | {"k": 1, "m": 2}
+_SUFFIXES = {
+    "": 1,
+    "b": 512,
+    **{letter: 1024**power for letter, power in _POWERS.items()},
+    **{letter + "iB": 1024**power for letter, power in _POWERS.items()},
+    **{letter + "B": 1000**power for letter, power in _POWERS.items()},
+}
+_COUNT = re.compile(r"([+-]?)([0-9]+)([A-Za-z]*)")
+
+
 def _count(text: str) -> _Count:
-    """``type=`` for -n and -c: N or -N (the last N), +N (from the Nth on, 1-based)."""
-    digits = text[1:] if text[:1] in ("+", "-") else text
-    if not (digits.isascii() and digits.isdigit()):
+    """``type=`` for -n and -c: N or -N (the last N), +N (from the Nth on, 1-based); N
+    may end in a multiplier suffix, as GNU tail's (``1K`` = 1024, ``1kB`` = 1000)."""
+    match = _COUNT.fullmatch(text) if text.isascii() else None
+    if match is None or match.group(3) not in _SUFFIXES:
         raise argparse.ArgumentTypeError(
-            f"must be N (the last N) or +N (from the Nth on), not {text!r}"
+            f"must be N (the last N) or +N (from the Nth on), with an optional multiplier "
+            f"suffix (b, K, kB, KiB, M, MB, MiB, G, ...), not {text!r}"
         )
-    return _Count(int(digits), from_start=text.startswith("+"))
+    sign, digits, suffix = match.groups()
+    return _Count(int(digits) * _SUFFIXES[suffix], from_start=sign == "+")
 
 
 def _encoding(text: str) -> str:
@@ -692,7 +708,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=_count,
         default=_Count(10),
         metavar="[+]N",
-        help="the last N lines (default 10); +N: from line N on (+1: all)",
+        help="the last N lines (default 10); +N: from line N on (+1: all); N may have a "
+        "multiplier suffix, as for -c",
     )
     start.add_argument(
         "-c",
@@ -700,7 +717,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=_count,
         metavar="[+]N",
         help="the last N bytes; +N: from byte N on (a cut character is a malformed unit, "
-        "see --errors)",
+        "see --errors); N may end in a multiplier as in GNU tail: b 512, K 1024, kB 1000, "
+        "KiB 1024, M, MB, MiB, G, ...",
     )
     start.add_argument(
         "--offset",
