@@ -10,9 +10,10 @@ that builds code points by hand.  It shares no code with ``utf8stream`` (not eve
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import IO, NamedTuple
 
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
@@ -344,3 +345,13 @@ def run_engine(engine: LineEngine, data: bytes, cuts: list[int]) -> list[ByteLin
         lines += engine.records(engine.feed(data[start:cut]))
         start = max(start, cut)
     return [*lines, *engine.records(engine.finish())]
+
+
+def line_within(pipe: IO[bytes], seconds: float) -> bytes:
+    """The next line of ``pipe``, or ``AssertionError`` if none comes in time."""
+    result: list[bytes] = []
+    reader = threading.Thread(target=lambda: result.append(pipe.readline()), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert result, f"no line from the command within {seconds} s"
+    return result[0]

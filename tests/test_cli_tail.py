@@ -13,9 +13,9 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import IO
 
 import pytest
+from _helpers import line_within
 
 from utf8stream import read_checkpoint
 from utf8stream.apps.cli import main
@@ -311,16 +311,6 @@ def test_delaycompress_rotation_while_stopped(tmp_path: Path, method: str) -> No
 READ_DEADLINE = 30.0
 
 
-def _line_within(pipe: IO[bytes], seconds: float) -> bytes:
-    """The next line of ``pipe``, or ``AssertionError`` if none comes in time."""
-    result: list[bytes] = []
-    reader = threading.Thread(target=lambda: result.append(pipe.readline()), daemon=True)
-    reader.start()
-    reader.join(seconds)
-    assert result, f"no line from the command within {seconds} s"
-    return result[0]
-
-
 class Follow:
     """``tail -F`` running on a file, its stdout and stderr read line by line."""
 
@@ -333,11 +323,11 @@ class Follow:
 
     def out(self) -> bytes:
         assert self.proc.stdout is not None
-        return _line_within(self.proc.stdout, READ_DEADLINE)
+        return line_within(self.proc.stdout, READ_DEADLINE)
 
     def err(self) -> str:
         assert self.proc.stderr is not None
-        return _line_within(self.proc.stderr, READ_DEADLINE).decode()
+        return line_within(self.proc.stderr, READ_DEADLINE).decode()
 
     def stop(self) -> tuple[int, bytes, bytes]:
         self.proc.terminate()

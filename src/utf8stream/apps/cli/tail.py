@@ -30,6 +30,7 @@ import glob
 import os
 import re
 import signal
+import stat
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
@@ -57,6 +58,7 @@ from ._common import (
     silence_stdout,
     warn,
 )
+from ._stdin import Piece, StdinOptions, stdin_pieces
 
 if TYPE_CHECKING:
     from ..follow import FollowCheckpoint, Follower, Line
@@ -70,6 +72,9 @@ ERROR_POLICIES = ("replace", "ignore", "backslashreplace", "surrogateescape")
 ROTATE_GRACE = 1.0
 #: follow()'s ``multiline_timeout``, likewise.
 MULTILINE_TIMEOUT = 5.0
+#: The FILE that means standard input, and what headers and messages call it.
+STDIN = "-"
+STDIN_NAME = "standard input"
 #: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
 EXIT_UNREADABLE = 1
 
@@ -162,6 +167,13 @@ def _line_limit(text: str) -> int:
 def _cmd_tail(args: argparse.Namespace) -> int:
     import anyio  # the async layers load only for the commands that need them
 
+    if not args.files:
+        args.files = [STDIN]  # as GNU tail: no FILE is standard input
+    if STDIN in args.files:
+        if args.follow_retry:
+            raise CommandError(f"cannot follow {STDIN!r} by name", status=EXIT_UNREADABLE)
+        if args.checkpoint:
+            raise CommandError("--checkpoint records a FILE: standard input cannot be resumed")
     if args.follow_retry:
         args.follow = args.retry = True
     if args.retry and not args.follow:
@@ -196,7 +208,43 @@ def _start(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     return {"last_lines": count.number}, 0
 
 
-def _load_follower(args: argparse.Namespace, name: str) -> tuple[Follower, int]:
+def _stdin_is_a_file() -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(0).st_mode)
+    except OSError:  # closed: reading it says so
+        return False
+
+
+def _stdin_options(args: argparse.Namespace) -> StdinOptions:
+    count: _Count = args.lines if args.bytes is None else args.bytes
+    return StdinOptions(
+        encoding=args.encoding,
+        errors=args.errors,
+        max_line_bytes=args.max_line_bytes,
+        on_overlong=args.on_overlong,
+        number=count.number,
+        from_start=count.from_start,
+        in_bytes=args.bytes is not None,
+        joiner=_joiner(args),
+    )
+
+
+def _load(args: argparse.Namespace, name: str) -> tuple[str, Follower | None, int]:
+    """What ``tail`` reads for one FILE: the name its header shows, its follower (None
+    for standard input that is not a regular file, read by ``stdin_pieces``), and how
+    many lines it skips first."""
+    if name != STDIN:
+        return (name, *_load_follower(args, name))
+    if _stdin_is_a_file():  # ``< app.log``: a file, followed through the descriptor
+        return (STDIN_NAME, *_load_follower(args, "/dev/stdin", shown=STDIN_NAME))
+    if args.offset is not None:
+        raise CommandError("--offset needs a FILE, not a pipe or terminal", STDIN_NAME)
+    return STDIN_NAME, None, 0
+
+
+def _load_follower(
+    args: argparse.Namespace, name: str, shown: str | None = None
+) -> tuple[Follower, int]:
     """The follower of one FILE, and how many lines it skips first (``-n +N``)."""
     from ..follow import CheckpointError, follow, read_checkpoint
 
@@ -221,7 +269,7 @@ def _load_follower(args: argparse.Namespace, name: str) -> tuple[Follower, int]:
             errors=args.errors,
             until_eof=not args.follow,
             retry=args.retry and args.follow,
-            on_notice=lambda notice: warn(notice.message, name),
+            on_notice=lambda notice: warn(notice.message, shown or name),
             multiline=_joiner(args),
             multiline_timeout=args.multiline_timeout,
         )
@@ -378,12 +426,12 @@ async def _tail(args: argparse.Namespace) -> int:
     """Print lines of the files; with -f/-F keep following them (by name)."""
     import anyio
 
-    files = [(name, *_load_follower(args, name)) for name in args.files]
+    files = [_load(args, name) for name in args.files]
     headers = args.verbose or (len(files) > 1 and not args.quiet)
     output = _Output(
         sys.stdout.buffer,
         headers,
-        files[0][1] if args.checkpoint else None,
+        files[0][1] if args.checkpoint else None,  # never standard input
         args.checkpoint,
         following=args.follow,
     )
@@ -398,7 +446,7 @@ async def _tail(args: argparse.Namespace) -> int:
     turns = [anyio.Event() for _ in files]
     held: list[list[Line]] = [[] for _ in files]
 
-    def show(i: int, line: Line) -> bool:
+    def show(i: int, line: Line | Piece) -> bool:
         """Write ``line`` of file ``i``; whether the output buffer is full."""
         name, follower, _ = files[i]
         output.switch_to(name)
@@ -406,9 +454,16 @@ async def _tail(args: argparse.Namespace) -> int:
         text = line.text.encode("utf-8", "surrogateescape")
         if line.terminated:
             return output.write(text + b"\n")
-        if not (args.checkpoint and _left_for_later(follower, line)):
-            return output.write(text)
-        return False
+        # With --checkpoint, the unfinished last line waits for the run that sees it whole
+        # (standard input, never checkpointed, has none of its own).
+        if (
+            args.checkpoint
+            and follower is not None
+            and not isinstance(line, Piece)
+            and _left_for_later(follower, line)
+        ):
+            return False
+        return output.write(text)
 
     def show_held(i: int) -> None:
         waiting, held[i] = held[i], []
@@ -420,6 +475,7 @@ async def _tail(args: argparse.Namespace) -> int:
         give the turn to the next file."""
         nonlocal status
         name, follower, _ = files[i]
+        assert follower is not None
         await turns[i].wait()
         try:
             show_held(i)
@@ -435,11 +491,28 @@ async def _tail(args: argparse.Namespace) -> int:
         if i + 1 < len(files):
             turns[i + 1].set()
 
+    async def print_stdin(i: int) -> None:
+        """Standard input, read to its end once its turn has come."""
+        name = files[i][0]
+        await turns[i].wait()
+        async for pieces in stdin_pieces(_stdin_options(args)):
+            for piece in pieces:
+                show(i, piece)
+            if pieces:
+                output.flush()  # what one read brought (-n +N shows a pipe as it comes)
+        output.switch_to(name)  # an empty input has its header too
+        output.flush()
+        if i + 1 < len(files):
+            turns[i + 1].set()
+
     async def print_file(i: int) -> None:
         nonlocal status, failure, unreadable
         name, follower, skip = files[i]
         turn = turns[i]
         try:
+            if follower is None:
+                await print_stdin(i)
+                return
             async for line in follower:
                 if skip:  # -n +N: the lines before line N (a split line's pieces: one)
                     if line.terminated:
@@ -463,7 +536,8 @@ async def _tail(args: argparse.Namespace) -> int:
             warn(str(exc), name)
         except OSError as exc:  # this FILE (or a file rotated away from it); not stdout
             unreadable += 1
-            what = "error reading" if _has_opened(follower) else "cannot open for reading"
+            opened = follower is None or _has_opened(follower)
+            what = "error reading" if opened else "cannot open for reading"
             warn(f"{what}: {exc.strerror or exc}", name)
         except Exception as exc:
             failure = exc
@@ -497,7 +571,8 @@ async def _tail(args: argparse.Namespace) -> int:
         while _alive(pid):
             await anyio.sleep(args.interval)
         for _, follower, _ in files:
-            follower.stop_at_end()
+            if follower is not None:
+                follower.stop_at_end()
 
     # The final save is made while signals are still events: a second Ctrl-C or SIGTERM
     # meanwhile is ignored instead of killing the process half-way.
@@ -513,9 +588,10 @@ async def _tail(args: argparse.Namespace) -> int:
                 turns[0].set()
                 if args.follow:
                     async with anyio.create_task_group() as following:
-                        for i in range(len(files)):
+                        for i, (_, follower, _) in enumerate(files):
                             following.start_soon(print_file, i)
-                            following.start_soon(pass_turn, i)
+                            if follower is not None:
+                                following.start_soon(pass_turn, i)
                 else:
                     for i in range(len(files)):
                         turns[i].set()
@@ -525,7 +601,8 @@ async def _tail(args: argparse.Namespace) -> int:
                 raise failure
         finally:
             for _, follower, _ in files:
-                await follower.aclose()
+                if follower is not None:
+                    await follower.aclose()
             # Whatever stopped us, the lines handed out were written: record them.
             output.save()
             if output.broken:
@@ -684,7 +761,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "/ 143 Ctrl-C / SIGTERM, 141 the reader of stdout went away. Errors and notices "
         "are 'utf8stream: FILE: what happened' on stderr.",
     )
-    tail.add_argument("files", nargs="+", metavar="FILE")
+    tail.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="files to show; '-' or none: standard input (a pipe is read to its end)",
+    )
     tail.add_argument(
         "-f",
         "--follow",

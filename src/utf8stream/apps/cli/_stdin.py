@@ -1,0 +1,200 @@
+"""``tail -`` (or no FILE): standard input when it is a pipe or a terminal.
+
+Such an input cannot be read again or from its end, so it is read once, to its end, as
+GNU tail does (``-f`` does not keep it open): the last N lines are kept as they pass
+(N lines at most, each at most ``--max-line-bytes``), the last N bytes likewise, and
+``+N`` shows everything from line or byte N on as it comes.  The lines are cut by the
+core's ``LineEngine`` with the same options as a FILE's (encoding, ``auto`` included,
+error policy, line limit and its policy, multi-line events), so a line of standard input
+is shown exactly as the same line of a file.  A standard input that is a regular file
+(``< app.log``) is not read here: ``tail`` follows it as a FILE.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import queue
+import threading
+import time
+from collections import deque
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+from ...core.linecodec import ByteLine, LineEngine, line_decoder
+from ...core.multiline import MultilineJoiner
+from .._sniff import AUTO, sniff_encoding
+
+#: How much is asked of standard input at a time.
+READ_SIZE = 1 << 16
+
+
+@dataclass(frozen=True)
+class Piece:
+    """What ``tail`` writes: a line's text, and whether a newline follows it."""
+
+    text: str
+    terminated: bool = True
+
+
+@dataclass(frozen=True)
+class StdinOptions:
+    """The options of ``tail`` that say what of standard input is shown, and how."""
+
+    encoding: str
+    errors: str
+    max_line_bytes: int
+    on_overlong: str
+    #: The last ``number`` lines or bytes, or from the ``number``-th on (``from_start``).
+    number: int
+    from_start: bool
+    in_bytes: bool
+    joiner: MultilineJoiner | None = None
+
+
+async def _chunks(fd: int) -> AsyncIterator[bytes]:
+    """The bytes of ``fd`` as they come.
+
+    A blocking read cannot be interrupted, and the interpreter waits for anyio's worker
+    threads at exit, so the reads are made by a daemon thread of their own, a few reads
+    ahead at most; a worker thread only waits for the next one, and is released when
+    the command stops.
+    """
+    import anyio
+
+    ahead: queue.Queue[bytes | OSError] = queue.Queue(maxsize=4)
+
+    def read() -> None:
+        while True:
+            try:
+                data = os.read(fd, READ_SIZE)
+            except OSError as exc:
+                ahead.put(exc)
+                return
+            ahead.put(data)
+            if not data:
+                return
+
+    threading.Thread(target=read, name="utf8stream tail: standard input", daemon=True).start()
+    try:
+        while True:
+            item = await anyio.to_thread.run_sync(ahead.get, abandon_on_cancel=True)
+            if isinstance(item, OSError):
+                raise item
+            if not item:
+                return
+            yield item
+    finally:
+        with contextlib.suppress(queue.Full):  # full: nobody waits
+            ahead.put_nowait(b"")  # a worker left waiting, when stopped, goes free
+
+
+class _Lines:
+    """Bytes in, ``Piece``s out: the line engine, then the multi-line joiner if any."""
+
+    def __init__(self, options: StdinOptions, head: bytes, offset: int) -> None:
+        """``head``: the input's first bytes, which ``auto`` decides on and whose
+        byte-order mark tells the byte order; ``offset``: where in the input the bytes
+        fed start."""
+        encoding = options.encoding
+        if encoding == AUTO:
+            encoding = sniff_encoding(head, whole=False)
+        self._engine = LineEngine(
+            line_decoder(encoding, options.errors, start_offset=offset),
+            # As for a FILE: cut at "\n" only; a "\r" stays in the text.
+            newline="\n",
+            max_line_bytes=options.max_line_bytes,
+            on_overlong=options.on_overlong,
+            offset=offset,
+            head=head if offset else None,
+        )
+        self._joiner = options.joiner
+
+    def feed(self, data: bytes) -> list[Piece]:
+        return self._pieces(list(self._engine.records(self._engine.feed(data))), end=False)
+
+    def finish(self) -> list[Piece]:
+        return self._pieces(list(self._engine.records(self._engine.finish())), end=True)
+
+    def _pieces(self, records: list[ByteLine], end: bool) -> list[Piece]:
+        joiner = self._joiner
+        if joiner is None:
+            return [Piece(r.text, r.terminated) for r in records]
+        events = joiner.feed(((r.text, r.offset, r.end) for r in records), time.monotonic())
+        pieces = [Piece(event.text) for event in events]
+        if end:
+            last = joiner.flush()
+            if last is not None:
+                terminated = records[-1].terminated if records else True
+                pieces.append(Piece(last.text, terminated))
+        return pieces
+
+
+async def stdin_pieces(options: StdinOptions, fd: int = 0) -> AsyncIterator[list[Piece]]:
+    """What ``tail`` shows of the input ``fd``, in batches, in order."""
+    chunks = _chunks(fd)
+    # What ``auto`` decides on: the first read (a pipe's writer may be slow to write
+    # more, and nothing is shown before the decision).
+    head = await anext(chunks, b"")
+    number = options.number
+    if options.in_bytes:
+        if options.from_start:
+            skip = max(number - 1, 0)
+            lines = _Lines(options, head, skip)
+            yield lines.feed(head[skip:])
+            seen = len(head)
+            async for data in chunks:
+                before, seen = seen, seen + len(data)
+                yield lines.feed(data[skip - before :] if before < skip else data)
+        else:
+            last = bytearray(head)
+            seen = len(head)
+            async for data in chunks:
+                seen += len(data)
+                last += data
+                if len(last) > 2 * number + READ_SIZE:
+                    del last[: len(last) - number]
+            tail = bytes(last[len(last) - number :]) if number else b""
+            lines = _Lines(options, head, seen - len(tail))
+            yield lines.feed(tail)
+        yield lines.finish()
+        return
+    lines = _Lines(options, head, 0)
+    if options.from_start:
+        skip = max(number - 1, 0)  # -n +N: the lines before line N (a split line: one)
+
+        def after_skip(pieces: list[Piece]) -> list[Piece]:
+            nonlocal skip
+            for k, piece in enumerate(pieces):
+                if not skip:
+                    return pieces[k:]
+                if piece.terminated:
+                    skip -= 1
+            return []
+
+        yield after_skip(lines.feed(head))
+        async for data in chunks:
+            yield after_skip(lines.feed(data))
+        yield after_skip(lines.finish())
+        return
+    # The last N lines, each with its pieces (an overlong line split by its policy).
+    kept: deque[list[Piece]] = deque(maxlen=number)
+    open_line: list[Piece] | None = None
+
+    def keep(pieces: list[Piece]) -> None:
+        nonlocal open_line
+        if not number:
+            return
+        for piece in pieces:
+            if open_line is None:
+                open_line = []
+                kept.append(open_line)
+            open_line.append(piece)
+            if piece.terminated:
+                open_line = None
+
+    keep(lines.feed(head))
+    async for data in chunks:
+        keep(lines.feed(data))
+    keep(lines.finish())
+    yield [piece for line in kept for piece in line]
