@@ -92,8 +92,9 @@ def test_every_blocksize_gives_the_sequential_lines(
         # An empty line ended by \r where the block ends, in the byte-order mark's place.
         (b"\r\x00\xe2\x82", "utf-16", 1, ["", "\u82e2"]),
         (b"\n\n\n\n", "utf-8-sig", 1, ["", "", "", ""]),
-        # Shorter than its possible byte-order mark: the engine reads it as one line.
-        (b"\n\xff", "utf-8-sig", 1, ["\n\ufffd"]),
+        # Shorter than its possible byte-order mark: cut into lines like any bytes.
+        (b"\n\xff", "utf-8-sig", 1, ["", "\ufffd"]),
+        (b"\r", "utf-8-sig", 1, [""]),
     ],
 )
 def test_block_edges(

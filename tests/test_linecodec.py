@@ -389,3 +389,39 @@ def test_an_engine_without_each_offset_gives_the_same_lines(encoding: str) -> No
     assert [item.offsets for item in lean if isinstance(item, LineBatch)] == [[e] for e in ends]
     with pytest.raises(ValueError, match="each_offset"):
         list(without.records(lean))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    encoding=st.sampled_from(["utf-8-sig", "utf-16", "utf-32"]),
+    newline=st.sampled_from(NEWLINES),
+    text=st.text(alphabet="a\r\n€😀", max_size=3),
+    cuts=st.lists(st.integers(0, 12), max_size=4),
+)
+def test_input_without_a_mark_as_short_as_one(
+    encoding: str, newline: str | None, text: str, cuts: list[int]
+) -> None:
+    """An encoding that reads a byte-order mark gets input with none, as short as a mark
+    or shorter: its lines are cut like any others (a newline there was one line with the
+    text after it, and a lone ``\\r`` the size of a mark was taken for a mark)."""
+    fixed = _fixed(encoding)
+    data = text.encode(fixed)
+    assert run_engine(_engine(encoding, newline), data, cuts) == _oracle(text, fixed, newline)
+
+
+@pytest.mark.parametrize(
+    ("encoding", "data", "expected"),
+    [
+        ("utf-8-sig", b"\n\xff", [ByteLine("", 0, 1), ByteLine("\ufffd", 1, 2, False)]),
+        ("utf-8-sig", b"a\n", [ByteLine("a", 0, 2)]),
+        ("utf-8-sig", b"\r", [ByteLine("", 0, 1)]),
+        ("utf-16", b"\r\x00", [ByteLine("", 0, 2)]),
+        ("utf-32", b"\r\x00\x00\x00", [ByteLine("", 0, 4)]),
+        ("utf-16", b"\xff\xfe", []),  # a mark alone is no line
+        ("utf-8-sig", b"\xef\xbb\xbf", []),
+    ],
+)
+def test_short_inputs_of_mark_reading_encodings(
+    encoding: str, data: bytes, expected: list[ByteLine]
+) -> None:
+    assert run_engine(_engine(encoding, None), data, []) == expected

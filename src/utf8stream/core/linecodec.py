@@ -585,7 +585,10 @@ class LineEngine:
         """
         out: list[LineBatch | LineItem] = []
         if not self._started:
+            # Shorter than a byte-order mark: cut into lines like any bytes first.
             self._start()
+            data, self.partial = self.partial, b""
+            self._take(data, out)
         odd = len(self.partial) % self._unit
         if odd and self.newline is None and self.partial.endswith(self._cr, 0, -odd):
             # The held \r is followed by a torn code unit: it ended its line after all,
@@ -627,10 +630,13 @@ class LineEngine:
             else:
                 out.append(LineItem(None, end, end, False, True))
         elif partial and not (
-            self.line_start == self._origin and len(partial) <= decoder.prelude and not text
+            self.line_start == self._origin
+            and len(partial) <= decoder.prelude
+            and not text
+            and not ended
         ):
             # Lost bytes alone make no line (the gap is the decoder's to report), and
-            # neither does a byte-order mark alone.
+            # neither does a byte-order mark alone (a newline as short is a line).
             text += self._kept(ending)
             out.append(LineItem(text, self.line_start, end, False, ended))
         self._reset_line()
