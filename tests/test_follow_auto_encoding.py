@@ -92,6 +92,32 @@ def test_latin_text_in_utf16_without_a_mark_is_told(text: str) -> None:
     assert sniff_encoding(data, whole=True) == "utf-16-le"
 
 
+@pytest.mark.parametrize("order", ["le", "be"])
+def test_cjk_text_in_utf16_without_a_mark_is_told_by_its_newlines(order: str) -> None:
+    """CJK code units have no zero byte: the newline code units tell UTF-16 instead."""
+    data = "2026年11月23日 服务已启动\r\nログを開始しました\n".encode(f"utf-16-{order}")
+    assert sniff_encoding(data, whole=True) == f"utf-16-{order}"
+    assert sniff_encoding(data[:-3], whole=False) == f"utf-16-{order}"  # cut anywhere
+
+
+_CJK = st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF) | st.sampled_from(
+    "ぁあいうアイウ"
+)
+
+
+@given(st.lists(st.text(alphabet=_CJK, min_size=1, max_size=20), min_size=1, max_size=8))
+def test_cjk_lines_in_utf16_without_a_mark_are_told(lines: list[str]) -> None:
+    text = "\n".join(lines) + "\n"
+    assert sniff_encoding(text.encode("utf-16-le"), whole=True) == "utf-16-le"
+    assert sniff_encoding(text.encode("utf-16-be"), whole=True) == "utf-16-be"
+
+
+@given(st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0xFF)))
+def test_text_without_zero_bytes_is_never_taken_for_utf16(text: str) -> None:
+    data = text.encode("cp1252", "ignore") + b"\n"
+    assert sniff_encoding(data, whole=True) in ("utf-8", "cp1252")
+
+
 # -- follow() ----------------------------------------------------------------------------
 
 pytestmark = [pytest.mark.anyio]

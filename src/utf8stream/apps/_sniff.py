@@ -12,11 +12,15 @@ programs write the legacy code page.  The follower decides once per file, on the
    UTF-16LE (the reverse, UTF-16BE);
 3. UTF-8 if the bytes are valid UTF-8 (a character cut by the end of the prefix does not
    count against it; pure ASCII is UTF-8);
-4. else ``cp1252``, the legacy fallback (Windows' Western code page, a superset of the
+4. UTF-16 by its newlines, for text in scripts with no zero high byte (CJK): bytes that
+   are not UTF-8, hold newline code units (0A 00 for UTF-16LE, 00 0A for UTF-16BE) only
+   at even offsets, the other order's nowhere at an even offset, and decode as that
+   UTF-16 without an error;
+5. else ``cp1252``, the legacy fallback (Windows' Western code page, a superset of the
    printable Latin-1).
 
-UTF-16 without a mark in a script with no zero high bytes (CJK) is not recognised: it
-takes step 3 or 4.  The decision is made on bytes already read: nothing is consumed, so
+UTF-16 without a mark, with no zero high bytes and no newline in the prefix, takes step
+5.  The decision is made on bytes already read: nothing is consumed, so
 no byte is lost, and the follower keeps it (and records it in its checkpoint).
 """
 
@@ -60,7 +64,7 @@ def sniff_encoding(head: bytes, whole: bool) -> str:
     try:
         codecs.getincrementaldecoder("utf-8")("strict").decode(head, final=whole)
     except UnicodeDecodeError:
-        return "cp1252"
+        return _utf16_by_newlines(head, whole) or "cp1252"
     return "utf-8"
 
 
@@ -74,4 +78,33 @@ def _utf16_by_nuls(head: bytes) -> str | None:
         return "utf-16-le"
     if low_zeros >= units * _NUL_SIDE and high_zeros <= units * _NUL_OTHER_SIDE:
         return "utf-16-be"
+    return None
+
+
+def _aligned(head: bytes, pattern: bytes) -> tuple[int, int]:
+    """How many times ``pattern`` is in ``head`` at an even offset, and at an odd one."""
+    even = odd = 0
+    i = head.find(pattern)
+    while i >= 0:
+        if i % 2:
+            odd += 1
+        else:
+            even += 1
+        i = head.find(pattern, i + 1)
+    return even, odd
+
+
+def _utf16_by_newlines(head: bytes, whole: bool) -> str | None:
+    for encoding, newline, other in (
+        ("utf-16-le", b"\n\x00", b"\x00\n"),
+        ("utf-16-be", b"\x00\n", b"\n\x00"),
+    ):
+        even, odd = _aligned(head, newline)
+        if not even or odd or _aligned(head, other)[0]:
+            continue
+        try:
+            codecs.getincrementaldecoder(encoding)("strict").decode(head, final=whole)
+        except UnicodeDecodeError:
+            continue
+        return encoding
     return None
