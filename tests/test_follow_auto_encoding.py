@@ -118,6 +118,18 @@ def test_text_without_zero_bytes_is_never_taken_for_utf16(text: str) -> None:
     assert sniff_encoding(data, whole=True) in ("utf-8", "cp1252")
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"started\nworking\n" + b"\x00" * 100,  # a log padded with zeros after a crash
+        b"ab\n\x00\x00\x00",
+        "événement\n".encode() + b"\x00" * 6,
+    ],
+)
+def test_utf8_padded_with_zero_bytes_stays_utf8(head: bytes) -> None:
+    assert sniff_encoding(head, whole=True) == "utf-8"
+
+
 # -- follow() ----------------------------------------------------------------------------
 
 pytestmark = [pytest.mark.anyio]

@@ -15,7 +15,9 @@ programs write the legacy code page.  The follower decides once per file, on the
 4. UTF-16 by its newlines, for text in scripts with no zero high byte (CJK): bytes that
    are not UTF-8, hold newline code units (0A 00 for UTF-16LE, 00 0A for UTF-16BE) only
    at even offsets, the other order's nowhere at an even offset, and decode as that
-   UTF-16 without an error;
+   UTF-16 without an error, a U+0000 or another C0 control than tab, CR, LF, VT, FF
+   (the same test is made on bytes that are UTF-8 with zero bytes: much of CJK in
+   UTF-16 is all ASCII-range bytes);
 5. else ``cp1252``, the legacy fallback (Windows' Western code page, a superset of the
    printable Latin-1).
 
@@ -27,6 +29,7 @@ no byte is lost, and the follower keeps it (and records it in its checkpoint).
 from __future__ import annotations
 
 import codecs
+import re
 
 __all__ = ["AUTO", "DETECTED_ENCODINGS", "SNIFF_BYTES", "sniff_encoding"]
 
@@ -40,6 +43,9 @@ SNIFF_BYTES = 1 << 16
 #: other side) that makes a marked-less file UTF-16.
 _NUL_SIDE = 0.3
 _NUL_OTHER_SIDE = 0.05
+#: What text does not hold: a UTF-16 guess that decodes to one of them is wrong (a UTF-8
+#: log padded with zero bytes after a crash would be U+0000s).
+_CONTROLS = re.compile("[\x00-\x08\x0e-\x1f]")
 
 _MARKS = (
     (codecs.BOM_UTF8, "utf-8-sig"),
@@ -65,6 +71,10 @@ def sniff_encoding(head: bytes, whole: bool) -> str:
         codecs.getincrementaldecoder("utf-8")("strict").decode(head, final=whole)
     except UnicodeDecodeError:
         return _utf16_by_newlines(head, whole) or "cp1252"
+    if b"\x00" in head:
+        # Valid UTF-8 rarely holds a zero byte; UTF-16 whose code units are all two
+        # ASCII-range bytes (much of CJK) is valid UTF-8 with zeros in its newlines.
+        return _utf16_by_newlines(head, whole) or "utf-8"
     return "utf-8"
 
 
@@ -103,8 +113,9 @@ def _utf16_by_newlines(head: bytes, whole: bool) -> str | None:
         if not even or odd or _aligned(head, other)[0]:
             continue
         try:
-            codecs.getincrementaldecoder(encoding)("strict").decode(head, final=whole)
+            text = codecs.getincrementaldecoder(encoding)("strict").decode(head, final=whole)
         except UnicodeDecodeError:
             continue
-        return encoding
+        if _CONTROLS.search(text) is None:
+            return encoding
     return None
