@@ -4,12 +4,11 @@ errors for the same calls.  (The scanners have their own differential tests.)"""
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 import pytest
 
-from utf8stream.apps.follow import _LINE_SLOTS, FileIdentity, Line
+from utf8stream.apps.follow import FileIdentity, Line
 from utf8stream.core import _accel
 
 # Every test runs with the accelerator and in pure Python (conftest's fixture).
@@ -75,28 +74,21 @@ def test_the_iterator_protocol_gives_the_item_in_stop_iteration() -> None:
 # -- records: Line records in bulk ------------------------------------------------------
 
 
-def test_records_fill_the_slots_last_first(implementation: str) -> None:
+def test_records_build_lines_last_first() -> None:
     identity = FileIdentity(1, 2)
     impl = _accel.implementation()
-    out = impl.records(Line, _LINE_SLOTS, ["a", "b", "c"], [0, 2, 4, 6], identity, "p", True)
+    out = impl.records(Line, ["a", "b", "c"], [0, 2, 4, 6], identity, "p", True)
     assert out == [
         Line("c", 4, identity, "p"),
         Line("b", 2, identity, "p"),
         Line("a", 0, identity, "p"),
     ]
-    if implementation == "accelerated":
-        # Built in bulk, C keeps them out of the garbage collector (which cost more than
-        # building them); Python cannot.
-        assert not any(gc.is_tracked(r) for r in out)
-    assert impl.records(Line, _LINE_SLOTS, [], [0], identity, "p", True) == []
+    assert all(type(r) is Line for r in out)
+    assert impl.records(Line, [], [0], identity, "p", True) == []
     with pytest.raises(ValueError, match="fewer offsets"):
-        impl.records(Line, _LINE_SLOTS, ["a", "b"], [0], identity, "p", True)
-    with pytest.raises(ValueError, match="one slot per column"):
-        impl.records(Line, _LINE_SLOTS, ["a"], [0], identity)
-    with pytest.raises(TypeError, match="slot descriptors"):
-        impl.records(Line, (Line.__dict__["text"], "x", 1, 2), ["a"], [0], identity, "p")
-    with pytest.raises(TypeError, match="slot descriptors"):
-        impl.records(FileIdentity, _LINE_SLOTS, ["a"], [0], identity, "p", True)
+        impl.records(Line, ["a", "b"], [0], identity, "p", True)
+    with pytest.raises(TypeError, match="the Line type expected"):
+        impl.records(FileIdentity, ["a"], [0], identity, "p", True)
 
 
 # -- PlainEncoder: the encoder's one-call path -----------------------------------------

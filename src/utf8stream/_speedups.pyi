@@ -42,8 +42,18 @@ class Units:
     ) -> tuple[list[str], list[int]]: ...
     def drain(self) -> tuple[int, ...]: ...
 
+class Line:
+    text: Any
+    offset: Any
+    file: Any
+    path: Any
+    terminated: Any
+    def __init__(
+        self, text: Any, offset: Any, file: Any, path: Any = "", terminated: Any = True
+    ) -> None: ...
+
 def records(
-    cls: type[_T], slots: tuple[Any, ...], texts: list[str], offsets: list[int], /, *constants: Any
+    cls: type[_T], texts: list[str], offsets: list[int], file: Any, path: str, terminated: bool, /
 ) -> list[_T]: ...
 
 class PlainEncoder:

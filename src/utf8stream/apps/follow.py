@@ -60,7 +60,7 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.to_thread
 
-from ..core._accel import implementation
+from ..core._accel import LINE_TYPE, implementation
 from ..core.events import Malformed
 from ..core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
 from ..core.lines import (
@@ -188,6 +188,49 @@ class Line:
     file: FileIdentity
     path: str = ""
     terminated: bool = True
+
+
+def _frozen_setattr(self: object, name: str, value: object) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_delattr(self: object, name: str) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _accelerated_line(declared: type[Line], built: type) -> type[Line]:
+    """The accelerator's ``Line`` type, made the dataclass ``declared`` is.
+
+    The follower builds thousands of records per read: a C type that the garbage
+    collector does not track costs a fraction of a slotted dataclass's to build and to
+    free (its fields, a str, an int, a ``FileIdentity``, a str and a bool, cannot lead
+    back to a record; so a ``Line`` made by hand must not hold one in a container).  It
+    has the same fields, constructor and pickling; here it gets the rest: the dataclass
+    metadata (``dataclasses.fields``, ``replace``, ``asdict`` work on it), the generated
+    repr, equality and hash, frozen assignment, and the name and module.  A test checks
+    both behave alike.
+    """
+    for name in (
+        "__dataclass_fields__",
+        "__dataclass_params__",
+        "__match_args__",
+        "__repr__",
+        "__eq__",
+        "__hash__",
+        "__doc__",
+        "__module__",
+        "__qualname__",
+    ):
+        setattr(built, name, getattr(declared, name))
+    built.__setattr__ = _frozen_setattr  # type: ignore[assignment]
+    built.__delattr__ = _frozen_delattr  # type: ignore[assignment]
+    return built
+
+
+#: The declaration, which the accelerator's type is tested against.
+_DECLARED_LINE = Line
+if LINE_TYPE is not None:
+    Line = _accelerated_line(Line, LINE_TYPE)  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -723,12 +766,6 @@ def _rotation_key(live_name: str, name: str) -> tuple[str, int, str] | None:
 #: whether a newline ended it).  Handing it out moves the checkpoint to ``end``.
 _Item = tuple[str | LineTooLong | None, int, int, FileIdentity, str, bool, bool]
 
-_new_object = object.__new__
-_LINE_SLOTS = tuple(
-    Line.__dict__[name] for name in ("text", "offset", "file", "path", "terminated")
-)
-_LINE_SETTERS = [slot.__set__ for slot in _LINE_SLOTS]
-
 
 class _Block:
     """The complete, ordinary lines of one read: the hot path, in bulk.
@@ -752,22 +789,8 @@ class _Block:
 
 def _records(texts: list[str], offsets: list[int], file: FileIdentity, path: str) -> list[Line]:
     """``Line`` records for ``texts`` (at ``offsets``), last first."""
-    records: list[Line] = implementation().records(
-        Line, _LINE_SLOTS, texts, offsets, file, path, True
-    )
+    records: list[Line] = implementation().records(Line, texts, offsets, file, path, True)
     return records
-
-
-def _line(text: str, offset: int, file: FileIdentity, path: str, terminated: bool = True) -> Line:
-    """``Line(...)`` without the frozen-dataclass ``__init__`` cost (one per line)."""
-    line: Line = _new_object(Line)
-    set_text, set_offset, set_file, set_path, set_terminated = _LINE_SETTERS
-    set_text(line, text)
-    set_offset(line, offset)
-    set_file(line, file)
-    set_path(line, path)
-    set_terminated(line, terminated)
-    return line
 
 
 class Follower:
@@ -930,7 +953,7 @@ class Follower:
             text = item[0]
             if type(text) is str:
                 self._lines += 1
-                return _line(text, item[1], item[3], item[4], item[6])
+                return Line(text, item[1], item[3], item[4], item[6])
             if isinstance(text, LineTooLong):
                 raise text
 
@@ -1820,7 +1843,7 @@ class _MultilineFollower(Follower):
         """Queue a complete event: the one held until now."""
         assert self._held is not None
         start, file, path = self._held
-        self._events.append((_line(event.text, event.offset, file, path), start))
+        self._events.append((Line(event.text, event.offset, file, path), start))
 
     def checkpoint(self) -> FollowCheckpoint:
         """Where a new follower resumes: before the first line of the first event not

@@ -10,40 +10,30 @@ the Python code it stands in for; it is the same behaviour through the same seam
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator
-from types import MemberDescriptorType
 from typing import Any, Generic, TypeVar
 
 __all__ = ["BufferedAsyncIterator", "PlainEncoder", "records"]
 
 _T = TypeVar("_T")
-_new_object = object.__new__
+
+
+#: The fields of the follower's ``Line``, in the order of its constructor's arguments.
+_LINE_FIELDS = ("text", "offset", "file", "path", "terminated")
 
 
 def records(
-    cls: type[_T], slots: tuple[Any, ...], texts: list[str], offsets: list[int], /, *constants: Any
+    cls: type[_T], texts: list[str], offsets: list[int], file: Any, path: str, terminated: bool, /
 ) -> list[_T]:
-    """Instances of ``cls`` built without ``__init__``, last first (the order a reader
-    pops them in): the i-th holds ``texts[i]`` and ``offsets[i]`` in the first two
-    ``slots`` (member descriptors) and ``constants`` in the rest."""
-    if len(slots) != len(constants) + 2 or len(slots) > 8:
-        raise ValueError("records: one slot per column (at most 8)")
-    if not all(
-        isinstance(slot, MemberDescriptorType) and slot.__objclass__ is cls for slot in slots
-    ):
-        raise TypeError("records: slot descriptors of cls expected")
+    """One ``cls`` (the follower's ``Line``) per text, with the offset at the same index
+    and the three constants, last first (the order a reader pops them in)."""
+    if getattr(cls, "__match_args__", None) != _LINE_FIELDS:
+        raise TypeError("records: the Line type expected")
     if len(offsets) < len(texts):
         raise ValueError("records: fewer offsets than texts")
-    setters = [slot.__set__ for slot in slots]
-    set_text, set_offset = setters[0], setters[1]
-    rest = list(zip(setters[2:], constants, strict=True))
-    built: list[_T] = []
-    for text, offset in zip(texts, offsets, strict=False):
-        record = _new_object(cls)
-        set_text(record, text)
-        set_offset(record, offset)
-        for setter, value in rest:
-            setter(record, value)
-        built.append(record)
+    built = [
+        cls(text, offset, file, path, terminated)  # type: ignore[call-arg]
+        for text, offset in zip(texts, offsets, strict=False)
+    ]
     built.reverse()
     return built
 
