@@ -96,6 +96,10 @@ __all__ = [
 ]
 
 READ_SIZE = 1 << 20
+#: How much of a read is cut into lines at a time, when the lines before it are all
+#: handed out: the records of a whole read (three times its size) would not stay in the
+#: processor's cache between being built and being used; those of a slice do.
+FEED_SIZE = 1 << 16
 #: How long a file renamed away must stay unchanged before the follower leaves it: the
 #: writer appends to it until it reopens the path (logrotate's ``postrotate`` signal).
 DEFAULT_ROTATE_GRACE = 1.0
@@ -701,6 +705,10 @@ class _Open:
     lost: int = 0  # bytes of the file that no copy holds, reported when it is left
     #: ``encoding="auto"`` and the file was empty: its engine waits for its first bytes.
     undecided: bool = False
+    #: The last read's bytes from ``unfed_at`` on are not cut into lines yet (the engine
+    #: gets them ``FEED_SIZE`` at a time, as the lines before them run out).
+    unfed: bytes = b""
+    unfed_at: int = 0
 
 
 @dataclass(frozen=True)
@@ -1006,7 +1014,7 @@ class Follower:
         A writer of the lines can flush its output when this turns false: the next
         step may wait for the file to grow.
         """
-        return bool(self._ready or self._queue)
+        return bool(self._ready or self._queue or (self._file is not None and self._file.unfed))
 
     def statistics(self) -> FollowerStatistics:
         """Lines yielded, overlong and skipped lines, rotations, truncations, units."""
@@ -1316,6 +1324,9 @@ class Follower:
             await self._open_first()
         f = self._file
         assert f is not None
+        if f.unfed:
+            self._feed_slice(f)
+            return
         if f.copy is not None:
             await self._read_copy(f)
             return
@@ -1738,7 +1749,18 @@ class Follower:
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
             length, digest = head_fingerprint(head)
             f.identity = dataclasses.replace(f.identity, head_length=length, head_sha256=digest)
-        self._queue_items(f, f.engine.feed(data))
+        f.unfed, f.unfed_at = data, 0
+        self._feed_slice(f)
+
+    def _feed_slice(self, f: _Open) -> None:
+        """Cut the next ``FEED_SIZE`` bytes of the last read into lines, and queue them."""
+        data, at = f.unfed, f.unfed_at
+        end = at + FEED_SIZE
+        if end >= len(data):
+            f.unfed, f.unfed_at = b"", 0
+        else:
+            f.unfed_at = end
+        self._queue_items(f, f.engine.feed(data[at:end] if at or end < len(data) else data))
 
     def _queue_items(
         self, f: _Open, items: list[LineBatch | LineItem], path: str | None = None

@@ -842,7 +842,10 @@ class LineEngine:
             if buf.endswith(self._cr, 0, size):
                 size -= unit  # the \r may be the first half of \r\n
             last_lf = _rfind_unit(buf, self._lf, start, size, unit)
-            at = max(last_lf, _rfind_unit(buf, self._cr, start, size, unit))
+            # Only a \r after the last \n matters: the search for one stops there (a file
+            # with none would be searched whole, and a two-byte search is not memrchr).
+            after_lf = max(start, last_lf + unit)
+            at = max(last_lf, _rfind_unit(buf, self._cr, after_lf, size, unit))
             return at + unit if at >= 0 else 0
         at = _rfind_unit(buf, self._nl, start, size, unit)
         return at + len(self._nl) if at >= 0 else 0
