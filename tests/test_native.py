@@ -7,6 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from utf8stream.apps.follow import FileIdentity, Line
 from utf8stream.core import _accel
@@ -110,3 +112,60 @@ def test_plain_encoder_hands_what_it_does_not_do_to_the_fallback(implementation:
         assert (calls[1:], encoder.drain()) == ([], 1)  # encoded and counted in C
     else:
         assert (calls[1:], encoder.drain()) == ([("é", False)], 0)  # the fallback did it
+
+
+# -- split_lines: the line engine's cut of text whose code units are characters --------
+
+
+def reference_split(
+    text: str, newline: str | None, base: int, unit: int, limit: int
+) -> tuple[list[str], list[int]] | None:
+    """Character by character: each line's content and start, then the end."""
+    contents: list[str] = []
+    offsets: list[int] = []
+    start = i = 0
+    while i < len(text):
+        ch = text[i]
+        width = 0
+        if newline is None and ch == "\r":
+            width = 2 if text[i + 1 : i + 2] == "\n" else 1
+        elif ch == (newline or "\n"):
+            width = 1
+        if not width:
+            i += 1
+            continue
+        if (i - start) * unit > limit:
+            return None
+        contents.append(text[start:i])
+        offsets.append(base + start * unit)
+        start = i = i + width
+    offsets.append(base + start * unit)
+    return contents, offsets
+
+
+@given(
+    text=st.text(alphabet="ab\r\n\x85\u2028é\U0001f600", max_size=40),
+    newline=st.sampled_from([None, "\n", "\r", "a"]),
+    base=st.integers(0, 1 << 40),
+    unit=st.sampled_from([1, 2, 4]),
+    limit=st.integers(0, 24),
+    each_offset=st.booleans(),
+)
+def test_split_lines_cuts_as_the_reference(
+    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: bool
+) -> None:
+    expected = reference_split(text, newline, base, unit, limit)
+    got = _accel.implementation().split_lines(text, newline, base, unit, limit, each_offset)
+    if expected is not None and not each_offset:
+        expected = expected[0], expected[1][-1:]
+    assert got == expected
+
+
+def test_split_lines_refuses_what_it_does_not_cut() -> None:
+    split_lines = _accel.implementation().split_lines
+    with pytest.raises(TypeError, match="one character"):
+        split_lines("a\r\nb\r\n", "\r\n", 0, 1, 10, True)
+    with pytest.raises(ValueError, match="unit >= 1"):
+        split_lines("a\n", None, 0, 0, 10, True)
+    with pytest.raises(ValueError, match="2\\*\\*63"):
+        split_lines("a\n", None, (1 << 63) - 1, 1, 10, True)

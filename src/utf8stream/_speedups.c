@@ -26,6 +26,9 @@
  *    this costs a C call.
  *
  * 4. Line: the follower's line record, and records() to build a block of them.
+ *
+ * 5. split_lines(): the line engine's cut of decoded text into lines with offsets, for
+ *    encodings whose code units are characters (UTF-16/32, single-byte codecs).
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -2155,6 +2158,125 @@ records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* The first ``ch`` in text[i:n) (of ``kind``), or n. */
+static inline Py_ssize_t
+find_char(int kind, const void *data, Py_ssize_t i, Py_ssize_t n, Py_UCS4 ch)
+{
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *p = (const Py_UCS1 *)data;
+        const Py_UCS1 *q = ch < 256 ? memchr(p + i, (int)ch, n - i) : NULL;
+        return q ? q - p : n;
+    }
+    for (; i < n; i++) {
+        if (PyUnicode_READ(kind, data, i) == ch) {
+            return i;
+        }
+    }
+    return n;
+}
+
+/* split_lines(text, newline, base, unit, limit, each_offset) -> (contents, offsets) | None
+
+   The line engine's cut of decoded text when each code unit of the source is one
+   character (UTF-16/32 without surrogate pairs, single-byte codecs): ``text`` holds
+   whole lines; ``newline`` is None (universal: \r\n, \r, \n) or one character.  The
+   contents of its lines, and the source offset of each line's start (a character index
+   times ``unit``, from ``base``) then of the end; with ``each_offset`` false, the end
+   only.  None if a line's content is longer than ``limit`` source bytes (the caller
+   cuts those lines another way).  What text.split() and a list of offsets in Python
+   did, with no Python object per line but its string. */
+static PyObject *
+split_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyUnicode_Check(args[0]) ||
+        !(args[1] == Py_None ||
+          (PyUnicode_Check(args[1]) && PyUnicode_GET_LENGTH(args[1]) == 1))) {
+        PyErr_SetString(PyExc_TypeError, "split_lines(text: str, newline: str of one "
+                                         "character | None, base, unit, limit, each_offset)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    int universal = args[1] == Py_None;
+    Py_UCS4 nl = universal ? '\n' : PyUnicode_READ_CHAR(args[1], 0);
+    long long base = PyLong_AsLongLong(args[2]);
+    if (base == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t unit = PyLong_AsSsize_t(args[3]);
+    if (unit == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t limit = PyLong_AsSsize_t(args[4]);
+    if (limit == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    int each_offset = PyObject_IsTrue(args[5]);
+    if (each_offset < 0) {
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (unit < 1 || limit < 0 || base < 0 || n > (LLONG_MAX - base) / unit) {
+        PyErr_SetString(PyExc_ValueError, "split_lines: unit >= 1, limit >= 0, and offsets "
+                                          "from base >= 0 below 2**63");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    PyObject *contents = PyList_New(0);
+    PyObject *offsets = PyList_New(0);
+    if (contents == NULL || offsets == NULL) {
+        goto fail;
+    }
+    Py_ssize_t i = 0, next_lf = -1, next_cr = -1;
+    for (;;) {
+        Py_ssize_t e, t = 1;
+        if (!universal) {
+            e = find_char(kind, data, i, n, nl);
+        }
+        else {
+            if (next_lf < i) {
+                next_lf = find_char(kind, data, i, n, '\n');
+            }
+            if (next_cr < i) {
+                next_cr = find_char(kind, data, i, n, '\r');
+            }
+            e = next_lf < next_cr ? next_lf : next_cr;
+            if (e + 1 < n && e == next_cr && PyUnicode_READ(kind, data, e + 1) == '\n') {
+                t = 2;
+            }
+        }
+        if (e >= n) {
+            break; /* after the last newline: nothing, as the caller promises */
+        }
+        if ((e - i) > limit / unit) {
+            Py_DECREF(contents);
+            Py_DECREF(offsets);
+            Py_RETURN_NONE;
+        }
+        if (each_offset && append_int(offsets, base + (long long)i * unit) < 0) {
+            goto fail;
+        }
+        PyObject *line = PyUnicode_Substring(text, i, e);
+        if (line == NULL) {
+            goto fail;
+        }
+        int err = PyList_Append(contents, line);
+        Py_DECREF(line);
+        if (err < 0) {
+            goto fail;
+        }
+        i = e + t;
+    }
+    if (append_int(offsets, base + (long long)i * unit) < 0) {
+        goto fail;
+    }
+    return pair(contents, offsets);
+fail:
+    Py_XDECREF(contents);
+    Py_XDECREF(offsets);
+    return NULL;
+}
+
 /* _classify_all(prefix, width) -> bytes
 
    For the tests that hold this file to the Python table (core/_bytes.py): the sequence
@@ -2205,6 +2327,8 @@ static PyMethodDef module_methods[] = {
      "_classify_all(prefix, width) -> bytes: the decoder's view of every buffer (tests)"},
     {"setup", (PyCFunction)setup, METH_VARARGS,
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
+    {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
+     "split_lines(text, newline, base, unit, limit, each_offset) -> (contents, offsets) | None"},
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL,
      "records(cls, texts, offsets, file, path, terminated) -> list of cls, last first"},
     {NULL, NULL, 0, NULL},

@@ -1337,10 +1337,9 @@ class Follower:
         if data[:n] != f.anchor:
             await self._truncated(f)
             return
-        data = data[n:]
-        if data:
-            f.known_size = max(os.fstat(f.fd).st_size, f.read_pos + len(data))
-            self._take(f, data)
+        if len(data) > n:
+            f.known_size = max(os.fstat(f.fd).st_size, f.read_pos + len(data) - n)
+            self._take(f, data, n)  # the anchor is skipped, not sliced off (a copy)
         elif self._until_eof and not self._draining:
             # Read once: the unfinished last line is shown, but it is not complete, so
             # the checkpoint stays at its start and a later run reads it again whole.
@@ -1733,23 +1732,24 @@ class Follower:
         """Leaving a file: its unfinished last line is complete now."""
         self._queue_items(f, f.engine.finish(lost=lost, unfinished=unfinished))
 
-    def _take(self, f: _Open, data: bytes) -> None:
-        """Cut newly read bytes into lines and queue the complete ones."""
+    def _take(self, f: _Open, data: bytes, start: int = 0) -> None:
+        """Cut newly read bytes (``data`` from ``start`` on) into lines and queue the
+        complete ones (those of the first ``FEED_SIZE`` bytes; the rest when asked)."""
         if f.undecided:
             # The first bytes of a file that was empty: its encoding is told now.
-            encoding = self._detect(f.fd) or sniff_encoding(data, whole=False)
+            encoding = self._detect(f.fd) or sniff_encoding(data[start:], whole=False)
             f.engine = self._engine_for(f.read_pos, f.fd, encoding=encoding)
             f.identity = dataclasses.replace(f.identity, encoding=encoding)
             f.undecided = False
-        f.read_pos += len(data)
+        f.read_pos += len(data) - start
         f.quiet_since = None
-        f.anchor = (f.anchor + data[-ANCHOR_BYTES:])[-ANCHOR_BYTES:]
+        f.anchor = (f.anchor + data[max(start, len(data) - ANCHOR_BYTES) :])[-ANCHOR_BYTES:]
         if f.identity.head_length < FINGERPRINT_BYTES and f.read_pos > f.identity.head_length:
             # A young file: fingerprint more of it, so a reused inode is recognised.
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
             length, digest = head_fingerprint(head)
             f.identity = dataclasses.replace(f.identity, head_length=length, head_sha256=digest)
-        f.unfed, f.unfed_at = data, 0
+        f.unfed, f.unfed_at = data, start
         self._feed_slice(f)
 
     def _feed_slice(self, f: _Open) -> None:

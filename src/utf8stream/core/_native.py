@@ -9,10 +9,12 @@ the Python code it stands in for; it is the same behaviour through the same seam
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Generator
+from itertools import accumulate
 from typing import Any, Generic, TypeVar
 
-__all__ = ["BufferedAsyncIterator", "PlainEncoder", "records"]
+__all__ = ["BufferedAsyncIterator", "PlainEncoder", "records", "split_lines"]
 
 _T = TypeVar("_T")
 
@@ -36,6 +38,33 @@ def records(
     ]
     built.reverse()
     return built
+
+
+_UNIVERSAL_NEWLINE = re.compile("(\r\n|\r|\n)")
+
+
+def split_lines(
+    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: bool, /
+) -> tuple[list[str], list[int]] | None:
+    """The lines of ``text`` (whole lines; ``newline`` None for universal newlines, or
+    one character) and the source offset of each line's start, then of the end
+    (``unit`` bytes per character from ``base``; the end only without
+    ``each_offset``); None if a line is longer than ``limit`` source bytes."""
+    if not (newline is None or len(newline) == 1):
+        raise TypeError("split_lines: newline is one character or None")
+    if unit < 1 or limit < 0 or base < 0 or base + len(text) * unit >= 1 << 63:
+        raise ValueError("split_lines: unit >= 1, limit >= 0, and offsets below 2**63")
+    parts = _UNIVERSAL_NEWLINE.split(text) if newline is None else text.split(newline)
+    parts.pop()  # after the last newline
+    contents = parts[::2] if newline is None else parts
+    if contents and max(map(len, contents)) * unit > limit:
+        return None
+    if newline is None:
+        widths = [len(c) + len(nl) for c, nl in zip(parts[::2], parts[1::2], strict=True)]
+    else:
+        widths = [len(c) + 1 for c in contents]
+    offsets = list(accumulate([w * unit for w in widths], initial=base))
+    return contents, offsets if each_offset else offsets[-1:]
 
 
 class PlainEncoder:
