@@ -55,6 +55,9 @@ class Line:
 def records(
     cls: type[_T], texts: list[str], offsets: list[int], file: Any, path: str, terminated: bool, /
 ) -> list[_T]: ...
+def split_lines(
+    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: bool, /
+) -> tuple[list[str], list[int]] | None: ...
 
 class PlainEncoder:
     def __init__(self, errors: str, fallback: Callable[..., bytes]) -> None: ...
