@@ -1,6 +1,7 @@
-"""Instructions per ``decode()`` call of small chunks, counted by valgrind's callgrind.
+"""Instructions per ``decode()`` call of small chunks, or per line, counted by callgrind.
 
     .venv/bin/python benchmarks/count_instructions.py [--pure] [--before PATH/src] [--calls N]
+        [--per-line] [--lines N]
 
 Wall-clock ratios at 256-byte chunks move by a third from run to run on a shared machine;
 instruction counts do not (the same binary, input and environment give the same count,
@@ -13,6 +14,14 @@ another checkout's ``src`` the same way, for a before/after comparison; ``--pure
 ``UTF8STREAM_PURE_PYTHON=1``.  The chunks are whole characters; ``corrupted`` holds two
 malformed units.  Instructions are not time (a cache miss costs more than an add), so
 this complements the timed benchmarks, it does not replace them.
+
+``--per-line``: instructions per line instead (issues 13 and 14), each against its peer:
+``follow()`` over a finished file of 80-byte lines (UTF-8 and UTF-16LE, asyncio and
+trio) against ``for line in open(...)`` (bench_files.py's follow-speed), and ``async for``
+over ``LineReceiveStream`` fed 64 KiB chunks of the ASCII-log corpus against
+``io.TextIOWrapper`` reading 64 KiB (bench_streams.py's lines).  Each side runs with
+``N`` and with ``2 N`` lines; the difference over ``N`` is the cost of a line, with the
+interpreter's start, the imports and the setup left out.
 """
 
 from __future__ import annotations
@@ -55,14 +64,91 @@ if decode is not None:
 
 KINDS = ("ascii", "cjk", "emoji", "corrupted")
 
+PER_LINE_CHILD = r"""
+import io, random, sys, tempfile, anyio
+from pathlib import Path
+side, lines = sys.argv[1], int(sys.argv[2])
+setup_only = side.startswith("setup-")  # the same setup, no line read
+side = side.removeprefix("setup-")
+sys.path.insert(0, BENCHMARKS)
+LINE_80 = b"2026-11-22T00:00:00.000Z INFO worker-7 GET /api/v1/items/42 200".ljust(79) + b"\n"
+if side.startswith(("follow", "open")):
+    encoding = "utf-16-le" if "utf-16" in side else "utf-8"
+    tmp = tempfile.mkdtemp()
+    path = Path(tmp) / "finished.log"
+    path.write_bytes((LINE_80 * lines).decode("ascii").encode(encoding))
+else:
+    from _corpora import ascii_log
+    data = ascii_log(200 * lines, random.Random(2026))
+    end = -1
+    for _ in range(lines):
+        end = data.index(b"\n", end + 1)
+    data = data[: end + 1]
+    chunks = [data[i : i + 65536] for i in range(0, len(data), 65536)]
 
-def count(side: str, kind: str, calls: int, src: Path, pure: bool) -> int:
+if setup_only:
+    raise SystemExit
+if side == "open":
+    n = 0
+    with open(path, encoding="utf-8") as f:
+        for _line in f:
+            n += 1
+elif side.startswith("follow"):
+    from utf8stream import follow
+    async def main():
+        n = 0
+        async with follow(path, start="beginning", until_eof=True, encoding=encoding) as it:
+            async for _line in it:
+                n += 1
+        return n
+    n = anyio.run(main, backend=side.split("-")[-1])
+elif side == "textiowrapper":
+    raw = io.BufferedReader(io.BytesIO(data), buffer_size=65536)
+    wrapper = io.TextIOWrapper(raw, encoding="utf-8", errors="replace")
+    wrapper._CHUNK_SIZE = 65536
+    n = 0
+    for _line in wrapper:
+        n += 1
+else:
+    from anyio import EndOfStream
+    from anyio.abc import ByteReceiveStream
+    from utf8stream import LineReceiveStream
+    class Memory(ByteReceiveStream):
+        def __init__(self, chunks):
+            self._chunks = iter(chunks)
+        async def receive(self, max_bytes=65536):
+            for chunk in self._chunks:
+                return chunk
+            raise EndOfStream
+        async def aclose(self):
+            pass
+    async def main():
+        n = 0
+        async for _line in LineReceiveStream(Memory(chunks), max_line_bytes=1 << 20):
+            n += 1
+        return n
+    n = anyio.run(main, backend=side.split("-")[-1])
+assert n == lines, (side, n, lines)
+"""
+
+#: (ours, peer) pairs for --per-line.
+PER_LINE_SIDES = (
+    ("follow-utf-8-asyncio", "open"),
+    ("follow-utf-8-trio", "open"),
+    ("follow-utf-16le-asyncio", "open"),
+    ("follow-utf-16le-trio", "open"),
+    ("lines-asyncio", "textiowrapper"),
+    ("lines-trio", "textiowrapper"),
+)
+
+
+def count(side: str, kind: str, calls: int, src: Path, pure: bool, child_text: str = CHILD) -> int:
     env = dict(os.environ, PYTHONPATH=str(src))
     if pure:
         env["UTF8STREAM_PURE_PYTHON"] = "1"
     with tempfile.TemporaryDirectory() as tmp:
         child = Path(tmp) / "child.py"
-        child.write_text(CHILD, encoding="utf-8")
+        child.write_text(child_text, encoding="utf-8")
         result = subprocess.run(
             [
                 "valgrind",
@@ -89,15 +175,47 @@ def per_call(side: str, base: str, kind: str, calls: int, src: Path, pure: bool)
     return (count(side, kind, calls, src, pure) - count(base, kind, calls, src, pure)) / calls
 
 
+def per_line(side: str, lines: int, src: Path, pure: bool) -> float:
+    # The child finds _corpora beside this script.
+    child = f"BENCHMARKS = {str(Path(__file__).resolve().parent)!r}\n{PER_LINE_CHILD}"
+    total = 0
+    for run, sign in ((side, 1), (f"setup-{side}", -1)):
+        total += sign * (
+            count(run, str(2 * lines), 0, src, pure, child)
+            - count(run, str(lines), 0, src, pure, child)
+        )
+    return total / lines
+
+
+def main_per_line(lines: int, trees: list[tuple[str, Path]], pure: bool) -> None:
+    print(f"instructions per line, {lines} and {2 * lines} lines")
+    header = f"{'ours':24} {'peer':14} {'peer':>7}"
+    for name, _ in trees:
+        header += f" {'ours ' + name:>12} {'ratio':>6}"
+    print(header)
+    for ours_side, peer_side in PER_LINE_SIDES:
+        peer = per_line(peer_side, lines, SRC, pure)
+        row = f"{ours_side:24} {peer_side:14} {peer:7.0f}"
+        for _, src in trees:
+            ours = per_line(ours_side, lines, src, pure)
+            row += f" {ours:12.0f} {peer / ours:6.2f}"
+        print(row, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pure", action="store_true", help="the pure-Python decoder")
     parser.add_argument("--before", type=Path, help="another checkout's src, counted too")
     parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument("--per-line", action="store_true", help="follow() and line streams")
+    parser.add_argument("--lines", type=int, default=100_000, help="with --per-line")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt install valgrind)")
     trees = [("now", SRC)] + ([("before", args.before)] if args.before else [])
+    if args.per_line:
+        main_per_line(args.lines, trees, args.pure)
+        return
     print(
         f"instructions per decode() of a 256-byte chunk, {args.calls} calls, "
         f"{'pure Python' if args.pure else 'accelerator if built'}"

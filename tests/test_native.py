@@ -4,12 +4,13 @@ errors for the same calls.  (The scanners have their own differential tests.)"""
 
 from __future__ import annotations
 
-import gc
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from utf8stream.apps.follow import _LINE_SLOTS, FileIdentity, Line
+from utf8stream.apps.follow import FileIdentity, Line
 from utf8stream.core import _accel
 
 # Every test runs with the accelerator and in pure Python (conftest's fixture).
@@ -75,28 +76,21 @@ def test_the_iterator_protocol_gives_the_item_in_stop_iteration() -> None:
 # -- records: Line records in bulk ------------------------------------------------------
 
 
-def test_records_fill_the_slots_last_first(implementation: str) -> None:
+def test_records_build_lines_last_first() -> None:
     identity = FileIdentity(1, 2)
     impl = _accel.implementation()
-    out = impl.records(Line, _LINE_SLOTS, ["a", "b", "c"], [0, 2, 4, 6], identity, "p", True)
+    out = impl.records(Line, ["a", "b", "c"], [0, 2, 4, 6], identity, "p", True)
     assert out == [
         Line("c", 4, identity, "p"),
         Line("b", 2, identity, "p"),
         Line("a", 0, identity, "p"),
     ]
-    if implementation == "accelerated":
-        # Built in bulk, C keeps them out of the garbage collector (which cost more than
-        # building them); Python cannot.
-        assert not any(gc.is_tracked(r) for r in out)
-    assert impl.records(Line, _LINE_SLOTS, [], [0], identity, "p", True) == []
+    assert all(type(r) is Line for r in out)
+    assert impl.records(Line, [], [0], identity, "p", True) == []
     with pytest.raises(ValueError, match="fewer offsets"):
-        impl.records(Line, _LINE_SLOTS, ["a", "b"], [0], identity, "p", True)
-    with pytest.raises(ValueError, match="one slot per column"):
-        impl.records(Line, _LINE_SLOTS, ["a"], [0], identity)
-    with pytest.raises(TypeError, match="slot descriptors"):
-        impl.records(Line, (Line.__dict__["text"], "x", 1, 2), ["a"], [0], identity, "p")
-    with pytest.raises(TypeError, match="slot descriptors"):
-        impl.records(FileIdentity, _LINE_SLOTS, ["a"], [0], identity, "p", True)
+        impl.records(Line, ["a", "b"], [0], identity, "p", True)
+    with pytest.raises(TypeError, match="the Line type expected"):
+        impl.records(FileIdentity, ["a"], [0], identity, "p", True)
 
 
 # -- PlainEncoder: the encoder's one-call path -----------------------------------------
@@ -118,3 +112,60 @@ def test_plain_encoder_hands_what_it_does_not_do_to_the_fallback(implementation:
         assert (calls[1:], encoder.drain()) == ([], 1)  # encoded and counted in C
     else:
         assert (calls[1:], encoder.drain()) == ([("é", False)], 0)  # the fallback did it
+
+
+# -- split_lines: the line engine's cut of text whose code units are characters --------
+
+
+def reference_split(
+    text: str, newline: str | None, base: int, unit: int, limit: int
+) -> tuple[list[str], list[int]] | None:
+    """Character by character: each line's content and start, then the end."""
+    contents: list[str] = []
+    offsets: list[int] = []
+    start = i = 0
+    while i < len(text):
+        ch = text[i]
+        width = 0
+        if newline is None and ch == "\r":
+            width = 2 if text[i + 1 : i + 2] == "\n" else 1
+        elif ch == (newline or "\n"):
+            width = 1
+        if not width:
+            i += 1
+            continue
+        if (i - start) * unit > limit:
+            return None
+        contents.append(text[start:i])
+        offsets.append(base + start * unit)
+        start = i = i + width
+    offsets.append(base + start * unit)
+    return contents, offsets
+
+
+@given(
+    text=st.text(alphabet="ab\r\n\x85\u2028é\U0001f600", max_size=40),
+    newline=st.sampled_from([None, "\n", "\r", "a"]),
+    base=st.integers(0, 1 << 40),
+    unit=st.sampled_from([1, 2, 4]),
+    limit=st.integers(0, 24),
+    each_offset=st.booleans(),
+)
+def test_split_lines_cuts_as_the_reference(
+    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: bool
+) -> None:
+    expected = reference_split(text, newline, base, unit, limit)
+    got = _accel.implementation().split_lines(text, newline, base, unit, limit, each_offset)
+    if expected is not None and not each_offset:
+        expected = expected[0], expected[1][-1:]
+    assert got == expected
+
+
+def test_split_lines_refuses_what_it_does_not_cut() -> None:
+    split_lines = _accel.implementation().split_lines
+    with pytest.raises(TypeError, match="one character"):
+        split_lines("a\r\nb\r\n", "\r\n", 0, 1, 10, True)
+    with pytest.raises(ValueError, match="unit >= 1"):
+        split_lines("a\n", None, 0, 0, 10, True)
+    with pytest.raises(ValueError, match="2\\*\\*63"):
+        split_lines("a\n", None, (1 << 63) - 1, 1, 10, True)

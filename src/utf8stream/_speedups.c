@@ -24,6 +24,11 @@
  *    and calls the Python coroutine function `refill` only when none is ready.  A Python
  *    `async def __anext__` costs a coroutine per item, an async generator a frame resume;
  *    this costs a C call.
+ *
+ * 4. Line: the follower's line record, and records() to build a block of them.
+ *
+ * 5. split_lines(): the line engine's cut of decoded text into lines with offsets, for
+ *    encodings whose code units are characters (UTF-16/32, single-byte codecs).
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -59,6 +64,7 @@ typedef struct {
     PyTypeObject *units_type;
     PyTypeObject *encoder_type;
     PyTypeObject *buffered_type;
+    PyTypeObject *line_type;
     /* Set by setup(), from Python: */
     PyObject *kinds[N_KINDS]; /* MalformedKind members, in the order above */
     PyTypeObject *event_type; /* Malformed */
@@ -1963,6 +1969,104 @@ static PyType_Spec Buffered_spec = {
     .slots = Buffered_slots,
 };
 
+/* ---- Line ------------------------------------------------------------------------------ */
+
+/* The follower's ``Line`` record (apps/follow.py declares it as a frozen dataclass and,
+   when this module is built, gives this type that declaration's ``dataclasses``
+   metadata, repr, equality, hash and frozen ``__setattr__``; its module and its name).
+   What makes it cheap, per line, against a slotted dataclass: it is not a garbage
+   collector type (allocating one does not count towards a collection, which walked the
+   follower's lists of thousands of records; freeing one is five decrefs), and
+   ``records`` builds a block of them in one call.  Its fields are a str, an int, a
+   FileIdentity, a str and a bool, which cannot lead back to a record. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *text;
+    PyObject *offset;
+    PyObject *file;
+    PyObject *path;
+    PyObject *terminated;
+} LineObject;
+
+static PyObject *
+Line_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"text", "offset", "file", "path", "terminated", NULL};
+    PyObject *text, *offset, *file, *path = NULL, *terminated = Py_True;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOO|OO:Line", kwlist, &text, &offset, &file,
+                                     &path, &terminated)) {
+        return NULL;
+    }
+    LineObject *self = (LineObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->text = Py_NewRef(text);
+    self->offset = Py_NewRef(offset);
+    self->file = Py_NewRef(file);
+    self->path = path != NULL ? Py_NewRef(path) : PyUnicode_New(0, 0);
+    self->terminated = Py_NewRef(terminated);
+    if (self->path == NULL) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static void
+Line_dealloc(LineObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    Py_XDECREF(self->text);
+    Py_XDECREF(self->offset);
+    Py_XDECREF(self->file);
+    Py_XDECREF(self->path);
+    Py_XDECREF(self->terminated);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+/* Pickling and copying: the class and its fields (the class's own __init__ arguments). */
+static PyObject *
+Line_reduce(LineObject *self, PyObject *Py_UNUSED(ignored))
+{
+    return Py_BuildValue("O(OOOOO)", Py_TYPE(self), self->text, self->offset, self->file,
+                         self->path, self->terminated);
+}
+
+static PyMethodDef Line_methods[] = {
+    {"__reduce__", (PyCFunction)Line_reduce, METH_NOARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef Line_members[] = {
+    {"text", T_OBJECT_EX, offsetof(LineObject, text), READONLY, NULL},
+    {"offset", T_OBJECT_EX, offsetof(LineObject, offset), READONLY, NULL},
+    {"file", T_OBJECT_EX, offsetof(LineObject, file), READONLY, NULL},
+    {"path", T_OBJECT_EX, offsetof(LineObject, path), READONLY, NULL},
+    {"terminated", T_OBJECT_EX, offsetof(LineObject, terminated), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot Line_slots[] = {
+    {Py_tp_doc, "Line(text, offset, file, path='', terminated=True)\n--\n\n"
+                "One line of a followed file (see utf8stream.apps.follow.Line)."},
+    {Py_tp_new, Line_new},
+    {Py_tp_dealloc, Line_dealloc},
+    {Py_tp_methods, Line_methods},
+    {Py_tp_members, Line_members},
+    {0, NULL},
+};
+
+static PyType_Spec Line_spec = {
+    .name = "utf8stream._speedups.Line",
+    .basicsize = sizeof(LineObject),
+    /* Not immutable: apps/follow.py completes it (see above). */
+    .flags = Py_TPFLAGS_DEFAULT,
+    .slots = Line_slots,
+};
+
 /* ---- module --------------------------------------------------------------------------- */
 
 static PyObject *
@@ -2007,43 +2111,27 @@ setup(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* records(cls, slots, texts, offsets, *constants) -> list, last record first
+/* records(cls, texts, offsets, file, path, terminated) -> list, last record first
 
-   One instance of the slotted class ``cls`` per text, built without __init__ (as
-   object.__new__ and the slot descriptors would): slots[0] gets the text, slots[1] the
-   offset at the same index, the remaining slots the constants.  Last first: ready for
-   BufferedAsyncIterator, which hands items out from the end of its list.  The records
-   are not tracked by the garbage collector (see below). */
+   One Line (``cls`` must be this module's) per text: the text, the offset at the same
+   index, and the three constants.  Last first: ready for BufferedAsyncIterator, which
+   hands items out from the end of its list. */
 static PyObject *
 records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs < 4 || !PyType_Check(args[0]) || !PyTuple_Check(args[1]) ||
-        !PyList_Check(args[2]) || !PyList_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "records(cls: type, slots: tuple, texts: list, offsets: list, *constants)");
+    module_state *st = get_state(module);
+    if (nargs != 6 || !PyType_Check(args[0]) || !PyList_Check(args[1]) ||
+        !PyList_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "records(cls: type, texts: list, offsets: list, "
+                                         "file, path, terminated)");
         return NULL;
     }
     PyTypeObject *cls = (PyTypeObject *)args[0];
-    PyObject *slots = args[1], *texts = args[2], *offs = args[3];
-    Py_ssize_t k = PyTuple_GET_SIZE(slots);
-    if (k != nargs - 2 || k > 8) {
-        PyErr_SetString(PyExc_ValueError, "records: one slot per column (at most 8)");
+    if (cls != st->line_type) {
+        PyErr_SetString(PyExc_TypeError, "records: the Line type expected");
         return NULL;
     }
-    Py_ssize_t where[8];
-    for (Py_ssize_t j = 0; j < k; j++) {
-        PyObject *d = PyTuple_GET_ITEM(slots, j);
-        if (!PyObject_TypeCheck(d, &PyMemberDescr_Type) || PyDescr_TYPE(d) != cls) {
-            PyErr_SetString(PyExc_TypeError, "records: slot descriptors of cls expected");
-            return NULL;
-        }
-        PyMemberDef *def = ((PyMemberDescrObject *)d)->d_member;
-        if (def->type != T_OBJECT_EX || (def->flags & READONLY)) {
-            PyErr_SetString(PyExc_TypeError, "records: writable object slots expected");
-            return NULL;
-        }
-        where[j] = def->offset;
-    }
+    PyObject *texts = args[1], *offs = args[2];
     Py_ssize_t n = PyList_GET_SIZE(texts);
     if (PyList_GET_SIZE(offs) < n) {
         PyErr_SetString(PyExc_ValueError, "records: fewer offsets than texts");
@@ -2053,31 +2141,140 @@ records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (out == NULL) {
         return NULL;
     }
-    /* Left to the garbage collector, thousands of records per call cost more than
-       building them (each young collection walks them, and they pile up in the older
-       generations).  They hold strings, ints and the caller's constants, which must not
-       lead back to them: no cycle can pass through a record, so, as CPython does for a
-       tuple of atoms, they are not tracked. */
-    int untrack = PyType_IS_GC(cls);
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *r = cls->tp_alloc(cls, 0);
+        LineObject *r = PyObject_Malloc(sizeof(LineObject));
         if (r == NULL) {
             Py_DECREF(out);
-            return NULL;
+            return PyErr_NoMemory();
         }
-        for (Py_ssize_t j = 0; j < k; j++) {
-            PyObject *v = j == 0   ? PyList_GET_ITEM(texts, i)
-                          : j == 1 ? PyList_GET_ITEM(offs, i)
-                                   : args[j + 2];
-            Py_INCREF(v);
-            *(PyObject **)((char *)r + where[j]) = v;
-        }
-        if (untrack) {
-            PyObject_GC_UnTrack(r);
-        }
-        PyList_SET_ITEM(out, n - 1 - i, r);
+        PyObject_Init((PyObject *)r, cls);
+        r->text = Py_NewRef(PyList_GET_ITEM(texts, i));
+        r->offset = Py_NewRef(PyList_GET_ITEM(offs, i));
+        r->file = Py_NewRef(args[3]);
+        r->path = Py_NewRef(args[4]);
+        r->terminated = Py_NewRef(args[5]);
+        PyList_SET_ITEM(out, n - 1 - i, (PyObject *)r);
     }
     return out;
+}
+
+/* The first ``ch`` in text[i:n) (of ``kind``), or n. */
+static inline Py_ssize_t
+find_char(int kind, const void *data, Py_ssize_t i, Py_ssize_t n, Py_UCS4 ch)
+{
+    if (kind == PyUnicode_1BYTE_KIND) {
+        const Py_UCS1 *p = (const Py_UCS1 *)data;
+        const Py_UCS1 *q = ch < 256 ? memchr(p + i, (int)ch, n - i) : NULL;
+        return q ? q - p : n;
+    }
+    for (; i < n; i++) {
+        if (PyUnicode_READ(kind, data, i) == ch) {
+            return i;
+        }
+    }
+    return n;
+}
+
+/* split_lines(text, newline, base, unit, limit, each_offset) -> (contents, offsets) | None
+
+   The line engine's cut of decoded text when each code unit of the source is one
+   character (UTF-16/32 without surrogate pairs, single-byte codecs): ``text`` holds
+   whole lines; ``newline`` is None (universal: \r\n, \r, \n) or one character.  The
+   contents of its lines, and the source offset of each line's start (a character index
+   times ``unit``, from ``base``) then of the end; with ``each_offset`` false, the end
+   only.  None if a line's content is longer than ``limit`` source bytes (the caller
+   cuts those lines another way).  What text.split() and a list of offsets in Python
+   did, with no Python object per line but its string. */
+static PyObject *
+split_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyUnicode_Check(args[0]) ||
+        !(args[1] == Py_None ||
+          (PyUnicode_Check(args[1]) && PyUnicode_GET_LENGTH(args[1]) == 1))) {
+        PyErr_SetString(PyExc_TypeError, "split_lines(text: str, newline: str of one "
+                                         "character | None, base, unit, limit, each_offset)");
+        return NULL;
+    }
+    PyObject *text = args[0];
+    int universal = args[1] == Py_None;
+    Py_UCS4 nl = universal ? '\n' : PyUnicode_READ_CHAR(args[1], 0);
+    long long base = PyLong_AsLongLong(args[2]);
+    if (base == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t unit = PyLong_AsSsize_t(args[3]);
+    if (unit == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t limit = PyLong_AsSsize_t(args[4]);
+    if (limit == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    int each_offset = PyObject_IsTrue(args[5]);
+    if (each_offset < 0) {
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    if (unit < 1 || limit < 0 || base < 0 || n > (LLONG_MAX - base) / unit) {
+        PyErr_SetString(PyExc_ValueError, "split_lines: unit >= 1, limit >= 0, and offsets "
+                                          "from base >= 0 below 2**63");
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(text);
+    const void *data = PyUnicode_DATA(text);
+    PyObject *contents = PyList_New(0);
+    PyObject *offsets = PyList_New(0);
+    if (contents == NULL || offsets == NULL) {
+        goto fail;
+    }
+    Py_ssize_t i = 0, next_lf = -1, next_cr = -1;
+    for (;;) {
+        Py_ssize_t e, t = 1;
+        if (!universal) {
+            e = find_char(kind, data, i, n, nl);
+        }
+        else {
+            if (next_lf < i) {
+                next_lf = find_char(kind, data, i, n, '\n');
+            }
+            if (next_cr < i) {
+                next_cr = find_char(kind, data, i, n, '\r');
+            }
+            e = next_lf < next_cr ? next_lf : next_cr;
+            if (e + 1 < n && e == next_cr && PyUnicode_READ(kind, data, e + 1) == '\n') {
+                t = 2;
+            }
+        }
+        if (e >= n) {
+            break; /* after the last newline: nothing, as the caller promises */
+        }
+        if ((e - i) > limit / unit) {
+            Py_DECREF(contents);
+            Py_DECREF(offsets);
+            Py_RETURN_NONE;
+        }
+        if (each_offset && append_int(offsets, base + (long long)i * unit) < 0) {
+            goto fail;
+        }
+        PyObject *line = PyUnicode_Substring(text, i, e);
+        if (line == NULL) {
+            goto fail;
+        }
+        int err = PyList_Append(contents, line);
+        Py_DECREF(line);
+        if (err < 0) {
+            goto fail;
+        }
+        i = e + t;
+    }
+    if (append_int(offsets, base + (long long)i * unit) < 0) {
+        goto fail;
+    }
+    return pair(contents, offsets);
+fail:
+    Py_XDECREF(contents);
+    Py_XDECREF(offsets);
+    return NULL;
 }
 
 /* _classify_all(prefix, width) -> bytes
@@ -2130,8 +2327,10 @@ static PyMethodDef module_methods[] = {
      "_classify_all(prefix, width) -> bytes: the decoder's view of every buffer (tests)"},
     {"setup", (PyCFunction)setup, METH_VARARGS,
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
+    {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
+     "split_lines(text, newline, base, unit, limit, each_offset) -> (contents, offsets) | None"},
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL,
-     "records(cls, slots, texts, offsets, *constants) -> list of cls, last first"},
+     "records(cls, texts, offsets, file, path, terminated) -> list of cls, last first"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -2155,6 +2354,10 @@ module_exec(PyObject *m)
     if (st->buffered_type == NULL || PyModule_AddType(m, st->buffered_type) < 0) {
         return -1;
     }
+    st->line_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Line_spec, NULL);
+    if (st->line_type == NULL || PyModule_AddType(m, st->line_type) < 0) {
+        return -1;
+    }
     return 0;
 }
 
@@ -2165,6 +2368,7 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->units_type);
     Py_VISIT(st->encoder_type);
     Py_VISIT(st->buffered_type);
+    Py_VISIT(st->line_type);
     for (int i = 0; i < N_KINDS; i++) {
         Py_VISIT(st->kinds[i]);
     }
@@ -2180,6 +2384,7 @@ module_clear(PyObject *m)
     Py_CLEAR(st->units_type);
     Py_CLEAR(st->encoder_type);
     Py_CLEAR(st->buffered_type);
+    Py_CLEAR(st->line_type);
     for (int i = 0; i < N_KINDS; i++) {
         Py_CLEAR(st->kinds[i]);
     }

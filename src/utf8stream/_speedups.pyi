@@ -42,9 +42,22 @@ class Units:
     ) -> tuple[list[str], list[int]]: ...
     def drain(self) -> tuple[int, ...]: ...
 
+class Line:
+    text: Any
+    offset: Any
+    file: Any
+    path: Any
+    terminated: Any
+    def __init__(
+        self, text: Any, offset: Any, file: Any, path: Any = "", terminated: Any = True
+    ) -> None: ...
+
 def records(
-    cls: type[_T], slots: tuple[Any, ...], texts: list[str], offsets: list[int], /, *constants: Any
+    cls: type[_T], texts: list[str], offsets: list[int], file: Any, path: str, terminated: bool, /
 ) -> list[_T]: ...
+def split_lines(
+    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: bool, /
+) -> tuple[list[str], list[int]] | None: ...
 
 class PlainEncoder:
     def __init__(self, errors: str, fallback: Callable[..., bytes]) -> None: ...

@@ -60,7 +60,7 @@ from typing import Any, BinaryIO
 import anyio
 import anyio.to_thread
 
-from ..core._accel import implementation
+from ..core._accel import LINE_TYPE, implementation
 from ..core.events import Malformed
 from ..core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
 from ..core.lines import (
@@ -96,6 +96,10 @@ __all__ = [
 ]
 
 READ_SIZE = 1 << 20
+#: How much of a read is cut into lines at a time, when the lines before it are all
+#: handed out: the records of a whole read (three times its size) would not stay in the
+#: processor's cache between being built and being used; those of a slice do.
+FEED_SIZE = 1 << 16
 #: How long a file renamed away must stay unchanged before the follower leaves it: the
 #: writer appends to it until it reopens the path (logrotate's ``postrotate`` signal).
 DEFAULT_ROTATE_GRACE = 1.0
@@ -188,6 +192,49 @@ class Line:
     file: FileIdentity
     path: str = ""
     terminated: bool = True
+
+
+def _frozen_setattr(self: object, name: str, value: object) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _frozen_delattr(self: object, name: str) -> None:
+    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+def _accelerated_line(declared: type[Line], built: type) -> type[Line]:
+    """The accelerator's ``Line`` type, made the dataclass ``declared`` is.
+
+    The follower builds thousands of records per read: a C type that the garbage
+    collector does not track costs a fraction of a slotted dataclass's to build and to
+    free (its fields, a str, an int, a ``FileIdentity``, a str and a bool, cannot lead
+    back to a record; so a ``Line`` made by hand must not hold one in a container).  It
+    has the same fields, constructor and pickling; here it gets the rest: the dataclass
+    metadata (``dataclasses.fields``, ``replace``, ``asdict`` work on it), the generated
+    repr, equality and hash, frozen assignment, and the name and module.  A test checks
+    both behave alike.
+    """
+    for name in (
+        "__dataclass_fields__",
+        "__dataclass_params__",
+        "__match_args__",
+        "__repr__",
+        "__eq__",
+        "__hash__",
+        "__doc__",
+        "__module__",
+        "__qualname__",
+    ):
+        setattr(built, name, getattr(declared, name))
+    built.__setattr__ = _frozen_setattr  # type: ignore[assignment]
+    built.__delattr__ = _frozen_delattr  # type: ignore[assignment]
+    return built
+
+
+#: The declaration, which the accelerator's type is tested against.
+_DECLARED_LINE = Line
+if LINE_TYPE is not None:
+    Line = _accelerated_line(Line, LINE_TYPE)  # type: ignore[misc]
 
 
 @dataclass(frozen=True)
@@ -658,6 +705,10 @@ class _Open:
     lost: int = 0  # bytes of the file that no copy holds, reported when it is left
     #: ``encoding="auto"`` and the file was empty: its engine waits for its first bytes.
     undecided: bool = False
+    #: The last read's bytes from ``unfed_at`` on are not cut into lines yet (the engine
+    #: gets them ``FEED_SIZE`` at a time, as the lines before them run out).
+    unfed: bytes = b""
+    unfed_at: int = 0
 
 
 @dataclass(frozen=True)
@@ -723,12 +774,6 @@ def _rotation_key(live_name: str, name: str) -> tuple[str, int, str] | None:
 #: whether a newline ended it).  Handing it out moves the checkpoint to ``end``.
 _Item = tuple[str | LineTooLong | None, int, int, FileIdentity, str, bool, bool]
 
-_new_object = object.__new__
-_LINE_SLOTS = tuple(
-    Line.__dict__[name] for name in ("text", "offset", "file", "path", "terminated")
-)
-_LINE_SETTERS = [slot.__set__ for slot in _LINE_SLOTS]
-
 
 class _Block:
     """The complete, ordinary lines of one read: the hot path, in bulk.
@@ -752,22 +797,8 @@ class _Block:
 
 def _records(texts: list[str], offsets: list[int], file: FileIdentity, path: str) -> list[Line]:
     """``Line`` records for ``texts`` (at ``offsets``), last first."""
-    records: list[Line] = implementation().records(
-        Line, _LINE_SLOTS, texts, offsets, file, path, True
-    )
+    records: list[Line] = implementation().records(Line, texts, offsets, file, path, True)
     return records
-
-
-def _line(text: str, offset: int, file: FileIdentity, path: str, terminated: bool = True) -> Line:
-    """``Line(...)`` without the frozen-dataclass ``__init__`` cost (one per line)."""
-    line: Line = _new_object(Line)
-    set_text, set_offset, set_file, set_path, set_terminated = _LINE_SETTERS
-    set_text(line, text)
-    set_offset(line, offset)
-    set_file(line, file)
-    set_path(line, path)
-    set_terminated(line, terminated)
-    return line
 
 
 class Follower:
@@ -939,7 +970,7 @@ class Follower:
             text = item[0]
             if type(text) is str:
                 self._lines += 1
-                return _line(text, item[1], item[3], item[4], item[6])
+                return Line(text, item[1], item[3], item[4], item[6])
             if isinstance(text, LineTooLong):
                 raise text
 
@@ -1011,7 +1042,7 @@ class Follower:
         A writer of the lines can flush its output when this turns false: the next
         step may wait for the file to grow.
         """
-        return bool(self._ready or self._queue)
+        return bool(self._ready or self._queue or (self._file is not None and self._file.unfed))
 
     def statistics(self) -> FollowerStatistics:
         """Lines yielded, overlong and skipped lines, rotations, truncations, units."""
@@ -1323,6 +1354,9 @@ class Follower:
             await self._open_first()
         f = self._file
         assert f is not None
+        if f.unfed:
+            self._feed_slice(f)
+            return
         if f.copy is not None:
             await self._read_copy(f)
             return
@@ -1333,10 +1367,9 @@ class Follower:
         if data[:n] != f.anchor:
             await self._truncated(f)
             return
-        data = data[n:]
-        if data:
-            f.known_size = max(os.fstat(f.fd).st_size, f.read_pos + len(data))
-            self._take(f, data)
+        if len(data) > n:
+            f.known_size = max(os.fstat(f.fd).st_size, f.read_pos + len(data) - n)
+            self._take(f, data, n)  # the anchor is skipped, not sliced off (a copy)
         elif self._until_eof and not self._draining:
             # Read once: the unfinished last line is shown, but it is not complete, so
             # the checkpoint stays at its start and a later run reads it again whole.
@@ -1730,23 +1763,35 @@ class Follower:
         """Leaving a file: its unfinished last line is complete now."""
         self._queue_items(f, f.engine.finish(lost=lost, unfinished=unfinished))
 
-    def _take(self, f: _Open, data: bytes) -> None:
-        """Cut newly read bytes into lines and queue the complete ones."""
+    def _take(self, f: _Open, data: bytes, start: int = 0) -> None:
+        """Cut newly read bytes (``data`` from ``start`` on) into lines and queue the
+        complete ones (those of the first ``FEED_SIZE`` bytes; the rest when asked)."""
         if f.undecided:
             # The first bytes of a file that was empty: its encoding is told now.
-            encoding = self._detect(f.fd) or sniff_encoding(data, whole=False)
+            encoding = self._detect(f.fd) or sniff_encoding(data[start:], whole=False)
             f.engine = self._engine_for(f.read_pos, f.fd, encoding=encoding)
             f.identity = dataclasses.replace(f.identity, encoding=encoding)
             f.undecided = False
-        f.read_pos += len(data)
+        f.read_pos += len(data) - start
         f.quiet_since = None
-        f.anchor = (f.anchor + data[-ANCHOR_BYTES:])[-ANCHOR_BYTES:]
+        f.anchor = (f.anchor + data[max(start, len(data) - ANCHOR_BYTES) :])[-ANCHOR_BYTES:]
         if f.identity.head_length < FINGERPRINT_BYTES and f.read_pos > f.identity.head_length:
             # A young file: fingerprint more of it, so a reused inode is recognised.
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
             length, digest = head_fingerprint(head)
             f.identity = dataclasses.replace(f.identity, head_length=length, head_sha256=digest)
-        self._queue_items(f, f.engine.feed(data))
+        f.unfed, f.unfed_at = data, start
+        self._feed_slice(f)
+
+    def _feed_slice(self, f: _Open) -> None:
+        """Cut the next ``FEED_SIZE`` bytes of the last read into lines, and queue them."""
+        data, at = f.unfed, f.unfed_at
+        end = at + FEED_SIZE
+        if end >= len(data):
+            f.unfed, f.unfed_at = b"", 0
+        else:
+            f.unfed_at = end
+        self._queue_items(f, f.engine.feed(data[at:end] if at or end < len(data) else data))
 
     def _queue_items(
         self, f: _Open, items: list[LineBatch | LineItem], path: str | None = None
@@ -1851,7 +1896,7 @@ class _MultilineFollower(Follower):
         """Queue a complete event: the one held until now."""
         assert self._held is not None
         start, file, path = self._held
-        self._events.append((_line(event.text, event.offset, file, path), start))
+        self._events.append((Line(event.text, event.offset, file, path), start))
 
     def checkpoint(self) -> FollowCheckpoint:
         """Where a new follower resumes: before the first line of the first event not

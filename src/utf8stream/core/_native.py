@@ -9,43 +9,62 @@ the Python code it stands in for; it is the same behaviour through the same seam
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable, Generator
-from types import MemberDescriptorType
+from itertools import accumulate
 from typing import Any, Generic, TypeVar
 
-__all__ = ["BufferedAsyncIterator", "PlainEncoder", "records"]
+__all__ = ["BufferedAsyncIterator", "PlainEncoder", "records", "split_lines"]
 
 _T = TypeVar("_T")
-_new_object = object.__new__
+
+
+#: The fields of the follower's ``Line``, in the order of its constructor's arguments.
+_LINE_FIELDS = ("text", "offset", "file", "path", "terminated")
 
 
 def records(
-    cls: type[_T], slots: tuple[Any, ...], texts: list[str], offsets: list[int], /, *constants: Any
+    cls: type[_T], texts: list[str], offsets: list[int], file: Any, path: str, terminated: bool, /
 ) -> list[_T]:
-    """Instances of ``cls`` built without ``__init__``, last first (the order a reader
-    pops them in): the i-th holds ``texts[i]`` and ``offsets[i]`` in the first two
-    ``slots`` (member descriptors) and ``constants`` in the rest."""
-    if len(slots) != len(constants) + 2 or len(slots) > 8:
-        raise ValueError("records: one slot per column (at most 8)")
-    if not all(
-        isinstance(slot, MemberDescriptorType) and slot.__objclass__ is cls for slot in slots
-    ):
-        raise TypeError("records: slot descriptors of cls expected")
+    """One ``cls`` (the follower's ``Line``) per text, with the offset at the same index
+    and the three constants, last first (the order a reader pops them in)."""
+    if getattr(cls, "__match_args__", None) != _LINE_FIELDS:
+        raise TypeError("records: the Line type expected")
     if len(offsets) < len(texts):
         raise ValueError("records: fewer offsets than texts")
-    setters = [slot.__set__ for slot in slots]
-    set_text, set_offset = setters[0], setters[1]
-    rest = list(zip(setters[2:], constants, strict=True))
-    built: list[_T] = []
-    for text, offset in zip(texts, offsets, strict=False):
-        record = _new_object(cls)
-        set_text(record, text)
-        set_offset(record, offset)
-        for setter, value in rest:
-            setter(record, value)
-        built.append(record)
+    built = [
+        cls(text, offset, file, path, terminated)  # type: ignore[call-arg]
+        for text, offset in zip(texts, offsets, strict=False)
+    ]
     built.reverse()
     return built
+
+
+_UNIVERSAL_NEWLINE = re.compile("(\r\n|\r|\n)")
+
+
+def split_lines(
+    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: bool, /
+) -> tuple[list[str], list[int]] | None:
+    """The lines of ``text`` (whole lines; ``newline`` None for universal newlines, or
+    one character) and the source offset of each line's start, then of the end
+    (``unit`` bytes per character from ``base``; the end only without
+    ``each_offset``); None if a line is longer than ``limit`` source bytes."""
+    if not (newline is None or len(newline) == 1):
+        raise TypeError("split_lines: newline is one character or None")
+    if unit < 1 or limit < 0 or base < 0 or base + len(text) * unit >= 1 << 63:
+        raise ValueError("split_lines: unit >= 1, limit >= 0, and offsets below 2**63")
+    parts = _UNIVERSAL_NEWLINE.split(text) if newline is None else text.split(newline)
+    parts.pop()  # after the last newline
+    contents = parts[::2] if newline is None else parts
+    if contents and max(map(len, contents)) * unit > limit:
+        return None
+    if newline is None:
+        widths = [len(c) + len(nl) for c, nl in zip(parts[::2], parts[1::2], strict=True)]
+    else:
+        widths = [len(c) + 1 for c in contents]
+    offsets = list(accumulate([w * unit for w in widths], initial=base))
+    return contents, offsets if each_offset else offsets[-1:]
 
 
 class PlainEncoder:

@@ -42,6 +42,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
 
+from ._accel import implementation
 from ._bytes import is_proper_prefix
 from .boundaries import char_start, cut_at_boundary
 from .lineoptions import (
@@ -816,25 +817,34 @@ class LineEngine:
         if text is None:
             return 0
         newline = self.newline
-        if newline is None:
-            if _CR not in text:
-                newline = _LF
-            elif text.count(_CR) == text.count(_LF) == text.count(_CR + _LF):
-                newline = _CR + _LF
-            else:
-                return 0  # mixed newlines
-        contents = text.split(newline)
-        contents.pop()  # the empty remainder after the last newline
         unit = self._unit
-        if max(map(len, contents)) * unit > self._max:
-            return 0
-        width = len(newline)
-        if self.each_offset:
-            offsets = list(accumulate([(len(c) + width) * unit for c in contents], initial=base))
+        if not self.keepends and (newline is None or len(newline) == 1):
+            split_lines = implementation().split_lines
+            cut = split_lines(text, newline, base, unit, self._max, self.each_offset)
+            if cut is None:
+                return 0  # a line too long: cut it the other way
+            contents, offsets = cut
         else:
-            offsets = [base + end]
-        if self.keepends:
-            contents = [c + newline for c in contents]
+            # Each line keeps its newline, or the newline is longer than a character.
+            if newline is None:
+                if _CR not in text:
+                    newline = _LF
+                elif text.count(_CR) == text.count(_LF) == text.count(_CR + _LF):
+                    newline = _CR + _LF
+                else:
+                    return 0  # mixed newlines
+            contents = text.split(newline)
+            contents.pop()  # the empty remainder after the last newline
+            if max(map(len, contents)) * unit > self._max:
+                return 0
+            width = len(newline)
+            if self.each_offset:
+                widths = [(len(c) + width) * unit for c in contents]
+                offsets = list(accumulate(widths, initial=base))
+            else:
+                offsets = [base + end]
+            if self.keepends:
+                contents = [c + newline for c in contents]
         out.append(LineBatch(contents, offsets))
         self._splitting = False
         return end
@@ -848,7 +858,10 @@ class LineEngine:
             if buf.endswith(self._cr, 0, size):
                 size -= unit  # the \r may be the first half of \r\n
             last_lf = _rfind_unit(buf, self._lf, start, size, unit)
-            at = max(last_lf, _rfind_unit(buf, self._cr, start, size, unit))
+            # Only a \r after the last \n matters: the search for one stops there (a file
+            # with none would be searched whole, and a two-byte search is not memrchr).
+            after_lf = max(start, last_lf + unit)
+            at = max(last_lf, _rfind_unit(buf, self._cr, after_lf, size, unit))
             return at + unit if at >= 0 else 0
         at = _rfind_unit(buf, self._nl, start, size, unit)
         return at + len(self._nl) if at >= 0 else 0
