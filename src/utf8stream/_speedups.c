@@ -31,6 +31,8 @@
 #include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "_transcode.h"
 #if defined(__SSE2__) && defined(__GNUC__)
 #include <emmintrin.h>
 #define HAVE_SSE2 1
@@ -2155,7 +2157,7 @@ module_exec(PyObject *m)
     if (st->buffered_type == NULL || PyModule_AddType(m, st->buffered_type) < 0) {
         return -1;
     }
-    return 0;
+    return utf8stream_add_byte_transcoder(m);
 }
 
 static int

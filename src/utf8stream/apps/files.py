@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 from ..core.boundaries import rejoined_event, split_points
 from ..core.decoder import Utf8Decoder
 from ..core.encoder import Utf8Encoder
-from ..core.events import Malformed, MalformedKind, Utf8DecodeError
+from ..core.events import Malformed, MalformedKind, Utf8DecodeError, codec_error_kind
 from ..core.transcoder import Transcoder
 from ..core.variants import VARIANTS
 
@@ -202,15 +202,6 @@ def _on_unmappable_output(exc: UnicodeError) -> tuple[str | bytes, int]:
 
 codecs.register_error(_INPUT_HANDLER, _on_malformed_input)
 codecs.register_error(_OUTPUT_HANDLER, _on_unmappable_output)
-
-
-def _malformed_kind(reason: str) -> MalformedKind:
-    """A codec's reason for a decoding error, as the nearest ``MalformedKind``."""
-    if reason in ("truncated data", "unexpected end of data", "incomplete multibyte sequence"):
-        return MalformedKind.TRUNCATED_AT_END
-    if "surrogate" in reason:
-        return MalformedKind.SURROGATE
-    return MalformedKind.INVALID_BYTE
 
 
 def _transliterate(char: str, target: str, fallback: str) -> str:
@@ -385,7 +376,7 @@ class _Run:
         # Incremental codecs decode (held bytes + chunk): the object ends at the chunk's end.
         offset = self.chunk_end - len(exc.object) + exc.start
         unit = bytes(exc.object[exc.start : exc.end])
-        self.counter(Malformed(offset, unit, _malformed_kind(exc.reason)))
+        self.counter(Malformed(offset, unit, codec_error_kind(exc.reason)))
         assert self.input_handler is not None
         return self.input_handler(exc)
 
