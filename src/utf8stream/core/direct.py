@@ -33,12 +33,21 @@ from .events import Malformed
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
 
-__all__ = ["DIRECT_ENCODINGS", "DIRECT_POLICIES", "ByteTranscoder", "byte_transcoder", "direct"]
+__all__ = [
+    "COUNTED_KINDS",
+    "DIRECT_ENCODINGS",
+    "DIRECT_POLICIES",
+    "ByteTranscoder",
+    "byte_transcoder",
+    "direct",
+]
 
 #: The encodings a ``ByteTranscoder`` writes from UTF-8 or reads into UTF-8.
 DIRECT_ENCODINGS = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
 #: The input policies it applies itself.
 DIRECT_POLICIES = ("replace", "ignore", "strict")
+#: The kinds ``ByteTranscoder.drain()`` counts, in its order.
+COUNTED_KINDS = ACCEL_KINDS
 
 
 class ByteTranscoder(Protocol):
