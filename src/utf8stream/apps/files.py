@@ -977,7 +977,7 @@ def _init_worker(turns: _Turns, parent: int) -> None:
         os._exit(1)
 
 
-def _write_in_turn(index: int, dst: str, data: bytes, failed: bool) -> None:
+def _write_in_turn(index: int, dst: str, data: bytes | memoryview, failed: bool) -> None:
     turns = _turns
     assert turns is not None
     with turns.cond:
@@ -1047,7 +1047,8 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
                     )
                 except UnmappableCharacterError as exc:
                     error = exc  # its index is within the piece: the parent adds the rest
-            _write_in_turn(index, dst, out.getvalue(), error is not None)
+            with out.getbuffer() as piece:  # written from where it is, not copied first
+                _write_in_turn(index, dst, piece, error is not None)
             written = True
         finally:
             if not written and _turns is not None and not _turns.stopped.value:
