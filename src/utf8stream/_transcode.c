@@ -6,8 +6,9 @@
  * Why not Utf8Decoder + str.encode: that builds the text of every chunk as a str (a
  * scan to choose its kind, the decoding, a copy when widened) and then encodes it again;
  * here each sequence is decoded and written in the target encoding at once, ASCII runs
- * widened 16 bytes at a time with SSE2, into one output buffer allocated per call (the
- * worst case: x2 for UTF-16, x4 for UTF-32, x2 back to UTF-8) and shrunk.
+ * widened 16 bytes at a time with SSE2, into a buffer of the worst-case size (x2 for
+ * UTF-16, x4 for UTF-32, x3 per byte back to UTF-8) kept until the end of the stream,
+ * then copied into the bytes object returned.
  *
  * Malformed input is what the library's str path makes of it, unit for unit:
  *   - UTF-8 source: maximal subparts classified by Table 3-7, exactly as Utf8Decoder
@@ -82,6 +83,10 @@ typedef struct {
     long long counts[TX_N_KINDS];
     long long chars; /* characters written since the last drain */
     int reporting;   /* the callback is running: calls are refused */
+    /* Where a call writes its output before it is copied into the bytes returned: kept
+       from call to call until the end of the stream (see Tx_transcode). */
+    unsigned char *scratch;
+    Py_ssize_t scratch_size;
 } TxObject;
 
 /* ---- malformed units ----------------------------------------------------------------- */
@@ -683,18 +688,27 @@ Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
 
     Py_ssize_t carried = self->carry != NULL ? PyBytes_GET_SIZE(self->carry) : 0;
     Py_ssize_t grow = growth(self);
-    PyObject *out = NULL;
+    /* The output is written into a buffer of the worst-case size, kept for the next
+       call, and copied into a bytes object of its exact size.  (A bytes object of the
+       worst-case size shrunk in place costs more: glibc serves each such allocation
+       with a fresh mmap, because the shrunk block it frees is smaller than the next
+       request, and the page faults of the fresh memory cost as much as the
+       transcoding.) */
     if (nd > (PY_SSIZE_T_MAX - carried - 64) / grow - HELD_MAX) {
-        PyErr_NoMemory();
-    }
-    else {
-        out = PyBytes_FromStringAndSize(NULL, carried + grow * (nd + HELD_MAX) + 16);
-    }
-    if (out == NULL) {
         Py_XDECREF(joined);
-        return NULL;
+        return PyErr_NoMemory();
     }
-    unsigned char *start = (unsigned char *)PyBytes_AS_STRING(out), *o = start;
+    Py_ssize_t need = carried + grow * (nd + HELD_MAX) + 16;
+    if (need > self->scratch_size) {
+        PyMem_RawFree(self->scratch);
+        self->scratch = PyMem_RawMalloc((size_t)need);
+        self->scratch_size = self->scratch != NULL ? need : 0;
+        if (self->scratch == NULL) {
+            Py_XDECREF(joined);
+            return PyErr_NoMemory();
+        }
+    }
+    unsigned char *start = self->scratch, *o = start;
     if (carried) {
         memcpy(o, PyBytes_AS_STRING(self->carry), carried);
         o += carried;
@@ -742,15 +756,16 @@ Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
     }
     Py_XDECREF(joined);
-    Py_ssize_t length = o - start;
+    PyObject *out = PyBytes_FromStringAndSize((const char *)start, o - start);
+    if (final && rc == 0) {
+        /* The stream ended: nothing is kept. */
+        PyMem_RawFree(self->scratch);
+        self->scratch = NULL;
+        self->scratch_size = 0;
+    }
     if (rc < 0) {
         /* The callback raised: the output so far comes first in the next call's. */
-        if (_PyBytes_Resize(&out, length) == 0) {
-            Py_XSETREF(self->carry, out);
-        }
-        return NULL;
-    }
-    if (_PyBytes_Resize(&out, length) < 0) {
+        Py_XSETREF(self->carry, out);
         return NULL;
     }
     return out;
@@ -898,6 +913,7 @@ Tx_dealloc(TxObject *self)
     PyTypeObject *type = Py_TYPE(self);
     PyObject_GC_UnTrack(self);
     Tx_clear(self);
+    PyMem_RawFree(self->scratch);
     type->tp_free((PyObject *)self);
     Py_DECREF(type);
 }
