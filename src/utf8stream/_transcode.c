@@ -230,21 +230,32 @@ tx_unit(TxObject *self, const unsigned char *unit, Py_ssize_t len, long long off
 
 /* ---- writing ----------------------------------------------------------------------------- */
 
+/* One store per code unit: the byte order of this machine swapped when it is not the
+   target's. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define HOST_BIG 1
+#else
+#define HOST_BIG 0
+#endif
+
 static inline unsigned char *
 put16(unsigned char *o, uint32_t u, int big)
 {
-    o[0] = (unsigned char)(big ? u >> 8 : u);
-    o[1] = (unsigned char)(big ? u : u >> 8);
+    uint16_t v = (uint16_t)u;
+    if (big != HOST_BIG) {
+        v = (uint16_t)(v << 8 | v >> 8);
+    }
+    memcpy(o, &v, 2);
     return o + 2;
 }
 
 static inline unsigned char *
 put32(unsigned char *o, uint32_t u, int big)
 {
-    o[0] = (unsigned char)(big ? u >> 24 : u);
-    o[1] = (unsigned char)(big ? u >> 16 : u >> 8);
-    o[2] = (unsigned char)(big ? u >> 8 : u >> 16);
-    o[3] = (unsigned char)(big ? u : u >> 24);
+    if (big != HOST_BIG) {
+        u = (u << 24) | ((u << 8) & 0xFF0000u) | ((u >> 8) & 0xFF00u) | (u >> 24);
+    }
+    memcpy(o, &u, 4);
     return o + 4;
 }
 
@@ -261,6 +272,13 @@ put_wide(unsigned char *o, uint32_t cp, int width, int big)
         return put16(o, 0xDC00 | (cp & 0x3FF), big);
     }
     return put16(o, cp, big);
+}
+
+/* A code point below U+10000 in UTF-16 or UTF-32. */
+static inline unsigned char *
+put_bmp(unsigned char *o, uint32_t cp, int width, int big)
+{
+    return width == 4 ? put32(o, cp, big) : put16(o, cp, big);
 }
 
 static inline unsigned char *
@@ -356,43 +374,52 @@ from_utf8(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, 
             }
             continue;
         }
-        /* Well-formed sequences are written at once; anything else (malformed, or cut
-           by the end of the buffer) takes the general path. */
-        if (b0 >= 0xC2 && b0 < 0xE0) {
-            if (i + 1 < n && (b[i + 1] & 0xC0) == 0x80) {
-                o = put_wide(o, (b0 & 0x1Fu) << 6 | (b[i + 1] & 0x3Fu), width, big);
+        /* Runs of well-formed two-, three- or four-byte sequences, each written at
+           once and checked by the range of its code point (overlong forms, surrogates
+           and code points past U+10FFFF fall out); anything else (malformed, or cut by
+           the end of the buffer) takes the general path below. */
+        Py_ssize_t run_start = i;
+        if (b0 < 0xE0) {
+            while (i + 1 < n) {
+                uint32_t c0 = b[i], c1 = b[i + 1];
+                uint32_t cp = (c0 & 0x1F) << 6 | (c1 & 0x3F);
+                if ((c0 & 0xE0) != 0xC0 || (c1 & 0xC0) != 0x80 || cp < 0x80) {
+                    break;
+                }
+                o = put_bmp(o, cp, width, big);
                 i += 2;
                 chars++;
-                continue;
             }
         }
-        else if (b0 >= 0xE0 && b0 < 0xF0) {
-            if (i + 2 < n) {
-                unsigned int b1 = b[i + 1], b2 = b[i + 2];
-                if ((b1 & 0xC0) == 0x80 && (b2 & 0xC0) == 0x80 && (b0 != 0xE0 || b1 >= 0xA0) &&
-                    (b0 != 0xED || b1 < 0xA0)) {
-                    o = put_wide(o, (b0 & 0x0Fu) << 12 | (b1 & 0x3Fu) << 6 | (b2 & 0x3Fu), width,
-                                 big);
-                    i += 3;
-                    chars++;
-                    continue;
+        else if (b0 < 0xF0) {
+            while (i + 2 < n) {
+                uint32_t c0 = b[i], c1 = b[i + 1], c2 = b[i + 2];
+                uint32_t cp = (c0 & 0x0F) << 12 | (c1 & 0x3F) << 6 | (c2 & 0x3F);
+                if ((c0 & 0xF0) != 0xE0 || ((c1 | c2 << 8) & 0xC0C0) != 0x8080 || cp < 0x800 ||
+                    cp - 0xD800 < 0x800) {
+                    break;
                 }
+                o = put_bmp(o, cp, width, big);
+                i += 3;
+                chars++;
             }
         }
-        else if (b0 >= 0xF0 && b0 < 0xF5) {
-            if (i + 3 < n) {
-                unsigned int b1 = b[i + 1], b2 = b[i + 2], b3 = b[i + 3];
-                if ((b1 & 0xC0) == 0x80 && (b2 & 0xC0) == 0x80 && (b3 & 0xC0) == 0x80 &&
-                    (b0 != 0xF0 || b1 >= 0x90) && (b0 != 0xF4 || b1 < 0x90)) {
-                    o = put_wide(o,
-                                 (b0 & 0x07u) << 18 | (b1 & 0x3Fu) << 12 | (b2 & 0x3Fu) << 6 |
-                                     (b3 & 0x3Fu),
-                                 width, big);
-                    i += 4;
-                    chars++;
-                    continue;
+        else {
+            while (i + 3 < n) {
+                uint32_t c0 = b[i], c1 = b[i + 1], c2 = b[i + 2], c3 = b[i + 3];
+                uint32_t cp =
+                    (c0 & 0x07) << 18 | (c1 & 0x3F) << 12 | (c2 & 0x3F) << 6 | (c3 & 0x3F);
+                if ((c0 & 0xF8) != 0xF0 || ((c1 | c2 << 8 | c3 << 16) & 0xC0C0C0) != 0x808080 ||
+                    cp - 0x10000 >= 0x100000) {
+                    break;
                 }
+                o = put_wide(o, cp, width, big);
+                i += 4;
+                chars++;
             }
+        }
+        if (i > run_start) {
+            continue;
         }
         uint32_t cp;
         Py_ssize_t k = utf8_sequence_at(b, i, n, &cp), end;
@@ -403,7 +430,7 @@ from_utf8(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, 
             end = n;
         }
         else if (cp != NOT_A_CHAR) {
-            o = put_wide(o, cp, width, big); /* not reached by the fast tests above */
+            o = put_wide(o, cp, width, big); /* not reached after the runs above */
             i += k;
             chars++;
             continue;
