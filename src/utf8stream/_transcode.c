@@ -658,8 +658,10 @@ keep_unread(TxObject *self, const unsigned char *held, Py_ssize_t nheld,
     if (rest == NULL) {
         return -1;
     }
-    memcpy(PyBytes_AS_STRING(rest), held + nheld - from_held, from_held);
-    memcpy(PyBytes_AS_STRING(rest) + from_held, data + from_data, nd - from_data);
+    if (from_held) {
+        memcpy(PyBytes_AS_STRING(rest), held + nheld - from_held, (size_t)from_held);
+    }
+    memcpy(PyBytes_AS_STRING(rest) + from_held, data + from_data, (size_t)(nd - from_data));
     Py_XSETREF(self->unread, rest);
     self->unread_final = final;
     return 0;
