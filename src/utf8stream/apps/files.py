@@ -1,13 +1,17 @@
 """Large files: lazy transcoding in constant memory, in parallel at character boundaries.
 
 A file is read in chunks and each chunk goes through a ``Transcoder``; memory is one chunk
-(plus what the codecs hold, a few bytes).  With ``workers > 1`` and a UTF-8-family source,
+(plus what the codecs hold, a few bytes).  UTF-8 to or from UTF-16/UTF-32 with ``errors``
+replace, ignore or strict skips the text: a ``ByteTranscoder`` (``core/direct.py``) turns
+each chunk's bytes into the output bytes in one call, with the same output, events and
+counts.  With ``workers > 1`` and a UTF-8-family source,
 the file is cut at character boundaries (``boundaries.split_points`` on an ``mmap``) into
 pieces of at most ``PIECE_BYTES``; worker processes transcode the pieces and write their
 output in order, so the output file is the sequential one byte for byte.
 
-Only the start of the stream is special: the BOM policy applies to the first piece, and
-the other pieces keep whatever they contain.  A unit cut by a piece's end is reported by
+Only the start of the stream is special: the BOM policy applies to the first piece (and
+a target codec that writes a BOM writes it there only), and the other pieces keep
+whatever they contain.  A unit cut by a piece's end is reported by
 that piece's decoder as ``TRUNCATED_AT_END``; the parent renames it from the next byte
 (``boundaries.rejoined_event``), as the sequential decoder would have.
 
