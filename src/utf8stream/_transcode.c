@@ -65,7 +65,6 @@ enum { POLICY_REPLACE, POLICY_IGNORE, POLICY_STRICT };
 #define HELD_MAX 3
 /* Bytes of a chunk joined to the held ones: enough to decide what they are. */
 #define JOINT_TAKE 8
-#define NOT_A_CHAR 0xFFFFFFFFu
 
 typedef struct {
     PyObject_HEAD
@@ -129,31 +128,26 @@ classify_utf8(const unsigned char *buf, Py_ssize_t len, Py_ssize_t start, Py_ssi
     return TX_TRUNCATED_AT_END;
 }
 
-/* The UTF-8 sequence at buf[i] (i < n, buf[i] >= 0x80): its length with *cp set if
-   well-formed; minus the length of a proper prefix cut by the end of the buffer; or the
-   length of a malformed unit (a maximal subpart) with *cp = NOT_A_CHAR. */
+/* The UTF-8 sequence at buf[i] (i < n, buf[i] >= 0x80), which is not well-formed: the
+   length of the malformed unit (a maximal subpart) that starts there, or minus the
+   length of a proper prefix cut by the end of the buffer. */
 static Py_ssize_t
-utf8_sequence_at(const unsigned char *buf, Py_ssize_t i, Py_ssize_t n, uint32_t *cp)
+utf8_unit_at(const unsigned char *buf, Py_ssize_t i, Py_ssize_t n)
 {
     unsigned int b0 = buf[i], lo = 0x80, hi = 0xBF, need;
-    uint32_t c;
     if (b0 < 0xC2 || b0 >= 0xF5) {
-        *cp = NOT_A_CHAR;
         return 1;
     }
     if (b0 < 0xE0) {
         need = 1;
-        c = b0 & 0x1F;
     }
     else if (b0 < 0xF0) {
         need = 2;
-        c = b0 & 0x0F;
         lo = b0 == 0xE0 ? 0xA0 : 0x80;
         hi = b0 == 0xED ? 0x9F : 0xBF;
     }
     else {
         need = 3;
-        c = b0 & 0x07;
         lo = b0 == 0xF0 ? 0x90 : 0x80;
         hi = b0 == 0xF4 ? 0x8F : 0xBF;
     }
@@ -161,27 +155,20 @@ utf8_sequence_at(const unsigned char *buf, Py_ssize_t i, Py_ssize_t n, uint32_t 
     if (j >= n) {
         return -1;
     }
-    unsigned int b = buf[j];
-    if (b < lo || b > hi) {
-        *cp = NOT_A_CHAR;
+    if (buf[j] < lo || buf[j] > hi) {
         return 1;
     }
-    c = (c << 6) | (b & 0x3F);
     j++;
     while (--need) {
         if (j >= n) {
             return -(j - i);
         }
-        b = buf[j];
-        if ((b & 0xC0) != 0x80) {
-            *cp = NOT_A_CHAR;
+        if ((buf[j] & 0xC0) != 0x80) {
             return j - i;
         }
-        c = (c << 6) | (b & 0x3F);
         j++;
     }
-    *cp = c;
-    return j - i;
+    return j - i; /* not reached: the caller decoded every well-formed sequence */
 }
 
 /* One malformed unit: count it; with a callback or the strict policy, build its event
@@ -421,22 +408,14 @@ from_utf8(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, 
         if (i > run_start) {
             continue;
         }
-        uint32_t cp;
-        Py_ssize_t k = utf8_sequence_at(b, i, n, &cp), end;
+        /* The runs take every well-formed sequence: here is a malformed unit, or a
+           proper prefix cut by the end of the buffer. */
+        Py_ssize_t k = utf8_unit_at(b, i, n), end = i + k;
         if (k < 0) {
             if (!final) {
-                break; /* a proper prefix: held */
+                break; /* held */
             }
             end = n;
-        }
-        else if (cp != NOT_A_CHAR) {
-            o = put_wide(o, cp, width, big); /* not reached after the runs above */
-            i += k;
-            chars++;
-            continue;
-        }
-        else {
-            end = i + k;
         }
         rc = tx_unit(self, b + i, end - i, base + i, classify_utf8(b, n, i, end));
         i = end;
