@@ -153,9 +153,13 @@ def test_parallel_strict_raises_the_first_error(tmp_path: Path) -> None:
     from utf8stream import Utf8DecodeError
 
     for workers in (1, 3):
-        with pytest.raises(Utf8DecodeError) as info:
-            transcode_file(src, tmp_path / "out", errors="strict", chunk_size=100, workers=workers)
-        assert (info.value.offset, info.value.kind) == (5000, MalformedKind.OVERLONG)
+        for target in ("utf-8", "utf-16-le"):  # the str path and the bytes-to-bytes one
+            with pytest.raises(Utf8DecodeError) as info:
+                transcode_file(
+                    src, tmp_path / "out", target=target, errors="strict", chunk_size=100,
+                    workers=workers,
+                )  # fmt: skip
+            assert (info.value.offset, info.value.kind) == (5000, MalformedKind.OVERLONG)
 
 
 def test_bom_policies(tmp_path: Path) -> None:
