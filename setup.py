@@ -8,6 +8,11 @@ from setuptools import Extension, setup
 
 setup(
     ext_modules=[
-        Extension("utf8stream._speedups", ["src/utf8stream/_speedups.c"], optional=True),
+        Extension(
+            "utf8stream._speedups",
+            ["src/utf8stream/_speedups.c", "src/utf8stream/_transcode.c"],
+            depends=["src/utf8stream/_transcode.h"],
+            optional=True,
+        ),
     ],
 )

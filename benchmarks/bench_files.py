@@ -5,11 +5,14 @@
 
 Transcoding: the same file through a peer and `utf8stream transcode` (all as commands, so
 all pay their start-up), doing the same work: UTF-8 -> UTF-16LE of the mixed corpus
-against iconv; the corrupted corpus repaired by dropping the malformed bytes (iconv -c,
-ours with --errors ignore) and repaired with U+FFFD (iconv cannot: the peer is CPython's
-incremental decoder with errors="replace" in a 64 KiB streaming loop).  Outputs go to a
-directory in RAM (/dev/shm; said loudly when there is none), are compared byte for byte
-before anything is timed, and the rounds are interleaved (peer, ours -j1, ours -j2).
+against iconv, and of the corrupted corpus with the malformed bytes dropped (iconv -c,
+ours with --errors ignore: iconv cannot write U+FFFD for them); UTF-16LE -> UTF-8 of the
+mixed corpus; the corrupted corpus repaired by dropping the malformed bytes (UTF-8 ->
+UTF-8, iconv -c against --errors ignore) and repaired with U+FFFD (iconv cannot: the
+peer is CPython's incremental decoder with errors="replace" in a 64 KiB streaming loop).
+Outputs go to a directory in RAM (/dev/shm; said loudly when there is none), are compared
+byte for byte before anything is timed, and the rounds are interleaved (peer, ours -j1,
+ours -j2).
 Ratio = peer time / our time, median of the rounds (higher is better).
 
 Following: a writer process appends log lines as fast as it can for a few seconds while
@@ -127,7 +130,8 @@ def bench_transcode(size_mib: int, repeat: int, work: Path) -> None:
     iconv = shutil.which("iconv")
     corpora = build_corpora(8 * 1024 * 1024)
     files = {}
-    for name in ("mixed", "corrupted"):
+    corpora["mixed-utf16"] = corpora["mixed"].decode("utf-8").encode("utf-16-le")
+    for name in ("mixed", "corrupted", "mixed-utf16"):
         path = work / f"{name}.txt"
         with open(path, "wb") as f:
             for _ in range(max(size_mib // 8, 1)):
@@ -144,6 +148,28 @@ def bench_transcode(size_mib: int, repeat: int, work: Path) -> None:
             if iconv
             else None,
             ["-t", "utf-16-le"],
+        ),
+        (
+            "UTF-8 -> UTF-16LE, drop (iconv -c), corrupted",
+            files["corrupted"],
+            Side(
+                "iconv -c",
+                [iconv, "-c", "-f", "UTF-8", "-t", "UTF-16LE", str(files["corrupted"])],
+                True,
+            )
+            if iconv
+            else None,
+            ["-t", "utf-16-le", "--errors", "ignore"],
+        ),
+        (
+            "UTF-16LE -> UTF-8, mixed",
+            files["mixed-utf16"],
+            Side(
+                "iconv", [iconv, "-f", "UTF-16LE", "-t", "UTF-8", str(files["mixed-utf16"])], True
+            )
+            if iconv
+            else None,
+            ["-f", "utf-16-le", "-t", "utf-8"],
         ),
         (
             "repair, drop (iconv -c), corrupted",
@@ -184,7 +210,7 @@ def _compare_transcoders(
         " (median and best); every side is a command and pays its start-up"
     )
     if not with_iconv:
-        print("iconv is not installed: its two cases are left out")
+        print("iconv is not installed: its cases are left out")
     print(
         f"{'case':42} {'peer s':>7} {'-j1 s':>7} {'ratio':>6} {'-j2 s':>7} {'ratio':>6}"
         "   (ratio = peer / ours, median; best in brackets)"

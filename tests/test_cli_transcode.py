@@ -376,6 +376,33 @@ def test_verbose_counts_malformed_input_of_any_codec() -> None:
     assert "2 malformed input units (INVALID_BYTE 1, TRUNCATED_AT_END 1)" in result.stderr.decode()
 
 
+def test_strict_utf16_input_stops_where_the_unit_is_and_keeps_what_came_before() -> None:
+    data = "abc".encode("utf-16-le") + b"\x00\xdc" + "d".encode("utf-16-le")
+    result = run("transcode", "--errors", "strict", "-f", "utf-16-le", stdin=data)
+    assert result.returncode == 1
+    assert result.stdout == b"abc"  # as iconv: the output before the unit is written
+    assert result.stderr.decode() == (
+        "utf8stream: -: UnicodeDecodeError: 'utf-16-le' codec can't decode bytes in "
+        "position 0-1: illegal encoding (the unit at byte offset 6)\n"
+    )
+    result = run("transcode", "--errors", "strict", "-t", "utf-16-be", stdin=b"ab\xc0cd")
+    assert result.returncode == 1
+    assert result.stdout == "ab".encode("utf-16-be")
+    assert "at offset 2: overlong encoding (OVERLONG)" in result.stderr.decode()
+
+
+def test_parallel_utf16_output_has_one_bom_and_the_counts(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    text = "Grüße, 世界 😀 " * 200_000  # 5.6 MB: several pieces of the default chunk size
+    src.write_bytes(text.encode() + b"\xed\xa0\x80")
+    result = run("transcode", "-v", "-j", "2", "-t", "utf-16", str(src), str(dst))
+    assert result.returncode == 0, result.stderr
+    assert dst.read_bytes() == (text + "\ufffd" * 3).encode("utf-16")
+    assert "3 malformed input units (SURROGATE 1, UNEXPECTED_CONTINUATION 2)" in (
+        result.stderr.decode()
+    )
+
+
 def test_verbose_lists_kinds_in_the_order_validate_summary_does(tmp_path: Path) -> None:
     # One unit of each of five kinds, first met in an order that is not alphabetical.
     bad = tmp_path / "bad.txt"

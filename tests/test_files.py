@@ -6,6 +6,7 @@ import codecs
 import multiprocessing
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -152,9 +153,13 @@ def test_parallel_strict_raises_the_first_error(tmp_path: Path) -> None:
     from utf8stream import Utf8DecodeError
 
     for workers in (1, 3):
-        with pytest.raises(Utf8DecodeError) as info:
-            transcode_file(src, tmp_path / "out", errors="strict", chunk_size=100, workers=workers)
-        assert (info.value.offset, info.value.kind) == (5000, MalformedKind.OVERLONG)
+        for target in ("utf-8", "utf-16-le"):  # the str path and the bytes-to-bytes one
+            with pytest.raises(Utf8DecodeError) as info:
+                transcode_file(
+                    src, tmp_path / "out", target=target, errors="strict", chunk_size=100,
+                    workers=workers,
+                )  # fmt: skip
+            assert (info.value.offset, info.value.kind) == (5000, MalformedKind.OVERLONG)
 
 
 def test_bom_policies(tmp_path: Path) -> None:
@@ -377,14 +382,16 @@ def test_a_failing_worker_stops_the_run(tmp_path: Path, monkeypatch: pytest.Monk
     fork = multiprocessing.get_context("fork")
     monkeypatch.setattr(files_module.multiprocessing, "get_context", lambda: fork)
     monkeypatch.setattr(files_module, "PIECE_BYTES", 1000)
-    real = files_module._Run.transcode
+    # Both kinds of run (UTF-8 to UTF-16 is a direct one).
+    for run_type in (files_module._Run, files_module._DirectRun):
+        real = run_type.transcode
 
-    def failing(self: files_module._Run, data: bytes, final: bool = False) -> bytes:
-        if self.start >= 3000:
-            raise RuntimeError("boom")
-        return real(self, data, final)
+        def failing(self: Any, data: bytes, final: bool = False, real: Any = real) -> bytes:
+            if self.start >= 3000:
+                raise RuntimeError("boom")
+            return real(self, data, final)  # type: ignore[no-any-return]
 
-    monkeypatch.setattr(files_module._Run, "transcode", failing)
+        monkeypatch.setattr(run_type, "transcode", failing)
     src, dst = tmp_path / "in", tmp_path / "out"
     src.write_text("é" * 5000, "utf-8")
     dst.write_bytes(b"precious")
@@ -392,3 +399,143 @@ def test_a_failing_worker_stops_the_run(tmp_path: Path, monkeypatch: pytest.Monk
         transcode_file(src, dst, target="utf-16", chunk_size=300, workers=2)
     assert dst.read_bytes() == b"precious"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
+
+
+# -- UTF-8 to and from UTF-16/UTF-32: bytes to bytes, no str ------------------------------
+
+#: Targets a ByteTranscoder writes from UTF-8 (utf-16 and utf-32: a BOM, native order).
+DIRECT_TARGETS = ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "utf-16", "utf-32"]
+#: UTF-16/UTF-32 input: characters, lone and cut surrogates, a code point past U+10FFFF.
+WIDE_PIECES = {
+    16: [b"a\x00", b"\xe9\x00", b"\x3d\xd8\x00\xde", b"\x3d\xd8", b"\x00\xdc", b"\xff\xfe", b"!"],
+    32: [b"a\x00\x00\x00", b"\x00\xf6\x01\x00", b"\x00\xd8\x00\x00", b"\x00\x00\x11\x00",
+         b"\xff\xfe\x00\x00", b"!"],
+}  # fmt: skip
+
+
+def both_paths(
+    monkeypatch: pytest.MonkeyPatch, src: Path, out: Path, **options: Any
+) -> list[tuple[bytes, list[Malformed], tuple[Any, ...]]]:
+    """The direct run's output, events and summary, then the str path's."""
+    results = []
+    for use_direct in (True, False):
+        with monkeypatch.context() as patch:
+            if not use_direct:
+                patch.setattr(files_module, "direct", lambda *args: False)
+            events: list[Malformed] = []
+            summary = transcode_file(src, out, on_malformed=events.append, **options)
+            quiet = transcode_file(src, out.with_suffix(".quiet"), **options)
+        assert quiet.malformed == summary.malformed  # counted without events too
+        assert out.with_suffix(".quiet").read_bytes() == out.read_bytes()
+        fields = (summary.bytes_in, summary.bytes_out, summary.characters, summary.malformed)
+        results.append((out.read_bytes(), events, (*fields, summary.unmappable)))
+    return results
+
+
+@settings(
+    max_examples=examples(60),
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    data=st.data(),
+    target=st.sampled_from(DIRECT_TARGETS),
+    errors=st.sampled_from(["replace", "ignore"]),
+    bom=st.sampled_from(["keep", "strip", "add"]),
+    chunk_size=st.integers(1, 40),
+)
+def test_direct_runs_are_the_str_path(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    data: Any,
+    target: str,
+    errors: str,
+    bom: str,
+    chunk_size: int,
+) -> None:
+    # There (UTF-8, a BOM perhaps, into UTF-16/32) and back (UTF-16/32 into UTF-8).
+    raw = b"\xef\xbb\xbf" * data.draw(st.integers(0, 2)) + data.draw(contents)
+    src = tmp_path / "in"
+    src.write_bytes(raw)
+    there, via_str = both_paths(
+        monkeypatch, src, tmp_path / "out", target=target, errors=errors, bom=bom,
+        chunk_size=chunk_size,
+    )  # fmt: skip
+    assert there == via_str
+    source = target if target[-1] in "le" else f"{target}-le"
+    width = 16 if "16" in source else 32
+    wide = b"".join(data.draw(st.lists(st.sampled_from(WIDE_PIECES[width]), max_size=40)))
+    src.write_bytes(wide.decode("utf-16-le" if width == 16 else "utf-32-le", "ignore").encode(
+        source) + wide)  # fmt: skip
+    back, via_str = both_paths(
+        monkeypatch, src, tmp_path / "out", source=source, errors=errors, bom=bom,
+        chunk_size=chunk_size,
+    )  # fmt: skip
+    assert back == via_str
+
+
+def test_direct_runs_build_no_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """UTF-8 to UTF-16/32 and back never goes through the str path (``Transcoder``), in
+    one process or in worker processes, with or without events."""
+
+    def refused(*args: object, **kwargs: object) -> bytes:
+        raise AssertionError("the str path was used")
+
+    fork = multiprocessing.get_context("fork")  # the workers inherit the patch
+    monkeypatch.setattr(files_module.multiprocessing, "get_context", lambda: fork)
+    monkeypatch.setattr(files_module.Transcoder, "transcode", refused)
+    monkeypatch.setattr(files_module, "PIECE_BYTES", 1000)
+    text = "Grüße, 世界 😀 " * 300
+    src = tmp_path / "in"
+    src.write_bytes(text.encode() + b"\xff")
+    for target in DIRECT_TARGETS:
+        for workers in (1, 2):
+            events: list[Malformed] = []
+            summary = transcode_file(
+                src, tmp_path / "out", target=target, chunk_size=500, workers=workers,
+                on_malformed=events.append,
+            )  # fmt: skip
+            assert (tmp_path / "out").read_bytes() == (text + "\ufffd").encode(target)
+            assert events == [Malformed(len(text.encode()), b"\xff", MalformedKind.INVALID_BYTE)]
+            assert summary.characters == len(text) + 1
+    for source in DIRECT_TARGETS[:4]:
+        src.write_bytes(text.encode(source) + b"!")
+        summary = transcode_file(src, tmp_path / "back", source=source, chunk_size=500)
+        assert (tmp_path / "back").read_text("utf-8") == text + "\ufffd"
+        assert summary.malformed == {MalformedKind.TRUNCATED_AT_END: 1}
+
+
+@pytest.mark.parametrize(
+    ("target", "errors"),
+    [("utf-16", "replace"), ("utf-32", "ignore"), ("utf-16", "surrogateescape"),
+     ("utf-8-sig", "replace")],
+)  # fmt: skip
+def test_a_bom_writing_target_writes_one_bom_in_parallel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, target: str, errors: str
+) -> None:
+    monkeypatch.setattr(files_module, "PIECE_BYTES", 1000)
+    text = "Grüße, 世界 😀 " * 300
+    src = tmp_path / "in"
+    src.write_text(text, "utf-8")
+    summary = transcode_file(
+        src, tmp_path / "out", target=target, errors=errors, chunk_size=500, workers=2
+    )
+    assert summary.pieces > 2
+    assert (tmp_path / "out").read_bytes() == text.encode(target)
+
+
+def test_direct_strict_stops_at_the_first_unit(tmp_path: Path) -> None:
+    from utf8stream import Utf8DecodeError
+
+    src = tmp_path / "in"
+    src.write_bytes("ab€".encode() + b"\xe2\x82" + b"cd")
+    with pytest.raises(Utf8DecodeError) as info:
+        transcode_file(src, tmp_path / "out", target="utf-32-be", errors="strict")
+    assert info.value.malformed == Malformed(5, b"\xe2\x82", MalformedKind.INCOMPLETE_SEQUENCE)
+    assert info.value.partial == "ab€"  # the output of the failing call
+    assert not (tmp_path / "out").exists()
+    # UTF-16: the codec's own reason, and where the unit is in the file.
+    src.write_bytes("abc".encode("utf-16-le") + b"\x00\xdc" + "d".encode("utf-16-le"))
+    with pytest.raises(UnicodeDecodeError) as codec_info:
+        transcode_file(src, tmp_path / "out", source="utf-16-le", errors="strict", chunk_size=3)
+    assert codec_info.value.reason == "illegal encoding (the unit at byte offset 6)"
+    assert codec_info.value.object == b"\x00\xdc"

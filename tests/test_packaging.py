@@ -85,11 +85,13 @@ def test_the_sdist_carries_what_its_tests_need() -> None:
         name for line in manifest if line.startswith("include ") for name in line.split()[1:]
     }
     assert {"LICENSE", "README.md", "mkdocs.yml"} <= included
+    # The accelerator's header (its C files go in as the extension's sources).
+    assert "src/utf8stream/*.h" in included
 
 
 def test_the_wheel_ships_the_typing_files_and_not_the_c_source() -> None:
     setuptools = PYPROJECT["tool"]["setuptools"]
-    assert setuptools["exclude-package-data"]["utf8stream"] == ["*.c"]
+    assert setuptools["exclude-package-data"]["utf8stream"] == ["*.c", "*.h"]
     assert setuptools["package-data"]["utf8stream"] == ["py.typed", "*.pyi"]
     package = ROOT / "src" / "utf8stream"
     assert (package / "py.typed").is_file() and (package / "_speedups.pyi").is_file()
@@ -100,7 +102,7 @@ def test_docstrings_refer_to_nothing_a_user_does_not_have() -> None:
     offending = [
         f"{path.relative_to(ROOT)}:{number}: {line.strip()}"
         for path in sorted((ROOT / "src").rglob("*"))
-        if path.suffix in {".py", ".pyi", ".c"}
+        if path.suffix in {".py", ".pyi", ".c", ".h"}
         for number, line in enumerate(path.read_text("utf-8").splitlines(), 1)
         if re.search(r"DESIGN\.md|\bsection \d|\bissue \d|§", line, re.IGNORECASE)
     ]

@@ -328,7 +328,8 @@ def test_every_decode_is_one_scanner_call(accelerated: bool, errors: str) -> Non
 
 def test_only_the_python_scanners_use_a_codec_error_handler() -> None:
     """No process-global codec error handler or thread-local in the decoder: it asks its
-    scanner, and only the Python scanners drive CPython's decoder with one."""
+    scanner, and only the Python scanners (and the byte transcoder's Python twin) drive
+    CPython's decoder with one."""
     core = Path(scanner_module.__file__).parent
     for path in sorted(core.glob("*.py")):
         names = {
@@ -341,5 +342,9 @@ def test_only_the_python_scanners_use_a_codec_error_handler() -> None:
             assert uses == {"register_error", "utf_8_decode", "local"}
         elif path.name == "registry.py":
             assert uses == {"register_error"}  # the optu-8 policy, for every codec
+        elif path.name == "_native.py":
+            # The byte transcoder's pure-Python twin drives the source codec's decoder
+            # with a handler that reports each unit, as the Python scanner does.
+            assert uses == {"register_error", "utf_8_decode", "local"}
         else:
             assert not uses, path.name

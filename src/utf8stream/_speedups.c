@@ -36,6 +36,8 @@
 #include <structmember.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "_transcode.h"
 #if defined(__SSE2__) && defined(__GNUC__)
 #include <emmintrin.h>
 #define HAVE_SSE2 1
@@ -2358,7 +2360,7 @@ module_exec(PyObject *m)
     if (st->line_type == NULL || PyModule_AddType(m, st->line_type) < 0) {
         return -1;
     }
-    return 0;
+    return utf8stream_add_byte_transcoder(m);
 }
 
 static int

@@ -1,13 +1,17 @@
 """Large files: lazy transcoding in constant memory, in parallel at character boundaries.
 
 A file is read in chunks and each chunk goes through a ``Transcoder``; memory is one chunk
-(plus what the codecs hold, a few bytes).  With ``workers > 1`` and a UTF-8-family source,
+(plus what the codecs hold, a few bytes).  UTF-8 to or from UTF-16/UTF-32 with ``errors``
+replace, ignore or strict skips the text: a ``ByteTranscoder`` (``core/direct.py``) turns
+each chunk's bytes into the output bytes in one call, with the same output, events and
+counts.  With ``workers > 1`` and a UTF-8-family source,
 the file is cut at character boundaries (``boundaries.split_points`` on an ``mmap``) into
 pieces of at most ``PIECE_BYTES``; worker processes transcode the pieces and write their
 output in order, so the output file is the sequential one byte for byte.
 
-Only the start of the stream is special: the BOM policy applies to the first piece, and
-the other pieces keep whatever they contain.  A unit cut by a piece's end is reported by
+Only the start of the stream is special: the BOM policy applies to the first piece (and
+a target codec that writes a BOM writes it there only), and the other pieces keep
+whatever they contain.  A unit cut by a piece's end is reported by
 that piece's decoder as ``TRUNCATED_AT_END``; the parent renames it from the next byte
 (``boundaries.rejoined_event``), as the sequential decoder would have.
 
@@ -45,8 +49,9 @@ from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from ..core.boundaries import rejoined_event, split_points
 from ..core.decoder import Utf8Decoder
+from ..core.direct import COUNTED_KINDS, byte_transcoder, direct
 from ..core.encoder import Utf8Encoder
-from ..core.events import Malformed, MalformedKind, Utf8DecodeError
+from ..core.events import Malformed, MalformedKind, Utf8DecodeError, codec_error_kind
 from ..core.transcoder import Transcoder
 from ..core.variants import VARIANTS
 
@@ -204,15 +209,6 @@ codecs.register_error(_INPUT_HANDLER, _on_malformed_input)
 codecs.register_error(_OUTPUT_HANDLER, _on_unmappable_output)
 
 
-def _malformed_kind(reason: str) -> MalformedKind:
-    """A codec's reason for a decoding error, as the nearest ``MalformedKind``."""
-    if reason in ("truncated data", "unexpected end of data", "incomplete multibyte sequence"):
-        return MalformedKind.TRUNCATED_AT_END
-    if "surrogate" in reason:
-        return MalformedKind.SURROGATE
-    return MalformedKind.INVALID_BYTE
-
-
 def _transliterate(char: str, target: str, fallback: str) -> str:
     """``char`` approximated in ``target``: its NFKD decomposition without combining
     marks (``é`` → ``e``, ``①`` → ``1``, ``ﬁ`` → ``fi``), else ``fallback``."""
@@ -356,6 +352,11 @@ class _Run:
             _active_run.reset(token)
             self._count_swapped_decoder()
 
+    @property
+    def text_characters(self) -> int:
+        """Characters decoded and handed to the encoder so far."""
+        return self.transcoder.characters
+
     def counts(self) -> dict[MalformedKind, int]:
         """The malformed units so far, by kind."""
         counts = dict(self.counter.counts)
@@ -385,7 +386,7 @@ class _Run:
         # Incremental codecs decode (held bytes + chunk): the object ends at the chunk's end.
         offset = self.chunk_end - len(exc.object) + exc.start
         unit = bytes(exc.object[exc.start : exc.end])
-        self.counter(Malformed(offset, unit, _malformed_kind(exc.reason)))
+        self.counter(Malformed(offset, unit, codec_error_kind(exc.reason)))
         assert self.input_handler is not None
         return self.input_handler(exc)
 
@@ -456,6 +457,153 @@ class _Run:
         return chunk_start + max(skip, min(done_before, done_with - 1))
 
 
+#: Targets whose codec writes a BOM first, then the native byte order.
+_NATIVE_ORDER = {
+    "utf-16": "utf-16-le" if sys.byteorder == "little" else "utf-16-be",
+    "utf-32": "utf-32-le" if sys.byteorder == "little" else "utf-32-be",
+}
+#: The codec each BOM-writing target is after its BOM.
+_WITHOUT_BOM = {**_NATIVE_ORDER, "utf-8-sig": "utf-8"}
+#: What CPython's codecs say of each kind of unit of a UTF-16 or UTF-32 source (the
+#: message of a strict run's error, as the codec path raised it).
+_CODEC_REASONS = {
+    ("16", MalformedKind.INVALID_BYTE): "illegal encoding",
+    ("16", MalformedKind.SURROGATE): "illegal UTF-16 surrogate",
+    ("16", MalformedKind.TRUNCATED_AT_END): "unexpected end of data",
+    ("32", MalformedKind.INVALID_BYTE): "code point not in range(0x110000)",
+    ("32", MalformedKind.SURROGATE): "code point in surrogate code point range(0xd800, 0xe000)",
+    ("32", MalformedKind.TRUNCATED_AT_END): "truncated data",
+}
+
+
+class _DirectRun:
+    """What ``_Run`` does, for UTF-8 to or from UTF-16/UTF-32 with ``errors`` replace,
+    ignore or strict: bytes to bytes in one ``ByteTranscoder`` call per chunk (in C with
+    the accelerator), no str built.  The units are counted by the transcoder; an event
+    is made only for ``counter.forward`` (``on_malformed``), with absolute offsets.
+    Nothing is unmappable: these targets encode every character the source decodes to.
+
+    ``on_final`` sees the one unit the last call can meet (a held prefix, cut by the end
+    of a piece), as ``_Run``'s does.  A strict failure raises what the str path raises:
+    ``Utf8DecodeError`` (offset within the piece) for a UTF-8 source, the codec's
+    ``UnicodeDecodeError`` for the others, with the absolute offset in its reason.
+    """
+
+    unmappable = 0
+
+    def __init__(
+        self,
+        source: str,
+        target: str,
+        errors: str,
+        bom: str,
+        counter: _Counter,
+        start: int = 0,
+        on_final: OnMalformed | None = None,
+    ) -> None:
+        self.source, self.start, self.on_final = source, start, on_final
+        self.target = _NATIVE_ORDER.get(target, target)
+        self.transcoder = byte_transcoder(source, self.target, errors, counter.forward, start)
+        byte_order_mark = "\ufeff".encode(self.target)
+        #: Written in front of the first call's output by the target codec itself.
+        self._codec_bom = byte_order_mark if target in _NATIVE_ORDER else b""
+        self._bom_to_strip = byte_order_mark if bom in ("strip", "add") else b""
+        self._bom_to_add = byte_order_mark if bom == "add" and not self._codec_bom else b""
+        self._at_text_start = True
+        self._first_call = True
+        self._characters = 0
+        self._counts = [0] * len(COUNTED_KINDS)
+        self._tail = b""  # the last bytes given: a held prefix is among them
+        self.fed = 0
+        self.partial_output = b""
+
+    @property
+    def text_characters(self) -> int:
+        """Characters decoded and written so far (after the BOM policy)."""
+        self._drain()
+        return self._characters
+
+    def transcode(self, data: bytes, final: bool = False) -> bytes:
+        transcoder = self.transcoder
+        if final and self.on_final is not None and self.source == "utf-8":
+            held = transcoder.buffered
+            if held and not data:
+                cut = self._tail[len(self._tail) - held :]
+                end = self.start + self.fed
+                self.on_final(Malformed(end - held, cut, MalformedKind.TRUNCATED_AT_END))
+        self.fed += len(data)
+        self._tail = (self._tail + data[-3:])[-3:]
+        out = self._bom_policy(transcoder.transcode(data, final), final)
+        failure = transcoder.failure
+        if failure is None:
+            return out
+        self.partial_output = out
+        raise self._error(failure, out)
+
+    def counts(self) -> dict[MalformedKind, int]:
+        self._drain()
+        return {kind: n for kind, n in zip(COUNTED_KINDS, self._counts, strict=True) if n}
+
+    def _drain(self) -> None:
+        *by_kind, characters = self.transcoder.drain()
+        self._characters += characters
+        for i, n in enumerate(by_kind):
+            self._counts[i] += n
+
+    def _bom_policy(self, out: bytes, final: bool) -> bytes:
+        """``Transcoder``'s BOM policy on the output (a leading U+FEFF is the output's
+        first bytes), and the BOM a ``utf-16``/``utf-32`` target writes first."""
+        if self._at_text_start and (out or final):
+            if out:
+                self._at_text_start = False
+                if self._bom_to_strip and out.startswith(self._bom_to_strip):
+                    out = out[len(self._bom_to_strip) :]
+                    self._characters -= 1
+            if self._bom_to_add:
+                self._at_text_start = False
+                out = self._bom_to_add + out
+                self._characters += 1
+        if self._first_call:
+            self._first_call = False
+            out = self._codec_bom + out
+        return out
+
+    def _error(self, failure: Malformed, out: bytes) -> UnicodeDecodeError:
+        if self.source == "utf-8":
+            relative = Malformed(failure.offset - self.start, failure.data, failure.kind)
+            return Utf8DecodeError(relative, out.decode(self.target, "replace"))
+        width = "16" if "16" in self.source else "32"
+        reason = _CODEC_REASONS[width, failure.kind]
+        if failure.kind is MalformedKind.TRUNCATED_AT_END and len(failure.data) == 1:
+            reason = "truncated data"  # an odd byte, not a cut surrogate pair
+        return UnicodeDecodeError(
+            self.source,
+            failure.data,
+            0,
+            len(failure.data),
+            f"{reason} (the unit at byte offset {failure.offset})",
+        )
+
+
+def _new_run(
+    source: str,
+    target: str,
+    errors: str,
+    bom: str,
+    unmappable: str,
+    counter: _Counter,
+    start: int = 0,
+    on_final: OnMalformed | None = None,
+) -> _Run | _DirectRun:
+    """A ``_DirectRun`` where a ``ByteTranscoder`` can do the work, else a ``_Run``.
+
+    (``bom="detect"`` may find that the input is not in ``source`` at all: the codec
+    path reads it.)"""
+    if bom != "detect" and direct(source, _NATIVE_ORDER.get(target, target), errors):
+        return _DirectRun(source, target, errors, bom, counter, start, on_final)
+    return _Run(source, target, errors, bom, unmappable, counter, start, on_final)
+
+
 def _chunks(f: BinaryIO, size: int, limit: int | None = None) -> Iterator[bytes]:
     left = limit
     while left is None or left > 0:
@@ -497,7 +645,7 @@ class _Writer:
 def _transcode_stream(
     src: BinaryIO,
     dst: BinaryIO,
-    run: _Run,
+    run: _Run | _DirectRun,
     chunk_size: int,
     limit: int | None,
     progress: Callable[[int], object] | None,
@@ -518,10 +666,10 @@ def _transcode_stream(
     return bytes_in, bytes_out + len(out)
 
 
-def _step(run: _Run, writer: _Writer, chunk: bytes, final: bool) -> bytes:
+def _step(run: _Run | _DirectRun, writer: _Writer, chunk: bytes, final: bool) -> bytes:
     try:
         out = run.transcode(chunk, final)
-    except Utf8DecodeError:
+    except UnicodeDecodeError:
         writer.write(run.partial_output)  # all before the error, as iconv
         raise
     except UnmappableCharacterError as exc:
@@ -546,7 +694,7 @@ def _check_options(source: str, target: str, errors: str, bom: str, unmappable: 
     if unmappable not in UNMAPPABLE_POLICIES:
         raise ValueError(f"unmappable must be one of {UNMAPPABLE_POLICIES}, not {unmappable!r}")
     _probe_input_policy(source, errors)
-    run = _Run(source, target, errors, bom, unmappable, _Counter(None))
+    run = _new_run(source, target, errors, bom, unmappable, _Counter(None))
     run.transcode(b"", final=True)
 
 
@@ -739,7 +887,7 @@ def transcode_file(
                     src_path, output.path, options, workers, progress, on_malformed, total
                 )
             counter = _Counter(on_malformed)
-            run = _Run(source_name, target_name, errors, bom, unmappable, counter)
+            run = _new_run(source_name, target_name, errors, bom, unmappable, counter)
             report = (lambda done: progress(done, total)) if progress is not None else None
             with open_binary(src_path, "rb") as fin:
                 fout = sys.stdout.buffer if output is None else output.file
@@ -750,7 +898,7 @@ def transcode_file(
     return TranscodeSummary(
         bytes_in,
         bytes_out,
-        run.transcoder.characters,
+        run.text_characters,
         MappingProxyType(run.counts()),
         unmappable=run.unmappable,
     )
@@ -833,7 +981,7 @@ def _init_worker(turns: _Turns, parent: int) -> None:
         os._exit(1)
 
 
-def _write_in_turn(index: int, dst: str, data: bytes, failed: bool) -> None:
+def _write_in_turn(index: int, dst: str, data: bytes | memoryview, failed: bool) -> None:
     turns = _turns
     assert turns is not None
     with turns.cond:
@@ -882,12 +1030,12 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
 
     if want_events:
         counter = _Counter(keep)
-        run = _Run(source, target, errors, bom, unmappable, counter, start)
+        run = _new_run(source, target, errors, bom, unmappable, counter, start)
     else:
         # Counted by the decoder; only the last call's events are seen, for ``last``
         # (a unit cut by the piece's end is in that call).
         counter = _Counter(None)
-        run = _Run(source, target, errors, bom, unmappable, counter, start, on_final=keep)
+        run = _new_run(source, target, errors, bom, unmappable, counter, start, on_final=keep)
     error: Utf8DecodeError | UnmappableCharacterError | None = None
     out = io.BytesIO()
     try:
@@ -903,7 +1051,8 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
                     )
                 except UnmappableCharacterError as exc:
                     error = exc  # its index is within the piece: the parent adds the rest
-            _write_in_turn(index, dst, out.getvalue(), error is not None)
+            with out.getbuffer() as piece:  # written from where it is, not copied first
+                _write_in_turn(index, dst, piece, error is not None)
             written = True
         finally:
             if not written and _turns is not None and not _turns.stopped.value:
@@ -912,7 +1061,7 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
         return None
     return _PieceResult(
         out.tell(),
-        run.transcoder.characters,
+        run.text_characters,
         run.counts(),
         events if want_events else None,
         last[0] if last else None,
@@ -939,13 +1088,16 @@ def _transcode_parallel(
 ) -> TranscodeSummary:
     points = _piece_points(src, total, workers, options[0])
     want_events = on_malformed is not None
+    # Only the start of the stream is special: the later pieces keep a U+FEFF they hold,
+    # and a target codec that writes a BOM first writes it in the first piece only.
+    source, target = options[:2]
+    rest = (source, _WITHOUT_BOM.get(target, target), options[2], "keep", *options[4:])
     jobs: list[_Job] = [
         (
             src,
             a,
             b,
-            # only the start of the stream is special
-            options if i == 0 else (*options[:3], "keep", *options[4:]),
+            options if i == 0 else rest,
             want_events,
             i,
             dst,
@@ -1139,7 +1291,7 @@ async def atranscode_file(
         )
     _check_options(source_name, target_name, errors, bom, unmappable)
     counter = _Counter(on_malformed)
-    run = _Run(source_name, target_name, errors, bom, unmappable, counter)
+    run = _new_run(source_name, target_name, errors, bom, unmappable, counter)
     src_path, dst_path = os.fspath(src), os.fspath(dst)
     total = (await anyio.Path(src_path).stat()).st_size
     bytes_in = bytes_out = 0
@@ -1166,7 +1318,7 @@ async def atranscode_file(
     return TranscodeSummary(
         bytes_in,
         bytes_out + len(out),
-        run.transcoder.characters,
+        run.text_characters,
         MappingProxyType(run.counts()),
         unmappable=run.unmappable,
     )

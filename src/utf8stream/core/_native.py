@@ -9,12 +9,20 @@ the Python code it stands in for; it is the same behaviour through the same seam
 
 from __future__ import annotations
 
+import codecs
 import re
+import threading
 from collections.abc import Awaitable, Callable, Generator
 from itertools import accumulate
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-__all__ = ["BufferedAsyncIterator", "PlainEncoder", "records", "split_lines"]
+from ._bytes import classify_unit, is_proper_prefix
+from .events import Malformed, MalformedKind, codec_error_kind
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
+
+__all__ = ["BufferedAsyncIterator", "ByteTranscoder", "PlainEncoder", "records", "split_lines"]
 
 _T = TypeVar("_T")
 
@@ -119,3 +127,188 @@ class _Ready(Generic[_T]):
             )
         return self._items.pop()
         yield  # unreachable: it makes this method a generator, as __await__ must be
+
+
+# -- ByteTranscoder: UTF-8 to UTF-16/32 and back (``_transcode.c``) ----------------------
+
+_BYTE_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+_BYTE_POLICIES = ("replace", "ignore", "strict")
+_UNIT_HANDLER = "utf8stream.byte-transcoder"
+#: The transcoder whose codec call is running in this thread (error handlers are
+#: registered by name, once, and get nothing but the exception).
+_running = threading.local()
+
+
+def _on_codec_unit(exc: UnicodeError) -> tuple[str, int]:
+    transcoder: ByteTranscoder = _running.transcoder
+    return transcoder._codec_unit(exc)  # noqa: SLF001
+
+
+codecs.register_error(_UNIT_HANDLER, _on_codec_unit)
+
+
+def _held_length(buffer: bytes) -> int:
+    """The length of the proper prefix that ends ``buffer``, if any (it starts with a lead
+    byte, which no unit before it can take in)."""
+    for k in (3, 2, 1):
+        if len(buffer) >= k and is_proper_prefix(buffer[-k:]):
+            return k
+    return 0
+
+
+class _Stop(Exception):
+    """A strict unit ends the codec's call."""
+
+
+class ByteTranscoder:
+    """UTF-8 to UTF-16/UTF-32 (LE/BE) or back, bytes to bytes: the twin of the compiled
+    ``ByteTranscoder``, with the same output, events, counts and failures.
+
+    The source codec's incremental decoder (CPython's, which cuts malformed UTF-8 into
+    maximal subparts as ``Utf8Decoder`` does) with an error handler that names, counts
+    and reports each unit, then ``str.encode``.  ``failure`` is the unit a strict call
+    stopped at (the call returns the output before it); after it, or after a callback
+    that raised, the input after the unit is decoded first by the next call, and the
+    output already made (with the unit's replacement) comes first in the next call's.
+    """
+
+    def __init__(
+        self,
+        source: str,
+        target: str,
+        errors: str,
+        callback: Callable[[Malformed], object] | None,
+        position: int,
+        event_type: type[Malformed],
+        kinds: tuple[MalformedKind, ...],
+    ) -> None:
+        for what, name in (("source", source), ("target", target)):
+            if name not in _BYTE_ENCODINGS:
+                raise ValueError(f"ByteTranscoder: unsupported {what} encoding {name!r}")
+        if (source == "utf-8") == (target == "utf-8"):
+            raise ValueError("ByteTranscoder: one of source and target must be utf-8, not both")
+        if errors not in _BYTE_POLICIES:
+            raise ValueError(
+                f"ByteTranscoder: errors must be replace, ignore or strict, not {errors!r}"
+            )
+        if callback is not None and not callable(callback):
+            raise TypeError("ByteTranscoder: the callback must be callable or None")
+        if position < 0:
+            raise ValueError("ByteTranscoder: position must not be negative")
+        if not isinstance(kinds, tuple) or len(kinds) != 7 or not callable(event_type):
+            raise TypeError("ByteTranscoder: the event type and its 7 kinds")
+        self.source, self.target, self.errors = source, target, errors
+        self.callback = callback
+        self.failure: Malformed | None = None
+        self.reporting = 0
+        self.position = position
+        self._event_type = event_type
+        self._kinds = kinds
+        self._counts = [0] * len(kinds)
+        self._chars = 0
+        # A UTF-8 source is held here (CPython's incremental decoder also holds bytes
+        # that are already malformed, such as ED A0); the others by their codec.
+        self._codec = codecs.getincrementaldecoder(source)(_UNIT_HANDLER)
+        self._pending = b""
+        self._buffer = b""
+        self._final = False
+        self._carry = b""
+        self._unread = b""
+        self._unread_final = False
+        #: The codec's buffer and the unit being reported in it.
+        self._failed_at: tuple[bytes, int, int] | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Input bytes held for the next call."""
+        held: bytes = self._codec.getstate()[0]
+        return len(held) + len(self._pending) + len(self._unread)
+
+    def transcode(self, data: ReadableBuffer, final: bool = False) -> bytes:
+        if self.reporting:
+            raise RuntimeError("a ByteTranscoder cannot transcode from inside its own callback")
+        self.failure = None
+        carry, self._carry = self._carry, b""
+        chunk = bytes(data)
+        self.position += len(chunk)
+        if self._unread:
+            chunk, self._unread = self._unread + chunk, b""
+            final = final or self._unread_final
+        self._final = final
+        _running.transcoder = self
+        self._failed_at = None
+        try:
+            if self.source == "utf-8":
+                text = self._decode_utf8(chunk, final)
+            else:
+                text = self._codec.decode(chunk, final)
+        except BaseException as exc:
+            return carry + self._after_failure(exc, final)
+        finally:
+            _running.transcoder = None
+        self._chars += len(text)
+        return carry + text.encode(self.target)
+
+    def drain(self) -> tuple[int, ...]:
+        """The units counted by kind (the order of ``kinds``) and the characters written
+        since the last drain."""
+        drained = (*self._counts, self._chars)
+        self._counts = [0] * len(self._kinds)
+        self._chars = 0
+        return drained
+
+    def _decode_utf8(self, chunk: bytes, final: bool) -> str:
+        """Decode all but a trailing proper prefix, which is held (as C holds it)."""
+        buffer = self._buffer = self._pending + chunk
+        keep = 0 if final else _held_length(buffer)
+        self._pending = buffer[len(buffer) - keep :]
+        return codecs.utf_8_decode(buffer[: len(buffer) - keep], _UNIT_HANDLER, True)[0]
+
+    def _codec_unit(self, exc: UnicodeError) -> tuple[str, int]:
+        assert isinstance(exc, UnicodeDecodeError)
+        start, end = exc.start, exc.end
+        if self.source == "utf-8":
+            # The codec's object leaves out the held prefix, whose first byte may say
+            # what the unit before it is.
+            buffer = self._buffer
+            kind = classify_unit(buffer, start, end, self._final)
+        else:
+            buffer = exc.object  # the held bytes and the call's input
+            kind = codec_error_kind(exc.reason)
+        # The buffer ends at ``position``.
+        event = self._event_type(self.position - len(buffer) + start, buffer[start:end], kind)
+        self._counts[self._kinds.index(kind)] += 1
+        self._failed_at = (buffer, start, end)
+        if self.callback is not None:
+            self.reporting = 1
+            try:
+                self.callback(event)
+            finally:
+                self.reporting = 0
+        if self.errors == "strict":
+            self.failure = event
+            raise _Stop
+        self._failed_at = None
+        return ("\ufffd" if self.errors == "replace" else ""), end
+
+    def _after_failure(self, exc: BaseException, final: bool) -> bytes:
+        """A strict unit, or a callback that raised: keep the input after the unit and
+        return (strict) or carry (callback) the output before it."""
+        if self._failed_at is None:
+            raise exc  # not at a unit: nothing to resume from
+        buffer, start, end = self._failed_at
+        self._failed_at = None
+        self._codec.reset()
+        self._pending = b""
+        self._unread = buffer[end:]
+        self._unread_final = final
+        # The input before the unit is whole sequences, decoded as the call did.
+        text = buffer[:start].decode(self.source, self.errors)
+        if isinstance(exc, _Stop):
+            self._chars += len(text)
+            return text.encode(self.target)
+        if self.errors == "replace":
+            text += "\ufffd"
+        self._chars += len(text)
+        self._carry = text.encode(self.target)
+        raise exc

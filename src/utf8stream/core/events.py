@@ -58,6 +58,18 @@ class Malformed:
         return f"{self.kind.name} at offset {self.offset}: {self.data.hex(' ') or '(none)'}"
 
 
+def codec_error_kind(reason: str) -> MalformedKind:
+    """The nearest ``MalformedKind`` for the reason a Python codec gives for a decoding
+    error (a codec outside the UTF-8 family): ``TRUNCATED_AT_END`` for input cut at the
+    end, ``SURROGATE`` for a broken UTF-16 surrogate or a UTF-32 one, ``INVALID_BYTE``
+    for the rest."""
+    if reason in ("truncated data", "unexpected end of data", "incomplete multibyte sequence"):
+        return MalformedKind.TRUNCATED_AT_END
+    if "surrogate" in reason:
+        return MalformedKind.SURROGATE
+    return MalformedKind.INVALID_BYTE
+
+
 class Utf8DecodeError(UnicodeDecodeError):
     """Raised in strict mode at the first malformed unit.
 
