@@ -82,8 +82,9 @@ from ._accel import (
 )
 from ._bytes import is_continuation, is_high_half
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
-from .scanner import PyScanner, Scanner, VariantScanner, held_prefix_set, scanner_type
+from .scanner import PyScanner, Scanner, held_prefix_set, scanner_type
 from .variants import OPTU8, get_variant
+from .variantscan import VariantScanner
 
 # ``accelerated``, ``accelerator`` and ``use_accelerator`` live in ``_accel``; they stay
 # importable from here for the follower (apps/follow.py) and older callers.
@@ -517,17 +518,20 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         inline = self._inline
         policy = self._policy
         callback = self._on_malformed if inline is not None else policy.map_unit
+        utf8_scanner: Callable[[str | None, OnMalformed | None], Scanner] = (
+            PyScanner if self._position >= ACCEL_MAX_POSITION else self._new_utf8_scanner
+        )
         scanner: Scanner
         if self._variant.name != "utf-8" or policy.surrogates_pass:
-            scanner = VariantScanner(self._variant, policy.surrogates_pass, inline, callback)
-        elif self._position >= ACCEL_MAX_POSITION:
-            scanner = PyScanner(inline, callback)
+            scanner = VariantScanner(
+                self._variant, policy.surrogates_pass, inline, callback, utf8_scanner
+            )
         else:
-            scanner = self._new_utf8_scanner(inline, callback)
+            scanner = utf8_scanner(inline, callback)
         self._scanner = scanner
         #: The scanner cuts lines (``decode_lines``): UTF-8, U+FFFD.
         self._cuts_lines = inline == _REPLACEMENT and not isinstance(scanner, VariantScanner)
-        self._in_c = not isinstance(scanner, PyScanner)
+        self._in_c = utf8_scanner is not PyScanner
 
     def _clear(self, position: int) -> None:
         self._position = position
