@@ -15,9 +15,9 @@ the same results, events and counts for every input: ``_speedups.Units`` (C, an 
 decoding loop) and ``PyScanner`` (pure Python, CPython's UTF-8 decoder with an error
 handler, as ``stringlib``'s decoder leaves the policy to its caller).  ``scanner_type()``
 gives the one in use: the C one when ``_accel`` found the compiled module at import, and
-``use_accelerator`` is the switch between them (for the tests).  ``VariantScanner``
-(pure Python, built on ``PyScanner``) reads the variants of ``variants.py`` and UTF-8
-with ``errors="surrogatepass"``, where an encoded surrogate is one unit of three bytes.
+``use_accelerator`` is the switch between them (for the tests).  The variants of
+``variants.py`` and UTF-8 with ``errors="surrogatepass"`` are a policy over whichever
+of the two is in use (``variantscan.py``), not a third implementation.
 """
 
 from __future__ import annotations
