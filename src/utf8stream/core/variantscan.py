@@ -4,31 +4,35 @@
 or UTF-8 with ``errors="surrogatepass"``, and implements the ``Scanner`` seam of
 ``scanner.py`` by wrapping a plain UTF-8 scanner of the implementation in use, so that
 the variants decode their valid runs at the accelerator's speed and no third scanner
-exists.  The inner scanner is made *mapping* (no constant replacement): it hands each
-of its malformed units, in order, to ``_VariantUnits``, which looks at the original
-bytes and returns that unit's text.
+exists.
 
 Why that is enough: everything a variant reads differently from UTF-8 is malformed for
-UTF-8.  A surrogate half ED A0..BF 80..BF is three UTF-8 units (ED, A0, 80), C0 80 two;
-the bytes a variant forbids but UTF-8 allows (00 in MUTF-8 and UTF-8Z, F0..F4 in CESU-8
-and MUTF-8) are first translated into a byte UTF-8 forbids (``Variant.translate``), so
-that they are units too.  And a variant's item (a character, or one of its malformed
-units) is a lead byte and continuation bytes, where UTF-8 accepts no more continuation
-bytes after a lead than the variant does: so each variant item inside UTF-8's malformed
-stretches starts where a UTF-8 unit starts and ends where one ends.  At the first UTF-8
-unit of an item the variant decides the whole item (a character, such as C0 80 as
-U+0000, a lone half, or a CESU-8 pair joined into one supplementary character; or a
-malformed unit, cut and classified by the variant's table, counted and reported) and
-the later UTF-8 units of the item become no text at all.
+UTF-8.  Its *items* of its own, a complete surrogate half ED A0..BF 80..BF (three UTF-8
+units: ED, A0, 80) and C0 80 (two), are found by C-speed searches (``bytes.find``, then
+a regular expression from the first ED) and decided here, from the original bytes: a
+character (U+0000, a lone half, a CESU-8 pair joined into one supplementary character)
+or a malformed unit of the variant's.  The stretches between them go to the inner
+scanner, made *mapping* (no constant replacement), whose callback (``_VariantUnits``)
+re-reads each of its units with the variant's table: a variant's malformed unit is a
+lead byte and continuation bytes, where UTF-8 accepts no more of them after a lead than
+the variant does, so it starts and ends where UTF-8 units start and end (ED A0 cut short
+is one unit of the variant's and two of UTF-8's: the second is absorbed).  The bytes a
+variant forbids but UTF-8 allows (00 in MUTF-8 and UTF-8Z, F0..F4 in CESU-8 and MUTF-8)
+are first translated into a byte UTF-8 forbids (``Variant.translate``), so that they are
+units too.  (Asking the callback for each of UTF-8's units instead costs three Python
+calls per surrogate half: measured, slower than the old scanner built on CPython's
+decoder.)
 
 The tail that a non-final call holds (a proper prefix, or a complete high half and the
-start of a low half after it: ``held_prefix_set``) is cut off before the inner scanner
-is called; the rest can need no byte after it, so the inner scanner decodes it as
-final.  What the inner scanner counts is not used: the variant counts its own units.
+start of a low half after it: ``held_prefix_set``) is cut off before anything is
+decoded; no item of the rest needs a byte after it, so the inner scanner decodes each
+stretch as final.  What the inner scanner counts is not used: the variant counts its own
+units.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Container
 
 from ._accel import ACCEL_KINDS
@@ -44,10 +48,13 @@ _new_object = object.__new__
 _set_offset = Malformed.__dict__["offset"].__set__
 _set_data = Malformed.__dict__["data"].__set__
 _set_kind = Malformed.__dict__["kind"].__set__
+#: A complete surrogate half.  Searched for only from an ED that ``bytes.find`` (memchr)
+#: found: most text has none, and the regular expression scans slower than memchr.
+_HALF = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
 
 
 class _VariantUnits:
-    """The inner scanner's callback: what each of its units is in the variant.
+    """What each item of a call is in the variant; the inner scanner's callback.
 
     Kept apart from ``VariantScanner`` so that the inner scanner, which holds this
     callback, holds no reference back to the scanner that holds it (no cycle).
@@ -58,16 +65,19 @@ class _VariantUnits:
         "callback",
         "counts",
         "covered",
+        "fail_at",
         "final",
-        "java_null",
+        "holds_pairs",
+        "join_pairs",
+        "lone_halves",
         "orphan_low",
+        "pairs_malformed",
         "replacement",
+        "reporting",
         "resume_at",
         "resume_orphan",
         "src",
-        "table",
         "unit_table",
-        "variant",
     )
 
     def __init__(
@@ -77,12 +87,15 @@ class _VariantUnits:
         replacement: str | None,
         callback: OnUnit | None,
     ) -> None:
-        self.variant = variant
-        self.table: ByteTable = variant.passing_table if surrogates_pass else variant.table
+        # The variant's rules, read for each surrogate half (slots read fastest).
+        self.holds_pairs = variant.holds_pairs
+        self.join_pairs = variant.join_pairs
+        self.pairs_malformed = variant.pairs_malformed
+        self.lone_halves = variant.lone_halves
+        table = variant.passing_table if surrogates_pass else variant.table
         #: How units are cut and classified: plain UTF-8 with surrogatepass cuts them as
         #: UTF-8 does (ED A0 41 is three units), a variant by its own table.
-        self.unit_table: ByteTable = variant.table if variant.name == "utf-8" else self.table
-        self.java_null = bool(self.table.seq_len[0xC0])
+        self.unit_table: ByteTable = variant.table if variant.name == "utf-8" else table
         self.replacement = replacement
         self.callback = callback
         self.counts = [0] * len(ACCEL_KINDS)
@@ -98,58 +111,59 @@ class _VariantUnits:
         #: WTF-8: the unit being reported is the high half of a pair, so the low half
         #: after it is malformed too, should the callback raise and leave it unread.
         self.resume_orphan = False
+        #: Where the unit being reported starts (relative; -1 when none is) and the
+        #: absolute offset after it.
+        self.fail_at = -1
         self.resume_at = 0
+        #: True while the callback runs: then the scanner refuses to decode.
+        self.reporting = 0
 
     def __call__(self, event: Malformed) -> str:
-        """The text of the UTF-8 unit of ``event`` (``event.data`` is translated)."""
+        """The text of the inner scanner's unit of ``event`` (``data`` is translated)."""
         start = event.offset - self.base
         if start < self.covered:
-            return ""  # a later part of an item decided at its first unit
+            return ""  # the A0..BF of an ED A0..BF cut short, already reported with ED
         src = self.src
-        n = len(src)
         end = start + len(event.data)
-        b0 = src[start]
-        if b0 == 0xC0 and self.java_null and start + 1 < n and src[start + 1] == 0x80:
-            self.covered = start + 2
-            return "\x00"
         if (
-            b0 == 0xED
-            and self.table.surrogate_halves
-            and start + 1 < n
-            and 0xA0 <= src[start + 1] <= 0xBF
+            src[start] == 0xED
+            and self.unit_table.surrogate_halves
+            and end < len(src)
+            and 0xA0 <= src[end] <= 0xBF
         ):
-            # ED A0..BF: UTF-8 cut ED alone (its second byte is out of range).
-            if start + 2 < n and 0x80 <= src[start + 2] <= 0xBF:
-                return self._surrogate_half(start)
-            if self.unit_table.surrogate_halves:
-                end = start + 2  # ED A0 cut short: one unit, as for any other lead
+            # UTF-8 cut ED alone (its second byte out of range); no complete half
+            # reaches the inner scanner, so this is ED A0..BF cut short, one unit.
+            end += 1
         self.covered = end
         return self._unit(start, end, classify_unit(src, start, end, self.final, self.unit_table))
 
-    def _surrogate_half(self, start: int) -> str:
-        """ED A0..BF 80..BF at ``start``: a character, half of a pair, or malformed."""
+    def item(self, start: int) -> str:
+        """The text of C0 80 or a complete surrogate half at ``start``; ``covered``
+        then says where the next item starts (after the low half of a joined pair)."""
         src = self.src
-        variant = self.variant
+        if src[start] == 0xC0:
+            self.covered = start + 2
+            return "\x00"
         end = start + 3
         self.covered = end
-        if src[start + 1] <= 0xAF:  # a high half
-            if is_low_half(src, end):
-                if variant.join_pairs:
+        second = src[start + 1]
+        if second <= 0xAF:  # a high half
+            if self.holds_pairs and is_low_half(src, end):
+                if self.join_pairs:
                     self.covered = start + 6
-                    high = ((src[start + 1] & 0x0F) << 6) | (src[start + 2] & 0x3F)
+                    high = ((second & 0x0F) << 6) | (src[start + 2] & 0x3F)
                     low = ((src[start + 4] & 0x0F) << 6) | (src[start + 5] & 0x3F)
                     return chr(0x10000 + (high << 10) + low)
-                if variant.pairs_malformed:
-                    self.resume_orphan = True
-                    text = self._unit(start, end, MalformedKind.SURROGATE)
-                    self.resume_orphan = False
-                    return text
-        elif variant.pairs_malformed and (
+                self.resume_orphan = True  # WTF-8: both halves are malformed
+                text = self._unit(start, end, MalformedKind.SURROGATE)
+                self.resume_orphan = False
+                return text
+        elif self.pairs_malformed and (
             is_high_half(src, start - 3) if start >= 3 else start == 0 and self.orphan_low
         ):
             return self._unit(start, end, MalformedKind.SURROGATE)
-        if variant.lone_halves:
-            return src[start:end].decode("utf-8", "surrogatepass")
+        if self.lone_halves:
+            return chr(0xD000 | ((second & 0x3F) << 6) | (src[start + 2] & 0x3F))
         return self._unit(start, end, MalformedKind.SURROGATE)
 
     def _unit(self, start: int, end: int, kind: MalformedKind) -> str:
@@ -164,8 +178,13 @@ class _VariantUnits:
         _set_offset(event, self.base + start)
         _set_data(event, self.src[start:end])
         _set_kind(event, kind)
+        self.fail_at = start
         self.resume_at = self.base + end
-        result = callback(event)
+        self.reporting = 1
+        try:
+            result = callback(event)
+        finally:
+            self.reporting = 0
         if text is None:
             if not isinstance(result, str):
                 # Failed at this unit, as if the callback had raised.
@@ -173,6 +192,7 @@ class _VariantUnits:
                     f"a mapping scanner's callback must return str, not {type(result).__name__}"
                 )
             text = result
+        self.fail_at = -1
         return text
 
 
@@ -192,10 +212,14 @@ class VariantScanner:
     __slots__ = (
         "_chars",
         "_fail_start",
+        "_halves",
         "_hold_max",
         "_inner",
+        "_java_null",
+        "_nul_malformed",
         "_partial",
         "_prefixes",
+        "_translate",
         "_units",
         "orphan_low",
     )
@@ -215,6 +239,12 @@ class VariantScanner:
             raise ValueError("the replacement is one character or none")
         self._units = _VariantUnits(variant, surrogates_pass, replacement, callback)
         self._inner = inner_type(None, self._units)
+        table = variant.passing_table if surrogates_pass else variant.table
+        #: The variant's own items: surrogate halves, C0 80.
+        self._halves = table.surrogate_halves
+        self._java_null = bool(table.seq_len[0xC0])
+        self._translate = variant.translate
+        self._nul_malformed = not table.seq_len[0]
         self._prefixes: Container[bytes] = held_prefix_set(variant, surrogates_pass)
         #: A proper prefix has up to 3 bytes; a high half and the start of a low one, 5.
         self._hold_max = 5 if variant.holds_pairs else 3
@@ -241,7 +271,7 @@ class VariantScanner:
 
     @property
     def reporting(self) -> int:
-        return self._inner.reporting
+        return self._units.reporting
 
     @property
     def partial(self) -> str:
@@ -254,13 +284,12 @@ class VariantScanner:
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
     ) -> tuple[str, bytes]:
-        inner = self._inner
-        if inner.reporting:
+        units = self._units
+        if units.reporting:
             raise RuntimeError(
                 "a Utf8Decoder cannot decode from inside its own on_malformed callback"
             )
         src = pending + data if pending else data
-        units = self._units
         units.resume_orphan = False
         orphan_low = self.orphan_low
         self.orphan_low = False  # it only ever concerns the first bytes of one call
@@ -268,29 +297,78 @@ class VariantScanner:
         self._partial = ""
         n = len(src)
         held = 0 if final else self._held_length(src)
-        rest = src[: n - held] if held else src
-        if not rest:
+        end = n - held
+        if not end:
             return "", src
-        table = units.variant.translate
+        buf = src[:end] if held else src
+        table = self._translate
         # Only 00 and F0..F4 are ever translated: pure ASCII without NUL needs no pass.
-        if table is not None and (not rest.isascii() or (table[0] != 0 and b"\x00" in rest)):
-            rest = rest.translate(table)
+        if table is not None and (not buf.isascii() or (self._nul_malformed and b"\x00" in buf)):
+            buf = buf.translate(table)
         units.src = src
         units.base = position - n
         units.final = final
         units.covered = 0
         units.orphan_low = orphan_low
+        units.fail_at = -1
+        # Most text holds no item at all: one memchr each says so.
+        halves = src.find(b"\xed", 0, end) if self._halves else -1
+        nulls = src.find(b"\xc0", 0, end) if self._java_null else -1
+        inner = self._inner
         try:
-            text, _ = inner.feed(b"", rest, True, position - held)
+            if halves < 0 and nulls < 0:
+                try:
+                    text, _ = inner.feed(b"", buf, True, position - held)
+                except BaseException:
+                    if units.fail_at >= 0:
+                        self._partial = inner.partial
+                    raise
+            else:
+                text = self._decode_items(buf, end, halves, nulls)
         except BaseException:
-            self._fail_start = inner.fail_start
-            if self._fail_start >= 0:
-                self._partial = inner.partial
+            self._fail_start = units.fail_at
             raise
         finally:
             units.src = b""
         self._chars += len(text)
-        return text, src[n - held :] if held else b""
+        return text, src[end:] if held else b""
+
+    def _decode_items(self, buf: bytes, end: int, halves: int, nulls: int) -> str:
+        """The text of ``buf`` (``src[:end]``, translated), where ``src[halves]`` is the
+        first ED and ``src[nulls]`` the first C0 (-1: none)."""
+        units = self._units
+        src = units.src
+        base = units.base
+        starts = [m.start() for m in _HALF.finditer(src, halves, end)] if halves >= 0 else []
+        if nulls >= 0:
+            while nulls >= 0:
+                if nulls + 1 < end and src[nulls + 1] == 0x80:
+                    starts.append(nulls)
+                nulls = src.find(b"\xc0", nulls + 1, end)
+            starts.sort()
+        inner = self._inner
+        item = units.item
+        pieces: list[str] = []
+        done = 0  # how far (relative) ``pieces`` holds the text
+        in_inner = False
+        try:
+            for start in starts:
+                if start < done:
+                    continue  # the low half of a pair joined at its high half
+                if done < start:
+                    in_inner = True
+                    pieces.append(inner.feed(b"", buf[done:start], True, base + start)[0])
+                    in_inner = False
+                pieces.append(item(start))
+                done = units.covered
+            if done < end:
+                in_inner = True
+                pieces.append(inner.feed(b"", buf[done:] if done else buf, True, base + end)[0])
+        except BaseException:
+            if units.fail_at >= 0:
+                self._partial = "".join(pieces) + (inner.partial if in_inner else "")
+            raise
+        return "".join(pieces)
 
     def _held_length(self, src: bytes) -> int:
         """How many bytes at the end of ``src`` wait for the next call.
@@ -298,8 +376,10 @@ class VariantScanner:
         The longest tail in the held set: each one starts with a lead byte (C0..F4),
         where an item always starts.
         """
-        prefixes = self._prefixes
         n = len(src)
+        if not n or src[n - 1] < 0x80:
+            return 0  # what ends in ASCII ends with a complete item
+        prefixes = self._prefixes
         for k in range(min(n, self._hold_max), 0, -1):
             if src[n - k] >= 0xC0 and src[n - k :] in prefixes:
                 return k
