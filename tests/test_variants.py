@@ -40,6 +40,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from utf8stream import DecoderCheckpoint, Malformed, Utf8DecodeError, Utf8Decoder, Utf8Encoder
+from utf8stream.core.scanner import PyScanner
+from utf8stream.core.variants import get_variant
+from utf8stream.core.variantscan import VariantScanner
 
 #: The variants decode over the scanner of either implementation: each test runs on both.
 pytestmark = pytest.mark.usefixtures("implementation")
@@ -762,6 +765,19 @@ def test_a_variant_decoder_leaves_the_lines_to_the_line_engine() -> None:
     assert scanner is not None
     with pytest.raises(ValueError, match="cuts no lines"):
         scanner.lines(b"", b"a\xc0\x80\nb\n", 0, -1, 100)
+
+
+def test_the_variant_scanner_checks_its_arguments() -> None:
+    # As the UTF-8 scanners do: a mapping scanner needs a callback, a constant is one
+    # character or none.
+    wtf8 = get_variant("wtf-8")
+    with pytest.raises(TypeError, match="maps units"):
+        VariantScanner(wtf8, False, None, None, PyScanner)
+    with pytest.raises(ValueError, match="one character"):
+        VariantScanner(wtf8, False, "ab", None, PyScanner)
+    scanner = VariantScanner(wtf8, False, "", None, PyScanner)
+    assert scanner.feed(b"a\xed\xa0\x80\xed\xb0\x80\xff", b"", True, 8) == ("a", b"")
+    assert scanner.drain()[2] == 2  # the two halves of a WTF-8 pair, as SURROGATE
 
 
 # -- the legacy fallback and OPTU-8 ---------------------------------------------------------
