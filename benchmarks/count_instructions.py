@@ -1,7 +1,7 @@
 """Instructions per ``decode()`` call of small chunks, or per line, counted by callgrind.
 
     .venv/bin/python benchmarks/count_instructions.py [--pure] [--before PATH/src] [--calls N]
-        [--per-line] [--lines N]
+        [--per-line] [--lines N] [--kinds KIND ...]
 
 Wall-clock ratios at 256-byte chunks move by a third from run to run on a shared machine;
 instruction counts do not (the same binary, input and environment give the same count,
@@ -12,8 +12,11 @@ prints instructions per call and the ratio ``codecs / ours`` (higher is better: 
 instruction-count analogue of bench_decoder.py's time ratio).  ``--before`` counts
 another checkout's ``src`` the same way, for a before/after comparison; ``--pure`` sets
 ``UTF8STREAM_PURE_PYTHON=1``.  The chunks are whole characters; ``corrupted`` holds two
-malformed units.  Instructions are not time (a cache miss costs more than an add), so
-this complements the timed benchmarks, it does not replace them.
+malformed units; ``wtf-8`` (lone surrogates) and ``cesu-8`` (surrogate pairs), mostly
+valid text, go to a decoder of that variant, and their peer is CPython's UTF-8 decoder
+with ``surrogatepass``; ``--kinds`` counts only some.  Instructions are not time (a
+cache miss costs more than an add), so this complements the timed benchmarks, it does
+not replace them.
 
 ``--per-line``: instructions per line instead (issues 13 and 14), each against its peer:
 ``follow()`` over a finished file of 80-byte lines (UTF-8 and UTF-16LE, asyncio and
@@ -45,8 +48,24 @@ texts = {
     "cjk": "日本語のテキストと中文文本和한국어 텍스트 " * 20,
     "emoji": "😀🎉🚀👍🏽❤️🔥🧑‍🚀🌍" * 40,
 }
+variants = {  # mostly valid text with some surrogates, the variant's way
+    "wtf-8": ("log line héllo wörld 日本語 \ud800 ok \udc01 ", False),
+    "cesu-8": ("log line héllo wörld 日本語 😀 ok 🎉 ", True),
+}
 if kind == "corrupted":
     data = (("héllo wörld " * 30).encode()[:250] + b"\xff\xc3(")[:256]
+elif kind in variants:
+    text, pairs = variants[kind]
+    data = b""
+    for ch in text * 10:
+        if pairs and ord(ch) > 0xFFFF:  # CESU-8: a surrogate pair of two 3-byte halves
+            cp = ord(ch) - 0x10000
+            ch = chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF))
+        piece = ch.encode("utf-8", "surrogatepass")
+        if len(data) + len(piece) > 256:
+            break
+        data += piece
+    data = data[: data.rfind(b" ") + 1]  # nothing held between calls
 else:
     data = texts[kind].encode()[:256].decode("utf-8", "ignore").encode()
 chunks = [data] * calls
@@ -54,15 +73,17 @@ decode = None  # "base" and "codecs-base": the interpreter, the imports and the 
 if side in ("ours", "base"):
     from utf8stream import Utf8Decoder
     if side == "ours":
-        decode = Utf8Decoder().decode
+        decode = Utf8Decoder(variant=kind if kind in variants else "utf-8").decode
 elif side == "codecs":
-    decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+    # For a variant, CPython's UTF-8 decoder with surrogatepass does the same byte work.
+    errors = "surrogatepass" if kind in variants else "replace"
+    decode = codecs.getincrementaldecoder("utf-8")(errors).decode
 if decode is not None:
     for chunk in chunks:
         decode(chunk)
 """
 
-KINDS = ("ascii", "cjk", "emoji", "corrupted")
+KINDS = ("ascii", "cjk", "emoji", "corrupted", "wtf-8", "cesu-8")
 
 PER_LINE_CHILD = r"""
 import io, random, sys, tempfile, anyio
@@ -209,6 +230,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=20000)
     parser.add_argument("--per-line", action="store_true", help="follow() and line streams")
     parser.add_argument("--lines", type=int, default=100_000, help="with --per-line")
+    parser.add_argument(
+        "--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the chunks to count"
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt install valgrind)")
@@ -224,7 +248,7 @@ def main() -> None:
     for name, _ in trees:
         header += f" {'ours ' + name:>12} {'ratio':>6}"
     print(header)
-    for kind in KINDS:
+    for kind in args.kinds:
         peer = per_call("codecs", "codecs-base", kind, args.calls, SRC, args.pure)
         row = f"{kind:10} {peer:8.0f}"
         for _, src in trees:

@@ -7,11 +7,15 @@ same random script: bytes from the fragment alphabet of ``_helpers`` cut at rand
 themselves or try to drive their own decoder.  After every step the two must agree on
 the text (or the exception), the events, the statistics, the position and the state;
 over the whole script the text must be ``bytes.decode(data, errors)`` wherever that
-oracle applies (no gap: a gap is not in the bytes).
+oracle applies (no gap: a gap is not in the bytes).  The UTF-8 variants and
+``surrogatepass`` (a policy over the same scanner) are driven the same way, with bytes
+full of what they read differently from UTF-8, against the reference of
+``test_variants``.
 """
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +23,7 @@ import pytest
 from _helpers import CORE, FRAGMENTS
 from hypothesis import given
 from hypothesis import strategies as st
+from test_variants import variant_reference
 
 import utf8stream.core.decoder as decoder_module
 from utf8stream import (
@@ -29,7 +34,8 @@ from utf8stream import (
     Utf8Decoder,
     use_accelerator,
 )
-from utf8stream.core.scanner import PyScanner
+from utf8stream.core.scanner import PyScanner, Scanner
+from utf8stream.core.variantscan import VariantScanner
 
 pytestmark = pytest.mark.skipif(
     not decoder_module.accelerated(),
@@ -49,6 +55,13 @@ class Boom(Exception):
     pass
 
 
+def utf8_scanner(decoder: Utf8Decoder) -> Scanner:
+    """The UTF-8 scanner a decoder uses: its own, or the one its variant scanner wraps."""
+    scanner = decoder._scanner
+    assert scanner is not None
+    return scanner._inner if isinstance(scanner, VariantScanner) else scanner
+
+
 @dataclass
 class Side:
     """One implementation's decoder, its events, and what its callback saw."""
@@ -60,12 +73,15 @@ class Side:
     log: list[Any] = field(default_factory=list)
     decoder: Utf8Decoder = field(init=False)
     count: int = 0
+    variant: str = "utf-8"
 
     def __post_init__(self) -> None:
         with use_accelerator(self.accelerated):
-            self.decoder = Utf8Decoder(self.errors, on_malformed=self._initial_callback())
-        # Every policy goes through the scanner of the implementation chosen.
-        assert isinstance(self.decoder._scanner, PyScanner) != self.accelerated
+            self.decoder = Utf8Decoder(
+                self.errors, on_malformed=self._initial_callback(), variant=self.variant
+            )
+        # Every policy and variant goes through the scanner of the implementation chosen.
+        assert isinstance(utf8_scanner(self.decoder), PyScanner) != self.accelerated
 
     def _initial_callback(self) -> Any:
         return None if self.behaviour is None else self.callback
@@ -145,9 +161,15 @@ step = st.one_of(
 )
 
 
-def run_script(errors: str, behaviour: str | None, raise_at: frozenset[int], steps: list[Any]):
-    fast = Side(True, errors, behaviour, raise_at)
-    pure = Side(False, errors, behaviour, raise_at)
+def run_script(
+    errors: str,
+    behaviour: str | None,
+    raise_at: frozenset[int],
+    steps: list[Any],
+    variant: str = "utf-8",
+):
+    fast = Side(True, errors, behaviour, raise_at, variant=variant)
+    pure = Side(False, errors, behaviour, raise_at, variant=variant)
     outcomes = []
     for s in steps:
         got_fast = fast.run(s)
@@ -240,3 +262,102 @@ def test_line_splitting_agrees(
     oracle = LineSplitter(newline=newline, max_line_bytes=None)
     expected = oracle.feed(whole.decode("utf-8", "replace")) + oracle.flush()
     assert [x for x in results[0] if x != "boom"] == expected
+
+
+#: What the variants read differently from UTF-8, and pieces of it (a chunk often ends
+#: in a start that the next one completes): surrogate halves, pairs, C0 80, NUL,
+#: four-byte forms (malformed in CESU-8 and MUTF-8).
+VARIANT_FRAGMENTS = [
+    b"\xed\xa0\x80",
+    b"\xed\xaf\xbf",
+    b"\xed\xb0\x80",
+    b"\xed\xbf\xbf",
+    b"\xed\xa0\xbd\xed\xb8\x80",
+    b"\xed\xa0\xbd\xed",
+    b"\xed\xa0\xbd\xed\xb8",
+    b"\xed\xa0",
+    b"\xed\xb0",
+    b"\xed",
+    b"\xb8\x80",  # the rest of a low half cut by the end of the chunk before
+    b"\xbf",
+    b"\xc0\x80",
+    b"\xc0",
+    b"\xc0\x81",
+    b"\x80",
+    b"\x00",
+    b"\xf0\x9f\x98\x80",
+    b"\xf0\x9f",
+    b"\xf4\x8f\xbf\xbf",
+    b"\xf4",
+    b"a",
+    b"\xc3\xa9",
+    b"\xe2\x82\xac",
+]
+variant_fragments = st.lists(
+    st.one_of(st.sampled_from(VARIANT_FRAGMENTS), st.binary(min_size=1, max_size=3)), max_size=12
+).map(b"".join)
+variant_step = st.one_of(
+    st.tuples(st.just("decode"), variant_fragments, st.just(False)),
+    st.tuples(st.just("decode"), variant_fragments, st.booleans()),
+    st.tuples(st.just("decode_view"), variant_fragments, st.just(False)),
+    st.tuples(st.just("gap"), st.one_of(st.none(), st.integers(0, 5), st.just(2**64))),
+    st.tuples(st.just("restore")),
+)
+
+
+@st.composite
+def cut_decodes(draw: st.DrawFn) -> list[Any]:
+    """Bytes cut at random points, one non-final decode per piece: pairs and sequences
+    cut anywhere, so that the tail a variant holds (up to five bytes) is exercised."""
+    data = draw(variant_fragments)
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=4)))
+    bounds = [0, *cuts, len(data)]
+    return [("decode", data[a:b], False) for a, b in itertools.pairwise(bounds)]
+
+
+variant_script = st.lists(
+    st.one_of(variant_step.map(lambda step: [step]), cut_decodes()), max_size=8
+).map(lambda groups: [step for group in groups for step in group])
+#: Every variant with every policy, and plain UTF-8 with the policy that reads surrogates.
+VARIANT_POLICIES = [
+    *(
+        (variant, errors)
+        for variant in ("wtf-8", "cesu-8", "mutf-8", "utf-8z")
+        for errors in [*POLICIES, "surrogatepass", "optu-8"]
+    ),
+    ("utf-8", "surrogatepass"),
+]
+
+
+@CORE
+@given(
+    variant_policy=st.sampled_from(VARIANT_POLICIES),
+    behaviour=st.sampled_from(BEHAVIOURS),
+    raise_at=st.frozensets(st.integers(1, 10), max_size=4),
+    steps=variant_script,
+)
+def test_variants_agree_step_by_step(
+    variant_policy: tuple[str, str],
+    behaviour: str | None,
+    raise_at: frozenset[int],
+    steps: list[Any],
+) -> None:
+    """A variant over the C scanner and over the Python one: same everything."""
+    variant, errors = variant_policy
+    if behaviour is None:
+        raise_at = frozenset()
+    outcomes, _ = run_script(errors, behaviour, raise_at, steps, variant)
+    if errors not in ("replace", "ignore", "backslashreplace", "surrogateescape"):
+        return  # no rendering of the reference for these (strict raises; see test_variants)
+    if any(s[0] == "gap" for s in steps):
+        return
+    segments = [b""]
+    for s in steps:
+        if s[0] in ("decode", "decode_view"):
+            segments[-1] += s[1]
+            if s[2]:
+                segments.append(b"")
+    if ("boom",) in outcomes and len(segments) > 1:
+        return
+    text = "".join(o[1] for o in outcomes if o[0] == "text")
+    assert text == "".join(variant_reference(seg, variant).render(errors) for seg in segments)

@@ -25,7 +25,8 @@ import utf8stream.core.decoder as decoder_module
 from utf8stream import LineSplitter, LineTooLong, Malformed, MalformedKind, Utf8Decoder
 from utf8stream.core._accel import use_accelerator
 from utf8stream.core.lines import OVERLONG_POLICIES
-from utf8stream.core.scanner import PyScanner, VariantScanner
+from utf8stream.core.scanner import PyScanner
+from utf8stream.core.variantscan import VariantScanner
 
 pytestmark = pytest.mark.skipif(
     not decoder_module.accelerated(),
@@ -54,12 +55,19 @@ def test_the_accelerated_path_is_taken() -> None:
     with pure_python():
         assert isinstance(Utf8Decoder()._ready, PyScanner)
     # Every policy on plain UTF-8 goes through the same C scanner; the variants and
-    # surrogatepass through the variant scanner.
+    # surrogatepass through the variant scanner, a policy over that same C scanner.
     for errors in ("strict", "surrogateescape", "backslashreplace", "surrogatepass"):
         scanner = Utf8Decoder(errors)._scanner
         assert isinstance(scanner, VariantScanner) == (errors == "surrogatepass")
-        assert isinstance(scanner, PyScanner) == (errors == "surrogatepass")
-    assert isinstance(Utf8Decoder(variant="wtf-8")._scanner, VariantScanner)
+        assert not isinstance(scanner, PyScanner)
+    for variant in ("wtf-8", "cesu-8", "mutf-8", "utf-8z"):
+        scanner = Utf8Decoder(variant=variant)._scanner
+        assert isinstance(scanner, VariantScanner)
+        assert isinstance(scanner._inner, decoder_module.accelerator().Units)
+        with pure_python():
+            scanner = Utf8Decoder(variant=variant)._scanner
+        assert isinstance(scanner, VariantScanner)
+        assert isinstance(scanner._inner, PyScanner)
 
 
 @CORE

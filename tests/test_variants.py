@@ -40,6 +40,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from utf8stream import DecoderCheckpoint, Malformed, Utf8DecodeError, Utf8Decoder, Utf8Encoder
+from utf8stream.core.scanner import PyScanner
+from utf8stream.core.variants import get_variant
+from utf8stream.core.variantscan import VariantScanner
+
+#: The variants decode over the scanner of either implementation: each test runs on both.
+pytestmark = pytest.mark.usefixtures("implementation")
 
 VARIANTS = ("utf-8", "wtf-8", "cesu-8", "mutf-8", "utf-8z")
 
@@ -726,6 +732,52 @@ def test_a_gap_decides_a_held_high_half() -> None:
             assert event_tuples(events) == [(1, b"\xed\xa0\x80", K.SURROGATE), gap]
         else:
             assert event_tuples(events) == [gap]
+
+
+@pytest.mark.parametrize("start", [2**62 - 4, 2**63 - 2, 2**64 + 5])
+def test_variant_offsets_past_64_bits(start: int) -> None:
+    # The C scanner counts in 64-bit integers: past 2**62 the decoder's variant scanner
+    # wraps the Python one, so both implementations accept every offset.
+    events: list[Malformed] = []
+    decoder = Utf8Decoder(variant="wtf-8", start_offset=start, on_malformed=events.append)
+    assert decoder.decode(b"a\xed\xa0\x80\xed\xb0") == "a"
+    assert decoder.decode(b"\x80\xff\xed\xa0\x80z", final=True) == "\ufffd\ufffd\ufffd\ud800z"
+    assert event_tuples(events) == [
+        (start + 1, b"\xed\xa0\x80", K.SURROGATE),
+        (start + 4, b"\xed\xb0\x80", K.SURROGATE),
+        (start + 7, b"\xff", K.INVALID_BYTE),
+    ]
+    assert decoder.position == start + 12
+    cesu = Utf8Decoder("strict", variant="cesu-8", start_offset=start)
+    assert cesu.decode(b"\xed\xa0\xbd\xed\xb8\x80\xc0\x80", final=True) == "\U0001f600\x00"
+    with pytest.raises(Utf8DecodeError) as caught:
+        cesu.decode(b"\xf0\x9f\x98\x80", final=True)
+    assert (caught.value.offset, caught.value.kind) == (start + 8, K.INVALID_BYTE)
+
+
+def test_a_variant_decoder_leaves_the_lines_to_the_line_engine() -> None:
+    # The one-pass line cut of the UTF-8 scanner reads UTF-8; the variant scanner
+    # refuses it (the line engine cuts the text of decode()).
+    decoder = Utf8Decoder(variant="cesu-8")
+    assert decoder.decode_lines(b"", b"a\xc0\x80\nb\n", -1, 100) is None
+    assert decoder.position == 0
+    scanner = decoder._scanner
+    assert scanner is not None
+    with pytest.raises(ValueError, match="cuts no lines"):
+        scanner.lines(b"", b"a\xc0\x80\nb\n", 0, -1, 100)
+
+
+def test_the_variant_scanner_checks_its_arguments() -> None:
+    # As the UTF-8 scanners do: a mapping scanner needs a callback, a constant is one
+    # character or none.
+    wtf8 = get_variant("wtf-8")
+    with pytest.raises(TypeError, match="maps units"):
+        VariantScanner(wtf8, False, None, None, PyScanner)
+    with pytest.raises(ValueError, match="one character"):
+        VariantScanner(wtf8, False, "ab", None, PyScanner)
+    scanner = VariantScanner(wtf8, False, "", None, PyScanner)
+    assert scanner.feed(b"a\xed\xa0\x80\xed\xb0\x80\xff", b"", True, 8) == ("a", b"")
+    assert scanner.drain()[2] == 2  # the two halves of a WTF-8 pair, as SURROGATE
 
 
 # -- the legacy fallback and OPTU-8 ---------------------------------------------------------

@@ -32,7 +32,8 @@ One path, whatever the policy, variant or implementation: boundary, scanner, tai
   plain UTF-8 the C one (``_speedups.Units``, no Python frame per valid run or constant
   unit) or the pure-Python one (``PyScanner``), by ``use_accelerator``, with the same
   text, events and counts; ``PyScanner`` past ``ACCEL_MAX_POSITION`` (the C one counts
-  in 64-bit integers); ``VariantScanner`` for the variants and ``surrogatepass``.  The
+  in 64-bit integers); for the variants and ``surrogatepass`` a ``VariantScanner``
+  around the one chosen so (``variantscan.py``).  The
   same scanner cuts lines as it decodes (``decode_lines``; UTF-8 with
   ``replace`` only).
 * The tail: the scanner's held prefix becomes ``pending``; the text of the boundary and
@@ -51,13 +52,14 @@ failure (with the unit's own text when a callback raised) travels with the excep
 Variants and the legacy fallback
 --------------------------------
 A variant decoder (``variant="wtf-8"``, ``"cesu-8"``, ``"mutf-8"``, ``"utf-8z"``; rules
-in ``variants.py``) takes the same path with a ``VariantScanner`` (pure Python, one call
-of CPython's C decoder per chunk; ``scanner.py`` says how it finds C0 80, surrogate
-pairs and lone halves).  Whether a complete high half is a character can depend on the
-next three bytes, so a variant's pending tail may be a high half plus a prefix of a low
-one (up to five bytes).  A WTF-8 pair is malformed in both halves; when a failure at the
-high half leaves the low half unread, the decoder remembers that (``orphan low``) and
-tells the scanner on the next call.
+in ``variants.py``) takes the same path with a ``VariantScanner``, a policy over the
+UTF-8 scanner in use, C or Python (``variantscan.py`` says how it finds C0 80,
+surrogate pairs and lone halves among that scanner's malformed units).  Whether a
+complete high half is a character can depend on the next three bytes, so a variant's
+pending tail may be a high half plus a prefix of a low one (up to five bytes).  A WTF-8
+pair is malformed in both halves; when a failure at the high half leaves the low half
+unread, the decoder remembers that (``orphan low``) and tells the scanner on the next
+call.
 
 ``fallback=CODEC`` (a single-byte codec such as cp1252) decodes each malformed unit's
 bytes with that codec instead of applying ``errors`` (in ``_Policy.unit_text``).
@@ -82,8 +84,9 @@ from ._accel import (
 )
 from ._bytes import is_continuation, is_high_half
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
-from .scanner import PyScanner, Scanner, VariantScanner, held_prefix_set, scanner_type
+from .scanner import PyScanner, Scanner, held_prefix_set, scanner_type
 from .variants import OPTU8, get_variant
+from .variantscan import VariantScanner
 
 # ``accelerated``, ``accelerator`` and ``use_accelerator`` live in ``_accel``; they stay
 # importable from here for the follower (apps/follow.py) and older callers.
@@ -510,24 +513,28 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         Plain UTF-8 (``errors`` other than surrogatepass) gets the implementation chosen
         when the decoder was made, except past ``ACCEL_MAX_POSITION``: the C scanner
         counts offsets in 64-bit integers, so there the Python one takes over and both
-        implementations accept every offset.  Anything else gets a ``VariantScanner``.
+        implementations accept every offset.  A variant, or surrogatepass, gets a
+        ``VariantScanner`` around that same implementation.
         """
         if self._scanner is not None:
             self._fold_counts()
         inline = self._inline
         policy = self._policy
         callback = self._on_malformed if inline is not None else policy.map_unit
+        utf8_scanner: Callable[[str | None, OnMalformed | None], Scanner] = (
+            PyScanner if self._position >= ACCEL_MAX_POSITION else self._new_utf8_scanner
+        )
         scanner: Scanner
         if self._variant.name != "utf-8" or policy.surrogates_pass:
-            scanner = VariantScanner(self._variant, policy.surrogates_pass, inline, callback)
-        elif self._position >= ACCEL_MAX_POSITION:
-            scanner = PyScanner(inline, callback)
+            scanner = VariantScanner(
+                self._variant, policy.surrogates_pass, inline, callback, utf8_scanner
+            )
         else:
-            scanner = self._new_utf8_scanner(inline, callback)
+            scanner = utf8_scanner(inline, callback)
         self._scanner = scanner
         #: The scanner cuts lines (``decode_lines``): UTF-8, U+FFFD.
         self._cuts_lines = inline == _REPLACEMENT and not isinstance(scanner, VariantScanner)
-        self._in_c = not isinstance(scanner, PyScanner)
+        self._in_c = utf8_scanner is not PyScanner
 
     def _clear(self, position: int) -> None:
         self._position = position

@@ -15,9 +15,9 @@ the same results, events and counts for every input: ``_speedups.Units`` (C, an 
 decoding loop) and ``PyScanner`` (pure Python, CPython's UTF-8 decoder with an error
 handler, as ``stringlib``'s decoder leaves the policy to its caller).  ``scanner_type()``
 gives the one in use: the C one when ``_accel`` found the compiled module at import, and
-``use_accelerator`` is the switch between them (for the tests).  ``VariantScanner``
-(pure Python, built on ``PyScanner``) reads the variants of ``variants.py`` and UTF-8
-with ``errors="surrogatepass"``, where an encoded surrogate is one unit of three bytes.
+``use_accelerator`` is the switch between them (for the tests).  The variants of
+``variants.py`` and UTF-8 with ``errors="surrogatepass"`` are a policy over whichever
+of the two is in use (``variantscan.py``), not a third implementation.
 """
 
 from __future__ import annotations
@@ -35,14 +35,12 @@ from ._bytes import (
     ByteTable,
     classify_unit,
     held_prefixes,
-    is_high_half,
-    is_low_half,
     is_proper_prefix,
 )
 from .events import Malformed, MalformedKind
 from .variants import Variant
 
-__all__ = ["PyScanner", "Scanner", "VariantScanner", "held_prefix_set", "scanner_type"]
+__all__ = ["PyScanner", "Scanner", "held_prefix_set", "scanner_type"]
 
 OnUnit = Callable[[Malformed], object]
 
@@ -473,147 +471,6 @@ class PyScanner:
             raise ValueError("lines need a one-character replacement")
         if not -1 <= sep <= 127:
             raise ValueError("sep must be -1 or an ASCII byte value")
-
-
-class VariantScanner(PyScanner):
-    """A scanner for a UTF-8 variant (``variants.py``), or UTF-8 with surrogatepass.
-
-    The bulk is still one call of CPython's C decoder per buffer.  Every place where a
-    variant and UTF-8 disagree is a place where that decoder calls the handler: ED
-    A0..BF (surrogate halves) and C0 are errors in UTF-8 anyway, and the bytes a variant
-    forbids but UTF-8 allows (00 in MUTF-8, F0..F4 in CESU-8) are first translated into
-    a byte UTF-8 forbids (``bytes.translate``, one C pass).  The handler then decides
-    from the original bytes: C0 80 is U+0000, a surrogate half is a character, half of a
-    pair, or a malformed unit, and anything else is an ordinary unit, cut where the C
-    decoder cut it.  Whether a complete high half is a character can depend on the next
-    three bytes, so the held tail of a buffer may be a high half plus a prefix of a low
-    one (up to five bytes); the handler *defers* such a tail (returns no text and
-    resumes at the end) and it is held.  A WTF-8 pair is malformed in both halves; the
-    low half is recognised by looking back three bytes, or, at the start of a buffer
-    after a failure at the high half, by ``orphan_low``, which the decoder sets before a
-    call (``resume_orphan`` says after a failure whether the rest starts with such a
-    low half).  With ``surrogates_pass`` an encoded surrogate is one unit of three bytes
-    (the decoder's policy makes it the surrogate).
-    """
-
-    __slots__ = (
-        "_c_final",
-        "_defer",
-        "_prefixes",
-        "_resume_orphan",
-        "_source",
-        "_table",
-        "_unit_table",
-        "_variant",
-        "orphan_low",
-    )
-
-    def __init__(
-        self,
-        variant: Variant,
-        surrogates_pass: bool,
-        replacement: str | None,
-        callback: OnUnit | None,
-    ) -> None:
-        super().__init__(replacement, callback)
-        self._variant = variant
-        self._table = variant.passing_table if surrogates_pass else variant.table
-        #: How units are cut and classified: plain UTF-8 with surrogatepass cuts them as
-        #: UTF-8 does (ED A0 41 is three units), a variant by its own table.
-        self._unit_table = variant.table if variant.name == "utf-8" else self._table
-        self._prefixes = held_prefix_set(variant, surrogates_pass)
-        self.orphan_low = False
-        self._resume_orphan = False
-        self._source = b""
-        self._c_final = False
-        self._defer = -1
-
-    @property
-    def resume_orphan(self) -> bool:
-        return self._resume_orphan
-
-    def _decode(self, buf: bytes, base: int, final: bool) -> tuple[str, bytes]:
-        return self._decode_at(buf, base, final, 0)
-
-    def _decode_at(self, src: bytes, base: int, final: bool, shift: int) -> tuple[str, bytes]:
-        """``_decode`` of ``src``, which starts ``shift`` bytes into the call's buffer."""
-        table = self._variant.translate
-        # Only 00 and F0..F4 are ever translated: pure ASCII without NUL needs no pass.
-        translate = table is not None and (not src.isascii() or (table[0] != 0 and b"\x00" in src))
-        buf = src.translate(table) if translate else src
-        self._source = src
-        self._c_final = final
-        self._base = base
-        self._shift = shift
-        self._defer = -1
-        self._resume_orphan = False
-        _local.scanner = self
-        try:
-            text, used = _utf8_decode(buf, _HANDLER_NAME, final)
-        finally:
-            self.orphan_low = False  # it only ever concerns the first byte of a call
-        if self._defer >= 0:
-            return text, src[self._defer :]
-        if used == len(buf):
-            return text, b""
-        tail = src[used:]
-        if tail in self._prefixes:
-            return text, tail
-        rest, _ = self._decode_at(tail, base + used, True, shift + used)  # certain already
-        return text + rest, b""
-
-    def _at_error(self, exc: UnicodeError) -> tuple[str, int]:
-        src = self._source
-        n = len(src)
-        start: int = exc.start  # type: ignore[attr-defined]
-        end: int = exc.end  # type: ignore[attr-defined]
-        if not self._c_final and n - start <= 5 and src[start:] in self._prefixes:
-            self._defer = start  # a tail that the next bytes decide: held
-            return "", n
-        b0 = src[start]
-        if b0 == 0xC0 and start + 1 < n and src[start + 1] == 0x80:
-            if self._table.seq_len[0xC0]:
-                return self._character("\x00", start, start + 2)
-        elif (
-            b0 == 0xED
-            and self._table.surrogate_halves
-            and start + 1 < n
-            and (0xA0 <= src[start + 1] <= 0xBF)
-        ):
-            if start + 2 < n and 0x80 <= src[start + 2] <= 0xBF:
-                return self._surrogate_half(src, start)
-            if self._unit_table.surrogate_halves:
-                end = start + 2  # ED A0 cut short: one unit, as for any other lead
-        kind = classify_unit(src, start, end, self._c_final, self._unit_table)
-        return self._unit(src, start, end, kind), end
-
-    def _surrogate_half(self, src: bytes, start: int) -> tuple[str, int]:
-        """ED A0..BF 80..BF at ``start``: a character, half of a pair, or malformed."""
-        variant = self._variant
-        end = start + 3
-        if src[start + 1] <= 0xAF:  # a high half
-            if is_low_half(src, end):
-                if variant.join_pairs:
-                    high = ((src[start + 1] & 0x0F) << 6) | (src[start + 2] & 0x3F)
-                    low = ((src[start + 4] & 0x0F) << 6) | (src[start + 5] & 0x3F)
-                    return self._character(chr(0x10000 + (high << 10) + low), start, start + 6)
-                if variant.pairs_malformed:
-                    self._resume_orphan = True  # should this unit's callback raise
-                    text = self._unit(src, start, end, MalformedKind.SURROGATE)
-                    self._resume_orphan = False
-                    return text, end
-        elif variant.pairs_malformed and (
-            is_high_half(src, start - 3) if start >= 3 else start == 0 and self.orphan_low
-        ):
-            return self._unit(src, start, end, MalformedKind.SURROGATE), end
-        if variant.lone_halves:
-            return self._character(src[start:end].decode("utf-8", "surrogatepass"), start, end)
-        return self._unit(src, start, end, MalformedKind.SURROGATE), end
-
-    def _character(self, text: str, start: int, end: int) -> tuple[str, int]:
-        """A character the handler decoded (no unit): recorded for ``partial``."""
-        self._records.append((self._shift + start, self._shift + end, text))
-        return text, end
 
 
 def scanner_type() -> Callable[[str | None, OnUnit | None], Scanner]:
