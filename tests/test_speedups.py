@@ -489,6 +489,40 @@ def test_runs_of_four_byte_characters_with_intruders_at_every_alignment() -> Non
                 assert got == expected, (run, intruder, cut)
 
 
+_LONE_TWO_BYTE = ["é", "ß", "\u0080", "\u00ff", "\u0100", "ж", "\u07ff"]
+_AFTER_LONE = [
+    *(c.encode() for c in ["a", "\n", "é", "€", "😀"]),
+    b"\xc3", b"\xc3(", b"\x80", b"\xc0\x80", b"\xe0\x80\x80", b"\xff", b"\xf0\x9f\x98",
+]  # fmt: skip
+
+
+def test_lone_two_byte_characters_among_ascii_at_every_alignment() -> None:
+    """The C loop that copies ASCII 16 bytes at a time decodes a lone two-byte character
+    between two ASCII stretches itself (European text) and leaves everything else to the
+    dispatch: a character at any place of a block, what follows it (ASCII, a run, a
+    malformed unit, a cut sequence), in every kind of string, and every chunk end."""
+    for lone in _LONE_TWO_BYTE:
+        for after in _AFTER_LONE:
+            for k in range(34):
+                data = b"x" * k + lone.encode() + after + b"y" * k + lone.encode() + b"z" * 20
+                expected = data.decode("utf-8", "replace")
+                events: list[Malformed] = []
+                decoder = Utf8Decoder(on_malformed=events.append)
+                assert same_str(decoder.decode(data, True), expected), (lone, after, k)
+                with pure_python():
+                    pure_events: list[Malformed] = []
+                    Utf8Decoder(on_malformed=pure_events.append).decode(data, True)
+                assert event_tuples(events) == event_tuples(pure_events)
+                assert same_str(Utf8Decoder("ignore").decode(data, True),
+                                data.decode("utf-8", "ignore"))  # fmt: skip
+            data = b"x" * 16 + lone.encode() + after + b"y" * 9 + lone.encode() + b"z" * 17
+            expected = data.decode("utf-8", "replace")
+            for cut in range(len(data) + 1):
+                decoder = Utf8Decoder()
+                got = decoder.decode(data[:cut]) + decoder.decode(data[cut:], True)
+                assert got == expected, (lone, after, cut)
+
+
 def test_a_prefix_completed_by_the_next_chunk_then_a_raising_callback() -> None:
     """A held prefix and the first bytes of the next chunk make one character, which the
     C scanner puts first without copying the chunk behind the prefix; when a callback

@@ -653,11 +653,35 @@ typedef struct {
         while (j < e) {                                                                  \
             unsigned int b0 = buf[j];                                                    \
             if (b0 < 0x80) {                                                             \
+                /* Blocks of 16, and between two of them a lone two-byte character   \
+                   (an accented letter among ASCII words): decoded here, so that       \
+                   European text stays in this loop instead of passing through the     \
+                   dispatch for every letter.  A run of them goes to the run loop. */  \
                 if (HAVE_SSE2 && j + 16 <= e && out_end - o >= 16) {                     \
-                    Py_ssize_t c_;                                                       \
-                    ASCII_BLOCK(o, buf + j, c_);                                         \
-                    o += c_;                                                             \
-                    j += c_;                                                             \
+                    do {                                                                 \
+                        Py_ssize_t c_;                                                   \
+                        ASCII_BLOCK(o, buf + j, c_);                                     \
+                        o += c_;                                                         \
+                        j += c_;                                                         \
+                        if (c_ == 16) {                                                  \
+                            continue;                                                    \
+                        }                                                                \
+                        if (j + 3 > e) {                                                 \
+                            break;                                                       \
+                        }                                                                \
+                        unsigned int c0_ = buf[j], c1_ = buf[j + 1];                     \
+                        if (c0_ - 0xC2u > 0xDFu - 0xC2u || (c1_ & 0xC0) != 0x80 ||       \
+                            buf[j + 2] >= 0x80) {                                        \
+                            break;                                                       \
+                        }                                                                \
+                        Py_UCS4 cp_ = ((c0_ & 0x1F) << 6) | (c1_ & 0x3F);                \
+                        if (cp_ > MAXT) {                                                \
+                            break;                                                       \
+                        }                                                                \
+                        *o++ = (TYPE)cp_;                                                \
+                        acc |= cp_;                                                      \
+                        j += 2;                                                          \
+                    } while (j + 16 <= e && out_end - o >= 16);                          \
                 }                                                                        \
                 else {                                                                   \
                     *o++ = (TYPE)b0;                                                     \
