@@ -497,6 +497,88 @@ def test_runs_of_four_byte_characters_with_intruders_at_every_alignment() -> Non
                 assert got == expected, (run, intruder, cut)
 
 
+_LONE_TWO_BYTE = ["é", "ß", "\u0080", "\u00ff", "\u0100", "ж", "\u07ff"]
+_AFTER_LONE = [
+    *(c.encode() for c in ["a", "\n", "é", "€", "😀"]),
+    b"\xc3", b"\xc3(", b"\x80", b"\xc0\x80", b"\xe0\x80\x80", b"\xff", b"\xf0\x9f\x98",
+]  # fmt: skip
+
+
+def test_lone_two_byte_characters_among_ascii_at_every_alignment() -> None:
+    """The C loop that copies ASCII 16 bytes at a time decodes a lone two-byte character
+    between two ASCII stretches itself (European text) and leaves everything else to the
+    dispatch: a character at any place of a block, what follows it (ASCII, a run, a
+    malformed unit, a cut sequence), in every kind of string, and every chunk end."""
+    for lone in _LONE_TWO_BYTE:
+        for after in _AFTER_LONE:
+            for k in range(34):
+                data = b"x" * k + lone.encode() + after + b"y" * k + lone.encode() + b"z" * 20
+                expected = data.decode("utf-8", "replace")
+                events: list[Malformed] = []
+                decoder = Utf8Decoder(on_malformed=events.append)
+                assert same_str(decoder.decode(data, True), expected), (lone, after, k)
+                with pure_python():
+                    pure_events: list[Malformed] = []
+                    Utf8Decoder(on_malformed=pure_events.append).decode(data, True)
+                assert event_tuples(events) == event_tuples(pure_events)
+                assert same_str(Utf8Decoder("ignore").decode(data, True),
+                                data.decode("utf-8", "ignore"))  # fmt: skip
+            data = b"x" * 16 + lone.encode() + after + b"y" * 9 + lone.encode() + b"z" * 17
+            expected = data.decode("utf-8", "replace")
+            for cut in range(len(data) + 1):
+                decoder = Utf8Decoder()
+                got = decoder.decode(data[:cut]) + decoder.decode(data[cut:], True)
+                assert got == expected, (lone, after, cut)
+
+
+_RUN_JOINERS = [
+    *(c.encode() for c in [" ", "\n", "\u200d", "\ufe0f", "\u0800", "\uffff", "é"]),
+    b"\xed\xa0\x80", b"\xe0\x80\x80", b"\xe0\x9f\xbf", b"\xe2\x80", b"\xe2", b"\x80",
+    b"  ", b"\xc0\x80",
+]  # fmt: skip
+_RUN_FOLLOWERS = [
+    *(c.encode() for c in ["a", "é", "ж", "日", "😀", "\U0010ffff"]),
+    b"\xf0\x9f\x98", b"\xf0\x80\x80\x80", b"\xf4\x90\x80\x80", b"\xf5\x80\x80\x80",
+    b"\xc3", b"\xe6\x97", b"\xff",
+]  # fmt: skip
+
+
+def test_runs_go_on_across_a_space_or_a_joiner_and_emoji_among_words() -> None:
+    """A run of two-, three- or four-byte characters goes on across one ASCII byte (the
+    space between two words), a four-byte run also across a three-byte character (a
+    joiner, a variation selector), and the ASCII loop decodes a run of emoji between two
+    words itself: whatever sits in between or after (a malformed unit, a cut sequence),
+    at any place of a block, gives the same text, events and string kind as the
+    pure-Python decoder."""
+    for run in ["ж", "日", "😀", "\U0010ffff"]:
+        unit = run.encode()
+        for joiner in _RUN_JOINERS:
+            for follower in _RUN_FOLLOWERS:
+                for k in (0, 1, 3, 13, 16):
+                    for count in (1, 2, 5):
+                        data = (
+                            b"x" * k + unit * count + joiner + follower + unit * count
+                            + b" ok " + unit + follower + b"w" * 17
+                        )  # fmt: skip
+                        expected = data.decode("utf-8", "replace")
+                        events: list[Malformed] = []
+                        decoder = Utf8Decoder(on_malformed=events.append)
+                        got = decoder.decode(data, True)
+                        assert same_str(got, expected), (run, joiner, follower, k, count)
+                        with pure_python():
+                            pure_events: list[Malformed] = []
+                            Utf8Decoder(on_malformed=pure_events.append).decode(data, True)
+                        assert event_tuples(events) == event_tuples(pure_events)
+                        assert same_str(Utf8Decoder("ignore").decode(data, True),
+                                        data.decode("utf-8", "ignore"))  # fmt: skip
+            data = b"x" * 20 + unit * 3 + joiner + unit * 2 + b" ok " + unit + b"w" * 20
+            expected = data.decode("utf-8", "replace")
+            for cut in range(len(data) + 1):
+                decoder = Utf8Decoder()
+                got = decoder.decode(data[:cut]) + decoder.decode(data[cut:], True)
+                assert got == expected, (run, joiner, cut)
+
+
 def test_a_prefix_completed_by_the_next_chunk_then_a_raising_callback() -> None:
     """A held prefix and the first bytes of the next chunk make one character, which the
     C scanner puts first without copying the chunk behind the prefix; when a callback

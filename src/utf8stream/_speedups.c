@@ -661,11 +661,52 @@ typedef struct {
         while (j < e) {                                                                  \
             unsigned int b0 = buf[j];                                                    \
             if (b0 < 0x80) {                                                             \
+                /* Blocks of 16, and between two of them a lone two-byte character   \
+                   (an accented letter among ASCII words): decoded here, so that       \
+                   European text stays in this loop instead of passing through the     \
+                   dispatch for every letter.  A run of them goes to the run loop. */  \
                 if (HAVE_SSE2 && j + 16 <= e && out_end - o >= 16) {                     \
-                    Py_ssize_t c_;                                                       \
-                    ASCII_BLOCK(o, buf + j, c_);                                         \
-                    o += c_;                                                             \
-                    j += c_;                                                             \
+                    do {                                                                 \
+                        Py_ssize_t c_;                                                   \
+                        ASCII_BLOCK(o, buf + j, c_);                                     \
+                        o += c_;                                                         \
+                        j += c_;                                                         \
+                        if (c_ == 16) {                                                  \
+                            continue;                                                    \
+                        }                                                                \
+                        if (j + 3 > e) {                                                 \
+                            break;                                                       \
+                        }                                                                \
+                        unsigned int c0_ = buf[j], c1_ = buf[j + 1];                     \
+                        if (MAXT > 0xFFFF && c0_ >= 0xF0) {                              \
+                            /* emoji among words: their run, then ASCII again */         \
+                            Py_ssize_t s_ = j;                                           \
+                            while (j + 4 <= e) {                                         \
+                                Py_UCS4 cp_ = four_byte_char(le32(buf + j));             \
+                                if (!cp_) {                                              \
+                                    break;                                               \
+                                }                                                        \
+                                *o++ = (TYPE)cp_;                                        \
+                                acc |= cp_;                                              \
+                                j += 4;                                                  \
+                            }                                                            \
+                            if (j == s_ || j >= e || buf[j] >= 0x80) {                   \
+                                break;                                                   \
+                            }                                                            \
+                            continue;                                                    \
+                        }                                                                \
+                        if (c0_ - 0xC2u > 0xDFu - 0xC2u || (c1_ & 0xC0) != 0x80 ||       \
+                            buf[j + 2] >= 0x80) {                                        \
+                            break;                                                       \
+                        }                                                                \
+                        Py_UCS4 cp_ = ((c0_ & 0x1F) << 6) | (c1_ & 0x3F);                \
+                        if (cp_ > MAXT) {                                                \
+                            break;                                                       \
+                        }                                                                \
+                        *o++ = (TYPE)cp_;                                                \
+                        acc |= cp_;                                                      \
+                        j += 2;                                                          \
+                    } while (j + 16 <= e && out_end - o >= 16);                          \
                 }                                                                        \
                 else {                                                                   \
                     *o++ = (TYPE)b0;                                                     \
@@ -677,6 +718,7 @@ typedef struct {
                 /* a run of two-byte characters, in a loop of its own: two at a time,    \
                    then one */                                                           \
                 Py_ssize_t j0_ = j;                                                      \
+            two_byte_run_:                                                               \
                 TWO_BYTE_PAIRS(TYPE)                                                     \
                 while (j + 2 <= e) {                                                     \
                     unsigned int c0 = buf[j], c1 = buf[j + 1];                           \
@@ -692,6 +734,12 @@ typedef struct {
                     j += 2;                                                              \
                 }                                                                        \
                 if (j != j0_) {                                                          \
+                    /* one ASCII byte (a space between two words) and the run goes on */ \
+                    if (j + 2 < e && buf[j] < 0x80 && (buf[j + 1] & 0xE0) == 0xC0) {     \
+                        *o++ = (TYPE)buf[j];                                             \
+                        j++;                                                             \
+                        goto two_byte_run_;                                              \
+                    }                                                                    \
                     continue;                                                            \
                 }                                                                        \
             }                                                                            \
@@ -701,6 +749,7 @@ typedef struct {
                    range), then one at a time */                                         \
                 if (MAXT >= 0xFFFF) {                                                    \
                     Py_ssize_t j0_ = j;                                                  \
+                three_byte_run_:                                                         \
                     if (HAVE_SSE2 && j + 16 <= e &&                                      \
                         ((buf[j + 3] & buf[j + 6] & buf[j + 9]) & 0xF0) == 0xE0) {       \
                         Py_ssize_t c_ = three_byte_blocks(buf + j, e - j, o, (int)sizeof(TYPE)); \
@@ -724,6 +773,11 @@ typedef struct {
                         j += 3;                                                          \
                     }                                                                    \
                     if (j != j0_) {                                                      \
+                        if (j + 3 < e && buf[j] < 0x80 && (buf[j + 1] & 0xF0) == 0xE0) { \
+                            *o++ = (TYPE)buf[j];                                         \
+                            j++;                                                         \
+                            goto three_byte_run_;                                        \
+                        }                                                                \
                         continue;                                                        \
                     }                                                                    \
                 }                                                                        \
@@ -732,6 +786,7 @@ typedef struct {
                 /* a run of four-byte characters (emoji): four per load, then one load \
                    and one mask check per character */                                   \
                 Py_ssize_t j0_ = j;                                                      \
+            four_byte_run_:                                                              \
                 if (HAVE_SSE2 && j + 16 <= e &&                                          \
                     ((buf[j + 4] & buf[j + 8] & buf[j + 12]) & 0xF0) == 0xF0) {          \
                     Py_ssize_t c_ = four_byte_blocks(buf + j, e - j, (Py_UCS4 *)(void *)o); \
@@ -747,6 +802,27 @@ typedef struct {
                     *o++ = (TYPE)cp;                                                     \
                     acc |= cp;                                                           \
                     j += 4;                                                              \
+                }                                                                        \
+                if (j != j0_ && j + 4 < e && buf[j + 1] >= 0x80) {                       \
+                    /* inside an emoji sequence: a space, or a joiner or variation       \
+                       selector (U+200D, U+FE0F: three bytes), and the run goes on */    \
+                    unsigned int c0 = buf[j];                                            \
+                    if (c0 < 0x80 && buf[j + 1] >= 0xF0) {                               \
+                        *o++ = (TYPE)c0;                                                 \
+                        j++;                                                             \
+                        goto four_byte_run_;                                             \
+                    }                                                                    \
+                    if ((c0 & 0xF0) == 0xE0 && buf[j + 3] >= 0xF0) {                     \
+                        unsigned int c1 = buf[j + 1], c2 = buf[j + 2];                   \
+                        Py_UCS4 cp = ((c0 & 0x0F) << 12) | ((c1 & 0x3F) << 6) | (c2 & 0x3F);\
+                        if ((c1 & 0xC0) == 0x80 && (c2 & 0xC0) == 0x80 && cp >= 0x800 && \
+                            cp - 0xD800 >= 0x800) {                                      \
+                            *o++ = (TYPE)cp;                                             \
+                            acc |= cp;                                                   \
+                            j += 3;                                                      \
+                            goto four_byte_run_;                                         \
+                        }                                                                \
+                    }                                                                    \
                 }                                                                        \
                 if (j != j0_) {                                                          \
                     continue;                                                            \
