@@ -427,3 +427,24 @@ def test_strict_resume_property(
                 pending_call = b""
     assert text == expected_text
     assert offsets == [e.offset for e in expected_errors]
+
+
+def test_carried_surrogates_survive_json() -> None:
+    """A lone high half then a surrogateescape byte (WTF-8): JSON joins the escapes of a
+    high and a low surrogate into one character, so such text is written as code points."""
+
+    def stop(event: Malformed) -> None:
+        raise RuntimeError(event)
+
+    data = b"\xed\xa0\xbd\xed\xed\xa0\x80"
+    decoder = Utf8Decoder("surrogateescape", variant="wtf-8", on_malformed=stop)
+    with pytest.raises(RuntimeError):
+        decoder.decode(data, False)
+    cp = decoder.checkpoint()
+    assert cp.carry == "\ud83d\udced"
+    restored = DecoderCheckpoint.from_json(cp.to_json())
+    assert restored == cp
+    assert Utf8Decoder.from_checkpoint(restored).decode(b"", True) == "\ud83d\udced\ud800"
+    plain = Utf8Decoder()
+    plain.decode(b"ab\xe2", False)
+    assert "carry_code_points" not in plain.checkpoint().to_json()  # the usual form

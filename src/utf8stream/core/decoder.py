@@ -70,6 +70,7 @@ from __future__ import annotations
 import codecs
 import enum
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
@@ -102,6 +103,9 @@ __all__ = [
     "accelerator",
     "use_accelerator",
 ]
+
+#: A surrogate code point (a lone half, or a surrogateescape byte) in carried text.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -378,6 +382,11 @@ class DecoderCheckpoint:
         raw: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in self._BYTES_FIELDS:
             raw[name] = raw[name].hex()
+        if _SURROGATE.search(self.carry):
+            # JSON reads the escapes of a high and a low surrogate as one character (a
+            # surrogateescape byte after a lone high half would come back joined to it):
+            # such text is written as its code points.
+            raw["carry_code_points"] = [ord(c) for c in raw.pop("carry")]
         raw["version"] = 1
         return json.dumps(raw, sort_keys=True)
 
@@ -389,6 +398,8 @@ class DecoderCheckpoint:
             raise ValueError("not a utf8stream decoder checkpoint (version 1)")
         for name in cls._BYTES_FIELDS:
             raw[name] = bytes.fromhex(raw.get(name, ""))
+        if "carry_code_points" in raw:
+            raw["carry"] = "".join(map(chr, raw.pop("carry_code_points")))
         unknown = set(raw) - {f.name for f in fields(cls)}
         if unknown:
             raise ValueError(f"unknown checkpoint fields: {sorted(unknown)}")
