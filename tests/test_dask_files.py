@@ -215,3 +215,27 @@ def test_malformed_in_a_compressed_file_has_offsets_in_its_text(tmp_path: Path) 
         MalformedRecord(str(path), 300, "OVERLONG", b"\xc0", 101, 1),
         MalformedRecord(str(path), 301, "UNEXPECTED_CONTINUATION", b"\xaf", 101, 2),
     ]
+
+
+def test_transcode_files_removes_the_parts_when_the_joining_task_never_runs(
+    tmp_path: Path,
+) -> None:
+    # On a cluster a worker can die (KilledWorker) or the driver be interrupted after the
+    # blocks were written but before the task that joins them (and removes the parts)
+    # ran.  The driver removes them before raising again.
+    src = tmp_path / "in.txt"
+    src.write_bytes(b"line\n" * 40)
+
+    class WorkerDied(Exception):
+        pass
+
+    def dies(*args: object) -> None:
+        raise WorkerDied("the joining task's worker died")
+
+    with (
+        dask.config.set(scheduler="sync"),
+        mock.patch.object(dask_module, "_assemble", dies),
+        pytest.raises(WorkerDied),
+    ):
+        transcode_files(str(src), str(tmp_path / "out.txt"), blocksize=16)
+    assert _leftovers(tmp_path, "in.txt") == []

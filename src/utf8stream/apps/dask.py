@@ -908,8 +908,11 @@ def transcode_files(
     beside the output, then joined in order; other sources, ``bom="detect"``, a target
     that writes a byte-order mark (``utf-16``) and compressed files are one block each.
     An output is written beside its destination and renamed into place only when its
-    file was transcoded without error; the part files are removed either way (unless a
-    worker dies meanwhile).  ``storage_options`` serve the inputs and the outputs.
+    file was transcoded without error; the part files are removed either way: by the
+    task that joins them, or, when the computation fails before that task ran (a worker
+    killed, an unexpected error, an interrupt), here before the error is raised again.  A
+    task still running on a cluster after the computation was given up may write its part
+    after that removal.  ``storage_options`` serve the inputs and the outputs.
     """
     source_name, target_name = _canonical(source), _canonical(target)
     _check_options(source_name, target_name, errors, bom, unmappable)
@@ -918,6 +921,7 @@ def transcode_files(
     splittable = source_name in _SPLITTABLE and bom != "detect" and _stateless_target(target_name)
     files = _list_files(urlpath, storage_options)
     results = []
+    every_part: list[tuple[AbstractFileSystem, list[str]]] = []
     for index, file in enumerate(files):
         dst = _output_path(out_pattern, file.path, index, len(files))
         out_fs, out_path = fsspec.core.url_to_fs(dst, **(storage_options or {}))
@@ -934,4 +938,14 @@ def transcode_files(
             for (start, end), part in zip(blocks, parts, strict=True)
         ]
         results.append(_delayed(_assemble)(out_fs, out_path, parts, pieces))
-    return dict(zip((file.name for file in files), _compute(*results), strict=True))
+        every_part.append((out_fs, parts))
+    try:
+        summaries = _compute(*results)
+    except BaseException:
+        # A task that raised unexpectedly, a worker that died (Dask's KilledWorker), an
+        # interrupt: the joining task of some file never ran, and it is the one that
+        # removes the parts.  Remove them here, so no part file is left behind.
+        for out_fs, parts in every_part:
+            _remove(out_fs, parts)
+        raise
+    return dict(zip((file.name for file in files), summaries, strict=True))
