@@ -45,7 +45,7 @@ def test_follow_gives_every_line_once_and_in_order(
 ) -> None:
     seed = soak_seed(mode)
     result = run_follow(tmp_path, mode, SECONDS, RATE, seed)
-    record_property("soak", result)
+    record_property("soak", str(result))  # a string: pytest-xdist sends it between processes
     assert result.rotations >= 2, f"seed {seed}: the scenario hardly rotated: {result}"
     assert result.written > RATE * SECONDS / 2, f"seed {seed}: the writer stalled: {result}"
     counts = (result.missing, result.duplicates, result.out_of_order, result.garbled)
@@ -61,7 +61,7 @@ def test_cli_killed_and_restarted_loses_no_line(
     result = run_cli(tmp_path, mode, SECONDS, RATE, seed)
     # How many lines the restarts repeated is reported (-rP, the junit XML); that none
     # repeated more than one write is asserted.
-    record_property("soak", result)
+    record_property("soak", str(result))  # a string: pytest-xdist sends it between processes
     print(f"{mode}: {result}")
     assert result.restarts >= 1 and result.rotations >= 2, f"seed {seed}: {result}"
     assert (result.missing, result.out_of_order, result.garbled) == (0, 0, 0), (
