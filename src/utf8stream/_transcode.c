@@ -82,6 +82,7 @@ typedef struct {
     long long counts[TX_N_KINDS];
     long long chars; /* characters written since the last drain */
     int reporting;   /* the callback is running: calls are refused */
+    int busy;        /* a call runs without the GIL: other threads are refused */
     /* Where a call writes its output before it is copied into the bytes returned: kept
        from call to call until the end of the stream (see Tx_transcode). */
     unsigned char *scratch;
@@ -646,41 +647,82 @@ keep_unread(TxObject *self, const unsigned char *held, Py_ssize_t nheld,
     return 0;
 }
 
-/* transcode(data, final=False) -> bytes */
-static PyObject *
-Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* Below this many input bytes a call keeps the GIL (releasing it costs more). */
+#define NOGIL_MIN 16384
+
+/* step(), without the GIL when nothing in it can touch a Python object: no callback
+   and not strict, so that tx_unit only counts (``busy`` keeps other threads out). */
+static int
+step_maybe_nogil(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base,
+                 int final, unsigned char **op, Py_ssize_t *stop)
 {
-    if (nargs < 1 || nargs > 2) {
-        PyErr_SetString(PyExc_TypeError, "transcode(data, final=False)");
-        return NULL;
+    if (n < NOGIL_MIN || self->callback != Py_None || self->policy == POLICY_STRICT) {
+        return step(self, b, n, base, final, op, stop);
     }
+    int rc;
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    rc = step(self, b, n, base, final, op, stop);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    return rc;
+}
+
+/* The calls a transcoder refuses: from its own callback, from another thread while a
+   call runs without the GIL, before __init__. */
+static int
+tx_refused(TxObject *self)
+{
     if (self->reporting) {
         PyErr_SetString(PyExc_RuntimeError,
                         "a ByteTranscoder cannot transcode from inside its own callback");
-        return NULL;
+        return 1;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the ByteTranscoder is in use by another thread");
+        return 1;
     }
     if (self->kinds == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "ByteTranscoder: __init__ was not called");
-        return NULL;
+        return 1;
     }
-    int final = nargs > 1 ? PyObject_IsTrue(args[1]) : 0;
-    if (final < 0) {
-        return NULL;
+    return 0;
+}
+
+/* The most output bytes a call with ``n`` input bytes can give: the output carried from
+   a call whose callback raised, then ``growth`` per byte of the held input, the input
+   left by a failed unit and ``n``.  -1 (OverflowError) past PY_SSIZE_T_MAX. */
+static Py_ssize_t
+tx_bound(TxObject *self, Py_ssize_t n)
+{
+    Py_ssize_t carried = self->carry != NULL ? PyBytes_GET_SIZE(self->carry) : 0;
+    Py_ssize_t before = self->nheld + (self->unread != NULL ? PyBytes_GET_SIZE(self->unread) : 0);
+    Py_ssize_t grow = growth(self);
+    if (n < 0 || n > (PY_SSIZE_T_MAX - carried) / grow - before) {
+        PyErr_SetString(PyExc_OverflowError, "ByteTranscoder: the output would be too large");
+        return -1;
     }
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
-        return NULL;
-    }
+    return carried + grow * (n + before);
+}
+
+/* One call: transcodes d[0:nd) (``final``: the stream ends) into ``start``, which has
+   room for tx_bound(self, nd) bytes; *written is the output's length.  Returns 0, 1 (a
+   strict failure: the output before the unit is written) or -1 (an exception; when the
+   callback raised, the output so far, with the unit's replacement, is written and the
+   caller keeps it as ``carry``; *written is -1 for any other error). */
+static int
+tx_run(TxObject *self, const unsigned char *d, Py_ssize_t nd, int final, unsigned char *start,
+       Py_ssize_t *written)
+{
+    *written = -1;
     Py_XSETREF(self->failure, Py_NewRef(Py_None));
+    Py_ssize_t received = nd;
     /* With input left by a failed call, that input goes first (a copy: a rare path). */
     PyObject *joined = NULL;
-    const unsigned char *d = (const unsigned char *)view.buf;
-    Py_ssize_t nd = view.len;
     if (self->unread != NULL) {
         joined = PyBytes_FromStringAndSize(NULL, PyBytes_GET_SIZE(self->unread) + nd);
         if (joined == NULL) {
-            PyBuffer_Release(&view);
-            return NULL;
+            return -1;
         }
         memcpy(PyBytes_AS_STRING(joined), PyBytes_AS_STRING(self->unread),
                PyBytes_GET_SIZE(self->unread));
@@ -690,36 +732,13 @@ Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
         d = (const unsigned char *)PyBytes_AS_STRING(joined);
         nd = PyBytes_GET_SIZE(joined);
     }
-    long long base = self->position + view.len - nd; /* the offset of d[0] */
-    self->position += view.len;
-    PyBuffer_Release(&view);
+    long long base = self->position + received - nd; /* the offset of d[0] */
+    self->position += received;
 
-    Py_ssize_t carried = self->carry != NULL ? PyBytes_GET_SIZE(self->carry) : 0;
-    Py_ssize_t grow = growth(self);
-    /* The output is written into a buffer of the worst-case size, kept for the next
-       call, and copied into a bytes object of its exact size.  (A bytes object of the
-       worst-case size shrunk in place costs more: glibc serves each such allocation
-       with a fresh mmap, because the shrunk block it frees is smaller than the next
-       request, and the page faults of the fresh memory cost as much as the
-       transcoding.) */
-    if (nd > (PY_SSIZE_T_MAX - carried - 64) / grow - HELD_MAX) {
-        Py_XDECREF(joined);
-        return PyErr_NoMemory();
-    }
-    Py_ssize_t need = carried + grow * (nd + HELD_MAX) + 16;
-    if (need > self->scratch_size) {
-        PyMem_RawFree(self->scratch);
-        self->scratch = PyMem_RawMalloc((size_t)need);
-        self->scratch_size = self->scratch != NULL ? need : 0;
-        if (self->scratch == NULL) {
-            Py_XDECREF(joined);
-            return PyErr_NoMemory();
-        }
-    }
-    unsigned char *start = self->scratch, *o = start;
-    if (carried) {
-        memcpy(o, PyBytes_AS_STRING(self->carry), carried);
-        o += carried;
+    unsigned char *o = start;
+    if (self->carry != NULL) {
+        memcpy(o, PyBytes_AS_STRING(self->carry), PyBytes_GET_SIZE(self->carry));
+        o += PyBytes_GET_SIZE(self->carry);
         Py_CLEAR(self->carry);
     }
 
@@ -753,7 +772,7 @@ Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
         whole = 0;
     }
     if (!whole) {
-        rc = step(self, d + skip, nd - skip, base + skip, final, &o, &stop);
+        rc = step_maybe_nogil(self, d + skip, nd - skip, base + skip, final, &o, &stop);
         stop += skip;
         if (rc == 0) {
             memcpy(self->held, d + stop, (size_t)(nd - stop));
@@ -764,7 +783,66 @@ Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
     }
     Py_XDECREF(joined);
-    PyObject *out = PyBytes_FromStringAndSize((const char *)start, o - start);
+    *written = o - start;
+    return rc;
+}
+
+/* The input of a call: a buffer held until the call ends. */
+static int
+tx_input(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t final_at, Py_buffer *view,
+         int *final)
+{
+    *final = nargs > final_at ? PyObject_IsTrue(args[final_at]) : 0;
+    if (*final < 0) {
+        return -1;
+    }
+    return PyObject_GetBuffer(args[0], view, PyBUF_SIMPLE);
+}
+
+/* transcode(data, final=False) -> bytes */
+static PyObject *
+Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "transcode(data, final=False)");
+        return NULL;
+    }
+    if (tx_refused(self)) {
+        return NULL;
+    }
+    Py_buffer view;
+    int final;
+    if (tx_input(args, nargs, 1, &view, &final) < 0) {
+        return NULL;
+    }
+    /* The output is written into a buffer of the worst-case size, kept for the next
+       call, and copied into a bytes object of its exact size.  (A bytes object of the
+       worst-case size shrunk in place costs more: glibc serves each such allocation
+       with a fresh mmap, because the shrunk block it frees is smaller than the next
+       request, and the page faults of the fresh memory cost as much as the
+       transcoding.  transcode_into, into the caller's reused buffer, avoids both.) */
+    Py_ssize_t need = tx_bound(self, view.len);
+    if (need < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (need > self->scratch_size) {
+        PyMem_RawFree(self->scratch);
+        self->scratch = PyMem_RawMalloc((size_t)need + 1);
+        self->scratch_size = self->scratch != NULL ? need : 0;
+        if (self->scratch == NULL) {
+            PyBuffer_Release(&view);
+            return PyErr_NoMemory();
+        }
+    }
+    Py_ssize_t written;
+    int rc = tx_run(self, (const unsigned char *)view.buf, view.len, final, self->scratch,
+                    &written);
+    PyBuffer_Release(&view);
+    if (written < 0) {
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize((const char *)self->scratch, written);
     if (final && rc == 0) {
         /* The stream ended: nothing is kept. */
         PyMem_RawFree(self->scratch);
@@ -779,10 +857,106 @@ Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* transcode_into(data, out, offset=0, final=False) -> int */
+static PyObject *
+Tx_transcode_into(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || nargs > 4) {
+        PyErr_SetString(PyExc_TypeError, "transcode_into(data, out, offset=0, final=False)");
+        return NULL;
+    }
+    if (tx_refused(self)) {
+        return NULL;
+    }
+    Py_ssize_t offset = 0;
+    if (nargs > 2) {
+        offset = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
+        if (offset == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    Py_buffer view, outview;
+    int final;
+    if (tx_input(args, nargs, 3, &view, &final) < 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[1], &outview, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t need = tx_bound(self, view.len);
+    if (need < 0) {
+        goto end;
+    }
+    if (offset < 0 || offset > outview.len || outview.len - offset < need) {
+        PyErr_Format(PyExc_ValueError,
+                     "ByteTranscoder.transcode_into: %zd bytes of room needed at offset %zd "
+                     "of a buffer of %zd",
+                     need, offset, outview.len);
+        goto end;
+    }
+    unsigned char *dest = (unsigned char *)outview.buf + offset;
+    const unsigned char *src = (const unsigned char *)view.buf;
+    PyObject *copy = NULL;
+    if (src < dest + need && dest < src + view.len) {
+        /* The output would overwrite the input: the input is read from a copy. */
+        copy = PyBytes_FromStringAndSize((const char *)src, view.len);
+        if (copy == NULL) {
+            goto end;
+        }
+        src = (const unsigned char *)PyBytes_AS_STRING(copy);
+    }
+    Py_ssize_t written;
+    int rc = tx_run(self, src, view.len, final, dest, &written);
+    Py_XDECREF(copy);
+    if (rc < 0) {
+        if (written >= 0) {
+            /* The callback raised: the output so far comes first in the next call's. */
+            PyObject *type, *value, *traceback;
+            PyErr_Fetch(&type, &value, &traceback);
+            Py_XSETREF(self->carry, PyBytes_FromStringAndSize((const char *)dest, written));
+            if (self->carry == NULL) {
+                Py_XDECREF(type);
+                Py_XDECREF(value);
+                Py_XDECREF(traceback);
+                goto end;
+            }
+            PyErr_Restore(type, value, traceback);
+        }
+        goto end;
+    }
+    result = PyLong_FromSsize_t(written);
+end:
+    PyBuffer_Release(&outview);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* bound(n) -> int */
+static PyObject *
+Tx_bound(TxObject *self, PyObject *arg)
+{
+    Py_ssize_t n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "ByteTranscoder.bound: n must not be negative");
+        return NULL;
+    }
+    Py_ssize_t need = tx_bound(self, n);
+    return need < 0 ? NULL : PyLong_FromSsize_t(need);
+}
+
 static PyObject *
 Tx_drain(TxObject *self, PyObject *Py_UNUSED(ignored))
 {
     /* The units counted since the last drain, by kind, then the characters written. */
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the ByteTranscoder is in use by another thread");
+        return NULL;
+    }
     PyObject *t = PyTuple_New(TX_N_KINDS + 1);
     if (t == NULL) {
         return NULL;
@@ -835,6 +1009,10 @@ Tx_init(TxObject *self, PyObject *args, PyObject *kwds)
     PyObject *source, *target, *callback, *event_type, *kinds;
     const char *errors;
     long long position;
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the ByteTranscoder is in use by another thread");
+        return -1;
+    }
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOsOLOO!", kwlist, &source, &target, &errors,
                                      &callback, &position, &event_type, &PyTuple_Type, &kinds)) {
         return -1;
@@ -940,6 +1118,10 @@ Tx_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static PyMethodDef Tx_methods[] = {
     {"transcode", (PyCFunction)(void (*)(void))Tx_transcode, METH_FASTCALL,
      "transcode(data, final=False) -> bytes"},
+    {"transcode_into", (PyCFunction)(void (*)(void))Tx_transcode_into, METH_FASTCALL,
+     "transcode_into(data, out, offset=0, final=False) -> the bytes written at out[offset:]"},
+    {"bound", (PyCFunction)Tx_bound, METH_O,
+     "bound(n) -> the most bytes the next call with n input bytes can write"},
     {"drain", (PyCFunction)Tx_drain, METH_NOARGS,
      "drain() -> the units counted by kind and the characters written since the last drain"},
     {NULL, NULL, 0, NULL},

@@ -31,7 +31,7 @@ from ._native import ByteTranscoder as PyByteTranscoder
 from .events import Malformed
 
 if TYPE_CHECKING:
-    from _typeshed import ReadableBuffer
+    from _typeshed import ReadableBuffer, WriteableBuffer
 
 __all__ = [
     "COUNTED_KINDS",
@@ -62,6 +62,10 @@ class ByteTranscoder(Protocol):
     @property
     def reporting(self) -> int: ...
     def transcode(self, data: ReadableBuffer, final: bool = False, /) -> bytes: ...
+    def transcode_into(
+        self, data: ReadableBuffer, out: WriteableBuffer, offset: int = 0, final: bool = False, /
+    ) -> int: ...
+    def bound(self, n: int, /) -> int: ...
     def drain(self) -> tuple[int, ...]: ...
 
 
