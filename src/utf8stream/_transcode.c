@@ -330,15 +330,18 @@ from_utf8(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, 
             Py_ssize_t start = i;
             while (i + 16 <= n) {
                 __m128i v = _mm_loadu_si128((const __m128i *)(b + i));
-                if (_mm_movemask_epi8(v)) {
-                    break; /* the scalar loop below takes the ASCII bytes before it */
-                }
+                int mask = _mm_movemask_epi8(v);
                 __m128i lo = big ? _mm_unpacklo_epi8(zero, v) : _mm_unpacklo_epi8(v, zero);
                 __m128i hi = big ? _mm_unpackhi_epi8(zero, v) : _mm_unpackhi_epi8(v, zero);
+                /* The whole block is widened and stored even when only its first
+                   ``ascii`` bytes are ASCII: the bytes past them are overwritten next.
+                   There is room: each input byte gives at most ``width`` output bytes
+                   and the buffer has that for every byte (tx_bound), so the 16 bytes
+                   from i leave room for 16 * width bytes at o. */
+                int ascii = mask ? __builtin_ctz((unsigned int)mask) : 16;
                 if (width == 2) {
                     _mm_storeu_si128((__m128i *)o, lo);
                     _mm_storeu_si128((__m128i *)(o + 16), hi);
-                    o += 32;
                 }
                 else {
                     _mm_storeu_si128((__m128i *)o, big ? _mm_unpacklo_epi16(zero, lo)
@@ -349,9 +352,12 @@ from_utf8(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, 
                                                               : _mm_unpacklo_epi16(hi, zero));
                     _mm_storeu_si128((__m128i *)(o + 48), big ? _mm_unpackhi_epi16(zero, hi)
                                                               : _mm_unpackhi_epi16(hi, zero));
-                    o += 64;
                 }
-                i += 16;
+                o += ascii * width;
+                i += ascii;
+                if (mask) {
+                    break; /* a non-ASCII byte at i */
+                }
             }
             chars += i - start;
 #endif
@@ -469,13 +475,20 @@ from_utf16(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base,
         const __m128i zero = _mm_setzero_si128();
         while (i + 16 <= n) {
             __m128i v = _mm_loadu_si128((const __m128i *)(b + i));
-            if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, not_ascii), zero)) != 0xFFFF) {
-                break;
-            }
+            int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, not_ascii), zero));
             if (big) {
                 v = _mm_srli_epi16(v, 8);
             }
+            /* Stored whole, advanced by the ASCII units before the first other one (the
+               rest is overwritten next; 16 input bytes leave room for 48 at o). */
             _mm_storel_epi64((__m128i *)o, _mm_packus_epi16(v, v));
+            if (mask != 0xFFFF) {
+                int ascii = __builtin_ctz((unsigned int)~mask) / 2;
+                o += ascii;
+                i += 2 * ascii;
+                chars += ascii;
+                break;
+            }
             o += 8;
             i += 16;
             chars += 8;
