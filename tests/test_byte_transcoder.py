@@ -177,7 +177,7 @@ DIFFERENTIAL = settings(CORE, max_examples=examples(800))
 @DIFFERENTIAL
 @given(
     data=st.data(),
-    target=st.sampled_from(DIRECT_ENCODINGS),
+    target=st.sampled_from([*DIRECT_ENCODINGS, "utf-8"]),  # utf-8: the repair
     errors=st.sampled_from(["replace", "ignore", "strict"]),
     events=st.booleans(),
 )
@@ -316,8 +316,8 @@ def test_a_callback_cannot_transcode_with_its_own_transcoder(kind: Any) -> None:
 
 @pytest.mark.parametrize("kind", IMPLEMENTATIONS, ids=IDS)
 @pytest.mark.parametrize(("args", "error", "message"), [
-    (("utf-8", "utf-8", "replace"), ValueError, "one of source and target must be utf-8"),
-    (("utf-16-le", "utf-32-le", "replace"), ValueError, "one of source and target"),
+    (("utf-16-le", "utf-32-le", "replace"), ValueError, "source or target must be utf-8"),
+    (("utf-16-le", "utf-16-le", "replace"), ValueError, "source or target must be utf-8"),
     (("utf-8", "latin-1", "replace"), ValueError, "unsupported target encoding 'latin-1'"),
     (("cp1252", "utf-8", "replace"), ValueError, "unsupported source encoding 'cp1252'"),
     (("utf-8", "utf-16-le", "surrogateescape"), ValueError, "errors must be replace, ignore"),
@@ -339,7 +339,9 @@ def test_direct_names_the_pairs_it_can_do() -> None:
     assert direct("utf-8", "utf-16-le", "strict")
     assert direct("utf-32-be", "utf-8", "ignore")
     assert not direct("utf-8", "utf-16-le", "surrogateescape")
-    assert not direct("utf-8", "utf-8", "replace")
+    assert direct("utf-8", "utf-8", "replace")  # the repair
+    assert not direct("utf-8", "utf-8", "surrogateescape")
+    assert not direct("wtf-8", "utf-8", "replace")
     assert not direct("utf-16-le", "utf-16-be", "replace")
     assert not direct("utf-8", "utf-16", "replace")  # a BOM writer: the codec path
     with pytest.raises(ValueError, match="no byte transcoder"):

@@ -75,20 +75,40 @@ def test_between_codecs(tmp_path: Path, source: str, target: str) -> None:
 
 
 def test_constant_memory_reads_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every read is at most chunk_size: memory does not grow with the file."""
+    """Every read is at most chunk_size: memory does not grow with the file (the direct
+    path, which reads into a reused buffer, and the codec path)."""
+    from contextlib import contextmanager
+
     src, dst = tmp_path / "in", tmp_path / "out"
     src.write_bytes(("ž" * 100_000).encode())
     sizes: list[int] = []
-    real = files_module._chunks
+    real = files_module.open_binary
 
-    def spy(f, size, limit=None):  # type: ignore[no-untyped-def]
-        for chunk in real(f, size, limit):
-            sizes.append(len(chunk))
-            yield chunk
+    class Spy:
+        def __init__(self, f: Any) -> None:
+            self.f = f
 
-    monkeypatch.setattr(files_module, "_chunks", spy)
-    transcode_file(src, dst, chunk_size=1000)
-    assert max(sizes) <= 1000 and sum(sizes) == 200_000
+        def read(self, size: int) -> bytes:
+            data: bytes = self.f.read(size)
+            sizes.append(len(data))
+            return data
+
+        def readinto(self, buffer: Any) -> int:
+            n: int = self.f.readinto(buffer)
+            sizes.append(n)
+            return n
+
+    @contextmanager
+    def spy(path: str, mode: str) -> Any:
+        with real(path, mode) as f:
+            yield Spy(f)
+
+    monkeypatch.setattr(files_module, "open_binary", spy)
+    for options in ({}, {"target": "utf-16-le"}, {"errors": "surrogateescape"}):
+        sizes.clear()
+        transcode_file(src, dst, chunk_size=1000, **options)
+        assert max(sizes) <= 1000 and sum(sizes) == 200_000
+        assert dst.read_bytes() == ("ž" * 100_000).encode(options.get("target", "utf-8"))
 
 
 @settings(

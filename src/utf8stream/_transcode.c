@@ -1,4 +1,5 @@
-/* ByteTranscoder: UTF-8 to UTF-16LE/BE or UTF-32LE/BE and back, bytes to bytes.
+/* ByteTranscoder: UTF-8 to UTF-16LE/BE or UTF-32LE/BE and back, bytes to bytes; and UTF-8
+   to UTF-8, the repair (well-formed stretches copied, malformed units replaced).
 
  * Part of the optional accelerator (compiled into utf8stream._speedups; _speedups.c
  * registers the type).  The pure-Python twin is core/_native.py's ByteTranscoder.
@@ -593,12 +594,116 @@ done:
 
 #undef REVERSE_UNIT
 
+/* UTF-8 to UTF-8, the repair: well-formed stretches are copied as they are (found by
+   from_utf8's checks, without decoding), each malformed unit replaced by U+FFFD or
+   dropped; the units, events and held prefixes are from_utf8's. */
+static int
+utf8_repair(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, int final,
+            unsigned char **op, Py_ssize_t *stop)
+{
+    unsigned char *o = *op;
+    Py_ssize_t i = 0, copied = 0; /* b[copied:i) is well-formed and not written yet */
+    long long chars = 0;
+    int rc = 0;
+    while (i < n) {
+        unsigned int b0 = b[i];
+        if (b0 < 0x80) {
+#if TX_SSE2
+            while (i + 16 <= n) {
+                int mask = _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(b + i)));
+                if (mask) {
+                    int ascii = __builtin_ctz((unsigned int)mask);
+                    i += ascii;
+                    chars += ascii;
+                    break;
+                }
+                i += 16;
+                chars += 16;
+            }
+#endif
+            while (i < n && b[i] < 0x80) {
+                i++;
+                chars++;
+            }
+            continue;
+        }
+        Py_ssize_t run_start = i;
+        if (b0 < 0xE0) {
+            while (i + 1 < n) {
+                uint32_t c0 = b[i], c1 = b[i + 1];
+                if ((c0 & 0xE0) != 0xC0 || (c1 & 0xC0) != 0x80 || c0 < 0xC2) {
+                    break;
+                }
+                i += 2;
+                chars++;
+            }
+        }
+        else if (b0 < 0xF0) {
+            while (i + 2 < n) {
+                uint32_t c0 = b[i], c1 = b[i + 1], c2 = b[i + 2];
+                uint32_t cp = (c0 & 0x0F) << 12 | (c1 & 0x3F) << 6 | (c2 & 0x3F);
+                if ((c0 & 0xF0) != 0xE0 || ((c1 | c2 << 8) & 0xC0C0) != 0x8080 || cp < 0x800 ||
+                    cp - 0xD800 < 0x800) {
+                    break;
+                }
+                i += 3;
+                chars++;
+            }
+        }
+        else {
+            while (i + 3 < n) {
+                uint32_t c0 = b[i], c1 = b[i + 1], c2 = b[i + 2], c3 = b[i + 3];
+                uint32_t cp =
+                    (c0 & 0x07) << 18 | (c1 & 0x3F) << 12 | (c2 & 0x3F) << 6 | (c3 & 0x3F);
+                if ((c0 & 0xF8) != 0xF0 || ((c1 | c2 << 8 | c3 << 16) & 0xC0C0C0) != 0x808080 ||
+                    cp - 0x10000 >= 0x100000) {
+                    break;
+                }
+                i += 4;
+                chars++;
+            }
+        }
+        if (i > run_start) {
+            continue;
+        }
+        Py_ssize_t k = utf8_unit_at(b, i, n), end = i + k;
+        if (k < 0) {
+            if (!final) {
+                break; /* held */
+            }
+            end = n;
+        }
+        memcpy(o, b + copied, (size_t)(i - copied)); /* what precedes the unit */
+        o += i - copied;
+        rc = tx_unit(self, b + i, end - i, base + i, classify_utf8(b, n, i, end));
+        copied = i = end;
+        if (rc == 1) {
+            break;
+        }
+        if (self->policy == POLICY_REPLACE) {
+            o = put_utf8(o, 0xFFFD);
+            chars++;
+        }
+        if (rc < 0) {
+            break;
+        }
+    }
+    memcpy(o, b + copied, (size_t)(i - copied));
+    o += i - copied;
+    self->chars += chars;
+    *op = o;
+    *stop = i;
+    return rc;
+}
+
 static int
 step(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, int final,
      unsigned char **op, Py_ssize_t *stop)
 {
     if (self->source == ENC_UTF8) {
         switch (self->target) {
+        case ENC_UTF8:
+            return utf8_repair(self, b, n, base, final, op, stop);
         case ENC_UTF16LE:
             return from_utf8(self, b, n, base, final, op, stop, 2, 0);
         case ENC_UTF16BE:
@@ -1034,9 +1139,8 @@ Tx_init(TxObject *self, PyObject *args, PyObject *kwds)
     if (t < 0) {
         return -1;
     }
-    if ((s == ENC_UTF8) == (t == ENC_UTF8)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "ByteTranscoder: one of source and target must be utf-8, not both");
+    if (s != ENC_UTF8 && t != ENC_UTF8) {
+        PyErr_SetString(PyExc_ValueError, "ByteTranscoder: source or target must be utf-8");
         return -1;
     }
     int policy;

@@ -1,14 +1,15 @@
 """Large files: lazy transcoding in constant memory, in parallel at character boundaries.
 
 A file is read in chunks and each chunk goes through a ``Transcoder``; memory is one chunk
-(plus what the codecs hold, a few bytes).  UTF-8 to or from UTF-16/UTF-32 with ``errors``
-replace, ignore or strict skips the text: a ``ByteTranscoder`` (``core/direct.py``) turns
-each chunk's bytes into the output bytes in one call, with the same output, events and
-counts.  With ``workers > 1`` and a UTF-8-family source,
-the file is cut at character boundaries (``boundaries.split_points``, from bytes read
-around each cut: no ``mmap``) into
-pieces of at most ``PIECE_BYTES``; worker processes transcode the pieces and write their
-output in order, so the output file is the sequential one byte for byte.
+(plus what the codecs hold, a few bytes).  UTF-8 to or from UTF-16/UTF-32, and UTF-8 to
+UTF-8 (the repair), with ``errors`` replace, ignore or strict skip the text: a
+``ByteTranscoder`` (``core/direct.py``) turns each chunk's bytes into the output bytes in
+one call, with the same output, events and counts, into reused buffers (a writer thread
+writes one while the next chunk is transcoded).  With ``workers > 1`` and a UTF-8-family
+source, the file is cut at character boundaries (``boundaries.split_points``, from bytes
+read around each cut: no ``mmap``) into pieces of at most ``PIECE_BYTES``; worker
+processes transcode the pieces and write their output in order, so the output file is the
+sequential one byte for byte.
 
 Only the start of the stream is special: the BOM policy applies to the first piece (and
 a target codec that writes a BOM writes it there only), and the other pieces keep

@@ -187,8 +187,8 @@ class ByteTranscoder:
         for what, name in (("source", source), ("target", target)):
             if name not in _BYTE_ENCODINGS:
                 raise ValueError(f"ByteTranscoder: unsupported {what} encoding {name!r}")
-        if (source == "utf-8") == (target == "utf-8"):
-            raise ValueError("ByteTranscoder: one of source and target must be utf-8, not both")
+        if "utf-8" not in (source, target):
+            raise ValueError("ByteTranscoder: source or target must be utf-8")
         if errors not in _BYTE_POLICIES:
             raise ValueError(
                 f"ByteTranscoder: errors must be replace, ignore or strict, not {errors!r}"
