@@ -695,3 +695,20 @@ def test_a_one_worker_run_starts_without_the_parallel_machinery(tmp_path: Path) 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
     assert done.stdout.decode().strip() == "[]"
     assert (tmp_path / "out").read_bytes() == "kůň".encode("utf-16-le")
+
+
+def test_a_pool_broken_between_two_pieces_is_a_worker_error() -> None:
+    """A worker that dies just after another piece's result came back makes the next
+    submission raise BrokenProcessPool: a WorkerError (one line, exit status 2), not a
+    traceback."""
+    from collections import deque
+    from concurrent.futures.process import BrokenProcessPool
+
+    class Broken:
+        def submit(self, *args: object) -> None:
+            raise BrokenProcessPool("A child process terminated abruptly")
+
+    window: deque[Any] = deque()
+    with pytest.raises(WorkerError, match="worker process died"):
+        files_module._submit(Broken(), iter([(3, ("job",))]), window)  # type: ignore[arg-type]
+    assert not window

@@ -535,7 +535,9 @@ class _DirectRun:
         self.partial_output = out
         raise self._error(failure, out)
 
-    def transcode_into(self, data: memoryview, out: bytearray, final: bool = False) -> int:
+    def transcode_into(
+        self, data: memoryview, out: bytearray | memoryview, final: bool = False
+    ) -> int:
         """``transcode`` writing into ``out`` (from its start), which must have room for
         ``bound(len(data))`` bytes; the number of bytes written."""
         if self._at_text_start or self._first_call:  # the BOM policy: once, on bytes
@@ -1148,21 +1150,31 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
         run = _new_run(source, target, errors, bom, unmappable, counter, start, on_final=keep)
     error: Utf8DecodeError | UnmappableCharacterError | None = None
     out = io.BytesIO()
+    size = 0
     try:
         written = False
         try:
             with open(path, "rb") as f:
                 f.seek(start)
                 try:
-                    _transcode_stream(f, out, run, chunk_size, end - start, _check_stopped)
+                    if isinstance(run, _DirectRun):
+                        size = _direct_piece(f, run, chunk_size, end - start)
+                    else:
+                        _transcode_stream(f, out, run, chunk_size, end - start, _check_stopped)
                 except Utf8DecodeError as exc:
                     error = Utf8DecodeError(
                         Malformed(exc.offset + start, exc.malformed.data, exc.kind), exc.partial
                     )
+                    size = _piece_size
                 except UnmappableCharacterError as exc:
                     error = exc  # its index is within the piece: the parent adds the rest
-            with out.getbuffer() as piece:  # written from where it is, not copied first
-                _write_in_turn(index, dst, piece, error is not None)
+            if isinstance(run, _DirectRun):
+                with memoryview(_piece_buffers[1]) as view, view[:size] as piece:
+                    _write_in_turn(index, dst, piece, error is not None)
+            else:
+                size = out.tell()
+                with out.getbuffer() as piece:  # written from where it is, not copied first
+                    _write_in_turn(index, dst, piece, error is not None)
             written = True
         finally:
             if not written and _turns is not None and not _turns.stopped.value:
@@ -1170,7 +1182,7 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
     except _Stopped:
         return None
     return _PieceResult(
-        out.tell(),
+        size,
         run.text_characters,
         run.counts(),
         events if want_events else None,
@@ -1178,6 +1190,47 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
         error,
         run.unmappable,
     )
+
+
+#: A worker's input and output buffers, reused by every piece it transcodes directly.
+_piece_buffers: list[bytearray] = [bytearray(), bytearray()]
+#: The output of the piece being transcoded so far (what precedes a strict failure).
+_piece_size = 0
+
+
+def _direct_piece(f: BinaryIO, run: _DirectRun, chunk_size: int, length: int) -> int:
+    """Worker: a piece of ``length`` bytes through a ``_DirectRun``, chunk by chunk from
+    the reused input buffer into the reused output buffer (``_piece_buffers``), at
+    increasing offsets: no writer thread, no growing ``BytesIO``.  The output's length
+    (also in ``_piece_size``, with the output before a strict failure, when it raises)."""
+    global _piece_size
+    _piece_size = 0
+    inbuf, out = _piece_buffers
+    if len(inbuf) < chunk_size:
+        inbuf = _piece_buffers[0] = bytearray(chunk_size)
+    # Enough for the whole piece: what each call can give (its bound) never exceeds what
+    # the bytes not yet written can give.
+    need = run.bound(length)
+    if len(out) < need:
+        out = _piece_buffers[1] = bytearray(need)
+    readinto: Callable[[memoryview], int | None] = cast(Any, f).readinto
+    done = 0
+    with memoryview(inbuf) as inview, memoryview(out) as outview:
+        final = False
+        while not final:
+            n = readinto(inview[: min(chunk_size, length - done)]) if done < length else 0
+            final = not n
+            try:
+                size = run.transcode_into(inview[: n or 0], outview[_piece_size:], final)
+            except UnicodeDecodeError:
+                partial = run.partial_output  # all before the error, as iconv
+                outview[_piece_size : _piece_size + len(partial)] = partial
+                _piece_size += len(partial)
+                raise
+            _piece_size += size
+            done += n or 0
+            _check_stopped(done)
+    return _piece_size
 
 
 #: Bytes read on each side of a cut to find the character boundary before it (a
@@ -1348,10 +1401,20 @@ def _submit(
     queue: Iterator[tuple[int, _Job]],
     window: deque[tuple[int, Future[_PieceResult | None]]],
 ) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
     item = next(queue, None)
     if item is not None:
         index, job = item
-        window.append((index, pool.submit(_transcode_piece, job)))
+        try:
+            future = pool.submit(_transcode_piece, job)
+        except BrokenProcessPool:
+            # A worker died after the result just collected was sent: the pool
+            # refuses new pieces (this raised, a traceback, before).
+            raise WorkerError(
+                "a worker process died (killed, or out of memory); the run was stopped"
+            ) from None
+        window.append((index, future))
 
 
 class _NextByte:
