@@ -673,8 +673,10 @@ utf8_repair(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base
             }
             end = n;
         }
-        memcpy(o, b + copied, (size_t)(i - copied)); /* what precedes the unit */
-        o += i - copied;
+        if (i > copied) {
+            memcpy(o, b + copied, (size_t)(i - copied)); /* what precedes the unit */
+            o += i - copied;
+        }
         rc = tx_unit(self, b + i, end - i, base + i, classify_utf8(b, n, i, end));
         copied = i = end;
         if (rc == 1) {
@@ -688,8 +690,10 @@ utf8_repair(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base
             break;
         }
     }
-    memcpy(o, b + copied, (size_t)(i - copied));
-    o += i - copied;
+    if (i > copied) { /* (an empty chunk may come with a null pointer) */
+        memcpy(o, b + copied, (size_t)(i - copied));
+        o += i - copied;
+    }
     self->chars += chars;
     *op = o;
     *stop = i;
