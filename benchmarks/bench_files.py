@@ -13,7 +13,9 @@ peer is CPython's incremental decoder with errors="replace" in a 64 KiB streamin
 Outputs go to a directory in RAM (/dev/shm; said loudly when there is none), are compared
 byte for byte before anything is timed, and the rounds are interleaved (peer, ours -j1,
 ours -j2).
-Ratio = peer time / our time, median of the rounds (higher is better).
+Ratio = peer time / our time, median of the rounds (higher is better).  Then the CPU seconds
+(user + system) of each side, per MB of input, and the cores each of ours kept busy (CPU
+seconds / wall seconds): on a loaded machine these say more than the wall-clock times.
 
 Following: a writer process appends log lines as fast as it can for a few seconds while
 `follow()` reads them (`async for`); it reports the writer's rate, how far behind the
@@ -76,8 +78,13 @@ class Side:
     cmd: list[str]
     stdout: bool = False
 
-    def run(self, out: Path) -> float:
-        """Run it once writing ``out``; the seconds it took."""
+    def run(self, out: Path) -> tuple[float, float]:
+        """Run it once writing ``out``, a new file (an old one is removed first, untimed:
+        freeing its pages would be charged to whoever replaces it); the seconds it took,
+        wall clock and CPU (user + system, of the command and every process it waited
+        for: a parallel run's workers, a writer thread)."""
+        out.unlink(missing_ok=True)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         if self.stdout:
             with open(out, "wb") as f:
@@ -87,7 +94,10 @@ class Side:
                 raise SystemExit(f"{self.label} failed: exit status {done.returncode}")
         else:
             subprocess.run([*self.cmd, str(out)], check=True)
-        return time.perf_counter() - start
+        wall = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        return wall, cpu
 
 
 def _first_difference(a: Path, b: Path) -> int:
@@ -212,9 +222,10 @@ def _compare_transcoders(
     if not with_iconv:
         print("iconv is not installed: its cases are left out")
     print(
-        f"{'case':42} {'peer s':>7} {'-j1 s':>7} {'ratio':>6} {'-j2 s':>7} {'ratio':>6}"
+        f"{'case':46} {'peer s':>7} {'-j1 s':>7} {'ratio':>6} {'-j2 s':>7} {'ratio':>6}"
         "   (ratio = peer / ours, median; best in brackets)"
     )
+    cpu_lines = []
     for label, path, peer, our_args in cases:
         if peer is None:
             continue
@@ -225,19 +236,38 @@ def _compare_transcoders(
         ]
         _check_same_output(sides, outputs)
         times: list[list[float]] = [[] for _ in sides]
+        cpus: list[list[float]] = [[] for _ in sides]
         out = outputs / "out"
         for _ in range(repeat):
-            for side, taken in zip(sides, times, strict=True):
-                taken.append(side.run(out))
+            for side, taken, cpu in zip(sides, times, cpus, strict=True):
+                wall, used = side.run(out)
+                taken.append(wall)
+                cpu.append(used)
         out.unlink()
         median = [statistics.median(t) for t in times]
         best = [min(t) for t in times]
         print(
-            f"{label:42} {median[0]:7.2f} {median[1]:7.2f} {median[0] / median[1]:6.2f} "
+            f"{label:46} {median[0]:7.2f} {median[1]:7.2f} {median[0] / median[1]:6.2f} "
             f"{median[2]:7.2f} {median[0] / median[2]:6.2f}   "
             f"[{best[0]:.2f} {best[1]:.2f} {best[0] / best[1]:.2f} {best[2]:.2f} "
             f"{best[0] / best[2]:.2f}]"
         )
+        mb = path.stat().st_size / 1e6
+        cpu_median = [statistics.median(c) for c in cpus]
+        cpu_lines.append(
+            f"{label:46} "
+            + " ".join(f"{c:7.2f} {c / mb * 1e3:6.2f}" for c in cpu_median)
+            + f"  {cpu_median[0] / cpu_median[1]:5.2f} {cpu_median[1] / cpu_median[2]:5.2f}"
+            + f"  {cpu_median[1] / median[1]:4.2f} {cpu_median[2] / median[2]:4.2f}"
+        )
+    print(
+        "CPU seconds (user + system, the process and all it waited for; median), and ms per"
+        " MB of input:\n"
+        f"{'case':46} {'peer s':>7} {'ms/MB':>6} {'-j1 s':>7} {'ms/MB':>6} {'-j2 s':>7}"
+        f" {'ms/MB':>6}  {'peer/-j1':>5} {'-j1/-j2':>5}  {'cores used -j1 -j2':>4}"
+    )
+    for line in cpu_lines:
+        print(line)
 
 
 @contextmanager

@@ -77,21 +77,54 @@ def str_path(data: bytes, source: str, target: str, errors: str) -> tuple[bytes,
     return data.decode(source, "test.byte-transcoder.record").encode(target), events
 
 
+def transcode_into(transcoder: Any, buffer: bytearray, chunk: bytes, final: bool) -> bytes:
+    """``transcode`` through ``transcode_into``, at an offset of a reused buffer of
+    exactly the room ``bound`` asks for (the bytes around it must stay untouched)."""
+    need = transcoder.bound(len(chunk))
+    offset = len(chunk) % 3  # 0, 1 or 2: unaligned as well
+    if len(buffer) < offset + need + 1:
+        buffer.extend(b"\xaa" * (offset + need + 1 - len(buffer)))
+    view = memoryview(buffer)[: offset + need]
+    buffer[offset + need] = 0xAA
+    try:
+        written = transcoder.transcode_into(chunk, view, offset, final)
+    finally:
+        view.release()
+    assert 0 <= written <= need
+    assert buffer[offset + need] == 0xAA
+    return bytes(buffer[offset : offset + written])
+
+
 def run(
-    kind: Any, source: str, target: str, errors: str, chunks: list[bytes], events: bool
+    kind: Any,
+    source: str,
+    target: str,
+    errors: str,
+    chunks: list[bytes],
+    events: bool,
+    into: bool = False,
 ) -> tuple[list[Any], list[Malformed], tuple[int, ...]]:
-    """Every step of a run: each call's output, failure, held bytes and position; a call
-    that failed (strict) is followed by empty calls until none fails."""
+    """Every step of a run: each call's output, failure, held bytes, position and bound
+    for the next chunk; a call that failed (strict) is followed by empty calls until none
+    fails.  ``into``: the output is written by ``transcode_into`` into a reused buffer."""
     seen: list[Malformed] = []
     transcoder = kind(
         source, target, errors, seen.append if events else None, 0, Malformed, ACCEL_KINDS
     )
     steps: list[Any] = []
+    buffer = bytearray()
     for i, chunk in enumerate([*chunks, b""]):
         final = i == len(chunks)
         while True:
-            out = transcoder.transcode(chunk, final)
-            steps.append((out, transcoder.failure, transcoder.buffered, transcoder.position))
+            bound = transcoder.bound(len(chunk))
+            if into:
+                out = transcode_into(transcoder, buffer, chunk, final)
+            else:
+                out = transcoder.transcode(chunk, final)
+            assert len(out) <= bound
+            steps.append(
+                (out, transcoder.failure, transcoder.buffered, transcoder.position, bound)
+            )
             if transcoder.failure is None:
                 break
             chunk = b""
@@ -100,7 +133,11 @@ def run(
 
 def both(source: str, target: str, errors: str, chunks: list[bytes], events: bool) -> Any:
     """The run of each implementation; they must agree on every step."""
-    runs = [run(kind, source, target, errors, chunks, events) for kind in IMPLEMENTATIONS]
+    runs = [
+        run(kind, source, target, errors, chunks, events, into)
+        for kind in IMPLEMENTATIONS
+        for into in (False, True)
+    ]
     for other in runs[1:]:
         assert other == runs[0]
     return runs[0]
@@ -130,7 +167,7 @@ def check(
     assert counts == expected_counts
     text = output.decode(target)
     assert drained[-1] == len(text)
-    assert steps[-1][2:] == (0, len(data))  # nothing held at the end; every byte counted
+    assert steps[-1][2:4] == (0, len(data))  # nothing held at the end; every byte counted
 
 
 #: Each example draws its encoding, policy, chunking and whether events are wanted.
@@ -140,7 +177,7 @@ DIFFERENTIAL = settings(CORE, max_examples=examples(800))
 @DIFFERENTIAL
 @given(
     data=st.data(),
-    target=st.sampled_from(DIRECT_ENCODINGS),
+    target=st.sampled_from([*DIRECT_ENCODINGS, "utf-8"]),  # utf-8: the repair
     errors=st.sampled_from(["replace", "ignore", "strict"]),
     events=st.booleans(),
 )
@@ -244,7 +281,8 @@ def test_a_raising_callback_loses_nothing(
     with pytest.raises(Boom):
         t.transcode(b"")  # the rest of the first call, up to the second unit
     out = t.transcode(b"", True)
-    assert out == "ab\ufffdcd\ufffdef".encode(target)[-len(out) :]
+    # The output of both calls that raised comes first, none of it lost.
+    assert out == "ab\ufffdcd\ufffdef".encode(target)
     assert len(seen) == 2
     assert t.buffered == 0
 
@@ -278,8 +316,8 @@ def test_a_callback_cannot_transcode_with_its_own_transcoder(kind: Any) -> None:
 
 @pytest.mark.parametrize("kind", IMPLEMENTATIONS, ids=IDS)
 @pytest.mark.parametrize(("args", "error", "message"), [
-    (("utf-8", "utf-8", "replace"), ValueError, "one of source and target must be utf-8"),
-    (("utf-16-le", "utf-32-le", "replace"), ValueError, "one of source and target"),
+    (("utf-16-le", "utf-32-le", "replace"), ValueError, "source or target must be utf-8"),
+    (("utf-16-le", "utf-16-le", "replace"), ValueError, "source or target must be utf-8"),
     (("utf-8", "latin-1", "replace"), ValueError, "unsupported target encoding 'latin-1'"),
     (("cp1252", "utf-8", "replace"), ValueError, "unsupported source encoding 'cp1252'"),
     (("utf-8", "utf-16-le", "surrogateescape"), ValueError, "errors must be replace, ignore"),
@@ -301,7 +339,9 @@ def test_direct_names_the_pairs_it_can_do() -> None:
     assert direct("utf-8", "utf-16-le", "strict")
     assert direct("utf-32-be", "utf-8", "ignore")
     assert not direct("utf-8", "utf-16-le", "surrogateescape")
-    assert not direct("utf-8", "utf-8", "replace")
+    assert direct("utf-8", "utf-8", "replace")  # the repair
+    assert not direct("utf-8", "utf-8", "surrogateescape")
+    assert not direct("wtf-8", "utf-8", "replace")
     assert not direct("utf-16-le", "utf-16-be", "replace")
     assert not direct("utf-8", "utf-16", "replace")  # a BOM writer: the codec path
     with pytest.raises(ValueError, match="no byte transcoder"):
@@ -323,3 +363,127 @@ def test_past_the_accelerators_offsets_python_takes_over() -> None:
     assert isinstance(made, _native.ByteTranscoder)
     assert made.transcode(b"\xff", True) == "\ufffd".encode("utf-32-le")
     assert events == [Malformed(far, b"\xff", K.INVALID_BYTE)]
+
+
+# -- transcode_into: the caller's reused buffer ---------------------------------------
+
+
+@pytest.mark.parametrize("kind", IMPLEMENTATIONS, ids=IDS)
+def test_transcode_into_refuses_too_little_room_and_does_nothing(kind: Any) -> None:
+    t = kind("utf-8", "utf-16-le", "replace", None, 0, Malformed, ACCEL_KINDS)
+    assert t.bound(3) == 6
+    out = bytearray(10)
+    for offset in (-1, 5, 11):
+        with pytest.raises(ValueError, match="room"):
+            t.transcode_into(b"abc", out, offset)
+    with pytest.raises(BufferError):
+        t.transcode_into(b"abc", bytes(8))
+    assert (t.position, t.buffered, out) == (0, 0, bytearray(10))
+    assert t.transcode_into(b"ab\xe2\x82", out, 2) == 4  # "ab", the cut euro sign held
+    assert out == bytearray(b"\0\0a\0b\0\0\0\0\0")
+    assert t.bound(1) == 2 * (1 + 2)  # the two held bytes count
+    assert t.transcode_into(b"\xac", out, 0, True) == 2
+    assert out[:2] == "€".encode("utf-16-le")
+
+
+@pytest.mark.parametrize("kind", IMPLEMENTATIONS, ids=IDS)
+def test_transcode_into_keeps_the_output_before_a_raising_callback(kind: Any) -> None:
+    def callback(event: Malformed) -> None:
+        raise Boom
+
+    t = kind("utf-8", "utf-32-le", "replace", callback, 0, Malformed, ACCEL_KINDS)
+    out = bytearray(64)
+    with pytest.raises(Boom):
+        t.transcode_into(b"ab\xffc", out)
+    assert t.bound(1) == len("ab\ufffd".encode("utf-32-le")) + 4 * (1 + 1)  # carry, "c", "d"
+    n = t.transcode_into(b"d", out, 0, True)
+    assert bytes(out[:n]) == "ab\ufffdcd".encode("utf-32-le")
+
+
+@pytest.mark.parametrize("kind", IMPLEMENTATIONS, ids=IDS)
+def test_transcode_into_the_buffer_that_holds_the_input(kind: Any) -> None:
+    """Input and output in one buffer, overlapping: the input is read as it was."""
+    text = "žluťoučký kůň 🐴 " * 3
+    data = text.encode("utf-16-le")
+    buffer = bytearray(data) + bytearray(len(data) * 3)
+    t = kind("utf-16-le", "utf-8", "strict", None, 0, Malformed, ACCEL_KINDS)
+    with memoryview(buffer) as view:
+        n = t.transcode_into(view[: len(data)], buffer, 1, True)
+    assert bytes(buffer[1 : 1 + n]) == text.encode("utf-8")
+
+
+@pytest.mark.parametrize("kind", IMPLEMENTATIONS, ids=IDS)
+@pytest.mark.parametrize("target", DIRECT_ENCODINGS)
+def test_big_chunks_from_several_threads(kind: Any, target: str) -> None:
+    """Chunks past the size where C releases the GIL, four transcoders in four threads at
+    once, each through both entry points: the str path's output and counts."""
+    import threading
+
+    unit = "ASCII text, žluťoučký kůň, 日本語, 🐴🐴 ".encode() + b"\xff\xe2\x82"
+    data = unit * 20_000  # about 1 MiB
+    chunk = 100_000
+    expected, events = str_path(data, "utf-8", target, "replace")
+    results: dict[int, Any] = {}
+
+    def work(index: int) -> None:
+        try:
+            results[index] = transcode_all(index)
+        except BaseException as exc:  # the test sees it
+            results[index] = exc
+
+    def transcode_all(index: int) -> tuple[bytes, tuple[int, ...]]:
+        there = kind("utf-8", target, "replace", None, 0, Malformed, ACCEL_KINDS)
+        buffer = bytearray()
+        out = []
+        for i in range(0, len(data), chunk):
+            if index % 2:
+                buffer.extend(bytes(max(0, there.bound(chunk) - len(buffer))))
+                n = there.transcode_into(data[i : i + chunk], buffer)
+                out.append(bytes(buffer[:n]))
+            else:
+                out.append(there.transcode(data[i : i + chunk]))
+        out.append(there.transcode(b"", True))
+        return b"".join(out), there.drain()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    counts = [0] * len(ACCEL_KINDS)
+    for event in events:
+        counts[ACCEL_KINDS.index(event.kind)] += 1
+    chars = len(data.decode("utf-8", "replace"))
+    assert results == {i: (expected, (*counts, chars)) for i in range(4)}
+
+
+@pytest.mark.parametrize("kind", IMPLEMENTATIONS[1:], ids=IDS[1:])  # C only
+def test_a_call_without_the_gil_keeps_other_threads_out(kind: Any) -> None:
+    """While a long call runs without the GIL, its transcoder refuses other threads'
+    calls (RuntimeError) instead of racing it; the long call's result is untouched."""
+    import threading
+
+    t = kind("utf-8", "utf-32-be", "replace", None, 0, Malformed, ACCEL_KINDS)
+    data = "é🐴x".encode() * 2_000_000  # 14 MB: long enough to be caught running
+    done = threading.Event()
+    refused: list[str] = []
+    result: list[bytes] = []
+
+    def long_call() -> None:
+        result.append(t.transcode(data, True))
+        done.set()
+
+    thread = threading.Thread(target=long_call)
+    thread.start()
+    while not done.is_set():
+        for call in (lambda: t.transcode(b"a"), t.drain, lambda: t.transcode_into(b"", b"")):
+            try:
+                call()
+            except RuntimeError as exc:
+                refused.append(str(exc))
+                continue
+            except (ValueError, BufferError):
+                pass
+    thread.join()
+    assert set(refused) <= {"the ByteTranscoder is in use by another thread"}
+    assert result[0][: 12 * 4] == "é🐴x".encode("utf-32-be") * 4

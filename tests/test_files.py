@@ -75,20 +75,40 @@ def test_between_codecs(tmp_path: Path, source: str, target: str) -> None:
 
 
 def test_constant_memory_reads_in_chunks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every read is at most chunk_size: memory does not grow with the file."""
+    """Every read is at most chunk_size: memory does not grow with the file (the direct
+    path, which reads into a reused buffer, and the codec path)."""
+    from contextlib import contextmanager
+
     src, dst = tmp_path / "in", tmp_path / "out"
     src.write_bytes(("ž" * 100_000).encode())
     sizes: list[int] = []
-    real = files_module._chunks
+    real = files_module.open_binary
 
-    def spy(f, size, limit=None):  # type: ignore[no-untyped-def]
-        for chunk in real(f, size, limit):
-            sizes.append(len(chunk))
-            yield chunk
+    class Spy:
+        def __init__(self, f: Any) -> None:
+            self.f = f
 
-    monkeypatch.setattr(files_module, "_chunks", spy)
-    transcode_file(src, dst, chunk_size=1000)
-    assert max(sizes) <= 1000 and sum(sizes) == 200_000
+        def read(self, size: int) -> bytes:
+            data: bytes = self.f.read(size)
+            sizes.append(len(data))
+            return data
+
+        def readinto(self, buffer: Any) -> int:
+            n: int = self.f.readinto(buffer)
+            sizes.append(n)
+            return n
+
+    @contextmanager
+    def spy(path: str, mode: str) -> Any:
+        with real(path, mode) as f:
+            yield Spy(f)
+
+    monkeypatch.setattr(files_module, "open_binary", spy)
+    for options in ({}, {"target": "utf-16-le"}, {"errors": "surrogateescape"}):
+        sizes.clear()
+        transcode_file(src, dst, chunk_size=1000, **options)
+        assert max(sizes) <= 1000 and sum(sizes) == 200_000
+        assert dst.read_bytes() == ("ž" * 100_000).encode(options.get("target", "utf-8"))
 
 
 @settings(
@@ -380,7 +400,7 @@ def test_unusable_options_fail_before_any_file_is_touched(
 def test_a_failing_worker_stops_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # Forked workers inherit the patched method: the piece at 3000 and later ones fail.
     fork = multiprocessing.get_context("fork")
-    monkeypatch.setattr(files_module.multiprocessing, "get_context", lambda: fork)
+    monkeypatch.setattr(multiprocessing, "get_context", lambda: fork)
     monkeypatch.setattr(files_module, "PIECE_BYTES", 1000)
     # Both kinds of run (UTF-8 to UTF-16 is a direct one).
     for run_type in (files_module._Run, files_module._DirectRun):
@@ -481,7 +501,7 @@ def test_direct_runs_build_no_text(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         raise AssertionError("the str path was used")
 
     fork = multiprocessing.get_context("fork")  # the workers inherit the patch
-    monkeypatch.setattr(files_module.multiprocessing, "get_context", lambda: fork)
+    monkeypatch.setattr(multiprocessing, "get_context", lambda: fork)
     monkeypatch.setattr(files_module.Transcoder, "transcode", refused)
     monkeypatch.setattr(files_module, "PIECE_BYTES", 1000)
     text = "Grüße, 世界 😀 " * 300
@@ -539,3 +559,156 @@ def test_direct_strict_stops_at_the_first_unit(tmp_path: Path) -> None:
         transcode_file(src, tmp_path / "out", source="utf-16-le", errors="strict", chunk_size=3)
     assert codec_info.value.reason == "illegal encoding (the unit at byte offset 6)"
     assert codec_info.value.object == b"\x00\xdc"
+
+
+# -- the one-worker direct path, the parallel cuts, start-up --------------------------
+
+
+@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.lists(
+        st.sampled_from([*FRAGMENTS, b"\xed\xa0\xbd\xed\xb8\x80", b"\xc0\x80", b"\xed\xb0\x80"]),
+        max_size=120,
+    ).map(b"".join),
+    pieces=st.integers(1, 9),
+    variant=st.sampled_from(["utf-8", "wtf-8", "cesu-8", "mutf-8"]),
+)
+def test_piece_points_are_split_points(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, data: bytes, pieces: int, variant: str
+) -> None:
+    """The cuts found from a few bytes read around each are those ``split_points`` finds
+    in the whole file."""
+    from utf8stream import split_points
+
+    src = tmp_path / "in"
+    src.write_bytes(data)
+    monkeypatch.setattr(files_module, "PIECE_BYTES", max(1, -(-len(data) // pieces)))
+    points = files_module._piece_points(str(src), len(data), 1, variant)
+    expected_pieces = max(1, -(-len(data) // files_module.PIECE_BYTES))
+    assert points == sorted(set(split_points(data, expected_pieces, variant=variant)))
+
+
+def test_piece_points_of_a_file_cut_short_under_us(tmp_path: Path) -> None:
+    """A log truncated after its size was taken: cuts past its end are its end (no
+    memory map, so no SIGBUS), and the pieces still cover what is there."""
+    src = tmp_path / "in"
+    src.write_bytes("žluťoučký kůň ".encode() * 100)  # 2,100 bytes
+    points = files_module._piece_points(str(src), 4_000, 4, "utf-8")
+    assert points == [0, 1_000, 2_000, 3_000, 4_000]  # the last two pieces are empty
+    src.write_bytes(b"")
+    assert files_module._piece_points(str(src), 4_000, 4, "utf-8") == [
+        0,
+        1_000,
+        2_000,
+        3_000,
+        4_000,
+    ]
+
+
+def test_a_parallel_run_over_a_file_cut_short_under_us(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The size was taken before the file (a log) was truncated: the run transcodes what
+    is there, as the sequential run does, without a crash."""
+    text = "žluťoučký kůň 🐴 " * 500
+    src = tmp_path / "in"
+    src.write_bytes(text.encode())
+    real = len(text.encode())
+    getsize = files_module.os.path.getsize
+    monkeypatch.setattr(
+        files_module.os.path, "getsize", lambda p: 4 * real if str(p) == str(src) else getsize(p)
+    )
+    monkeypatch.setattr(files_module, "PIECE_BYTES", 2_000)
+    summary = transcode_file(src, tmp_path / "out", target="utf-16-le", chunk_size=500, workers=2)
+    assert (tmp_path / "out").read_bytes() == text.encode("utf-16-le")
+    assert summary.bytes_out == len(text.encode("utf-16-le"))
+    assert summary.malformed == {}
+
+
+def test_direct_strict_failure_in_a_later_chunk_writes_what_precedes_it(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Past the first chunk (the reused buffers), a strict unit still stops the run with
+    the output before it written to a stream, as iconv does, and a file left alone."""
+    from utf8stream import Utf8DecodeError
+
+    good = "žluťoučký kůň 🐴 ".encode() * 200  # 4,400 bytes
+    src = tmp_path / "in"
+    src.write_bytes(good + b"\xf0\x9f" + b"more")
+    with pytest.raises(Utf8DecodeError) as info:
+        transcode_file(src, "-", target="utf-16-be", errors="strict", chunk_size=1000)
+    assert info.value.malformed == Malformed(
+        len(good), b"\xf0\x9f", MalformedKind.INCOMPLETE_SEQUENCE
+    )
+    assert capfdbinary.readouterr().out == good.decode().encode("utf-16-be")
+    (tmp_path / "out").write_bytes(b"before")
+    with pytest.raises(Utf8DecodeError):
+        transcode_file(src, tmp_path / "out", target="utf-16-be", errors="strict", chunk_size=1000)
+    assert (tmp_path / "out").read_bytes() == b"before"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]  # no temporary left
+
+
+def test_a_failed_write_stops_a_direct_run(tmp_path: Path) -> None:
+    """The writer thread's error reaches the caller; the destination is untouched."""
+
+    class Full:
+        def __init__(self) -> None:
+            self.writes = 0
+
+        def write(self, data: Any) -> int:
+            self.writes += 1
+            if self.writes == 3:
+                raise OSError(28, "No space left on device")
+            return len(data)
+
+    src = tmp_path / "in"
+    src.write_bytes("kůň ".encode() * 10_000)
+    run = files_module._new_run(
+        "utf-8", "utf-16-le", "replace", "keep", "strict", files_module._Counter(None)
+    )
+    assert isinstance(run, files_module._DirectRun)
+    sink = Full()
+    with open(src, "rb") as f, pytest.raises(OSError, match="No space"):
+        files_module._transcode_stream(f, sink, run, 1000, None, None)  # type: ignore[arg-type]
+    assert sink.writes == 3  # nothing written after the failure
+
+
+def test_a_one_worker_run_starts_without_the_parallel_machinery(tmp_path: Path) -> None:
+    """The CLI's default run imports neither multiprocessing, concurrent.futures nor
+    secrets (start-up time counts against iconv on every file)."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "in"
+    src.write_bytes("kůň".encode())
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['utf8stream', 'transcode', '-t', 'utf-16-le', {str(src)!r},"
+        f" '-o', {str(tmp_path / 'out')!r}]\n"
+        "try:\n"
+        "    runpy.run_module('utf8stream', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print(sorted(m for m in ('multiprocessing', 'concurrent.futures', 'secrets', 'mmap')"
+        " if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    assert done.stdout.decode().strip() == "[]"
+    assert (tmp_path / "out").read_bytes() == "kůň".encode("utf-16-le")
+
+
+def test_a_pool_broken_between_two_pieces_is_a_worker_error() -> None:
+    """A worker that dies just after another piece's result came back makes the next
+    submission raise BrokenProcessPool: a WorkerError (one line, exit status 2), not a
+    traceback."""
+    from collections import deque
+    from concurrent.futures.process import BrokenProcessPool
+
+    class Broken:
+        def submit(self, *args: object) -> None:
+            raise BrokenProcessPool("A child process terminated abruptly")
+
+    window: deque[Any] = deque()
+    with pytest.raises(WorkerError, match="worker process died"):
+        files_module._submit(Broken(), iter([(3, ("job",))]), window)  # type: ignore[arg-type]
+    assert not window

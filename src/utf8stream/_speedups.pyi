@@ -3,6 +3,8 @@
 from collections.abc import Awaitable, Callable
 from typing import Any, Generic, TypeVar
 
+from _typeshed import ReadableBuffer, WriteableBuffer
+
 from .core.events import Malformed, MalformedKind
 
 _T = TypeVar("_T")
@@ -90,4 +92,8 @@ class ByteTranscoder:
         kinds: tuple[MalformedKind, ...],
     ) -> None: ...
     def transcode(self, data: bytes, final: bool = False, /) -> bytes: ...
+    def transcode_into(
+        self, data: ReadableBuffer, out: WriteableBuffer, offset: int = 0, final: bool = False, /
+    ) -> int: ...
+    def bound(self, n: int, /) -> int: ...
     def drain(self) -> tuple[int, ...]: ...

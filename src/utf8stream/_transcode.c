@@ -1,4 +1,5 @@
-/* ByteTranscoder: UTF-8 to UTF-16LE/BE or UTF-32LE/BE and back, bytes to bytes.
+/* ByteTranscoder: UTF-8 to UTF-16LE/BE or UTF-32LE/BE and back, bytes to bytes; and UTF-8
+   to UTF-8, the repair (well-formed stretches copied, malformed units replaced).
 
  * Part of the optional accelerator (compiled into utf8stream._speedups; _speedups.c
  * registers the type).  The pure-Python twin is core/_native.py's ByteTranscoder.
@@ -82,6 +83,7 @@ typedef struct {
     long long counts[TX_N_KINDS];
     long long chars; /* characters written since the last drain */
     int reporting;   /* the callback is running: calls are refused */
+    int busy;        /* a call runs without the GIL: other threads are refused */
     /* Where a call writes its output before it is copied into the bytes returned: kept
        from call to call until the end of the stream (see Tx_transcode). */
     unsigned char *scratch;
@@ -329,15 +331,18 @@ from_utf8(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, 
             Py_ssize_t start = i;
             while (i + 16 <= n) {
                 __m128i v = _mm_loadu_si128((const __m128i *)(b + i));
-                if (_mm_movemask_epi8(v)) {
-                    break; /* the scalar loop below takes the ASCII bytes before it */
-                }
+                int mask = _mm_movemask_epi8(v);
                 __m128i lo = big ? _mm_unpacklo_epi8(zero, v) : _mm_unpacklo_epi8(v, zero);
                 __m128i hi = big ? _mm_unpackhi_epi8(zero, v) : _mm_unpackhi_epi8(v, zero);
+                /* The whole block is widened and stored even when only its first
+                   ``ascii`` bytes are ASCII: the bytes past them are overwritten next.
+                   There is room: each input byte gives at most ``width`` output bytes
+                   and the buffer has that for every byte (tx_bound), so the 16 bytes
+                   from i leave room for 16 * width bytes at o. */
+                int ascii = mask ? __builtin_ctz((unsigned int)mask) : 16;
                 if (width == 2) {
                     _mm_storeu_si128((__m128i *)o, lo);
                     _mm_storeu_si128((__m128i *)(o + 16), hi);
-                    o += 32;
                 }
                 else {
                     _mm_storeu_si128((__m128i *)o, big ? _mm_unpacklo_epi16(zero, lo)
@@ -348,9 +353,12 @@ from_utf8(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, 
                                                               : _mm_unpacklo_epi16(hi, zero));
                     _mm_storeu_si128((__m128i *)(o + 48), big ? _mm_unpackhi_epi16(zero, hi)
                                                               : _mm_unpackhi_epi16(hi, zero));
-                    o += 64;
                 }
-                i += 16;
+                o += ascii * width;
+                i += ascii;
+                if (mask) {
+                    break; /* a non-ASCII byte at i */
+                }
             }
             chars += i - start;
 #endif
@@ -468,13 +476,20 @@ from_utf16(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base,
         const __m128i zero = _mm_setzero_si128();
         while (i + 16 <= n) {
             __m128i v = _mm_loadu_si128((const __m128i *)(b + i));
-            if (_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, not_ascii), zero)) != 0xFFFF) {
-                break;
-            }
+            int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, not_ascii), zero));
             if (big) {
                 v = _mm_srli_epi16(v, 8);
             }
+            /* Stored whole, advanced by the ASCII units before the first other one (the
+               rest is overwritten next; 16 input bytes leave room for 48 at o). */
             _mm_storel_epi64((__m128i *)o, _mm_packus_epi16(v, v));
+            if (mask != 0xFFFF) {
+                int ascii = __builtin_ctz((unsigned int)~mask) / 2;
+                o += ascii;
+                i += 2 * ascii;
+                chars += ascii;
+                break;
+            }
             o += 8;
             i += 16;
             chars += 8;
@@ -579,12 +594,120 @@ done:
 
 #undef REVERSE_UNIT
 
+/* UTF-8 to UTF-8, the repair: well-formed stretches are copied as they are (found by
+   from_utf8's checks, without decoding), each malformed unit replaced by U+FFFD or
+   dropped; the units, events and held prefixes are from_utf8's. */
+static int
+utf8_repair(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, int final,
+            unsigned char **op, Py_ssize_t *stop)
+{
+    unsigned char *o = *op;
+    Py_ssize_t i = 0, copied = 0; /* b[copied:i) is well-formed and not written yet */
+    long long chars = 0;
+    int rc = 0;
+    while (i < n) {
+        unsigned int b0 = b[i];
+        if (b0 < 0x80) {
+#if TX_SSE2
+            while (i + 16 <= n) {
+                int mask = _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(b + i)));
+                if (mask) {
+                    int ascii = __builtin_ctz((unsigned int)mask);
+                    i += ascii;
+                    chars += ascii;
+                    break;
+                }
+                i += 16;
+                chars += 16;
+            }
+#endif
+            while (i < n && b[i] < 0x80) {
+                i++;
+                chars++;
+            }
+            continue;
+        }
+        Py_ssize_t run_start = i;
+        if (b0 < 0xE0) {
+            while (i + 1 < n) {
+                uint32_t c0 = b[i], c1 = b[i + 1];
+                if ((c0 & 0xE0) != 0xC0 || (c1 & 0xC0) != 0x80 || c0 < 0xC2) {
+                    break;
+                }
+                i += 2;
+                chars++;
+            }
+        }
+        else if (b0 < 0xF0) {
+            while (i + 2 < n) {
+                uint32_t c0 = b[i], c1 = b[i + 1], c2 = b[i + 2];
+                uint32_t cp = (c0 & 0x0F) << 12 | (c1 & 0x3F) << 6 | (c2 & 0x3F);
+                if ((c0 & 0xF0) != 0xE0 || ((c1 | c2 << 8) & 0xC0C0) != 0x8080 || cp < 0x800 ||
+                    cp - 0xD800 < 0x800) {
+                    break;
+                }
+                i += 3;
+                chars++;
+            }
+        }
+        else {
+            while (i + 3 < n) {
+                uint32_t c0 = b[i], c1 = b[i + 1], c2 = b[i + 2], c3 = b[i + 3];
+                uint32_t cp =
+                    (c0 & 0x07) << 18 | (c1 & 0x3F) << 12 | (c2 & 0x3F) << 6 | (c3 & 0x3F);
+                if ((c0 & 0xF8) != 0xF0 || ((c1 | c2 << 8 | c3 << 16) & 0xC0C0C0) != 0x808080 ||
+                    cp - 0x10000 >= 0x100000) {
+                    break;
+                }
+                i += 4;
+                chars++;
+            }
+        }
+        if (i > run_start) {
+            continue;
+        }
+        Py_ssize_t k = utf8_unit_at(b, i, n), end = i + k;
+        if (k < 0) {
+            if (!final) {
+                break; /* held */
+            }
+            end = n;
+        }
+        if (i > copied) {
+            memcpy(o, b + copied, (size_t)(i - copied)); /* what precedes the unit */
+            o += i - copied;
+        }
+        rc = tx_unit(self, b + i, end - i, base + i, classify_utf8(b, n, i, end));
+        copied = i = end;
+        if (rc == 1) {
+            break;
+        }
+        if (self->policy == POLICY_REPLACE) {
+            o = put_utf8(o, 0xFFFD);
+            chars++;
+        }
+        if (rc < 0) {
+            break;
+        }
+    }
+    if (i > copied) { /* (an empty chunk may come with a null pointer) */
+        memcpy(o, b + copied, (size_t)(i - copied));
+        o += i - copied;
+    }
+    self->chars += chars;
+    *op = o;
+    *stop = i;
+    return rc;
+}
+
 static int
 step(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, int final,
      unsigned char **op, Py_ssize_t *stop)
 {
     if (self->source == ENC_UTF8) {
         switch (self->target) {
+        case ENC_UTF8:
+            return utf8_repair(self, b, n, base, final, op, stop);
         case ENC_UTF16LE:
             return from_utf8(self, b, n, base, final, op, stop, 2, 0);
         case ENC_UTF16BE:
@@ -646,41 +769,82 @@ keep_unread(TxObject *self, const unsigned char *held, Py_ssize_t nheld,
     return 0;
 }
 
-/* transcode(data, final=False) -> bytes */
-static PyObject *
-Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
+/* Below this many input bytes a call keeps the GIL (releasing it costs more). */
+#define NOGIL_MIN 16384
+
+/* step(), without the GIL when nothing in it can touch a Python object: no callback
+   and not strict, so that tx_unit only counts (``busy`` keeps other threads out). */
+static int
+step_maybe_nogil(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base,
+                 int final, unsigned char **op, Py_ssize_t *stop)
 {
-    if (nargs < 1 || nargs > 2) {
-        PyErr_SetString(PyExc_TypeError, "transcode(data, final=False)");
-        return NULL;
+    if (n < NOGIL_MIN || self->callback != Py_None || self->policy == POLICY_STRICT) {
+        return step(self, b, n, base, final, op, stop);
     }
+    int rc;
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS
+    rc = step(self, b, n, base, final, op, stop);
+    Py_END_ALLOW_THREADS
+    self->busy = 0;
+    return rc;
+}
+
+/* The calls a transcoder refuses: from its own callback, from another thread while a
+   call runs without the GIL, before __init__. */
+static int
+tx_refused(TxObject *self)
+{
     if (self->reporting) {
         PyErr_SetString(PyExc_RuntimeError,
                         "a ByteTranscoder cannot transcode from inside its own callback");
-        return NULL;
+        return 1;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the ByteTranscoder is in use by another thread");
+        return 1;
     }
     if (self->kinds == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "ByteTranscoder: __init__ was not called");
-        return NULL;
+        return 1;
     }
-    int final = nargs > 1 ? PyObject_IsTrue(args[1]) : 0;
-    if (final < 0) {
-        return NULL;
+    return 0;
+}
+
+/* The most output bytes a call with ``n`` input bytes can give: the output carried from
+   a call whose callback raised, then ``growth`` per byte of the held input, the input
+   left by a failed unit and ``n``.  -1 (OverflowError) past PY_SSIZE_T_MAX. */
+static Py_ssize_t
+tx_bound(TxObject *self, Py_ssize_t n)
+{
+    Py_ssize_t carried = self->carry != NULL ? PyBytes_GET_SIZE(self->carry) : 0;
+    Py_ssize_t before = self->nheld + (self->unread != NULL ? PyBytes_GET_SIZE(self->unread) : 0);
+    Py_ssize_t grow = growth(self);
+    if (n < 0 || n > (PY_SSIZE_T_MAX - carried) / grow - before) {
+        PyErr_SetString(PyExc_OverflowError, "ByteTranscoder: the output would be too large");
+        return -1;
     }
-    Py_buffer view;
-    if (PyObject_GetBuffer(args[0], &view, PyBUF_SIMPLE) < 0) {
-        return NULL;
-    }
+    return carried + grow * (n + before);
+}
+
+/* One call: transcodes d[0:nd) (``final``: the stream ends) into ``start``, which has
+   room for tx_bound(self, nd) bytes; *written is the output's length.  Returns 0, 1 (a
+   strict failure: the output before the unit is written) or -1 (an exception; when the
+   callback raised, the output so far, with the unit's replacement, is written and the
+   caller keeps it as ``carry``; *written is -1 for any other error). */
+static int
+tx_run(TxObject *self, const unsigned char *d, Py_ssize_t nd, int final, unsigned char *start,
+       Py_ssize_t *written)
+{
+    *written = -1;
     Py_XSETREF(self->failure, Py_NewRef(Py_None));
+    Py_ssize_t received = nd;
     /* With input left by a failed call, that input goes first (a copy: a rare path). */
     PyObject *joined = NULL;
-    const unsigned char *d = (const unsigned char *)view.buf;
-    Py_ssize_t nd = view.len;
     if (self->unread != NULL) {
         joined = PyBytes_FromStringAndSize(NULL, PyBytes_GET_SIZE(self->unread) + nd);
         if (joined == NULL) {
-            PyBuffer_Release(&view);
-            return NULL;
+            return -1;
         }
         memcpy(PyBytes_AS_STRING(joined), PyBytes_AS_STRING(self->unread),
                PyBytes_GET_SIZE(self->unread));
@@ -690,36 +854,13 @@ Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
         d = (const unsigned char *)PyBytes_AS_STRING(joined);
         nd = PyBytes_GET_SIZE(joined);
     }
-    long long base = self->position + view.len - nd; /* the offset of d[0] */
-    self->position += view.len;
-    PyBuffer_Release(&view);
+    long long base = self->position + received - nd; /* the offset of d[0] */
+    self->position += received;
 
-    Py_ssize_t carried = self->carry != NULL ? PyBytes_GET_SIZE(self->carry) : 0;
-    Py_ssize_t grow = growth(self);
-    /* The output is written into a buffer of the worst-case size, kept for the next
-       call, and copied into a bytes object of its exact size.  (A bytes object of the
-       worst-case size shrunk in place costs more: glibc serves each such allocation
-       with a fresh mmap, because the shrunk block it frees is smaller than the next
-       request, and the page faults of the fresh memory cost as much as the
-       transcoding.) */
-    if (nd > (PY_SSIZE_T_MAX - carried - 64) / grow - HELD_MAX) {
-        Py_XDECREF(joined);
-        return PyErr_NoMemory();
-    }
-    Py_ssize_t need = carried + grow * (nd + HELD_MAX) + 16;
-    if (need > self->scratch_size) {
-        PyMem_RawFree(self->scratch);
-        self->scratch = PyMem_RawMalloc((size_t)need);
-        self->scratch_size = self->scratch != NULL ? need : 0;
-        if (self->scratch == NULL) {
-            Py_XDECREF(joined);
-            return PyErr_NoMemory();
-        }
-    }
-    unsigned char *start = self->scratch, *o = start;
-    if (carried) {
-        memcpy(o, PyBytes_AS_STRING(self->carry), carried);
-        o += carried;
+    unsigned char *o = start;
+    if (self->carry != NULL) {
+        memcpy(o, PyBytes_AS_STRING(self->carry), PyBytes_GET_SIZE(self->carry));
+        o += PyBytes_GET_SIZE(self->carry);
         Py_CLEAR(self->carry);
     }
 
@@ -753,7 +894,7 @@ Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
         whole = 0;
     }
     if (!whole) {
-        rc = step(self, d + skip, nd - skip, base + skip, final, &o, &stop);
+        rc = step_maybe_nogil(self, d + skip, nd - skip, base + skip, final, &o, &stop);
         stop += skip;
         if (rc == 0) {
             memcpy(self->held, d + stop, (size_t)(nd - stop));
@@ -764,7 +905,66 @@ Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
     }
     Py_XDECREF(joined);
-    PyObject *out = PyBytes_FromStringAndSize((const char *)start, o - start);
+    *written = o - start;
+    return rc;
+}
+
+/* The input of a call: a buffer held until the call ends. */
+static int
+tx_input(PyObject *const *args, Py_ssize_t nargs, Py_ssize_t final_at, Py_buffer *view,
+         int *final)
+{
+    *final = nargs > final_at ? PyObject_IsTrue(args[final_at]) : 0;
+    if (*final < 0) {
+        return -1;
+    }
+    return PyObject_GetBuffer(args[0], view, PyBUF_SIMPLE);
+}
+
+/* transcode(data, final=False) -> bytes */
+static PyObject *
+Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "transcode(data, final=False)");
+        return NULL;
+    }
+    if (tx_refused(self)) {
+        return NULL;
+    }
+    Py_buffer view;
+    int final;
+    if (tx_input(args, nargs, 1, &view, &final) < 0) {
+        return NULL;
+    }
+    /* The output is written into a buffer of the worst-case size, kept for the next
+       call, and copied into a bytes object of its exact size.  (A bytes object of the
+       worst-case size shrunk in place costs more: glibc serves each such allocation
+       with a fresh mmap, because the shrunk block it frees is smaller than the next
+       request, and the page faults of the fresh memory cost as much as the
+       transcoding.  transcode_into, into the caller's reused buffer, avoids both.) */
+    Py_ssize_t need = tx_bound(self, view.len);
+    if (need < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    if (need > self->scratch_size) {
+        PyMem_RawFree(self->scratch);
+        self->scratch = PyMem_RawMalloc((size_t)need + 1);
+        self->scratch_size = self->scratch != NULL ? need : 0;
+        if (self->scratch == NULL) {
+            PyBuffer_Release(&view);
+            return PyErr_NoMemory();
+        }
+    }
+    Py_ssize_t written;
+    int rc = tx_run(self, (const unsigned char *)view.buf, view.len, final, self->scratch,
+                    &written);
+    PyBuffer_Release(&view);
+    if (written < 0) {
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize((const char *)self->scratch, written);
     if (final && rc == 0) {
         /* The stream ended: nothing is kept. */
         PyMem_RawFree(self->scratch);
@@ -779,10 +979,106 @@ Tx_transcode(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
     return out;
 }
 
+/* transcode_into(data, out, offset=0, final=False) -> int */
+static PyObject *
+Tx_transcode_into(TxObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 2 || nargs > 4) {
+        PyErr_SetString(PyExc_TypeError, "transcode_into(data, out, offset=0, final=False)");
+        return NULL;
+    }
+    if (tx_refused(self)) {
+        return NULL;
+    }
+    Py_ssize_t offset = 0;
+    if (nargs > 2) {
+        offset = PyNumber_AsSsize_t(args[2], PyExc_OverflowError);
+        if (offset == -1 && PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    Py_buffer view, outview;
+    int final;
+    if (tx_input(args, nargs, 3, &view, &final) < 0) {
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[1], &outview, PyBUF_WRITABLE) < 0) {
+        PyBuffer_Release(&view);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Py_ssize_t need = tx_bound(self, view.len);
+    if (need < 0) {
+        goto end;
+    }
+    if (offset < 0 || offset > outview.len || outview.len - offset < need) {
+        PyErr_Format(PyExc_ValueError,
+                     "ByteTranscoder.transcode_into: %zd bytes of room needed at offset %zd "
+                     "of a buffer of %zd",
+                     need, offset, outview.len);
+        goto end;
+    }
+    unsigned char *dest = (unsigned char *)outview.buf + offset;
+    const unsigned char *src = (const unsigned char *)view.buf;
+    PyObject *copy = NULL;
+    if (src < dest + need && dest < src + view.len) {
+        /* The output would overwrite the input: the input is read from a copy. */
+        copy = PyBytes_FromStringAndSize((const char *)src, view.len);
+        if (copy == NULL) {
+            goto end;
+        }
+        src = (const unsigned char *)PyBytes_AS_STRING(copy);
+    }
+    Py_ssize_t written;
+    int rc = tx_run(self, src, view.len, final, dest, &written);
+    Py_XDECREF(copy);
+    if (rc < 0) {
+        if (written >= 0) {
+            /* The callback raised: the output so far comes first in the next call's. */
+            PyObject *type, *value, *traceback;
+            PyErr_Fetch(&type, &value, &traceback);
+            Py_XSETREF(self->carry, PyBytes_FromStringAndSize((const char *)dest, written));
+            if (self->carry == NULL) {
+                Py_XDECREF(type);
+                Py_XDECREF(value);
+                Py_XDECREF(traceback);
+                goto end;
+            }
+            PyErr_Restore(type, value, traceback);
+        }
+        goto end;
+    }
+    result = PyLong_FromSsize_t(written);
+end:
+    PyBuffer_Release(&outview);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* bound(n) -> int */
+static PyObject *
+Tx_bound(TxObject *self, PyObject *arg)
+{
+    Py_ssize_t n = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "ByteTranscoder.bound: n must not be negative");
+        return NULL;
+    }
+    Py_ssize_t need = tx_bound(self, n);
+    return need < 0 ? NULL : PyLong_FromSsize_t(need);
+}
+
 static PyObject *
 Tx_drain(TxObject *self, PyObject *Py_UNUSED(ignored))
 {
     /* The units counted since the last drain, by kind, then the characters written. */
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the ByteTranscoder is in use by another thread");
+        return NULL;
+    }
     PyObject *t = PyTuple_New(TX_N_KINDS + 1);
     if (t == NULL) {
         return NULL;
@@ -835,6 +1131,10 @@ Tx_init(TxObject *self, PyObject *args, PyObject *kwds)
     PyObject *source, *target, *callback, *event_type, *kinds;
     const char *errors;
     long long position;
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError, "the ByteTranscoder is in use by another thread");
+        return -1;
+    }
     if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOsOLOO!", kwlist, &source, &target, &errors,
                                      &callback, &position, &event_type, &PyTuple_Type, &kinds)) {
         return -1;
@@ -843,9 +1143,8 @@ Tx_init(TxObject *self, PyObject *args, PyObject *kwds)
     if (t < 0) {
         return -1;
     }
-    if ((s == ENC_UTF8) == (t == ENC_UTF8)) {
-        PyErr_SetString(PyExc_ValueError,
-                        "ByteTranscoder: one of source and target must be utf-8, not both");
+    if (s != ENC_UTF8 && t != ENC_UTF8) {
+        PyErr_SetString(PyExc_ValueError, "ByteTranscoder: source or target must be utf-8");
         return -1;
     }
     int policy;
@@ -940,6 +1239,10 @@ Tx_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 static PyMethodDef Tx_methods[] = {
     {"transcode", (PyCFunction)(void (*)(void))Tx_transcode, METH_FASTCALL,
      "transcode(data, final=False) -> bytes"},
+    {"transcode_into", (PyCFunction)(void (*)(void))Tx_transcode_into, METH_FASTCALL,
+     "transcode_into(data, out, offset=0, final=False) -> the bytes written at out[offset:]"},
+    {"bound", (PyCFunction)Tx_bound, METH_O,
+     "bound(n) -> the most bytes the next call with n input bytes can write"},
     {"drain", (PyCFunction)Tx_drain, METH_NOARGS,
      "drain() -> the units counted by kind and the characters written since the last drain"},
     {NULL, NULL, 0, NULL},

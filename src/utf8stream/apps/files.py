@@ -1,13 +1,15 @@
 """Large files: lazy transcoding in constant memory, in parallel at character boundaries.
 
 A file is read in chunks and each chunk goes through a ``Transcoder``; memory is one chunk
-(plus what the codecs hold, a few bytes).  UTF-8 to or from UTF-16/UTF-32 with ``errors``
-replace, ignore or strict skips the text: a ``ByteTranscoder`` (``core/direct.py``) turns
-each chunk's bytes into the output bytes in one call, with the same output, events and
-counts.  With ``workers > 1`` and a UTF-8-family source,
-the file is cut at character boundaries (``boundaries.split_points`` on an ``mmap``) into
-pieces of at most ``PIECE_BYTES``; worker processes transcode the pieces and write their
-output in order, so the output file is the sequential one byte for byte.
+(plus what the codecs hold, a few bytes).  UTF-8 to or from UTF-16/UTF-32, and UTF-8 to
+UTF-8 (the repair), with ``errors`` replace, ignore or strict skip the text: a
+``ByteTranscoder`` (``core/direct.py``) turns each chunk's bytes into the output bytes in
+one call, with the same output, events and counts, into reused buffers (a writer thread
+writes one while the next chunk is transcoded).  With ``workers > 1`` and a UTF-8-family
+source, the file is cut at character boundaries (``boundaries.split_points``, from bytes
+read around each cut: no ``mmap``) into pieces of at most ``PIECE_BYTES``; worker
+processes transcode the pieces and write their output in order, so the output file is the
+sequential one byte for byte.
 
 Only the start of the stream is special: the BOM policy applies to the first piece (and
 a target codec that writes a BOM writes it there only), and the other pieces keep
@@ -30,24 +32,19 @@ import codecs
 import contextvars
 import io
 import itertools
-import mmap
-import multiprocessing
 import os
-import secrets
 import signal
 import stat
 import sys
 import unicodedata
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import Future, ProcessPoolExecutor, ThreadPoolExecutor
-from concurrent.futures.process import BrokenProcessPool
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
-from ..core.boundaries import rejoined_event, split_points
+from ..core.boundaries import rejoined_event, variant_char_start
 from ..core.decoder import Utf8Decoder
 from ..core.direct import COUNTED_KINDS, byte_transcoder, direct
 from ..core.encoder import Utf8Encoder
@@ -56,7 +53,12 @@ from ..core.transcoder import Transcoder
 from ..core.variants import VARIANTS
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future, ProcessPoolExecutor
+
     from ..aio.streams import Utf8ReceiveStream
+
+# multiprocessing and concurrent.futures are imported where they are used: a one-worker
+# run (the CLI's default) does not pay for them at start-up.
 
 __all__ = [
     "UNMAPPABLE_POLICIES",
@@ -523,22 +525,46 @@ class _DirectRun:
         self._drain()
         return self._characters
 
-    def transcode(self, data: bytes, final: bool = False) -> bytes:
+    def transcode(self, data: bytes | memoryview, final: bool = False) -> bytes:
         transcoder = self.transcoder
-        if final and self.on_final is not None and self.source == "utf-8":
-            held = transcoder.buffered
-            if held and not data:
-                cut = self._tail[len(self._tail) - held :]
-                end = self.start + self.fed
-                self.on_final(Malformed(end - held, cut, MalformedKind.TRUNCATED_AT_END))
-        self.fed += len(data)
-        self._tail = (self._tail + data[-3:])[-3:]
+        self._before(data, final)
         out = self._bom_policy(transcoder.transcode(data, final), final)
         failure = transcoder.failure
         if failure is None:
             return out
         self.partial_output = out
         raise self._error(failure, out)
+
+    def transcode_into(
+        self, data: memoryview, out: bytearray | memoryview, final: bool = False
+    ) -> int:
+        """``transcode`` writing into ``out`` (from its start), which must have room for
+        ``bound(len(data))`` bytes; the number of bytes written."""
+        if self._at_text_start or self._first_call:  # the BOM policy: once, on bytes
+            result = self.transcode(data, final)
+            out[: len(result)] = result
+            return len(result)
+        self._before(data, final)
+        written = self.transcoder.transcode_into(data, out, 0, final)
+        failure = self.transcoder.failure
+        if failure is None:
+            return written
+        self.partial_output = bytes(out[:written])
+        raise self._error(failure, self.partial_output)
+
+    def bound(self, n: int) -> int:
+        """Room ``transcode_into`` needs for ``n`` input bytes."""
+        return self.transcoder.bound(n) + len(self._codec_bom) + len(self._bom_to_add)
+
+    def _before(self, data: bytes | memoryview, final: bool) -> None:
+        if final and self.on_final is not None and self.source == "utf-8":
+            held = self.transcoder.buffered
+            if held and not data:
+                cut = self._tail[len(self._tail) - held :]
+                end = self.start + self.fed
+                self.on_final(Malformed(end - held, cut, MalformedKind.TRUNCATED_AT_END))
+        self.fed += len(data)
+        self._tail = (self._tail + data[-3:])[-3:]
 
     def counts(self) -> dict[MalformedKind, int]:
         self._drain()
@@ -616,30 +642,60 @@ def _chunks(f: BinaryIO, size: int, limit: int | None = None) -> Iterator[bytes]
 
 
 class _Writer:
-    """Writes in a background thread, so the next chunk is transcoded meanwhile.
+    """Writes in a thread of its own, so the next chunk is read and transcoded meanwhile.
 
-    The file system call releases the GIL; on two cores writing the output (often the
-    larger side: UTF-16 doubles ASCII) then overlaps decoding and encoding.  At most
-    two chunks wait, so memory stays bounded.
+    The file system call releases the GIL (and so does the C transcoder): on two cores
+    writing the output (often the larger side: UTF-16 doubles ASCII) overlaps reading
+    and transcoding.  ``write`` returns an event set once the data is written (or given
+    up after a failed write): a reused buffer may be filled again only then.  At most
+    two writes wait, so memory stays bounded.  A failed write is raised by the next
+    ``write`` or by ``close``; after one, nothing more is written.
     """
 
     def __init__(self, dst: BinaryIO) -> None:
-        self._dst = dst
-        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="utf8stream-writer")
-        self._pending: deque[Future[int]] = deque()
+        import queue
+        import threading
 
-    def write(self, data: bytes) -> None:
-        if len(self._pending) >= 2:
-            self._pending.popleft().result()
-        self._pending.append(self._pool.submit(self._dst.write, data))
+        self._dst = dst
+        self._jobs: queue.SimpleQueue[tuple[Any, threading.Event] | None] = queue.SimpleQueue()
+        self._pending: deque[threading.Event] = deque()
+        self._error: BaseException | None = None
+        self._event = threading.Event
+        self._thread = threading.Thread(target=self._run, name="utf8stream-writer", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while (job := self._jobs.get()) is not None:
+            data, done = job
+            try:
+                if self._error is None:
+                    self._dst.write(data)
+            except BaseException as exc:  # raised in the caller's thread
+                self._error = exc
+            finally:
+                del data
+                done.set()
+
+    def write(self, data: bytes | memoryview) -> Any:
+        """Queue ``data``; the event set when it is written."""
+        while len(self._pending) >= 2:
+            self._pending.popleft().wait()
+        self._check()
+        done = self._event()
+        self._pending.append(done)
+        self._jobs.put((data, done))
+        return done
+
+    def _check(self) -> None:
+        if self._error is not None:
+            raise self._error  # and later writes are given up too
 
     def close(self) -> None:
         """Wait for every write (re-raising a failed one)."""
-        try:
-            while self._pending:
-                self._pending.popleft().result()
-        finally:
-            self._pool.shutdown(wait=True)
+        self._jobs.put(None)
+        self._thread.join()
+        self._pending.clear()
+        self._check()
 
 
 def _transcode_stream(
@@ -651,6 +707,8 @@ def _transcode_stream(
     progress: Callable[[int], object] | None,
 ) -> tuple[int, int]:
     """Copy ``src`` to ``dst`` through ``run``; return (bytes in, bytes out)."""
+    if isinstance(run, _DirectRun) and hasattr(src, "readinto"):
+        return _transcode_direct(src, dst, run, chunk_size, limit, progress)
     bytes_in = bytes_out = 0
     writer = _Writer(dst)
     try:
@@ -664,6 +722,60 @@ def _transcode_stream(
     finally:
         writer.close()
     return bytes_in, bytes_out + len(out)
+
+
+def _transcode_direct(
+    src: BinaryIO,
+    dst: BinaryIO,
+    run: _DirectRun,
+    chunk_size: int,
+    limit: int | None,
+    progress: Callable[[int], object] | None,
+) -> tuple[int, int]:
+    """``_transcode_stream`` for a ``_DirectRun``, in reused memory: each chunk is read
+    into one input buffer (``readinto``: a file cut short under us just ends sooner) and
+    transcoded into one of two output buffers, which alternate: the writer thread writes
+    one while the next chunk is read and transcoded (without the GIL) into the other.
+    No bytes object per chunk, no fresh pages to fault in."""
+    bytes_in = bytes_out = 0
+    inbuf = bytearray(chunk_size)
+    inview = memoryview(inbuf)
+    outs = [bytearray(), bytearray()]
+    written: list[Any] = [None, None]  # the pending write of each output buffer
+    readinto: Callable[[memoryview], int | None] = cast(Any, src).readinto
+    writer = _Writer(dst)
+    k = 0
+    try:
+        final = False
+        while not final:
+            want = chunk_size if limit is None else min(chunk_size, limit - bytes_in)
+            n = readinto(inview[:want]) if want > 0 else 0
+            if n is None:  # a non-blocking source with nothing to read
+                raise BlockingIOError("the input would block")
+            final = n == 0
+            if written[k] is not None:
+                written[k].wait()  # the buffer is free again
+                written[k] = None
+            need = run.bound(n)
+            if len(outs[k]) < need:
+                outs[k] = bytearray(need)
+            out = outs[k]
+            try:
+                size = run.transcode_into(inview[:n], out, final)
+            except UnicodeDecodeError:
+                writer.write(run.partial_output)  # all before the error, as iconv
+                raise
+            if size:
+                written[k] = writer.write(memoryview(out)[:size])
+            bytes_in += n
+            bytes_out += size
+            k ^= 1
+            if progress is not None and n:
+                progress(bytes_in)
+    finally:
+        writer.close()
+        inview.release()
+    return bytes_in, bytes_out
 
 
 def _step(run: _Run | _DirectRun, writer: _Writer, chunk: bytes, final: bool) -> bytes:
@@ -738,7 +850,7 @@ class _Output:
         fd = -1
         try:
             while fd < 0:
-                path = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+                path = os.path.join(folder, f".{name}.{os.urandom(4).hex()}.tmp")
                 # 0o666 as for any new file (the umask applies); an existing file's own
                 # permission bits are set below.
                 with suppress(FileExistsError):
@@ -1038,21 +1150,31 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
         run = _new_run(source, target, errors, bom, unmappable, counter, start, on_final=keep)
     error: Utf8DecodeError | UnmappableCharacterError | None = None
     out = io.BytesIO()
+    size = 0
     try:
         written = False
         try:
             with open(path, "rb") as f:
                 f.seek(start)
                 try:
-                    _transcode_stream(f, out, run, chunk_size, end - start, _check_stopped)
+                    if isinstance(run, _DirectRun):
+                        size = _direct_piece(f, run, chunk_size, end - start)
+                    else:
+                        _transcode_stream(f, out, run, chunk_size, end - start, _check_stopped)
                 except Utf8DecodeError as exc:
                     error = Utf8DecodeError(
                         Malformed(exc.offset + start, exc.malformed.data, exc.kind), exc.partial
                     )
+                    size = _piece_size
                 except UnmappableCharacterError as exc:
                     error = exc  # its index is within the piece: the parent adds the rest
-            with out.getbuffer() as piece:  # written from where it is, not copied first
-                _write_in_turn(index, dst, piece, error is not None)
+            if isinstance(run, _DirectRun):
+                with memoryview(_piece_buffers[1]) as view, view[:size] as piece:
+                    _write_in_turn(index, dst, piece, error is not None)
+            else:
+                size = out.tell()
+                with out.getbuffer() as piece:  # written from where it is, not copied first
+                    _write_in_turn(index, dst, piece, error is not None)
             written = True
         finally:
             if not written and _turns is not None and not _turns.stopped.value:
@@ -1060,7 +1182,7 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
     except _Stopped:
         return None
     return _PieceResult(
-        out.tell(),
+        size,
         run.text_characters,
         run.counts(),
         events if want_events else None,
@@ -1070,10 +1192,69 @@ def _transcode_piece(job: _Job) -> _PieceResult | None:
     )
 
 
+#: A worker's input and output buffers, reused by every piece it transcodes directly.
+_piece_buffers: list[bytearray] = [bytearray(), bytearray()]
+#: The output of the piece being transcoded so far (what precedes a strict failure).
+_piece_size = 0
+
+
+def _direct_piece(f: BinaryIO, run: _DirectRun, chunk_size: int, length: int) -> int:
+    """Worker: a piece of ``length`` bytes through a ``_DirectRun``, chunk by chunk from
+    the reused input buffer into the reused output buffer (``_piece_buffers``), at
+    increasing offsets: no writer thread, no growing ``BytesIO``.  The output's length
+    (also in ``_piece_size``, with the output before a strict failure, when it raises)."""
+    global _piece_size
+    _piece_size = 0
+    inbuf, out = _piece_buffers
+    if len(inbuf) < chunk_size:
+        inbuf = _piece_buffers[0] = bytearray(chunk_size)
+    # Enough for the whole piece: what each call can give (its bound) never exceeds what
+    # the bytes not yet written can give.
+    need = run.bound(length)
+    if len(out) < need:
+        out = _piece_buffers[1] = bytearray(need)
+    readinto: Callable[[memoryview], int | None] = cast(Any, f).readinto
+    done = 0
+    with memoryview(inbuf) as inview, memoryview(out) as outview:
+        final = False
+        while not final:
+            n = readinto(inview[: min(chunk_size, length - done)]) if done < length else 0
+            final = not n
+            try:
+                size = run.transcode_into(inview[: n or 0], outview[_piece_size:], final)
+            except UnicodeDecodeError:
+                partial = run.partial_output  # all before the error, as iconv
+                outview[_piece_size : _piece_size + len(partial)] = partial
+                _piece_size += len(partial)
+                raise
+            _piece_size += size
+            done += n or 0
+            _check_stopped(done)
+    return _piece_size
+
+
+#: Bytes read on each side of a cut to find the character boundary before it (a
+#: boundary is at most 7 bytes back: a CESU-8 surrogate pair, an MUTF-8 C0 80).
+_CUT_WINDOW = 16
+
+
 def _piece_points(path: str, total: int, workers: int, source: str) -> list[int]:
+    """``boundaries.split_points`` of the file, from a few bytes read around each cut
+    (not a memory map, which kills the process with SIGBUS when the file, a log, is
+    truncated under us; here a file cut short just gives pieces that end sooner)."""
     pieces = max(workers, -(-total // PIECE_BYTES))
-    with open(path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-        points = split_points(mm, pieces, variant=source)
+    points = [0]
+    with open(path, "rb", buffering=0) as f:
+        for k in range(1, pieces):
+            cut = total * k // pieces
+            lo = max(0, cut - _CUT_WINDOW)
+            window = os.pread(f.fileno(), cut - lo + _CUT_WINDOW, lo)
+            if len(window) <= cut - lo:  # the file shrank: the cut is past its end,
+                points.append(max(points[-1], cut))  # and the pieces after it are empty
+                continue
+            start = lo + variant_char_start(window, cut - lo, source)
+            points.append(max(points[-1], start))
+    points.append(total)
     return sorted(set(points))
 
 
@@ -1114,6 +1295,9 @@ def _run_pieces(
     progress: Progress | None,
     on_malformed: OnMalformed | None,
 ) -> TranscodeSummary:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     ctx = multiprocessing.get_context()
     turns = _Turns(ctx)
     pool = ProcessPoolExecutor(
@@ -1153,6 +1337,8 @@ def _collect(
     progress: Progress | None,
     on_malformed: OnMalformed | None,
 ) -> TranscodeSummary:
+    from concurrent.futures.process import BrokenProcessPool
+
     counts: dict[MalformedKind, int] = {}
     characters = bytes_out = unmappable = 0
     next_byte = _NextByte(jobs[0][0])
@@ -1215,20 +1401,32 @@ def _submit(
     queue: Iterator[tuple[int, _Job]],
     window: deque[tuple[int, Future[_PieceResult | None]]],
 ) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
     item = next(queue, None)
     if item is not None:
         index, job = item
-        window.append((index, pool.submit(_transcode_piece, job)))
+        try:
+            future = pool.submit(_transcode_piece, job)
+        except BrokenProcessPool:
+            # A worker died after the result just collected was sent: the pool
+            # refuses new pieces (this raised, a traceback, before).
+            raise WorkerError(
+                "a worker process died (killed, or out of memory); the run was stopped"
+            ) from None
+        window.append((index, future))
 
 
 class _NextByte:
     def __init__(self, path: str) -> None:
         self.path = path
 
-    def __call__(self, offset: int) -> int:
+    def __call__(self, offset: int) -> int | None:
+        """The byte at ``offset``; None past the end (a file cut short under us)."""
         with open(self.path, "rb") as f:
             f.seek(offset)
-            return f.read(1)[0]
+            byte = f.read(1)
+            return byte[0] if byte else None
 
 
 def _renamed_last(last: Malformed | None, end: int, follower: int | None) -> Malformed | None:

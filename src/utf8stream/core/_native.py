@@ -20,7 +20,7 @@ from ._bytes import classify_unit, is_proper_prefix
 from .events import Malformed, MalformedKind, codec_error_kind
 
 if TYPE_CHECKING:
-    from _typeshed import ReadableBuffer
+    from _typeshed import ReadableBuffer, WriteableBuffer
 
 __all__ = ["BufferedAsyncIterator", "ByteTranscoder", "PlainEncoder", "records", "split_lines"]
 
@@ -133,6 +133,8 @@ class _Ready(Generic[_T]):
 
 _BYTE_ENCODINGS = ("utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
 _BYTE_POLICIES = ("replace", "ignore", "strict")
+#: Most output bytes per input byte, by target (``ByteTranscoder.bound``).
+_GROWTH = {"utf-8": 3, "utf-16-le": 2, "utf-16-be": 2, "utf-32-le": 4, "utf-32-be": 4}
 _UNIT_HANDLER = "utf8stream.byte-transcoder"
 #: The transcoder whose codec call is running in this thread (error handlers are
 #: registered by name, once, and get nothing but the exception).
@@ -185,8 +187,8 @@ class ByteTranscoder:
         for what, name in (("source", source), ("target", target)):
             if name not in _BYTE_ENCODINGS:
                 raise ValueError(f"ByteTranscoder: unsupported {what} encoding {name!r}")
-        if (source == "utf-8") == (target == "utf-8"):
-            raise ValueError("ByteTranscoder: one of source and target must be utf-8, not both")
+        if "utf-8" not in (source, target):
+            raise ValueError("ByteTranscoder: source or target must be utf-8")
         if errors not in _BYTE_POLICIES:
             raise ValueError(
                 f"ByteTranscoder: errors must be replace, ignore or strict, not {errors!r}"
@@ -243,11 +245,50 @@ class ByteTranscoder:
             else:
                 text = self._codec.decode(chunk, final)
         except BaseException as exc:
-            return carry + self._after_failure(exc, final)
+            try:
+                return carry + self._after_failure(exc, final)
+            except BaseException:
+                # The output carried into this call stays in front (a callback that
+                # raises again must not lose it).
+                self._carry = carry + self._carry
+                raise
         finally:
             _running.transcoder = None
         self._chars += len(text)
         return carry + text.encode(self.target)
+
+    def bound(self, n: int) -> int:
+        """The most output bytes the next call with ``n`` input bytes can give: the
+        output carried from a call whose callback raised, then per byte of the held
+        input, the input left by a failed unit and ``n``: 2 (UTF-16) or 4 (UTF-32)
+        from UTF-8, 3 to UTF-8 (a one-byte cut unit is U+FFFD)."""
+        if n < 0:
+            raise ValueError("ByteTranscoder.bound: n must not be negative")
+        return len(self._carry) + _GROWTH[self.target] * (n + self.buffered)
+
+    def transcode_into(
+        self, data: ReadableBuffer, out: WriteableBuffer, offset: int = 0, final: bool = False
+    ) -> int:
+        """``transcode`` writing its output at ``out[offset:]``, which must have room for
+        ``bound(len(data))`` bytes (else ValueError, and nothing is done); the number of
+        bytes written.  A callback that raises leaves the output so far for the next
+        call, as ``transcode`` does."""
+        if self.reporting:
+            raise RuntimeError("a ByteTranscoder cannot transcode from inside its own callback")
+        chunk = bytes(data)
+        with memoryview(out) as view:
+            if view.readonly:
+                raise BufferError("ByteTranscoder.transcode_into: out must be a writable buffer")
+            view = view.cast("B")
+            need = self.bound(len(chunk))
+            if offset < 0 or offset > len(view) or len(view) - offset < need:
+                raise ValueError(
+                    f"ByteTranscoder.transcode_into: {need} bytes of room needed at offset "
+                    f"{offset} of a buffer of {len(view)}"
+                )
+            result = self.transcode(chunk, final)
+            view[offset : offset + len(result)] = result
+        return len(result)
 
     def drain(self) -> tuple[int, ...]:
         """The units counted by kind (the order of ``kinds``) and the characters written

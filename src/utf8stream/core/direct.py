@@ -1,10 +1,12 @@
-"""UTF-8 to UTF-16 or UTF-32 and back, straight from bytes to bytes: no ``str`` is built.
+"""UTF-8 to UTF-16 or UTF-32 and back, and UTF-8 repaired into UTF-8, straight from bytes
+to bytes: no ``str`` is built.
 
 ``byte_transcoder`` makes a ``ByteTranscoder`` (``_speedups``, in C, or its twin in
 ``_native``, chosen by ``_accel.implementation()``).  Its output, events, counts and
 failures are those of the str path, for every chunking:
 
-* from UTF-8: ``Utf8Decoder(errors)`` then ``str.encode(target)``: each malformed unit
+* from UTF-8 (into UTF-16/32, or into UTF-8: the repair, well-formed stretches copied
+  as they are): ``Utf8Decoder(errors)`` then ``str.encode(target)``: each malformed unit
   (a maximal subpart, Table 3-7) is one U+FFFD in the target (``replace``), nothing
   (``ignore``), or stops the call (``strict``), with the decoder's ``Malformed`` events
   and absolute offsets;
@@ -31,7 +33,7 @@ from ._native import ByteTranscoder as PyByteTranscoder
 from .events import Malformed
 
 if TYPE_CHECKING:
-    from _typeshed import ReadableBuffer
+    from _typeshed import ReadableBuffer, WriteableBuffer
 
 __all__ = [
     "COUNTED_KINDS",
@@ -62,17 +64,21 @@ class ByteTranscoder(Protocol):
     @property
     def reporting(self) -> int: ...
     def transcode(self, data: ReadableBuffer, final: bool = False, /) -> bytes: ...
+    def transcode_into(
+        self, data: ReadableBuffer, out: WriteableBuffer, offset: int = 0, final: bool = False, /
+    ) -> int: ...
+    def bound(self, n: int, /) -> int: ...
     def drain(self) -> tuple[int, ...]: ...
 
 
 def direct(source: str, target: str, errors: str) -> bool:
-    """Can a ``ByteTranscoder`` do this (canonical codec names)?"""
-    pair = {source, target}
-    return (
-        errors in DIRECT_POLICIES
-        and "utf-8" in pair
-        and len(pair) == 2
-        and bool(pair & set(DIRECT_ENCODINGS))
+    """Can a ``ByteTranscoder`` do this (canonical codec names)?  UTF-8 to or from one
+    of ``DIRECT_ENCODINGS``, or UTF-8 to UTF-8 (the repair: well-formed bytes copied,
+    each malformed unit replaced or dropped)."""
+    return errors in DIRECT_POLICIES and (
+        (source, target) == ("utf-8", "utf-8")
+        or (source == "utf-8" and target in DIRECT_ENCODINGS)
+        or (target == "utf-8" and source in DIRECT_ENCODINGS)
     )
 
 
@@ -84,7 +90,8 @@ def byte_transcoder(
     start_offset: int = 0,
 ) -> ByteTranscoder:
     """A transcoder from ``source`` to ``target`` (one of them ``utf-8``, the other one of
-    ``DIRECT_ENCODINGS``) whose input starts at the absolute offset ``start_offset``.
+    ``DIRECT_ENCODINGS`` or ``utf-8`` too) whose input starts at the absolute offset
+    ``start_offset``.
 
     ``on_malformed`` gets every malformed unit's event, in stream order.  Past
     ``ACCEL_MAX_POSITION`` the pure-Python twin does the work (the C one counts offsets
