@@ -293,6 +293,43 @@ def test_interrupted_parallel_run(tmp_path: Path, slow_input: Path, how: int, st
     assert listing(tmp_path) == ["in.txt", "out.txt"]
 
 
+# The signal arrives while the parent runs the callbacks of fork() for a worker: code
+# whose exceptions the interpreter only prints ("Exception ignored in ..."), so the
+# KeyboardInterrupt or Terminated raised there was lost and the run went on to exit 0.
+SIGNAL_IN_A_FORK_CALLBACK = r"""
+import multiprocessing, os, signal, sys
+from utf8stream.apps.cli._main import main
+
+def signalled_in_the_callback():
+    os.kill(os.getpid(), int(sys.argv[1]))
+    for _ in range(1000):  # its handler runs here, inside the callback
+        pass
+
+multiprocessing.set_start_method("fork")  # the parent itself forks each worker
+os.register_at_fork(after_in_parent=signalled_in_the_callback)
+sys.exit(main(sys.argv[2:]))
+"""
+
+
+@linux_only
+@pytest.mark.parametrize(("how", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_an_interruption_in_a_fork_callback_is_not_lost(
+    tmp_path: Path, how: int, status: int
+) -> None:
+    src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
+    src.write_text("Grüße\n" * 1_500_000, "utf-8")  # 12 MB: two pieces at least
+    dst.write_bytes(b"precious")
+    args = ["transcode", "-j", "2", "-t", "utf-16-le", str(src), str(dst)]
+    result = subprocess.run(
+        [sys.executable, "-c", SIGNAL_IN_A_FORK_CALLBACK, str(int(how)), *args],
+        capture_output=True,
+        timeout=60,
+    )
+    assert (result.returncode, result.stderr) == (status, b"")
+    assert dst.read_bytes() == b"precious"
+    assert listing(tmp_path) == ["in.txt", "out.txt"]
+
+
 @pytest.mark.parametrize("command", ["transcode", "decode"])
 @pytest.mark.parametrize(("how", "status"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupted_streaming_run(tmp_path: Path, command: str, how: int, status: int) -> None:

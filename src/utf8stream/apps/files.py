@@ -1322,11 +1322,17 @@ def _stop(pool: ProcessPoolExecutor, turns: _Turns) -> None:
     # (terminate_workers); waiting for them could take a whole piece each, or forever
     # if one died holding the turn lock.
     processes = dict(getattr(pool, "_processes", None) or {})
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes.values():
         process.kill()
     for process in processes.values():
         process.join()
+    # The executor's own thread sees its workers gone and closes its wake-up pipe; wait
+    # for that, or the executor's exit hook may write to the pipe while it is closed
+    # ("Bad file descriptor" and a traceback at exit, seen when stopped at start-up).
+    if manager is not None:
+        manager.join(timeout=10)
 
 
 def _collect(

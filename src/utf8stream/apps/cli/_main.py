@@ -9,11 +9,15 @@ or written, 130 / 143 stopped by Ctrl-C / SIGTERM, 141 the reader of stdout went
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import os
 import signal
+import sys
 import threading
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from ...core.decoder import Utf8Decoder
 from . import tail, transcode, validate
@@ -56,6 +60,46 @@ def _raise_terminated(signum: int, frame: object) -> None:
     raise Terminated
 
 
+class _RedeliverLostInterrupts:
+    """A ``sys.unraisablehook`` for the time a command runs.
+
+    A signal's handler runs wherever the main thread is, and where it is may be code
+    whose exceptions the interpreter only prints, "Exception ignored in ...": a callback
+    run after ``fork()`` (a worker pool starting), a ``__del__``, a weak reference's
+    callback.  There ``KeyboardInterrupt`` or ``Terminated`` would be lost: a traceback
+    on stderr, and the command running on to the end as if never stopped.  This marks
+    the signal as arrived again instead, so that its handler raises once more, at the
+    next point of ordinary code; any other unraisable exception goes to the hook in
+    place before.
+    """
+
+    def __init__(self, previous: Callable[[Any], object]) -> None:
+        self.previous = previous
+
+    def __call__(self, unraisable: Any) -> None:
+        exc = unraisable.exc_value
+        if isinstance(exc, KeyboardInterrupt):
+            _thread.start_new_thread(_interrupt_main_soon, (signal.SIGINT,))
+        elif isinstance(exc, Terminated):
+            _thread.start_new_thread(_interrupt_main_soon, (signal.SIGTERM,))
+        else:
+            self.previous(unraisable)
+
+
+def _interrupt_main_soon(signum: signal.Signals) -> None:
+    """Mark ``signum`` as arrived for the main thread, a moment from now.
+
+    Not at once from the hook: the main thread runs a signal's handler at its next
+    instruction, which would be in the hook, or in the rest of the callback it
+    interrupted, whose exceptions are dropped too.  By the time this thread gets the
+    interpreter (the main thread gives it up every few milliseconds) the main thread
+    has left them, and the handler raises in ordinary code.  Should it land in such a
+    place again, the hook starts over.
+    """
+    time.sleep(0.001)
+    _thread.interrupt_main(signum)
+
+
 def _ignore_further_signals() -> None:
     """After an interruption: another Ctrl-C or SIGTERM while the program exits must
     neither print a traceback nor kill it with another status."""
@@ -73,6 +117,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     in_main_thread = threading.current_thread() is threading.main_thread()
     previous_int = signal.getsignal(signal.SIGINT) if in_main_thread else None
     previous_term = signal.signal(signal.SIGTERM, _raise_terminated) if in_main_thread else None
+    previous_hook = sys.unraisablehook
+    if in_main_thread:
+        sys.unraisablehook = _RedeliverLostInterrupts(previous_hook)
     status: int | None = None
     try:
         # A second Ctrl-C during a command's cleanup raises KeyboardInterrupt again, out
@@ -97,6 +144,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         # about to exit, and a handler put back now would let a late Ctrl-C through.
         # A program that embeds main() gets its own handlers back.
         interrupted = status in (EXIT_SIGINT, EXIT_SIGTERM)
+        if in_main_thread:
+            sys.unraisablehook = previous_hook
         if argv is not None or not interrupted:
             # None: a handler installed from C, which Python cannot put back.
             if previous_int is not None:
