@@ -12,7 +12,8 @@ prints instructions per call and the ratio ``codecs / ours`` (higher is better: 
 instruction-count analogue of bench_decoder.py's time ratio).  ``--before`` counts
 another checkout's ``src`` the same way, for a before/after comparison; ``--pure`` sets
 ``UTF8STREAM_PURE_PYTHON=1``.  The chunks are whole characters; ``corrupted`` holds two
-malformed units; ``wtf-8`` (lone surrogates) and ``cesu-8`` (surrogate pairs), mostly
+malformed units (``corrupted-events``: the same, each reported to ``on_malformed``, the
+peer unchanged); ``wtf-8`` (lone surrogates) and ``cesu-8`` (surrogate pairs), mostly
 valid text, go to a decoder of that variant, and their peer is CPython's UTF-8 decoder
 with ``surrogatepass``; ``--kinds`` counts only some.  Instructions are not time (a
 cache miss costs more than an add), so this complements the timed benchmarks, it does
@@ -52,6 +53,8 @@ variants = {  # mostly valid text with some surrogates, the variant's way
     "wtf-8": ("log line héllo wörld 日本語 \ud800 ok \udc01 ", False),
     "cesu-8": ("log line héllo wörld 日本語 😀 ok 🎉 ", True),
 }
+events = kind.endswith("-events")  # every unit reported to on_malformed
+kind = kind.removesuffix("-events")
 if kind == "corrupted":
     data = (("héllo wörld " * 30).encode()[:250] + b"\xff\xc3(")[:256]
 elif kind in variants:
@@ -73,7 +76,11 @@ decode = None  # "base" and "codecs-base": the interpreter, the imports and the 
 if side in ("ours", "base"):
     from utf8stream import Utf8Decoder
     if side == "ours":
-        decode = Utf8Decoder(variant=kind if kind in variants else "utf-8").decode
+        seen = []
+        decode = Utf8Decoder(
+            variant=kind if kind in variants else "utf-8",
+            on_malformed=seen.append if events else None,
+        ).decode
 elif side == "codecs":
     # For a variant, CPython's UTF-8 decoder with surrogatepass does the same byte work.
     errors = "surrogatepass" if kind in variants else "replace"
@@ -83,7 +90,7 @@ if decode is not None:
         decode(chunk)
 """
 
-KINDS = ("ascii", "cjk", "emoji", "corrupted", "wtf-8", "cesu-8")
+KINDS = ("ascii", "cjk", "emoji", "corrupted", "corrupted-events", "wtf-8", "cesu-8")
 
 PER_LINE_CHILD = r"""
 import io, random, sys, tempfile, anyio
@@ -233,7 +240,12 @@ def main() -> None:
     parser.add_argument(
         "--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the chunks to count"
     )
+    parser.add_argument(
+        "--events", action="store_true", help="every kind with its units reported (KIND-events)"
+    )
     args = parser.parse_args()
+    if args.events:
+        args.kinds = [k if k.endswith("-events") else f"{k}-events" for k in args.kinds]
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt install valgrind)")
     trees = [("now", SRC)] + ([("before", args.before)] if args.before else [])
@@ -244,13 +256,14 @@ def main() -> None:
         f"instructions per decode() of a 256-byte chunk, {args.calls} calls, "
         f"{'pure Python' if args.pure else 'accelerator if built'}"
     )
-    header = f"{'chunk':10} {'codecs':>8}"
+    header = f"{'chunk':16} {'codecs':>8}"
     for name, _ in trees:
         header += f" {'ours ' + name:>12} {'ratio':>6}"
     print(header)
     for kind in args.kinds:
+        # The peer has no events: codecs' decoder, with or without "-events".
         peer = per_call("codecs", "codecs-base", kind, args.calls, SRC, args.pure)
-        row = f"{kind:10} {peer:8.0f}"
+        row = f"{kind:16} {peer:8.0f}"
         for _, src in trees:
             ours = per_call("ours", "base", kind, args.calls, src, args.pure)
             row += f" {ours:12.0f} {peer / ours:6.2f}"

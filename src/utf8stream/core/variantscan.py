@@ -51,6 +51,24 @@ _set_kind = Malformed.__dict__["kind"].__set__
 #: A complete surrogate half.  Searched for only from an ED that ``bytes.find`` (memchr)
 #: found: most text has none, and the regular expression scans slower than memchr.
 _HALF = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
+#: A high half then a low half: one character in CESU-8 and MUTF-8, malformed in WTF-8.
+_PAIR = re.compile(rb"(\xed[\xa0-\xaf][\x80-\xbf]\xed[\xb0-\xbf][\x80-\xbf])")
+
+
+class _PairTable(dict[bytes, bytes]):
+    """A pair's six bytes -> the UTF-8 of its supplementary character (kept for the
+    first 4,096 pairs met: text repeats its few emoji)."""
+
+    def __missing__(self, pair: bytes) -> bytes:
+        high = ((pair[1] & 0x0F) << 6) | (pair[2] & 0x3F)
+        low = ((pair[4] & 0x0F) << 6) | (pair[5] & 0x3F)
+        out = chr(0x10000 + (high << 10) + low).encode()
+        if len(self) < 4096:
+            self[pair] = out
+        return out
+
+
+_PAIR_UTF8 = _PairTable()
 
 
 class _VariantUnits:
@@ -212,11 +230,15 @@ class VariantScanner:
     __slots__ = (
         "_chars",
         "_fail_start",
+        "_fast",
         "_halves",
         "_hold_max",
         "_inner",
         "_java_null",
+        "_join_pairs",
+        "_lone_halves",
         "_nul_malformed",
+        "_pairs_malformed",
         "_partial",
         "_prefixes",
         "_translate",
@@ -252,6 +274,12 @@ class VariantScanner:
         self._fail_start = -1
         self._partial = ""
         self.orphan_low = False
+        #: Every item of the variant is a character when nothing around it is malformed
+        #: (not so with surrogatepass, where each half is a unit): ``_decode_fast``.
+        self._fast = not surrogates_pass and variant.name != "utf-8"
+        self._join_pairs = variant.join_pairs
+        self._lone_halves = variant.lone_halves
+        self._pairs_malformed = variant.pairs_malformed
 
     @property
     def callback(self) -> OnUnit | None:
@@ -336,6 +364,10 @@ class VariantScanner:
     def _decode_items(self, buf: bytes, end: int, halves: int, nulls: int) -> str:
         """The text of ``buf`` (``src[:end]``, translated), where ``src[halves]`` is the
         first ED and ``src[nulls]`` the first C0 (-1: none)."""
+        if self._fast:
+            text = self._decode_fast(buf, halves, nulls)
+            if text is not None:
+                return text
         units = self._units
         src = units.src
         base = units.base
@@ -369,6 +401,37 @@ class VariantScanner:
                 self._partial = "".join(pieces) + (inner.partial if in_inner else "")
             raise
         return "".join(pieces)
+
+    def _decode_fast(self, buf: bytes, halves: int, nulls: int) -> str | None:
+        """The text of ``buf`` (as ``_decode_items``) when it holds no malformed unit of
+        the variant, by C-speed passes only; ``None`` when it does (or might).
+
+        C0 80 becomes 00 (``buf`` is translated: a 00 of its own, where the variant
+        forbids it, is FF by now), each CESU-8 pair its UTF-8 sequence (a regular
+        expression split, a table), and CPython's UTF-8 decoder then fails on anything
+        malformed; with ``surrogatepass`` (WTF-8, MUTF-8) it turns each lone half into
+        its surrogate.  A WTF-8 pair is malformed: looked for first.  The texts are
+        those of ``_VariantUnits.item``; a test holds the two paths equal.
+        """
+        if self._units.orphan_low:
+            return None  # WTF-8: perhaps a low half first whose high half came before
+        if nulls >= 0:
+            buf = buf.replace(b"\xc0\x80", b"\x00")
+        errors = "strict"
+        if halves >= 0:
+            if self._join_pairs:
+                parts = _PAIR.split(buf)
+                if len(parts) > 1:
+                    parts[1::2] = map(_PAIR_UTF8.__getitem__, parts[1::2])
+                    buf = b"".join(parts)
+            elif self._pairs_malformed and _PAIR.search(buf, halves):
+                return None
+            if self._lone_halves:
+                errors = "surrogatepass"
+        try:
+            return buf.decode("utf-8", errors)
+        except UnicodeDecodeError:
+            return None
 
     def _held_length(self, src: bytes) -> int:
         """How many bytes at the end of ``src`` wait for the next call.
