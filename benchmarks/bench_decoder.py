@@ -1,6 +1,6 @@
 """Utf8Decoder against CPython's codecs incremental UTF-8 decoder, side by side.
 
-    .venv/bin/python benchmarks/bench_decoder.py [--size MiB] [--repeat N]
+    .venv/bin/python benchmarks/bench_decoder.py [--size MiB] [--repeat N] [--variants]
 
 Prints, for each corpus and chunk size, the best-of-N time of both decoders (their rounds
 interleaved: codecs, ours, codecs, ours, ...) and the ratio peer_time / our_time (higher
@@ -12,6 +12,20 @@ full, and the events against an independent record (CPython's own error handler:
 each unit is) and the pure-Python decoder (its kind).  The header says whether the C
 accelerator (``_speedups.c``) is in use; set ``UTF8STREAM_PURE_PYTHON=1`` to measure the
 pure-Python decoder.
+
+``--variants``: the UTF-8 variants instead (no DESIGN.md target: the ratio is printed).
+WTF-8 is the mixed corpus with a lone surrogate half every ~200 characters; CESU-8 the
+emoji corpus, each supplementary character a surrogate pair (six bytes); MUTF-8 the same
+with a U+0000 (C0 80) every ~500 characters.  The bytes are built here from the text
+(CPython's ``surrogatepass``), not by ``Utf8Encoder``.  The peer is CPython's incremental
+UTF-8 decoder with ``surrogatepass`` plus the fixups that give the variant's text: for
+CESU-8 and MUTF-8 a round trip through UTF-16 joins the pairs, a high half at the end of
+a chunk's text waits for the next (as the variant decoder holds it: it may start a pair,
+joined or, in WTF-8, malformed), and MUTF-8's C0 80
+is replaced by 00 first (a C0 at a chunk end waits).  What differs: the peer accepts
+what the variant forbids (four-byte sequences in CESU-8, a WTF-8 pair), which these
+corpora do not hold.  Both sides' texts are checked equal, chunk by chunk, to each other
+and in full to the text the corpus was built from.
 """
 
 from __future__ import annotations
@@ -19,6 +33,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import gc
+import re
 import sys
 import time
 from collections.abc import Callable
@@ -107,16 +122,108 @@ def best_times(
     return best
 
 
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+
+
+def _as_pair(match: re.Match[str]) -> str:
+    cp = ord(match.group()) - 0x10000
+    return chr(0xD800 + (cp >> 10)) + chr(0xDC00 + (cp & 0x3FF))
+
+
+def variant_corpora(corpora: dict[str, bytes]) -> dict[str, tuple[str, bytes]]:
+    """Each variant's (text, bytes), the bytes built from the text without utf8stream."""
+    mixed = corpora["mixed"].decode("utf-8")
+    lone = ["\ud800", "\udbff", "\udc00", "\udfff"]
+    wtf8 = "".join(
+        piece + lone[i % 4] for i, piece in enumerate(re.findall(r"(?s).{1,200}", mixed))
+    )
+    emoji = corpora["emoji"].decode("utf-8")
+    with_nul = "".join(piece + "\x00" for piece in re.findall(r"(?s).{1,500}", emoji))
+    return {
+        "wtf-8": (wtf8, wtf8.encode("utf-8", "surrogatepass")),
+        "cesu-8": (emoji, _ASTRAL.sub(_as_pair, emoji).encode("utf-8", "surrogatepass")),
+        "mutf-8": (
+            with_nul,
+            _ASTRAL.sub(_as_pair, with_nul)
+            .encode("utf-8", "surrogatepass")
+            .replace(b"\x00", b"\xc0\x80"),
+        ),
+    }
+
+
+def variant_peer(variant: str) -> Callable[[list[bytes]], list[str]]:
+    """CPython's incremental decoder with surrogatepass, and the variant's fixups."""
+
+    def run(chunks: list[bytes]) -> list[str]:
+        decode = codecs.getincrementaldecoder("utf-8")("surrogatepass").decode
+        out = []
+        join = variant != "wtf-8"
+        nul = variant == "mutf-8"
+        held_byte = b""
+        held = ""
+        for chunk in [*chunks, None]:
+            if chunk is None:
+                text = held + decode(held_byte, True)
+            else:
+                if nul:
+                    chunk = held_byte + chunk
+                    held_byte = b""
+                    if chunk.endswith(b"\xc0"):
+                        held_byte = b"\xc0"
+                        chunk = chunk[:-1]
+                    chunk = chunk.replace(b"\xc0\x80", b"\x00")
+                text = held + decode(chunk)
+                held = ""
+                if text and "\ud800" <= text[-1] <= "\udbff":
+                    held = text[-1]
+                    text = text[:-1]
+            if join:
+                text = text.encode("utf-16-le", "surrogatepass").decode("utf-16-le")
+            out.append(text)
+        return out
+
+    return run
+
+
+def variant_ours(variant: str) -> Callable[[list[bytes]], list[str]]:
+    def run(chunks: list[bytes]) -> list[str]:
+        decode = Utf8Decoder("replace", variant=variant).decode
+        out = [decode(chunk) for chunk in chunks]
+        out.append(decode(b"", True))
+        return out
+
+    return run
+
+
+def main_variants(corpora: dict[str, bytes], repeat: int) -> None:
+    header = f"{'variant':8} {'chunk':>6} {'codecs+fix s':>12} {'ours s':>9} {'ratio':>6}"
+    print(header)
+    print("-" * len(header))
+    for variant, (text, data) in variant_corpora(corpora).items():
+        for size in (65536, 256):
+            chunks = chunked(data, size)
+            peer, ours = variant_peer(variant), variant_ours(variant)
+            expected = peer(chunks)
+            assert "".join(expected) == text, f"{variant}: the peer's text is not the corpus"
+            assert ours(chunks) == expected, f"{variant}: text differs from the peer's"
+            peer_s, ours_s = best_times([peer, ours], chunks, repeat)
+            print(f"{variant:8} {size:>6} {peer_s:12.4f} {ours_s:9.4f} {peer_s / ours_s:6.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=16, help="MiB per corpus (default 16)")
     parser.add_argument("--repeat", type=int, default=5, help="best of N (default 5)")
+    parser.add_argument("--variants", action="store_true", help="WTF-8, CESU-8, MUTF-8")
     args = parser.parse_args()
     corpora = build_corpora(args.size * 1024 * 1024)
     print(
         f"Python {sys.version.split()[0]}, {args.size} MiB per corpus, best of {args.repeat},"
         f" {'C accelerator' if accelerated() else 'pure Python'}"
     )
+    if args.variants:
+        main_variants(corpora, args.repeat)
+        return
     header = (
         f"{'corpus':11} {'chunk':>6} {'variant':14} {'codecs s':>9} {'ours s':>9}"
         f" {'ratio':>6} target"

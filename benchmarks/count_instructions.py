@@ -1,7 +1,8 @@
 """Instructions per ``decode()`` call of small chunks, or per line, counted by callgrind.
 
     .venv/bin/python benchmarks/count_instructions.py [--pure] [--before PATH/src] [--calls N]
-        [--per-line] [--lines N] [--kinds KIND ...]
+        [--per-line] [--lines N] [--kinds KIND ...] [--events]
+        [--streams [--mib M] [--corpora NAME ...] [--backends B ...] [--rows I ...]]
 
 Wall-clock ratios at 256-byte chunks move by a third from run to run on a shared machine;
 instruction counts do not (the same binary, input and environment give the same count,
@@ -12,7 +13,8 @@ prints instructions per call and the ratio ``codecs / ours`` (higher is better: 
 instruction-count analogue of bench_decoder.py's time ratio).  ``--before`` counts
 another checkout's ``src`` the same way, for a before/after comparison; ``--pure`` sets
 ``UTF8STREAM_PURE_PYTHON=1``.  The chunks are whole characters; ``corrupted`` holds two
-malformed units; ``wtf-8`` (lone surrogates) and ``cesu-8`` (surrogate pairs), mostly
+malformed units (``corrupted-events``: the same, each reported to ``on_malformed``, the
+peer unchanged); ``wtf-8`` (lone surrogates) and ``cesu-8`` (surrogate pairs), mostly
 valid text, go to a decoder of that variant, and their peer is CPython's UTF-8 decoder
 with ``surrogatepass``; ``--kinds`` counts only some.  Instructions are not time (a
 cache miss costs more than an add), so this complements the timed benchmarks, it does
@@ -25,6 +27,14 @@ over ``LineReceiveStream`` fed 64 KiB chunks of the ASCII-log corpus against
 ``io.TextIOWrapper`` reading 64 KiB (bench_streams.py's lines).  Each side runs with
 ``N`` and with ``2 N`` lines; the difference over ``N`` is the cost of a line, with the
 interpreter's start, the imports and the setup left out.
+
+``--streams``: instructions per MiB of input for bench_streams.py's rows, running its
+own functions (issue 14's pure-Python stream targets: add ``--pure``):
+``Utf8ReceiveStream`` against anyio's ``TextReceiveStream`` at 64 KiB and 4 KiB chunks,
+``LineReceiveStream`` against ``io.TextIOWrapper`` and against ``receive_until`` plus
+``bytes.decode``; ``M`` and ``2 M`` MiB of each corpus (default 0.5), the difference
+over ``M``, the making of the corpus left out.  ``--rows`` picks rows of
+``STREAM_ROWS`` by index, ``--backends`` asyncio (the default) and/or trio.
 """
 
 from __future__ import annotations
@@ -52,6 +62,8 @@ variants = {  # mostly valid text with some surrogates, the variant's way
     "wtf-8": ("log line héllo wörld 日本語 \ud800 ok \udc01 ", False),
     "cesu-8": ("log line héllo wörld 日本語 😀 ok 🎉 ", True),
 }
+events = kind.endswith("-events")  # every unit reported to on_malformed
+kind = kind.removesuffix("-events")
 if kind == "corrupted":
     data = (("héllo wörld " * 30).encode()[:250] + b"\xff\xc3(")[:256]
 elif kind in variants:
@@ -73,7 +85,11 @@ decode = None  # "base" and "codecs-base": the interpreter, the imports and the 
 if side in ("ours", "base"):
     from utf8stream import Utf8Decoder
     if side == "ours":
-        decode = Utf8Decoder(variant=kind if kind in variants else "utf-8").decode
+        seen = []
+        decode = Utf8Decoder(
+            variant=kind if kind in variants else "utf-8",
+            on_malformed=seen.append if events else None,
+        ).decode
 elif side == "codecs":
     # For a variant, CPython's UTF-8 decoder with surrogatepass does the same byte work.
     errors = "surrogatepass" if kind in variants else "replace"
@@ -83,7 +99,7 @@ if decode is not None:
         decode(chunk)
 """
 
-KINDS = ("ascii", "cjk", "emoji", "corrupted", "wtf-8", "cesu-8")
+KINDS = ("ascii", "cjk", "emoji", "corrupted", "corrupted-events", "wtf-8", "cesu-8")
 
 PER_LINE_CHILD = r"""
 import io, random, sys, tempfile, anyio
@@ -152,6 +168,37 @@ else:
 assert n == lines, (side, n, lines)
 """
 
+STREAMS_CHILD = r"""
+import random, sys, anyio
+sys.path.insert(0, BENCHMARKS)
+import _corpora, bench_streams as b
+side, arg = sys.argv[1], sys.argv[2]
+setup_only = side.startswith("setup-")
+side = side.removeprefix("setup-")
+corpus, chunk, mib = arg.split(":")
+size = int(float(mib) * 1048576)
+rnd = random.Random(2026)
+if corpus == "corrupted":
+    data = _corpora.corrupt(_corpora.mixed(size, rnd), rnd)
+else:
+    data = getattr(_corpora, corpus.replace("-", "_"))(size, rnd)
+chunks = _corpora.chunked(data, int(chunk))
+if setup_only:
+    raise SystemExit
+what, _, backend = side.partition("@")
+if what == "lines-textiowrapper":
+    b.lines_textiowrapper(data)
+else:
+    anyio.run(getattr(b, what.replace("-", "_")), chunks, backend=backend)
+"""
+
+#: (ours, peer, chunk sizes) rows for --streams: bench_streams.py's functions.
+STREAM_ROWS = (
+    ("read-text-ours", "read-text-anyio", (65536, 4096)),
+    ("lines-ours", "lines-textiowrapper", (65536,)),
+    ("lines-ours", "lines-receive-until", (65536,)),
+)
+
 #: (ours, peer) pairs for --per-line.
 PER_LINE_SIDES = (
     ("follow-utf-8-asyncio", "open"),
@@ -164,7 +211,8 @@ PER_LINE_SIDES = (
 
 
 def count(side: str, kind: str, calls: int, src: Path, pure: bool, child_text: str = CHILD) -> int:
-    env = dict(os.environ, PYTHONPATH=str(src))
+    # A fixed hash seed: set and dict layouts, and so the counts, the same in every run.
+    env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
     if pure:
         env["UTF8STREAM_PURE_PYTHON"] = "1"
     with tempfile.TemporaryDirectory() as tmp:
@@ -223,6 +271,45 @@ def main_per_line(lines: int, trees: list[tuple[str, Path]], pure: bool) -> None
         print(row, flush=True)
 
 
+def per_mib(side: str, corpus: str, chunk: int, mib: float, src: Path, pure: bool) -> float:
+    """Instructions per MiB of ``side`` (a bench_streams.py function @ backend): the
+    difference of ``mib`` and ``2 mib`` of the corpus, the corpus's making left out."""
+    child = f"BENCHMARKS = {str(Path(__file__).resolve().parent)!r}\n{STREAMS_CHILD}"
+    total = 0
+    for run, sign in ((side, 1), (f"setup-{side}", -1)):
+        total += sign * (
+            count(run, f"{corpus}:{chunk}:{2 * mib}", 0, src, pure, child)
+            - count(run, f"{corpus}:{chunk}:{mib}", 0, src, pure, child)
+        )
+    return total / mib
+
+
+def main_streams(
+    mib: float,
+    corpora: list[str],
+    backends: list[str],
+    rows: tuple[tuple[str, str, tuple[int, ...]], ...],
+    trees: list[tuple[str, Path]],
+    pure: bool,
+) -> None:
+    print(f"instructions per MiB, {mib:g} and {2 * mib:g} MiB, {'pure Python' if pure else 'C'}")
+    header = f"{'ours':16} {'peer':20} {'corpus':12} {'chunk':>6} {'peer':>12}"
+    for name, _ in trees:
+        header += f" {'ours ' + name:>12} {'ratio':>6}"
+    print(header)
+    for ours_fn, peer_fn, chunks in rows:
+        for corpus in corpora:
+            for chunk in chunks:
+                for backend in backends:
+                    peer = per_mib(f"{peer_fn}@{backend}", corpus, chunk, mib, SRC, pure)
+                    row = f"{ours_fn + '@' + backend:16} {peer_fn:20} {corpus:12} {chunk:>6}"
+                    row += f" {peer:12.0f}"
+                    for _, src in trees:
+                        ours = per_mib(f"{ours_fn}@{backend}", corpus, chunk, mib, src, pure)
+                        row += f" {ours:12.0f} {peer / ours:6.2f}"
+                    print(row, flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pure", action="store_true", help="the pure-Python decoder")
@@ -233,24 +320,44 @@ def main() -> None:
     parser.add_argument(
         "--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the chunks to count"
     )
+    parser.add_argument(
+        "--events", action="store_true", help="every kind with its units reported (KIND-events)"
+    )
+    parser.add_argument(
+        "--streams", action="store_true", help="bench_streams.py's rows, per MiB of input"
+    )
+    parser.add_argument("--mib", type=float, default=0.5, help="with --streams")
+    parser.add_argument("--corpora", nargs="+", default=None, help="with --streams")
+    parser.add_argument("--backends", nargs="+", default=["asyncio"], choices=("asyncio", "trio"))
+    parser.add_argument(
+        "--rows", nargs="+", type=int, default=None, help="with --streams: STREAM_ROWS indexes"
+    )
     args = parser.parse_args()
+    if args.events:
+        args.kinds = [k if k.endswith("-events") else f"{k}-events" for k in args.kinds]
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt install valgrind)")
     trees = [("now", SRC)] + ([("before", args.before)] if args.before else [])
     if args.per_line:
         main_per_line(args.lines, trees, args.pure)
         return
+    if args.streams:
+        rows = STREAM_ROWS if args.rows is None else tuple(STREAM_ROWS[i] for i in args.rows)
+        corpora = args.corpora or ["ascii-log", "mixed", "cjk", "emoji", "dense-emoji", "web"]
+        main_streams(args.mib, corpora, args.backends, rows, trees, args.pure)
+        return
     print(
         f"instructions per decode() of a 256-byte chunk, {args.calls} calls, "
         f"{'pure Python' if args.pure else 'accelerator if built'}"
     )
-    header = f"{'chunk':10} {'codecs':>8}"
+    header = f"{'chunk':16} {'codecs':>8}"
     for name, _ in trees:
         header += f" {'ours ' + name:>12} {'ratio':>6}"
     print(header)
     for kind in args.kinds:
+        # The peer has no events: codecs' decoder, with or without "-events".
         peer = per_call("codecs", "codecs-base", kind, args.calls, SRC, args.pure)
-        row = f"{kind:10} {peer:8.0f}"
+        row = f"{kind:16} {peer:8.0f}"
         for _, src in trees:
             ours = per_call("ours", "base", kind, args.calls, src, args.pure)
             row += f" {ours:12.0f} {peer / ours:6.2f}"

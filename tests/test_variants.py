@@ -40,7 +40,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from utf8stream import DecoderCheckpoint, Malformed, Utf8DecodeError, Utf8Decoder, Utf8Encoder
-from utf8stream.core.scanner import PyScanner
+from utf8stream.core.scanner import PyScanner, scanner_type
 from utf8stream.core.variants import get_variant
 from utf8stream.core.variantscan import VariantScanner
 
@@ -853,3 +853,46 @@ def test_optu8_round_trips_bytes(data: bytes, draw: st.DataObject, variant: str)
 
 def test_split_at_helper_sanity() -> None:
     assert split_at(b"abc", [1, 1]) == [b"a", b"", b"bc"]
+
+
+# -- the variant scanner's fast path ------------------------------------------------------
+
+#: Well-formed items of each variant (what ``VariantScanner._decode_fast`` takes whole).
+CLEAN_ITEMS = {
+    "wtf-8": [b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xed\xb0\x80 ", "😀".encode()],
+    "cesu-8": [b"\xed\xa0\xbd\xed\xb8\x80", b"\xc0\x80", b"\x00"],
+    "mutf-8": [b"\xed\xa0\xbd\xed\xb8\x80", b"\xc0\x80", b"\xed\xa0\x80", b"\xed\xb0\x80"],
+    "utf-8z": [b"\xc0\x80", "😀".encode()],
+}
+
+
+@given(st.sampled_from(sorted(CLEAN_ITEMS)), st.data())
+def test_the_variant_fast_path_gives_the_item_by_item_text(
+    variant: str, draw: st.DataObject
+) -> None:
+    """Clean text with the variant's items, and any bytes: the C-speed passes of the fast
+    path and the item-by-item path both give the reference's text (the fast path is taken
+    for the clean text, and gives up on anything malformed)."""
+    clean = draw.draw(
+        st.lists(st.sampled_from([*CLEAN_ITEMS[variant], b"ab", "é日".encode()]), max_size=12)
+    )
+    for data in (b"".join(clean), draw.draw(variant_bytes)):
+        ref = variant_reference(data, variant).render()
+        texts = []
+        for fast in (True, False):
+            scanner = VariantScanner(get_variant(variant), False, "\ufffd", None, scanner_type())
+            scanner._fast = fast
+            texts.append(scanner.feed(b"", data, True, len(data))[0])
+        assert texts == [ref, ref], (variant, data)
+    if variant == "wtf-8":
+        clean = [item for item in clean if item != b"\xed\xa0\x80"]  # no pair by chance
+    data = b"".join(clean)
+
+    class NoInner:
+        def feed(self, *args: object) -> tuple[str, bytes]:
+            raise AssertionError("the fast path took clean text to the inner scanner")
+
+    scanner = VariantScanner(get_variant(variant), False, "\ufffd", None, scanner_type())
+    if b"\xed" in data or b"\xc0" in data:
+        scanner._inner = NoInner()  # type: ignore[assignment]
+    assert scanner.feed(b"", data, True, len(data))[0] == variant_reference(data, variant).render()

@@ -114,9 +114,48 @@ _set_kind = Malformed.__dict__["kind"].__set__
 
 
 def _on_unit(exc: UnicodeError) -> tuple[str, int]:
-    """Called by CPython's decoder once per maximal subpart, for the running scanner."""
+    """Called by CPython's decoder once per maximal subpart, for the running scanner.
+
+    The whole per-unit work of ``PyScanner`` in this one Python frame (count it, report
+    it, give its text): a damaged stream pays it for every unit.
+    """
     scanner: PyScanner = _local.scanner
-    return scanner._at_error(exc)  # noqa: SLF001
+    obj: bytes = exc.object  # type: ignore[attr-defined]
+    start: int = exc.start  # type: ignore[attr-defined]
+    end: int = exc.end  # type: ignore[attr-defined]
+    kind: MalformedKind = LONE_KIND[obj[start]] or classify_unit(obj, start, end, True)
+    scanner._counts[_KIND_INDEX[kind]] += 1  # noqa: SLF001
+    scanner._dirty = _DIRTY_WINDOW  # noqa: SLF001
+    callback = scanner.callback
+    text = scanner._replacement  # noqa: SLF001
+    if callback is None:
+        # Nothing can fail at this unit, so ``partial`` will not need it recorded.
+        assert text is not None
+        return text, end
+    event: Malformed = _new_object(Malformed)
+    base = scanner._base  # noqa: SLF001
+    shift = scanner._shift  # noqa: SLF001
+    _set_offset(event, base + start)
+    _set_data(event, obj[start:end])
+    _set_kind(event, kind)
+    scanner._fail_start = shift + start  # noqa: SLF001
+    scanner._resume_at = base + end  # noqa: SLF001
+    scanner._reporting = 1  # noqa: SLF001
+    try:
+        result = callback(event)
+    finally:
+        scanner._reporting = 0  # noqa: SLF001
+    _local.scanner = scanner  # the callback may have run another scanner
+    if text is None:
+        if not isinstance(result, str):
+            # Failed at this unit, as if the callback had raised.
+            raise TypeError(
+                f"a mapping scanner's callback must return str, not {type(result).__name__}"
+            )
+        text = result
+    scanner._fail_start = -1  # noqa: SLF001
+    scanner._records.append((shift + start, shift + end, text))  # noqa: SLF001
+    return text, end
 
 
 codecs.register_error(_HANDLER_NAME, _on_unit)
@@ -225,10 +264,9 @@ class PyScanner:
             self._refuse_reentry()
         buf = pending + data if pending else data
         self._fail_start = -1
-        if self._dirty <= 0 and type(self) is PyScanner:
-            # The common case inline (``_decode`` does it too): clean input, decoded by
-            # CPython's strict decoder with no other Python frame; small chunks pay for
-            # every call.  (Not for a variant, whose rules are not plain UTF-8's.)
+        if self._dirty <= 0:
+            # The common case: clean input, decoded by CPython's strict decoder with no
+            # other Python frame; small chunks pay for every call.
             try:
                 text, used = _utf8_decode(buf, "strict", final)
             except UnicodeDecodeError:
@@ -244,16 +282,35 @@ class PyScanner:
                 if tail[0] != 0xED or len(tail) < 2 or tail[1] < 0xA0:
                     self._chars += len(text)
                     return text, tail
+        # Damaged (or recently so): the error handler decides each unit.  ``_decode``
+        # inline, one Python frame less per call.
         self._partial = ""
-        self._records = []
+        self._dirty -= len(buf)
+        base = position - len(buf)
+        self._base = base
+        self._shift = 0
+        _local.scanner = self
         try:
-            text, held = self._decode(buf, position - len(buf), final)
+            text, used = _utf8_decode(buf, _HANDLER_NAME, final)
+            if used == len(buf):
+                held = b""
+            else:
+                held = buf[used:]
+                if not is_proper_prefix(held):
+                    # CPython holds ED A0, which no byte can complete: its units now.
+                    self._base = base + used
+                    self._shift = used
+                    _local.scanner = self
+                    rest, _ = _utf8_decode(held, _HANDLER_NAME, True)
+                    text += rest
+                    held = b""
         except BaseException:
             if self._fail_start >= 0:
                 self._partial = self._text_before(buf, self._fail_start)
             raise
         finally:
-            self._records = []
+            if self._records:
+                self._records = []
         self._chars += len(text)
         return text, held
 
@@ -395,53 +452,6 @@ class PyScanner:
         _local.scanner = self
         rest, _ = _utf8_decode(tail, _HANDLER_NAME, True)
         return text + rest, b""
-
-    def _at_error(self, exc: UnicodeError) -> tuple[str, int]:
-        """CPython's decoder stopped at a maximal subpart of the buffer."""
-        obj: bytes = exc.object  # type: ignore[attr-defined]
-        start: int = exc.start  # type: ignore[attr-defined]
-        end: int = exc.end  # type: ignore[attr-defined]
-        kind: MalformedKind = LONE_KIND[obj[start]] or classify_unit(obj, start, end, True)
-        replacement = self._replacement
-        if self.callback is None and replacement is not None:
-            # ``_unit`` without a callback, one Python frame less per unit.
-            self._counts[_KIND_INDEX[kind]] += 1
-            self._dirty = _DIRTY_WINDOW
-            return replacement, end
-        return self._unit(obj, start, end, kind), end
-
-    def _unit(self, buf: bytes, start: int, end: int, kind: MalformedKind) -> str:
-        """The malformed unit ``buf[start:end]``: count it, report it, return its text."""
-        self._counts[_KIND_INDEX[kind]] += 1
-        self._dirty = _DIRTY_WINDOW
-        callback = self.callback
-        text = self._replacement
-        if callback is None:
-            # Nothing can fail at this unit, so ``partial`` will not need it recorded.
-            assert text is not None
-            return text
-        event: Malformed = _new_object(Malformed)
-        _set_offset(event, self._base + start)
-        _set_data(event, buf[start:end])
-        _set_kind(event, kind)
-        self._fail_start = self._shift + start
-        self._resume_at = self._base + end
-        self._reporting = 1
-        try:
-            result = callback(event)
-        finally:
-            self._reporting = 0
-        _local.scanner = self  # the callback may have run another scanner
-        if text is None:
-            if not isinstance(result, str):
-                # Failed at this unit, as if the callback had raised.
-                raise TypeError(
-                    f"a mapping scanner's callback must return str, not {type(result).__name__}"
-                )
-            text = result
-        self._fail_start = -1
-        self._records.append((self._shift + start, self._shift + end, text))
-        return text
 
     def _text_before(self, buf: bytes, stop: int) -> str:
         """The text of ``buf[:stop]`` as the failed call made it (``partial``).

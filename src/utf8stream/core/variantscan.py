@@ -51,6 +51,24 @@ _set_kind = Malformed.__dict__["kind"].__set__
 #: A complete surrogate half.  Searched for only from an ED that ``bytes.find`` (memchr)
 #: found: most text has none, and the regular expression scans slower than memchr.
 _HALF = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
+#: A high half then a low half: one character in CESU-8 and MUTF-8, malformed in WTF-8.
+_PAIR = re.compile(rb"(\xed[\xa0-\xaf][\x80-\xbf]\xed[\xb0-\xbf][\x80-\xbf])")
+
+
+class _PairTable(dict[bytes, bytes]):
+    """A pair's six bytes -> the UTF-8 of its supplementary character (kept for the
+    first 4,096 pairs met: text repeats its few emoji)."""
+
+    def __missing__(self, pair: bytes) -> bytes:
+        high = ((pair[1] & 0x0F) << 6) | (pair[2] & 0x3F)
+        low = ((pair[4] & 0x0F) << 6) | (pair[5] & 0x3F)
+        out = chr(0x10000 + (high << 10) + low).encode()
+        if len(self) < 4096:
+            self[pair] = out
+        return out
+
+
+_PAIR_UTF8 = _PairTable()
 
 
 class _VariantUnits:
@@ -212,11 +230,15 @@ class VariantScanner:
     __slots__ = (
         "_chars",
         "_fail_start",
+        "_fast",
         "_halves",
         "_hold_max",
         "_inner",
         "_java_null",
+        "_join_pairs",
+        "_lone_halves",
         "_nul_malformed",
+        "_pairs_malformed",
         "_partial",
         "_prefixes",
         "_translate",
@@ -252,6 +274,13 @@ class VariantScanner:
         self._fail_start = -1
         self._partial = ""
         self.orphan_low = False
+        #: Every item of the variant is a character when nothing around it is malformed
+        #: (not so with surrogatepass, where each half is a unit): the fast path of
+        #: ``feed``.
+        self._fast = not surrogates_pass and variant.name != "utf-8"
+        self._join_pairs = variant.join_pairs
+        self._lone_halves = variant.lone_halves
+        self._pairs_malformed = variant.pairs_malformed
 
     @property
     def callback(self) -> OnUnit | None:
@@ -296,7 +325,8 @@ class VariantScanner:
         self._fail_start = -1
         self._partial = ""
         n = len(src)
-        held = 0 if final else self._held_length(src)
+        # What ends in ASCII ends with a complete item: nothing held.
+        held = 0 if final or not n or src[n - 1] < 0x80 else self._held_length(src)
         end = n - held
         if not end:
             return "", src
@@ -305,15 +335,47 @@ class VariantScanner:
         # Only 00 and F0..F4 are ever translated: pure ASCII without NUL needs no pass.
         if table is not None and (not buf.isascii() or (self._nul_malformed and b"\x00" in buf)):
             buf = buf.translate(table)
+        # Most text holds no item at all: one memchr each says so.
+        halves = src.find(b"\xed", 0, end) if self._halves else -1
+        nulls = src.find(b"\xc0", 0, end) if self._java_null else -1
+        if (halves >= 0 or nulls >= 0) and self._fast and not orphan_low:
+            # Items, and perhaps no malformed unit: C-speed passes only.  C0 80 becomes
+            # 00 (``buf`` is translated: a 00 of its own, where the variant forbids it,
+            # is FF by now), each CESU-8 pair its UTF-8 sequence (a regular expression
+            # split, a table), and CPython's UTF-8 decoder then fails on anything
+            # malformed; with ``surrogatepass`` (WTF-8, MUTF-8) it makes each lone half
+            # its surrogate.  A WTF-8 pair is malformed: looked for first.  The same
+            # texts as ``_VariantUnits.item`` (a test holds the two paths equal); on
+            # failure the item-by-item path below decides.  (A low half first after
+            # ``orphan_low``, WTF-8, is malformed: that path.)
+            fast = buf
+            errors = "strict"
+            if halves >= 0:
+                if self._join_pairs:
+                    parts = _PAIR.split(fast)
+                    if len(parts) > 1:
+                        parts[1::2] = map(_PAIR_UTF8.__getitem__, parts[1::2])
+                        fast = b"".join(parts)
+                elif self._pairs_malformed and _PAIR.search(fast, halves):
+                    errors = ""
+                if self._lone_halves:
+                    errors = errors and "surrogatepass"
+            if errors:
+                if nulls >= 0:
+                    fast = fast.replace(b"\xc0\x80", b"\x00")
+                try:
+                    text = fast.decode("utf-8", errors)
+                except UnicodeDecodeError:
+                    pass
+                else:
+                    self._chars += len(text)
+                    return text, src[end:] if held else b""
         units.src = src
         units.base = position - n
         units.final = final
         units.covered = 0
         units.orphan_low = orphan_low
         units.fail_at = -1
-        # Most text holds no item at all: one memchr each says so.
-        halves = src.find(b"\xed", 0, end) if self._halves else -1
-        nulls = src.find(b"\xc0", 0, end) if self._java_null else -1
         inner = self._inner
         try:
             if halves < 0 and nulls < 0:
@@ -378,7 +440,7 @@ class VariantScanner:
         """
         n = len(src)
         if not n or src[n - 1] < 0x80:
-            return 0  # what ends in ASCII ends with a complete item
+            return 0  # what ends in ASCII ends with a complete item (``feed`` asks first)
         prefixes = self._prefixes
         for k in range(min(n, self._hold_max), 0, -1):
             if src[n - k] >= 0xC0 and src[n - k :] in prefixes:
