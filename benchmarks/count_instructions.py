@@ -16,9 +16,11 @@ another checkout's ``src`` the same way, for a before/after comparison; ``--pure
 malformed units (``corrupted-events``: the same, each reported to ``on_malformed``, the
 peer unchanged); ``wtf-8`` (lone surrogates) and ``cesu-8`` (surrogate pairs), mostly
 valid text, go to a decoder of that variant, and their peer is CPython's UTF-8 decoder
-with ``surrogatepass``; ``--kinds`` counts only some.  Instructions are not time (a
-cache miss costs more than an add), so this complements the timed benchmarks, it does
-not replace them.
+with ``surrogatepass``; ``mixed``, ``dense-emoji`` and ``web`` are the benchmark corpora
+of ``_corpora.py`` (64 KiB of each, cut into 256-byte chunks fed in turn, so characters
+are cut between calls as in bench_decoder.py); ``--kinds`` counts only some.
+Instructions are not time (a cache miss costs more than an add), so this complements
+the timed benchmarks, it does not replace them.
 
 ``--per-line``: instructions per line instead (issues 13 and 14), each against its peer:
 ``follow()`` over a finished file of 80-byte lines (UTF-8 and UTF-16LE, asyncio and
@@ -78,9 +80,17 @@ elif kind in variants:
             break
         data += piece
     data = data[: data.rfind(b" ") + 1]  # nothing held between calls
-else:
+elif kind in texts:
     data = texts[kind].encode()[:256].decode("utf-8", "ignore").encode()
-chunks = [data] * calls
+if kind in ("mixed", "dense-emoji", "web"):
+    import random
+    sys.path.insert(0, BENCHMARKS)
+    import _corpora
+    corpus = getattr(_corpora, kind.replace("-", "_"))(1 << 16, random.Random(2026))
+    pieces = _corpora.chunked(corpus, 256)
+    chunks = [pieces[i % len(pieces)] for i in range(calls)]
+else:
+    chunks = [data] * calls
 decode = None  # "base" and "codecs-base": the interpreter, the imports and the list
 if side in ("ours", "base"):
     from utf8stream import Utf8Decoder
@@ -99,7 +109,18 @@ if decode is not None:
         decode(chunk)
 """
 
-KINDS = ("ascii", "cjk", "emoji", "corrupted", "corrupted-events", "wtf-8", "cesu-8")
+KINDS = (
+    "ascii",
+    "mixed",
+    "cjk",
+    "emoji",
+    "dense-emoji",
+    "web",
+    "corrupted",
+    "corrupted-events",
+    "wtf-8",
+    "cesu-8",
+)
 
 PER_LINE_CHILD = r"""
 import io, random, sys, tempfile, anyio
@@ -215,6 +236,8 @@ def count(side: str, kind: str, calls: int, src: Path, pure: bool, child_text: s
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
     if pure:
         env["UTF8STREAM_PURE_PYTHON"] = "1"
+    if child_text is CHILD:  # the child finds _corpora beside this script
+        child_text = f"BENCHMARKS = {str(Path(__file__).resolve().parent)!r}\n{child_text}"
     with tempfile.TemporaryDirectory() as tmp:
         child = Path(tmp) / "child.py"
         child.write_text(child_text, encoding="utf-8")

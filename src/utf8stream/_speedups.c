@@ -72,6 +72,9 @@ typedef struct {
     PyTypeObject *event_type; /* Malformed */
     Py_ssize_t slot_offset, slot_data, slot_kind; /* where its slots are */
     PyObject *empty; /* "" */
+    PyObject *str_final, *str_c_failed; /* interned names */
+    PyTypeObject *bound_decode_type;
+    PyTypeObject *decoder_method_type;
     int ready;
 } module_state;
 
@@ -96,6 +99,11 @@ typedef struct {
     Py_ssize_t repl_len;   /* length of replacement: 0 or 1 */
     Py_UCS4 repl_char;
     int reporting;         /* the callback is running: this object refuses to decode */
+    /* Decoder mode (enter()/leave(), decode()): this object holds its Utf8Decoder's
+       position and held prefix, and decode() is that decoder's decode. */
+    int dm;
+    long long position;    /* in decoder mode: the decoder's position */
+    PyObject *pending;     /* in decoder mode: the held proper prefix (bytes), else NULL */
     module_state *state;   /* of the module that made this object's type (which keeps
                               that module, and so the state, alive) */
 } UnitsObject;
@@ -1237,27 +1245,20 @@ joined(UnitsObject *self, PyObject *head, PyObject *data)
     return buf;
 }
 
-/* The arguments of feed(): pending + data as one bytes object (a new
-   reference; data alone if not ``join``), final, and the absolute offset of that
-   buffer's first byte. */
+/* The input of feed(): pending + data as one bytes object (a new reference; data
+   alone if not ``join``), and the absolute offset of that buffer's first byte, given
+   the offset ``position`` where it ends. */
 static PyObject *
-parse_input(UnitsObject *self, PyObject *const *args, int join, int *final, long long *base)
+parse_input(UnitsObject *self, PyObject *head, PyObject *data, int join, long long position,
+            long long *base)
 {
-    *final = PyObject_IsTrue(args[2]);
-    if (*final < 0) {
-        return NULL;
-    }
-    long long position = PyLong_AsLongLong(args[3]);
-    if (position == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
     PyObject *buf;
     if (join) {
-        buf = joined(self, args[0], args[1]);
+        buf = joined(self, head, data);
     }
     else {
         /* the caller checked that data is bytes */
-        buf = ready_check(self->state) < 0 ? NULL : Py_NewRef(args[1]);
+        buf = ready_check(self->state) < 0 ? NULL : Py_NewRef(data);
     }
     if (buf == NULL) {
         return NULL;
@@ -1359,28 +1360,24 @@ bridge(PyObject *head, PyObject *data, Py_UCS4 *cp)
     return k > nh && *cp != NOT_A_CHAR ? k - nh : 0;
 }
 
+/* feed()'s work, shared with decode(): the text of head + data, which ends at
+   ``position``; *held: the new held prefix (a new reference).  NULL on error. */
 static PyObject *
-Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
+feed_core(UnitsObject *self, PyObject *head, PyObject *data, int final, long long position,
+          PyObject **held)
 {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "feed(pending: bytes, data: bytes, final, position)");
-        return NULL;
-    }
-    if (refuse_reentry(self) < 0) {
-        return NULL;
-    }
     /* A held prefix usually becomes one character with the first bytes of data: that
        character goes first, and data is decoded where it lies, not copied behind the
        prefix (a 64 KiB chunk of emoji or CJK text ends in a prefix more often than not). */
     Py_UCS4 first = NOT_A_CHAR;
     Py_ssize_t took = 0, nh = 0;
-    if (!self->maps && PyBytes_Check(args[0]) && PyBytes_Check(args[1]) &&
-        (nh = PyBytes_GET_SIZE(args[0])) > 0) {
-        took = bridge(args[0], args[1], &first);
+    *held = NULL;
+    if (!self->maps && PyBytes_Check(head) && PyBytes_Check(data) &&
+        (nh = PyBytes_GET_SIZE(head)) > 0) {
+        took = bridge(head, data, &first);
     }
-    int final;
     long long base;
-    PyObject *buf = parse_input(self, args, !took, &final, &base);
+    PyObject *buf = parse_input(self, head, data, !took, position, &base);
     if (buf == NULL) {
         return NULL;
     }
@@ -1400,7 +1397,7 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
             self->fail_start += nh;
             PyObject *type, *value, *traceback;
             PyErr_Fetch(&type, &value, &traceback);
-            PyObject *whole = joined(self, args[0], args[1]);
+            PyObject *whole = joined(self, head, data);
             if (whole == NULL) {
                 PyErr_Clear(); /* the failure already being raised says enough */
             }
@@ -1418,14 +1415,429 @@ Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
             set_partial_by_replay(self, b, base);
         }
     }
-    PyObject *pending = NULL;
     if (text != NULL) {
         self->chars += PyUnicode_GET_LENGTH(text);
-        pending = PyBytes_FromStringAndSize((const char *)b + stop, n - stop);
+        *held = PyBytes_FromStringAndSize((const char *)b + stop, n - stop);
+        if (*held == NULL) {
+            Py_CLEAR(text);
+        }
     }
     Py_DECREF(buf);
     Py_DECREF(self);
-    return pair(text, pending);
+    return text;
+}
+
+/* feed(pending, data, final, position) -> (text, pending)
+
+   One whole ordinary Utf8Decoder.decode call: ``pending`` (a held proper prefix) goes
+   in front of ``data``, which ends at the absolute offset ``position``; what is left at
+   the end is the new pending prefix.  When the callback raises, fail_start is relative
+   to pending + data. */
+static PyObject *
+Units_feed(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "feed(pending: bytes, data: bytes, final, position)");
+        return NULL;
+    }
+    if (refuse_reentry(self) < 0) {
+        return NULL;
+    }
+    int final = PyObject_IsTrue(args[2]);
+    if (final < 0) {
+        return NULL;
+    }
+    long long position = PyLong_AsLongLong(args[3]);
+    if (position == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *held;
+    PyObject *text = feed_core(self, args[0], args[1], final, position, &held);
+    return pair(text, held);
+}
+
+/* ---- decoder mode ------------------------------------------------------------------
+
+   For the common configuration (decoder.py's _sync says which) a decoder's position and
+   held prefix live in its Units object (enter()/leave()), and ``decoder.decode`` is a
+   BoundDecode: one C call per chunk, doing the ready path of Utf8Decoder.decode
+   (position += len(data); feed; the new prefix).  Everything else goes back to
+   decoder.py, the one owner of the rules: any other input (not bytes, bytearray or a
+   byte memoryview; keywords other than ``final``; a position that would reach
+   ACCEL_MAX_POSITION) or a call after leave() runs Utf8Decoder.decode itself (which
+   leaves decoder mode first); a failure (a raising callback, strict mode's error) calls
+   the decoder's ``_c_failed`` with the exception, which leaves decoder mode and keeps
+   what the failure leaves behind, as Utf8Decoder.decode does, before the exception
+   propagates.
+
+   Utf8Decoder.decode is a DecoderMethod, a descriptor over the Python function: for a
+   decoder in decoder mode it gives a BoundDecode (which holds the decoder, as a bound
+   method does, so ``f = Utf8Decoder().decode`` keeps it alive), else the ordinary bound
+   method.  The decoder holds no reference to these: no reference cycle. */
+
+#define DM_MAX_POSITION (1LL << 62) /* decoder.py's ACCEL_MAX_POSITION */
+
+/* enter(position, pending): decoder mode, with the decoder's state. */
+static PyObject *
+Units_enter(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 2 || !PyBytes_CheckExact(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "enter(position: int, pending: bytes)");
+        return NULL;
+    }
+    long long position = PyLong_AsLongLong(args[0]);
+    if (position == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    self->position = position;
+    Py_XSETREF(self->pending, Py_NewRef(args[1]));
+    self->dm = 1;
+    Py_RETURN_NONE;
+}
+
+/* leave() -> (position, pending): out of decoder mode, the decoder's state handed back. */
+static PyObject *
+Units_leave(UnitsObject *self, PyObject *Py_UNUSED(ignored))
+{
+    if (!self->dm) {
+        PyErr_SetString(PyExc_RuntimeError, "not in decoder mode");
+        return NULL;
+    }
+    self->dm = 0;
+    PyObject *pending = self->pending;
+    self->pending = NULL;
+    return pair(PyLong_FromLongLong(self->position), pending);
+}
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *func; /* the Python Utf8Decoder.decode */
+    PyObject *name; /* "_dm": the decoder's attribute holding its Units in decoder mode */
+} DecoderMethodObject;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *func;      /* the Python Utf8Decoder.decode */
+    PyObject *decoder;
+    UnitsObject *units;
+    vectorcallfunc vectorcall;
+} BoundDecodeObject;
+
+/* Utf8Decoder.decode(decoder, *args, **kwargs), the Python function. */
+static PyObject *
+bound_slow(BoundDecodeObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    Py_ssize_t nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+    PyObject *small[8];
+    PyObject **stack = small;
+    if (nargs + nkw + 1 > 8) {
+        stack = PyMem_Malloc((nargs + nkw + 1) * sizeof(PyObject *));
+        if (stack == NULL) {
+            return PyErr_NoMemory();
+        }
+    }
+    stack[0] = self->decoder;
+    for (Py_ssize_t i = 0; i < nargs + nkw; i++) {
+        stack[i + 1] = args[i];
+    }
+    PyObject *res = PyObject_Vectorcall(self->func, stack, nargs + 1, kwnames);
+    if (stack != small) {
+        PyMem_Free(stack);
+    }
+    return res;
+}
+
+/* decoder.decode(input, final=False) -> str */
+static PyObject *
+BoundDecode_vectorcall(BoundDecodeObject *self, PyObject *const *args, size_t nargsf,
+                       PyObject *kwnames)
+{
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    UnitsObject *units = self->units;
+    PyObject *final_arg = NULL;
+    if (kwnames != NULL) {
+        if (nargs != 1 || PyTuple_GET_SIZE(kwnames) != 1 ||
+            PyTuple_GET_ITEM(kwnames, 0) != units->state->str_final) {
+            return bound_slow(self, args, nargs, kwnames);
+        }
+        final_arg = args[1];
+    }
+    else if (nargs == 2) {
+        final_arg = args[1];
+    }
+    else if (nargs != 1) {
+        return bound_slow(self, args, nargs, kwnames);
+    }
+    PyObject *data = args[0];
+    if (!PyBytes_CheckExact(data)) {
+        /* What Utf8Decoder.decode takes as it is: bytearray, a memoryview of bytes. */
+        int plain = PyByteArray_CheckExact(data);
+        if (!plain && PyMemoryView_Check(data)) {
+            Py_buffer *view = PyMemoryView_GET_BUFFER(data);
+            const char *f = view->format;
+            plain = view->ndim == 1 && (f == NULL || ((f[0] == 'B' || f[0] == 'b' ||
+                                                       f[0] == 'c') && f[1] == 0));
+        }
+        if (!plain || !units->dm) {
+            return bound_slow(self, args, nargs, kwnames);
+        }
+        data = PyBytes_FromObject(data);
+        if (data == NULL) {
+            return NULL;
+        }
+    }
+    else {
+        Py_INCREF(data);
+    }
+    if (!units->dm || units->position >= DM_MAX_POSITION - PyBytes_GET_SIZE(data)) {
+        Py_DECREF(data);
+        return bound_slow(self, args, nargs, kwnames);
+    }
+    PyObject *text = NULL;
+    int final = 0;
+    if (refuse_reentry(units) < 0 ||
+        (final_arg != NULL && (final = PyObject_IsTrue(final_arg)) < 0)) {
+        Py_DECREF(data);
+        return NULL;
+    }
+    Py_INCREF(units);
+    /* As Utf8Decoder.decode: position counts the chunk before the scanner runs (what
+       statistics() shows inside a callback). */
+    PyObject *pending = Py_NewRef(units->pending);
+    units->position += PyBytes_GET_SIZE(data);
+    PyObject *held;
+    text = feed_core(units, pending, data, final, units->position, &held);
+    if (text != NULL) {
+        Py_SETREF(units->pending, held);
+    }
+    else {
+        /* The prefix stays as it was; the decoder keeps what the failure leaves behind. */
+        PyObject *type, *value, *traceback;
+        PyErr_Fetch(&type, &value, &traceback);
+        PyErr_NormalizeException(&type, &value, &traceback);
+        if (traceback != NULL && value != NULL) {
+            PyException_SetTraceback(value, traceback);
+        }
+        if (value != NULL) {
+            PyObject *stack[5] = {self->decoder, value, pending, data,
+                                  final ? Py_True : Py_False};
+            PyObject *res = PyObject_VectorcallMethod(
+                units->state->str_c_failed, stack, 5 | PY_VECTORCALL_ARGUMENTS_OFFSET, NULL);
+            if (res == NULL) {
+                PyErr_WriteUnraisable(self->decoder);
+            }
+            Py_XDECREF(res);
+        }
+        PyErr_Restore(type, value, traceback);
+    }
+    Py_DECREF(pending);
+    Py_DECREF(data);
+    Py_DECREF(units);
+    return text;
+}
+
+static PyObject *
+BoundDecode_get_self(BoundDecodeObject *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->decoder);
+}
+
+static PyObject *
+BoundDecode_get_func(BoundDecodeObject *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->func);
+}
+
+static PyObject *
+BoundDecode_get_doc(BoundDecodeObject *self, void *Py_UNUSED(closure))
+{
+    return PyObject_GetAttrString(self->func, "__doc__");
+}
+
+static PyGetSetDef BoundDecode_getset[] = {
+    {"__self__", (getter)BoundDecode_get_self, NULL, "the decoder", NULL},
+    {"__func__", (getter)BoundDecode_get_func, NULL, "Utf8Decoder.decode", NULL},
+    {"__doc__", (getter)BoundDecode_get_doc, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static int
+BoundDecode_traverse(BoundDecodeObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->func);
+    Py_VISIT(self->decoder);
+    Py_VISIT(self->units);
+    return 0;
+}
+
+static int
+BoundDecode_clear(BoundDecodeObject *self)
+{
+    Py_CLEAR(self->func);
+    Py_CLEAR(self->decoder);
+    Py_CLEAR(self->units);
+    return 0;
+}
+
+static void
+BoundDecode_dealloc(BoundDecodeObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    BoundDecode_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyObject *
+BoundDecode_repr(BoundDecodeObject *self)
+{
+    return PyUnicode_FromFormat("<bound method decode of %R>", self->decoder);
+}
+
+static PyMemberDef BoundDecode_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(BoundDecodeObject, vectorcall), READONLY},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot BoundDecode_slots[] = {
+    {Py_tp_doc, "Utf8Decoder.decode bound to a decoder in decoder mode"},
+    {Py_tp_call, PyVectorcall_Call},
+    {Py_tp_dealloc, BoundDecode_dealloc},
+    {Py_tp_traverse, BoundDecode_traverse},
+    {Py_tp_clear, BoundDecode_clear},
+    {Py_tp_getset, BoundDecode_getset},
+    {Py_tp_members, BoundDecode_members},
+    {Py_tp_repr, BoundDecode_repr},
+    {0, NULL},
+};
+
+static PyType_Spec BoundDecode_spec = {
+    .name = "utf8stream._speedups.BoundDecode",
+    .basicsize = sizeof(BoundDecodeObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE |
+             Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = BoundDecode_slots,
+};
+
+static PyObject *
+DecoderMethod_get(DecoderMethodObject *self, PyObject *obj, PyObject *type)
+{
+    if (obj == NULL || obj == Py_None) {
+        return Py_NewRef(self->func);
+    }
+    PyObject *units = PyObject_GetAttr(obj, self->name);
+    if (units == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_AttributeError)) {
+            return NULL;
+        }
+        PyErr_Clear(); /* not set up yet: the ordinary method */
+    }
+    module_state *st = (module_state *)PyType_GetModuleState(Py_TYPE(self));
+    if (units == NULL || st == NULL || !Py_IS_TYPE(units, st->units_type) ||
+        !((UnitsObject *)units)->dm) {
+        Py_XDECREF(units);
+        PyErr_Clear();
+        return PyMethod_New(self->func, obj);
+    }
+    BoundDecodeObject *bound = PyObject_GC_New(BoundDecodeObject, st->bound_decode_type);
+    if (bound == NULL) {
+        Py_DECREF(units);
+        return NULL;
+    }
+    bound->func = Py_NewRef(self->func);
+    bound->decoder = Py_NewRef(obj);
+    bound->units = (UnitsObject *)units; /* the reference moves here */
+    bound->vectorcall = (vectorcallfunc)BoundDecode_vectorcall;
+    PyObject_GC_Track(bound);
+    return (PyObject *)bound;
+}
+
+static int
+DecoderMethod_init(DecoderMethodObject *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *func;
+    if (!PyArg_ParseTuple(args, "O:DecoderMethod", &func)) {
+        return -1;
+    }
+    if (!PyCallable_Check(func)) {
+        PyErr_SetString(PyExc_TypeError, "DecoderMethod(func): func must be callable");
+        return -1;
+    }
+    PyObject *name = PyUnicode_InternFromString("_dm");
+    if (name == NULL) {
+        return -1;
+    }
+    Py_XSETREF(self->func, Py_NewRef(func));
+    Py_XSETREF(self->name, name);
+    return 0;
+}
+
+static PyObject *
+DecoderMethod_get_func(DecoderMethodObject *self, void *Py_UNUSED(closure))
+{
+    return Py_NewRef(self->func != NULL ? self->func : Py_None);
+}
+
+static PyGetSetDef DecoderMethod_getset[] = {
+    {"__func__", (getter)DecoderMethod_get_func, NULL, "the Python function", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static int
+DecoderMethod_traverse(DecoderMethodObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(self->func);
+    return 0;
+}
+
+static int
+DecoderMethod_clear(DecoderMethodObject *self)
+{
+    Py_CLEAR(self->func);
+    Py_CLEAR(self->name);
+    return 0;
+}
+
+static void
+DecoderMethod_dealloc(DecoderMethodObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    DecoderMethod_clear(self);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyType_Slot DecoderMethod_slots[] = {
+    {Py_tp_doc, "DecoderMethod(func): Utf8Decoder.decode, one C call per chunk in decoder "
+                "mode (a descriptor over the Python function func)"},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, DecoderMethod_init},
+    {Py_tp_descr_get, DecoderMethod_get},
+    {Py_tp_dealloc, DecoderMethod_dealloc},
+    {Py_tp_traverse, DecoderMethod_traverse},
+    {Py_tp_clear, DecoderMethod_clear},
+    {Py_tp_getset, DecoderMethod_getset},
+    {0, NULL},
+};
+
+static PyType_Spec DecoderMethod_spec = {
+    .name = "utf8stream._speedups.DecoderMethod",
+    .basicsize = sizeof(DecoderMethodObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = DecoderMethod_slots,
+};
+
+static PyObject *
+Units_get_pending(UnitsObject *self, void *Py_UNUSED(closure))
+{
+    if (self->pending == NULL) {
+        return PyBytes_FromStringAndSize(NULL, 0);
+    }
+    return Py_NewRef(self->pending);
 }
 
 /* Where the line that starts at b[i] ends: the next ``sep`` byte, or with ``sep`` -1 the
@@ -1662,6 +2074,7 @@ Units_traverse(UnitsObject *self, visitproc visit, void *arg)
     Py_VISIT(self->replacement);
     Py_VISIT(self->callback);
     Py_VISIT(self->partial);
+    Py_VISIT(self->pending);
     return 0;
 }
 
@@ -1671,6 +2084,7 @@ Units_clear(UnitsObject *self)
     Py_CLEAR(self->replacement);
     Py_CLEAR(self->callback);
     Py_CLEAR(self->partial);
+    Py_CLEAR(self->pending);
     return 0;
 }
 
@@ -1691,6 +2105,10 @@ static PyMethodDef Units_methods[] = {
      "lines(head, data, position, sep, limit) -> (parts, offsets)"},
     {"drain", (PyCFunction)Units_drain, METH_NOARGS,
      "drain() -> tuple: units counted by kind since the last drain"},
+    {"enter", (PyCFunction)(void (*)(void))Units_enter, METH_FASTCALL,
+     "enter(position, pending): decoder mode, holding the decoder's state"},
+    {"leave", (PyCFunction)Units_leave, METH_NOARGS,
+     "leave() -> (position, pending): out of decoder mode, the state handed back"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1702,6 +2120,9 @@ static PyMemberDef Units_members[] = {
      "absolute offset just past that unit"},
     {"reporting", T_INT, offsetof(UnitsObject, reporting), READONLY,
      "true while the callback runs"},
+    {"dm", T_INT, offsetof(UnitsObject, dm), READONLY, "true in decoder mode"},
+    {"position", T_LONGLONG, offsetof(UnitsObject, position), 0,
+     "in decoder mode: the decoder's position"},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -1737,6 +2158,8 @@ Units_get_partial(UnitsObject *self, void *Py_UNUSED(closure))
 }
 
 static PyGetSetDef Units_getset[] = {
+    {"pending", (getter)Units_get_pending, NULL,
+     "in decoder mode: the held proper prefix", NULL},
     {"partial", (getter)Units_get_partial, NULL,
      "after the callback raised at a unit (fail_start >= 0): the text before that unit",
      NULL},
@@ -2420,6 +2843,11 @@ module_exec(PyObject *m)
     if (st->empty == NULL) {
         return -1;
     }
+    st->str_final = PyUnicode_InternFromString("final");
+    st->str_c_failed = PyUnicode_InternFromString("_c_failed");
+    if (st->str_final == NULL || st->str_c_failed == NULL) {
+        return -1;
+    }
     st->units_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Units_spec, NULL);
     if (st->units_type == NULL || PyModule_AddType(m, st->units_type) < 0) {
         return -1;
@@ -2434,6 +2862,16 @@ module_exec(PyObject *m)
     }
     st->line_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Line_spec, NULL);
     if (st->line_type == NULL || PyModule_AddType(m, st->line_type) < 0) {
+        return -1;
+    }
+    st->bound_decode_type =
+        (PyTypeObject *)PyType_FromModuleAndSpec(m, &BoundDecode_spec, NULL);
+    if (st->bound_decode_type == NULL || PyModule_AddType(m, st->bound_decode_type) < 0) {
+        return -1;
+    }
+    st->decoder_method_type =
+        (PyTypeObject *)PyType_FromModuleAndSpec(m, &DecoderMethod_spec, NULL);
+    if (st->decoder_method_type == NULL || PyModule_AddType(m, st->decoder_method_type) < 0) {
         return -1;
     }
     return utf8stream_add_byte_transcoder(m);
@@ -2452,6 +2890,10 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     }
     Py_VISIT(st->event_type);
     Py_VISIT(st->empty);
+    Py_VISIT(st->str_final);
+    Py_VISIT(st->bound_decode_type);
+    Py_VISIT(st->decoder_method_type);
+    Py_VISIT(st->str_c_failed);
     return 0;
 }
 
@@ -2468,6 +2910,10 @@ module_clear(PyObject *m)
     }
     Py_CLEAR(st->event_type);
     Py_CLEAR(st->empty);
+    Py_CLEAR(st->str_final);
+    Py_CLEAR(st->bound_decode_type);
+    Py_CLEAR(st->decoder_method_type);
+    Py_CLEAR(st->str_c_failed);
     st->ready = 0;
     return 0;
 }

@@ -73,6 +73,12 @@ def accelerated() -> bool:
     return _current is not None
 
 
+def built_accelerator() -> Any:
+    """The compiled module if it was built and not disabled, whatever ``use_accelerator``
+    says (the switch chooses per object; a type may need the module for both)."""
+    return _built
+
+
 def accelerator() -> Any:
     """The compiled ``_speedups`` module in use, or None (pure Python)."""
     return _current

@@ -83,6 +83,9 @@ from ._accel import (
     accelerator,
     use_accelerator,
 )
+from ._accel import (
+    built_accelerator as _accel_module,
+)
 from ._bytes import is_continuation, is_high_half
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
 from .scanner import PyScanner, Scanner, held_prefix_set, scanner_type
@@ -478,6 +481,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         #: The UTF-8 scanner implementation this decoder uses (C or Python), chosen once.
         self._new_utf8_scanner = scanner_type()
         self._scanner: Scanner | None = None
+        #: Decoder mode (``_sync``): the C scanner, which holds ``_position`` and
+        #: ``_pending``; None otherwise.  ``_speedups.DecoderMethod`` reads it.
+        self._dm: Any = None
+        #: Whether this decoder may use decoder mode: not a subclass's own ``decode``.
+        self._dm_allowed = type(self).decode is Utf8Decoder.decode
         self._resume_orphan = False
         self._clear(start_offset)
         self._set_policy(errors)
@@ -528,6 +536,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         ``VariantScanner`` around that same implementation.
         """
         if self._scanner is not None:
+            self._leave()
             self._fold_counts()
         inline = self._inline
         policy = self._policy
@@ -546,6 +555,13 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         #: The scanner cuts lines (``decode_lines``): UTF-8, U+FFFD.
         self._cuts_lines = inline == _REPLACEMENT and not isinstance(scanner, VariantScanner)
         self._in_c = utf8_scanner is not PyScanner
+        #: The scanner, if it can be put in decoder mode (``_sync``): the C one, for plain
+        #: UTF-8, in a decoder whose ``decode`` is this class's.
+        self._dm_units = (
+            scanner
+            if self._dm_allowed and type(scanner) is utf8_scanner and hasattr(scanner, "enter")
+            else None
+        )
 
     def _clear(self, position: int) -> None:
         self._position = position
@@ -564,19 +580,62 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._orphan_low = False
 
     def _sync(self) -> None:
-        """After a change of state: is anything held that the boundary must handle?"""
+        """After a change of state: is anything held that the boundary must handle?
+
+        With nothing held, a C scanner takes the decoder's position and held prefix and
+        ``decode`` is one C call per chunk (decoder mode: the ready path of ``decode``
+        in C, ``BoundDecode`` in ``_speedups.c``; anything else it hands to ``decode``
+        here).  Whatever changes the state otherwise leaves decoder mode first
+        (``_leave``), and ``_pull`` reads the state without leaving.
+        """
+        units = self._dm
+        if units is not None:
+            # The state is the C scanner's, and nothing is held: whatever changes the
+            # state here leaves decoder mode first.
+            if units is self._scanner:
+                return
+            self._leave()  # the scanner was replaced (a test's wrapper)
         if self._in_c and self._position >= ACCEL_MAX_POSITION:
             self._build_scanner()
         held = self._gap_open or self._unread or self._carry or self._orphan_low
         #: The scanner, when decode() can hand it the call as it is; else None.
         self._ready = None if held else self._scanner
+        units = self._dm_units
+        if not held and units is not None and units is self._scanner:
+            units.enter(self._position, self._pending)
+            self._dm = units
+            self._ready = None  # decode() here in decoder mode goes to the boundary
+
+    def _pull(self) -> None:
+        """In decoder mode, read the position and held prefix from the C scanner."""
+        units = self._dm
+        if units is not None:
+            self._position = units.position
+            self._pending = units.pending
+
+    def _leave(self) -> None:
+        """Leave decoder mode (if in it): the state is this object's again."""
+        units = self._dm
+        if units is not None:
+            self._dm = None
+            self._position, self._pending = units.leave()
+            self._ready = self._scanner  # nothing was held
+
+    def _c_failed(self, exc: BaseException, pending: bytes, data: bytes, final: bool) -> None:
+        """The C ``decode`` of decoder mode failed (the scanner raised while it decoded
+        ``pending + data``; ``position`` counts ``data``): keep what ``decode`` keeps."""
+        self._leave()
+        scanner = self._scanner
+        assert scanner is not None
+        self._scanner_failed(exc, scanner, pending + data, final, [], len(data))
 
     # -- public API ------------------------------------------------------------------
 
     @property
     def position(self) -> int:
         """Absolute offset of the next byte this decoder will receive."""
-        return self._position
+        units = self._dm
+        return self._position if units is None else int(units.position)
 
     @property
     def start_offset(self) -> int:
@@ -599,6 +658,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     @property
     def buffered(self) -> int:
         """Bytes held between calls (pending prefix, unread rest, or gap bytes)."""
+        self._pull()
         return len(self._pending) + len(self._unread) + len(self._gap_data)
 
     def decode(self, input: ReadableBuffer, final: bool = False) -> str:  # noqa: A002
@@ -639,6 +699,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         while a gap stays open).  ``position`` then counts ``data``.
         """
         self._refuse_if_reporting("decode")
+        self._leave()
         parts: list[str] = []
         if self._carry:
             parts.append(self._carry)
@@ -696,11 +757,18 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         catches that).  ``each_offset=False``: ``offsets`` holds only the end of the
         last line (a reader that hands out no offsets saves an int per line).
         """
+        parts: list[str]
+        offsets: list[int]
+        units = self._dm
+        if units is not None:
+            if not self._cuts_lines or units.pending:
+                return None
+            parts, offsets = units.lines(head, data, units.position, sep, limit, each_offset)
+            units.position = offsets[-1]
+            return DecodedLines(parts, offsets)
         scanner = self._ready
         if scanner is None or not self._cuts_lines or self._pending:
             return None
-        parts: list[str]
-        offsets: list[int]
         parts, offsets = scanner.lines(head, data, self._position, sep, limit, each_offset)
         self._position = offsets[-1]
         return DecodedLines(parts, offsets)
@@ -753,9 +821,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._refuse_if_reporting("mark_gap")
         if lost is not None and (not isinstance(lost, int) or lost < 0):
             raise ValueError("lost must be a non-negative integer or None")
+        self._leave()
         if self._unread:
             self._carry = self.decode(b"", self._unread_final)
             self._chars -= len(self._carry)  # counted when a later call returns it
+            self._leave()  # that call may have entered decoder mode: the state is changed here
         position = self._position
         if lost:
             self._position += lost
@@ -797,6 +867,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         Statistics are cumulative and survive a reset.
         """
         self._refuse_if_reporting("reset")
+        self._leave()
         self._clear(self._start_offset)
         self._sync()
 
@@ -811,6 +882,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         back after a callback raised is not part of this state (``checkpoint`` has it).
         """
         self._refuse_if_reporting("getstate")
+        self._pull()
         if self._gap_open:
             absorb = len(self._gap_data) + self._gap_absorb
             flags = (
@@ -829,6 +901,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._refuse_if_reporting("setstate")
         buffered, flags = state
         buffered = bytes(buffered)
+        self._leave()
         self._clear(self._position)
         if flags & DecoderStateFlag.GAP_OPEN:
             self._gap_open = True
@@ -847,6 +920,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def checkpoint(self) -> DecoderCheckpoint:
         """An immutable snapshot from which ``from_checkpoint`` continues exactly."""
         self._refuse_if_reporting("checkpoint")
+        self._pull()
         self._fold_counts()
         return DecoderCheckpoint(
             position=self._position,
@@ -884,6 +958,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             variant=cp.variant,
             fallback=cp.fallback,
         )
+        decoder._leave()
         decoder._position = cp.position
         decoder._orphan_low = cp.orphan_low
         decoder._pending = cp.pending
@@ -909,6 +984,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         Exact at any time, also inside a callback (see ``on_malformed`` in the class
         docstring for what it counts there).
         """
+        self._pull()
         self._fold_counts()
         return DecoderStatistics(
             bytes_fed=self._position - self._start_offset - self._lost_total,
@@ -990,3 +1066,17 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         else:
             self._carry = partial
         self._sync()
+
+
+def _install_decoder_mode() -> None:
+    """``Utf8Decoder.decode`` becomes the C descriptor over it, where the C module is built.
+
+    For a decoder in decoder mode it gives the one-C-call ``decode``; for any other, the
+    ordinary bound method (``_speedups.DecoderMethod``).
+    """
+    built = _accel_module()
+    if built is not None and hasattr(built, "DecoderMethod"):
+        setattr(Utf8Decoder, "decode", built.DecoderMethod(Utf8Decoder.decode))  # noqa: B010
+
+
+_install_decoder_mode()

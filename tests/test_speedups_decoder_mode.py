@@ -1,0 +1,376 @@
+"""Decoder mode: a plain UTF-8 decoder's common path in one C call (issue 14).
+
+With the C scanner in use and nothing held besides a proper prefix, the scanner holds
+the decoder's position and prefix and ``decoder.decode`` is one C call per chunk
+(``BoundDecode`` in ``_speedups.c``); every other path leaves that mode and goes through
+``decoder.py`` as before.  These tests enter and leave it at each boundary (held state,
+checkpoints, a switch of implementation, a raising callback, gaps, the position limit,
+other inputs) and compare with the pure-Python decoder, which never uses it.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import gc
+import weakref
+from typing import Any
+
+import pytest
+from _helpers import CORE
+from hypothesis import given
+from hypothesis import strategies as st
+
+import utf8stream.core.decoder as decoder_module
+from utf8stream import (
+    DecoderCheckpoint,
+    Malformed,
+    MalformedKind,
+    Utf8DecodeError,
+    Utf8Decoder,
+    use_accelerator,
+)
+from utf8stream.core._accel import ACCEL_MAX_POSITION
+from utf8stream.core.scanner import PyScanner
+
+pytestmark = pytest.mark.skipif(
+    not decoder_module.accelerated(),
+    reason="the C accelerator is not built here (pure-Python install)",
+)
+
+
+class Boom(Exception):
+    pass
+
+
+def in_mode(decoder: Utf8Decoder) -> bool:
+    """The decoder is in decoder mode, and ``decode`` is the one C call."""
+    mode = decoder._dm is not None
+    assert mode == (type(decoder.decode).__name__ == "BoundDecode")
+    return mode
+
+
+def pure(**kwargs: Any) -> Utf8Decoder:
+    with use_accelerator(False):
+        return Utf8Decoder(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"errors": "ignore"},
+        {"errors": "strict"},
+        {"errors": "surrogateescape"},
+        {"errors": "backslashreplace"},
+        {"fallback": "cp1252"},
+        {"on_malformed": print},
+        {"start_offset": 12345},
+    ],
+)
+def test_plain_utf8_with_the_c_scanner_is_in_decoder_mode(kwargs: dict[str, Any]) -> None:
+    decoder = Utf8Decoder(**kwargs)
+    assert in_mode(decoder)
+    assert decoder.decode(b"h\xc3\xa9llo") == "héllo"
+    assert in_mode(decoder)
+    assert decoder.position == kwargs.get("start_offset", 0) + 6
+
+
+def test_other_decoders_are_not_in_decoder_mode() -> None:
+    class Own(Utf8Decoder):
+        def decode(self, input: Any, final: bool = False) -> str:  # noqa: A002
+            return super().decode(input, final).upper()
+
+    class Inherits(Utf8Decoder):
+        pass
+
+    assert not in_mode(Utf8Decoder(variant="wtf-8"))
+    assert not in_mode(Utf8Decoder("surrogatepass"))
+    assert not in_mode(pure())
+    assert not in_mode(Utf8Decoder(start_offset=ACCEL_MAX_POSITION))
+    own = Own()
+    assert not in_mode(own)
+    assert own.decode(b"ab\xc3") == "AB"
+    assert own.decode(b"\xa9") == "É"
+    assert in_mode(Inherits())
+
+
+def test_the_state_is_read_from_the_c_scanner() -> None:
+    decoder = Utf8Decoder(start_offset=10)
+    assert decoder.decode(b"ab\xe2\x82") == "ab"
+    assert in_mode(decoder)
+    assert decoder.position == 14
+    assert decoder.buffered == 2
+    assert decoder.getstate() == (b"\xe2\x82", 0)
+    checkpoint = decoder.checkpoint()
+    assert (checkpoint.position, checkpoint.pending, checkpoint.chars_out) == (14, b"\xe2\x82", 2)
+    assert decoder.statistics().bytes_fed == 4
+    assert in_mode(decoder)  # reading left nothing
+    assert decoder.decode(b"\xac", final=True) == "€"
+    assert decoder.statistics().chars_out == 3
+
+
+def test_a_gap_leaves_decoder_mode_and_its_end_returns_to_it() -> None:
+    events: list[Malformed] = []
+    decoder = Utf8Decoder(on_malformed=events.append)
+    decode = decoder.decode  # taken in decoder mode, used after it is left
+    assert decode(b"ab\xe2\x82") == "ab"
+    decoder.mark_gap(5)
+    assert not in_mode(decoder)
+    assert decode(b"\xacxy") == "\ufffdxy"  # the held prefix and \xac are the gap's
+    assert in_mode(decoder)
+    assert [(e.offset, e.data, e.kind) for e in events] == [
+        (2, b"\xe2\x82\xac", MalformedKind.LOST_BYTES)
+    ]
+    assert decoder.position == 12
+    assert decoder.statistics().lost_bytes_declared == 5
+
+
+def test_a_raising_callback_leaves_decoder_mode_and_loses_nothing() -> None:
+    def callback(event: Malformed) -> None:
+        if event.data == b"\xff":
+            raise Boom
+
+    decoder = Utf8Decoder(on_malformed=callback)
+    assert decoder.decode(b"\xf0\x9f") == ""
+    with pytest.raises(Boom):
+        decoder.decode(b"\x98\x80a\xffb\xfec")
+    assert not in_mode(decoder)
+    checkpoint = decoder.checkpoint()
+    assert (checkpoint.carry, checkpoint.unread, checkpoint.position) == (
+        "😀a\ufffd",
+        b"b\xfec",
+        9,
+    )
+    assert decoder.decode(b"d") == "😀a\ufffdb\ufffdcd"
+    assert in_mode(decoder)
+    assert decoder.statistics().malformed == {MalformedKind.INVALID_BYTE: 2}
+
+
+def test_a_strict_error_leaves_decoder_mode() -> None:
+    decoder = Utf8Decoder("strict")
+    with pytest.raises(Utf8DecodeError) as info:
+        decoder.decode(b"ab\xffcd")
+    assert info.value.partial == "ab"
+    assert info.value.offset == 2
+    assert not in_mode(decoder)
+    assert decoder.getstate() == (b"cd", 0)
+    assert decoder.decode(b"e") == "cde"
+    assert in_mode(decoder)
+
+
+def test_a_callback_cannot_drive_its_decoder_in_decoder_mode() -> None:
+    seen: list[Any] = []
+
+    def callback(event: Malformed) -> None:
+        with pytest.raises(RuntimeError):
+            decoder.decode(b"zz")
+        seen.append((decoder.position, decoder.statistics().bytes_fed))
+
+    decoder = Utf8Decoder(on_malformed=callback)
+    assert decoder.decode(b"a\xffb") == "a\ufffdb"
+    assert seen == [(3, 3)]  # the chunk counts while its units are reported
+    assert decoder.position == 3
+    assert in_mode(decoder)
+
+
+@pytest.mark.parametrize("restore_accelerated", [True, False])
+def test_a_checkpoint_taken_in_decoder_mode_continues_exactly(restore_accelerated: bool) -> None:
+    events: list[Malformed] = []
+    decoder = Utf8Decoder(on_malformed=events.append)
+    assert decoder.decode(b"x\xff\xe6\x97") == "x\ufffd"
+    checkpoint = DecoderCheckpoint.from_json(decoder.checkpoint().to_json())
+    later: list[Malformed] = []
+    with use_accelerator(restore_accelerated):
+        restored = Utf8Decoder.from_checkpoint(checkpoint, on_malformed=later.append)
+    assert in_mode(restored) == restore_accelerated
+    for d in (decoder, restored):
+        assert d.decode(b"\xa5y\xc3") == "日y"
+        assert d.decode(b"(", final=True) == "\ufffd("
+    assert [(e.offset, e.kind) for e in later] == [(6, MalformedKind.INCOMPLETE_SEQUENCE)]
+    assert restored.statistics() == decoder.statistics()
+    assert restored.checkpoint() == decoder.checkpoint()
+
+
+def test_a_decoder_keeps_its_implementation_across_a_switch() -> None:
+    fast = Utf8Decoder()
+    with use_accelerator(False):
+        slow = Utf8Decoder()
+        assert in_mode(fast)
+        assert fast.decode(b"\xe2\x82") == ""
+    assert not in_mode(slow)
+    assert isinstance(slow._scanner, PyScanner)
+    assert slow.decode(b"\xe2\x82") == ""
+    assert fast.decode(b"\xac") == slow.decode(b"\xac") == "€"
+
+
+def test_setstate_and_reset_in_decoder_mode() -> None:
+    decoder = Utf8Decoder(start_offset=3)
+    decoder.decode(b"abc\xf0")
+    decoder.setstate((b"\xe2\x82", 0))
+    assert in_mode(decoder)
+    assert decoder.decode(b"\xac") == "€"
+    assert decoder.position == 8
+    decoder.decode(b"\xc3")
+    decoder.reset()
+    assert in_mode(decoder)
+    assert (decoder.position, decoder.buffered) == (3, 0)
+    assert decoder.decode(b"\xa9") == "\ufffd"
+
+
+def test_the_position_limit_hands_over_to_the_python_scanner() -> None:
+    events: list[Malformed] = []
+    decoder = Utf8Decoder(start_offset=ACCEL_MAX_POSITION - 4, on_malformed=events.append)
+    assert in_mode(decoder)
+    assert decoder.decode(b"a\xffb") == "a\ufffdb"
+    assert in_mode(decoder)
+    assert decoder.decode(b"cd\xfee") == "cd\ufffde"  # reaches the limit: decoder.py's path
+    assert [e.offset for e in events] == [ACCEL_MAX_POSITION - 3, ACCEL_MAX_POSITION + 1]
+    assert decoder.position == ACCEL_MAX_POSITION + 3
+    assert decoder.decode(b"f") == "f"
+    assert isinstance(decoder._scanner, PyScanner)
+    assert not in_mode(decoder)
+
+
+def test_other_inputs_and_arguments() -> None:
+    decoder = Utf8Decoder()
+    assert decoder.decode(bytearray(b"a\xc3")) == "a"
+    assert decoder.decode(memoryview(b"x\xa9b")[1:]) == "éb"
+    assert in_mode(decoder)
+    # A memoryview of 16-bit items: its bytes, by decoder.py's path.
+    assert decoder.decode(memoryview(array.array("H", [0x6261]))) == "ab"
+    assert in_mode(decoder)
+    assert decoder.decode(input=b"\xe2\x82") == ""
+    assert decoder.decode(b"\xac", True) == "€"
+    assert decoder.decode(b"\xc3", final=1) == "\ufffd"
+    with pytest.raises(TypeError):
+        decoder.decode()  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        decoder.decode(b"a", False, True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        decoder.decode(b"a", flush=True)  # type: ignore[call-arg]
+    with pytest.raises(TypeError):
+        decoder.decode("text")  # type: ignore[arg-type]
+    assert decoder.position == 10
+    assert decoder.decode(b"z") == "z"
+
+
+def test_a_bound_decode_keeps_its_decoder_and_no_cycle_keeps_it_longer() -> None:
+    gc.disable()
+    try:
+        decoder = Utf8Decoder(on_malformed=lambda event: None)
+        decode = decoder.decode
+        ref = weakref.ref(decoder)
+        del decoder
+        assert ref() is not None
+        assert decode(b"a\xff") == "a\ufffd"
+        assert decode.__self__ is ref()
+        del decode
+        assert ref() is None
+    finally:
+        gc.enable()
+
+
+def test_decode_lines_in_decoder_mode() -> None:
+    decoder = Utf8Decoder()
+    assert decoder.decode(b"ab") == "ab"
+    lines = decoder.decode_lines(b"x\n", b"y\xffz\nrest", -1, 100)
+    assert lines is not None
+    assert lines.texts == ["x", "y\ufffdz"]
+    assert lines.offsets == [2, 4, 8]
+    assert decoder.position == 8
+    assert in_mode(decoder)
+    decoder.decode(b"\xc3")
+    assert decoder.decode_lines(b"", b"\xa9\n", -1, 100) is None  # a prefix is held
+
+
+# -- against the pure-Python decoder -------------------------------------------------------
+
+_BYTES = st.lists(
+    st.sampled_from(
+        [
+            b"a",
+            b"\n",
+            b"\xc3\xa9",
+            b"\xe2\x82\xac",
+            b"\xf0\x9f\x98\x80",
+            b"\xff",
+            b"\xc3",
+            b"\xe2\x82",
+            b"\xf0\x9f",
+            b"\x80",
+            b"\xed\xa0\x80",
+            b"\xfe",
+        ]
+    ),
+    max_size=12,
+).map(b"".join)
+_STEP = st.one_of(
+    st.tuples(st.just("decode"), _BYTES, st.booleans()),
+    st.tuples(st.just("gap"), st.none() | st.integers(0, 3)),
+    st.tuples(st.just("checkpoint")),
+    st.tuples(st.just("state")),
+    st.tuples(st.just("reset")),
+    st.tuples(st.just("bytearray"), _BYTES),
+)
+
+
+class Side:
+    def __init__(self, accelerated: bool, errors: str, raising: bool) -> None:
+        self.accelerated = accelerated
+        self.raising = raising
+        self.events: list[tuple[int, bytes, MalformedKind]] = []
+        self.count = 0
+        with use_accelerator(accelerated):
+            self.decoder = Utf8Decoder(errors, on_malformed=self.callback)
+
+    def callback(self, event: Malformed) -> None:
+        self.events.append((event.offset, event.data, event.kind))
+        self.count += 1
+        if self.raising and self.count % 3 == 0:
+            raise Boom
+
+    def step(self, step: tuple[Any, ...]) -> Any:
+        d = self.decoder
+        with contextlib.suppress(Boom, Utf8DecodeError):
+            kind = step[0]
+            if kind == "decode":
+                return d.decode(step[1], step[2])
+            if kind == "bytearray":
+                return d.decode(bytearray(step[1]))
+            if kind == "gap":
+                return d.mark_gap(step[1])
+            if kind == "checkpoint":
+                checkpoint = DecoderCheckpoint.from_json(d.checkpoint().to_json())
+                with use_accelerator(self.accelerated):
+                    self.decoder = Utf8Decoder.from_checkpoint(
+                        checkpoint, on_malformed=self.callback
+                    )
+                return checkpoint
+            if kind == "state":
+                state = d.getstate()
+                d.setstate(state)
+                return state
+            return d.reset()
+        return "raised"
+
+    def observed(self) -> Any:
+        d = self.decoder
+        return (d.position, d.buffered, d.statistics(), d.getstate(), self.events)
+
+
+@CORE
+@given(
+    st.sampled_from(["replace", "ignore", "strict", "backslashreplace"]),
+    st.booleans(),
+    st.lists(_STEP, max_size=12),
+)
+def test_decoder_mode_agrees_with_the_pure_decoder(
+    errors: str, raising: bool, steps: list[tuple[Any, ...]]
+) -> None:
+    fast = Side(True, errors, raising)
+    slow = Side(False, errors, raising)
+    for step in [*steps, ("decode", b"", True)]:
+        assert fast.step(step) == slow.step(step), step
+        assert fast.observed() == slow.observed(), step
+    assert not in_mode(slow.decoder)
