@@ -61,7 +61,7 @@ class DecoderMethod:
 class BoundDecode:
     __self__: Any
     __func__: Callable[..., str]
-    def __call__(self, input: Any, final: bool = False) -> str: ...
+    def __call__(self, input: Any, final: bool = False) -> str: ...  # noqa: A002
 
 class Line:
     text: Any
