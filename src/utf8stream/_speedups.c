@@ -1697,7 +1697,8 @@ BoundDecode_repr(BoundDecodeObject *self)
 }
 
 static PyMemberDef BoundDecode_members[] = {
-    {"__vectorcalloffset__", T_PYSSIZET, offsetof(BoundDecodeObject, vectorcall), READONLY},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(BoundDecodeObject, vectorcall), READONLY,
+     NULL},
     {NULL, 0, 0, 0, NULL},
 };
 
