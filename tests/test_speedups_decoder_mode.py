@@ -374,3 +374,14 @@ def test_decoder_mode_agrees_with_the_pure_decoder(
         assert fast.step(step) == slow.step(step), step
         assert fast.observed() == slow.observed(), step
     assert not in_mode(slow.decoder)
+
+
+def test_a_released_memoryview_is_refused_as_before() -> None:
+    decoder = Utf8Decoder()
+    view = memoryview(b"abc")
+    view.release()
+    with pytest.raises(ValueError, match="released"):
+        decoder.decode(view)
+    assert in_mode(decoder)
+    assert decoder.decode(memoryview(b"abc")[::2]) == "ac"  # a strided view: its bytes
+    assert decoder.position == 2

@@ -1570,13 +1570,20 @@ BoundDecode_vectorcall(BoundDecodeObject *self, PyObject *const *args, size_t na
     }
     PyObject *data = args[0];
     if (!PyBytes_CheckExact(data)) {
-        /* What Utf8Decoder.decode takes as it is: bytearray, a memoryview of bytes. */
+        /* What Utf8Decoder.decode takes as it is (_byte_view): bytearray, a 1-D
+           memoryview of bytes.  Anything else, or a released view, is decoder.py's. */
         int plain = PyByteArray_CheckExact(data);
         if (!plain && PyMemoryView_Check(data)) {
-            Py_buffer *view = PyMemoryView_GET_BUFFER(data);
-            const char *f = view->format;
-            plain = view->ndim == 1 && (f == NULL || ((f[0] == 'B' || f[0] == 'b' ||
-                                                       f[0] == 'c') && f[1] == 0));
+            Py_buffer view;
+            if (PyObject_GetBuffer(data, &view, PyBUF_FULL_RO) < 0) {
+                PyErr_Clear();
+            }
+            else {
+                const char *f = view.format;
+                plain = view.ndim == 1 && (f == NULL || ((f[0] == 'B' || f[0] == 'b' ||
+                                                          f[0] == 'c') && f[1] == 0));
+                PyBuffer_Release(&view);
+            }
         }
         if (!plain || !units->dm) {
             return bound_slow(self, args, nargs, kwnames);

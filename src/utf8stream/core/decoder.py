@@ -42,6 +42,18 @@ One path, whatever the policy, variant or implementation: boundary, scanner, tai
 So valid data never sees a Python loop, and the Python work per chunk is O(1) plus, for
 a policy other than a constant, one call per malformed unit.
 
+Decoder mode (issue 14: small chunks pay for every Python step): with the C scanner in
+use for plain UTF-8 and nothing held besides a pending prefix, that scanner holds the
+decoder's ``position`` and ``pending`` and ``decoder.decode`` is one C call per chunk
+(``_speedups.DecoderMethod`` gives a ``BoundDecode``), doing the path above with nothing
+held: ``position += len(data)``, the scanner call, the new prefix.  Everything else
+stays here: ``_sync`` enters the mode and is the only place that decides it; every
+method that changes the state leaves it first (``_leave``), the read-only ones read the
+state from the scanner (``_pull``); an input or argument it does not take as it is, the
+position limit, and a call after the mode was left run ``decode`` below (which leaves the
+mode at the boundary); a failure calls ``_c_failed``, which leaves the mode and keeps
+what the failure leaves behind exactly as ``decode`` does.
+
 Strict mode, and any exception raised by a policy or callback, never poisons the decoder:
 the scanner says where the failing unit was (``fail_start``, ``resume_at``) and hands
 back the text it had decoded before it (``partial``); the unit counts as consumed, the
