@@ -487,3 +487,46 @@ def test_slice_end(
     engine = LineEngine(line_decoder(encoding), newline=newline)
     engine.feed(fed)
     assert engine.slice_end(data, start, end) == expected
+
+
+@pytest.mark.usefixtures("implementation")
+@settings(max_examples=60, deadline=None)
+@given(
+    encoding=st.sampled_from(ENCODINGS),
+    newline=st.sampled_from(NEWLINES),
+    text=st.text(alphabet=ALPHABET, max_size=40),
+    cuts=st.lists(st.integers(0, 200), max_size=8),
+    max_line_bytes=st.sampled_from([None, 6]),
+)
+def test_memoryview_slices_give_the_same_lines(
+    encoding: str, newline: str | None, text: str, cuts: list[int], max_line_bytes: int | None
+) -> None:
+    """The follower feeds views of its reads (no copy): the same lines as bytes give,
+    whatever the path (the fast one reads the view where it lies, the others copy it)."""
+    text = _encodable(text, encoding)
+    data = text.encode(encoding)
+    options = {"max_line_bytes": max_line_bytes, "on_overlong": "split"}
+    expected = run_engine(_engine(encoding, newline, **options), data, cuts)
+    engine = _engine(encoding, newline, packed_offsets=True, **options)
+    view = memoryview(data)
+    lines: list[ByteLine] = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        lines += engine.records(engine.feed(view[start:cut]))
+        start = max(start, cut)
+    assert [*lines, *engine.records(engine.finish())] == expected
+    assert not isinstance(engine.partial, memoryview)
+
+
+@pytest.mark.usefixtures("implementation")
+def test_the_scanner_reads_a_memoryview_where_it_lies() -> None:
+    decoder = Utf8Decoder()
+    scanner = decoder._scanner
+    data = b"ab\n\xc3\xa9\xff\ncd"
+    expected = scanner.lines(b"", data, 0, -1, 100)
+    assert scanner.lines(b"", memoryview(data), 0, -1, 100) == expected
+    assert scanner.lines(b"x", memoryview(data), 0, -1, 100) == scanner.lines(
+        b"x", data, 0, -1, 100
+    )
+    view = memoryview(bytearray(data))
+    assert scanner.lines(b"", view, 0, -1, 100) == expected

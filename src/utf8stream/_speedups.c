@@ -1579,7 +1579,8 @@ parse_each_offset(PyObject *arg, const char *who)
    character of its own, never part of a sequence or a unit, so cutting first and
    decoding each piece is the same as decoding first).  The buffer is head + data, whose
    first byte is at the absolute offset ``position``; the decoder holds nothing (no
-   pending prefix).  parts: the text of each line that ends in the buffer, without its
+   pending prefix).  ``data`` may be any contiguous buffer (a memoryview slice of a
+   long read, read where it lies when ``head`` is empty).  parts: the text of each line that ends in the buffer, without its
    newline: the byte ``sep`` (0..127), or with ``sep`` -1 universal newlines (\r\n, \r,
    \n); a \r that ends the buffer may be the first half of \r\n and does not end a line yet.
    Decoding stops before the first line whose content is longer than ``limit`` bytes:
@@ -1620,14 +1621,49 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (base == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *buf = joined(self, args[0], args[1]);
-    if (buf == NULL) {
-        return NULL;
+    /* data may be a memoryview (a slice of a long read, not copied): its buffer is
+       held for the call, so it cannot be released under the decoding loop. */
+    PyObject *buf = NULL;
+    Py_buffer view;
+    int viewed = 0;
+    const unsigned char *b;
+    Py_ssize_t n;
+    if (PyBytes_Check(args[1]) || !PyBytes_Check(args[0]) || !PyObject_CheckBuffer(args[1])) {
+        buf = joined(self, args[0], args[1]);
+        if (buf == NULL) {
+            return NULL;
+        }
+        b = (const unsigned char *)PyBytes_AS_STRING(buf);
+        n = PyBytes_GET_SIZE(buf);
     }
-    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(buf);
-    Py_ssize_t n = PyBytes_GET_SIZE(buf);
+    else {
+        if (ready_check(self->state) < 0 ||
+            PyObject_GetBuffer(args[1], &view, PyBUF_SIMPLE) < 0) {
+            return NULL;
+        }
+        viewed = 1;
+        Py_ssize_t nh = PyBytes_GET_SIZE(args[0]);
+        if (nh == 0) {
+            b = (const unsigned char *)view.buf;
+            n = view.len;
+        }
+        else {
+            buf = PyBytes_FromStringAndSize(NULL, nh + view.len);
+            if (buf == NULL) {
+                PyBuffer_Release(&view);
+                return NULL;
+            }
+            memcpy(PyBytes_AS_STRING(buf), PyBytes_AS_STRING(args[0]), nh);
+            memcpy(PyBytes_AS_STRING(buf) + nh, view.buf, view.len);
+            b = (const unsigned char *)PyBytes_AS_STRING(buf);
+            n = PyBytes_GET_SIZE(buf);
+        }
+    }
     if (base < 0 || base > LLONG_MAX - n) {
-        Py_DECREF(buf);
+        Py_XDECREF(buf);
+        if (viewed) {
+            PyBuffer_Release(&view);
+        }
         PyErr_SetString(PyExc_OverflowError, "lines: offsets past 2**63 - 1");
         return NULL;
     }
@@ -1692,7 +1728,10 @@ fail:
     strs_list(&strs, 1); /* what is left of it on failure */
     Py_XDECREF(parts);
     Py_XDECREF(offsets);
-    Py_DECREF(buf);
+    Py_XDECREF(buf);
+    if (viewed) {
+        PyBuffer_Release(&view);
+    }
     return result;
 }
 

@@ -35,7 +35,7 @@ class Units:
     def lines(
         self,
         head: bytes,
-        data: bytes,
+        data: bytes | memoryview,
         position: int,
         sep: int,
         limit: int,

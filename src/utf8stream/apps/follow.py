@@ -1791,7 +1791,7 @@ class Follower:
         """Cut the next ``FEED_SIZE`` bytes of the last read into lines, and queue them.
 
         The slice ends just past a newline where it can: the engine then holds nothing
-        to join to the next slice (a copy of it)."""
+        to join to the next slice (a copy of it), and the slice is not copied either."""
         data, at = f.unfed, f.unfed_at
         end = at + FEED_SIZE
         if end < len(data):
@@ -1800,7 +1800,9 @@ class Follower:
             f.unfed, f.unfed_at = b"", 0
         else:
             f.unfed_at = end
-        self._queue_items(f, f.engine.feed(data[at:end] if at or end < len(data) else data))
+        # A slice is a view: the engine's fast path reads it where it lies (no copy).
+        piece = memoryview(data)[at:end] if at or end < len(data) else data
+        self._queue_items(f, f.engine.feed(piece))
 
     def _queue_items(
         self, f: _Open, items: list[LineBatch | LineItem], path: str | None = None

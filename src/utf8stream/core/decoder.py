@@ -683,7 +683,12 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     # statistics either way.
 
     def decode_lines(
-        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: int = True
+        self,
+        head: bytes,
+        data: bytes | memoryview,
+        sep: int,
+        limit: int,
+        each_offset: int = True,
     ) -> DecodedLines | None:
         """Decode the complete lines at the start of ``head + data``, or return ``None``.
 

@@ -118,7 +118,12 @@ class LineDecoder(Protocol):
         with one U+FFFD, and decoding starts afresh."""
 
     def decode_lines(
-        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: int = True
+        self,
+        head: bytes,
+        data: bytes | memoryview,
+        sep: int,
+        limit: int,
+        each_offset: int = True,
     ) -> DecodedLines | None:
         """The fast path: the complete lines at the start of ``head + data``, decoded, or
         ``None`` (then the engine cuts and decodes them itself).  See
@@ -410,7 +415,12 @@ class CodecLineDecoder:
         self._gap = True
 
     def decode_lines(
-        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: int = True
+        self,
+        head: bytes,
+        data: bytes | memoryview,
+        sep: int,
+        limit: int,
+        each_offset: int = True,
     ) -> DecodedLines | None:
         return None
 
@@ -573,8 +583,11 @@ class LineEngine:
 
     # -- public API --------------------------------------------------------------------
 
-    def feed(self, data: bytes) -> list[LineBatch | LineItem]:
-        """The next bytes; what they complete, in order."""
+    def feed(self, data: bytes | memoryview) -> list[LineBatch | LineItem]:
+        """The next bytes; what they complete, in order.
+
+        ``data`` may be a memoryview of bytes (a slice of a long read): the decoder's
+        fast path cuts its lines where it lies, with no copy of it."""
         out: list[LineBatch | LineItem] = []
         self.position += len(data)
         if not self._started:
@@ -778,7 +791,7 @@ class LineEngine:
                 return size
         return 0
 
-    def _take(self, data: bytes, out: list[LineBatch | LineItem]) -> None:
+    def _take(self, data: bytes | memoryview, out: list[LineBatch | LineItem]) -> None:
         """Cut newly read bytes into lines, appending the complete ones to ``out``."""
         base = self.line_start
         sep = self._sep
@@ -795,10 +808,11 @@ class LineEngine:
                 out.append(LineBatch(texts, offsets))
                 self._splitting = False
             used, held = offsets[-1] - base, len(self.partial)
-            buf = data[used - held :] if used >= held else self.partial[used:] + data
+            rest = data[used - held :] if used >= held else self.partial[used:] + data
+            buf = rest if type(rest) is bytes else bytes(rest)  # (nothing, mostly)
             base = offsets[-1]
         else:
-            buf = self.partial + data if self.partial else data
+            buf = self.partial + data if self.partial else bytes(data)
         # The held bytes were searched already: only their possible newline start is
         # looked at again (a long line is not searched over and over).
         scanned = 0

@@ -84,7 +84,7 @@ class Scanner(Protocol):
     def lines(
         self,
         head: bytes,
-        data: bytes,
+        data: bytes | memoryview,
         position: int,
         sep: int,
         limit: int,
@@ -263,7 +263,7 @@ class PyScanner:
     def lines(
         self,
         head: bytes,
-        data: bytes,
+        data: bytes | memoryview,
         position: int,
         sep: int,
         limit: int,

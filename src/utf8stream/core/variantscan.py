@@ -388,7 +388,7 @@ class VariantScanner:
     def lines(
         self,
         head: bytes,
-        data: bytes,
+        data: bytes | memoryview,
         position: int,
         sep: int,
         limit: int,
