@@ -1580,9 +1580,10 @@ parse_each_offset(PyObject *arg, const char *who)
    decoding each piece is the same as decoding first).  The buffer is head + data, whose
    first byte is at the absolute offset ``position``; the decoder holds nothing (no
    pending prefix).  ``data`` may be any contiguous buffer (a memoryview slice of a
-   long read, read where it lies when ``head`` is empty).  parts: the text of each line that ends in the buffer, without its
-   newline: the byte ``sep`` (0..127), or with ``sep`` -1 universal newlines (\r\n, \r,
-   \n); a \r that ends the buffer may be the first half of \r\n and does not end a line yet.
+   long read, read where it lies when ``head`` is empty).  parts: the text of each line
+   that ends in the buffer, without its newline: the byte ``sep`` (0..127), or with
+   ``sep`` -1 universal newlines (\r\n, \r, \n); a \r that ends the buffer may be the
+   first half of \r\n and does not end a line yet.
    Decoding stops before the first line whose content is longer than ``limit`` bytes:
    the caller handles that one.  offsets: the absolute offset of each line's first byte,
    then the offset just past the last line, where the undecoded rest begins.  With
@@ -1594,7 +1595,7 @@ static PyObject *
 Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 5 && nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "lines(head: bytes, data: bytes, position: int, "
+        PyErr_SetString(PyExc_TypeError, "lines(head: bytes, data: bytes-like, position: int, "
                                          "sep: int, limit: int[, each_offset: int])");
         return NULL;
     }
