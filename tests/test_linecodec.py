@@ -425,3 +425,108 @@ def test_short_inputs_of_mark_reading_encodings(
     encoding: str, data: bytes, expected: list[ByteLine]
 ) -> None:
     assert run_engine(_engine(encoding, None), data, []) == expected
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    encoding=st.sampled_from(ENCODINGS),
+    newline=st.sampled_from(NEWLINES),
+    text=st.text(alphabet=ALPHABET, max_size=40),
+    cuts=st.lists(st.integers(0, 200), max_size=8),
+)
+def test_packed_offsets_give_the_same_lines(
+    encoding: str, newline: str | None, text: str, cuts: list[int]
+) -> None:
+    """``packed_offsets=True`` (the follower's engine): the same lines and offsets; the
+    offsets of a batch are a Sequence[int] (packed int64 where the accelerator cut)."""
+    text = _encodable(text, encoding)
+    data = text.encode(encoding)
+    engine = _engine(encoding, newline, packed_offsets=True)
+    assert run_engine(engine, data, cuts) == _oracle(text, encoding, newline)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le"])
+def test_packed_offsets_of_a_batch(encoding: str) -> None:
+    data = "one\ntwo\nthree\n".encode(encoding)
+    unit = len("\n".encode(encoding))
+    listed = LineEngine(line_decoder(encoding)).feed(data)
+    packed = LineEngine(line_decoder(encoding), packed_offsets=True).feed(data)
+    assert len(listed) == len(packed) == 1
+    assert isinstance(listed[0], LineBatch) and isinstance(packed[0], LineBatch)
+    assert listed[0].offsets == [0, 4 * unit, 8 * unit, 14 * unit]
+    assert list(packed[0].offsets) == listed[0].offsets
+    assert packed[0].texts == listed[0].texts == ["one", "two", "three"]
+
+
+@pytest.mark.parametrize(
+    ("encoding", "newline", "fed", "data", "start", "end", "expected"),
+    [
+        # Just past the last newline in data[start:end] (not one at or after end).
+        ("utf-8", None, b"", b"ab\ncd\nef\ngh", 0, 8, 6),
+        ("utf-8", None, b"", b"ab\ncd\nef\ngh", 3, 11, 9),
+        ("utf-8", "\n", b"", b"ab\ncd\nef\ngh", 0, 2, 2),  # none: the end asked for
+        ("utf-8", "\r\n", b"", b"a\r\nb\nc\r\nd", 0, 9, 8),  # the fixed newline's
+        # UTF-16LE: a newline at a code unit, counted from the line's start; after an
+        # odd byte fed, the units of the rest start one byte later.
+        ("utf-16-le", None, b"", "a\u0a00\nb".encode("utf-16-le"), 0, 8, 6),
+        ("utf-16-le", None, b"x", "\u0a00\nb".encode("utf-16-le")[1:], 0, 5, 3),
+        ("utf-16-le", None, b"", "\u0a00\u0100".encode("utf-16-le"), 0, 4, 4),  # 0A 00 odd
+    ],
+)
+def test_slice_end(
+    encoding: str,
+    newline: str | None,
+    fed: bytes,
+    data: bytes,
+    start: int,
+    end: int,
+    expected: int,
+) -> None:
+    """Where the follower ends a slice of a long read: after a newline, so the engine
+    holds nothing to join to the next slice."""
+    engine = LineEngine(line_decoder(encoding), newline=newline)
+    engine.feed(fed)
+    assert engine.slice_end(data, start, end) == expected
+
+
+@pytest.mark.usefixtures("implementation")
+@settings(max_examples=60, deadline=None)
+@given(
+    encoding=st.sampled_from(ENCODINGS),
+    newline=st.sampled_from(NEWLINES),
+    text=st.text(alphabet=ALPHABET, max_size=40),
+    cuts=st.lists(st.integers(0, 200), max_size=8),
+    max_line_bytes=st.sampled_from([None, 6]),
+)
+def test_memoryview_slices_give_the_same_lines(
+    encoding: str, newline: str | None, text: str, cuts: list[int], max_line_bytes: int | None
+) -> None:
+    """The follower feeds views of its reads (no copy): the same lines as bytes give,
+    whatever the path (the fast one reads the view where it lies, the others copy it)."""
+    text = _encodable(text, encoding)
+    data = text.encode(encoding)
+    options = {"max_line_bytes": max_line_bytes, "on_overlong": "split"}
+    expected = run_engine(_engine(encoding, newline, **options), data, cuts)
+    engine = _engine(encoding, newline, packed_offsets=True, **options)
+    view = memoryview(data)
+    lines: list[ByteLine] = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        lines += engine.records(engine.feed(view[start:cut]))
+        start = max(start, cut)
+    assert [*lines, *engine.records(engine.finish())] == expected
+    assert not isinstance(engine.partial, memoryview)
+
+
+@pytest.mark.usefixtures("implementation")
+def test_the_scanner_reads_a_memoryview_where_it_lies() -> None:
+    decoder = Utf8Decoder()
+    scanner = decoder._scanner
+    data = b"ab\n\xc3\xa9\xff\ncd"
+    expected = scanner.lines(b"", data, 0, -1, 100)
+    assert scanner.lines(b"", memoryview(data), 0, -1, 100) == expected
+    assert scanner.lines(b"x", memoryview(data), 0, -1, 100) == scanner.lines(
+        b"x", data, 0, -1, 100
+    )
+    view = memoryview(bytearray(data))
+    assert scanner.lines(b"", view, 0, -1, 100) == expected

@@ -4,6 +4,8 @@ errors for the same calls.  (The scanners have their own differential tests.)"""
 
 from __future__ import annotations
 
+import pickle
+from array import array
 from typing import Any
 
 import pytest
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from utf8stream.apps.follow import FileIdentity, Line
 from utf8stream.core import _accel
+from utf8stream.core.scanner import scanner_type
 
 # Every test runs with the accelerator and in pure Python (conftest's fixture).
 pytestmark = pytest.mark.usefixtures("implementation")
@@ -93,6 +96,30 @@ def test_records_build_lines_last_first() -> None:
         impl.records(FileIdentity, ["a"], [0], identity, "p", True)
 
 
+def test_records_from_packed_offsets_are_the_same_lines(implementation: str) -> None:
+    """The follower's blocks keep their offsets packed (int64, format "q"): the records
+    built from them are those built from a list, field for field; the C record makes
+    its offset's int when it is read (once: then it keeps it)."""
+    identity = FileIdentity(1, 2)
+    impl = _accel.implementation()
+    offsets = [0, 2, (1 << 62) + 5, (1 << 63) - 1]
+    packed = memoryview(array("q", offsets)).cast("B").cast("q")
+    out = impl.records(Line, ["a", "b", "c"], packed, identity, "p", True)
+    listed = impl.records(Line, ["a", "b", "c"], offsets, identity, "p", True)
+    assert out == listed
+    assert [r.offset for r in out] == [(1 << 62) + 5, 2, 0]
+    assert all(type(r.offset) is int for r in out)
+    assert out[0].offset is out[0].offset
+    assert [hash(r) for r in out] == [hash(r) for r in listed]
+    assert [repr(r) for r in out] == [repr(r) for r in listed]
+    assert pickle.loads(pickle.dumps(out[0])) == listed[0]
+    with pytest.raises(ValueError, match="fewer offsets"):
+        impl.records(Line, ["a", "b"], memoryview(array("q", [0])), identity, "p", True)
+    if implementation == "accelerated":
+        with pytest.raises(TypeError, match="format 'q'"):
+            impl.records(Line, ["a"], memoryview(array("i", [0, 1])), identity, "p", True)
+
+
 # -- PlainEncoder: the encoder's one-call path -----------------------------------------
 
 
@@ -159,6 +186,35 @@ def test_split_lines_cuts_as_the_reference(
     if expected is not None and not each_offset:
         expected = expected[0], expected[1][-1:]
     assert got == expected
+
+
+@given(
+    text=st.text(alphabet="ab\r\n", max_size=40),
+    newline=st.sampled_from([None, "\n"]),
+    base=st.integers(0, 1 << 40),
+    unit=st.sampled_from([1, 2]),
+)
+def test_split_lines_packs_the_offsets_it_lists(
+    text: str, newline: str | None, base: int, unit: int
+) -> None:
+    """each_offset=2: the same offsets as a list gives, as a Sequence[int] (packed
+    int64 in C, a list in Python)."""
+    split_lines = _accel.implementation().split_lines
+    listed = split_lines(text, newline, base, unit, 100, True)
+    packed = split_lines(text, newline, base, unit, 100, 2)
+    assert listed is not None and packed is not None
+    assert packed[0] == listed[0]
+    assert list(packed[1]) == listed[1]
+    assert len(packed[1]) == len(listed[1]) and packed[1][-1] == listed[1][-1]
+
+
+@pytest.mark.parametrize("each_offset", [3, -1, "yes", None, 1.0])
+def test_split_lines_and_lines_refuse_an_unknown_offset_mode(each_offset: Any) -> None:
+    split_lines = _accel.implementation().split_lines
+    with pytest.raises(ValueError, match="each_offset is 0 or False"):
+        split_lines("a\n", None, 0, 1, 10, each_offset)
+    with pytest.raises(ValueError, match="each_offset is 0 or False"):
+        scanner_type()("\ufffd", None).lines(b"", b"a\n", 0, -1, 10, each_offset)
 
 
 def test_split_lines_refuses_what_it_does_not_cut() -> None:

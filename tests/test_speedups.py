@@ -399,6 +399,8 @@ def test_lines_is_only_for_replace_with_nothing_held() -> None:
     units = Utf8Decoder()._scanner
     with pytest.raises(TypeError):
         units.lines("a", b"", 0, -1, 10)
+    with pytest.raises(TypeError, match=r"\[, each_offset: int\]"):  # 0, 1 or 2
+        units.lines(b"", b"a\n", 0, -1)
     with pytest.raises(ValueError, match="sep"):
         units.lines(b"", b"", 0, 300, 10)
     with pytest.raises(ValueError, match="limit"):

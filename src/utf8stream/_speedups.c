@@ -76,7 +76,14 @@ typedef struct {
     PyTypeObject *bound_decode_type;
     PyTypeObject *decoder_method_type;
     int ready;
+    /* Freed Line records kept for records() to reuse (chained through their first
+       field): a block's records are built together and freed one by one. */
+    PyObject *line_free;
+    Py_ssize_t n_line_free;
 } module_state;
+
+/* How many freed records are kept: a block of a 64 KiB slice of 40-byte lines. */
+#define LINE_FREE_MAX 2048
 
 static inline module_state *
 get_state(PyObject *module)
@@ -1876,6 +1883,115 @@ line_end(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, long sep, Py_ssize_
     return e;
 }
 
+/* Offsets packed as native int64 (each_offset 2): no int object per line.  The buffer
+   becomes a bytes object, handed out as a memoryview cast to "q" (a Sequence[int]). */
+typedef struct {
+    long long *v;
+    Py_ssize_t n, cap;
+} packed_t;
+
+static int
+packed_push(packed_t *p, long long value)
+{
+    if (p->n == p->cap) {
+        Py_ssize_t cap = p->cap ? 2 * p->cap : 256;
+        long long *v = PyMem_Realloc(p->v, (size_t)cap * sizeof(long long));
+        if (v == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n++] = value;
+    return 0;
+}
+
+/* The memoryview (format "q") of the values; frees the buffer either way. */
+static PyObject *
+packed_view(packed_t *p)
+{
+    PyObject *bytes = PyBytes_FromStringAndSize((const char *)p->v,
+                                                p->n * (Py_ssize_t)sizeof(long long));
+    PyMem_Free(p->v);
+    p->v = NULL;
+    if (bytes == NULL) {
+        return NULL;
+    }
+    PyObject *raw = PyMemoryView_FromObject(bytes);
+    Py_DECREF(bytes);
+    if (raw == NULL) {
+        return NULL;
+    }
+    PyObject *view = PyObject_CallMethod(raw, "cast", "s", "q");
+    Py_DECREF(raw);
+    return view;
+}
+
+/* The lines' strings, gathered before their list is made (at its final size, with no
+   append per line). */
+typedef struct {
+    PyObject **v;
+    Py_ssize_t n, cap;
+} strs_t;
+
+/* Takes the reference to s (even on failure). */
+static int
+strs_push(strs_t *p, PyObject *s)
+{
+    if (p->n == p->cap) {
+        Py_ssize_t cap = p->cap ? 2 * p->cap : 256;
+        PyObject **v = PyMem_Realloc(p->v, (size_t)cap * sizeof(PyObject *));
+        if (v == NULL) {
+            Py_DECREF(s);
+            PyErr_NoMemory();
+            return -1;
+        }
+        p->v = v;
+        p->cap = cap;
+    }
+    p->v[p->n++] = s;
+    return 0;
+}
+
+/* The list of the strings (their references move to it); NULL on failure.  The buffer
+   is freed, and what it held is released, either way. */
+static PyObject *
+strs_list(strs_t *p, int fail)
+{
+    PyObject *list = fail ? NULL : PyList_New(p->n);
+    for (Py_ssize_t k = 0; k < p->n; k++) {
+        if (list != NULL) {
+            PyList_SET_ITEM(list, k, p->v[k]);
+        }
+        else {
+            Py_DECREF(p->v[k]);
+        }
+    }
+    PyMem_Free(p->v);
+    p->v = NULL;
+    p->n = p->cap = 0;
+    return list;
+}
+
+/* The each_offset argument: 0 (the end only), 1 (a list of ints), 2 (packed); a bool
+   is 0 or 1.  -1 on error. */
+static int
+parse_each_offset(PyObject *arg, const char *who)
+{
+    long mode = PyLong_Check(arg) ? PyLong_AsLong(arg) : -1;
+    if (mode == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (mode < 0 || mode > 2) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s: each_offset is 0 or False (the end only), 1 or True (a list), "
+                     "2 (packed int64)", who);
+        return -1;
+    }
+    return (int)mode;
+}
+
 /* lines(head, data, position, sep, limit[, each_offset]) -> (parts, offsets)
 
    For a reader that keeps the unfinished line itself (the line engine): the complete
@@ -1883,24 +1999,28 @@ line_end(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, long sep, Py_ssize_
    character of its own, never part of a sequence or a unit, so cutting first and
    decoding each piece is the same as decoding first).  The buffer is head + data, whose
    first byte is at the absolute offset ``position``; the decoder holds nothing (no
-   pending prefix).  parts: the text of each line that ends in the buffer, without its
-   newline: the byte ``sep`` (0..127), or with ``sep`` -1 universal newlines (\r\n, \r,
-   \n); a \r that ends the buffer may be the first half of \r\n and does not end a line yet.
+   pending prefix).  ``data`` may be any contiguous buffer (a memoryview slice of a
+   long read, read where it lies when ``head`` is empty).  parts: the text of each line
+   that ends in the buffer, without its newline: the byte ``sep`` (0..127), or with
+   ``sep`` -1 universal newlines (\r\n, \r, \n); a \r that ends the buffer may be the
+   first half of \r\n and does not end a line yet.
    Decoding stops before the first line whose content is longer than ``limit`` bytes:
    the caller handles that one.  offsets: the absolute offset of each line's first byte,
    then the offset just past the last line, where the undecoded rest begins.  With
-   each_offset false, offsets holds only that last one: a reader that does not hand
-   out offsets is spared an int object per line (a tenth of the time on short lines). */
+   each_offset 0 (False), offsets holds only that last one: a reader that does not hand
+   out offsets is spared an int object per line (a tenth of the time on short lines);
+   with 2, all of them packed in a memoryview of int64 (format "q"), still no int
+   object per line (the follower's C ``Line`` makes its offset's int when asked). */
 static PyObject *
 Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 5 && nargs != 6) {
-        PyErr_SetString(PyExc_TypeError, "lines(head: bytes, data: bytes, position, "
-                                         "sep: int, limit: int[, each_offset: bool])");
+        PyErr_SetString(PyExc_TypeError, "lines(head: bytes, data: bytes-like, position: int, "
+                                         "sep: int, limit: int[, each_offset: int])");
         return NULL;
     }
     int each_offset = 1;
-    if (nargs == 6 && (each_offset = PyObject_IsTrue(args[5])) < 0) {
+    if (nargs == 6 && (each_offset = parse_each_offset(args[5], "lines")) < 0) {
         return NULL;
     }
     if (refuse_reentry(self) < 0) {
@@ -1922,22 +2042,59 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (base == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    PyObject *buf = joined(self, args[0], args[1]);
-    if (buf == NULL) {
-        return NULL;
+    /* data may be a memoryview (a slice of a long read, not copied): its buffer is
+       held for the call, so it cannot be released under the decoding loop. */
+    PyObject *buf = NULL;
+    Py_buffer view;
+    int viewed = 0;
+    const unsigned char *b;
+    Py_ssize_t n;
+    if (PyBytes_Check(args[1]) || !PyBytes_Check(args[0]) || !PyObject_CheckBuffer(args[1])) {
+        buf = joined(self, args[0], args[1]);
+        if (buf == NULL) {
+            return NULL;
+        }
+        b = (const unsigned char *)PyBytes_AS_STRING(buf);
+        n = PyBytes_GET_SIZE(buf);
     }
-    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(buf);
-    Py_ssize_t n = PyBytes_GET_SIZE(buf);
+    else {
+        if (ready_check(self->state) < 0 ||
+            PyObject_GetBuffer(args[1], &view, PyBUF_SIMPLE) < 0) {
+            return NULL;
+        }
+        viewed = 1;
+        Py_ssize_t nh = PyBytes_GET_SIZE(args[0]);
+        if (nh == 0) {
+            b = (const unsigned char *)view.buf;
+            n = view.len;
+        }
+        else {
+            buf = PyBytes_FromStringAndSize(NULL, nh + view.len);
+            if (buf == NULL) {
+                PyBuffer_Release(&view);
+                return NULL;
+            }
+            memcpy(PyBytes_AS_STRING(buf), PyBytes_AS_STRING(args[0]), nh);
+            memcpy(PyBytes_AS_STRING(buf) + nh, view.buf, view.len);
+            b = (const unsigned char *)PyBytes_AS_STRING(buf);
+            n = PyBytes_GET_SIZE(buf);
+        }
+    }
     if (base < 0 || base > LLONG_MAX - n) {
-        Py_DECREF(buf);
+        Py_XDECREF(buf);
+        if (viewed) {
+            PyBuffer_Release(&view);
+        }
         PyErr_SetString(PyExc_OverflowError, "lines: offsets past 2**63 - 1");
         return NULL;
     }
     self->fail_start = -1;
-    PyObject *parts = PyList_New(0);
-    PyObject *offsets = PyList_New(0);
+    packed_t packed = {NULL, 0, 0};
+    strs_t strs = {NULL, 0, 0};
+    PyObject *parts = NULL;
+    PyObject *offsets = each_offset == 2 ? NULL : PyList_New(0);
     PyObject *result = NULL;
-    if (parts == NULL || offsets == NULL) {
+    if (offsets == NULL && each_offset != 2) {
         goto fail;
     }
     Py_INCREF(self);
@@ -1954,7 +2111,8 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (e >= n || e - i > limit) {
             break;
         }
-        if (each_offset && append_int(offsets, base + i) < 0) {
+        if (each_offset == 1 ? append_int(offsets, base + i) < 0
+                             : each_offset == 2 && packed_push(&packed, base + i) < 0) {
             goto fail_self;
         }
         Py_ssize_t unit;
@@ -1964,14 +2122,20 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
             goto fail_self;
         }
         chars += PyUnicode_GET_LENGTH(s) + t;
-        int err = PyList_Append(parts, s);
-        Py_DECREF(s);
-        if (err < 0) {
+        if (strs_push(&strs, s) < 0) {
             goto fail_self;
         }
         i = e + t;
     }
-    if (append_int(offsets, base + i) < 0) {
+    if (each_offset == 2) {
+        if (packed_push(&packed, base + i) < 0 || (offsets = packed_view(&packed)) == NULL) {
+            goto fail_self;
+        }
+    }
+    else if (append_int(offsets, base + i) < 0) {
+        goto fail_self;
+    }
+    if ((parts = strs_list(&strs, 0)) == NULL) {
         goto fail_self;
     }
     self->chars += chars;
@@ -1981,9 +2145,14 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
 fail_self:
     Py_DECREF(self);
 fail:
+    PyMem_Free(packed.v);
+    strs_list(&strs, 1); /* what is left of it on failure */
     Py_XDECREF(parts);
     Py_XDECREF(offsets);
-    Py_DECREF(buf);
+    Py_XDECREF(buf);
+    if (viewed) {
+        PyBuffer_Release(&view);
+    }
     return result;
 }
 
@@ -2492,10 +2661,11 @@ static PyType_Spec Buffered_spec = {
 typedef struct {
     PyObject_HEAD
     PyObject *text;
-    PyObject *offset;
+    PyObject *offset; /* NULL until asked for when made by records() from packed offsets */
     PyObject *file;
     PyObject *path;
     PyObject *terminated;
+    long long off; /* the offset, while ``offset`` is NULL */
 } LineObject;
 
 static PyObject *
@@ -2513,6 +2683,7 @@ Line_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     }
     self->text = Py_NewRef(text);
     self->offset = Py_NewRef(offset);
+    self->off = 0;
     self->file = Py_NewRef(file);
     self->path = path != NULL ? Py_NewRef(path) : PyUnicode_New(0, 0);
     self->terminated = Py_NewRef(terminated);
@@ -2532,16 +2703,45 @@ Line_dealloc(LineObject *self)
     Py_XDECREF(self->file);
     Py_XDECREF(self->path);
     Py_XDECREF(self->terminated);
-    type->tp_free((PyObject *)self);
+    module_state *st = PyType_GetModuleState(type);
+    if (st != NULL && st->line_type == type && st->n_line_free < LINE_FREE_MAX) {
+        /* Kept for records(), which makes the same type (sizeof(LineObject) bytes). */
+        self->text = st->line_free;
+        st->line_free = (PyObject *)self;
+        st->n_line_free++;
+    }
+    else {
+        type->tp_free((PyObject *)self);
+    }
     Py_DECREF(type);
+}
+
+/* The offset as an int: made on first use (and kept) for a record built from packed
+   offsets, so a reader that never looks at it never pays for it. */
+static PyObject *
+Line_get_offset(LineObject *self, void *Py_UNUSED(closure))
+{
+    if (self->offset == NULL) {
+        self->offset = PyLong_FromLongLong(self->off);
+        if (self->offset == NULL) {
+            return NULL;
+        }
+    }
+    return Py_NewRef(self->offset);
 }
 
 /* Pickling and copying: the class and its fields (the class's own __init__ arguments). */
 static PyObject *
 Line_reduce(LineObject *self, PyObject *Py_UNUSED(ignored))
 {
-    return Py_BuildValue("O(OOOOO)", Py_TYPE(self), self->text, self->offset, self->file,
-                         self->path, self->terminated);
+    PyObject *offset = Line_get_offset(self, NULL);
+    if (offset == NULL) {
+        return NULL;
+    }
+    PyObject *r = Py_BuildValue("O(OOOOO)", Py_TYPE(self), self->text, offset, self->file,
+                                self->path, self->terminated);
+    Py_DECREF(offset);
+    return r;
 }
 
 static PyMethodDef Line_methods[] = {
@@ -2551,11 +2751,15 @@ static PyMethodDef Line_methods[] = {
 
 static PyMemberDef Line_members[] = {
     {"text", T_OBJECT_EX, offsetof(LineObject, text), READONLY, NULL},
-    {"offset", T_OBJECT_EX, offsetof(LineObject, offset), READONLY, NULL},
     {"file", T_OBJECT_EX, offsetof(LineObject, file), READONLY, NULL},
     {"path", T_OBJECT_EX, offsetof(LineObject, path), READONLY, NULL},
     {"terminated", T_OBJECT_EX, offsetof(LineObject, terminated), READONLY, NULL},
     {NULL, 0, 0, 0, NULL},
+};
+
+static PyGetSetDef Line_getset[] = {
+    {"offset", (getter)Line_get_offset, NULL, NULL, NULL},
+    {NULL, NULL, NULL, NULL, NULL},
 };
 
 static PyType_Slot Line_slots[] = {
@@ -2565,6 +2769,7 @@ static PyType_Slot Line_slots[] = {
     {Py_tp_dealloc, Line_dealloc},
     {Py_tp_methods, Line_methods},
     {Py_tp_members, Line_members},
+    {Py_tp_getset, Line_getset},
     {0, NULL},
 };
 
@@ -2624,15 +2829,17 @@ setup(PyObject *module, PyObject *args)
 
    One Line (``cls`` must be this module's) per text: the text, the offset at the same
    index, and the three constants.  Last first: ready for BufferedAsyncIterator, which
-   hands items out from the end of its list. */
+   hands items out from the end of its list.  ``offsets``: a list of ints, or a buffer
+   of native int64 (Units.lines' packed offsets): then each record keeps the number and
+   makes its int only when asked. */
 static PyObject *
 records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     module_state *st = get_state(module);
     if (nargs != 6 || !PyType_Check(args[0]) || !PyList_Check(args[1]) ||
-        !PyList_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "records(cls: type, texts: list, offsets: list, "
-                                         "file, path, terminated)");
+        !(PyList_Check(args[2]) || PyObject_CheckBuffer(args[2]))) {
+        PyErr_SetString(PyExc_TypeError, "records(cls: type, texts: list, offsets: list | "
+                                         "int64 buffer, file, path, terminated)");
         return NULL;
     }
     PyTypeObject *cls = (PyTypeObject *)args[0];
@@ -2642,27 +2849,65 @@ records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     PyObject *texts = args[1], *offs = args[2];
     Py_ssize_t n = PyList_GET_SIZE(texts);
-    if (PyList_GET_SIZE(offs) < n) {
+    const long long *packed = NULL;
+    Py_buffer view = {0};
+    if (!PyList_Check(offs)) {
+        if (PyObject_GetBuffer(offs, &view, PyBUF_FORMAT | PyBUF_C_CONTIGUOUS) < 0) {
+            return NULL;
+        }
+        if (view.itemsize != sizeof(long long) || view.format == NULL ||
+            (strcmp(view.format, "q") != 0 && strcmp(view.format, "@q") != 0)) {
+            PyBuffer_Release(&view);
+            PyErr_SetString(PyExc_TypeError, "records: offsets of format 'q' expected");
+            return NULL;
+        }
+        packed = (const long long *)view.buf;
+    }
+    Py_ssize_t count = packed ? view.len / (Py_ssize_t)sizeof(long long) : PyList_GET_SIZE(offs);
+    if (count < n) {
+        if (packed) {
+            PyBuffer_Release(&view);
+        }
         PyErr_SetString(PyExc_ValueError, "records: fewer offsets than texts");
         return NULL;
     }
     PyObject *out = PyList_New(n);
     if (out == NULL) {
-        return NULL;
+        goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        LineObject *r = PyObject_Malloc(sizeof(LineObject));
+        LineObject *r;
+        if (st->line_free != NULL) {
+            r = (LineObject *)st->line_free;
+            st->line_free = r->text;
+            st->n_line_free--;
+        }
+        else {
+            r = PyObject_Malloc(sizeof(LineObject));
+        }
         if (r == NULL) {
-            Py_DECREF(out);
-            return PyErr_NoMemory();
+            Py_CLEAR(out);
+            PyErr_NoMemory();
+            goto done;
         }
         PyObject_Init((PyObject *)r, cls);
         r->text = Py_NewRef(PyList_GET_ITEM(texts, i));
-        r->offset = Py_NewRef(PyList_GET_ITEM(offs, i));
+        if (packed) {
+            r->offset = NULL;
+            r->off = packed[i];
+        }
+        else {
+            r->offset = Py_NewRef(PyList_GET_ITEM(offs, i));
+            r->off = 0;
+        }
         r->file = Py_NewRef(args[3]);
         r->path = Py_NewRef(args[4]);
         r->terminated = Py_NewRef(args[5]);
         PyList_SET_ITEM(out, n - 1 - i, (PyObject *)r);
+    }
+done:
+    if (packed) {
+        PyBuffer_Release(&view);
     }
     return out;
 }
@@ -2719,7 +2964,7 @@ split_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (limit == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    int each_offset = PyObject_IsTrue(args[5]);
+    int each_offset = parse_each_offset(args[5], "split_lines");
     if (each_offset < 0) {
         return NULL;
     }
@@ -2731,9 +2976,10 @@ split_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     int kind = PyUnicode_KIND(text);
     const void *data = PyUnicode_DATA(text);
+    packed_t packed = {NULL, 0, 0};
     PyObject *contents = PyList_New(0);
-    PyObject *offsets = PyList_New(0);
-    if (contents == NULL || offsets == NULL) {
+    PyObject *offsets = each_offset == 2 ? NULL : PyList_New(0);
+    if (contents == NULL || (offsets == NULL && each_offset != 2)) {
         goto fail;
     }
     Py_ssize_t i = 0, next_lf = -1, next_cr = -1;
@@ -2758,11 +3004,14 @@ split_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             break; /* after the last newline: nothing, as the caller promises */
         }
         if ((e - i) > limit / unit) {
+            PyMem_Free(packed.v);
             Py_DECREF(contents);
-            Py_DECREF(offsets);
+            Py_XDECREF(offsets);
             Py_RETURN_NONE;
         }
-        if (each_offset && append_int(offsets, base + (long long)i * unit) < 0) {
+        long long at = base + (long long)i * unit;
+        if (each_offset == 1 ? append_int(offsets, at) < 0
+                             : each_offset == 2 && packed_push(&packed, at) < 0) {
             goto fail;
         }
         PyObject *line = PyUnicode_Substring(text, i, e);
@@ -2776,11 +3025,18 @@ split_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         i = e + t;
     }
-    if (append_int(offsets, base + (long long)i * unit) < 0) {
+    if (each_offset == 2) {
+        if (packed_push(&packed, base + (long long)i * unit) < 0 ||
+            (offsets = packed_view(&packed)) == NULL) {
+            goto fail;
+        }
+    }
+    else if (append_int(offsets, base + (long long)i * unit) < 0) {
         goto fail;
     }
     return pair(contents, offsets);
 fail:
+    PyMem_Free(packed.v);
     Py_XDECREF(contents);
     Py_XDECREF(offsets);
     return NULL;
@@ -2923,6 +3179,12 @@ module_clear(PyObject *m)
     Py_CLEAR(st->decoder_method_type);
     Py_CLEAR(st->str_c_failed);
     st->ready = 0;
+    while (st->line_free != NULL) {
+        PyObject *next = ((LineObject *)st->line_free)->text;
+        PyObject_Free(st->line_free);
+        st->line_free = next;
+    }
+    st->n_line_free = 0;
     return 0;
 }
 

@@ -1,6 +1,6 @@
 """Type stub for the optional C accelerator (``_speedups.c``)."""
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
 
 from _typeshed import ReadableBuffer, WriteableBuffer
@@ -35,13 +35,13 @@ class Units:
     def lines(
         self,
         head: bytes,
-        data: bytes,
+        data: bytes | memoryview,
         position: int,
         sep: int,
         limit: int,
-        each_offset: bool = True,
+        each_offset: int = True,
         /,
-    ) -> tuple[list[str], list[int]]: ...
+    ) -> tuple[list[str], Sequence[int]]: ...
     def drain(self) -> tuple[int, ...]: ...
     # Decoder mode (``Utf8Decoder._sync``): the decoder's position and held prefix.
     dm: int
@@ -74,11 +74,17 @@ class Line:
     ) -> None: ...
 
 def records(
-    cls: type[_T], texts: list[str], offsets: list[int], file: Any, path: str, terminated: bool, /
+    cls: type[_T],
+    texts: list[str],
+    offsets: Sequence[int],
+    file: Any,
+    path: str,
+    terminated: bool,
+    /,
 ) -> list[_T]: ...
 def split_lines(
-    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: bool, /
-) -> tuple[list[str], list[int]] | None: ...
+    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: int, /
+) -> tuple[list[str], Sequence[int]] | None: ...
 
 class PlainEncoder:
     def __init__(self, errors: str, fallback: Callable[..., bytes]) -> None: ...

@@ -50,7 +50,7 @@ import re
 import stat
 import time
 from collections import deque
-from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
@@ -786,7 +786,7 @@ class _Block:
 
     __slots__ = ("file", "lines", "offsets")
 
-    def __init__(self, lines: list[Line], offsets: list[int], file: FileIdentity):
+    def __init__(self, lines: list[Line], offsets: Sequence[int], file: FileIdentity):
         self.lines = lines
         self.offsets = offsets
         self.file = file
@@ -795,7 +795,9 @@ class _Block:
         return len(self.offsets) - 1 - len(self.lines)
 
 
-def _records(texts: list[str], offsets: list[int], file: FileIdentity, path: str) -> list[Line]:
+def _records(
+    texts: list[str], offsets: Sequence[int], file: FileIdentity, path: str
+) -> list[Line]:
     """``Line`` records for ``texts`` (at ``offsets``), last first."""
     records: list[Line] = implementation().records(Line, texts, offsets, file, path, True)
     return records
@@ -1149,6 +1151,8 @@ class Follower:
             on_overlong_line=self._found_overlong,
             offset=offset,
             head=head,
+            # The offsets of a block stay packed (the C ``Line`` makes each int on use).
+            packed_offsets=True,
         )
 
     async def _open(self, path: str) -> int:
@@ -1784,14 +1788,21 @@ class Follower:
         self._feed_slice(f)
 
     def _feed_slice(self, f: _Open) -> None:
-        """Cut the next ``FEED_SIZE`` bytes of the last read into lines, and queue them."""
+        """Cut the next ``FEED_SIZE`` bytes of the last read into lines, and queue them.
+
+        The slice ends just past a newline where it can: the engine then holds nothing
+        to join to the next slice (a copy of it), and the slice is not copied either."""
         data, at = f.unfed, f.unfed_at
         end = at + FEED_SIZE
+        if end < len(data):
+            end = f.engine.slice_end(data, at, end)
         if end >= len(data):
             f.unfed, f.unfed_at = b"", 0
         else:
             f.unfed_at = end
-        self._queue_items(f, f.engine.feed(data[at:end] if at or end < len(data) else data))
+        # A slice is a view: the engine's fast path reads it where it lies (no copy).
+        piece = memoryview(data)[at:end] if at or end < len(data) else data
+        self._queue_items(f, f.engine.feed(piece))
 
     def _queue_items(
         self, f: _Open, items: list[LineBatch | LineItem], path: str | None = None

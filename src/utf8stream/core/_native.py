@@ -12,7 +12,7 @@ from __future__ import annotations
 import codecs
 import re
 import threading
-from collections.abc import Awaitable, Callable, Generator
+from collections.abc import Awaitable, Callable, Generator, Sequence
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -32,10 +32,17 @@ _LINE_FIELDS = ("text", "offset", "file", "path", "terminated")
 
 
 def records(
-    cls: type[_T], texts: list[str], offsets: list[int], file: Any, path: str, terminated: bool, /
+    cls: type[_T],
+    texts: list[str],
+    offsets: Sequence[int],
+    file: Any,
+    path: str,
+    terminated: bool,
+    /,
 ) -> list[_T]:
     """One ``cls`` (the follower's ``Line``) per text, with the offset at the same index
-    and the three constants, last first (the order a reader pops them in)."""
+    (``offsets``: a list, or packed int64 offsets) and the three constants, last first
+    (the order a reader pops them in)."""
     if getattr(cls, "__match_args__", None) != _LINE_FIELDS:
         raise TypeError("records: the Line type expected")
     if len(offsets) < len(texts):
@@ -48,11 +55,22 @@ def records(
     return built
 
 
+def each_offset_mode(mode: int, who: str) -> bool:
+    """The ``each_offset`` argument of ``lines`` and ``split_lines``, checked as the
+    accelerator checks it: 0 (the end only), 1 (a list), 2 (packed; a list in Python)."""
+    if type(mode) not in (bool, int) or not 0 <= mode <= 2:
+        raise ValueError(
+            f"{who}: each_offset is 0 or False (the end only), 1 or True (a list), "
+            "2 (packed int64)"
+        )
+    return bool(mode)
+
+
 _UNIVERSAL_NEWLINE = re.compile("(\r\n|\r|\n)")
 
 
 def split_lines(
-    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: bool, /
+    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: int, /
 ) -> tuple[list[str], list[int]] | None:
     """The lines of ``text`` (whole lines; ``newline`` None for universal newlines, or
     one character) and the source offset of each line's start, then of the end
@@ -60,6 +78,7 @@ def split_lines(
     ``each_offset``); None if a line is longer than ``limit`` source bytes."""
     if not (newline is None or len(newline) == 1):
         raise TypeError("split_lines: newline is one character or None")
+    each = each_offset_mode(each_offset, "split_lines")  # 2 (packed): a list is as good
     if unit < 1 or limit < 0 or base < 0 or base + len(text) * unit >= 1 << 63:
         raise ValueError("split_lines: unit >= 1, limit >= 0, and offsets below 2**63")
     parts = _UNIVERSAL_NEWLINE.split(text) if newline is None else text.split(newline)
@@ -72,7 +91,7 @@ def split_lines(
     else:
         widths = [len(c) + 1 for c in contents]
     offsets = list(accumulate([w * unit for w in widths], initial=base))
-    return contents, offsets if each_offset else offsets[-1:]
+    return contents, offsets if each else offsets[-1:]
 
 
 class PlainEncoder:

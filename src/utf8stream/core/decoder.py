@@ -83,7 +83,7 @@ import codecs
 import enum
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
@@ -148,8 +148,9 @@ class DecodedLines(NamedTuple):
     #: Each complete line's text, without its newline.
     texts: list[str]
     #: The absolute offset of each line's first byte, then the offset where the
-    #: undecoded rest begins (the decoder's new ``position``).
-    offsets: list[int]
+    #: undecoded rest begins (the decoder's new ``position``).  A list, or with
+    #: ``each_offset=2`` possibly a ``memoryview`` of int64 (format ``"q"``).
+    offsets: Sequence[int]
 
 
 class DecoderStateFlag(enum.IntFlag):
@@ -755,7 +756,12 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     # statistics either way.
 
     def decode_lines(
-        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: bool = True
+        self,
+        head: bytes,
+        data: bytes | memoryview,
+        sep: int,
+        limit: int,
+        each_offset: int = True,
     ) -> DecodedLines | None:
         """Decode the complete lines at the start of ``head + data``, or return ``None``.
 
@@ -767,10 +773,12 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         ``decode()``.  Events and statistics are those of ``decode()`` of the bytes
         consumed.  A callback that raises leaves this decoder unusable (the follower
         catches that).  ``each_offset=False``: ``offsets`` holds only the end of the
-        last line (a reader that hands out no offsets saves an int per line).
+        last line (a reader that hands out no offsets saves an int per line);
+        ``each_offset=2``: all of them, packed where the accelerator cuts the lines (a
+        ``memoryview`` of int64: no int object per line; a list otherwise).
         """
         parts: list[str]
-        offsets: list[int]
+        offsets: Sequence[int]
         units = self._dm
         if units is not None:
             if not self._cuts_lines or units.pending:

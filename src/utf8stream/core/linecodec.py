@@ -36,7 +36,7 @@ from __future__ import annotations
 import codecs
 import re
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
@@ -118,11 +118,16 @@ class LineDecoder(Protocol):
         with one U+FFFD, and decoding starts afresh."""
 
     def decode_lines(
-        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: bool = True
+        self,
+        head: bytes,
+        data: bytes | memoryview,
+        sep: int,
+        limit: int,
+        each_offset: int = True,
     ) -> DecodedLines | None:
         """The fast path: the complete lines at the start of ``head + data``, decoded, or
         ``None`` (then the engine cuts and decodes them itself).  See
-        ``Utf8Decoder.decode_lines``."""
+        ``Utf8Decoder.decode_lines`` (``each_offset``: 0, 1, or 2 for packed offsets)."""
 
     def text_split_exact(self, newline: str | None) -> bool:
         """Whether decoded text has exactly the newlines its bytes have (no replacement
@@ -410,7 +415,12 @@ class CodecLineDecoder:
         self._gap = True
 
     def decode_lines(
-        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: bool = True
+        self,
+        head: bytes,
+        data: bytes | memoryview,
+        sep: int,
+        limit: int,
+        each_offset: int = True,
     ) -> DecodedLines | None:
         return None
 
@@ -456,10 +466,12 @@ class ByteLine:
 class LineBatch(NamedTuple):
     """Complete, ordinary lines of one ``feed``, in bulk: ``offsets`` is each line's first
     byte, then the offset just past the last line (only that last one from an engine
-    made with ``each_offset=False``)."""
+    made with ``each_offset=False``).  ``offsets`` is a sequence of ints: a list, or from
+    an engine made with ``packed_offsets=True`` possibly a ``memoryview`` of int64
+    (format ``"q"``), which holds no int object per line."""
 
     texts: list[str]
-    offsets: list[int]
+    offsets: Sequence[int]
 
 
 class LineItem(NamedTuple):
@@ -494,6 +506,9 @@ class LineEngine:
     it, the stream's own first bytes tell.  ``each_offset=False``: for a reader that
     hands out no offsets (``LineSplitter``), a ``LineBatch`` carries only the offset
     after its last line, which spares an int object per line; ``records()`` then refuses.
+    ``packed_offsets=True``: the offsets of a ``LineBatch`` may come packed (a
+    ``memoryview`` of int64, no int object per line until one is read): for a reader that
+    keeps them in bulk (the follower, whose C ``Line`` makes its offset's int on use).
     """
 
     def __init__(
@@ -508,10 +523,14 @@ class LineEngine:
         offset: int = 0,
         head: bytes | None = None,
         each_offset: bool = True,
+        packed_offsets: bool = False,
     ) -> None:
         check_line_options(newline, max_line_bytes, on_overlong)
         self.decoder = decoder
         self.each_offset = bool(each_offset)
+        #: What the decoder's and the text splitter's ``each_offset`` get: 0 (the end
+        #: only), 1 (a list), 2 (packed).
+        self._offset_mode = (2 if packed_offsets else 1) if each_offset else 0
         self.newline = newline
         self.keepends = bool(keepends)
         self.max_line_bytes = max_line_bytes
@@ -564,8 +583,11 @@ class LineEngine:
 
     # -- public API --------------------------------------------------------------------
 
-    def feed(self, data: bytes) -> list[LineBatch | LineItem]:
-        """The next bytes; what they complete, in order."""
+    def feed(self, data: bytes | memoryview) -> list[LineBatch | LineItem]:
+        """The next bytes; what they complete, in order.
+
+        ``data`` may be a memoryview of bytes (a slice of a long read): the decoder's
+        fast path cuts its lines where it lies, with no copy of it."""
         out: list[LineBatch | LineItem] = []
         self.position += len(data)
         if not self._started:
@@ -711,6 +733,24 @@ class LineEngine:
             return before.endswith((self._cr, self._lf))
         return before.endswith(self._nl)
 
+    def slice_end(self, data: bytes, start: int, end: int) -> int:
+        """Where to end the slice ``data[start:end]`` of a long read that is fed in
+        slices (``data[start]`` being the next byte to feed): just past the slice's last
+        ``\n`` newline (``newline``'s, if fixed), so that nothing is held after it and
+        the next slice is not joined to a held line; ``end`` if there is none.  Only
+        where the slices end changes; any ends give the same lines.
+        """
+        if not self._started:
+            return end
+        nl = self._lf if self.newline is None else self._nl
+        unit = self._unit
+        # A newline counts at a code unit: a multiple of ``unit`` from the line's start.
+        shift = self.position - self.line_start - start
+        at = data.rfind(nl, start, end)
+        while at >= start and (at + shift) % unit:
+            at = data.rfind(nl, start, at + len(nl) - 1)
+        return at + len(nl) if at >= start else end
+
     def line_ends(self, data: bytes) -> list[int]:
         """Offsets in ``data`` (which starts on a code unit) just past each newline; with
         universal newlines a ``\\r`` at the end counts as one."""
@@ -751,7 +791,7 @@ class LineEngine:
                 return size
         return 0
 
-    def _take(self, data: bytes, out: list[LineBatch | LineItem]) -> None:
+    def _take(self, data: bytes | memoryview, out: list[LineBatch | LineItem]) -> None:
         """Cut newly read bytes into lines, appending the complete ones to ``out``."""
         base = self.line_start
         sep = self._sep
@@ -759,17 +799,20 @@ class LineEngine:
         if sep is not None and not self.overlong:
             # The hot path: the decoder cuts and decodes the complete lines in one pass,
             # and stops before an overlong one, which the code below handles.
-            lines = self.decoder.decode_lines(self.partial, data, sep, self._max, self.each_offset)
+            lines = self.decoder.decode_lines(
+                self.partial, data, sep, self._max, self._offset_mode
+            )
         if lines is not None:
             texts, offsets = lines
             if texts:
                 out.append(LineBatch(texts, offsets))
                 self._splitting = False
             used, held = offsets[-1] - base, len(self.partial)
-            buf = data[used - held :] if used >= held else self.partial[used:] + data
+            rest = data[used - held :] if used >= held else self.partial[used:] + data
+            buf = rest if type(rest) is bytes else bytes(rest)  # (nothing, mostly)
             base = offsets[-1]
         else:
-            buf = self.partial + data if self.partial else data
+            buf = self.partial + data if self.partial else bytes(data)
         # The held bytes were searched already: only their possible newline start is
         # looked at again (a long line is not searched over and over).
         scanned = 0
@@ -820,7 +863,7 @@ class LineEngine:
         unit = self._unit
         if not self.keepends and (newline is None or len(newline) == 1):
             split_lines = implementation().split_lines
-            cut = split_lines(text, newline, base, unit, self._max, self.each_offset)
+            cut = split_lines(text, newline, base, unit, self._max, self._offset_mode)
             if cut is None:
                 return 0  # a line too long: cut it the other way
             contents, offsets = cut

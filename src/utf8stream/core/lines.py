@@ -135,7 +135,12 @@ class _SplitterSource:
         self.raw.mark_gap(lost)
 
     def decode_lines(
-        self, head: bytes, data: bytes, sep: int, limit: int, each_offset: bool = True
+        self,
+        head: bytes,
+        data: bytes | memoryview,
+        sep: int,
+        limit: int,
+        each_offset: int = True,
     ) -> DecodedLines | None:
         raw = self.raw
         if raw is None or self.text_left:

@@ -25,7 +25,7 @@ from __future__ import annotations
 import codecs
 import re
 import threading
-from collections.abc import Callable, Container
+from collections.abc import Callable, Container, Sequence
 from itertools import accumulate
 from typing import Protocol
 
@@ -37,6 +37,7 @@ from ._bytes import (
     held_prefixes,
     is_proper_prefix,
 )
+from ._native import each_offset_mode
 from .events import Malformed, MalformedKind
 from .variants import Variant
 
@@ -54,7 +55,9 @@ class Scanner(Protocol):
     ``lines(head, data, position, sep, limit, each_offset=True)``: the complete lines
     at the start of ``head + data`` (which starts at ``position``), up to the first
     longer than ``limit`` bytes: ``(texts, offsets)``, ``offsets`` holding each line's
-    start then the end of the last (only that end when ``each_offset`` is false).
+    start then the end of the last (only that end when ``each_offset`` is false; with
+    ``each_offset`` 2 the accelerator packs them in a ``memoryview`` of int64, the
+    Python scanner gives a list: both are a ``Sequence[int]``).
     ``drain()``: the units counted by kind
     (``ACCEL_KINDS`` order) and the characters returned since the last drain.  When the
     callback raises (or a mapping callback returns something other than a ``str``:
@@ -81,13 +84,13 @@ class Scanner(Protocol):
     def lines(
         self,
         head: bytes,
-        data: bytes,
+        data: bytes | memoryview,
         position: int,
         sep: int,
         limit: int,
-        each_offset: bool = True,
+        each_offset: int = True,
         /,
-    ) -> tuple[list[str], list[int]]: ...
+    ) -> tuple[list[str], Sequence[int]]: ...
     def drain(self) -> tuple[int, ...]: ...
 
 
@@ -317,23 +320,24 @@ class PyScanner:
     def lines(
         self,
         head: bytes,
-        data: bytes,
+        data: bytes | memoryview,
         position: int,
         sep: int,
         limit: int,
-        each_offset: bool = True,
+        each_offset: int = True,
         /,
     ) -> tuple[list[str], list[int]]:
         self._refuse_reentry()
         self._check_sep(sep)
         if limit < 0:
             raise ValueError("limit must be non-negative")
+        each = each_offset_mode(each_offset, "lines")  # 2 (packed): a list is as good here
         buf = head + data
         self._fail_start = -1
         self._partial = ""
-        cut = self._cut_lines(buf, position, sep, limit, each_offset)
+        cut = self._cut_lines(buf, position, sep, limit, each)
         if cut is None:
-            cut = self._cut_line_by_line(buf, position, sep, limit, each_offset)
+            cut = self._cut_line_by_line(buf, position, sep, limit, each)
         i, offsets = cut
         if not i:
             return [], offsets

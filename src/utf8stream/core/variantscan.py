@@ -450,11 +450,11 @@ class VariantScanner:
     def lines(
         self,
         head: bytes,
-        data: bytes,
+        data: bytes | memoryview,
         position: int,
         sep: int,
         limit: int,
-        each_offset: bool = True,
+        each_offset: int = True,
         /,
     ) -> tuple[list[str], list[int]]:
         raise ValueError("a variant scanner cuts no lines (the line engine cuts its text)")
