@@ -11,7 +11,7 @@ setup(
         Extension(
             "utf8stream._speedups",
             ["src/utf8stream/_speedups.c", "src/utf8stream/_transcode.c"],
-            depends=["src/utf8stream/_transcode.h"],
+            depends=["src/utf8stream/_transcode.h", "src/utf8stream/_simd.h"],
             optional=True,
         ),
     ],
