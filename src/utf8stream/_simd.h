@@ -252,6 +252,108 @@ three_byte_blocks_avx2(const unsigned char *p, Py_ssize_t avail, void *out, int 
     return c + three_byte_blocks(p + t, avail - t, (char *)out + c * width, width);
 }
 
+/* ASCII mixed with two-byte characters (European text; Greek, Cyrillic, Hebrew), 16
+   bytes a step: every byte ASCII, a lead C2..DF or a continuation byte, each
+   continuation byte right after a lead and each lead (but a last one, left for the next
+   step) right before one.  The character of each position (16-bit lanes: the byte, or
+   the lead's bits with the next byte's) is computed for all 16, then those at the
+   positions of continuation bytes dropped by BMI2 pext, 4 characters per 64-bit word.
+   UCS-1 takes only the leads C2 and C3.  Returns the bytes consumed (0: the first block
+   is not such text); *chars gets the characters written (room: at least 16 more than
+   written, which the caller checks), *acc the bits that tell Latin-1 (0x80) and UCS-2
+   (0x100) characters written. */
+static AVX2_FN Py_ssize_t __attribute__((noinline))
+ascii_two_byte_avx2(const unsigned char *p, Py_ssize_t avail, void *out, Py_ssize_t room,
+                    int width, Py_ssize_t *chars, Py_UCS4 *acc)
+{
+    Py_ssize_t t = 0, c = 0;
+    unsigned int any_lead = 0, wide_lead = 0;
+    while (t + 17 <= avail && room - c >= 16) {
+        __m128i b = _mm_loadu_si128((const __m128i *)(p + t));
+        __m128i nb = _mm_loadu_si128((const __m128i *)(p + t + 1));
+        /* signed bytes: 80..BF are -128..-65, C2..DF are -62..-33 */
+        __m128i cont = _mm_cmpgt_epi8(_mm_set1_epi8(-64), b);
+        __m128i lead = _mm_and_si128(_mm_cmpgt_epi8(b, _mm_set1_epi8(-63)),
+                                     _mm_cmpgt_epi8(_mm_set1_epi8(-32), b));
+        unsigned int ascii = (unsigned int)_mm_movemask_epi8(b) ^ 0xFFFFu;
+        unsigned int cm = (unsigned int)_mm_movemask_epi8(cont);
+        unsigned int lm = (unsigned int)_mm_movemask_epi8(lead);
+        if ((ascii | cm | lm) != 0xFFFFu || cm != ((lm << 1) & 0xFFFFu)) {
+            break;
+        }
+        /* leads C4..DF: characters above U+00FF */
+        unsigned int wm = lm & (unsigned int)_mm_movemask_epi8(_mm_cmpgt_epi8(b, _mm_set1_epi8(-61)));
+        if (width == 1 && wm) {
+            break;
+        }
+        unsigned int keep = ~cm & 0xFFFFu;
+        Py_ssize_t used = 16;
+        if (lm & 0x8000u) {
+            /* a lead at the end: its character is the next step's */
+            keep &= 0x7FFFu;
+            lm &= 0x7FFFu;
+            wm &= 0x7FFFu;
+            used = 15;
+        }
+        any_lead |= lm;
+        wide_lead |= wm;
+        __m256i b16 = _mm256_cvtepu8_epi16(b), nb16 = _mm256_cvtepu8_epi16(nb);
+        __m256i two = _mm256_or_si256(
+            _mm256_slli_epi16(_mm256_and_si256(b16, _mm256_set1_epi16(0x1F)), 6),
+            _mm256_and_si256(nb16, _mm256_set1_epi16(0x3F)));
+        __m256i val = _mm256_blendv_epi8(b16, two, _mm256_cvtepi8_epi16(lead));
+        Py_ssize_t k = 0;
+        if (width == 1) {
+            /* 16 characters below 256 as bytes, 8 per word */
+            __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(val),
+                                             _mm256_extracti128_si256(val, 1));
+            uint64_t w[2];
+            _mm_storeu_si128((__m128i *)(void *)w, bytes);
+            unsigned char *o = (unsigned char *)out + c;
+            for (int q = 0; q < 2; q++) {
+                uint64_t m = (keep >> (8 * q)) & 0xFFu;
+                uint64_t packed = _pext_u64(w[q], _pdep_u64(m, 0x0101010101010101ULL) * 0xFFu);
+                memcpy(o + k, &packed, 8);
+                k += __builtin_popcountll(m);
+            }
+        }
+        else {
+            uint64_t w[4];
+            STORE256(w, val);
+            uint16_t packed16[16 + 4];
+            for (int q = 0; q < 4; q++) {
+                uint64_t m = (keep >> (4 * q)) & 0xFu;
+                uint64_t packed = _pext_u64(w[q], _pdep_u64(m, 0x0001000100010001ULL) * 0xFFFFu);
+                memcpy(packed16 + k, &packed, 8);
+                k += __builtin_popcountll(m);
+            }
+            if (width == 2) {
+                memcpy((Py_UCS2 *)out + c, packed16, 32);
+            }
+            else {
+                __m256i v = LOAD256(packed16);
+                STORE256((Py_UCS4 *)out + c, _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)));
+                STORE256((Py_UCS4 *)out + c + 8,
+                         _mm256_cvtepu16_epi32(_mm256_extracti128_si256(v, 1)));
+            }
+        }
+        c += k;
+        t += used;
+    }
+    *chars = c;
+    *acc |= (any_lead ? 0x80u : 0) | (wide_lead ? 0x100u : 0);
+    return t;
+}
+
+/* DEFINE_DECODE's hook for it (TWO_BLOCKS): at j, with room for 16 characters. */
+#define ASCII_TWO_BYTE_AVX2(TYPE)                                                      \
+    if (j + 17 <= e && out_end - o >= 16) {                                            \
+        Py_ssize_t w_;                                                                 \
+        j += ascii_two_byte_avx2(buf + j, e - j, o, out_end - o, (int)sizeof(TYPE), &w_, \
+                                 &acc);                                                \
+        o += w_;                                                                       \
+    }
+
 /* DEFINE_DECODE's ASCII block, 32 bytes: copied (widened) to o whatever they are, count
    set to the ASCII bytes at their head (32: all).  The room for 32 characters is
    checked by the caller. */

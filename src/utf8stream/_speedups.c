@@ -665,7 +665,8 @@ typedef struct {
    more (STOP_ROOM).  A prefix cut off by the end of the buffer (only when e == n) is a
    TRUNCATED_AT_END unit if final, else the pass stops in front of it.  A mapping object
    (maps) stops in front of each unit instead (STOP_UNIT). */
-#define DEFINE_DECODE(NAME, TYPE, MAXT, ASCII_BLOCK, BLOCK, ATTR, THREE_BLOCKS, FOUR_BLOCKS) \
+#define DEFINE_DECODE(NAME, TYPE, MAXT, ASCII_BLOCK, BLOCK, ATTR, TWO_BLOCKS, THREE_BLOCKS, \
+                      FOUR_BLOCKS)                                                       \
     static ATTR Py_ssize_t NAME(UnitsObject *self, const unsigned char *buf, Py_ssize_t e,    \
                            Py_ssize_t n, long long base, int final, TYPE *out,           \
                            TYPE *out_end, Cursor *cur)                                   \
@@ -697,6 +698,13 @@ typedef struct {
                             break;                                                       \
                         }                                                                \
                         unsigned int c0_ = buf[j], c1_ = buf[j + 1];                     \
+                        if (c0_ - 0xC2u <= 0xDFu - 0xC2u) {                              \
+                            Py_ssize_t before_ = j;                                      \
+                            TWO_BLOCKS(TYPE)                                             \
+                            if (j != before_) {                                          \
+                                continue;                                                \
+                            }                                                            \
+                        }                                                                \
                         if (MAXT > 0xFFFF && c0_ >= 0xF0) {                              \
                             /* emoji among words: their run, then ASCII again */         \
                             Py_ssize_t s_ = j;                                           \
@@ -738,6 +746,7 @@ typedef struct {
                    then one */                                                           \
                 Py_ssize_t j0_ = j;                                                      \
             two_byte_run_:                                                               \
+                TWO_BLOCKS(TYPE)                                                         \
                 TWO_BYTE_PAIRS(TYPE)                                                     \
                 while (j + 2 <= e) {                                                     \
                     unsigned int c0 = buf[j], c1 = buf[j + 1];                           \
@@ -905,21 +914,23 @@ typedef struct {
     }
 
 #define NO_ATTR
-DEFINE_DECODE(own_decode1, Py_UCS1, 0xFFu, ASCII_BLOCK_UCS1, 16, NO_ATTR, three_byte_blocks,
-              four_byte_blocks)
-DEFINE_DECODE(own_decode2, Py_UCS2, 0xFFFFu, ASCII_BLOCK_UCS2, 16, NO_ATTR, three_byte_blocks,
-              four_byte_blocks)
-DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, three_byte_blocks,
-              four_byte_blocks)
+#define NO_TWO_BLOCKS(TYPE)
+DEFINE_DECODE(own_decode1, Py_UCS1, 0xFFu, ASCII_BLOCK_UCS1, 16, NO_ATTR, NO_TWO_BLOCKS,
+              three_byte_blocks, four_byte_blocks)
+DEFINE_DECODE(own_decode2, Py_UCS2, 0xFFFFu, ASCII_BLOCK_UCS2, 16, NO_ATTR, NO_TWO_BLOCKS,
+              three_byte_blocks, four_byte_blocks)
+DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO_TWO_BLOCKS,
+              three_byte_blocks, four_byte_blocks)
 #if HAVE_AVX2
-/* The same passes compiled for AVX2: 32 ASCII bytes a block, eight three- or four-byte
-   characters a step; everything else (every malformed unit) as above. */
+/* The same passes compiled for AVX2: 32 ASCII bytes a block, ASCII with two-byte
+   characters 16 bytes a step, eight three- or four-byte characters a step; everything
+   else (every malformed unit) as above. */
 DEFINE_DECODE(own_decode1_avx2, Py_UCS1, 0xFFu, ASCII_BLOCK32_UCS1, 32, AVX2_FN,
-              three_byte_blocks_avx2, four_byte_blocks_avx2)
+              ASCII_TWO_BYTE_AVX2, three_byte_blocks_avx2, four_byte_blocks_avx2)
 DEFINE_DECODE(own_decode2_avx2, Py_UCS2, 0xFFFFu, ASCII_BLOCK32_UCS2, 32, AVX2_FN,
-              three_byte_blocks_avx2, four_byte_blocks_avx2)
+              ASCII_TWO_BYTE_AVX2, three_byte_blocks_avx2, four_byte_blocks_avx2)
 DEFINE_DECODE(own_decode4_avx2, Py_UCS4, 0x10FFFFu, ASCII_BLOCK32_UCS4, 32, AVX2_FN,
-              three_byte_blocks_avx2, four_byte_blocks_avx2)
+              ASCII_TWO_BYTE_AVX2, three_byte_blocks_avx2, four_byte_blocks_avx2)
 #endif
 
 static PyObject *

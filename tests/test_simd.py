@@ -1,0 +1,352 @@
+"""The AVX2 kernels of the C decoder (``_simd.h``) and their runtime dispatch.
+
+The accelerator picks its kernels when its module object is made: AVX2 where the CPU has
+AVX2 and BMI2, else SSE2 (x86-64) or none; ``UTF8STREAM_NO_AVX2=1`` keeps it to SSE2, and
+``_speedups.simd`` says which.  The kernels take only clean blocks (32 ASCII bytes, eight
+three- or four-byte characters) and leave everything else to the scalar loop that decides
+the maximal subparts, so the text and the events must be those of Unicode Table 3-7
+whichever kernels run.  Expected values come from ``reference_decode`` (a per-byte walk
+written from the table, sharing no code with utf8stream) and ``bytes.decode``; a second
+module object made with ``UTF8STREAM_NO_AVX2=1`` (the SSE2 and scalar path in the same
+process) is compared with the one in use, step by step.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import platform
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+from _helpers import CORE, event_tuples, reference_decode
+from hypothesis import given
+from hypothesis import strategies as st
+
+from utf8stream import Malformed, Utf8Decoder
+from utf8stream.core import _accel
+
+speedups: Any = _accel.accelerator()
+pytestmark = pytest.mark.skipif(
+    speedups is None, reason="the C accelerator is not built here (pure-Python install)"
+)
+
+TESTS = Path(__file__).resolve().parent
+
+
+def cpu_flags() -> set[str]:
+    try:
+        text = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        if line.startswith("flags"):
+            return set(line.split(":", 1)[1].split())
+    return set()
+
+
+X86_64 = platform.machine().lower() in ("x86_64", "amd64")
+HAS_AVX2 = X86_64 and {"avx2", "bmi2"} <= cpu_flags()
+
+
+def module_with(no_avx2: str | None) -> ModuleType:
+    """A new module object from the extension in use, made (and set up) with
+    ``UTF8STREAM_NO_AVX2`` set to ``no_avx2`` (None: unset)."""
+    saved = os.environ.pop("UTF8STREAM_NO_AVX2", None)
+    try:
+        if no_avx2 is not None:
+            os.environ["UTF8STREAM_NO_AVX2"] = no_avx2
+        spec = importlib.util.spec_from_file_location(speedups.__name__, speedups.__file__)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    finally:
+        os.environ.pop("UTF8STREAM_NO_AVX2", None)
+        if saved is not None:
+            os.environ["UTF8STREAM_NO_AVX2"] = saved
+    module.setup(
+        _accel.ACCEL_KINDS,
+        Malformed,
+        Malformed.__dict__["offset"],
+        Malformed.__dict__["data"],
+        Malformed.__dict__["kind"],
+    )
+    return module
+
+
+# -- the dispatch ------------------------------------------------------------------------
+
+
+def test_simd_names_the_kernels_the_cpu_allows() -> None:
+    expected = "avx2" if HAS_AVX2 else "sse2" if X86_64 else None
+    if expected is None:  # another machine: no x86 kernels at all, or SSE2 on 32-bit x86
+        assert speedups.simd in ("sse2", "none")
+    elif os.environ.get("UTF8STREAM_NO_AVX2", "") not in ("", "0"):
+        assert speedups.simd == "sse2"
+    else:
+        assert speedups.simd == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "avx2"), [(None, True), ("", True), ("0", True), ("1", False), ("yes", False)]
+)
+def test_utf8stream_no_avx2_is_read_when_the_module_is_made(value: str | None, avx2: bool) -> None:
+    in_use = speedups.simd
+    module = module_with(value)
+    if not X86_64:
+        assert module.simd in ("sse2", "none")
+    else:
+        assert module.simd == ("avx2" if avx2 and HAS_AVX2 else "sse2")
+    # Each module object keeps its own choice: the one in use is not changed.
+    assert speedups.simd == in_use
+
+
+def test_a_fresh_interpreter_with_utf8stream_no_avx2_uses_sse2() -> None:
+    code = "from utf8stream.core import _accel; print(_accel.accelerator().simd)"
+    env = dict(os.environ, UTF8STREAM_NO_AVX2="1")
+    env.pop("UTF8STREAM_PURE_PYTHON", None)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == ("sse2" if X86_64 else out)
+    assert out in ("sse2", "none")
+
+
+# -- every kernel's boundaries -----------------------------------------------------------
+
+#: Clean texts, each for a kernel and a target kind of string: ASCII blocks into Latin-1
+#: (UCS-1), UCS-2 and UCS-4 strings (the first character sets the kind), two-byte runs,
+#: three-byte runs into UCS-2 and UCS-4, four-byte runs, and a mixture.
+ASCII = "The quick brown fox jumps over the lazy dog, 0123456789 times. " * 2
+BASES = {
+    "ascii": ASCII,
+    "ascii-ucs1": "é" + ASCII,
+    "ascii-ucs2": "Ω" + ASCII,
+    "ascii-ucs4": "😀" + ASCII,
+    "two-byte-ucs1": "äöüßéèçñøå" * 8,
+    "two-byte-ucs2": "Ωψжяשל" * 12,
+    "cjk-ucs2": "日本語のテキスト中文" * 5,
+    "cjk-ucs4": "😀" + "日本語のテキスト中文" * 5,
+    "emoji": "😀🎉🚀👍🔥🌍🍕🐍" * 5,
+    "mixed": "héllo wörld 日本語 😀🎉 Ωψ ok " * 4,
+}
+
+#: Malformed units and cut sequences of every lead and continuation class (Table 3-7):
+#: lone continuation bytes, C0/C1 and overlong three- and four-byte forms, surrogates,
+#: beyond U+10FFFF, F5..FF, truncated two- three- and four-byte sequences, and a good
+#: sequence of each length spoilt at its last byte.
+BAD = [
+    b"\x80",
+    b"\xbf",
+    b"\xc0",
+    b"\xc1\xbf",
+    b"\xc2",
+    b"\xdf",
+    b"\xe0\x80",
+    b"\xe0\x9f\xbf",
+    b"\xe1\x80",
+    b"\xed\xa0\x80",
+    b"\xed\xbf\xbf",
+    b"\xef\xbf",
+    b"\xf0\x80\x80\x80",
+    b"\xf0\x8f\xbf\xbf",
+    b"\xf0\x9f\x98",
+    b"\xf4\x90\x80\x80",
+    b"\xf5\x80\x80\x80",
+    b"\xf8",
+    b"\xff",
+    b"\xc3\x28",
+    b"\xe6\x97\x28",
+    b"\xf0\x9f\x98\x28",
+]
+
+
+def expected(data: bytes, errors: str) -> tuple[str, list[tuple[int, bytes, Any]]]:
+    ref = reference_decode(data)
+    return ref.render(errors), [(u.offset, u.data, u.kind) for u in ref.units]
+
+
+def decode_all(data: bytes, errors: str) -> tuple[str, list[tuple[int, bytes, Any]]]:
+    events: list[Malformed] = []
+    decoder = Utf8Decoder(errors, on_malformed=events.append)
+    return decoder.decode(data, final=True), event_tuples(events)
+
+
+def spoilt(raw: bytes, positions: range) -> Iterator[bytes]:
+    """raw with each of BAD inserted at, and written over, each position."""
+    for p in positions:
+        for bad in BAD:
+            yield raw[:p] + bad + raw[p:]
+            yield raw[:p] + bad + raw[p + len(bad) :]
+
+
+@pytest.mark.parametrize("errors", ["replace", "ignore", "surrogateescape"])
+@pytest.mark.parametrize("base", list(BASES))
+def test_a_malformed_unit_at_each_position_of_a_block(base: str, errors: str) -> None:
+    raw = BASES[base].encode()
+    assert len(raw) >= 96  # three 32-byte blocks, one and a half 64-byte steps
+    for data in spoilt(raw, range(0, 96)):
+        assert decode_all(data, errors) == expected(data, errors), data
+        assert decode_all(data, errors)[0] == data.decode("utf-8", errors)
+
+
+@pytest.mark.parametrize("base", list(BASES))
+def test_clean_text_of_every_length(base: str) -> None:
+    """Every length up to three blocks: the tails of the 32-byte prescan, ASCII skip and
+    the kernels (a wrong count of characters would write past the string: .ci/sanitize
+    runs this module)."""
+    text = BASES[base] * 2
+    for k in range(len(text) + 1):
+        data = text[k:].encode()[:200]
+        data = data.decode("utf-8", "ignore").encode()
+        assert Utf8Decoder().decode(data, final=True) == data.decode()
+
+
+@pytest.mark.parametrize("base", ["ascii", "ascii-ucs2", "cjk-ucs2", "emoji", "mixed"])
+def test_long_segments(base: str) -> None:
+    """Past 4096 bytes the decoder first guesses ASCII and copies 64 bytes a step; a
+    malformed unit near the start, the guess's end and the end of the segment."""
+    raw = (BASES[base] * 40).encode()
+    assert len(raw) > 4096 + 200
+    n = len(raw)
+    positions = [*range(0, 70, 5), *range(4000, 4200, 9), *range(n - 70, n, 5)]
+    for p in positions:
+        for bad in (b"\x80", b"\xe0\x80", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xff"):
+            data = raw[:p] + bad + raw[p:]
+            assert decode_all(data, "replace") == expected(data, "replace")
+
+
+@pytest.mark.parametrize("base", ["ascii-ucs1", "cjk-ucs2", "emoji", "mixed"])
+def test_a_sequence_cut_by_the_end_of_a_chunk_is_held(base: str) -> None:
+    raw = BASES[base].encode() * 2
+    for cut in range(len(raw)):
+        decoder = Utf8Decoder()
+        text = decoder.decode(raw[:cut]) + decoder.decode(raw[cut:], final=True)
+        assert text == raw.decode()
+
+
+# -- differential: the AVX2 module against the SSE2 one, and both against the oracles ----
+
+CLEAN_ALPHABETS = [
+    st.characters(min_codepoint=0x20, max_codepoint=0x7E),
+    st.characters(min_codepoint=0x20, max_codepoint=0xFF),
+    st.characters(min_codepoint=0x80, max_codepoint=0x7FF),
+    st.characters(min_codepoint=0x800, max_codepoint=0xFFFF, blacklist_categories=["Cs"]),
+    st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF),
+    st.characters(min_codepoint=0x10000, max_codepoint=0x10FFFF),
+    st.characters(min_codepoint=0x1F300, max_codepoint=0x1FAFF),
+    st.characters(blacklist_categories=["Cs"]),
+]
+
+clean_runs = st.sampled_from(CLEAN_ALPHABETS).flatmap(
+    lambda alphabet: st.text(alphabet, min_size=1, max_size=120)
+).map(lambda s: s.encode())
+pieces = st.lists(
+    st.one_of(clean_runs, clean_runs, clean_runs, st.sampled_from(BAD)), min_size=1, max_size=8
+).map(b"".join)
+
+
+@st.composite
+def chunked(draw: Any) -> tuple[bytes, list[bytes]]:
+    data = draw(pieces)
+    cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=3)))
+    bounds = [0, *cuts, len(data)]
+    return data, [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+
+
+_sse2: ModuleType | None = None
+
+
+def sse2_module() -> ModuleType:
+    global _sse2
+    if _sse2 is None:
+        _sse2 = module_with("1")
+    return _sse2
+
+
+def feed_units(module: ModuleType, chunks: list[bytes], replacement: str) -> tuple[str, list[Any]]:
+    """The scanner calls of one decoder over chunks: (text, events)."""
+    events: list[Malformed] = []
+    units = module.Units(replacement, events.append)
+    pending, position, text = b"", 0, []
+    for k, chunk in enumerate(chunks):
+        position += len(chunk)
+        out, pending = units.feed(pending, chunk, k == len(chunks) - 1, position)
+        text.append(out)
+    assert pending == b""
+    return "".join(text), event_tuples(events)
+
+
+@CORE
+@given(chunked(), st.sampled_from(["\ufffd", ""]))
+def test_avx2_and_sse2_modules_agree_with_the_reference(
+    case: tuple[bytes, list[bytes]], replacement: str
+) -> None:
+    data, chunks = case
+    errors = "replace" if replacement else "ignore"
+    want = expected(data, errors)
+    assert want[0] == data.decode("utf-8", errors)
+    assert feed_units(speedups, chunks, replacement) == want
+    assert feed_units(sse2_module(), chunks, replacement) == want
+
+
+@CORE
+@given(chunked(), st.sampled_from(["replace", "ignore", "surrogateescape", "backslashreplace"]))
+def test_decoder_over_long_clean_runs_with_errors(
+    case: tuple[bytes, list[bytes]], errors: str
+) -> None:
+    data, chunks = case
+    events: list[Malformed] = []
+    decoder = Utf8Decoder(errors, on_malformed=events.append)
+    text = "".join(decoder.decode(c) for c in chunks) + decoder.decode(b"", final=True)
+    assert text == data.decode("utf-8", errors)
+    assert event_tuples(events) == expected(data, errors)[1]
+
+
+# -- the core suite on the other path ----------------------------------------------------
+
+#: The core modules (.ci/sanitize's list): run once more in a fresh interpreter with
+#: UTF8STREAM_NO_AVX2=1, so that the SSE2 and scalar path stays tested where AVX2 is used.
+CORE_MODULES = [
+    "test_decoder.py",
+    "test_decoder_errors.py",
+    "test_decoder_callbacks.py",
+    "test_speedups.py",
+    "test_lines.py",
+    "test_corpus.py",
+    "test_gaps.py",
+    "test_checkpoint.py",
+    "test_differential.py",
+    "test_table.py",
+    "test_variants.py",
+]
+
+
+def test_core_suite_without_avx2() -> None:
+    env = dict(os.environ, UTF8STREAM_NO_AVX2="1")
+    env.pop("UTF8STREAM_PURE_PYTHON", None)
+    check = "from utf8stream.core import _accel; assert _accel.accelerator().simd != 'avx2'"
+    subprocess.run([sys.executable, "-c", check], env=env, check=True, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-q",
+            "-x",
+            "-p",
+            "no:cacheprovider",
+            *(f"tests/{name}" for name in CORE_MODULES),
+        ],
+        cwd=TESTS.parent,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
