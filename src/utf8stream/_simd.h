@@ -297,19 +297,23 @@ ascii_two_byte_avx2(const unsigned char *p, Py_ssize_t avail, void *out, Py_ssiz
         }
         any_lead |= lm;
         wide_lead |= wm;
-        __m256i b16 = _mm256_cvtepu8_epi16(b), nb16 = _mm256_cvtepu8_epi16(nb);
-        __m256i two = _mm256_or_si256(
-            _mm256_slli_epi16(_mm256_and_si256(b16, _mm256_set1_epi16(0x1F)), 6),
-            _mm256_and_si256(nb16, _mm256_set1_epi16(0x3F)));
-        __m256i val = _mm256_blendv_epi8(b16, two, _mm256_cvtepi8_epi16(lead));
         Py_ssize_t k = 0;
         if (width == 1) {
-            /* 16 characters below 256 as bytes, 8 per word */
-            __m128i bytes = _mm_packus_epi16(_mm256_castsi256_si128(val),
-                                             _mm256_extracti128_si256(val, 1));
-            uint64_t w[2];
-            _mm_storeu_si128((__m128i *)(void *)w, bytes);
             unsigned char *o = (unsigned char *)out + c;
+            if (!lm) {
+                _mm_storeu_si128((__m128i *)(void *)o, b); /* ASCII only */
+                c += used;
+                t += used;
+                continue;
+            }
+            /* the characters as bytes (all below 256): a lead's two low bits are the
+               top two of its character (the 16-bit shift moves them within each byte,
+               the mask drops what came from the byte below) */
+            __m128i two = _mm_or_si128(_mm_and_si128(_mm_slli_epi16(b, 6), _mm_set1_epi8((char)0xC0)),
+                                       _mm_and_si128(nb, _mm_set1_epi8(0x3F)));
+            __m128i val = _mm_blendv_epi8(b, two, lead);
+            uint64_t w[2] = {(uint64_t)_mm_cvtsi128_si64(val),
+                             (uint64_t)_mm_extract_epi64(val, 1)};
             for (int q = 0; q < 2; q++) {
                 uint64_t m = (keep >> (8 * q)) & 0xFFu;
                 uint64_t packed = _pext_u64(w[q], _pdep_u64(m, 0x0101010101010101ULL) * 0xFFu);
@@ -318,19 +322,35 @@ ascii_two_byte_avx2(const unsigned char *p, Py_ssize_t avail, void *out, Py_ssiz
             }
         }
         else {
+            __m256i b16 = _mm256_cvtepu8_epi16(b), nb16 = _mm256_cvtepu8_epi16(nb);
+            if (!lm) { /* ASCII only */
+                if (width == 2) {
+                    STORE256((Py_UCS2 *)out + c, b16);
+                }
+                else {
+                    STORE256((Py_UCS4 *)out + c, _mm256_cvtepu8_epi32(b));
+                    STORE256((Py_UCS4 *)out + c + 8, _mm256_cvtepu8_epi32(_mm_srli_si128(b, 8)));
+                }
+                c += used;
+                t += used;
+                continue;
+            }
+            __m256i two = _mm256_or_si256(
+                _mm256_slli_epi16(_mm256_and_si256(b16, _mm256_set1_epi16(0x1F)), 6),
+                _mm256_and_si256(nb16, _mm256_set1_epi16(0x3F)));
+            __m256i val = _mm256_blendv_epi8(b16, two, _mm256_cvtepi8_epi16(lead));
             uint64_t w[4];
             STORE256(w, val);
             uint16_t packed16[16 + 4];
+            /* UCS-2: straight to the string (room for 16) */
+            uint16_t *dst = width == 2 ? (Py_UCS2 *)out + c : packed16;
             for (int q = 0; q < 4; q++) {
                 uint64_t m = (keep >> (4 * q)) & 0xFu;
                 uint64_t packed = _pext_u64(w[q], _pdep_u64(m, 0x0001000100010001ULL) * 0xFFFFu);
-                memcpy(packed16 + k, &packed, 8);
+                memcpy(dst + k, &packed, 8);
                 k += __builtin_popcountll(m);
             }
-            if (width == 2) {
-                memcpy((Py_UCS2 *)out + c, packed16, 32);
-            }
-            else {
+            if (width == 4) {
                 __m256i v = LOAD256(packed16);
                 STORE256((Py_UCS4 *)out + c, _mm256_cvtepu16_epi32(_mm256_castsi256_si128(v)));
                 STORE256((Py_UCS4 *)out + c + 8,
