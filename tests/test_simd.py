@@ -14,6 +14,7 @@ process) is compared with the one in use, step by step.
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import os
 import platform
 import subprocess
@@ -243,9 +244,11 @@ CLEAN_ALPHABETS = [
     st.characters(blacklist_categories=["Cs"]),
 ]
 
-clean_runs = st.sampled_from(CLEAN_ALPHABETS).flatmap(
-    lambda alphabet: st.text(alphabet, min_size=1, max_size=120)
-).map(lambda s: s.encode())
+clean_runs = (
+    st.sampled_from(CLEAN_ALPHABETS)
+    .flatmap(lambda alphabet: st.text(alphabet, min_size=1, max_size=120))
+    .map(lambda s: s.encode())
+)
 pieces = st.lists(
     st.one_of(clean_runs, clean_runs, clean_runs, st.sampled_from(BAD)), min_size=1, max_size=8
 ).map(b"".join)
@@ -256,7 +259,7 @@ def chunked(draw: Any) -> tuple[bytes, list[bytes]]:
     data = draw(pieces)
     cuts = sorted(draw(st.lists(st.integers(0, len(data)), max_size=3)))
     bounds = [0, *cuts, len(data)]
-    return data, [data[a:b] for a, b in zip(bounds, bounds[1:], strict=False)]
+    return data, [data[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 _sse2: ModuleType | None = None
@@ -327,6 +330,7 @@ CORE_MODULES = [
 ]
 
 
+@pytest.mark.timeout(3600)  # eleven modules in a fresh interpreter, on a loaded machine too
 def test_core_suite_without_avx2() -> None:
     env = dict(os.environ, UTF8STREAM_NO_AVX2="1")
     env.pop("UTF8STREAM_PURE_PYTHON", None)
