@@ -177,12 +177,14 @@ prescan_avx2(const unsigned char *buf, Py_ssize_t a, Py_ssize_t e, Py_ssize_t *l
 
 /* Eight four-byte characters per 32-byte load, checked as four_byte_blocks does (lead
    and continuation bits by one mask per 32-bit lane, then U+10000..U+10FFFF); the last
-   16 bytes by four_byte_blocks. */
+   16 bytes (and the first half of a block that fails) by four_byte_blocks. */
 static AVX2_FN Py_ssize_t __attribute__((noinline))
 four_byte_blocks_avx2(const unsigned char *p, Py_ssize_t avail, Py_UCS4 *out)
 {
     Py_ssize_t t = 0, c = 0;
-    while (t + 32 <= avail) {
+    /* a step only where the run looks long enough (its leads at their places): in
+       emoji sequences (joiners, selectors, modifiers) runs are short */
+    while (t + 32 <= avail && ((p[t + 16] & p[t + 20] & p[t + 24] & p[t + 28]) & 0xF0) == 0xF0) {
         __m256i v = LOAD256(p + t);
         __m256i cp = _mm256_or_si256(
             _mm256_or_si256(
@@ -197,7 +199,7 @@ four_byte_blocks_avx2(const unsigned char *p, Py_ssize_t avail, Py_UCS4 *out)
         __m256i range = _mm256_and_si256(_mm256_cmpgt_epi32(cp, _mm256_set1_epi32(0xFFFF)),
                                          _mm256_cmpgt_epi32(_mm256_set1_epi32(0x110000), cp));
         if ((unsigned int)_mm256_movemask_epi8(_mm256_and_si256(bits, range)) != 0xFFFFFFFFu) {
-            return c;
+            break; /* the first half may still be four good ones */
         }
         STORE256(out + c, cp);
         c += 8;
@@ -234,7 +236,7 @@ three_byte_blocks_avx2(const unsigned char *p, Py_ssize_t avail, void *out, int 
         __m256i ok = _mm256_andnot_si256(
             surrogate, _mm256_and_si256(bits, _mm256_cmpgt_epi32(cp, _mm256_set1_epi32(0x7FF))));
         if ((unsigned int)_mm256_movemask_epi8(ok) != 0xFFFFFFFFu) {
-            return c;
+            return c; /* (trying the first half again with SSE2 costs CJK text more) */
         }
         if (width == 4) {
             STORE256((Py_UCS4 *)out + c, cp);
