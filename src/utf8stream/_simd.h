@@ -205,6 +205,11 @@ four_byte_blocks_avx2(const unsigned char *p, Py_ssize_t avail, Py_UCS4 *out)
         c += 8;
         t += 32;
     }
+    /* four_byte_blocks is SSE2 code without VEX encoding: entered with the upper halves
+       of the ymm registers dirty, each of its instructions pays the AVX-SSE transition
+       penalty (dense emoji went at a quarter of the SSE2 build's speed).  GCC did not
+       insert this vzeroupper here by itself. */
+    _mm256_zeroupper();
     return c + four_byte_blocks(p + t, avail - t, out + c);
 }
 
