@@ -564,7 +564,10 @@ def test_direct_strict_stops_at_the_first_unit(tmp_path: Path) -> None:
 # -- the one-worker direct path, the parallel cuts, start-up --------------------------
 
 
-@settings(max_examples=examples(200), suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=examples(200),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
 @given(
     data=st.lists(
         st.sampled_from([*FRAGMENTS, b"\xed\xa0\xbd\xed\xb8\x80", b"\xc0\x80", b"\xed\xb0\x80"]),

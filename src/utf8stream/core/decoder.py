@@ -42,7 +42,7 @@ One path, whatever the policy, variant or implementation: boundary, scanner, tai
 So valid data never sees a Python loop, and the Python work per chunk is O(1) plus, for
 a policy other than a constant, one call per malformed unit.
 
-Decoder mode (issue 14: small chunks pay for every Python step): with the C scanner in
+Decoder mode (small chunks pay for every Python step): with the C scanner in
 use for plain UTF-8 and nothing held besides a pending prefix, that scanner holds the
 decoder's ``position`` and ``pending`` and ``decoder.decode`` is one C call per chunk
 (``_speedups.DecoderMethod`` gives a ``BoundDecode``), doing the path above with nothing
