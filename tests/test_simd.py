@@ -3,7 +3,7 @@
 The accelerator picks its kernels when its module object is made: AVX2 where the CPU has
 AVX2 and BMI2, else SSE2 (x86-64) or none; ``UTF8STREAM_NO_AVX2=1`` keeps it to SSE2, and
 ``_speedups.simd`` says which.  The kernels take only clean blocks (32 ASCII bytes, eight
-three- or four-byte characters) and leave everything else to the scalar loop that decides
+three-byte characters) and leave everything else to the scalar loop that decides
 the maximal subparts, so the text and the events must be those of Unicode Table 3-7
 whichever kernels run.  Expected values come from ``reference_decode`` (a per-byte walk
 written from the table, sharing no code with utf8stream) and ``bytes.decode``; a second
