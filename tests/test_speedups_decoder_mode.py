@@ -13,6 +13,8 @@ from __future__ import annotations
 import array
 import contextlib
 import gc
+import inspect
+import types
 import weakref
 from typing import Any
 
@@ -269,6 +271,20 @@ def test_a_bound_decode_keeps_its_decoder_and_no_cycle_keeps_it_longer() -> None
         assert ref() is None
     finally:
         gc.enable()
+
+
+def test_a_bound_decode_compares_hashes_and_shows_its_signature_as_a_bound_method() -> None:
+    decoder, other = Utf8Decoder(), Utf8Decoder()
+    assert type(decoder.decode) is not types.MethodType  # decoder mode's own C callable
+    with use_accelerator(False):
+        pure = Utf8Decoder()
+    # What a bound method gives: equal for the same decoder, by identity.
+    assert decoder.decode == decoder.decode and hash(decoder.decode) == hash(decoder.decode)
+    assert decoder.decode != other.decode
+    assert len({decoder.decode, decoder.decode, other.decode}) == 2
+    assert decoder.decode != pure.decode
+    assert inspect.signature(decoder.decode) == inspect.signature(pure.decode)
+    assert list(inspect.signature(decoder.decode).parameters) == ["input", "final"]
 
 
 def test_decode_lines_in_decoder_mode() -> None:

@@ -1726,12 +1726,60 @@ BoundDecode_get_doc(BoundDecodeObject *self, void *Py_UNUSED(closure))
     return PyObject_GetAttrString(self->func, "__doc__");
 }
 
+/* inspect.signature() of it: that of the bound method it stands for (help(), IDEs). */
+static PyObject *
+BoundDecode_get_signature(BoundDecodeObject *self, void *Py_UNUSED(closure))
+{
+    PyObject *method = PyMethod_New(self->func, self->decoder);
+    if (method == NULL) {
+        return NULL;
+    }
+    PyObject *inspect = PyImport_ImportModule("inspect");
+    PyObject *signature =
+        inspect == NULL ? NULL : PyObject_CallMethod(inspect, "signature", "O", method);
+    Py_XDECREF(inspect);
+    Py_DECREF(method);
+    return signature;
+}
+
 static PyGetSetDef BoundDecode_getset[] = {
     {"__self__", (getter)BoundDecode_get_self, NULL, "the decoder", NULL},
     {"__func__", (getter)BoundDecode_get_func, NULL, "Utf8Decoder.decode", NULL},
     {"__doc__", (getter)BoundDecode_get_doc, NULL, NULL, NULL},
+    {"__signature__", (getter)BoundDecode_get_signature, NULL, NULL, NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
+
+/* As a bound method: equal when bound to the same decoder (identity) and function. */
+static PyObject *
+BoundDecode_richcompare(BoundDecodeObject *self, PyObject *other, int op)
+{
+    if ((op != Py_EQ && op != Py_NE) || Py_TYPE(other) != Py_TYPE(self)) {
+        Py_RETURN_NOTIMPLEMENTED;
+    }
+    BoundDecodeObject *that = (BoundDecodeObject *)other;
+    int equal = self->decoder == that->decoder;
+    if (equal) {
+        equal = PyObject_RichCompareBool(self->func, that->func, Py_EQ);
+        if (equal < 0) {
+            return NULL;
+        }
+    }
+    return PyBool_FromLong(op == Py_EQ ? equal : !equal);
+}
+
+static Py_hash_t
+BoundDecode_hash(BoundDecodeObject *self)
+{
+    Py_hash_t y = PyObject_Hash(self->func);
+    if (y == -1) {
+        return -1;
+    }
+    size_t x = (size_t)(uintptr_t)self->decoder;
+    x = (x >> 4) | (x << (8 * sizeof(size_t) - 4)); /* as CPython hashes a pointer */
+    Py_hash_t h = (Py_hash_t)x ^ y;
+    return h == -1 ? -2 : h;
+}
 
 static int
 BoundDecode_traverse(BoundDecodeObject *self, visitproc visit, void *arg)
@@ -1783,6 +1831,8 @@ static PyType_Slot BoundDecode_slots[] = {
     {Py_tp_getset, BoundDecode_getset},
     {Py_tp_members, BoundDecode_members},
     {Py_tp_repr, BoundDecode_repr},
+    {Py_tp_richcompare, BoundDecode_richcompare},
+    {Py_tp_hash, BoundDecode_hash},
     {0, NULL},
 };
 
