@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import codecs
 import os
+import random
 import shutil
 import signal
 import subprocess
@@ -78,6 +79,29 @@ def gnu_rule(data: bytes, argv: list[str]) -> bytes:
     if value.startswith("+"):
         return b"".join(pieces[max(count - 1, 0) :])
     return b"".join(pieces[max(len(pieces) - count, 0) :]) if count else b""
+
+
+@pytest.mark.parametrize("count", ["1", "7", "2000"])
+def test_the_last_lines_of_a_long_input_with_long_lines_and_damage(count: str) -> None:
+    # A megabyte and more, many reads: the last lines found in the bytes as they pass,
+    # lines of every length (far over --max-line-bytes, split and shown whole), malformed
+    # bytes and cut characters, no newline at the end.
+    rng = random.Random(20261126)
+    parts = []
+    for i in range(6000):
+        body = ("ü€😀x"[i % 4] * rng.choice([0, 1, 5, 40, 300, 3000])).encode()
+        if i % 11 == 0:
+            body = body[: len(body) // 2 + 1] + b"\xff\xc3"
+        parts.append(body + b"\n")
+    data = b"".join(parts) + "tail without a newline €".encode()[:-1]
+    assert len(data) > 4 << 20
+    argv = ["-n", count]
+    result = tail_of(data, *argv, "--max-line-bytes", "100", "--errors", "surrogateescape")
+    assert (result.returncode, result.stderr) == (0, b"")
+    assert result.stdout == gnu_rule(data, argv)
+    replaced = tail_of(data, *argv, "--max-line-bytes", "100")
+    expected = gnu_rule(data, argv).decode("utf-8", "replace").encode()
+    assert replaced.stdout == expected
 
 
 def test_a_cut_character_is_a_malformed_unit() -> None:

@@ -12,6 +12,7 @@ is shown exactly as the same line of a file.  A standard input that is a regular
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import os
 import queue
@@ -130,6 +131,48 @@ class _Lines:
         return pieces
 
 
+def _lines_are_bytes_apart(options: StdinOptions, head: bytes) -> bool:
+    """Whether the last N lines can be found in the bytes before anything is decoded:
+    UTF-8 (a newline byte is never inside a character or a malformed unit, so decoding
+    from just after one gives what decoding everything would), an overlong line split in
+    pieces (shown whole: no notice, nothing dropped, so every line counts), no error
+    that decoding the earlier lines would raise, no multi-line events."""
+    if options.joiner is not None or options.on_overlong != "split" or options.errors == "strict":
+        return False
+    encoding = options.encoding
+    if encoding == AUTO:
+        encoding = sniff_encoding(head, whole=False)
+    return codecs.lookup(encoding).name == "utf-8"
+
+
+async def _last_lines_bytes(
+    chunks: AsyncIterator[bytes], head: bytes, number: int
+) -> tuple[bytearray, int]:
+    """The input's end from the start of its last ``number`` lines (one more, at times;
+    all of it when it has fewer), read to its end, and where that starts in the input."""
+    window = bytearray(head)
+    start = 0
+    limit = 4 * READ_SIZE
+
+    def trim() -> None:
+        nonlocal start
+        at = len(window)
+        for _ in range(number + 1):  # the last line may have no newline: one more
+            at = window.rfind(b"\n", 0, at)
+            if at < 0:
+                return
+        del window[: at + 1]
+        start += at + 1
+
+    async for data in chunks:
+        window += data
+        if len(window) >= limit:
+            trim()
+            limit = 2 * len(window) + 4 * READ_SIZE  # a trim costs what it keeps
+    trim()
+    return window, start
+
+
 async def stdin_pieces(options: StdinOptions, fd: int = 0) -> AsyncIterator[list[Piece]]:
     """What ``tail`` shows of the input ``fd``, in batches, in order."""
     chunks = _chunks(fd)
@@ -180,6 +223,11 @@ async def stdin_pieces(options: StdinOptions, fd: int = 0) -> AsyncIterator[list
     # The last N lines, each with its pieces (an overlong line split by its policy).
     kept: deque[list[Piece]] = deque(maxlen=number)
     open_line: list[Piece] | None = None
+    if number and _lines_are_bytes_apart(options, head):
+        # Only the bytes of the last lines are kept as they pass, then cut and decoded.
+        window, start = await _last_lines_bytes(chunks, head, number)
+        lines = _Lines(options, head, start)
+        head = bytes(window)
 
     def keep(pieces: list[Piece]) -> None:
         nonlocal open_line
@@ -194,7 +242,7 @@ async def stdin_pieces(options: StdinOptions, fd: int = 0) -> AsyncIterator[list
                 open_line = None
 
     keep(lines.feed(head))
-    async for data in chunks:
+    async for data in chunks:  # nothing left when the bytes were kept instead
         keep(lines.feed(data))
     keep(lines.finish())
     yield [piece for line in kept for piece in line]
