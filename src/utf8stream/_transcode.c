@@ -307,6 +307,40 @@ get32(const unsigned char *p, int big)
                : (uint32_t)p[3] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[1] << 8 | p[0];
 }
 
+/* The code point of the well-formed two-, three- or four-byte sequence at p (its bytes
+   all there), or 0 when it is not one: another lead, a missing continuation byte, an
+   overlong form, a surrogate, past U+10FFFF (Unicode Table 3-7, by the code point's
+   range).  For the runs of well-formed sequences of utf8_to_utf16 and utf8_repair. */
+static inline uint32_t
+well_formed2(const unsigned char *p)
+{
+    uint32_t c0 = p[0], c1 = p[1];
+    uint32_t cp = (c0 & 0x1F) << 6 | (c1 & 0x3F);
+    return (c0 & 0xE0) != 0xC0 || (c1 & 0xC0) != 0x80 || cp < 0x80 ? 0 : cp;
+}
+
+static inline uint32_t
+well_formed3(const unsigned char *p)
+{
+    uint32_t c0 = p[0], c1 = p[1], c2 = p[2];
+    uint32_t cp = (c0 & 0x0F) << 12 | (c1 & 0x3F) << 6 | (c2 & 0x3F);
+    return (c0 & 0xF0) != 0xE0 || ((c1 | c2 << 8) & 0xC0C0) != 0x8080 || cp < 0x800 ||
+                   cp - 0xD800 < 0x800
+               ? 0
+               : cp;
+}
+
+static inline uint32_t
+well_formed4(const unsigned char *p)
+{
+    uint32_t c0 = p[0], c1 = p[1], c2 = p[2], c3 = p[3];
+    uint32_t cp = (c0 & 0x07) << 18 | (c1 & 0x3F) << 12 | (c2 & 0x3F) << 6 | (c3 & 0x3F);
+    return (c0 & 0xF8) != 0xF0 || ((c1 | c2 << 8 | c3 << 16) & 0xC0C0C0) != 0x808080 ||
+                   cp - 0x10000 >= 0x100000
+               ? 0
+               : cp;
+}
+
 /* ---- the loops --------------------------------------------------------------------------- */
 
 /* Each loop transcodes buf[0:n), which starts at the absolute offset ``base``, writing at
@@ -375,39 +409,24 @@ from_utf8(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base, 
            the end of the buffer) takes the general path below. */
         Py_ssize_t run_start = i;
         if (b0 < 0xE0) {
-            while (i + 1 < n) {
-                uint32_t c0 = b[i], c1 = b[i + 1];
-                uint32_t cp = (c0 & 0x1F) << 6 | (c1 & 0x3F);
-                if ((c0 & 0xE0) != 0xC0 || (c1 & 0xC0) != 0x80 || cp < 0x80) {
-                    break;
-                }
+            uint32_t cp;
+            while (i + 1 < n && (cp = well_formed2(b + i)) != 0) {
                 o = put_bmp(o, cp, width, big);
                 i += 2;
                 chars++;
             }
         }
         else if (b0 < 0xF0) {
-            while (i + 2 < n) {
-                uint32_t c0 = b[i], c1 = b[i + 1], c2 = b[i + 2];
-                uint32_t cp = (c0 & 0x0F) << 12 | (c1 & 0x3F) << 6 | (c2 & 0x3F);
-                if ((c0 & 0xF0) != 0xE0 || ((c1 | c2 << 8) & 0xC0C0) != 0x8080 || cp < 0x800 ||
-                    cp - 0xD800 < 0x800) {
-                    break;
-                }
+            uint32_t cp;
+            while (i + 2 < n && (cp = well_formed3(b + i)) != 0) {
                 o = put_bmp(o, cp, width, big);
                 i += 3;
                 chars++;
             }
         }
         else {
-            while (i + 3 < n) {
-                uint32_t c0 = b[i], c1 = b[i + 1], c2 = b[i + 2], c3 = b[i + 3];
-                uint32_t cp =
-                    (c0 & 0x07) << 18 | (c1 & 0x3F) << 12 | (c2 & 0x3F) << 6 | (c3 & 0x3F);
-                if ((c0 & 0xF8) != 0xF0 || ((c1 | c2 << 8 | c3 << 16) & 0xC0C0C0) != 0x808080 ||
-                    cp - 0x10000 >= 0x100000) {
-                    break;
-                }
+            uint32_t cp;
+            while (i + 3 < n && (cp = well_formed4(b + i)) != 0) {
                 o = put_wide(o, cp, width, big);
                 i += 4;
                 chars++;
@@ -629,36 +648,19 @@ utf8_repair(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base
         }
         Py_ssize_t run_start = i;
         if (b0 < 0xE0) {
-            while (i + 1 < n) {
-                uint32_t c0 = b[i], c1 = b[i + 1];
-                if ((c0 & 0xE0) != 0xC0 || (c1 & 0xC0) != 0x80 || c0 < 0xC2) {
-                    break;
-                }
+            while (i + 1 < n && well_formed2(b + i)) {
                 i += 2;
                 chars++;
             }
         }
         else if (b0 < 0xF0) {
-            while (i + 2 < n) {
-                uint32_t c0 = b[i], c1 = b[i + 1], c2 = b[i + 2];
-                uint32_t cp = (c0 & 0x0F) << 12 | (c1 & 0x3F) << 6 | (c2 & 0x3F);
-                if ((c0 & 0xF0) != 0xE0 || ((c1 | c2 << 8) & 0xC0C0) != 0x8080 || cp < 0x800 ||
-                    cp - 0xD800 < 0x800) {
-                    break;
-                }
+            while (i + 2 < n && well_formed3(b + i)) {
                 i += 3;
                 chars++;
             }
         }
         else {
-            while (i + 3 < n) {
-                uint32_t c0 = b[i], c1 = b[i + 1], c2 = b[i + 2], c3 = b[i + 3];
-                uint32_t cp =
-                    (c0 & 0x07) << 18 | (c1 & 0x3F) << 12 | (c2 & 0x3F) << 6 | (c3 & 0x3F);
-                if ((c0 & 0xF8) != 0xF0 || ((c1 | c2 << 8 | c3 << 16) & 0xC0C0C0) != 0x808080 ||
-                    cp - 0x10000 >= 0x100000) {
-                    break;
-                }
+            while (i + 3 < n && well_formed4(b + i)) {
                 i += 4;
                 chars++;
             }
