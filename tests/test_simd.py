@@ -13,7 +13,6 @@ process) is compared with the one in use, step by step.
 
 from __future__ import annotations
 
-import importlib.util
 import itertools
 import os
 import platform
@@ -28,6 +27,7 @@ import pytest
 from _helpers import CORE, event_tuples, reference_decode
 from hypothesis import given
 from hypothesis import strategies as st
+from test_speedups_module import fresh_module, set_up
 
 from utf8stream import Malformed, Utf8Decoder
 from utf8stream.core import _accel
@@ -62,21 +62,12 @@ def module_with(no_avx2: str | None) -> ModuleType:
     try:
         if no_avx2 is not None:
             os.environ["UTF8STREAM_NO_AVX2"] = no_avx2
-        spec = importlib.util.spec_from_file_location(speedups.__name__, speedups.__file__)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        module = fresh_module()
     finally:
         os.environ.pop("UTF8STREAM_NO_AVX2", None)
         if saved is not None:
             os.environ["UTF8STREAM_NO_AVX2"] = saved
-    module.setup(
-        _accel.ACCEL_KINDS,
-        Malformed,
-        Malformed.__dict__["offset"],
-        Malformed.__dict__["data"],
-        Malformed.__dict__["kind"],
-    )
+    set_up(module)
     return module
 
 
