@@ -43,6 +43,18 @@
 #define TX_SSE2 0
 #endif
 
+/* AVX2 kernels (UTF-16 to UTF-8 blocks, UTF-8 validation for the repair), compiled by a
+   function attribute and used only when the module's decoder uses AVX2 too (_simd.h's
+   simd_level(): the CPU has AVX2 and BMI2, UTF8STREAM_NO_AVX2 is not set), read from the
+   module's ``simd`` when a transcoder is made. */
+#if TX_SSE2 && (defined(__x86_64__) || defined(__i386__))
+#define TX_AVX2 1
+#include <immintrin.h>
+#define TX_AVX2_FN __attribute__((target("avx2,bmi2,popcnt")))
+#else
+#define TX_AVX2 0
+#endif
+
 /* The kinds, in the order of _accel.ACCEL_KINDS (given to the constructor). */
 enum {
     TX_UNEXPECTED_CONTINUATION,
@@ -88,6 +100,7 @@ typedef struct {
        from call to call until the end of the stream (see Tx_transcode). */
     unsigned char *scratch;
     Py_ssize_t scratch_size;
+    int avx2; /* the AVX2 kernels are used (the module's ``simd`` is "avx2") */
 } TxObject;
 
 /* ---- malformed units ----------------------------------------------------------------- */
@@ -341,6 +354,226 @@ well_formed4(const unsigned char *p)
                : cp;
 }
 
+/* ---- AVX2 kernels ------------------------------------------------------------------------ */
+
+#if TX_AVX2
+
+#define TX_LOAD256(p) _mm256_loadu_si256((const __m256i *)(const void *)(p))
+
+/* For eight UTF-16 code units below U+0800, each held in 16 bits as its UTF-8 bytes
+   (an ASCII unit as itself, a two-byte one as 110xxxxx in the high byte and 10xxxxxx in
+   the low one): by the mask of the ASCII units, the shuffle that packs their UTF-8 bytes
+   in order, and how many there are.  Filled when the type is made. */
+static struct {
+    unsigned char shuffle[16];
+    unsigned char length;
+} pack12[256];
+
+static void
+fill_pack12(void)
+{
+    for (int mask = 0; mask < 256; mask++) {
+        int k = 0;
+        for (int unit = 0; unit < 8; unit++) {
+            if (!(mask >> unit & 1)) {
+                pack12[mask].shuffle[k++] = (unsigned char)(2 * unit + 1);
+            }
+            pack12[mask].shuffle[k++] = (unsigned char)(2 * unit);
+        }
+        pack12[mask].length = (unsigned char)k;
+        while (k < 16) {
+            pack12[mask].shuffle[k++] = 0x80; /* a zero byte, overwritten next */
+        }
+    }
+}
+
+/* UTF-16 (``big``: big-endian) to UTF-8, 16 code units a step while all of them are
+   below U+0800 (ASCII, or ASCII and two-byte characters: no surrogate, nothing for the
+   scalar loop to decide); returns the input bytes taken, a multiple of 32.  Each step
+   stores 16 or 32 bytes at o whatever it writes: the caller's buffer has room for 3
+   bytes per input byte. */
+static TX_AVX2_FN Py_ssize_t
+utf16_blocks_avx2(const unsigned char *b, Py_ssize_t n, unsigned char **op, long long *chars,
+                  int big)
+{
+    unsigned char *o = *op;
+    Py_ssize_t i = 0;
+    const __m256i swap = _mm256_setr_epi8(1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14,
+                                          1, 0, 3, 2, 5, 4, 7, 6, 9, 8, 11, 10, 13, 12, 15, 14);
+    const __m256i not_ascii = _mm256_set1_epi16((short)0xFF80);
+    const __m256i not_two = _mm256_set1_epi16((short)0xF800);
+    while (i + 32 <= n) {
+        __m256i v = TX_LOAD256(b + i);
+        if (big) {
+            v = _mm256_shuffle_epi8(v, swap);
+        }
+        if (_mm256_testz_si256(v, not_ascii)) {
+            /* per 128-bit lane: its eight bytes twice; the low halves side by side */
+            __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi16(v, v), 0x08);
+            _mm_storeu_si128((__m128i *)(void *)o, _mm256_castsi256_si128(packed));
+            o += 16;
+            i += 32;
+            continue;
+        }
+        if (!_mm256_testz_si256(v, not_two)) {
+            break; /* a unit of three UTF-8 bytes, or a surrogate */
+        }
+        /* 110aaaaa 10bbbbbb in each unit, or the unit itself where it is ASCII */
+        __m256i two = _mm256_or_si256(
+            _mm256_or_si256(_mm256_and_si256(_mm256_slli_epi16(v, 2), _mm256_set1_epi16(0x1F00)),
+                            _mm256_and_si256(v, _mm256_set1_epi16(0x003F))),
+            _mm256_set1_epi16((short)0xC080));
+        __m256i ascii = _mm256_cmpeq_epi16(_mm256_and_si256(v, not_ascii), _mm256_setzero_si256());
+        __m256i bytes = _mm256_blendv_epi8(two, v, ascii);
+        unsigned int mask = (unsigned int)_mm256_movemask_epi8(_mm256_packs_epi16(ascii, ascii));
+        unsigned int m0 = mask & 0xFF, m1 = (mask >> 16) & 0xFF;
+        __m128i s0 = _mm_loadu_si128((const __m128i *)(const void *)pack12[m0].shuffle);
+        __m128i s1 = _mm_loadu_si128((const __m128i *)(const void *)pack12[m1].shuffle);
+        _mm_storeu_si128((__m128i *)(void *)o,
+                         _mm_shuffle_epi8(_mm256_castsi256_si128(bytes), s0));
+        o += pack12[m0].length;
+        _mm_storeu_si128((__m128i *)(void *)o,
+                         _mm_shuffle_epi8(_mm256_extracti128_si256(bytes, 1), s1));
+        o += pack12[m1].length;
+        i += 32;
+    }
+    *chars += i / 2;
+    *op = o;
+    return i;
+}
+
+/* UTF-8 validation, 32 bytes a step (the lookup algorithm of Keiser and Lemire,
+   "Validating UTF-8 in less than one instruction per byte", 2021, as simdutf writes
+   it): each byte is checked with the three before it against Unicode Table 3-7.
+   Returns s, the length of the longest prefix of b[0:n) it can vouch for: whole
+   well-formed sequences up to the first block with an error (or the last whole block),
+   a sequence cut at that point left out.  b[0] must start a sequence (or be malformed).
+   *chars counts the characters of b[0:s). */
+enum {
+    V_TOO_SHORT = 1 << 0,  /* a lead or ASCII byte, then a lead or ASCII byte */
+    V_TOO_LONG = 1 << 1,   /* ASCII, then a continuation byte */
+    V_OVERLONG_3 = 1 << 2, /* E0 80..9F */
+    V_TOO_LARGE = 1 << 3,  /* F4 90..BF, F5..FF 90..BF */
+    V_SURROGATE = 1 << 4,  /* ED A0..BF */
+    V_OVERLONG_2 = 1 << 5, /* C0..C1 80..BF */
+    V_TOO_LARGE_1000 = 1 << 6, /* F5..FF 80..8F */
+    V_OVERLONG_4 = 1 << 6,     /* F0 80..8F */
+    V_TWO_CONTS = 1 << 7,      /* a continuation byte, then another (see below) */
+    V_CARRY = V_TOO_SHORT | V_TOO_LONG | V_TWO_CONTS,
+};
+
+static TX_AVX2_FN Py_ssize_t
+utf8_valid_avx2(const unsigned char *b, Py_ssize_t n, long long *chars)
+{
+    const __m256i byte_1_high = _mm256_setr_epi8(
+        V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG,
+        V_TOO_LONG, (char)V_TWO_CONTS, (char)V_TWO_CONTS, (char)V_TWO_CONTS, (char)V_TWO_CONTS,
+        V_TOO_SHORT | V_OVERLONG_2, V_TOO_SHORT, V_TOO_SHORT | V_OVERLONG_3 | V_SURROGATE,
+        V_TOO_SHORT | V_TOO_LARGE | V_TOO_LARGE_1000 | V_OVERLONG_4,
+        V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG,
+        V_TOO_LONG, (char)V_TWO_CONTS, (char)V_TWO_CONTS, (char)V_TWO_CONTS, (char)V_TWO_CONTS,
+        V_TOO_SHORT | V_OVERLONG_2, V_TOO_SHORT, V_TOO_SHORT | V_OVERLONG_3 | V_SURROGATE,
+        V_TOO_SHORT | V_TOO_LARGE | V_TOO_LARGE_1000 | V_OVERLONG_4);
+#define LOW_ROW                                                                              \
+    (char)(V_CARRY | V_OVERLONG_3 | V_OVERLONG_2 | V_OVERLONG_4),                           \
+        (char)(V_CARRY | V_OVERLONG_2), (char)V_CARRY, (char)V_CARRY,                       \
+        (char)(V_CARRY | V_TOO_LARGE), (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000),    \
+        (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000),                                   \
+        (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000),                                   \
+        (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000),                                   \
+        (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000),                                   \
+        (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000),                                   \
+        (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000),                                   \
+        (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000),                                   \
+        (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000 | V_SURROGATE),                     \
+        (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000),                                   \
+        (char)(V_CARRY | V_TOO_LARGE | V_TOO_LARGE_1000)
+    const __m256i byte_1_low = _mm256_setr_epi8(LOW_ROW, LOW_ROW);
+#undef LOW_ROW
+#define CONT_8 (char)(V_TOO_LONG | V_OVERLONG_2 | V_TWO_CONTS | V_OVERLONG_3 | V_TOO_LARGE_1000 | V_OVERLONG_4)
+#define CONT_9 (char)(V_TOO_LONG | V_OVERLONG_2 | V_TWO_CONTS | V_OVERLONG_3 | V_TOO_LARGE)
+#define CONT_AB (char)(V_TOO_LONG | V_OVERLONG_2 | V_TWO_CONTS | V_SURROGATE | V_TOO_LARGE)
+#define HIGH_ROW                                                                             \
+    V_TOO_SHORT, V_TOO_SHORT, V_TOO_SHORT, V_TOO_SHORT, V_TOO_SHORT, V_TOO_SHORT,           \
+        V_TOO_SHORT, V_TOO_SHORT, CONT_8, CONT_9, CONT_AB, CONT_AB, V_TOO_SHORT,            \
+        V_TOO_SHORT, V_TOO_SHORT, V_TOO_SHORT
+    const __m256i byte_2_high = _mm256_setr_epi8(HIGH_ROW, HIGH_ROW);
+#undef HIGH_ROW
+#undef CONT_8
+#undef CONT_9
+#undef CONT_AB
+    /* the last three bytes of a block that start a sequence it does not finish */
+    static const unsigned char incomplete_max[32] = {
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,  255,  255,  255,  255,  255,
+        255, 255, 255, 255, 255, 255, 255, 255, 255, 255, 255,  255,  255,  0xEF, 0xDF, 0xBF};
+    const __m256i max_tail = TX_LOAD256(incomplete_max);
+    const __m256i low_nibble = _mm256_set1_epi8(0x0F);
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i prev = zero, prev_incomplete = zero;
+    Py_ssize_t p = 0;
+    long long count = 0;
+    while (p + 32 <= n) {
+        __m256i in = TX_LOAD256(b + p);
+        unsigned int high = (unsigned int)_mm256_movemask_epi8(in);
+        if (high == 0) {
+            if (!_mm256_testz_si256(prev_incomplete, prev_incomplete)) {
+                break; /* a sequence cut by ASCII */
+            }
+            prev_incomplete = zero;
+            prev = in;
+            count += 32;
+            p += 32;
+            continue;
+        }
+        __m256i carried = _mm256_permute2x128_si256(prev, in, 0x21);
+        __m256i prev1 = _mm256_alignr_epi8(in, carried, 15);
+        __m256i prev2 = _mm256_alignr_epi8(in, carried, 14);
+        __m256i prev3 = _mm256_alignr_epi8(in, carried, 13);
+        __m256i sc = _mm256_and_si256(
+            _mm256_and_si256(
+                _mm256_shuffle_epi8(byte_1_high,
+                                    _mm256_and_si256(_mm256_srli_epi16(prev1, 4), low_nibble)),
+                _mm256_shuffle_epi8(byte_1_low, _mm256_and_si256(prev1, low_nibble))),
+            _mm256_shuffle_epi8(byte_2_high,
+                                _mm256_and_si256(_mm256_srli_epi16(in, 4), low_nibble)));
+        /* a third or fourth byte is due: the continuation byte after a continuation
+           byte that V_TWO_CONTS flagged is expected there, and only there */
+        __m256i third = _mm256_subs_epu8(prev2, _mm256_set1_epi8((char)(0xE0 - 0x80)));
+        __m256i fourth = _mm256_subs_epu8(prev3, _mm256_set1_epi8((char)(0xF0 - 0x80)));
+        __m256i due = _mm256_and_si256(_mm256_or_si256(third, fourth), _mm256_set1_epi8((char)0x80));
+        __m256i error = _mm256_xor_si256(due, sc);
+        if (!_mm256_testz_si256(error, error)) {
+            break;
+        }
+        prev_incomplete = _mm256_subs_epu8(in, max_tail);
+        /* the bytes that are not continuation bytes (signed: 80..BF are -128..-65) */
+        unsigned int leads = (unsigned int)_mm256_movemask_epi8(
+            _mm256_cmpgt_epi8(in, _mm256_set1_epi8((char)0xBF)));
+        count += __builtin_popcount(leads);
+        prev = in;
+        p += 32;
+    }
+    /* A sequence that the clean blocks leave unfinished is not vouched for. */
+    Py_ssize_t s = p;
+    for (Py_ssize_t k = 1; k <= 3 && k <= p; k++) {
+        unsigned int c = b[p - k];
+        if (c < 0x80) {
+            break;
+        }
+        if (c >= 0xC0) {
+            if ((c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : 2) > k) {
+                s = p - k;
+                count--;
+            }
+            break;
+        }
+    }
+    *chars += count;
+    return s;
+}
+
+#endif /* TX_AVX2 */
+
 /* ---- the loops --------------------------------------------------------------------------- */
 
 /* Each loop transcodes buf[0:n), which starts at the absolute offset ``base``, writing at
@@ -489,64 +722,82 @@ from_utf16(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base,
     long long chars = 0;
     int rc = 0;
     for (;;) {
-#if TX_SSE2
-        /* Eight ASCII code units at a time: the high byte zero, the low one below 0x80. */
-        const __m128i not_ascii = _mm_set1_epi16(big ? 0x80FF : (short)0xFF80);
-        const __m128i zero = _mm_setzero_si128();
-        while (i + 16 <= n) {
-            __m128i v = _mm_loadu_si128((const __m128i *)(b + i));
-            int mask = _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, not_ascii), zero));
-            if (big) {
-                v = _mm_srli_epi16(v, 8);
-            }
-            /* Stored whole, advanced by the ASCII units before the first other one (the
-               rest is overwritten next; 16 input bytes leave room for 48 at o). */
-            _mm_storel_epi64((__m128i *)o, _mm_packus_epi16(v, v));
-            if (mask != 0xFFFF) {
-                int ascii = __builtin_ctz((unsigned int)~mask) / 2;
-                o += ascii;
-                i += 2 * ascii;
-                chars += ascii;
-                break;
-            }
-            o += 8;
-            i += 16;
-            chars += 8;
+        /* The blocks, then the scalar loop up to ``until`` (one unit or pair after the
+           SSE2 blocks; with AVX2, the 16 units of the block it stopped at). */
+        Py_ssize_t until;
+#if TX_AVX2
+        if (self->avx2) {
+            i += utf16_blocks_avx2(b + i, n - i, &o, &chars, big);
+            until = i + 32;
         }
+        else
 #endif
-        if (n - i < 2) {
-            if (i == n || !final) {
-                break; /* an odd byte is held */
+        {
+#if TX_SSE2
+            /* Eight ASCII code units at a time: the high byte zero, the low one below
+               0x80. */
+            const __m128i not_ascii = _mm_set1_epi16(big ? 0x80FF : (short)0xFF80);
+            const __m128i zero = _mm_setzero_si128();
+            while (i + 16 <= n) {
+                __m128i v = _mm_loadu_si128((const __m128i *)(b + i));
+                int mask =
+                    _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(v, not_ascii), zero));
+                if (big) {
+                    v = _mm_srli_epi16(v, 8);
+                }
+                /* Stored whole, advanced by the ASCII units before the first other one
+                   (the rest is overwritten next; 16 input bytes leave room for 48 at
+                   o). */
+                _mm_storel_epi64((__m128i *)o, _mm_packus_epi16(v, v));
+                if (mask != 0xFFFF) {
+                    int ascii = __builtin_ctz((unsigned int)~mask) / 2;
+                    o += ascii;
+                    i += 2 * ascii;
+                    chars += ascii;
+                    break;
+                }
+                o += 8;
+                i += 16;
+                chars += 8;
             }
-            REVERSE_UNIT(i, n, TX_TRUNCATED_AT_END);
-            continue;
+#endif
+            until = i + 1;
         }
-        uint32_t u = get16(b + i, big);
-        if (u < 0xD800 || u > 0xDFFF) {
-            o = put_utf8(o, u);
-            i += 2;
-            chars++;
-        }
-        else if (u >= 0xDC00) {
-            REVERSE_UNIT(i, i + 2, TX_INVALID_BYTE); /* CPython: "illegal encoding" */
-        }
-        else if (n - i < 4) {
-            if (!final) {
-                break; /* a high surrogate, perhaps with an odd byte, is held */
+        do {
+            if (n - i < 2) {
+                if (i == n || !final) {
+                    goto done; /* an odd byte is held */
+                }
+                REVERSE_UNIT(i, n, TX_TRUNCATED_AT_END);
+                continue;
             }
-            REVERSE_UNIT(i, n, TX_TRUNCATED_AT_END); /* "unexpected end of data" */
-        }
-        else {
-            uint32_t u2 = get16(b + i + 2, big);
-            if (u2 >= 0xDC00 && u2 <= 0xDFFF) {
-                o = put_utf8(o, 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00));
-                i += 4;
+            uint32_t u = get16(b + i, big);
+            if (u < 0xD800 || u > 0xDFFF) {
+                o = put_utf8(o, u);
+                i += 2;
                 chars++;
             }
-            else {
-                REVERSE_UNIT(i, i + 2, TX_SURROGATE); /* "illegal UTF-16 surrogate" */
+            else if (u >= 0xDC00) {
+                REVERSE_UNIT(i, i + 2, TX_INVALID_BYTE); /* CPython: "illegal encoding" */
             }
-        }
+            else if (n - i < 4) {
+                if (!final) {
+                    goto done; /* a high surrogate, perhaps with an odd byte, is held */
+                }
+                REVERSE_UNIT(i, n, TX_TRUNCATED_AT_END); /* "unexpected end of data" */
+            }
+            else {
+                uint32_t u2 = get16(b + i + 2, big);
+                if (u2 >= 0xDC00 && u2 <= 0xDFFF) {
+                    o = put_utf8(o, 0x10000 + ((u - 0xD800) << 10) + (u2 - 0xDC00));
+                    i += 4;
+                    chars++;
+                }
+                else {
+                    REVERSE_UNIT(i, i + 2, TX_SURROGATE); /* "illegal UTF-16 surrogate" */
+                }
+            }
+        } while (i < until);
     }
 done:
     self->chars += chars;
@@ -624,7 +875,23 @@ utf8_repair(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base
     Py_ssize_t i = 0, copied = 0; /* b[copied:i) is well-formed and not written yet */
     long long chars = 0;
     int rc = 0;
+#if TX_AVX2
+    /* With AVX2, whole blocks are validated first; from where the validation stops, the
+       loop below takes the next block's bytes (at least) before it is tried again. */
+    const int avx2 = self->avx2;
+    Py_ssize_t validate_at = 0;
+#endif
     while (i < n) {
+#if TX_AVX2
+        if (avx2 && i >= validate_at && n - i >= 32) {
+            i += utf8_valid_avx2(b + i, n - i, &chars);
+            validate_at = i + 36; /* past the block with an error (it starts at most 3
+                                     bytes after i) */
+            if (i >= n) {
+                break;
+            }
+        }
+#endif
         unsigned int b0 = b[i];
         if (b0 < 0x80) {
 #if TX_SSE2
@@ -1234,6 +1501,15 @@ Tx_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     if (self != NULL) {
         self->callback = Py_NewRef(Py_None);
         self->failure = Py_NewRef(Py_None);
+#if TX_AVX2
+        /* The kernels of the module that made the type: its decoder's choice. */
+        PyObject *module = PyType_GetModule(type);
+        PyObject *simd = module != NULL ? PyObject_GetAttrString(module, "simd") : NULL;
+        self->avx2 = simd != NULL && PyUnicode_Check(simd) &&
+                     PyUnicode_CompareWithASCIIString(simd, "avx2") == 0;
+        Py_XDECREF(simd);
+        PyErr_Clear();
+#endif
     }
     return (PyObject *)self;
 }
@@ -1256,6 +1532,8 @@ static PyMemberDef Tx_members[] = {
     {"callback", T_OBJECT, offsetof(TxObject, callback), READONLY, "the callback, or None"},
     {"reporting", T_INT, offsetof(TxObject, reporting), READONLY,
      "true while the callback runs"},
+    {"_avx2", T_INT, offsetof(TxObject, avx2), READONLY,
+     "true when the AVX2 kernels are used (the module's simd is \"avx2\")"},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -1290,6 +1568,9 @@ static PyType_Spec Tx_spec = {
 int
 utf8stream_add_byte_transcoder(PyObject *m)
 {
+#if TX_AVX2
+    fill_pack12();
+#endif
     PyObject *type = PyType_FromModuleAndSpec(m, &Tx_spec, NULL);
     if (type == NULL) {
         return -1;
