@@ -64,13 +64,17 @@ def test_the_kernels_are_the_modules_choice() -> None:
 
 # -- UTF-16 to UTF-8 ----------------------------------------------------------------------
 
-#: Three blocks of 16 code units: ASCII only, ASCII with two-byte characters (the
-#: kernel's two cases), two-byte characters only.
+#: Three blocks of 16 code units: ASCII only, ASCII with two-byte characters,
+#: two-byte characters only (the kernel's first two cases), characters of one, two and
+#: three bytes, three-byte characters only (its third).
 UTF16_BASES = [
     "plain ASCII text, three blocks of it: 48 units long!",
     "Größe ändern: ça va? Привет, мир! Ωμέγα ok ÿ߿",
     "éèêëàâäôöùûüçñßøåæœЖЗИЙКЛМНОПРСТУФХЦЧШЩЪЫЬЭЮЯабвг",
+    "日本語 text, €5 and ½ ok; 한국어 and Ωμέγα, ࠀ￿\ufffd end",
+    "日本語のテキストと中文文本和한국어텍스트ꀀ가힣豈ﬀ\ue000\ud7ff",
 ]
+UTF16_IDS = ["ascii", "mixed", "two-byte", "three-byte", "cjk"]
 #: Put at each position: a lone low surrogate, a lone high one, a pair, a high one
 #: before a lone low one, characters of three bytes, the edges of one and two bytes.
 UTF16_SPECIALS = [
@@ -96,11 +100,11 @@ def utf16(units: list[int], big: bool) -> bytes:
 
 
 @pytest.mark.parametrize("big", [False, True], ids=["le", "be"])
-@pytest.mark.parametrize("base", UTF16_BASES, ids=["ascii", "mixed", "two-byte"])
+@pytest.mark.parametrize("base", UTF16_BASES, ids=UTF16_IDS)
 def test_utf16_every_unit_at_every_position_of_a_block(base: str, big: bool) -> None:
     source = "utf-16-be" if big else "utf-16-le"
     units = [ord(c) for c in (base * 2)[:48]]
-    assert len(units) == 48 and max(units) < 0x800
+    assert len(units) == 48 and not any(0xD800 <= u < 0xE000 for u in units)
     agree(source, "utf-8", "replace", utf16(units, big), None)
     for special in UTF16_SPECIALS:
         for position in range(48):
@@ -117,12 +121,13 @@ def test_utf16_every_unit_at_every_position_of_a_block(base: str, big: bool) -> 
 def test_utf16_a_block_cut_short_by_the_end(big: bool) -> None:
     """Input of every length around a block, an odd byte or a high half at its end."""
     source = "utf-16-be" if big else "utf-16-le"
-    units = [ord(c) for c in UTF16_BASES[1] * 2]
-    for length in range(0, 70):
-        data = utf16(units[:length], big)
-        for tail in (b"", b"\x41", utf16([0xD83D], big), utf16([0xD83D], big) + b"\x00"):
-            agree(source, "utf-8", "replace", data + tail, None)
-            agree(source, "utf-8", "strict", data + tail, len(data))
+    for base in UTF16_BASES[1::2]:
+        units = [ord(c) for c in base * 2]
+        for length in range(0, 70):
+            data = utf16(units[:length], big)
+            for tail in (b"", b"A", utf16([0xD83D], big), utf16([0xD83D], big) + b"\x00"):
+                agree(source, "utf-8", "replace", data + tail, None)
+                agree(source, "utf-8", "strict", data + tail, len(data))
 
 
 # -- the repair ---------------------------------------------------------------------------

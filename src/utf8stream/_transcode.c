@@ -369,9 +369,40 @@ static struct {
     unsigned char length;
 } pack12[256];
 
+/* For four code units below U+10000 (no surrogate), each held in 32 bits as the bytes
+   [ASCII byte or unused, last byte, lead of three, lead of two or middle of three]: by
+   two bits per unit (bit 0 set: ASCII; bit 1 set: one or two bytes), the shuffle that
+   packs their UTF-8 bytes in order, and how many there are. */
+static struct {
+    unsigned char shuffle[16];
+    unsigned char length;
+} pack123[256];
+
 static void
 fill_pack12(void)
 {
+    for (int mask = 0; mask < 256; mask++) {
+        int k = 0;
+        for (int unit = 0; unit < 4; unit++) {
+            int bits = mask >> (2 * unit) & 3;
+            if (bits & 1) {
+                pack123[mask].shuffle[k++] = (unsigned char)(4 * unit);
+            }
+            else if (bits & 2) {
+                pack123[mask].shuffle[k++] = (unsigned char)(4 * unit + 3);
+                pack123[mask].shuffle[k++] = (unsigned char)(4 * unit + 1);
+            }
+            else {
+                pack123[mask].shuffle[k++] = (unsigned char)(4 * unit + 2);
+                pack123[mask].shuffle[k++] = (unsigned char)(4 * unit + 3);
+                pack123[mask].shuffle[k++] = (unsigned char)(4 * unit + 1);
+            }
+        }
+        pack123[mask].length = (unsigned char)k;
+        while (k < 16) {
+            pack123[mask].shuffle[k++] = 0x80;
+        }
+    }
     for (int mask = 0; mask < 256; mask++) {
         int k = 0;
         for (int unit = 0; unit < 8; unit++) {
@@ -387,11 +418,12 @@ fill_pack12(void)
     }
 }
 
-/* UTF-16 (``big``: big-endian) to UTF-8, 16 code units a step while all of them are
-   below U+0800 (ASCII, or ASCII and two-byte characters: no surrogate, nothing for the
-   scalar loop to decide); returns the input bytes taken, a multiple of 32.  Each step
-   stores 16 or 32 bytes at o whatever it writes: the caller's buffer has room for 3
-   bytes per input byte. */
+/* UTF-16 (``big``: big-endian) to UTF-8, 16 code units a step while none of them is a
+   surrogate (nothing for the scalar loop to decide): all ASCII, packed; all below
+   U+0800, two shuffles; else each unit spread over 32 bits and four shuffles (the
+   method of simdutf's SSE UTF-16 to UTF-8 conversion).  Returns the input bytes taken,
+   a multiple of 32.  Each step stores up to 52 bytes at o whatever it writes (16 units
+   give at most 48): the caller's buffer has room for 3 bytes per input byte. */
 static TX_AVX2_FN Py_ssize_t
 utf16_blocks_avx2(const unsigned char *b, Py_ssize_t n, unsigned char **op, long long *chars,
                   int big)
@@ -416,7 +448,42 @@ utf16_blocks_avx2(const unsigned char *b, Py_ssize_t n, unsigned char **op, long
             continue;
         }
         if (!_mm256_testz_si256(v, not_two)) {
-            break; /* a unit of three UTF-8 bytes, or a surrogate */
+            /* Units of three UTF-8 bytes; a surrogate is the scalar loop's. */
+            __m256i top = _mm256_and_si256(v, not_two);
+            if (!_mm256_testz_si256(_mm256_cmpeq_epi16(top, _mm256_set1_epi16((short)0xD800)),
+                                    _mm256_cmpeq_epi16(top, top))) {
+                break;
+            }
+            /* [0bcccccc or ASCII, 10cccccc] and [1110aaaa, 110bbbbb or 10bbbbbb] */
+            const __m256i dup_even = _mm256_setr_epi8(0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10,
+                                                      12, 12, 14, 14, 0, 0, 2, 2, 4, 4, 6, 6,
+                                                      8, 8, 10, 10, 12, 12, 14, 14);
+            __m256i last = _mm256_or_si256(
+                _mm256_and_si256(_mm256_shuffle_epi8(v, dup_even), _mm256_set1_epi16(0x3F7F)),
+                _mm256_set1_epi16((short)0x8000));
+            __m256i ascii = _mm256_cmpeq_epi16(_mm256_and_si256(v, not_ascii), _mm256_setzero_si256());
+            __m256i upto2 = _mm256_cmpeq_epi16(_mm256_and_si256(v, not_two), _mm256_setzero_si256());
+            __m256i lead = _mm256_maddubs_epi16(
+                _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi16(0x0FFC)),
+                _mm256_set1_epi16(0x0140));
+            lead = _mm256_xor_si256(
+                _mm256_or_si256(lead, _mm256_set1_epi16((short)0xC0E0)),
+                _mm256_andnot_si256(upto2, _mm256_set1_epi16(0x4000)));
+            /* per 128-bit lane: units 0-3 (8-11) and 4-7 (12-15) */
+            __m256i lo = _mm256_unpacklo_epi16(last, lead), hi = _mm256_unpackhi_epi16(last, lead);
+            unsigned int mask =
+                ((unsigned int)_mm256_movemask_epi8(ascii) & 0x55555555u) |
+                ((unsigned int)_mm256_movemask_epi8(upto2) & 0xAAAAAAAAu);
+            __m128i parts[4] = {_mm256_castsi256_si128(lo), _mm256_castsi256_si128(hi),
+                                _mm256_extracti128_si256(lo, 1), _mm256_extracti128_si256(hi, 1)};
+            for (int q = 0; q < 4; q++) {
+                unsigned int m = mask >> (8 * q) & 0xFF;
+                __m128i sh = _mm_loadu_si128((const __m128i *)(const void *)pack123[m].shuffle);
+                _mm_storeu_si128((__m128i *)(void *)o, _mm_shuffle_epi8(parts[q], sh));
+                o += pack123[m].length;
+            }
+            i += 32;
+            continue;
         }
         /* 110aaaaa 10bbbbbb in each unit, or the unit itself where it is ASCII */
         __m256i two = _mm256_or_si256(
