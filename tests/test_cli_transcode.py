@@ -520,3 +520,24 @@ def test_version() -> None:
 
     result = run("--version")
     assert (result.returncode, result.stdout.decode()) == (0, f"utf8stream {__version__}\n")
+
+
+def test_a_transcode_run_starts_without_json_and_logging(tmp_path: Path) -> None:
+    """Start-up counts against iconv on every file: ``json`` (validate's --json, decoder
+    checkpoints) and ``logging`` (--dask) are imported where they are used, not by the
+    command line's modules; the output is written and the process ends cleanly."""
+    src = tmp_path / "in"
+    src.write_bytes("kůň €".encode("utf-16-le"))
+    code = (
+        "import runpy, sys\n"
+        f"sys.argv = ['utf8stream', 'transcode', '-f', 'utf-16-le', {str(src)!r},"
+        f" {str(tmp_path / 'out')!r}]\n"
+        "try:\n"
+        "    runpy.run_module('utf8stream', run_name='__main__')\n"
+        "except SystemExit as exc:\n"
+        "    assert not exc.code, exc.code\n"
+        "print(sorted(m for m in ('json', 'logging') if m in sys.modules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
+    assert done.stdout.decode().strip() == "[]"
+    assert (tmp_path / "out").read_bytes() == "kůň €".encode()

@@ -81,7 +81,6 @@ from __future__ import annotations
 
 import codecs
 import enum
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, fields
@@ -404,11 +403,15 @@ class DecoderCheckpoint:
             # such text is written as its code points.
             raw["carry_code_points"] = [ord(c) for c in raw.pop("carry")]
         raw["version"] = 1
+        import json  # here: importing the decoder (and starting the CLI) does without it
+
         return json.dumps(raw, sort_keys=True)
 
     @classmethod
     def from_json(cls, text: str) -> DecoderCheckpoint:
         """Inverse of ``to_json``."""
+        import json
+
         raw = json.loads(text)
         if not isinstance(raw, dict) or raw.pop("version", None) != 1:
             raise ValueError("not a utf8stream decoder checkpoint (version 1)")

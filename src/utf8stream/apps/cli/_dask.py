@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import re
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -61,6 +60,8 @@ def add_dask_option(parser: argparse.ArgumentParser) -> None:
 @contextmanager
 def dask_scheduler(address: str) -> Iterator[None]:
     """Make the cluster at ``address`` (or a new local one) Dask's scheduler."""
+    import logging  # only here: the commands without --dask start without it
+
     try:
         import dask
         from distributed import Client, LocalCluster

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
@@ -111,7 +110,7 @@ def _format_unit(
             "kind": event.kind.name,
             "bytes": event.data.hex(" "),
         }
-        return json.dumps(record) + "\n"
+        return _json(record) + "\n"
     return f"{prefix}{event.offset} {line}:{column} {event.kind.name} {event.data.hex(' ')}\n"
 
 
@@ -125,7 +124,7 @@ def _print_summary(name: str, report: _FileReport, as_json: bool) -> None:
         else:
             record.update(bytes=stats.bytes_fed, characters=stats.chars_out)
         record.update(malformed=report.malformed, by_kind=counts)
-        print(json.dumps(record))
+        print(_json(record))
         return
     detail = ", ".join(f"{kind} {n}" for kind, n in sorted(counts.items()))
     if stats is None:
@@ -224,11 +223,17 @@ def _compute(*delayed: Any) -> Any:
     return cast(Any, dask).compute(*delayed)
 
 
+def _json(record: dict[str, object]) -> str:
+    import json  # here: the other commands start without it
+
+    return json.dumps(record)
+
+
 def _report_unreadable(path: str, name: str, exc: OSError, args: argparse.Namespace) -> None:
     message = exc.strerror or str(exc)
     warn(message, path)
     if args.json and not args.quiet:
-        print(json.dumps({"file": name, "error": message, "errno": exc.errno}))
+        print(_json({"file": name, "error": message, "errno": exc.errno}))
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
