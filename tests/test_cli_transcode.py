@@ -522,10 +522,23 @@ def test_version() -> None:
     assert (result.returncode, result.stdout.decode()) == (0, f"utf8stream {__version__}\n")
 
 
-def test_a_transcode_run_starts_without_json_and_logging(tmp_path: Path) -> None:
-    """Start-up counts against iconv on every file: ``json`` (validate's --json, decoder
-    checkpoints) and ``logging`` (--dask) are imported where they are used, not by the
-    command line's modules; the output is written and the process ends cleanly."""
+#: What ``utf8stream transcode`` runs without: validate's --json and decoder checkpoints
+#: (json), --dask (logging), and the other commands with the line engine (tail).
+NOT_FOR_TRANSCODE = (
+    "json",
+    "logging",
+    "utf8stream.apps.cli.tail",
+    "utf8stream.apps.cli.validate",
+    "utf8stream.core.linecodec",
+    "utf8stream.core.lines",
+    "utf8stream.core.multiline",
+)
+
+
+def test_a_transcode_run_starts_without_what_it_does_not_use(tmp_path: Path) -> None:
+    """Start-up counts against iconv on every file: the modules other commands need are
+    imported where they are used, not by the command line's start; the output is written
+    and the process ends cleanly."""
     src = tmp_path / "in"
     src.write_bytes("kůň €".encode("utf-16-le"))
     code = (
@@ -536,8 +549,36 @@ def test_a_transcode_run_starts_without_json_and_logging(tmp_path: Path) -> None
         "    runpy.run_module('utf8stream', run_name='__main__')\n"
         "except SystemExit as exc:\n"
         "    assert not exc.code, exc.code\n"
-        "print(sorted(m for m in ('json', 'logging') if m in sys.modules))\n"
+        f"print(sorted(m for m in {NOT_FOR_TRANSCODE!r} if m in sys.modules))\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
     assert done.stdout.decode().strip() == "[]"
     assert (tmp_path / "out").read_bytes() == "kůň €".encode()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["transcode", "--bogus"],
+        ["transcode", "a", "b", "c"],
+        ["decode"],
+        ["transcode", "-h"],
+        ["decode", "--help"],
+        ["tail", "-h"],
+        ["-h"],
+        ["transcoder"],
+    ],
+)
+def test_the_short_parser_of_transcode_parses_as_the_whole_one(
+    argv: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``main`` builds only the transcode and decode parsers when the command is one of
+    them: what it prints and how it exits are the whole parser's."""
+    from utf8stream.apps.cli import _main
+
+    results = []
+    for parser in (_main.build_parser(), _main._build_parser(argv[0])):
+        with pytest.raises(SystemExit) as stopped:
+            parser.parse_args(argv)
+        results.append((stopped.value.code, capsys.readouterr()))
+    assert results[0] == results[1]

@@ -28,25 +28,6 @@ from .core.boundaries import (
 from .core.decoder import DecoderCheckpoint, Utf8Decoder
 from .core.encoder import Utf8EncodeError, Utf8Encoder
 from .core.events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
-from .core.linecodec import (
-    ByteLine,
-    CodecLineDecoder,
-    LineBatch,
-    LineDecoder,
-    LineEngine,
-    LineItem,
-    Utf8LineDecoder,
-    line_decoder,
-)
-from .core.lines import (
-    DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_ON_OVERLONG,
-    OVERLONG_POLICIES,
-    LineSplitter,
-    LineSplitterStatistics,
-    LineTooLong,
-)
-from .core.multiline import MultilineEvent, MultilineJoiner
 from .core.transcoder import Transcoder
 
 if TYPE_CHECKING:
@@ -76,9 +57,54 @@ if TYPE_CHECKING:
         write_checkpoint,
     )
     from .apps.many import ManyFollower, follow_many
+    from .core.linecodec import (
+        ByteLine,
+        CodecLineDecoder,
+        LineBatch,
+        LineDecoder,
+        LineEngine,
+        LineItem,
+        Utf8LineDecoder,
+        line_decoder,
+    )
+    from .core.lines import (
+        DEFAULT_MAX_LINE_BYTES,
+        DEFAULT_ON_OVERLONG,
+        OVERLONG_POLICIES,
+        LineSplitter,
+        LineSplitterStatistics,
+        LineTooLong,
+    )
+    from .core.multiline import MultilineEvent, MultilineJoiner
 
-# The async layers (anyio) load on first use, so the core and the command line start fast.
+# The async layers (anyio), and the line engine, load on first use, so the core and the
+# command line start fast (``utf8stream transcode`` needs neither).
 _LAZY = {
+    **dict.fromkeys(
+        [
+            "ByteLine",
+            "CodecLineDecoder",
+            "LineBatch",
+            "LineDecoder",
+            "LineEngine",
+            "LineItem",
+            "Utf8LineDecoder",
+            "line_decoder",
+        ],
+        "core.linecodec",
+    ),
+    **dict.fromkeys(
+        [
+            "DEFAULT_MAX_LINE_BYTES",
+            "DEFAULT_ON_OVERLONG",
+            "OVERLONG_POLICIES",
+            "LineSplitter",
+            "LineSplitterStatistics",
+            "LineTooLong",
+        ],
+        "core.lines",
+    ),
+    **dict.fromkeys(["MultilineEvent", "MultilineJoiner"], "core.multiline"),
     **dict.fromkeys(
         ["LineReceiveStream", "StreamStatistics", "Utf8ReceiveStream", "Utf8SendStream"],
         "aio.streams",

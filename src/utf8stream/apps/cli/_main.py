@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ...core.decoder import Utf8Decoder
-from . import tail, transcode, validate
+from . import transcode
 from ._common import (
     EXIT_BROKEN_PIPE,
     EXIT_SIGINT,
@@ -39,7 +39,20 @@ _EPILOG = (
 )
 
 
+#: The commands whose parsers ``transcode.add_parsers`` makes.
+_TRANSCODE_COMMANDS = ("transcode", "decode")
+
+
 def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command."""
+    return _build_parser(None)
+
+
+def _build_parser(command: str | None) -> argparse.ArgumentParser:
+    """The parser; with ``command`` "transcode" or "decode" (the first argument), only
+    the parsers of those two, which parse that command line exactly as the whole parser
+    does (the top-level usage names no command), without importing the modules of the
+    others (tail's line engine: start-up counts against iconv on every file)."""
     from ... import __version__  # the package is fully imported by the time this runs
 
     parser = argparse.ArgumentParser(
@@ -49,6 +62,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"utf8stream {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    if command in _TRANSCODE_COMMANDS:
+        transcode.add_parsers(sub)
+        return parser
+    from . import tail, validate
 
     validate.add_parser(sub)
     transcode.add_parsers(sub)
@@ -110,8 +128,9 @@ def _ignore_further_signals() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; ``argv`` None: ``sys.argv``, as the program itself."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    parser = _build_parser(arguments[0] if arguments else None)
+    args = parser.parse_args(arguments)
     # Signal handlers can only be set from the main thread (main() may be called from
     # another one by a program that embeds it; SIGTERM then keeps its own handling).
     in_main_thread = threading.current_thread() is threading.main_thread()
