@@ -1,7 +1,8 @@
 """`utf8stream transcode` against iconv, and `follow` against a writer at full speed.
 
     .venv/bin/python benchmarks/bench_files.py [--size MiB] [--repeat N] [--follow-seconds S]
-        [--only transcode|follow|follow-speed] [--follow-mib MiB] [--rates MB/s,...]
+        [--only transcode|follow|follow-speed] [--cases WORD ...] [--follow-mib MiB]
+        [--rates MB/s,...]
 
 Transcoding: the same file through a peer and `utf8stream transcode` (all as commands, so
 all pay their start-up), doing the same work: UTF-8 -> UTF-16LE of the mixed corpus
@@ -9,7 +10,9 @@ against iconv, and of the corrupted corpus with the malformed bytes dropped (ico
 ours with --errors ignore: iconv cannot write U+FFFD for them); UTF-16LE -> UTF-8 of the
 mixed corpus; the corrupted corpus repaired by dropping the malformed bytes (UTF-8 ->
 UTF-8, iconv -c against --errors ignore) and repaired with U+FFFD (iconv cannot: the
-peer is CPython's incremental decoder with errors="replace" in a 64 KiB streaming loop).
+peer is CPython's incremental decoder with errors="replace" in a 64 KiB streaming loop);
+last, the fixed cost of each side (start-up and exit, the input a file of 4 bytes).
+``--cases`` keeps the cases whose label holds one of its words.
 Outputs go to a directory in RAM (/dev/shm; said loudly when there is none), are compared
 byte for byte before anything is timed, and the rounds are interleaved (peer, ours -j1,
 ours -j2).
@@ -134,9 +137,11 @@ def _check_same_output(sides: list[Side], outputs: Path) -> None:
             path.unlink(missing_ok=True)
 
 
-def bench_transcode(size_mib: int, repeat: int, work: Path) -> None:
+def bench_transcode(size_mib: int, repeat: int, work: Path, only: list[str] | None = None) -> None:
     """Transcoding, peer and ours doing the same work, outputs checked equal byte for
-    byte first, then timed in interleaved rounds (peer, ours -j1, ours -j2, again)."""
+    byte first, then timed in interleaved rounds (peer, ours -j1, ours -j2, again).
+    ``only``: the cases whose label holds one of these words (any case).  The last
+    case is the fixed cost: a file of two UTF-16 code units, start-up and exit."""
     iconv = shutil.which("iconv")
     corpora = build_corpora(8 * 1024 * 1024)
     files = {}
@@ -147,6 +152,8 @@ def bench_transcode(size_mib: int, repeat: int, work: Path) -> None:
             for _ in range(max(size_mib // 8, 1)):
                 f.write(corpora[name])
         files[name] = path
+    files["tiny"] = work / "tiny.txt"
+    files["tiny"].write_bytes("ok".encode("utf-16-le"))
     ours = [sys.executable, "-m", "utf8stream", "transcode"]
     python_repair = [sys.executable, "-c", PYTHON_REPAIR]
     # (label, input, the peer (None: not installed), our options): the same output.
@@ -199,7 +206,17 @@ def bench_transcode(size_mib: int, repeat: int, work: Path) -> None:
             Side("python codecs", [*python_repair, str(files["corrupted"])]),
             ["-t", "utf-8"],
         ),
+        (
+            "start-up: UTF-16LE -> UTF-8, 4 bytes",
+            files["tiny"],
+            Side("iconv", [iconv, "-f", "UTF-16LE", "-t", "UTF-8", str(files["tiny"])], True)
+            if iconv
+            else None,
+            ["-f", "utf-16-le", "-t", "utf-8"],
+        ),
     ]
+    if only:
+        cases = [c for c in cases if any(word.lower() in c[0].lower() for word in only)]
     with _output_dir(work) as (outputs, in_ram):
         _compare_transcoders(size_mib, repeat, cases, ours, outputs, in_ram, iconv is not None)
 
@@ -256,7 +273,10 @@ def _compare_transcoders(
         cpu_median = [statistics.median(c) for c in cpus]
         cpu_lines.append(
             f"{label:46} "
-            + " ".join(f"{c:7.2f} {c / mb * 1e3:6.2f}" for c in cpu_median)
+            + " ".join(
+                f"{c:7.2f} " + (f"{c / mb * 1e3:6.2f}" if mb >= 1 else f"{'-':>6}")
+                for c in cpu_median
+            )
             + f"  {cpu_median[0] / cpu_median[1]:5.2f} {cpu_median[1] / cpu_median[2]:5.2f}"
             + f"  {cpu_median[1] / median[1]:4.2f} {cpu_median[2] / median[2]:4.2f}"
         )
@@ -526,6 +546,13 @@ def main() -> None:
     parser.add_argument(
         "--only", choices=("transcode", "follow", "follow-speed"), help="run one of the parts"
     )
+    parser.add_argument(
+        "--cases",
+        nargs="+",
+        metavar="WORD",
+        help="transcode: only the cases whose label holds one of these words (UTF-16LE, "
+        "drop, repair, start-up, ...)",
+    )
     parser.add_argument("--follow-mib", type=int, default=100, help="finished file size, MiB")
     parser.add_argument(
         "--rates", default="100,200,300,400,600", help="writer MB/s to try, rising"
@@ -534,7 +561,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         work = Path(tmp)
         if args.only in (None, "transcode"):
-            bench_transcode(args.size, args.repeat, work)
+            bench_transcode(args.size, args.repeat, work, args.cases)
         if args.only in (None, "follow"):
             bench_follow(args.follow_seconds, work)
         if args.only in (None, "follow", "follow-speed"):
