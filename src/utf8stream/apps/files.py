@@ -724,6 +724,63 @@ def _transcode_stream(
     return bytes_in, bytes_out + len(out)
 
 
+class _ReadAhead:
+    """Reads a regular file in a thread of its own, a chunk ahead: two input buffers take
+    turns, one read while the other is transcoded.  On two cores the copy of the read
+    (as long as the transcoding, or longer) no longer waits for the transcoding, nor the
+    transcoding for it; the writer thread overlaps both.  Only for regular files, whose
+    reads end at once: after an error or an interruption, ``close`` stops the thread
+    after its current read (a pipe's could wait for ever).  A failed read is raised by
+    ``get``."""
+
+    def __init__(self, readinto: Callable[[memoryview], int | None], size: int) -> None:
+        import queue
+        import threading
+
+        self._free: queue.SimpleQueue[bytearray | None] = queue.SimpleQueue()
+        self._full: queue.SimpleQueue[tuple[bytearray, int] | BaseException] = queue.SimpleQueue()
+        for _ in range(2):
+            self._free.put(bytearray(size))
+        self._thread = threading.Thread(
+            target=self._run, args=(readinto,), name="utf8stream-reader", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, readinto: Callable[[memoryview], int | None]) -> None:
+        try:
+            while (buffer := self._free.get()) is not None:
+                n = readinto(memoryview(buffer))
+                if n is None:  # a non-blocking descriptor with nothing to read
+                    raise BlockingIOError("the input would block")
+                self._full.put((buffer, n))
+                if not n:
+                    return
+        except BaseException as exc:  # raised in the caller's thread
+            self._full.put(exc)
+
+    def get(self) -> tuple[bytearray, int]:
+        """The next chunk: its buffer and length (0: the end of the file)."""
+        item = self._full.get()
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    def give_back(self, buffer: bytearray) -> None:
+        """``buffer`` may be filled again."""
+        self._free.put(buffer)
+
+    def close(self) -> None:
+        self._free.put(None)
+        self._thread.join()
+
+
+def _regular_file(f: BinaryIO) -> bool:
+    try:
+        return stat.S_ISREG(os.fstat(f.fileno()).st_mode)
+    except (AttributeError, OSError, ValueError):  # no descriptor: a file-like object
+        return False
+
+
 def _transcode_direct(
     src: BinaryIO,
     dst: BinaryIO,
@@ -733,25 +790,33 @@ def _transcode_direct(
     progress: Callable[[int], object] | None,
 ) -> tuple[int, int]:
     """``_transcode_stream`` for a ``_DirectRun``, in reused memory: each chunk is read
-    into one input buffer (``readinto``: a file cut short under us just ends sooner) and
+    into an input buffer (``readinto``: a file cut short under us just ends sooner) and
     transcoded into one of two output buffers, which alternate: the writer thread writes
     one while the next chunk is read and transcoded (without the GIL) into the other.
+    A regular file read to its end (no ``limit``) is read ahead by a ``_ReadAhead``.
     No bytes object per chunk, no fresh pages to fault in."""
     bytes_in = bytes_out = 0
-    inbuf = bytearray(chunk_size)
+    readinto: Callable[[memoryview], int | None] = cast(Any, src).readinto
+    ahead = _ReadAhead(readinto, chunk_size) if limit is None and _regular_file(src) else None
+    inbuf = bytearray(chunk_size if ahead is None else 0)
     inview = memoryview(inbuf)
     outs = [bytearray(), bytearray()]
     written: list[Any] = [None, None]  # the pending write of each output buffer
-    readinto: Callable[[memoryview], int | None] = cast(Any, src).readinto
     writer = _Writer(dst)
     k = 0
     try:
         final = False
         while not final:
-            want = chunk_size if limit is None else min(chunk_size, limit - bytes_in)
-            n = readinto(inview[:want]) if want > 0 else 0
-            if n is None:  # a non-blocking source with nothing to read
-                raise BlockingIOError("the input would block")
+            if ahead is not None:
+                buffer, n = ahead.get()
+                data = memoryview(buffer)[:n]
+            else:
+                want = chunk_size if limit is None else min(chunk_size, limit - bytes_in)
+                got = readinto(inview[:want]) if want > 0 else 0
+                if got is None:  # a non-blocking source with nothing to read
+                    raise BlockingIOError("the input would block")
+                n = got
+                data = inview[:n]
             final = n == 0
             if written[k] is not None:
                 written[k].wait()  # the buffer is free again
@@ -761,10 +826,13 @@ def _transcode_direct(
                 outs[k] = bytearray(need)
             out = outs[k]
             try:
-                size = run.transcode_into(inview[:n], out, final)
+                size = run.transcode_into(data, out, final)
             except UnicodeDecodeError:
                 writer.write(run.partial_output)  # all before the error, as iconv
                 raise
+            if ahead is not None:
+                data.release()
+                ahead.give_back(buffer)
             if size:
                 written[k] = writer.write(memoryview(out)[:size])
             bytes_in += n
@@ -773,6 +841,8 @@ def _transcode_direct(
             if progress is not None and n:
                 progress(bytes_in)
     finally:
+        if ahead is not None:
+            ahead.close()
         writer.close()
         inview.release()
     return bytes_in, bytes_out
