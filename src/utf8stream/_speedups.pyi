@@ -102,6 +102,8 @@ class ByteTranscoder:
     failure: Malformed | None
     callback: Callable[[Malformed], object] | None
     reporting: int
+    #: True when its AVX2 kernels run (the module's ``simd`` is "avx2").
+    _avx2: int
     @property
     def buffered(self) -> int: ...
     @property
@@ -123,6 +125,6 @@ class ByteTranscoder:
     def bound(self, n: int, /) -> int: ...
     def drain(self) -> tuple[int, ...]: ...
 
-#: The decoder's kernels: "avx2" (chosen at import when the CPU has AVX2 and BMI2 and
-#: UTF8STREAM_NO_AVX2 is not set), "sse2" or "none".
+#: The decoder's kernels, and the byte transcoder's: "avx2" (chosen at import when the CPU
+#: has AVX2 and BMI2 and UTF8STREAM_NO_AVX2 is not set), "sse2" or "none".
 simd: str
