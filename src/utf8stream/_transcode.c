@@ -515,7 +515,9 @@ utf16_blocks_avx2(const unsigned char *b, Py_ssize_t n, unsigned char **op, long
    Returns s, the length of the longest prefix of b[0:n) it can vouch for: whole
    well-formed sequences up to the first block with an error (or the last whole block),
    a sequence cut at that point left out.  b[0] must start a sequence (or be malformed).
-   *chars counts the characters of b[0:s). */
+   *chars counts the characters of b[0:s).  Each clean block is copied to out as it is
+   checked (out[0:s) is b[0:s); the bytes after it, up to the last clean block, are
+   b's too), which has room for n bytes. */
 enum {
     V_TOO_SHORT = 1 << 0,  /* a lead or ASCII byte, then a lead or ASCII byte */
     V_TOO_LONG = 1 << 1,   /* ASCII, then a continuation byte */
@@ -530,7 +532,7 @@ enum {
 };
 
 static TX_AVX2_FN Py_ssize_t
-utf8_valid_avx2(const unsigned char *b, Py_ssize_t n, long long *chars)
+utf8_valid_avx2(const unsigned char *b, Py_ssize_t n, long long *chars, unsigned char *out)
 {
     const __m256i byte_1_high = _mm256_setr_epi8(
         V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG,
@@ -588,6 +590,7 @@ utf8_valid_avx2(const unsigned char *b, Py_ssize_t n, long long *chars)
             }
             prev_incomplete = zero;
             prev = in;
+            _mm256_storeu_si256((__m256i *)(void *)(out + p), in);
             count += 32;
             p += 32;
             continue;
@@ -618,6 +621,7 @@ utf8_valid_avx2(const unsigned char *b, Py_ssize_t n, long long *chars)
             _mm256_cmpgt_epi8(in, _mm256_set1_epi8((char)0xBF)));
         count += __builtin_popcount(leads);
         prev = in;
+        _mm256_storeu_si256((__m256i *)(void *)(out + p), in);
         p += 32;
     }
     /* A sequence that the clean blocks leave unfinished is not vouched for. */
@@ -951,7 +955,14 @@ utf8_repair(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base
     while (i < n) {
 #if TX_AVX2
         if (avx2 && i >= validate_at && n - i >= 32) {
-            i += utf8_valid_avx2(b + i, n - i, &chars);
+            if (i > copied) {
+                memcpy(o, b + copied, (size_t)(i - copied));
+                o += i - copied;
+            }
+            Py_ssize_t s = utf8_valid_avx2(b + i, n - i, &chars, o); /* copied as checked */
+            o += s;
+            i += s;
+            copied = i;
             validate_at = i + 36; /* past the block with an error (it starts at most 3
                                      bytes after i) */
             if (i >= n) {
