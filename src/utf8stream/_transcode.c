@@ -517,7 +517,9 @@ utf16_blocks_avx2(const unsigned char *b, Py_ssize_t n, unsigned char **op, long
    a sequence cut at that point left out.  b[0] must start a sequence (or be malformed).
    *chars counts the characters of b[0:s).  Each clean block is copied to out as it is
    checked (out[0:s) is b[0:s); the bytes after it, up to the last clean block, are
-   b's too), which has room for n bytes. */
+   b's too), which has room for n bytes.  *flagged is the offset of the first byte the
+   check found wrong (a malformed unit starts there or before, not before s), or -1
+   when it found none (the blocks reached the end). */
 enum {
     V_TOO_SHORT = 1 << 0,  /* a lead or ASCII byte, then a lead or ASCII byte */
     V_TOO_LONG = 1 << 1,   /* ASCII, then a continuation byte */
@@ -532,7 +534,8 @@ enum {
 };
 
 static TX_AVX2_FN Py_ssize_t
-utf8_valid_avx2(const unsigned char *b, Py_ssize_t n, long long *chars, unsigned char *out)
+utf8_valid_avx2(const unsigned char *b, Py_ssize_t n, long long *chars, unsigned char *out,
+                Py_ssize_t *flagged)
 {
     const __m256i byte_1_high = _mm256_setr_epi8(
         V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG, V_TOO_LONG,
@@ -581,11 +584,13 @@ utf8_valid_avx2(const unsigned char *b, Py_ssize_t n, long long *chars, unsigned
     __m256i prev = zero, prev_incomplete = zero;
     Py_ssize_t p = 0;
     long long count = 0;
+    *flagged = -1;
     while (p + 32 <= n) {
         __m256i in = TX_LOAD256(b + p);
         unsigned int high = (unsigned int)_mm256_movemask_epi8(in);
         if (high == 0) {
             if (!_mm256_testz_si256(prev_incomplete, prev_incomplete)) {
+                *flagged = p;
                 break; /* a sequence cut by ASCII */
             }
             prev_incomplete = zero;
@@ -613,6 +618,8 @@ utf8_valid_avx2(const unsigned char *b, Py_ssize_t n, long long *chars, unsigned
         __m256i due = _mm256_and_si256(_mm256_or_si256(third, fourth), _mm256_set1_epi8((char)0x80));
         __m256i error = _mm256_xor_si256(due, sc);
         if (!_mm256_testz_si256(error, error)) {
+            unsigned int clean = (unsigned int)_mm256_movemask_epi8(_mm256_cmpeq_epi8(error, zero));
+            *flagged = p + __builtin_ctz(~clean);
             break;
         }
         prev_incomplete = _mm256_subs_epu8(in, max_tail);
@@ -948,95 +955,115 @@ utf8_repair(TxObject *self, const unsigned char *b, Py_ssize_t n, long long base
     int rc = 0;
 #if TX_AVX2
     /* With AVX2, whole blocks are validated first; from where the validation stops, the
-       loop below takes the next block's bytes (at least) before it is tried again. */
+       scalar loop takes over up to the next malformed unit, or for the next block's bytes
+       (at least) when the validation vouched for nothing, before it is tried again. */
     const int avx2 = self->avx2;
-    Py_ssize_t validate_at = 0;
+    Py_ssize_t backoff = 18;
 #endif
-    while (i < n) {
+    for (;;) {
+        Py_ssize_t limit = n; /* where the scalar loop stops for the validation */
 #if TX_AVX2
-        if (avx2 && i >= validate_at && n - i >= 32) {
+        if (avx2 && n - i >= 32) {
             if (i > copied) {
                 memcpy(o, b + copied, (size_t)(i - copied));
                 o += i - copied;
             }
-            Py_ssize_t s = utf8_valid_avx2(b + i, n - i, &chars, o); /* copied as checked */
+            Py_ssize_t flagged, from = i;
+            Py_ssize_t s = utf8_valid_avx2(b + i, n - i, &chars, o, &flagged); /* copied */
             o += s;
             i += s;
             copied = i;
-            validate_at = i + 36; /* past the block with an error (it starts at most 3
-                                     bytes after i) */
-            if (i >= n) {
-                break;
-            }
-        }
-#endif
-        unsigned int b0 = b[i];
-        if (b0 < 0x80) {
-#if TX_SSE2
-            while (i + 16 <= n) {
-                int mask = _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(b + i)));
-                if (mask) {
-                    int ascii = __builtin_ctz((unsigned int)mask);
-                    i += ascii;
-                    chars += ascii;
-                    break;
+            /* The scalar loop takes the bytes up to the one found wrong (the unit there,
+               or before it); when the validation vouched for nothing, many units may
+               follow (binary input): twice as many bytes each time, up to 4 KiB. */
+            if (flagged >= 0) {
+                Py_ssize_t upto = flagged + 1;
+                if (s > 0) {
+                    backoff = 18;
                 }
-                i += 16;
-                chars += 16;
+                else {
+                    backoff = backoff < 4096 ? 2 * backoff : backoff;
+                    upto = upto > backoff ? upto : backoff;
+                }
+                if (n - from > upto) {
+                    limit = from + upto;
+                }
             }
+        }
 #endif
-            while (i < n && b[i] < 0x80) {
-                i++;
+        while (i < limit) {
+            unsigned int b0 = b[i];
+            if (b0 < 0x80) {
+#if TX_SSE2
+                while (i + 16 <= n) {
+                    int mask = _mm_movemask_epi8(_mm_loadu_si128((const __m128i *)(b + i)));
+                    if (mask) {
+                        int ascii = __builtin_ctz((unsigned int)mask);
+                        i += ascii;
+                        chars += ascii;
+                        break;
+                    }
+                    i += 16;
+                    chars += 16;
+                }
+#endif
+                while (i < n && b[i] < 0x80) {
+                    i++;
+                    chars++;
+                }
+                continue;
+            }
+            Py_ssize_t run_start = i;
+            if (b0 < 0xE0) {
+                while (i + 1 < n && well_formed2(b + i)) {
+                    i += 2;
+                    chars++;
+                }
+            }
+            else if (b0 < 0xF0) {
+                while (i + 2 < n && well_formed3(b + i)) {
+                    i += 3;
+                    chars++;
+                }
+            }
+            else {
+                while (i + 3 < n && well_formed4(b + i)) {
+                    i += 4;
+                    chars++;
+                }
+            }
+            if (i > run_start) {
+                continue;
+            }
+            Py_ssize_t k = utf8_unit_at(b, i, n), end = i + k;
+            if (k < 0) {
+                if (!final) {
+                    goto done; /* held */
+                }
+                end = n;
+            }
+            if (i > copied) {
+                memcpy(o, b + copied, (size_t)(i - copied)); /* what precedes the unit */
+                o += i - copied;
+            }
+            rc = tx_unit(self, b + i, end - i, base + i, classify_utf8(b, n, i, end));
+            copied = i = end;
+            if (rc == 1) {
+                goto done;
+            }
+            if (self->policy == POLICY_REPLACE) {
+                o = put_utf8(o, 0xFFFD);
                 chars++;
             }
-            continue;
-        }
-        Py_ssize_t run_start = i;
-        if (b0 < 0xE0) {
-            while (i + 1 < n && well_formed2(b + i)) {
-                i += 2;
-                chars++;
+            if (rc < 0) {
+                goto done;
             }
         }
-        else if (b0 < 0xF0) {
-            while (i + 2 < n && well_formed3(b + i)) {
-                i += 3;
-                chars++;
-            }
-        }
-        else {
-            while (i + 3 < n && well_formed4(b + i)) {
-                i += 4;
-                chars++;
-            }
-        }
-        if (i > run_start) {
-            continue;
-        }
-        Py_ssize_t k = utf8_unit_at(b, i, n), end = i + k;
-        if (k < 0) {
-            if (!final) {
-                break; /* held */
-            }
-            end = n;
-        }
-        if (i > copied) {
-            memcpy(o, b + copied, (size_t)(i - copied)); /* what precedes the unit */
-            o += i - copied;
-        }
-        rc = tx_unit(self, b + i, end - i, base + i, classify_utf8(b, n, i, end));
-        copied = i = end;
-        if (rc == 1) {
-            break;
-        }
-        if (self->policy == POLICY_REPLACE) {
-            o = put_utf8(o, 0xFFFD);
-            chars++;
-        }
-        if (rc < 0) {
+        if (i >= n) {
             break;
         }
     }
+done:
     if (i > copied) { /* (an empty chunk may come with a null pointer) */
         memcpy(o, b + copied, (size_t)(i - copied));
         o += i - copied;
