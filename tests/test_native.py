@@ -5,6 +5,7 @@ errors for the same calls.  (The scanners have their own differential tests.)"""
 from __future__ import annotations
 
 import pickle
+import sys
 from array import array
 from typing import Any
 
@@ -94,6 +95,30 @@ def test_records_build_lines_last_first() -> None:
         impl.records(Line, ["a", "b"], [0], identity, "p", True)
     with pytest.raises(TypeError, match="the Line type expected"):
         impl.records(FileIdentity, ["a"], [0], identity, "p", True)
+
+
+def test_records_are_made_in_the_list_of_texts() -> None:
+    """The records take the place of the texts in the list given (the follower's batch:
+    no second list, no string's reference count touched), last first at every length;
+    a refused call leaves the list as it was, and no reference is lost or leaked."""
+    identity = FileIdentity(1, 2)
+    impl = _accel.implementation()
+    for n in range(6):
+        words = [f"line {k} " + "x" * k for k in range(n)]  # strings of their own
+        texts = list(words)
+        before = [sys.getrefcount(w) for w in words]
+        out = impl.records(Line, texts, list(range(n + 1)), identity, "p", True)
+        assert out is texts
+        assert out == [Line(words[k], k, identity, "p") for k in reversed(range(n))]
+        assert [sys.getrefcount(w) for w in words] == before
+        del out, texts
+        assert [sys.getrefcount(w) for w in words] == [r - 1 for r in before]
+    texts = ["a", "b"]
+    with pytest.raises(ValueError, match="fewer offsets"):
+        impl.records(Line, texts, [0], identity, "p", True)
+    with pytest.raises(TypeError, match="the Line type expected"):
+        impl.records(FileIdentity, texts, [0, 1, 2], identity, "p", True)
+    assert texts == ["a", "b"]
 
 
 def test_records_from_packed_offsets_are_the_same_lines(implementation: str) -> None:

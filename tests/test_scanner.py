@@ -205,6 +205,30 @@ def test_lines_agree(
         )
 
 
+@pytest.mark.parametrize("sep", [-1, 10])
+def test_lines_agree_far_into_a_long_buffer(sep: int) -> None:
+    """The accelerator looks for ``\r`` and for non-ASCII bytes a few KiB ahead of the
+    line it cuts, not over the whole buffer at once: a ``\r``, ``\r\n``, a character
+    or a malformed byte anywhere (before, at and past the ends of those looks; in lines
+    of every length, one longer than two looks) is where it was, as Python finds it."""
+    plain = b"".join(b"x" * (k % 97) + b"\n" for k in range(400))  # ~19 KiB of lines
+    plain += b"y" * 9000 + b"\n" + b"z" * 50 + b"\n"
+    features = [b"\r", b"\r\n", "é".encode(), "😀".encode(), b"\xff", b"\xe6\x97"]
+    for at in (0, 1, 4095, 4096, 4097, 5000, 8191, 8192, 8193, 12289, 20000, 25000):
+        for feature in features:
+            data = plain[:at] + feature + plain[at:]
+            for head in (b"", b"lead "):
+                results = [
+                    make("\ufffd", None).lines(head, data, 1000, sep, 1 << 20)
+                    for make in (PyScanner, _accel.accelerator().Units)
+                ]
+                assert results[0] == results[1], (at, feature, head)
+                texts, offsets = results[0]
+                newline = "\n" if sep == 10 else "\r\n|\r|\n"
+                consumed = (head + data)[: offsets[-1] - 1000]
+                assert texts == re.split(newline, consumed.decode("utf-8", "replace"))[:-1]
+
+
 @CORE
 @given(
     buf=line_bytes,

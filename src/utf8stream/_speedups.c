@@ -1966,6 +1966,11 @@ Units_get_pending(UnitsObject *self, void *Py_UNUSED(closure))
 /* Where the line that starts at b[i] ends: the next ``sep`` byte, or with ``sep`` -1 the
    next \r or \n (*next_lf and *next_cr remember the next of each, to search each byte
    once); n if there is none.  *t: the newline's length (2 for \r\n). */
+/* How far past a line Units_lines looks ahead, at most, for \r and for non-ASCII bytes:
+   a look over the whole buffer (64 KiB slices of the follower's reads) would push its
+   start out of the processor's first-level cache before the lines there are cut. */
+#define LOOK_AHEAD 4096
+
 static inline Py_ssize_t
 line_end(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, long sep, Py_ssize_t *next_lf,
          Py_ssize_t *next_cr, Py_ssize_t *t)
@@ -1980,9 +1985,15 @@ line_end(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, long sep, Py_ssize_
         q = memchr(b + i, '\n', n - i);
         *next_lf = q ? q - b : n;
     }
+    /* *next_cr: the next \r, n, or where a search that found none stopped (no \r
+       before it): looked further only while it comes before the next \n. */
     if (*next_cr < i) {
-        q = memchr(b + i, '\r', n - i);
-        *next_cr = q ? q - b : n;
+        *next_cr = i;
+    }
+    while (*next_cr < *next_lf && b[*next_cr] != '\r') {
+        Py_ssize_t from = *next_cr, to = n - from > LOOK_AHEAD ? from + LOOK_AHEAD : n;
+        q = memchr(b + from, '\r', to - from);
+        *next_cr = q ? q - b : to;
     }
     Py_ssize_t e = *next_lf < *next_cr ? *next_lf : *next_cr;
     if (e + 1 < n && b[e] == '\r' && b[e + 1] == '\n') {
@@ -2209,7 +2220,7 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t i = 0, stop, next_lf = -1, next_cr = -1;
     long long chars = 0;
     Py_UCS4 bits = 0;
-    int ascii = skip_ascii(b, 0, n) == n;
+    Py_ssize_t ascii_to = 0; /* b[i:ascii_to) is ASCII, looked at LOOK_AHEAD ahead */
     for (;;) {
         Py_ssize_t t;
         Py_ssize_t e = line_end(b, i, n, sep, &next_lf, &next_cr, &t);
@@ -2223,9 +2234,14 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
                              : each_offset == 2 && packed_push(&packed, base + i) < 0) {
             goto fail_self;
         }
+        if (ascii_to < e) {
+            Py_ssize_t from = ascii_to > i ? ascii_to : i;
+            ascii_to = skip_ascii(b, from, n - e > LOOK_AHEAD ? e + LOOK_AHEAD : n);
+        }
         Py_ssize_t unit;
-        PyObject *s = ascii ? ascii_string(b + i, e - i)
-                            : own_segment(self, b, i, e, n, base, 0, &stop, &bits, &unit);
+        PyObject *s = ascii_to >= e
+                          ? ascii_string(b + i, e - i)
+                          : own_segment(self, b, i, e, n, base, 0, &stop, &bits, &unit);
         if (s == NULL) {
             goto fail_self;
         }
@@ -2933,13 +2949,15 @@ setup(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
-/* records(cls, texts, offsets, file, path, terminated) -> list, last record first
+/* records(cls, texts, offsets, file, path, terminated) -> texts, now the records, last first
 
    One Line (``cls`` must be this module's) per text: the text, the offset at the same
    index, and the three constants.  Last first: ready for BufferedAsyncIterator, which
    hands items out from the end of its list.  ``offsets``: a list of ints, or a buffer
    of native int64 (Units.lines' packed offsets): then each record keeps the number and
-   makes its int only when asked. */
+   makes its int only when asked.  The records are made in ``texts`` itself, each
+   taking its text's reference (no second list, and no string is touched: a batch's
+   strings, made a slice earlier, are out of the processor's first-level cache). */
 static PyObject *
 records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2979,10 +2997,9 @@ records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "records: fewer offsets than texts");
         return NULL;
     }
-    PyObject *out = PyList_New(n);
-    if (out == NULL) {
-        goto done;
-    }
+    /* Nothing below runs Python code, so texts cannot change size under the loop. */
+    PyObject **items = ((PyListObject *)texts)->ob_item;
+    PyObject *out = texts;
     for (Py_ssize_t i = 0; i < n; i++) {
         LineObject *r;
         if (st->line_free != NULL) {
@@ -2994,12 +3011,19 @@ records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             r = PyObject_Malloc(sizeof(LineObject));
         }
         if (r == NULL) {
-            Py_CLEAR(out);
+            /* The texts taken go back where they were. */
+            for (Py_ssize_t k = 0; k < i; k++) {
+                LineObject *made = (LineObject *)items[k];
+                items[k] = made->text;
+                made->text = NULL;
+                Py_DECREF(made);
+            }
+            out = NULL;
             PyErr_NoMemory();
             goto done;
         }
         PyObject_Init((PyObject *)r, cls);
-        r->text = Py_NewRef(PyList_GET_ITEM(texts, i));
+        r->text = items[i]; /* the list's reference */
         if (packed) {
             r->offset = NULL;
             r->off = packed[i];
@@ -3011,8 +3035,14 @@ records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         r->file = Py_NewRef(args[3]);
         r->path = Py_NewRef(args[4]);
         r->terminated = Py_NewRef(args[5]);
-        PyList_SET_ITEM(out, n - 1 - i, (PyObject *)r);
+        items[i] = (PyObject *)r;
     }
+    for (Py_ssize_t i = 0, j = n - 1; i < j; i++, j--) {
+        PyObject *t = items[i];
+        items[i] = items[j];
+        items[j] = t;
+    }
+    Py_INCREF(out);
 done:
     if (packed) {
         PyBuffer_Release(&view);
@@ -3203,7 +3233,8 @@ static PyMethodDef module_methods[] = {
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
      "split_lines(text, newline, base, unit, limit, each_offset) -> (contents, offsets) | None"},
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL,
-     "records(cls, texts, offsets, file, path, terminated) -> list of cls, last first"},
+     "records(cls, texts, offsets, file, path, terminated) -> texts, made the records "
+     "(of cls), last first"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -42,7 +42,7 @@ def records(
 ) -> list[_T]:
     """One ``cls`` (the follower's ``Line``) per text, with the offset at the same index
     (``offsets``: a list, or packed int64 offsets) and the three constants, last first
-    (the order a reader pops them in)."""
+    (the order a reader pops them in): made in ``texts`` itself, which is returned."""
     if getattr(cls, "__match_args__", None) != _LINE_FIELDS:
         raise TypeError("records: the Line type expected")
     if len(offsets) < len(texts):
@@ -52,7 +52,9 @@ def records(
         for text, offset in zip(texts, offsets, strict=False)
     ]
     built.reverse()
-    return built
+    made: list[_T] = texts  # type: ignore[assignment]
+    made[:] = built
+    return made
 
 
 def each_offset_mode(mode: int, who: str) -> bool:
