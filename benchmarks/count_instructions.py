@@ -1,7 +1,7 @@
 """Instructions per ``decode()`` call of small chunks, or per line, counted by callgrind.
 
     .venv/bin/python benchmarks/count_instructions.py [--pure] [--before PATH/src] [--calls N]
-        [--per-line] [--lines N] [--kinds KIND ...] [--events]
+        [--per-line [--cache [--sides SIDE ...]]] [--lines N] [--kinds KIND ...] [--events]
         [--streams [--mib M] [--corpora NAME ...] [--backends B ...] [--rows I ...]]
 
 Wall-clock ratios at 256-byte chunks move by a third from run to run on a shared machine;
@@ -29,6 +29,12 @@ over ``LineReceiveStream`` fed 64 KiB chunks of the ASCII-log corpus against
 ``io.TextIOWrapper`` reading 64 KiB (bench_streams.py's lines).  Each side runs with
 ``N`` and with ``2 N`` lines; the difference over ``N`` is the cost of a line, with the
 interpreter's start, the imports and the setup left out.
+
+``--per-line --cache``: the same sides under cachegrind's cache simulation (the
+caches of this machine's processor): instructions, first-level data cache misses (reads
+and writes) and last-level data cache misses per line, each side's own; ``--sides``
+picks some of ours (the peer comes with each).  Misses explain what instructions do not:
+a follower that runs fewer instructions per line than ``open()`` can still take longer.
 
 ``--streams``: instructions per MiB of input for bench_streams.py's rows, running its
 own functions (issue 14's pure-Python stream targets: add ``--pure``):
@@ -231,7 +237,27 @@ PER_LINE_SIDES = (
 )
 
 
-def count(side: str, kind: str, calls: int, src: Path, pure: bool, child_text: str = CHILD) -> int:
+#: What ``--cache`` reports, from cachegrind's summary: instructions, first-level data
+#: cache misses (reads and writes) and last-level data cache misses.
+CACHE_EVENTS = {
+    "Ir": r"I\s+refs:\s+([\d,]+)",
+    "D1": r"D1\s+misses:\s+([\d,]+)",
+    "LLd": r"LLd misses:\s+([\d,]+)",
+}
+
+
+def count(
+    side: str,
+    kind: str,
+    calls: int,
+    src: Path,
+    pure: bool,
+    child_text: str = CHILD,
+    cache: bool = False,
+) -> int | dict[str, int]:
+    """Callgrind's instruction count of the child, or with ``cache`` cachegrind's
+    ``CACHE_EVENTS`` (its cache simulation: this machine's caches, as valgrind reads
+    them from the processor)."""
     # A fixed hash seed: set and dict layouts, and so the counts, the same in every run.
     env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
     if pure:
@@ -241,11 +267,15 @@ def count(side: str, kind: str, calls: int, src: Path, pure: bool, child_text: s
     with tempfile.TemporaryDirectory() as tmp:
         child = Path(tmp) / "child.py"
         child.write_text(child_text, encoding="utf-8")
+        tool = (
+            ["--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={tmp}/out"]
+            if cache
+            else ["--tool=callgrind", f"--callgrind-out-file={tmp}/out"]
+        )
         result = subprocess.run(
             [
                 "valgrind",
-                "--tool=callgrind",
-                f"--callgrind-out-file={tmp}/out",
+                *tool,
                 sys.executable,
                 str(child),
                 side,
@@ -257,14 +287,32 @@ def count(side: str, kind: str, calls: int, src: Path, pure: bool, child_text: s
             text=True,
             check=True,
         )
+    if cache:
+        counts = {}
+        for name, pattern in CACHE_EVENTS.items():
+            found = re.search(pattern, result.stderr)
+            if found is None:
+                raise SystemExit(f"cachegrind printed no {name}:\n{result.stderr}")
+            counts[name] = int(found.group(1).replace(",", ""))
+        return counts
     match = re.search(r"Collected : (\d+)", result.stderr)
     if match is None:
         raise SystemExit(f"callgrind printed no count:\n{result.stderr}")
     return int(match.group(1))
 
 
+def instructions(
+    side: str, kind: str, calls: int, src: Path, pure: bool, child_text: str = CHILD
+) -> int:
+    found = count(side, kind, calls, src, pure, child_text)
+    assert isinstance(found, int)
+    return found
+
+
 def per_call(side: str, base: str, kind: str, calls: int, src: Path, pure: bool) -> float:
-    return (count(side, kind, calls, src, pure) - count(base, kind, calls, src, pure)) / calls
+    return (
+        instructions(side, kind, calls, src, pure) - instructions(base, kind, calls, src, pure)
+    ) / calls
 
 
 def per_line(side: str, lines: int, src: Path, pure: bool) -> float:
@@ -273,10 +321,42 @@ def per_line(side: str, lines: int, src: Path, pure: bool) -> float:
     total = 0
     for run, sign in ((side, 1), (f"setup-{side}", -1)):
         total += sign * (
-            count(run, str(2 * lines), 0, src, pure, child)
-            - count(run, str(lines), 0, src, pure, child)
+            instructions(run, str(2 * lines), 0, src, pure, child)
+            - instructions(run, str(lines), 0, src, pure, child)
         )
     return total / lines
+
+
+def cache_per_line(side: str, lines: int, src: Path, pure: bool) -> dict[str, float]:
+    """``CACHE_EVENTS`` per line, as ``per_line`` counts instructions: the difference of
+    ``2 N`` and ``N`` lines, the setup's own difference taken away."""
+    child = f"BENCHMARKS = {str(Path(__file__).resolve().parent)!r}\n{PER_LINE_CHILD}"
+    total = dict.fromkeys(CACHE_EVENTS, 0)
+    for run, sign in ((side, 1), (f"setup-{side}", -1)):
+        for n, twice in ((2 * lines, 1), (lines, -1)):
+            found = count(run, str(n), 0, src, pure, child, cache=True)
+            assert isinstance(found, dict)
+            for name, value in found.items():
+                total[name] += sign * twice * value
+    return {name: value / lines for name, value in total.items()}
+
+
+def main_cache_per_line(
+    lines: int, trees: list[tuple[str, Path]], pure: bool, sides: list[str]
+) -> None:
+    """``--per-line --cache``: instructions and data cache misses per line, from
+    cachegrind's simulation of this machine's caches (issue 13: a follower that runs
+    fewer instructions than ``open()`` per line and still takes longer misses the cache
+    more).  The peer's sides are counted once."""
+    print(f"per line, {lines} and {2 * lines} lines, cachegrind (Ir; D1 and LLd misses)")
+    for ours_side, peer_side in PER_LINE_SIDES:
+        if sides and ours_side not in sides:
+            continue
+        rows = [(peer_side, "", SRC)] + [(ours_side, name, src) for name, src in trees]
+        for side, name, src in rows:
+            found = cache_per_line(side, lines, src, pure)
+            cells = " ".join(f"{key} {value:8.2f}" for key, value in found.items())
+            print(f"{side + (' ' + name if name else ''):32} {cells}", flush=True)
 
 
 def main_per_line(lines: int, trees: list[tuple[str, Path]], pure: bool) -> None:
@@ -301,8 +381,8 @@ def per_mib(side: str, corpus: str, chunk: int, mib: float, src: Path, pure: boo
     total = 0
     for run, sign in ((side, 1), (f"setup-{side}", -1)):
         total += sign * (
-            count(run, f"{corpus}:{chunk}:{2 * mib}", 0, src, pure, child)
-            - count(run, f"{corpus}:{chunk}:{mib}", 0, src, pure, child)
+            instructions(run, f"{corpus}:{chunk}:{2 * mib}", 0, src, pure, child)
+            - instructions(run, f"{corpus}:{chunk}:{mib}", 0, src, pure, child)
         )
     return total / mib
 
@@ -341,6 +421,18 @@ def main() -> None:
     parser.add_argument("--per-line", action="store_true", help="follow() and line streams")
     parser.add_argument("--lines", type=int, default=100_000, help="with --per-line")
     parser.add_argument(
+        "--cache",
+        action="store_true",
+        help="with --per-line: cachegrind's data cache misses per line too",
+    )
+    parser.add_argument(
+        "--sides",
+        nargs="+",
+        default=[],
+        choices=[ours for ours, _ in PER_LINE_SIDES],
+        help="with --per-line --cache: only these",
+    )
+    parser.add_argument(
         "--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the chunks to count"
     )
     parser.add_argument(
@@ -361,6 +453,9 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt install valgrind)")
     trees = [("now", SRC)] + ([("before", args.before)] if args.before else [])
+    if args.per_line and args.cache:
+        main_cache_per_line(args.lines, trees, args.pure, args.sides)
+        return
     if args.per_line:
         main_per_line(args.lines, trees, args.pure)
         return
