@@ -2,9 +2,12 @@
 
 Theory of operation
 -------------------
-The follower reads the file with positional reads (``os.pread`` in a worker thread), so
-the only position is ours: a cancelled read changes nothing, and a checkpoint is just a
-file identity and a byte offset.  Lines are cut by one ``LineEngine`` per file (the
+The follower reads the file with positional reads, so the only position is ours: a
+cancelled read changes nothing, and a checkpoint is just a file identity and a byte
+offset.  A read the page cache holds is done at once in the event loop's thread
+(``preadv`` with ``RWF_NOWAIT``, on Linux: a copy from memory, cheaper than a worker
+thread's round trip); any other (storage to wait for, or a file system that cannot
+tell) in a worker thread.  Lines are cut by one ``LineEngine`` per file (the
 core's line engine: newline modes, the limit, the overlong policies, the exact byte
 offset of every line, in any encoding it has a ``LineDecoder`` for); every byte goes
 through its decoder in order, so malformed units are reported with their absolute
@@ -58,6 +61,7 @@ from types import TracebackType
 from typing import Any, BinaryIO
 
 import anyio
+import anyio.lowlevel
 import anyio.to_thread
 
 from ..core._accel import LINE_TYPE, implementation
@@ -96,6 +100,10 @@ __all__ = [
 ]
 
 READ_SIZE = 1 << 20
+#: How much a read that the page cache holds takes, done in the event loop's thread with
+#: no worker thread (``_read_cached``): copying it blocks the loop for some tens of
+#: microseconds, a worker thread's round trip costs more than that.
+CACHED_READ_SIZE = 1 << 18
 #: How much of a read is cut into lines at a time, when the lines before it are all
 #: handed out: the records of a whole read (three times its size) would not stay in the
 #: processor's cache between being built and being used; those of a slice do.
@@ -460,6 +468,33 @@ def _matches(fd: int, identity: FileIdentity) -> bool:
     return head_fingerprint(head) == (identity.head_length, identity.head_sha256)
 
 
+#: ``os.RWF_NOWAIT`` where ``preadv`` takes it (Linux), else None.
+_NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None) if hasattr(os, "preadv") else None
+#: What ``preadv`` with ``RWF_NOWAIT`` raises where the file system cannot tell whether a
+#: read would wait (tmpfs, many network file systems): that file is read in a thread.
+_NOWAIT_UNSUPPORTED = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}
+
+
+def _read_cached(
+    fd: int, buffer: bytearray, size: int, offset: int, at_least: int
+) -> bytes | None:
+    """Up to ``size`` bytes (at most ``len(buffer)``) of ``fd`` at ``offset`` if the page
+    cache holds them (at least ``at_least`` of them, else None), read without waiting
+    for storage or for a lock (``RWF_NOWAIT``), so in the event loop's thread: what the
+    kernel does then is a copy from memory.  ``buffer`` is scratch space, the bytes
+    returned a copy of it.  Raises ``OSError`` with an errno of ``_NOWAIT_UNSUPPORTED``
+    where the file system cannot say."""
+    assert _NOWAIT is not None
+    with memoryview(buffer) as whole, whole[: min(size, len(buffer))] as space:
+        try:
+            n = os.preadv(fd, (space,), offset, _NOWAIT)
+        except BlockingIOError:  # not in the page cache (or a lock is held)
+            return None
+        if n < at_least or n == 0:  # a short read: the end of the file, or not cached
+            return None
+        return space[:n].tobytes()
+
+
 def _is_compressed(path: Path) -> bool:
     """Whether ``path`` starts like a compressed file (unreadable: treated as one).
 
@@ -709,6 +744,9 @@ class _Open:
     #: gets them ``FEED_SIZE`` at a time, as the lines before them run out).
     unfed: bytes = b""
     unfed_at: int = 0
+    #: False once the file system said it cannot tell whether a read would wait
+    #: (``_read_cached``): the file is read in worker threads only.
+    nowait: bool = True
 
 
 @dataclass(frozen=True)
@@ -887,6 +925,9 @@ class Follower:
         self._inaccessible: str | None = None
         self._at_eof = False
         self._file: _Open | None = None
+        #: Scratch space of the reads the page cache holds (``_read_cached``).
+        self._scratch: bytearray | None = None
+        self._unyielded = 0  # bytes read since the event loop last ran other tasks
         # True while reading a file that was rotated away from ``path``: at its end, go
         # on with the next rotated file (by modification time), then with ``path``.
         self._draining = False
@@ -1367,7 +1408,7 @@ class Follower:
         # Read the anchor again with the new bytes: if the bytes before our position
         # changed, the file was truncated and rewritten (perhaps past its old size).
         n = len(f.anchor)
-        data = await anyio.to_thread.run_sync(os.pread, f.fd, READ_SIZE + n, f.read_pos - n)
+        data = await self._pread(f, READ_SIZE + n, f.read_pos - n, n + 1)
         if data[:n] != f.anchor:
             await self._truncated(f)
             return
@@ -1385,6 +1426,37 @@ class Follower:
                 self._at_eof = True
             else:
                 await self._wait_for_change(f)
+
+    async def _pread(self, f: _Open, size: int, offset: int, at_least: int) -> bytes:
+        """``os.pread(f.fd, size, offset)``, or fewer bytes (at least ``at_least``, or
+        all there are): from the page cache at once where it holds them (up to
+        ``CACHED_READ_SIZE``), else in a worker thread, since a read from storage may
+        take milliseconds.  A cancellation point either way; cancelled, nothing is read.
+        """
+        if f.nowait and _NOWAIT is not None:
+            # A reader that never waits must still be cancellable at each read, and let
+            # the other tasks run as often as it did with a thread per ``READ_SIZE``
+            # read (a turn of the event loop per read would cost more than the read).
+            if self._unyielded >= READ_SIZE:
+                self._unyielded = 0
+                await anyio.lowlevel.checkpoint()
+            else:
+                await anyio.lowlevel.checkpoint_if_cancelled()
+            buffer = self._scratch
+            if buffer is None:
+                buffer = self._scratch = bytearray(CACHED_READ_SIZE)
+            try:
+                data = _read_cached(f.fd, buffer, size, offset, at_least)
+            except OSError as exc:
+                if exc.errno not in _NOWAIT_UNSUPPORTED:
+                    raise
+                f.nowait = False  # this file system cannot tell: read it in threads
+                data = None
+            if data is not None:
+                self._unyielded += len(data)
+                return data
+        self._unyielded = 0
+        return await anyio.to_thread.run_sync(os.pread, f.fd, size, offset)
 
     async def _look_around(self, f: _Open) -> bool:
         """At the end of the data: handle truncation and rotation; True if acted."""

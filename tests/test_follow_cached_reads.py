@@ -1,0 +1,224 @@
+"""Reads the page cache holds are done in the event loop's thread (``preadv`` with
+``RWF_NOWAIT``: a copy from memory, never a wait for storage); the others, and all reads
+where the file system cannot tell, in a worker thread.  The lines are the same either
+way, the follower stays a cancellation point at each read and lets other tasks run at
+least once per ``READ_SIZE`` bytes it reads."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+
+import utf8stream.apps.follow as follow_module
+from utf8stream import follow
+
+pytestmark = pytest.mark.anyio
+
+
+def numbered(count: int) -> bytes:
+    return b"".join(b"line %05d %s\n" % (k, b"x" * (k % 40)) for k in range(count))
+
+
+@pytest.fixture
+def thread_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The sizes of the reads the follower sends to a worker thread."""
+    sizes: list[int] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counting(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if func is os.pread:
+            sizes.append(args[1])
+        return await run_sync(func, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    yield sizes
+
+
+def fake_preadv(
+    monkeypatch: pytest.MonkeyPatch, answer: Callable[[int, Any, int], int]
+) -> list[int]:
+    """``os.preadv`` answering with ``answer(fd, buffer, offset)`` (and a flag to pass,
+    where the platform has none); the offsets asked for."""
+    asked: list[int] = []
+
+    def preadv(fd: int, buffers: Any, offset: int, flags: int = 0) -> int:
+        assert flags == follow_module._NOWAIT
+        asked.append(offset)
+        (buffer,) = buffers
+        return answer(fd, buffer, offset)
+
+    monkeypatch.setattr(os, "preadv", preadv, raising=False)
+    if follow_module._NOWAIT is None:
+        monkeypatch.setattr(follow_module, "_NOWAIT", 8)
+    return asked
+
+
+def from_memory(fd: int, buffer: Any, offset: int) -> int:
+    data = os.pread(fd, len(buffer), offset)
+    buffer[: len(data)] = data
+    return len(data)
+
+
+async def read_all(path: Path) -> list[str]:
+    async with follow(path, start="beginning", until_eof=True) as lines:
+        return [line.text async for line in lines]
+
+
+async def test_reads_the_page_cache_holds_take_no_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
+) -> None:
+    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
+    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 1000)
+    data = numbered(3000)
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    asked = fake_preadv(monkeypatch, from_memory)
+    assert await read_all(path) == data.decode().splitlines()
+    # Each read at most CACHED_READ_SIZE bytes, from where the last one ended (less the
+    # anchor read again); only the read at the end (no bytes: the end of the file, or
+    # bytes not cached?) goes to a thread.
+    assert len(asked) >= len(data) // 1000
+    assert thread_reads == [4096 + follow_module.ANCHOR_BYTES]
+
+
+async def test_a_read_that_would_wait_goes_to_a_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
+) -> None:
+    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
+    data = numbered(3000)
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    calls = 0
+
+    def half_cached(fd: int, buffer: Any, offset: int) -> int:
+        nonlocal calls
+        calls += 1
+        if calls % 2:
+            raise BlockingIOError(errno.EAGAIN, "would wait")
+        return from_memory(fd, buffer, offset)
+
+    fake_preadv(monkeypatch, half_cached)
+    assert await read_all(path) == data.decode().splitlines()
+    assert calls > 2 and len(thread_reads) >= calls // 2
+
+
+async def test_a_short_cached_read_goes_to_a_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
+) -> None:
+    """Fewer bytes than the anchor read again (the page cache holds the first page
+    only?): they do not tell whether the file was rewritten, so a thread reads."""
+    data = numbered(200)
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    async with follow(path, start="beginning", poll_interval=0.01) as lines:
+        first = [await lines.__anext__() for _ in range(200)]
+        fake_preadv(monkeypatch, lambda fd, buffer, offset: from_memory(fd, buffer[:3], offset))
+        with path.open("ab") as f:
+            f.write(b"appended\n")
+        appended = await lines.__anext__()
+    assert [line.text for line in first] == data.decode().splitlines()
+    assert appended.text == "appended"
+    assert thread_reads  # the 3 bytes were not taken: a thread read the rest
+
+
+async def test_a_file_system_that_cannot_tell_is_read_in_threads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
+) -> None:
+    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
+    data = numbered(3000)
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+
+    def unsupported(fd: int, buffer: Any, offset: int) -> int:
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+
+    asked = fake_preadv(monkeypatch, unsupported)
+    assert await read_all(path) == data.decode().splitlines()
+    assert len(asked) == 1  # asked once for the file, never again
+    assert len(thread_reads) > len(data) // 4096
+
+
+async def test_another_error_of_a_cached_read_is_raised(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(numbered(10))
+
+    def broken(fd: int, buffer: Any, offset: int) -> int:
+        raise OSError(errno.EIO, "Input/output error")
+
+    fake_preadv(monkeypatch, broken)
+    with pytest.raises(OSError, match="Input/output error"):
+        await read_all(path)
+
+
+async def test_other_tasks_run_while_cached_reads_go_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reads that never wait still give the event loop a turn once per ``READ_SIZE``
+    bytes (as a thread per read did), and a cancellation stops the reader at a read."""
+    monkeypatch.setattr(follow_module, "READ_SIZE", 2048)
+    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 512)
+    data = numbered(4000)  # about 190 KiB
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    fake_preadv(monkeypatch, from_memory)
+    turns = 0
+    done = False
+
+    async def other() -> None:
+        nonlocal turns
+        while not done:
+            turns += 1
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other)
+        await anyio.lowlevel.checkpoint()
+        turns = 0
+        got = await read_all(path)
+        done = True
+    assert got == data.decode().splitlines()
+    assert turns >= len(data) // 2048 - 2
+
+    async with follow(path, start="beginning", until_eof=True) as lines:
+        seen = 0
+        with anyio.CancelScope() as scope:
+            async for _line in lines:
+                seen += 1
+                if seen == 100:
+                    scope.cancel()  # at the next read, not after the whole file
+        assert seen < 1000
+        rest = [line.text async for line in lines]  # nothing lost, nothing repeated
+    assert seen + len(rest) == 4000
+    assert rest == data.decode().splitlines()[seen:]
+
+
+async def test_the_real_page_cache(tmp_path: Path, thread_reads: list[int]) -> None:
+    """No fake: where the file system tells (a local disk's, on Linux), a file just
+    written is read with no worker thread but for the read at its end."""
+    data = numbered(40_000)  # about 1.8 MiB: more than one read of each kind
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    assert await read_all(path) == data.decode().splitlines()
+    tells = follow_module._NOWAIT is not None
+    if tells:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            os.preadv(fd, [bytearray(16)], 0, follow_module._NOWAIT)
+        except OSError as exc:
+            assert exc.errno in follow_module._NOWAIT_UNSUPPORTED
+            tells = False
+        finally:
+            os.close(fd)
+    if tells:
+        assert len(thread_reads) == 1
+    else:
+        assert len(thread_reads) >= len(data) // follow_module.READ_SIZE
