@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/count_instructions.py [--pure] [--before PATH/src] [--calls N]
         [--per-line [--cache [--sides SIDE ...]]] [--lines N] [--kinds KIND ...] [--events]
         [--streams [--mib M] [--corpora NAME ...] [--backends B ...] [--rows I ...]]
+        [--chunk64 [--chunks N] [--corpora NAME ...]]
 
 Wall-clock ratios at 256-byte chunks move by a third from run to run on a shared machine;
 instruction counts do not (the same binary, input and environment give the same count,
@@ -35,6 +36,15 @@ caches of this machine's processor): instructions, first-level data cache misses
 and writes) and last-level data cache misses per line, each side's own; ``--sides``
 picks some of ours (the peer comes with each).  Misses explain what instructions do not:
 a follower that runs fewer instructions per line than ``open()`` can still take longer.
+
+``--chunk64``: instructions per ``decode()`` of a 64 KiB chunk of each benchmark corpus
+(bench_decoder.py's 64 KiB rows, issue 14): ``N`` chunks (default 8) of the corpus, only
+the C decoding call counted (callgrind's ``--toggle-collect`` on ``Utf8Decoder.decode``'s
+C entry and on ``codecs``' ``utf_8_decode``: the making of the corpus and the interpreter
+left out, and codecs' Python-level ``decode`` wrapper too).  ``--branch-sim`` adds
+callgrind's count of mispredicted branches per chunk (a crude predictor without history:
+a hint, no more).  At 64 KiB the chunk and the string it makes outgrow L1d; callgrind
+counts no cache misses, so a timed A/B (bench_decoder.py) stays the judge.
 
 ``--streams``: instructions per MiB of input for bench_streams.py's rows, running its
 own functions (issue 14's pure-Python stream targets: add ``--pure``):
@@ -235,6 +245,92 @@ PER_LINE_SIDES = (
     ("lines-asyncio", "textiowrapper"),
     ("lines-trio", "textiowrapper"),
 )
+
+
+CHUNK64_CHILD = r"""
+import codecs, random, sys
+sys.path.insert(0, BENCHMARKS)
+import _corpora
+from utf8stream import Utf8Decoder
+side, kind, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rnd = random.Random(2026)
+if kind == "corrupted":
+    data = _corpora.corrupt(_corpora.mixed(n << 16, rnd), rnd)
+else:
+    data = getattr(_corpora, kind.replace("-", "_"))(n << 16, rnd)
+chunks = _corpora.chunked(data, 65536)[:n]
+if side == "ours":
+    decode = Utf8Decoder("replace").decode
+else:
+    decode = codecs.getincrementaldecoder("utf-8")("replace").decode
+for chunk in chunks:
+    decode(chunk)
+"""
+
+#: The C function that each side's decode() of --chunk64 counts.
+CHUNK64_ENTRY = {"ours": "BoundDecode_vectorcall", "codecs": "_codecs_utf_8_decode"}
+
+
+def count_chunk64(side: str, kind: str, n: int, src: Path, branches: bool) -> tuple[int, int]:
+    """Instructions and mispredicted branches (0 without branch simulation) per chunk."""
+    env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
+    child_text = f"BENCHMARKS = {str(Path(__file__).resolve().parent)!r}\n{CHUNK64_CHILD}"
+    with tempfile.TemporaryDirectory() as tmp:
+        child = Path(tmp) / "child.py"
+        child.write_text(child_text, encoding="utf-8")
+        out = f"{tmp}/out"
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                f"--toggle-collect={CHUNK64_ENTRY[side]}",
+                *(["--branch-sim=yes"] if branches else []),
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                str(child),
+                side,
+                kind,
+                str(n),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        events: list[str] = []
+        totals: list[int] = []
+        for line in Path(out).read_text().splitlines():
+            if line.startswith("events:"):
+                events = line.split()[1:]
+            elif line.startswith(("summary:", "totals:")):
+                totals = [int(x) for x in line.split()[1:]]
+    counts = dict(zip(events, totals, strict=False))
+    if "Ir" not in counts:
+        raise SystemExit(f"callgrind wrote no totals for {side} {kind}")
+    return counts["Ir"] // n, (counts.get("Bcm", 0) + counts.get("Bim", 0)) // n
+
+
+def main_chunk64(
+    n: int, corpora: list[str], trees: list[tuple[str, Path]], branches: bool
+) -> None:
+    print(f"instructions per decode() of a 64 KiB chunk, {n} chunks of each corpus")
+    header = f"{'corpus':12} {'codecs':>9}"
+    for name, _ in trees:
+        header += f" {'ours ' + name:>12} {'ratio':>6}"
+        if branches:
+            header += f" {'mispred':>8}"
+    print(header)
+    for kind in corpora:
+        peer, peer_miss = count_chunk64("codecs", kind, n, SRC, branches)
+        row = f"{kind:12} {peer:9d}"
+        for _, src in trees:
+            ours, miss = count_chunk64("ours", kind, n, src, branches)
+            row += f" {ours:12d} {peer / ours:6.2f}"
+            if branches:
+                row += f" {miss:8d}"
+        if branches:
+            row += f"  (codecs mispredicted {peer_miss})"
+        print(row, flush=True)
 
 
 #: What ``--cache`` reports, from cachegrind's summary: instructions, first-level data
@@ -442,10 +538,17 @@ def main() -> None:
         "--streams", action="store_true", help="bench_streams.py's rows, per MiB of input"
     )
     parser.add_argument("--mib", type=float, default=0.5, help="with --streams")
-    parser.add_argument("--corpora", nargs="+", default=None, help="with --streams")
+    parser.add_argument("--corpora", nargs="+", default=None, help="with --streams, --chunk64")
     parser.add_argument("--backends", nargs="+", default=["asyncio"], choices=("asyncio", "trio"))
     parser.add_argument(
         "--rows", nargs="+", type=int, default=None, help="with --streams: STREAM_ROWS indexes"
+    )
+    parser.add_argument(
+        "--chunk64", action="store_true", help="64 KiB chunks of the benchmark corpora"
+    )
+    parser.add_argument("--chunks", type=int, default=8, help="with --chunk64")
+    parser.add_argument(
+        "--branch-sim", action="store_true", help="with --chunk64: mispredicted branches"
     )
     args = parser.parse_args()
     if args.events:
@@ -458,6 +561,18 @@ def main() -> None:
         return
     if args.per_line:
         main_per_line(args.lines, trees, args.pure)
+        return
+    if args.chunk64:
+        corpora = args.corpora or [
+            "ascii-log",
+            "mixed",
+            "cjk",
+            "emoji",
+            "dense-emoji",
+            "web",
+            "corrupted",
+        ]
+        main_chunk64(args.chunks, corpora, trees, args.branch_sim)
         return
     if args.streams:
         rows = STREAM_ROWS if args.rows is None else tuple(STREAM_ROWS[i] for i in args.rows)

@@ -126,6 +126,11 @@ BASES = {
     "cjk-ucs4": "😀" + "日本語のテキスト中文" * 5,
     "emoji": "😀🎉🚀👍🔥🌍🍕🐍" * 5,
     "mixed": "héllo wörld 日本語 😀🎉 Ωψ ok " * 4,
+    # UCS-4 text of every length mixed (mixed_blocks_avx2): markup, emoji among words,
+    # emoji runs and joined sequences, sequences across its 16-byte steps
+    "web-ucs4": '<p class="x">Größe — Новости 新闻 😀 “ok” 👍🏽</p>\n' * 3,
+    "emoji-words": "😀😀 ok 🎉 ship it 🚀🚀🚀 lol ä日 " * 4,
+    "emoji-joined": "👩\u200d🚀👍🏽🧑\u200d🤝\u200d🧑❤\ufe0f🔥😀🎉🚀 " * 3,
 }
 
 #: Malformed units and cut sequences of every lead and continuation class (Table 3-7):
@@ -199,6 +204,16 @@ def test_clean_text_of_every_length(base: str) -> None:
         assert Utf8Decoder().decode(data, final=True) == data.decode()
 
 
+@pytest.mark.parametrize("base", list(BASES))
+def test_clean_text_ending_at_every_byte(base: str) -> None:
+    """Every end up to three blocks and more: a kernel that runs to the very end of the
+    segment (the ASCII blocks of mixed_blocks_avx2) hands the loop nothing to read."""
+    raw = ("😀" + BASES[base] * 3).encode()[:300]
+    for n in range(len(raw) + 1):
+        data = raw[:n].decode("utf-8", "ignore").encode()
+        assert Utf8Decoder().decode(data, final=True) == data.decode()
+
+
 @pytest.mark.parametrize("base", ["ascii", "ascii-ucs2", "cjk-ucs2", "emoji", "mixed"])
 def test_long_segments(base: str) -> None:
     """Past 4096 bytes the decoder first guesses ASCII and copies 64 bytes a step; a
@@ -233,6 +248,7 @@ CLEAN_ALPHABETS = [
     st.characters(min_codepoint=0x10000, max_codepoint=0x10FFFF),
     st.characters(min_codepoint=0x1F300, max_codepoint=0x1FAFF),
     st.characters(blacklist_categories=["Cs"]),
+    st.sampled_from(["a", " ", "<", "é", "Ω", "ж", "日", "—", "\u200d", "😀", "🏽", "\U0010ffff"]),
 ]
 
 clean_runs = (

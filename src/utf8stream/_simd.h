@@ -221,6 +221,242 @@ three_byte_blocks_avx2(const unsigned char *p, Py_ssize_t avail, void *out, int 
     return c + three_byte_blocks(p + t, avail - t, (char *)out + c * width, width);
 }
 
+/* For each 8-bit mask, the lanes of its set bits, lowest first, one lane number a byte;
+   the rest repeat the last one (a mask without a bit: all 0).  The permutation that packs
+   the chosen 32-bit lanes of a vector at its head. */
+static const uint64_t pack_lanes[256] = {
+    0x0000000000000000ULL, 0x0000000000000000ULL, 0x0101010101010101ULL, 0x0101010101010100ULL,
+    0x0202020202020202ULL, 0x0202020202020200ULL, 0x0202020202020201ULL, 0x0202020202020100ULL,
+    0x0303030303030303ULL, 0x0303030303030300ULL, 0x0303030303030301ULL, 0x0303030303030100ULL,
+    0x0303030303030302ULL, 0x0303030303030200ULL, 0x0303030303030201ULL, 0x0303030303020100ULL,
+    0x0404040404040404ULL, 0x0404040404040400ULL, 0x0404040404040401ULL, 0x0404040404040100ULL,
+    0x0404040404040402ULL, 0x0404040404040200ULL, 0x0404040404040201ULL, 0x0404040404020100ULL,
+    0x0404040404040403ULL, 0x0404040404040300ULL, 0x0404040404040301ULL, 0x0404040404030100ULL,
+    0x0404040404040302ULL, 0x0404040404030200ULL, 0x0404040404030201ULL, 0x0404040403020100ULL,
+    0x0505050505050505ULL, 0x0505050505050500ULL, 0x0505050505050501ULL, 0x0505050505050100ULL,
+    0x0505050505050502ULL, 0x0505050505050200ULL, 0x0505050505050201ULL, 0x0505050505020100ULL,
+    0x0505050505050503ULL, 0x0505050505050300ULL, 0x0505050505050301ULL, 0x0505050505030100ULL,
+    0x0505050505050302ULL, 0x0505050505030200ULL, 0x0505050505030201ULL, 0x0505050503020100ULL,
+    0x0505050505050504ULL, 0x0505050505050400ULL, 0x0505050505050401ULL, 0x0505050505040100ULL,
+    0x0505050505050402ULL, 0x0505050505040200ULL, 0x0505050505040201ULL, 0x0505050504020100ULL,
+    0x0505050505050403ULL, 0x0505050505040300ULL, 0x0505050505040301ULL, 0x0505050504030100ULL,
+    0x0505050505040302ULL, 0x0505050504030200ULL, 0x0505050504030201ULL, 0x0505050403020100ULL,
+    0x0606060606060606ULL, 0x0606060606060600ULL, 0x0606060606060601ULL, 0x0606060606060100ULL,
+    0x0606060606060602ULL, 0x0606060606060200ULL, 0x0606060606060201ULL, 0x0606060606020100ULL,
+    0x0606060606060603ULL, 0x0606060606060300ULL, 0x0606060606060301ULL, 0x0606060606030100ULL,
+    0x0606060606060302ULL, 0x0606060606030200ULL, 0x0606060606030201ULL, 0x0606060603020100ULL,
+    0x0606060606060604ULL, 0x0606060606060400ULL, 0x0606060606060401ULL, 0x0606060606040100ULL,
+    0x0606060606060402ULL, 0x0606060606040200ULL, 0x0606060606040201ULL, 0x0606060604020100ULL,
+    0x0606060606060403ULL, 0x0606060606040300ULL, 0x0606060606040301ULL, 0x0606060604030100ULL,
+    0x0606060606040302ULL, 0x0606060604030200ULL, 0x0606060604030201ULL, 0x0606060403020100ULL,
+    0x0606060606060605ULL, 0x0606060606060500ULL, 0x0606060606060501ULL, 0x0606060606050100ULL,
+    0x0606060606060502ULL, 0x0606060606050200ULL, 0x0606060606050201ULL, 0x0606060605020100ULL,
+    0x0606060606060503ULL, 0x0606060606050300ULL, 0x0606060606050301ULL, 0x0606060605030100ULL,
+    0x0606060606050302ULL, 0x0606060605030200ULL, 0x0606060605030201ULL, 0x0606060503020100ULL,
+    0x0606060606060504ULL, 0x0606060606050400ULL, 0x0606060606050401ULL, 0x0606060605040100ULL,
+    0x0606060606050402ULL, 0x0606060605040200ULL, 0x0606060605040201ULL, 0x0606060504020100ULL,
+    0x0606060606050403ULL, 0x0606060605040300ULL, 0x0606060605040301ULL, 0x0606060504030100ULL,
+    0x0606060605040302ULL, 0x0606060504030200ULL, 0x0606060504030201ULL, 0x0606050403020100ULL,
+    0x0707070707070707ULL, 0x0707070707070700ULL, 0x0707070707070701ULL, 0x0707070707070100ULL,
+    0x0707070707070702ULL, 0x0707070707070200ULL, 0x0707070707070201ULL, 0x0707070707020100ULL,
+    0x0707070707070703ULL, 0x0707070707070300ULL, 0x0707070707070301ULL, 0x0707070707030100ULL,
+    0x0707070707070302ULL, 0x0707070707030200ULL, 0x0707070707030201ULL, 0x0707070703020100ULL,
+    0x0707070707070704ULL, 0x0707070707070400ULL, 0x0707070707070401ULL, 0x0707070707040100ULL,
+    0x0707070707070402ULL, 0x0707070707040200ULL, 0x0707070707040201ULL, 0x0707070704020100ULL,
+    0x0707070707070403ULL, 0x0707070707040300ULL, 0x0707070707040301ULL, 0x0707070704030100ULL,
+    0x0707070707040302ULL, 0x0707070704030200ULL, 0x0707070704030201ULL, 0x0707070403020100ULL,
+    0x0707070707070705ULL, 0x0707070707070500ULL, 0x0707070707070501ULL, 0x0707070707050100ULL,
+    0x0707070707070502ULL, 0x0707070707050200ULL, 0x0707070707050201ULL, 0x0707070705020100ULL,
+    0x0707070707070503ULL, 0x0707070707050300ULL, 0x0707070707050301ULL, 0x0707070705030100ULL,
+    0x0707070707050302ULL, 0x0707070705030200ULL, 0x0707070705030201ULL, 0x0707070503020100ULL,
+    0x0707070707070504ULL, 0x0707070707050400ULL, 0x0707070707050401ULL, 0x0707070705040100ULL,
+    0x0707070707050402ULL, 0x0707070705040200ULL, 0x0707070705040201ULL, 0x0707070504020100ULL,
+    0x0707070707050403ULL, 0x0707070705040300ULL, 0x0707070705040301ULL, 0x0707070504030100ULL,
+    0x0707070705040302ULL, 0x0707070504030200ULL, 0x0707070504030201ULL, 0x0707050403020100ULL,
+    0x0707070707070706ULL, 0x0707070707070600ULL, 0x0707070707070601ULL, 0x0707070707060100ULL,
+    0x0707070707070602ULL, 0x0707070707060200ULL, 0x0707070707060201ULL, 0x0707070706020100ULL,
+    0x0707070707070603ULL, 0x0707070707060300ULL, 0x0707070707060301ULL, 0x0707070706030100ULL,
+    0x0707070707060302ULL, 0x0707070706030200ULL, 0x0707070706030201ULL, 0x0707070603020100ULL,
+    0x0707070707070604ULL, 0x0707070707060400ULL, 0x0707070707060401ULL, 0x0707070706040100ULL,
+    0x0707070707060402ULL, 0x0707070706040200ULL, 0x0707070706040201ULL, 0x0707070604020100ULL,
+    0x0707070707060403ULL, 0x0707070706040300ULL, 0x0707070706040301ULL, 0x0707070604030100ULL,
+    0x0707070706040302ULL, 0x0707070604030200ULL, 0x0707070604030201ULL, 0x0707060403020100ULL,
+    0x0707070707070605ULL, 0x0707070707060500ULL, 0x0707070707060501ULL, 0x0707070706050100ULL,
+    0x0707070707060502ULL, 0x0707070706050200ULL, 0x0707070706050201ULL, 0x0707070605020100ULL,
+    0x0707070707060503ULL, 0x0707070706050300ULL, 0x0707070706050301ULL, 0x0707070605030100ULL,
+    0x0707070706050302ULL, 0x0707070605030200ULL, 0x0707070605030201ULL, 0x0707060503020100ULL,
+    0x0707070707060504ULL, 0x0707070706050400ULL, 0x0707070706050401ULL, 0x0707070605040100ULL,
+    0x0707070706050402ULL, 0x0707070605040200ULL, 0x0707070605040201ULL, 0x0707060504020100ULL,
+    0x0707070706050403ULL, 0x0707070605040300ULL, 0x0707070605040301ULL, 0x0707060504030100ULL,
+    0x0707070605040302ULL, 0x0707060504030200ULL, 0x0707060504030201ULL, 0x0706050403020100ULL,
+};
+
+/* Eight lanes of mixed_blocks_avx2: w holds, in each 32-bit lane, the four bytes from
+   one position of the block (le32).  Returns the character of the sequence that starts
+   there, as if one does (of the length its lead says), and sets *bad to the lanes where
+   that character is not well-formed (overlong, a surrogate, above U+10FFFF).  A lane
+   that holds a continuation byte gets a value without meaning, ignored by the caller;
+   the continuation bytes' own bits (10xxxxxx) are checked by the caller's masks.  The character is the lead's bits shifted
+   left and the three following bytes' 18 bits shifted right, by 6, 12 or 18 (the
+   mask, the shift and the smallest character's bit looked up by the lead's high
+   nibble). */
+static AVX2_FN inline __m256i
+mixed_lanes_avx2(__m256i w, unsigned int *bad)
+{
+    /* by high nibble: 0-7 ASCII, 8-B continuation, C-D, E, F leads; bytes 1-3 of each
+       lane look up index 0x80, which gives 0 */
+    const __m256i lead_mask = _mm256_setr_epi8(
+        0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0, 0, 0, 0, 0x1F, 0x1F, 0x0F, 0x07,
+        0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0, 0, 0, 0, 0x1F, 0x1F, 0x0F, 0x07);
+    const __m256i lead_shift = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 6, 12,
+                                                18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 6,
+                                                12, 18);
+    /* 1 << this is the smallest character of the length (ASCII: a shift of 255, 0) */
+    const __m256i least_bit = _mm256_setr_epi8(
+        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 7, 7, 11, 16,
+        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 7, 7, 11, 16);
+    __m256i nibble = _mm256_or_si256(
+        _mm256_srli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0xF0)), 4),
+        _mm256_set1_epi32((int)0x80808000u));
+    __m256i shift = _mm256_shuffle_epi8(lead_shift, nibble);
+    /* c1 << 12 | c2 << 6 | c3 from the bytes 1-3 */
+    __m256i pairs = _mm256_maddubs_epi16(_mm256_and_si256(w, _mm256_set1_epi32(0x3F3F3F00)),
+                                         _mm256_set1_epi32(0x01400100));
+    __m256i tail = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x00011000));
+    __m256i cp = _mm256_or_si256(
+        _mm256_sllv_epi32(_mm256_and_si256(w, _mm256_shuffle_epi8(lead_mask, nibble)), shift),
+        _mm256_srlv_epi32(tail, _mm256_sub_epi32(_mm256_set1_epi32(18), shift)));
+    __m256i least = _mm256_sllv_epi32(_mm256_set1_epi32(1),
+                                      _mm256_shuffle_epi8(least_bit, nibble));
+    __m256i wrong = _mm256_or_si256(
+        _mm256_cmpgt_epi32(least, cp),
+        _mm256_cmpgt_epi32(cp, _mm256_set1_epi32(0x10FFFF)));
+    wrong = _mm256_or_si256(
+        wrong, _mm256_cmpeq_epi32(_mm256_and_si256(cp, _mm256_set1_epi32(~0x7FF)),
+                                  _mm256_set1_epi32(0xD800)));
+    *bad = (unsigned int)_mm256_movemask_ps(_mm256_castsi256_ps(wrong));
+    return cp;
+}
+
+/* UCS-4 strings of mixed text (ASCII among two-, three- and four-byte characters in any
+   order: web pages, emoji among words, emoji sequences with joiners), 16 positions a
+   step with no branch on what they hold: each 32-bit lane decodes the sequence that
+   would start at its position (mixed_lanes_avx2), and the lanes where one does start
+   are packed into out (pack_lanes).  The block's bytes are classified by masks (ASCII,
+   continuation, leads of each length, F8..FF): every continuation byte in the 16
+   positions must be one that a lead asks for, and every one asked for (up to 3 past the
+   16) must be there, so a sequence that starts in the block is decoded whole, and the
+   next step starts after it.  Two kinds of block take a shorter way: four four-byte
+   characters (a run of emoji) and 16 ASCII bytes (markup).  A block with anything else
+   (a malformed unit) stops the kernel in front of it, for the scalar loops to decide; so
+   do the end (32 bytes readable) and the room (16 characters: the stores write whole
+   vectors).  buf[*jp:e) in, *jp moved past what was decoded, the characters written to
+   out returned, their OR (less the ASCII blocks') added to *acc. */
+static AVX2_FN Py_ssize_t __attribute__((noinline))
+mixed_blocks_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS4 *out,
+                  Py_ssize_t room, Py_UCS4 *acc)
+{
+    Py_ssize_t j = *jp, c = 0;
+    /* the four bytes from each of the positions 0..7 of a 16-byte load, in its copy in
+       both 128-bit halves */
+    const __m256i spread = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
+                                            4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
+    __m256i seen = _mm256_setzero_si256();
+    Py_UCS4 four = 0;
+    while (j + 32 <= e && room - c >= 16) {
+        const unsigned char *p = buf + j;
+        __m256i v = LOAD256(p);
+        {
+            /* four four-byte characters (a run of emoji): as four_byte_blocks does */
+            __m128i x = _mm256_castsi256_si128(v);
+            __m128i bits = _mm_cmpeq_epi32(_mm_and_si128(x, _mm_set1_epi32((int)0xC0C0C0F8u)),
+                                           _mm_set1_epi32((int)0x808080F0u));
+            if (_mm_movemask_epi8(bits) == 0xFFFF) {
+                __m128i cp = _mm_or_si128(
+                    _mm_or_si128(_mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(0x07)), 18),
+                                 _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(0x3F00)), 4)),
+                    _mm_or_si128(_mm_and_si128(_mm_srli_epi32(x, 10), _mm_set1_epi32(0xFC0)),
+                                 _mm_and_si128(_mm_srli_epi32(x, 24), _mm_set1_epi32(0x3F))));
+                __m128i out_of_range =
+                    _mm_or_si128(_mm_cmplt_epi32(cp, _mm_set1_epi32(0x10000)),
+                                 _mm_cmpgt_epi32(cp, _mm_set1_epi32(0x10FFFF)));
+                if (_mm_movemask_epi8(out_of_range)) {
+                    break;
+                }
+                _mm_storeu_si128((__m128i *)(void *)(out + c), cp);
+                four = 0x10000;
+                c += 4;
+                j += 16;
+                continue;
+            }
+        }
+        __m256i v2 = _mm256_add_epi8(v, v), v4 = _mm256_add_epi8(v2, v2);
+        __m256i v8 = _mm256_add_epi8(v4, v4), v16 = _mm256_add_epi8(v8, v8);
+        /* bit k: byte k's bits 7, 6, 5, 4, 3 */
+        uint32_t b7 = (uint32_t)_mm256_movemask_epi8(v), b6 = (uint32_t)_mm256_movemask_epi8(v2);
+        if (!(b7 & 0xFFFFu)) {
+            /* 16 ASCII bytes (markup, words): widened as they are, and so are the 32-byte
+               blocks of ASCII after them */
+            __m128i a = _mm256_castsi256_si128(v);
+            STORE256(out + c, _mm256_cvtepu8_epi32(a));
+            STORE256(out + c + 8, _mm256_cvtepu8_epi32(_mm_srli_si128(a, 8)));
+            c += 16;
+            j += 16;
+            while (j + 32 <= e && room - c >= 32) {
+                __m256i w = LOAD256(buf + j);
+                if (_mm256_movemask_epi8(w)) {
+                    break;
+                }
+                __m128i l = _mm256_castsi256_si128(w), h = _mm256_extracti128_si256(w, 1);
+                STORE256(out + c, _mm256_cvtepu8_epi32(l));
+                STORE256(out + c + 8, _mm256_cvtepu8_epi32(_mm_srli_si128(l, 8)));
+                STORE256(out + c + 16, _mm256_cvtepu8_epi32(h));
+                STORE256(out + c + 24, _mm256_cvtepu8_epi32(_mm_srli_si128(h, 8)));
+                c += 32;
+                j += 32;
+            }
+            continue;
+        }
+        uint32_t b5 = (uint32_t)_mm256_movemask_epi8(v4), b4 = (uint32_t)_mm256_movemask_epi8(v8);
+        uint32_t b3 = (uint32_t)_mm256_movemask_epi8(v16);
+        uint32_t cont = b7 & ~b6;
+        uint32_t lead = b7 & b6 & 0xFFFFu;
+        uint32_t l3 = lead & b5, l4 = l3 & b4;
+        uint32_t need = lead << 1 | l3 << 2 | l4 << 3;
+        if (((need ^ cont) & 0xFFFFu) | (need & ~cont) | (l4 & b3)) {
+            break;
+        }
+        uint32_t starts = ~cont & 0xFFFFu;
+        __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
+        __m256i hi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 8)));
+        unsigned int bad0, bad1;
+        __m256i cp0 = mixed_lanes_avx2(_mm256_shuffle_epi8(lo, spread), &bad0);
+        __m256i cp1 = mixed_lanes_avx2(_mm256_shuffle_epi8(hi, spread), &bad1);
+        if ((bad0 | bad1 << 8) & starts) {
+            break;
+        }
+        unsigned int s0 = starts & 0xFF, s1 = starts >> 8;
+        cp0 = _mm256_permutevar8x32_epi32(
+            cp0, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&pack_lanes[s0])));
+        cp1 = _mm256_permutevar8x32_epi32(
+            cp1, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&pack_lanes[s1])));
+        seen = _mm256_or_si256(seen, _mm256_or_si256(cp0, cp1));
+        Py_ssize_t n0 = __builtin_popcount(s0), n1 = __builtin_popcount(s1);
+        STORE256(out + c, cp0);
+        STORE256(out + c + n0, cp1);
+        c += n0 + n1;
+        /* past the sequence that starts in the block and ends after it (need's bits 16..
+           18: 0, 1, 3 or 7, their length by the highest bit of 2 x + 1, no branch) */
+        j += 16 + (31 - __builtin_clz((need >> 16) << 1 | 1));
+    }
+    __m128i m = _mm_or_si128(_mm256_castsi256_si128(seen), _mm256_extracti128_si256(seen, 1));
+    m = _mm_or_si128(m, _mm_srli_si128(m, 8));
+    m = _mm_or_si128(m, _mm_srli_si128(m, 4));
+    *acc |= (Py_UCS4)_mm_cvtsi128_si32(m) | four;
+    *jp = j;
+    return c;
+}
+
 /* DEFINE_DECODE's ASCII block, 32 bytes: copied (widened) to o whatever they are, count
    set to the ASCII bytes at their head (32: all).  The room for 32 characters is
    checked by the caller. */

@@ -16,7 +16,8 @@
  *    kind and length, then validates and decodes in one pass straight into it (16
  *    ASCII bytes at a time with SSE2, two- three- and four-byte characters in runs of
  *    their own; with AVX2, chosen at run time, 32 ASCII bytes and eight three-byte
- *    characters a step: _simd.h); it keeps no buffer between calls.
+ *    characters a step, and UCS-4 text of mixed lengths 16 bytes a step: _simd.h); it
+ *    keeps no buffer between calls.
  *
  * 2. PlainEncoder: Utf8Encoder.encode for plain UTF-8 in one C call per chunk.
  *
@@ -666,7 +667,7 @@ typedef struct {
    TRUNCATED_AT_END unit if final, else the pass stops in front of it.  A mapping object
    (maps) stops in front of each unit instead (STOP_UNIT). */
 #define DEFINE_DECODE(NAME, TYPE, MAXT, ASCII_BLOCK, BLOCK, ATTR, TWO_BLOCKS, THREE_BLOCKS, \
-                      FOUR_BLOCKS)                                                       \
+                      FOUR_BLOCKS, MIXED_BLOCKS)                                         \
     static ATTR Py_ssize_t NAME(UnitsObject *self, const unsigned char *buf, Py_ssize_t e,    \
                            Py_ssize_t n, long long base, int final, TYPE *out,           \
                            TYPE *out_end, Cursor *cur)                                   \
@@ -678,7 +679,10 @@ typedef struct {
         const Py_UCS4 repl = self->repl_char;                                            \
         const int maps = self->maps;                                                     \
         cur->why = STOP_END;                                                             \
+        Py_ssize_t mixed_from_ = j; /* where MIXED_BLOCKS may be tried again */          \
+        (void)mixed_from_;                                                               \
         while (j < e) {                                                                  \
+            MIXED_BLOCKS(TYPE)                                                           \
             unsigned int b0 = buf[j];                                                    \
             if (b0 < 0x80) {                                                             \
                 /* Blocks of 16, and between two of them a lone two-byte character   \
@@ -915,24 +919,39 @@ typedef struct {
 
 #define NO_ATTR
 #define NO_TWO_BLOCKS(TYPE)
+#define NO_MIXED_BLOCKS(TYPE)
 DEFINE_DECODE(own_decode1, Py_UCS1, 0xFFu, ASCII_BLOCK_UCS1, 16, NO_ATTR, NO_TWO_BLOCKS,
-              three_byte_blocks, four_byte_blocks)
+              three_byte_blocks, four_byte_blocks, NO_MIXED_BLOCKS)
 DEFINE_DECODE(own_decode2, Py_UCS2, 0xFFFFu, ASCII_BLOCK_UCS2, 16, NO_ATTR, NO_TWO_BLOCKS,
-              three_byte_blocks, four_byte_blocks)
+              three_byte_blocks, four_byte_blocks, NO_MIXED_BLOCKS)
 DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO_TWO_BLOCKS,
-              three_byte_blocks, four_byte_blocks)
+              three_byte_blocks, four_byte_blocks, NO_MIXED_BLOCKS)
 #if HAVE_AVX2
+/* UCS-4 text (emoji among words, emoji sequences, web pages): mixed_blocks_avx2 takes
+   16 positions a step, whatever lengths they mix, with no branch on them; where it
+   stops (a malformed unit, the end) the loops below go on, and it is tried again 64
+   bytes on, so that damaged text pays for few blocks that fail. */
+#define MIXED_BLOCKS_AVX2(TYPE)                                                          \
+    if (j >= mixed_from_ && j + 32 <= e && out_end - o >= 16) {                          \
+        Py_ssize_t c_ = mixed_blocks_avx2(buf, &j, e, (Py_UCS4 *)(void *)o, out_end - o, &acc); \
+        o += c_;                                                                         \
+        mixed_from_ = j + 64;                                                            \
+        if (j == e) { /* its ASCII blocks may run to the end */                          \
+            break;                                                                       \
+        }                                                                                \
+    }
 /* The same passes compiled for AVX2: 32 ASCII bytes a block, eight three-byte
-   characters a step; everything else (two- and four-byte runs, every malformed unit) as
-   above.  (AVX2 kernels for ASCII with two-byte characters and for four-byte runs were
-   tried and measured slower than these loops on mixed European text, emoji and damaged
-   text at 64 KiB; they are not kept.) */
+   characters a step, and UCS-4 text of mixed lengths by mixed_blocks_avx2 (above);
+   everything else (two- and four-byte runs, every malformed unit) as above.  (AVX2
+   kernels for ASCII with two-byte characters and for four-byte runs were tried and
+   measured slower than these loops on mixed European text, emoji and damaged text at
+   64 KiB; they are not kept.) */
 DEFINE_DECODE(own_decode1_avx2, Py_UCS1, 0xFFu, ASCII_BLOCK32_UCS1, 32, AVX2_FN,
-              NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks)
+              NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks, NO_MIXED_BLOCKS)
 DEFINE_DECODE(own_decode2_avx2, Py_UCS2, 0xFFFFu, ASCII_BLOCK32_UCS2, 32, AVX2_FN,
-              NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks)
+              NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks, NO_MIXED_BLOCKS)
 DEFINE_DECODE(own_decode4_avx2, Py_UCS4, 0x10FFFFu, ASCII_BLOCK32_UCS4, 32, AVX2_FN,
-              NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks)
+              NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks, MIXED_BLOCKS_AVX2)
 #endif
 
 static PyObject *
