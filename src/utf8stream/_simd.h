@@ -294,7 +294,8 @@ static const uint64_t pack_lanes[256] = {
 /* Eight lanes of mixed_blocks_avx2: w holds, in each 32-bit lane, the four bytes from
    one position of the block (le32).  Returns the character of the sequence that starts
    there, as if one does (of the length its lead says), and sets *bad to the lanes where
-   that character is not well-formed (overlong, a surrogate, above U+10FFFF).  A lane
+   that character is not well-formed (overlong, above U+10FFFF; the caller rules out
+   surrogates, ED A0..BF, by its byte masks).  A lane
    that holds a continuation byte gets a value without meaning, ignored by the caller;
    the continuation bytes' own bits (10xxxxxx) are checked by the caller's masks.  The character is the lead's bits shifted
    left and the three following bytes' 18 bits shifted right, by 6, 12 or 18 (the
@@ -331,9 +332,6 @@ mixed_lanes_avx2(__m256i w, unsigned int *bad)
     __m256i wrong = _mm256_or_si256(
         _mm256_cmpgt_epi32(least, cp),
         _mm256_cmpgt_epi32(cp, _mm256_set1_epi32(0x10FFFF)));
-    wrong = _mm256_or_si256(
-        wrong, _mm256_cmpeq_epi32(_mm256_and_si256(cp, _mm256_set1_epi32(~0x7FF)),
-                                  _mm256_set1_epi32(0xD800)));
     *bad = (unsigned int)_mm256_movemask_ps(_mm256_castsi256_ps(wrong));
     return cp;
 }
@@ -423,7 +421,11 @@ mixed_blocks_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS
         uint32_t lead = b7 & b6 & 0xFFFFu;
         uint32_t l3 = lead & b5, l4 = l3 & b4;
         uint32_t need = lead << 1 | l3 << 2 | l4 << 3;
-        if (((need ^ cont) & 0xFFFFu) | (need & ~cont) | (l4 & b3)) {
+        /* a surrogate: ED and then A0..BF (a continuation byte with bit 5) */
+        uint32_t ed = (uint32_t)_mm256_movemask_epi8(
+            _mm256_cmpeq_epi8(v, _mm256_set1_epi8((char)0xED)));
+        if (((need ^ cont) & 0xFFFFu) | (need & ~cont) | (l4 & b3) |
+            ((ed & 0xFFFFu) << 1 & b5)) {
             break;
         }
         uint32_t starts = ~cont & 0xFFFFu;
