@@ -131,6 +131,8 @@ BASES = {
     "web-ucs4": '<p class="x">Größe — Новости 新闻 😀 “ok” 👍🏽</p>\n' * 3,
     "emoji-words": "😀😀 ok 🎉 ship it 🚀🚀🚀 lol ä日 " * 4,
     "emoji-joined": "👩\u200d🚀👍🏽🧑\u200d🤝\u200d🧑❤\ufe0f🔥😀🎉🚀 " * 3,
+    # its ASCII blocks: markup after enough emoji for the kernel to be used
+    "emoji-markup": "😀🎉🚀👍🔥🌍🍕🐍" * 3 + '<a href="https://example.org/article/1">' * 2,
 }
 
 #: Malformed units and cut sequences of every lead and continuation class (Table 3-7):

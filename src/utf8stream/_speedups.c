@@ -654,6 +654,8 @@ typedef struct {
                          smallest character of its length: acc tells ASCII, Latin-1,
                          UCS-2 and UCS-4 apart, all it is for) */
     int why;          /* STOP_END (also: in front of a held prefix), or why not */
+    int mixed;        /* MIXED_BLOCKS may be used (the segment's characters average more
+                         than 1.25 bytes: not European text, which the loops do better) */
 } Cursor;
 
 /* One decoding pass over buf[cur->j:e) (e <= n) into out, of kind TYPE whose largest
@@ -679,7 +681,7 @@ typedef struct {
         const Py_UCS4 repl = self->repl_char;                                            \
         const int maps = self->maps;                                                     \
         cur->why = STOP_END;                                                             \
-        Py_ssize_t mixed_from_ = j; /* where MIXED_BLOCKS may be tried again */          \
+        Py_ssize_t mixed_from_ = cur->mixed ? j : e; /* where MIXED_BLOCKS may be tried */ \
         (void)mixed_from_;                                                               \
         while (j < e) {                                                                  \
             MIXED_BLOCKS(TYPE)                                                           \
@@ -1119,7 +1121,8 @@ own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py
     }
     widen_into((char *)PyUnicode_DATA(s) + pre * kind, kind, buf + i, PyUnicode_1BYTE_KIND,
                head);
-    Cursor cur = {a, cap - pre - head - leads, 0, 0, pre ? first : 0, STOP_END};
+    Cursor cur = {a, cap - pre - head - leads, 0, 0, pre ? first : 0, STOP_END,
+                  (e - a) * 4 > leads * 5};
     Py_ssize_t len = pre + head;
     for (;;) {
         void *data = PyUnicode_DATA(s);
