@@ -220,6 +220,12 @@ if corpus == "corrupted":
 else:
     data = getattr(_corpora, corpus.replace("-", "_"))(size, rnd)
 chunks = _corpora.chunked(data, int(chunk))
+# The objects made so far (imports, corpus) out of the collector's sight: otherwise a
+# full collection more or less in one of the two runs (each walks every object, millions
+# of instructions) swamps the difference (pure-Python rows came out negative).
+import gc
+gc.collect()
+gc.freeze()
 if setup_only:
     raise SystemExit
 what, _, backend = side.partition("@")

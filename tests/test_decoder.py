@@ -423,3 +423,48 @@ def test_a_decoder_is_freed_without_the_cycle_collector(errors: str, variant: st
         assert ref() is None
     finally:
         gc.enable()
+
+
+# -- the pure-Python path's cost per call (issue 14) ------------------------------------
+
+
+def python_calls(run: object) -> list[str]:
+    """The names of the Python functions ``run()`` calls (C functions left out)."""
+    import sys
+
+    assert callable(run)
+    names: list[str] = []
+
+    def profile(frame: object, event: str, arg: object) -> None:
+        if event == "call":
+            names.append(frame.f_code.co_name)  # type: ignore[attr-defined]
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return names
+
+
+def test_pure_decode_of_a_clean_chunk_is_one_python_frame() -> None:
+    """In pure Python a clean chunk (whole characters, or one cut at its end) costs one
+    Python frame, ``decode`` itself, as codecs' incremental decoder costs one (it was
+    ``decode`` and the scanner's ``feed``): what ``Utf8ReceiveStream`` pays per chunk."""
+    from utf8stream import use_accelerator
+
+    with use_accelerator(False):
+        decoder = Utf8Decoder()
+    for chunk, text in ((b"plain ascii", "plain ascii"), (b"caf\xc3", "caf"), (b"\xa9!", "\xe9!")):
+        out: list[str] = []
+        assert python_calls(lambda chunk=chunk, out=out: out.append(decoder.decode(chunk))) == [
+            "<lambda>",
+            "decode",
+        ]
+        assert out == [text]
+    assert decoder.position == 17
+    assert decoder.statistics().chars_out == 16
+    # Damage still goes to the scanner, which decides the units.
+    calls = python_calls(lambda: decoder.decode(b"\xff"))
+    assert "feed" in calls
+    assert decoder.statistics().malformed_total == 1

@@ -69,6 +69,39 @@ async def test_awaiting_after_the_list_was_emptied_is_an_error() -> None:
         await awaitable
 
 
+@pytest.mark.anyio
+async def test_a_ready_item_is_awaited_on_the_iterator_itself(implementation: str) -> None:
+    """As in C, ``__anext__`` of a ready item returns the iterator itself, which takes
+    the item when awaited: no object is made per item, and in pure Python a ready item
+    costs two Python frames (``__anext__``, ``__await__``; issue 14: it was three, and
+    an awaitable object per item)."""
+    import sys
+
+    items: list[object] = ["c", "b", "a"]
+    iterator = buffered(items, [])
+    awaitable = iterator.__anext__()
+    assert awaitable is iterator
+    assert await awaitable == "a"
+    names: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    got = []
+    sys.setprofile(profile)
+    try:
+        for _ in range(2):
+            got.append(await iterator.__anext__())
+    finally:
+        sys.setprofile(None)
+    assert got == ["b", "c"]
+    if implementation == "pure-python":
+        assert names == ["__anext__", "__await__"] * 2
+    else:
+        assert names == []
+
+
 def test_the_iterator_protocol_gives_the_item_in_stop_iteration() -> None:
     """What a generator-based awaiter (``yield from``) sees instead of ``send``."""
     iterator = buffered([(1, 2)], [])

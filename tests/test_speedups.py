@@ -726,3 +726,60 @@ def test_offsets_past_63_bits_are_refused_by_the_c_line_cutter() -> None:
     )
     assert isinstance(Utf8Decoder(start_offset=2**62)._scanner, PyScanner)
     assert not isinstance(Utf8Decoder(start_offset=2**62 - 1)._scanner, PyScanner)
+
+
+def test_the_pure_fast_path_agrees_at_its_edges() -> None:
+    """Issue 14: the pure decoder decodes a clean chunk itself (CPython's strict decoder,
+    no scanner frame).  Where that stops (a malformed unit, a surrogate's start ED A0..BF
+    cut by the chunk's end, a held prefix at the end, the dirty window after damage, a
+    memoryview) the scanner decides as before: the C decoder agrees call by call."""
+    script: list[tuple[bytes | memoryview, bool]] = [
+        (b"plain", False),
+        (b"caf\xc3", False),
+        (b"\xa9 \xe2\x82", False),
+        (b"\xac", False),
+        (b"x\xed", False),
+        (b"\xa0\x80 after", False),
+        (b"ab\xed\xa0", False),
+        (b"z", False),
+        (memoryview(b"view \xe2\x82\xac"), False),
+        (b"clean " * 20, False),
+        (b"\xff bad", False),
+        (b"dirty window " * 10, False),
+        (b"\xf0\x9f\x98", False),
+        (b"", True),
+        (b"again \xc3", True),
+    ]
+    fast, pure, fast_events, pure_events = make_pair(start_offset=7)
+    for chunk, final in script:
+        assert fast.decode(chunk, final) == pure.decode(chunk, final), chunk
+        assert fast.getstate() == pure.getstate()
+        assert fast.position == pure.position
+        assert fast.statistics() == pure.statistics()
+    assert event_tuples(fast_events) == event_tuples(pure_events)
+    assert len(pure_events) == 8  # ED A0 80: three units; ED A0 + z: two; FF; two cut ends
+
+
+def test_a_callback_cannot_decode_with_its_own_decoder_on_the_fast_path() -> None:
+    """The pure fast path does not bypass the refusal of a call from inside the
+    decoder's own callback (the scanner is dirty while it reports a unit)."""
+    outputs = []
+    for accelerated in (True, False):
+        refused: list[str] = []
+        decoders: list[Utf8Decoder] = []
+
+        def callback(
+            event: Malformed, refused: list[str] = refused, decoders: list[Utf8Decoder] = decoders
+        ) -> None:
+            try:
+                decoders[0].decode(b"clean")
+            except RuntimeError as exc:
+                refused.append(str(exc))
+
+        with use_accelerator(accelerated):
+            decoders.append(Utf8Decoder(on_malformed=callback))
+        decoder = decoders[0]
+        texts = [decoder.decode(b"ok \xff ok"), decoder.decode(b"clean")]
+        outputs.append((texts, refused, decoder.statistics(), decoder.position))
+    assert outputs[0] == outputs[1]
+    assert len(outputs[0][1]) == 1

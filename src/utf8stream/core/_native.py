@@ -114,6 +114,8 @@ class BufferedAsyncIterator(Generic[_T]):
     next item when they run out (``refill`` may ``feed`` a new batch).  The list is the
     reader's own, so an item taken by another way is not handed out twice."""
 
+    __slots__ = ("_items", "_refill")
+
     def __init__(self, refill: Callable[[BufferedAsyncIterator[_T]], Awaitable[_T]]) -> None:
         self._refill = refill
         self._items: list[_T] = []
@@ -123,31 +125,23 @@ class BufferedAsyncIterator(Generic[_T]):
 
     def __anext__(self) -> Awaitable[_T]:
         # As in C: whether an item is ready is decided here, and the item is taken when
-        # the result is awaited (one never awaited takes nothing).
-        items = self._items
-        if items:
-            return _Ready(items)
+        # the result is awaited (one never awaited takes nothing).  The awaitable is the
+        # iterator itself, as in C: no object made per item.
+        if self._items:
+            return self
         return self._refill(self)
 
-    def feed(self, items: list[_T], /) -> None:
-        self._items = items
-
-
-class _Ready(Generic[_T]):
-    """The awaitable ``__anext__`` returns for an item that is ready."""
-
-    __slots__ = ("_items",)
-
-    def __init__(self, items: list[_T]) -> None:
-        self._items = items
-
     def __await__(self) -> Generator[Any, None, _T]:
-        if not self._items:
+        items = self._items
+        if not items:
             raise RuntimeError(
                 "BufferedAsyncIterator: the buffer was emptied between __anext__() and await"
             )
-        return self._items.pop()
+        return items.pop()
         yield  # unreachable: it makes this method a generator, as __await__ must be
+
+    def feed(self, items: list[_T], /) -> None:
+        self._items = items
 
 
 # -- ByteTranscoder: UTF-8 to UTF-16/32 and back (``_transcode.c``) ----------------------

@@ -120,6 +120,7 @@ __all__ = [
 
 #: A surrogate code point (a lone half, or a surrogateescape byte) in carried text.
 _SURROGATE = re.compile("[\ud800-\udfff]")
+_utf8_decode = codecs.utf_8_decode
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
@@ -621,6 +622,14 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             units.enter(self._position, self._pending)
             self._dm = units
             self._ready = None  # decode() here in decoder mode goes to the boundary
+        self._set_py_ready()
+
+    def _set_py_ready(self) -> None:
+        """``_py_ready``: the ready scanner if it is the plain pure-Python one, whose
+        clean path ``decode`` runs itself (one Python frame per call, as codecs'
+        incremental decoder has); else None."""
+        ready = self._ready
+        self._py_ready = ready if type(ready) is PyScanner else None
 
     def _pull(self) -> None:
         """In decoder mode, read the position and held prefix from the C scanner."""
@@ -636,6 +645,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._dm = None
             self._position, self._pending = units.leave()
             self._ready = self._scanner  # nothing was held
+            self._set_py_ready()
 
     def _c_failed(self, exc: BaseException, pending: bytes, data: bytes, final: bool) -> None:
         """The C ``decode`` of decoder mode failed (the scanner raised while it decoded
@@ -684,6 +694,36 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         sequence is held back.  With ``final=True`` a held prefix becomes one
         ``TRUNCATED_AT_END`` unit.
         """
+        py = self._py_ready
+        if py is not None and py._dirty <= 0 and type(input) is bytes:  # noqa: SLF001
+            # Pure Python, nothing held at the boundary, no damage lately: the clean path
+            # of ``PyScanner.feed`` here, one Python frame per call (as codecs'
+            # incremental decoder).  CPython's strict decoder does it all, or fails
+            # having changed nothing, and ``feed`` below decides the units from the same
+            # state.  (A callback in progress has made the scanner dirty: ``feed``
+            # refuses the call then.)
+            pending = self._pending
+            buf = pending + input if pending else input
+            try:
+                text, used = _utf8_decode(buf, "strict", final)
+            except UnicodeDecodeError:
+                pass
+            else:
+                if used == len(buf):
+                    if pending:
+                        self._pending = b""
+                    self._position += len(input)
+                    self._chars += len(text)
+                    return text
+                tail = buf[used:]
+                # A character cut by the chunk's end: CPython holds exactly the proper
+                # prefixes, and ED A0..BF (a surrogate's start, certain already: ``feed``
+                # decides it).
+                if tail[0] != 0xED or len(tail) < 2 or tail[1] < 0xA0:
+                    self._pending = tail
+                    self._position += len(input)
+                    self._chars += len(text)
+                    return text
         data = input if type(input) is bytes else bytes(_byte_view(input))
         scanner = self._ready
         parts: list[str] | None = None
