@@ -279,6 +279,31 @@ def test_long_lines_agree(
     assert len(offsets) == (len(texts) + 1 if each_offset else 1)
 
 
+def test_short_non_ascii_lines_at_every_lead_and_second_byte() -> None:
+    """Short lines with one sequence of every lead byte and a second byte at each edge of
+    Table 3-7 (the accelerator decodes a well-formed short line on a path of its own and
+    leaves a malformed one to the general decoder): the same lines, events and counts as
+    the pure scanner, and the text of ``bytes.decode``."""
+    seconds = [0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF]
+    lines = [
+        b"ab" + bytes([lead, second]) + tail + b"c" * pad + b"\n"
+        for lead in range(0x80, 0x100)
+        for second in seconds
+        for tail in (b"", b"\x80", b"\x80\xbf", b"\x80\xbf\x80")
+        for pad in (0, 20)
+    ]
+    lines += ["\u00e9\u0100\u07ff\u0800\uffff\U00010000\U0010ffff\n".encode()]
+    data = b"".join(lines)
+    for cut in (0, 1, 3, 40):
+        head, rest = data[:cut], data[cut:]
+        sides = make_sides("\ufffd", frozenset(), False)
+        results = [side.call("lines", head, rest, 7, -1, 300, 1) for side in sides]
+        assert_same(sides, results)
+        texts, offsets = results[0]
+        assert texts == data.decode("utf-8", "replace").split("\n")[:-1]
+        assert offsets[-1] == 7 + len(data)
+
+
 @CORE
 @given(
     buf=line_bytes,

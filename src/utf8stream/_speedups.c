@@ -2107,6 +2107,113 @@ line_stop(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, long sep, int high
     return n;
 }
 
+/* A short line with non-ASCII characters, well-formed: its string, decoded here in two
+   passes over bytes in L1 (one counts the characters and finds the widest lead, which
+   give the string's exact length and kind; one decodes into it), without the general
+   decoder's set-up.  NULL without an exception when the line holds a malformed unit
+   (or when out of memory, with one): the caller then decodes it the general way, which
+   reports and counts the units.  Nothing is counted here. */
+#define SHORT_LINE_BYTES 256
+
+#define DEFINE_SHORT_DECODE(NAME, TYPE)                                                    \
+    static int NAME(const unsigned char *p, const unsigned char *end, TYPE *out)           \
+    {                                                                                      \
+        while (p < end) {                                                                  \
+            Py_UCS4 c = *p;                                                                \
+            if (c < 0x80) {                                                                \
+                *out++ = (TYPE)c;                                                          \
+                p++;                                                                       \
+                continue;                                                                  \
+            }                                                                              \
+            Py_ssize_t left = end - p;                                                     \
+            if (c < 0xE0) {                                                                \
+                if (c < 0xC2 || left < 2 || (p[1] & 0xC0) != 0x80) {                       \
+                    return -1;                                                             \
+                }                                                                          \
+                *out++ = (TYPE)(((c & 0x1F) << 6) | (p[1] & 0x3F));                        \
+                p += 2;                                                                    \
+            }                                                                              \
+            else if (c < 0xF0) {                                                           \
+                if (left < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 ||          \
+                    (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0)) {           \
+                    return -1;                                                             \
+                }                                                                          \
+                *out++ = (TYPE)(((c & 0x0F) << 12) | ((Py_UCS4)(p[1] & 0x3F) << 6) |       \
+                                (p[2] & 0x3F));                                            \
+                p += 3;                                                                    \
+            }                                                                              \
+            else {                                                                         \
+                Py_UCS4 cp = left < 4 ? 0 : four_byte_char(le32(p));                       \
+                if (cp == 0) {                                                             \
+                    return -1;                                                             \
+                }                                                                          \
+                *out++ = (TYPE)cp;                                                         \
+                p += 4;                                                                    \
+            }                                                                              \
+        }                                                                                  \
+        return 0;                                                                          \
+    }
+
+DEFINE_SHORT_DECODE(short_decode1, Py_UCS1)
+DEFINE_SHORT_DECODE(short_decode2, Py_UCS2)
+DEFINE_SHORT_DECODE(short_decode4, Py_UCS4)
+
+static PyObject *
+short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e)
+{
+    /* Characters: the bytes that are not continuation bytes (in well-formed text). */
+    Py_ssize_t chars = e - i, k = i;
+    unsigned int top = 0;
+#if HAVE_SSE2
+    /* Per lane, the widest byte and minus the continuation bytes (at most 16 blocks:
+       no lane's count wraps). */
+    __m128i vmax = _mm_setzero_si128(), conts = _mm_setzero_si128();
+    const __m128i below = _mm_set1_epi8((char)0xC0); /* signed: 0x80..0xBF are less */
+    for (; k + 16 <= e; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(b + k));
+        vmax = _mm_max_epu8(vmax, v);
+        conts = _mm_sub_epi8(conts, _mm_cmplt_epi8(v, below));
+    }
+    vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 8));
+    vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 4));
+    vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 2));
+    vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 1));
+    top = (unsigned int)_mm_cvtsi128_si32(vmax) & 0xFF;
+    conts = _mm_sad_epu8(conts, _mm_setzero_si128());
+    chars -= _mm_cvtsi128_si32(conts) + _mm_cvtsi128_si32(_mm_srli_si128(conts, 8));
+#endif
+    for (; k < e; k++) {
+        unsigned int c = b[k];
+        top = c > top ? c : top;
+        chars -= (c & 0xC0) == 0x80;
+    }
+    if (top < 0xC2) {
+        return NULL; /* continuation bytes with no lead, or C0/C1: malformed */
+    }
+    Py_UCS4 maxchar = top < 0xC4 ? 0xFF : top < 0xF0 ? 0xFFFF : 0x10FFFF;
+    PyObject *s = PyUnicode_New(chars, maxchar);
+    if (s == NULL) {
+        return NULL;
+    }
+    int bad;
+    switch (PyUnicode_KIND(s)) {
+    case PyUnicode_1BYTE_KIND:
+        bad = short_decode1(b + i, b + e, PyUnicode_1BYTE_DATA(s));
+        break;
+    case PyUnicode_2BYTE_KIND:
+        bad = short_decode2(b + i, b + e, PyUnicode_2BYTE_DATA(s));
+        break;
+    default:
+        bad = short_decode4(b + i, b + e, PyUnicode_4BYTE_DATA(s));
+        break;
+    }
+    if (bad) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    return s;
+}
+
 /* The lines of b[*pos:n), whose first byte is at the absolute offset ``base``, at most
    ``max_lines`` of them (-1: all), as Units_lines describes; *pos moves past the last
    line cut.  -1 on error. */
@@ -2144,7 +2251,8 @@ cut_lines(UnitsObject *self, const unsigned char *b, Py_ssize_t *pos, Py_ssize_t
         if (ascii) {
             s = ascii_string(b + i, e - i);
         }
-        else {
+        else if (e - i > SHORT_LINE_BYTES ||
+                 ((s = short_line(b, i, e)) == NULL && !PyErr_Occurred())) {
             Py_ssize_t stop, unit;
             Py_UCS4 bits = 0;
             s = own_segment(self, b, i, e, n, base, 0, &stop, &bits, &unit);
