@@ -2165,8 +2165,8 @@ short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e)
     Py_ssize_t chars = e - i, k = i;
     unsigned int top = 0;
 #if HAVE_SSE2
-    /* Per lane, the widest byte and minus the continuation bytes (at most 16 blocks:
-       no lane's count wraps). */
+    /* Per lane, the widest byte and minus the continuation bytes (at most 16 blocks, as
+       SHORT_LINE_BYTES is 256: no lane's count wraps; at most 255 would do). */
     __m128i vmax = _mm_setzero_si128(), conts = _mm_setzero_si128();
     const __m128i below = _mm_set1_epi8((char)0xC0); /* signed: 0x80..0xBF are less */
     for (; k + 16 <= e; k += 16) {
