@@ -26,9 +26,10 @@ the timed benchmarks, it does not replace them.
 ``follow()`` over a finished file of 80-byte lines (UTF-8 and UTF-16LE, asyncio and
 trio) against ``for line in open(...)`` (bench_files.py's follow-speed), and ``async for``
 over ``LineReceiveStream`` fed 64 KiB chunks of the ASCII-log corpus (another with
-``UTF8STREAM_LINE_CORPUS=emoji`` etc.) against ``io.TextIOWrapper`` reading 64 KiB (bench_streams.py's lines).  Each side runs with
-``N`` and with ``2 N`` lines; the difference over ``N`` is the cost of a line, with the
-interpreter's start, the imports and the setup left out.
+``UTF8STREAM_LINE_CORPUS=emoji`` etc.) against ``io.TextIOWrapper`` reading 64 KiB
+(bench_streams.py's lines).  Each side runs with ``N`` and with ``2 N`` lines; the
+difference over ``N`` is the cost of a line, with the interpreter's start, the imports
+and the setup left out.
 
 ``--per-line --cache``: the same sides under cachegrind's cache simulation (the
 caches of this machine's processor): instructions, first-level data cache misses (reads
