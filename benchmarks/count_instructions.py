@@ -26,10 +26,11 @@ the timed benchmarks, it does not replace them.
 ``--per-line``: instructions per line instead (issues 13 and 14), each against its peer:
 ``follow()`` over a finished file of 80-byte lines (UTF-8 and UTF-16LE, asyncio and
 trio) against ``for line in open(...)`` (bench_files.py's follow-speed), and ``async for``
-over ``LineReceiveStream`` fed 64 KiB chunks of the ASCII-log corpus against
-``io.TextIOWrapper`` reading 64 KiB (bench_streams.py's lines).  Each side runs with
-``N`` and with ``2 N`` lines; the difference over ``N`` is the cost of a line, with the
-interpreter's start, the imports and the setup left out.
+over ``LineReceiveStream`` fed 64 KiB chunks of the ASCII-log corpus (another with
+``UTF8STREAM_LINE_CORPUS=emoji`` etc.) against ``io.TextIOWrapper`` reading 64 KiB
+(bench_streams.py's lines).  Each side runs with ``N`` and with ``2 N`` lines; the
+difference over ``N`` is the cost of a line, with the interpreter's start, the imports
+and the setup left out.
 
 ``--per-line --cache``: the same sides under cachegrind's cache simulation (the
 caches of this machine's processor): instructions, first-level data cache misses (reads
@@ -152,8 +153,13 @@ if side.startswith(("follow", "open")):
     path = Path(tmp) / "finished.log"
     path.write_bytes((LINE_80 * lines).decode("ascii").encode(encoding))
 else:
-    from _corpora import ascii_log
-    data = ascii_log(200 * lines, random.Random(2026))
+    import os, _corpora
+    # UTF8STREAM_LINE_CORPUS: another corpus of _corpora.py (emoji, dense-emoji, ...).
+    corpus = os.environ.get("UTF8STREAM_LINE_CORPUS", "ascii-log")
+    make = getattr(_corpora, corpus.replace("-", "_"))
+    size = 200 * lines
+    while (data := make(size, random.Random(2026))).count(b"\n") < lines:
+        size *= 2
     end = -1
     for _ in range(lines):
         end = data.index(b"\n", end + 1)

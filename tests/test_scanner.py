@@ -207,8 +207,8 @@ def test_lines_agree(
 
 @pytest.mark.parametrize("sep", [-1, 10])
 def test_lines_agree_far_into_a_long_buffer(sep: int) -> None:
-    """The accelerator looks for ``\r`` and for non-ASCII bytes a few KiB ahead of the
-    line it cuts, not over the whole buffer at once: a ``\r``, ``\r\n``, a character
+    """The accelerator looks for ``\r`` and for non-ASCII bytes line by line, not over the
+    whole buffer at once (it once looked a few KiB ahead): a ``\r``, ``\r\n``, a character
     or a malformed byte anywhere (before, at and past the ends of those looks; in lines
     of every length, one longer than two looks) is where it was, as Python finds it."""
     plain = b"".join(b"x" * (k % 97) + b"\n" for k in range(400))  # ~19 KiB of lines
@@ -227,6 +227,81 @@ def test_lines_agree_far_into_a_long_buffer(sep: int) -> None:
                 newline = "\n" if sep == 10 else "\r\n|\r|\n"
                 consumed = (head + data)[: offsets[-1] - 1000]
                 assert texts == re.split(newline, consumed.decode("utf-8", "replace"))[:-1]
+
+
+#: Lines of up to ~170 bytes (the accelerator cuts ASCII 32 bytes at a time): runs of
+#: ASCII around a character, a malformed unit or a cut one, then a newline (or none).
+long_lines = st.lists(
+    st.tuples(
+        st.integers(0, 80),
+        st.sampled_from(
+            [b"", "\u00e9".encode(), "\U0001f600".encode(), b"\xff", b"\xe2\x82", b"\x98\x80"]
+        ),
+        st.integers(0, 80),
+        st.sampled_from([*_NEWLINES, b"", b"\x00"]),
+    ),
+    max_size=8,
+).map(lambda parts: b"".join(b"a" * x + mid + b"b" * y + nl for x, mid, y, nl in parts))
+
+#: The unfinished line a reader holds: it may end with a \r (the start of a \r\n) or
+#: with the start of a character that data completes; or hold a newline after all.
+held_heads = st.tuples(
+    st.integers(0, 60),
+    st.sampled_from([b"", b"\r", b"\n", b"x\ry", b"\r\n", b"\xf0\x9f", b"\xc3", b"\x00"]),
+).map(lambda t: b"h" * t[0] + t[1])
+
+
+@CORE
+@given(
+    head=held_heads,
+    data=long_lines,
+    sep=st.sampled_from([-1, 10, 13, 0]),
+    limit=st.integers(0, 200),
+    raise_at=st.frozensets(st.integers(1, 8), max_size=2),
+    each_offset=st.sampled_from([0, 1, 2]),
+)
+def test_long_lines_agree(
+    head: bytes, data: bytes, sep: int, limit: int, raise_at: frozenset[int], each_offset: int
+) -> None:
+    """Long lines, a held head joined to the first line only (or, holding a newline, to
+    all of data), ASCII cut in blocks: the two scanners agree, with ``bytes.decode``
+    too, and on where a raising callback stopped (of head + data)."""
+    sides = make_sides("\ufffd", raise_at, False)
+    results = [side.call("lines", head, data, 1000, sep, limit, each_offset) for side in sides]
+    results = [r if r[0] == "boom" else (r[0], list(r[1])) for r in results]
+    assert_same(sides, results)
+    if results[0][0] == "boom":
+        return
+    texts, offsets = results[0]
+    consumed = (head + data)[: offsets[-1] - 1000]
+    newline = "\r\n|\r|\n" if sep == -1 else re.escape(chr(sep))
+    assert texts == re.split(newline, consumed.decode("utf-8", "replace"))[:-1]
+    assert len(offsets) == (len(texts) + 1 if each_offset else 1)
+
+
+def test_short_non_ascii_lines_at_every_lead_and_second_byte() -> None:
+    """Short lines with one sequence of every lead byte and a second byte at each edge of
+    Table 3-7 (the accelerator decodes a well-formed short line on a path of its own and
+    leaves a malformed one to the general decoder): the same lines, events and counts as
+    the pure scanner, and the text of ``bytes.decode``."""
+    seconds = [0x00, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xFF]
+    lines = [
+        b"ab" + bytes([lead, second]) + tail + b"c" * pad + b"\n"
+        for lead in range(0x80, 0x100)
+        for second in seconds
+        for tail in (b"", b"\x80", b"\x80\xbf", b"\x80\xbf\x80")
+        for pad in (0, 20)
+    ]
+    lines += ["\u00e9\u0100\u07ff\u0800\uffff\U00010000\U0010ffff\n".encode()]
+    data = b"".join(lines)
+    for cut in (0, 1, 3, 40):
+        head, rest = data[:cut], data[cut:]
+        sides = make_sides("\ufffd", frozenset(), False)
+        results = [side.call("lines", head, rest, 7, -1, 300, 1) for side in sides]
+        assert_same(sides, results)
+        texts, offsets = results[0]
+        assert texts == data.decode("utf-8", "replace").split("\n")[:-1]
+        assert offsets[-1] == 7 + len(data)
 
 
 @CORE

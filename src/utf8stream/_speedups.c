@@ -1985,45 +1985,6 @@ Units_get_pending(UnitsObject *self, void *Py_UNUSED(closure))
     return Py_NewRef(self->pending);
 }
 
-/* Where the line that starts at b[i] ends: the next ``sep`` byte, or with ``sep`` -1 the
-   next \r or \n (*next_lf and *next_cr remember the next of each, to search each byte
-   once); n if there is none.  *t: the newline's length (2 for \r\n). */
-/* How far past a line Units_lines looks ahead, at most, for \r and for non-ASCII bytes:
-   a look over the whole buffer (64 KiB slices of the follower's reads) would push its
-   start out of the processor's first-level cache before the lines there are cut. */
-#define LOOK_AHEAD 4096
-
-static inline Py_ssize_t
-line_end(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, long sep, Py_ssize_t *next_lf,
-         Py_ssize_t *next_cr, Py_ssize_t *t)
-{
-    const unsigned char *q;
-    *t = 1;
-    if (sep >= 0) {
-        q = memchr(b + i, (int)sep, n - i);
-        return q ? q - b : n;
-    }
-    if (*next_lf < i) {
-        q = memchr(b + i, '\n', n - i);
-        *next_lf = q ? q - b : n;
-    }
-    /* *next_cr: the next \r, n, or where a search that found none stopped (no \r
-       before it): looked further only while it comes before the next \n. */
-    if (*next_cr < i) {
-        *next_cr = i;
-    }
-    while (*next_cr < *next_lf && b[*next_cr] != '\r') {
-        Py_ssize_t from = *next_cr, to = n - from > LOOK_AHEAD ? from + LOOK_AHEAD : n;
-        q = memchr(b + from, '\r', to - from);
-        *next_cr = q ? q - b : to;
-    }
-    Py_ssize_t e = *next_lf < *next_cr ? *next_lf : *next_cr;
-    if (e + 1 < n && b[e] == '\r' && b[e + 1] == '\n') {
-        *t = 2;
-    }
-    return e;
-}
-
 /* Offsets packed as native int64 (each_offset 2): no int object per line.  The buffer
    becomes a bytes object, handed out as a memoryview cast to "q" (a Sequence[int]). */
 typedef struct {
@@ -2133,6 +2094,207 @@ parse_each_offset(PyObject *arg, const char *who)
     return (int)mode;
 }
 
+/* The first byte of b[i:n) that ends a line's ASCII stretch: a newline byte (``sep``, or
+   \r and \n when ``sep`` is -1) or, with ``high``, any byte >= 0x80; n if none.  One pass
+   over the bytes, 32 at a time: a line is found and known to be ASCII at once, and its
+   bytes are still in the L1 cache when they are copied into its string. */
+static inline Py_ssize_t
+line_stop(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, long sep, int high)
+{
+    const unsigned char lf = sep < 0 ? '\n' : (unsigned char)sep;
+    const unsigned char cr = sep < 0 ? '\r' : (unsigned char)sep;
+#if HAVE_SSE2
+    const __m128i vlf = _mm_set1_epi8((char)lf), vcr = _mm_set1_epi8((char)cr);
+    const __m128i top = _mm_set1_epi8(high ? (char)0x80 : 0);
+    while (i + 32 <= n) {
+        __m128i v0 = _mm_loadu_si128((const __m128i *)(b + i));
+        __m128i v1 = _mm_loadu_si128((const __m128i *)(b + i + 16));
+        __m128i m0 = _mm_or_si128(_mm_and_si128(v0, top),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v0, vlf), _mm_cmpeq_epi8(v0, vcr)));
+        __m128i m1 = _mm_or_si128(_mm_and_si128(v1, top),
+                                  _mm_or_si128(_mm_cmpeq_epi8(v1, vlf), _mm_cmpeq_epi8(v1, vcr)));
+        unsigned m = (unsigned)_mm_movemask_epi8(m0) | ((unsigned)_mm_movemask_epi8(m1) << 16);
+        if (m) {
+            return i + __builtin_ctz(m);
+        }
+        i += 32;
+    }
+#endif
+    for (; i < n; i++) {
+        unsigned char c = b[i];
+        if (c == lf || c == cr || (high && c >= 0x80)) {
+            return i;
+        }
+    }
+    return n;
+}
+
+/* A short line with non-ASCII characters, well-formed: its string, decoded here in two
+   passes over bytes in L1 (one counts the characters and finds the widest lead, which
+   give the string's exact length and kind; one decodes into it), without the general
+   decoder's set-up.  NULL without an exception when the line holds a malformed unit
+   (or when out of memory, with one): the caller then decodes it the general way, which
+   reports and counts the units.  Nothing is counted here. */
+#define SHORT_LINE_BYTES 256
+
+#define DEFINE_SHORT_DECODE(NAME, TYPE)                                                    \
+    static int NAME(const unsigned char *p, const unsigned char *end, TYPE *out)           \
+    {                                                                                      \
+        while (p < end) {                                                                  \
+            Py_UCS4 c = *p;                                                                \
+            if (c < 0x80) {                                                                \
+                *out++ = (TYPE)c;                                                          \
+                p++;                                                                       \
+                continue;                                                                  \
+            }                                                                              \
+            Py_ssize_t left = end - p;                                                     \
+            if (c < 0xE0) {                                                                \
+                if (c < 0xC2 || left < 2 || (p[1] & 0xC0) != 0x80) {                       \
+                    return -1;                                                             \
+                }                                                                          \
+                *out++ = (TYPE)(((c & 0x1F) << 6) | (p[1] & 0x3F));                        \
+                p += 2;                                                                    \
+            }                                                                              \
+            else if (c < 0xF0) {                                                           \
+                if (left < 3 || (p[1] & 0xC0) != 0x80 || (p[2] & 0xC0) != 0x80 ||          \
+                    (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] >= 0xA0)) {           \
+                    return -1;                                                             \
+                }                                                                          \
+                *out++ = (TYPE)(((c & 0x0F) << 12) | ((Py_UCS4)(p[1] & 0x3F) << 6) |       \
+                                (p[2] & 0x3F));                                            \
+                p += 3;                                                                    \
+            }                                                                              \
+            else {                                                                         \
+                Py_UCS4 cp = left < 4 ? 0 : four_byte_char(le32(p));                       \
+                if (cp == 0) {                                                             \
+                    return -1;                                                             \
+                }                                                                          \
+                *out++ = (TYPE)cp;                                                         \
+                p += 4;                                                                    \
+            }                                                                              \
+        }                                                                                  \
+        return 0;                                                                          \
+    }
+
+DEFINE_SHORT_DECODE(short_decode1, Py_UCS1)
+DEFINE_SHORT_DECODE(short_decode2, Py_UCS2)
+DEFINE_SHORT_DECODE(short_decode4, Py_UCS4)
+
+static PyObject *
+short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e)
+{
+    /* Characters: the bytes that are not continuation bytes (in well-formed text). */
+    Py_ssize_t chars = e - i, k = i;
+    unsigned int top = 0;
+#if HAVE_SSE2
+    /* Per lane, the widest byte and minus the continuation bytes (at most 16 blocks, as
+       SHORT_LINE_BYTES is 256: no lane's count wraps; at most 255 would do). */
+    __m128i vmax = _mm_setzero_si128(), conts = _mm_setzero_si128();
+    const __m128i below = _mm_set1_epi8((char)0xC0); /* signed: 0x80..0xBF are less */
+    for (; k + 16 <= e; k += 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(b + k));
+        vmax = _mm_max_epu8(vmax, v);
+        conts = _mm_sub_epi8(conts, _mm_cmplt_epi8(v, below));
+    }
+    vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 8));
+    vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 4));
+    vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 2));
+    vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 1));
+    top = (unsigned int)_mm_cvtsi128_si32(vmax) & 0xFF;
+    conts = _mm_sad_epu8(conts, _mm_setzero_si128());
+    chars -= _mm_cvtsi128_si32(conts) + _mm_cvtsi128_si32(_mm_srli_si128(conts, 8));
+#endif
+    for (; k < e; k++) {
+        unsigned int c = b[k];
+        top = c > top ? c : top;
+        chars -= (c & 0xC0) == 0x80;
+    }
+    if (top < 0xC2) {
+        return NULL; /* continuation bytes with no lead, or C0/C1: malformed */
+    }
+    Py_UCS4 maxchar = top < 0xC4 ? 0xFF : top < 0xF0 ? 0xFFFF : 0x10FFFF;
+    PyObject *s = PyUnicode_New(chars, maxchar);
+    if (s == NULL) {
+        return NULL;
+    }
+    int bad;
+    switch (PyUnicode_KIND(s)) {
+    case PyUnicode_1BYTE_KIND:
+        bad = short_decode1(b + i, b + e, PyUnicode_1BYTE_DATA(s));
+        break;
+    case PyUnicode_2BYTE_KIND:
+        bad = short_decode2(b + i, b + e, PyUnicode_2BYTE_DATA(s));
+        break;
+    default:
+        bad = short_decode4(b + i, b + e, PyUnicode_4BYTE_DATA(s));
+        break;
+    }
+    if (bad) {
+        Py_DECREF(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* The lines of b[*pos:n), whose first byte is at the absolute offset ``base``, at most
+   ``max_lines`` of them (-1: all), as Units_lines describes; *pos moves past the last
+   line cut.  -1 on error. */
+static int
+cut_lines(UnitsObject *self, const unsigned char *b, Py_ssize_t *pos, Py_ssize_t n,
+          long long base, long sep, Py_ssize_t limit, Py_ssize_t max_lines, int each_offset,
+          PyObject *offsets, packed_t *packed, strs_t *strs, long long *chars)
+{
+    Py_ssize_t i = *pos;
+    while (max_lines != 0) {
+        Py_ssize_t e = line_stop(b, i, n, sep, 1);
+        int ascii = 1;
+        if (e < n && b[e] >= 0x80) {
+            ascii = 0;
+            e = line_stop(b, e, n, sep, 0);
+        }
+        if (e >= n) {
+            break;
+        }
+        Py_ssize_t t = 1;
+        if (sep < 0 && b[e] == '\r') {
+            if (e + 1 == n) {
+                break; /* perhaps the first half of \r\n */
+            }
+            t = b[e + 1] == '\n' ? 2 : 1;
+        }
+        if (e - i > limit) {
+            break;
+        }
+        if (each_offset == 1 ? append_int(offsets, base + i) < 0
+                             : each_offset == 2 && packed_push(packed, base + i) < 0) {
+            return -1;
+        }
+        PyObject *s;
+        if (ascii) {
+            s = ascii_string(b + i, e - i);
+        }
+        else if (e - i > SHORT_LINE_BYTES ||
+                 ((s = short_line(b, i, e)) == NULL && !PyErr_Occurred())) {
+            Py_ssize_t stop, unit;
+            Py_UCS4 bits = 0;
+            s = own_segment(self, b, i, e, n, base, 0, &stop, &bits, &unit);
+        }
+        if (s == NULL) {
+            return -1;
+        }
+        *chars += PyUnicode_GET_LENGTH(s) + t;
+        if (strs_push(strs, s) < 0) {
+            return -1;
+        }
+        i = e + t;
+        *pos = i;
+        if (max_lines > 0) {
+            max_lines--;
+        }
+    }
+    return 0;
+}
+
 /* lines(head, data, position, sep, limit[, each_offset]) -> (parts, offsets)
 
    For a reader that keeps the unfinished line itself (the line engine): the complete
@@ -2141,10 +2303,11 @@ parse_each_offset(PyObject *arg, const char *who)
    decoding each piece is the same as decoding first).  The buffer is head + data, whose
    first byte is at the absolute offset ``position``; the decoder holds nothing (no
    pending prefix).  ``data`` may be any contiguous buffer (a memoryview slice of a
-   long read, read where it lies when ``head`` is empty).  parts: the text of each line
-   that ends in the buffer, without its newline: the byte ``sep`` (0..127), or with
-   ``sep`` -1 universal newlines (\r\n, \r, \n); a \r that ends the buffer may be the
-   first half of \r\n and does not end a line yet.
+   long read), read where it lies: only the line that ``head`` begins is joined (head
+   and data are not copied into one buffer, unless head holds a newline itself).
+   parts: the text of each line that ends in the buffer, without its newline: the byte
+   ``sep`` (0..127), or with ``sep`` -1 universal newlines (\r\n, \r, \n); a \r that
+   ends the buffer may be the first half of \r\n and does not end a line yet.
    Decoding stops before the first line whose content is longer than ``limit`` bytes:
    the caller handles that one.  offsets: the absolute offset of each line's first byte,
    then the offset just past the last line, where the undecoded rest begins.  With
@@ -2183,46 +2346,36 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (base == -1 && PyErr_Occurred()) {
         return NULL;
     }
+    PyObject *head = args[0], *data = args[1];
+    if (!PyBytes_Check(head) || !(PyBytes_Check(data) || PyObject_CheckBuffer(data))) {
+        PyErr_SetString(PyExc_TypeError, "pending and data must be bytes");
+        return NULL;
+    }
+    if (ready_check(self->state) < 0) {
+        return NULL;
+    }
     /* data may be a memoryview (a slice of a long read, not copied): its buffer is
        held for the call, so it cannot be released under the decoding loop. */
-    PyObject *buf = NULL;
     Py_buffer view;
     int viewed = 0;
     const unsigned char *b;
     Py_ssize_t n;
-    if (PyBytes_Check(args[1]) || !PyBytes_Check(args[0]) || !PyObject_CheckBuffer(args[1])) {
-        buf = joined(self, args[0], args[1]);
-        if (buf == NULL) {
-            return NULL;
-        }
-        b = (const unsigned char *)PyBytes_AS_STRING(buf);
-        n = PyBytes_GET_SIZE(buf);
+    if (PyBytes_Check(data)) {
+        b = (const unsigned char *)PyBytes_AS_STRING(data);
+        n = PyBytes_GET_SIZE(data);
     }
     else {
-        if (ready_check(self->state) < 0 ||
-            PyObject_GetBuffer(args[1], &view, PyBUF_SIMPLE) < 0) {
+        if (PyObject_GetBuffer(data, &view, PyBUF_SIMPLE) < 0) {
             return NULL;
         }
         viewed = 1;
-        Py_ssize_t nh = PyBytes_GET_SIZE(args[0]);
-        if (nh == 0) {
-            b = (const unsigned char *)view.buf;
-            n = view.len;
-        }
-        else {
-            buf = PyBytes_FromStringAndSize(NULL, nh + view.len);
-            if (buf == NULL) {
-                PyBuffer_Release(&view);
-                return NULL;
-            }
-            memcpy(PyBytes_AS_STRING(buf), PyBytes_AS_STRING(args[0]), nh);
-            memcpy(PyBytes_AS_STRING(buf) + nh, view.buf, view.len);
-            b = (const unsigned char *)PyBytes_AS_STRING(buf);
-            n = PyBytes_GET_SIZE(buf);
-        }
+        b = (const unsigned char *)view.buf;
+        n = view.len;
     }
-    if (base < 0 || base > LLONG_MAX - n) {
-        Py_XDECREF(buf);
+    const unsigned char *h = (const unsigned char *)PyBytes_AS_STRING(head);
+    Py_ssize_t nh = PyBytes_GET_SIZE(head);
+    PyObject *buf = NULL; /* head + data, or head + the start of data */
+    if (base < 0 || base > LLONG_MAX - nh - n) {
         if (viewed) {
             PyBuffer_Release(&view);
         }
@@ -2239,46 +2392,58 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         goto fail;
     }
     Py_INCREF(self);
-    Py_ssize_t i = 0, stop, next_lf = -1, next_cr = -1;
     long long chars = 0;
-    Py_UCS4 bits = 0;
-    Py_ssize_t ascii_to = 0; /* b[i:ascii_to) is ASCII, looked at LOOK_AHEAD ahead */
-    for (;;) {
-        Py_ssize_t t;
-        Py_ssize_t e = line_end(b, i, n, sep, &next_lf, &next_cr, &t);
-        if (sep < 0 && e + 1 == n && b[e] == '\r') {
-            break; /* perhaps the first half of \r\n */
+    /* Where the lines of b continue (i), and the absolute offset of b[0]. */
+    Py_ssize_t i = 0;
+    long long b_base = base + nh;
+    int more = 1;
+    if (nh > 0) {
+        /* The line that head begins: head cannot end a line of its own but by a \r
+           at its end (the reader held it), so that line is head + data up to its first
+           newline byte, and one byte more (to tell \r\n from \r).  Only these bytes are
+           joined.  A head that does hold a newline is joined with all of data. */
+        int whole = sep < 0 ? memchr(h, '\n', nh) != NULL || memchr(h, '\r', nh - 1) != NULL
+                            : memchr(h, (int)sep, nh) != NULL;
+        Py_ssize_t take = n;
+        if (!whole) {
+            Py_ssize_t e0 = line_stop(b, 0, n, sep, 0);
+            take = e0 + 2 < n ? e0 + 2 : n;
         }
-        if (e >= n || e - i > limit) {
-            break;
-        }
-        if (each_offset == 1 ? append_int(offsets, base + i) < 0
-                             : each_offset == 2 && packed_push(&packed, base + i) < 0) {
+        buf = PyBytes_FromStringAndSize(NULL, nh + take);
+        if (buf == NULL) {
             goto fail_self;
         }
-        if (ascii_to < e) {
-            Py_ssize_t from = ascii_to > i ? ascii_to : i;
-            ascii_to = skip_ascii(b, from, n - e > LOOK_AHEAD ? e + LOOK_AHEAD : n);
-        }
-        Py_ssize_t unit;
-        PyObject *s = ascii_to >= e
-                          ? ascii_string(b + i, e - i)
-                          : own_segment(self, b, i, e, n, base, 0, &stop, &bits, &unit);
-        if (s == NULL) {
+        memcpy(PyBytes_AS_STRING(buf), h, nh);
+        memcpy(PyBytes_AS_STRING(buf) + nh, b, take);
+        const unsigned char *j = (const unsigned char *)PyBytes_AS_STRING(buf);
+        Py_ssize_t used = 0;
+        if (cut_lines(self, j, &used, nh + take, base, sep, limit, whole ? -1 : 1,
+                      each_offset, offsets, &packed, &strs, &chars) < 0) {
             goto fail_self;
         }
-        chars += PyUnicode_GET_LENGTH(s) + t;
-        if (strs_push(&strs, s) < 0) {
-            goto fail_self;
+        if (whole || used == 0) {
+            /* All of it was cut, or the first line is not complete (or too long). */
+            more = 0;
+            b_base = base;
+            i = used;
         }
-        i = e + t;
+        else {
+            i = used - nh; /* >= 0: the line ends at head's \r at the earliest */
+        }
+    }
+    if (more && cut_lines(self, b, &i, n, b_base, sep, limit, -1, each_offset, offsets,
+                          &packed, &strs, &chars) < 0) {
+        if (self->fail_start >= 0) {
+            self->fail_start += b_base - base; /* of head + data, as documented */
+        }
+        goto fail_self;
     }
     if (each_offset == 2) {
-        if (packed_push(&packed, base + i) < 0 || (offsets = packed_view(&packed)) == NULL) {
+        if (packed_push(&packed, b_base + i) < 0 || (offsets = packed_view(&packed)) == NULL) {
             goto fail_self;
         }
     }
-    else if (append_int(offsets, base + i) < 0) {
+    else if (append_int(offsets, b_base + i) < 0) {
         goto fail_self;
     }
     if ((parts = strs_list(&strs, 0)) == NULL) {
