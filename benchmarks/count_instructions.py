@@ -126,6 +126,9 @@ if decode is not None:
         decode(chunk)
 """
 
+#: The valid-text corpora of ``_corpora.py`` (``--streams`` and ``--chunk64``).
+CORPORA = ("ascii-log", "mixed", "cjk", "emoji", "dense-emoji", "web")
+
 KINDS = (
     "ascii",
     "mixed",
@@ -575,20 +578,12 @@ def main() -> None:
         main_per_line(args.lines, trees, args.pure)
         return
     if args.chunk64:
-        corpora = args.corpora or [
-            "ascii-log",
-            "mixed",
-            "cjk",
-            "emoji",
-            "dense-emoji",
-            "web",
-            "corrupted",
-        ]
+        corpora = args.corpora or [*CORPORA, "corrupted"]
         main_chunk64(args.chunks, corpora, trees, args.branch_sim)
         return
     if args.streams:
         rows = STREAM_ROWS if args.rows is None else tuple(STREAM_ROWS[i] for i in args.rows)
-        corpora = args.corpora or ["ascii-log", "mixed", "cjk", "emoji", "dense-emoji", "web"]
+        corpora = args.corpora or list(CORPORA)
         main_streams(args.mib, corpora, args.backends, rows, trees, args.pure)
         return
     print(
