@@ -1,6 +1,7 @@
 """Utf8Decoder against CPython's codecs incremental UTF-8 decoder, side by side.
 
     .venv/bin/python benchmarks/bench_decoder.py [--size MiB] [--repeat N] [--variants]
+        [--corpora NAME ...] [--chunks SIZE ...]
 
 Prints, for each corpus and chunk size, the best-of-N time of both decoders (their rounds
 interleaved: codecs, ours, codecs, ours, ...) and the ratio peer_time / our_time (higher
@@ -12,6 +13,9 @@ full, and the events against an independent record (CPython's own error handler:
 each unit is) and the pure-Python decoder (its kind).  The header says whether the C
 accelerator (``_speedups.c``) is in use; set ``UTF8STREAM_PURE_PYTHON=1`` to measure the
 pure-Python decoder.
+
+``--corpora`` and ``--chunks`` pick some corpora and chunk sizes (65536, 256) for a
+focused A/B.
 
 ``--variants``: the UTF-8 variants instead (no DESIGN.md target: the ratio is printed).
 WTF-8 is the mixed corpus with a lone surrogate half every ~200 characters; CESU-8 the
@@ -218,6 +222,17 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=16, help="MiB per corpus (default 16)")
     parser.add_argument("--repeat", type=int, default=5, help="best of N (default 5)")
     parser.add_argument("--variants", action="store_true", help="WTF-8, CESU-8, MUTF-8")
+    parser.add_argument(
+        "--corpora", nargs="+", choices=NAMES, default=list(NAMES), help="some corpora only"
+    )
+    parser.add_argument(
+        "--chunks",
+        nargs="+",
+        type=int,
+        choices=sorted(TARGETS),
+        default=sorted(TARGETS, reverse=True),
+        help="some chunk sizes only",
+    )
     args = parser.parse_args()
     corpora = build_corpora(args.size * 1024 * 1024)
     print(
@@ -234,9 +249,9 @@ def main() -> None:
     print(header)
     print("-" * len(header))
     failures = 0
-    for name in NAMES:
+    for name in args.corpora:
         data = corpora[name]
-        for size in (65536, 256):
+        for size in args.chunks:
             chunks = chunked(data, size)
             # Same output, or the comparison means nothing.
             check_equal(data, chunks)

@@ -291,63 +291,103 @@ static const uint64_t pack_lanes[256] = {
     0x0707070605040302ULL, 0x0707060504030200ULL, 0x0707060504030201ULL, 0x0706050403020100ULL,
 };
 
-/* Eight lanes of mixed_blocks_avx2: w holds, in each 32-bit lane, the four bytes from
+/* Eight positions of mixed_blocks_avx2: w holds, in each 32-bit lane, the four bytes from
    one position of the block (le32).  Returns the character of the sequence that starts
-   there, as if one does (of the length its lead says), and sets *bad to the lanes where
-   that character is not well-formed (overlong, above U+10FFFF; the caller rules out
-   surrogates, ED A0..BF, by its byte masks).  A lane
-   that holds a continuation byte gets a value without meaning, ignored by the caller;
-   the continuation bytes' own bits (10xxxxxx) are checked by the caller's masks.  The character is the lead's bits shifted
-   left and the three following bytes' 18 bits shifted right, by 6, 12 or 18 (the
-   mask, the shift and the smallest character's bit looked up by the lead's high
-   nibble). */
+   there, of the length its lead says (the caller has checked the block: every sequence
+   that starts in it is well-formed, so a lane where one starts is exact; the others,
+   continuation bytes, get a value without meaning, which the caller drops).  The lead's
+   bits and the three following bytes' six bits each, masked by a lookup on the lead's
+   high nibble, make lead << 18 | c1 << 12 | c2 << 6 | c3 (maddubs, madd); the
+   character is that shifted right by 18, 12, 6 or 0 (a second lookup). */
 static AVX2_FN inline __m256i
-mixed_lanes_avx2(__m256i w, unsigned int *bad)
+mixed_lanes_avx2(__m256i w)
 {
     /* by high nibble: 0-7 ASCII, 8-B continuation, C-D, E, F leads; bytes 1-3 of each
-       lane look up index 0x80, which gives 0 */
-    const __m256i lead_mask = _mm256_setr_epi8(
-        0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0, 0, 0, 0, 0x1F, 0x1F, 0x0F, 0x07,
-        0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0, 0, 0, 0, 0x1F, 0x1F, 0x0F, 0x07);
-    const __m256i lead_shift = _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 6, 12,
-                                                18, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 6, 6,
-                                                12, 18);
-    /* 1 << this is the smallest character of the length (ASCII: a shift of 255, 0) */
-    const __m256i least_bit = _mm256_setr_epi8(
-        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 7, 7, 11, 16,
-        -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, 7, 7, 11, 16);
+       lane look up entry 8: mask 3F, shift 0 */
+    const __m256i bits_mask = _mm256_setr_epi8(
+        0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x1F, 0x0F,
+        0x07, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x1F,
+        0x0F, 0x07);
+    const __m256i right_shift = _mm256_setr_epi8(18, 18, 18, 18, 18, 18, 18, 18, 0, 0, 0, 0, 12,
+                                                 12, 6, 0, 18, 18, 18, 18, 18, 18, 18, 18, 0, 0,
+                                                 0, 0, 12, 12, 6, 0);
     __m256i nibble = _mm256_or_si256(
         _mm256_srli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0xF0)), 4),
-        _mm256_set1_epi32((int)0x80808000u));
-    __m256i shift = _mm256_shuffle_epi8(lead_shift, nibble);
-    /* c1 << 12 | c2 << 6 | c3 from the bytes 1-3 */
-    __m256i pairs = _mm256_maddubs_epi16(_mm256_and_si256(w, _mm256_set1_epi32(0x3F3F3F00)),
-                                         _mm256_set1_epi32(0x01400100));
-    __m256i tail = _mm256_madd_epi16(pairs, _mm256_set1_epi32(0x00011000));
-    __m256i cp = _mm256_or_si256(
-        _mm256_sllv_epi32(_mm256_and_si256(w, _mm256_shuffle_epi8(lead_mask, nibble)), shift),
-        _mm256_srlv_epi32(tail, _mm256_sub_epi32(_mm256_set1_epi32(18), shift)));
-    __m256i least = _mm256_sllv_epi32(_mm256_set1_epi32(1),
-                                      _mm256_shuffle_epi8(least_bit, nibble));
-    __m256i wrong = _mm256_or_si256(
-        _mm256_cmpgt_epi32(least, cp),
-        _mm256_cmpgt_epi32(cp, _mm256_set1_epi32(0x10FFFF)));
-    *bad = (unsigned int)_mm256_movemask_ps(_mm256_castsi256_ps(wrong));
-    return cp;
+        _mm256_set1_epi32(0x08080800));
+    __m256i payload = _mm256_and_si256(w, _mm256_shuffle_epi8(bits_mask, nibble));
+    /* lead << 6 | c1 and c2 << 6 | c3 in 16-bit halves, then the two joined */
+    __m256i all = _mm256_madd_epi16(
+        _mm256_maddubs_epi16(payload, _mm256_set1_epi32(0x01400140)),
+        _mm256_set1_epi32(0x00011000));
+    return _mm256_srlv_epi32(all, _mm256_shuffle_epi8(right_shift, nibble));
+}
+
+/* The pairs of a lead and the byte after it that make a well-formed-looking sequence
+   malformed (Unicode Table 3-7's narrower second-byte ranges), found by three lookups
+   per byte as in Keiser and Lemire's validation ("Validating UTF-8 in less than one
+   instruction per byte", 2021): by the previous byte's high and low nibbles and this
+   byte's high nibble, a bit per kind, set in all three only where the pair is one of
+   that kind.  The lengths (a lead followed by exactly the continuation bytes it asks
+   for) are the caller's masks' business. */
+enum {
+    PAIR_OVERLONG_2 = 1,   /* C0 or C1, then 80..BF */
+    PAIR_OVERLONG_3 = 2,   /* E0, then 80..9F */
+    PAIR_SURROGATE = 4,    /* ED, then A0..BF */
+    PAIR_OVERLONG_4 = 8,   /* F0, then 80..8F */
+    PAIR_TOO_LARGE = 16,   /* F4, then 90..BF */
+    PAIR_TOO_LARGE_5 = 32, /* F5..FF, then 80..BF */
+};
+
+/* Whether a pair of those kinds ends at any byte of v (32 bytes; the byte before the
+   first is taken as 00, which starts no pair). */
+static AVX2_FN inline int
+bad_pairs_avx2(__m256i v)
+{
+    enum {
+        O2 = PAIR_OVERLONG_2,
+        O3 = PAIR_OVERLONG_3,
+        SU = PAIR_SURROGATE,
+        O4 = PAIR_OVERLONG_4,
+        TL = PAIR_TOO_LARGE,
+        T5 = PAIR_TOO_LARGE_5,
+    };
+    const __m256i by_lead_high = _mm256_setr_epi8(
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, O2, 0, O3 | SU, O4 | TL | T5,
+        0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, O2, 0, O3 | SU, O4 | TL | T5);
+    const __m256i by_lead_low = _mm256_setr_epi8(
+        O2 | O3 | O4, O2, 0, 0, TL, T5, T5, T5, T5, T5, T5, T5, T5, SU | T5, T5, T5,
+        O2 | O3 | O4, O2, 0, 0, TL, T5, T5, T5, T5, T5, T5, T5, T5, SU | T5, T5, T5);
+    const __m256i by_next_high = _mm256_setr_epi8(
+        0, 0, 0, 0, 0, 0, 0, 0, O2 | O3 | O4 | T5, O2 | O3 | TL | T5, O2 | SU | TL | T5,
+        O2 | SU | TL | T5, 0, 0, 0, 0,
+        0, 0, 0, 0, 0, 0, 0, 0, O2 | O3 | O4 | T5, O2 | O3 | TL | T5, O2 | SU | TL | T5,
+        O2 | SU | TL | T5, 0, 0, 0, 0);
+    const __m256i low_nibble = _mm256_set1_epi8(0x0F);
+    /* the bytes one place later: the first from the zero half */
+    __m256i prev = _mm256_alignr_epi8(v, _mm256_permute2x128_si256(v, v, 0x08), 15);
+    __m256i err = _mm256_and_si256(
+        _mm256_and_si256(
+            _mm256_shuffle_epi8(by_lead_high,
+                                _mm256_and_si256(_mm256_srli_epi16(prev, 4), low_nibble)),
+            _mm256_shuffle_epi8(by_lead_low, _mm256_and_si256(prev, low_nibble))),
+        _mm256_shuffle_epi8(by_next_high, _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibble)));
+    return !_mm256_testz_si256(err, err);
 }
 
 /* UCS-4 strings of mixed text (ASCII among two-, three- and four-byte characters in any
-   order: web pages, emoji among words, emoji sequences with joiners), 16 positions a
+   order: web pages, emoji among words, emoji sequences with joiners), 32 positions a
    step with no branch on what they hold: each 32-bit lane decodes the sequence that
-   would start at its position (mixed_lanes_avx2), and the lanes where one does start
-   are packed into out (pack_lanes).  The block's bytes are classified by masks (ASCII,
-   continuation, leads of each length, F8..FF): every continuation byte in the 16
-   positions must be one that a lead asks for, and every one asked for (up to 3 past the
-   16) must be there, so a sequence that starts in the block is decoded whole, and the
-   next step starts after it.  Two kinds of block take a shorter way: four four-byte
-   characters (a run of emoji) and 16 ASCII bytes (markup).  A block with anything else
-   (a malformed unit) stops the kernel in front of it, for the scalar loops to decide; so
-   do the end (32 bytes readable) and the room (16 characters: the stores write whole
+   would start at its position (mixed_lanes_avx2, four times eight lanes), and the lanes
+   where one does start are packed into out (pack_lanes).  The block is checked first:
+   by bit masks of its bytes' classes (ASCII, continuation, leads of each length), every
+   continuation byte in it must be one that a lead asks for and every one asked for must
+   be there, so each sequence that starts in the block is whole (the last one may run
+   past it: it is left to the next step, which starts at its lead); and no lead with the
+   byte after it may be an overlong form, a surrogate or beyond U+10FFFF
+   (bad_pairs_avx2).  Two kinds of block take a shorter way: four four-byte characters
+   (a run of emoji) and 16 ASCII bytes (markup).  A block with anything else (a
+   malformed unit) stops the kernel in front of it, for the scalar loops to decide; so
+   do the end (40 bytes readable) and the room (32 characters: the stores write whole
    vectors).  buf[*jp:e) in, *jp moved past what was decoded, the characters written to
    out returned, their OR (less the ASCII blocks') added to *acc. */
 static AVX2_FN Py_ssize_t __attribute__((noinline))
@@ -361,7 +401,7 @@ mixed_blocks_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS
                                             4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
     __m256i seen = _mm256_setzero_si256();
     Py_UCS4 four = 0;
-    while (j + 32 <= e && room - c >= 16) {
+    while (j + 40 <= e && room - c >= 32) {
         const unsigned char *p = buf + j;
         __m256i v = LOAD256(p);
         {
@@ -388,10 +428,8 @@ mixed_blocks_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS
                 continue;
             }
         }
-        __m256i v2 = _mm256_add_epi8(v, v), v4 = _mm256_add_epi8(v2, v2);
-        __m256i v8 = _mm256_add_epi8(v4, v4), v16 = _mm256_add_epi8(v8, v8);
-        /* bit k: byte k's bits 7, 6, 5, 4, 3 */
-        uint32_t b7 = (uint32_t)_mm256_movemask_epi8(v), b6 = (uint32_t)_mm256_movemask_epi8(v2);
+        /* bit k: byte k's bits 7, 6, 5, 4 */
+        uint32_t b7 = (uint32_t)_mm256_movemask_epi8(v);
         if (!(b7 & 0xFFFFu)) {
             /* 16 ASCII bytes (markup, words): widened as they are, and so are the 32-byte
                blocks of ASCII after them */
@@ -415,41 +453,55 @@ mixed_blocks_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS
             }
             continue;
         }
-        uint32_t b5 = (uint32_t)_mm256_movemask_epi8(v4), b4 = (uint32_t)_mm256_movemask_epi8(v8);
-        uint32_t b3 = (uint32_t)_mm256_movemask_epi8(v16);
+        __m256i v2 = _mm256_add_epi8(v, v), v4 = _mm256_add_epi8(v2, v2);
+        __m256i v8 = _mm256_add_epi8(v4, v4);
+        uint32_t b6 = (uint32_t)_mm256_movemask_epi8(v2);
+        uint32_t b5 = (uint32_t)_mm256_movemask_epi8(v4);
+        uint32_t b4 = (uint32_t)_mm256_movemask_epi8(v8);
         uint32_t cont = b7 & ~b6;
-        uint32_t lead = b7 & b6 & 0xFFFFu;
-        uint32_t l3 = lead & b5, l4 = l3 & b4;
-        uint32_t need = lead << 1 | l3 << 2 | l4 << 3;
-        /* a surrogate: ED and then A0..BF (a continuation byte with bit 5) */
-        uint32_t ed = (uint32_t)_mm256_movemask_epi8(
-            _mm256_cmpeq_epi8(v, _mm256_set1_epi8((char)0xED)));
-        if (((need ^ cont) & 0xFFFFu) | (need & ~cont) | (l4 & b3) |
-            ((ed & 0xFFFFu) << 1 & b5)) {
+        uint32_t lead = b7 & b6, l3 = lead & b5, l4 = l3 & b4;
+        /* the continuation bytes the leads ask for, up to 3 past the block */
+        uint64_t need = (uint64_t)lead << 1 | (uint64_t)l3 << 2 | (uint64_t)l4 << 3;
+        if (((uint32_t)need ^ cont) | bad_pairs_avx2(v)) {
             break;
         }
-        uint32_t starts = ~cont & 0xFFFFu;
-        __m256i lo = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p));
-        __m256i hi = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 8)));
-        unsigned int bad0, bad1;
-        __m256i cp0 = mixed_lanes_avx2(_mm256_shuffle_epi8(lo, spread), &bad0);
-        __m256i cp1 = mixed_lanes_avx2(_mm256_shuffle_epi8(hi, spread), &bad1);
-        if ((bad0 | bad1 << 8) & starts) {
-            break;
-        }
-        unsigned int s0 = starts & 0xFF, s1 = starts >> 8;
+        /* the sequence that runs past the block (its lead the last byte that is not a
+           continuation byte) is the next step's */
+        uint32_t starts = ~cont;
+        int last = 31 - __builtin_clz(starts);
+        int past = (need >> 32) != 0;
+        starts &= ~((uint32_t)past << last);
+        Py_ssize_t step = past ? last : 32;
+        __m256i cp0 = mixed_lanes_avx2(_mm256_shuffle_epi8(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p)), spread));
+        __m256i cp1 = mixed_lanes_avx2(_mm256_shuffle_epi8(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 8))), spread));
+        __m256i cp2 = mixed_lanes_avx2(_mm256_shuffle_epi8(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 16))), spread));
+        __m256i cp3 = mixed_lanes_avx2(_mm256_shuffle_epi8(
+            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 24))), spread));
+        unsigned int s0 = starts & 0xFF, s1 = (starts >> 8) & 0xFF, s2 = (starts >> 16) & 0xFF,
+                     s3 = starts >> 24;
+        /* (no group of eight is without a start: at most three continuation bytes follow
+           one, and the last group keeps its first five positions) */
         cp0 = _mm256_permutevar8x32_epi32(
             cp0, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&pack_lanes[s0])));
         cp1 = _mm256_permutevar8x32_epi32(
             cp1, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&pack_lanes[s1])));
-        seen = _mm256_or_si256(seen, _mm256_or_si256(cp0, cp1));
+        cp2 = _mm256_permutevar8x32_epi32(
+            cp2, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&pack_lanes[s2])));
+        cp3 = _mm256_permutevar8x32_epi32(
+            cp3, _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)&pack_lanes[s3])));
+        seen = _mm256_or_si256(seen, _mm256_or_si256(_mm256_or_si256(cp0, cp1),
+                                                     _mm256_or_si256(cp2, cp3)));
         Py_ssize_t n0 = __builtin_popcount(s0), n1 = __builtin_popcount(s1);
+        Py_ssize_t n2 = __builtin_popcount(s2), n3 = __builtin_popcount(s3);
         STORE256(out + c, cp0);
         STORE256(out + c + n0, cp1);
-        c += n0 + n1;
-        /* past the sequence that starts in the block and ends after it (need's bits 16..
-           18: 0, 1, 3 or 7, their length by the highest bit of 2 x + 1, no branch) */
-        j += 16 + (31 - __builtin_clz((need >> 16) << 1 | 1));
+        STORE256(out + c + n0 + n1, cp2);
+        STORE256(out + c + n0 + n1 + n2, cp3);
+        c += n0 + n1 + n2 + n3;
+        j += step;
     }
     __m128i m = _mm_or_si128(_mm256_castsi256_si128(seen), _mm256_extracti128_si256(seen, 1));
     m = _mm_or_si128(m, _mm_srli_si128(m, 8));
