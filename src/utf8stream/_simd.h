@@ -291,35 +291,25 @@ static const uint64_t pack_lanes[256] = {
     0x0707070605040302ULL, 0x0707060504030200ULL, 0x0707060504030201ULL, 0x0706050403020100ULL,
 };
 
-/* Eight positions of mixed_blocks_avx2: w holds, in each 32-bit lane, the four bytes from
-   one position of the block (le32).  Returns the character of the sequence that starts
-   there, of the length its lead says (the caller has checked the block: every sequence
-   that starts in it is well-formed, so a lane where one starts is exact; the others,
-   continuation bytes, get a value without meaning, which the caller drops).  The lead's
-   bits and the three following bytes' six bits each, masked by a lookup on the lead's
-   high nibble, make lead << 18 | c1 << 12 | c2 << 6 | c3 (maddubs, madd); the
-   character is that shifted right by 18, 12, 6 or 0 (a second lookup). */
+/* Eight positions of mixed_blocks_avx2: w holds, in each 32-bit lane, the payload bits
+   of the four bytes from one position of the block (a lead's bits below its length
+   marker, a continuation byte's six, an ASCII byte's seven), and shift in that lane how
+   far the lane's first byte says to shift: 18 for ASCII, 12, 6, 0 for a lead of two,
+   three, four bytes.  Returns the character of the sequence that starts there (the
+   caller has checked the block: every sequence that starts in it is well-formed, so a
+   lane where one starts is exact, and the bytes after the sequence's end are shifted
+   out; the other lanes, continuation bytes, get a value without meaning, which the
+   caller drops): lead << 18 | c1 << 12 | c2 << 6 | c3 (maddubs, madd), shifted. */
 static AVX2_FN inline __m256i
-mixed_lanes_avx2(__m256i w)
+mixed_lanes_avx2(__m256i w, __m256i shift)
 {
-    /* by high nibble: 0-7 ASCII, 8-B continuation, C-D, E, F leads; bytes 1-3 of each
-       lane look up entry 8: mask 3F, shift 0 */
-    const __m256i bits_mask = _mm256_setr_epi8(
-        0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x1F, 0x0F,
-        0x07, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x1F,
-        0x0F, 0x07);
-    const __m256i right_shift = _mm256_setr_epi8(18, 18, 18, 18, 18, 18, 18, 18, 0, 0, 0, 0, 12,
-                                                 12, 6, 0, 18, 18, 18, 18, 18, 18, 18, 18, 0, 0,
-                                                 0, 0, 12, 12, 6, 0);
-    __m256i nibble = _mm256_or_si256(
-        _mm256_srli_epi32(_mm256_and_si256(w, _mm256_set1_epi32(0xF0)), 4),
-        _mm256_set1_epi32(0x08080800));
-    __m256i payload = _mm256_and_si256(w, _mm256_shuffle_epi8(bits_mask, nibble));
-    /* lead << 6 | c1 and c2 << 6 | c3 in 16-bit halves, then the two joined */
-    __m256i all = _mm256_madd_epi16(
-        _mm256_maddubs_epi16(payload, _mm256_set1_epi32(0x01400140)),
-        _mm256_set1_epi32(0x00011000));
-    return _mm256_srlv_epi32(all, _mm256_shuffle_epi8(right_shift, nibble));
+    /* lead << 6 | c1 and c2 << 6 | c3 in 16-bit halves, then the two joined; bytes 1-3
+       keep six bits (an ASCII byte after the sequence has seven, and its seventh would
+       reach the lowest bit of the character) */
+    w = _mm256_and_si256(w, _mm256_set1_epi32(0x3F3F3F7F));
+    __m256i all = _mm256_madd_epi16(_mm256_maddubs_epi16(w, _mm256_set1_epi32(0x01400140)),
+                                    _mm256_set1_epi32(0x00011000));
+    return _mm256_srlv_epi32(all, shift);
 }
 
 /* The pairs of a lead and the byte after it that make a well-formed-looking sequence
@@ -338,10 +328,10 @@ enum {
     PAIR_TOO_LARGE_5 = 32, /* F5..FF, then 80..BF */
 };
 
-/* Whether a pair of those kinds ends at any byte of v (32 bytes; the byte before the
-   first is taken as 00, which starts no pair). */
+/* Whether a pair of those kinds ends at any byte of v (32 bytes, their high nibbles in
+   high; the byte before the first is taken as 00, which starts no pair). */
 static AVX2_FN inline int
-bad_pairs_avx2(__m256i v)
+bad_pairs_avx2(__m256i v, __m256i high)
 {
     enum {
         O2 = PAIR_OVERLONG_2,
@@ -370,7 +360,7 @@ bad_pairs_avx2(__m256i v)
             _mm256_shuffle_epi8(by_lead_high,
                                 _mm256_and_si256(_mm256_srli_epi16(prev, 4), low_nibble)),
             _mm256_shuffle_epi8(by_lead_low, _mm256_and_si256(prev, low_nibble))),
-        _mm256_shuffle_epi8(by_next_high, _mm256_and_si256(_mm256_srli_epi16(v, 4), low_nibble)));
+        _mm256_shuffle_epi8(by_next_high, high));
     return !_mm256_testz_si256(err, err);
 }
 
@@ -387,7 +377,7 @@ bad_pairs_avx2(__m256i v)
    (bad_pairs_avx2).  Two kinds of block take a shorter way: four four-byte characters
    (a run of emoji) and 16 ASCII bytes (markup).  A block with anything else (a
    malformed unit) stops the kernel in front of it, for the scalar loops to decide; so
-   do the end (40 bytes readable) and the room (32 characters: the stores write whole
+   do the end (32 bytes readable) and the room (32 characters: the stores write whole
    vectors).  buf[*jp:e) in, *jp moved past what was decoded, the characters written to
    out returned, their OR (less the ASCII blocks') added to *acc. */
 static AVX2_FN Py_ssize_t __attribute__((noinline))
@@ -399,9 +389,18 @@ mixed_blocks_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS
        both 128-bit halves */
     const __m256i spread = _mm256_setr_epi8(0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5, 3, 4, 5, 6,
                                             4, 5, 6, 7, 5, 6, 7, 8, 6, 7, 8, 9, 7, 8, 9, 10);
+    /* by high nibble: the payload bits of a byte, and the right shift of a lane that
+       starts with it (a continuation byte's lane is dropped: any) */
+    const __m256i bits_mask = _mm256_setr_epi8(
+        0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x1F, 0x0F,
+        0x07, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x1F,
+        0x0F, 0x07);
+    const __m256i right_shift = _mm256_setr_epi8(18, 18, 18, 18, 18, 18, 18, 18, 0, 0, 0, 0, 12,
+                                                 12, 6, 0, 18, 18, 18, 18, 18, 18, 18, 18, 0, 0,
+                                                 0, 0, 12, 12, 6, 0);
     __m256i seen = _mm256_setzero_si256();
     Py_UCS4 four = 0;
-    while (j + 40 <= e && room - c >= 32) {
+    while (j + 32 <= e && room - c >= 32) {
         const unsigned char *p = buf + j;
         __m256i v = LOAD256(p);
         {
@@ -462,7 +461,8 @@ mixed_blocks_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS
         uint32_t lead = b7 & b6, l3 = lead & b5, l4 = l3 & b4;
         /* the continuation bytes the leads ask for, up to 3 past the block */
         uint64_t need = (uint64_t)lead << 1 | (uint64_t)l3 << 2 | (uint64_t)l4 << 3;
-        if (((uint32_t)need ^ cont) | bad_pairs_avx2(v)) {
+        __m256i high = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
+        if (((uint32_t)need ^ cont) | bad_pairs_avx2(v, high)) {
             break;
         }
         /* the sequence that runs past the block (its lead the last byte that is not a
@@ -472,14 +472,22 @@ mixed_blocks_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS
         int past = (need >> 32) != 0;
         starts &= ~((uint32_t)past << last);
         Py_ssize_t step = past ? last : 32;
-        __m256i cp0 = mixed_lanes_avx2(_mm256_shuffle_epi8(
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)p)), spread));
-        __m256i cp1 = mixed_lanes_avx2(_mm256_shuffle_epi8(
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 8))), spread));
-        __m256i cp2 = mixed_lanes_avx2(_mm256_shuffle_epi8(
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 16))), spread));
-        __m256i cp3 = mixed_lanes_avx2(_mm256_shuffle_epi8(
-            _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(p + 24))), spread));
+        /* each byte's payload bits and the shift its class asks for (by high nibble: 0-7
+           ASCII, 8-B continuation, C-D, E, F leads), made once for the 32 bytes; the
+           windows of the four groups of eight positions are cut from them */
+        __m256i payload = _mm256_and_si256(v, _mm256_shuffle_epi8(bits_mask, high));
+        __m256i shifts = _mm256_shuffle_epi8(right_shift, high);
+        __m256i lo = _mm256_permute4x64_epi64(payload, 0x44);
+        __m256i hi = _mm256_permute4x64_epi64(payload, 0xEE);
+        __m128i s_lo = _mm256_castsi256_si128(shifts), s_hi = _mm256_extracti128_si256(shifts, 1);
+        /* (the last group's window runs past the block: its bytes from there are no
+           sequence's that is decoded in this step) */
+        __m256i cp0 = mixed_lanes_avx2(_mm256_shuffle_epi8(lo, spread), _mm256_cvtepu8_epi32(s_lo));
+        __m256i cp1 = mixed_lanes_avx2(_mm256_shuffle_epi8(_mm256_alignr_epi8(hi, lo, 8), spread),
+                                       _mm256_cvtepu8_epi32(_mm_srli_si128(s_lo, 8)));
+        __m256i cp2 = mixed_lanes_avx2(_mm256_shuffle_epi8(hi, spread), _mm256_cvtepu8_epi32(s_hi));
+        __m256i cp3 = mixed_lanes_avx2(_mm256_shuffle_epi8(_mm256_alignr_epi8(hi, hi, 8), spread),
+                                       _mm256_cvtepu8_epi32(_mm_srli_si128(s_hi, 8)));
         unsigned int s0 = starts & 0xFF, s1 = (starts >> 8) & 0xFF, s2 = (starts >> 16) & 0xFF,
                      s3 = starts >> 24;
         /* (no group of eight is without a start: at most three continuation bytes follow

@@ -934,7 +934,7 @@ DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO
    stops (a malformed unit, the end) the loops below go on, and it is tried again 64
    bytes on, so that damaged text pays for few blocks that fail. */
 #define MIXED_BLOCKS_AVX2(TYPE)                                                          \
-    if (j >= mixed_from_ && j + 40 <= e && out_end - o >= 32) {                          \
+    if (j >= mixed_from_ && j + 32 <= e && out_end - o >= 32) {                          \
         Py_ssize_t c_ = mixed_blocks_avx2(buf, &j, e, (Py_UCS4 *)(void *)o, out_end - o, &acc); \
         o += c_;                                                                         \
         mixed_from_ = j + 64;                                                            \
