@@ -230,6 +230,22 @@ def test_long_segments(base: str) -> None:
             assert decode_all(data, "replace") == expected(data, "replace")
 
 
+def test_long_ascii_guess_around_where_its_copy_stops_asking_ahead() -> None:
+    """The ASCII guess of a long segment copies in two loops: one that asks for the
+    string's lines 4 KiB ahead while that much is left, then one without; a character
+    that ends the guess in either loop, at their seam, or none at all."""
+    for n in (4096, 4159, 4160, 4161, 4224, 4300, 8192 + 33):
+        raw = (ASCII * (n // len(ASCII) + 1)).encode()[:n]
+        assert Utf8Decoder().decode(raw, final=True) == raw.decode()
+        seam = n - 4160
+        for p in sorted({*range(max(seam - 70, 0), max(seam + 70, 0), 3), 0, n // 2, n - 1}):
+            for char in ("é", "😀"):
+                data = raw[:p] + char.encode() + raw[p + 1 :]
+                assert Utf8Decoder().decode(data, final=True) == data.decode(), (n, p)
+            data = raw[:p] + b"\xff" + raw[p + 1 :]
+            assert decode_all(data, "replace") == expected(data, "replace"), (n, p)
+
+
 @pytest.mark.parametrize("base", ["ascii-ucs1", "cjk-ucs2", "emoji", "mixed"])
 def test_a_sequence_cut_by_the_end_of_a_chunk_is_held(base: str) -> None:
     raw = BASES[base].encode() * 2

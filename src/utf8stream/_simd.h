@@ -26,6 +26,7 @@ enum { SIMD_NONE, SIMD_SSE2, SIMD_AVX2 };
 
 #if HAVE_SSE2 && defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
 #define HAVE_AVX2 1
+#include <cpuid.h>
 #include <immintrin.h>
 #define AVX2_FN __attribute__((target("avx2,bmi2")))
 #else
@@ -95,12 +96,50 @@ skip_ascii_avx2(const unsigned char *buf, Py_ssize_t j, Py_ssize_t e)
     return m ? e - 32 + __builtin_ctz(m) : e;
 }
 
+/* Whether the CPU has PREFETCHW (CPUID 80000001H, ECX bit 8; Intel since Broadwell, AMD
+   since long before AVX2). */
+static int
+has_prefetchw(void)
+{
+    unsigned int eax, ebx, ecx, edx;
+    if (!__get_cpuid(0x80000001u, &eax, &ebx, &ecx, &edx)) {
+        return 0;
+    }
+    return (ecx >> 8) & 1;
+}
+
+/* How far ahead ascii_copy_avx2 asks for the lines it is about to write. */
+#define ASCII_COPY_AHEAD 4096
+
 /* Copies buf[a:e) to d while it is ASCII, 64 bytes a step; returns where it stopped
-   (a multiple of 64 bytes from a, at or before the first byte that is not ASCII). */
-static AVX2_FN Py_ssize_t
-ascii_copy_avx2(const unsigned char *buf, Py_ssize_t a, Py_ssize_t e, unsigned char *d)
+   (a multiple of 64 bytes from a, at or before the first byte that is not ASCII).
+   The string being filled is usually memory that is not in cache (a 64 KiB chunk's
+   string, where the strings before it were kept): each store would wait for its line
+   to be read in before it can be written.  Asking for each line 4 KiB ahead
+   (PREFETCHW where the CPU has it, which fetches the line for writing; else an
+   ordinary prefetch) overlaps those reads instead; the lines stay in cache for
+   whoever reads the string next (unlike non-temporal stores).  Only lines of the
+   string are asked for: the last 4 KiB are copied without. */
+static __attribute__((target("avx2,bmi2,prfchw"))) Py_ssize_t
+ascii_copy_avx2(const unsigned char *buf, Py_ssize_t a, Py_ssize_t e, unsigned char *d,
+                int prefetchw)
 {
     Py_ssize_t a0 = a;
+    while (a + 64 + ASCII_COPY_AHEAD <= e) {
+        __m256i v0 = LOAD256(buf + a), v1 = LOAD256(buf + a + 32);
+        if (_mm256_movemask_epi8(_mm256_or_si256(v0, v1))) {
+            return a;
+        }
+        if (prefetchw) {
+            __builtin_prefetch(d + (a - a0) + ASCII_COPY_AHEAD, 1, 3);
+        }
+        else {
+            _mm_prefetch((const char *)(d + (a - a0) + ASCII_COPY_AHEAD), _MM_HINT_T0);
+        }
+        STORE256(d + (a - a0), v0);
+        STORE256(d + (a - a0) + 32, v1);
+        a += 64;
+    }
     while (a + 64 <= e) {
         __m256i v0 = LOAD256(buf + a), v1 = LOAD256(buf + a + 32);
         if (_mm256_movemask_epi8(_mm256_or_si256(v0, v1))) {

@@ -16,7 +16,7 @@
  *    kind and length, then validates and decodes in one pass straight into it (16
  *    ASCII bytes at a time with SSE2, two- three- and four-byte characters in runs of
  *    their own; with AVX2, chosen at run time, 32 ASCII bytes and eight three-byte
- *    characters a step, and UCS-4 text of mixed lengths 16 bytes a step: _simd.h); it
+ *    characters a step, and UCS-4 text of mixed lengths 32 bytes a step: _simd.h); it
  *    keeps no buffer between calls.
  *
  * 2. PlainEncoder: Utf8Encoder.encode for plain UTF-8 in one C call per chunk.
@@ -83,6 +83,7 @@ typedef struct {
     PyObject *line_free;
     Py_ssize_t n_line_free;
     int simd; /* SIMD_AVX2, SIMD_SSE2 or SIMD_NONE: the kernels used (_simd.h) */
+    int prefetchw; /* the CPU has PREFETCHW (with AVX2: ascii_copy_avx2) */
 } module_state;
 
 /* How many freed records are kept: a block of a 64 KiB slice of 40-byte lines. */
@@ -1031,7 +1032,7 @@ own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py
         a = i;
 #if HAVE_AVX2
         if (avx2) {
-            a = ascii_copy_avx2(buf, a, e, d);
+            a = ascii_copy_avx2(buf, a, e, d, self->state->prefetchw);
         }
 #endif
 #if HAVE_SSE2
@@ -3434,6 +3435,9 @@ module_exec(PyObject *m)
         return -1;
     }
     st->simd = simd_level();
+#if HAVE_AVX2
+    st->prefetchw = has_prefetchw();
+#endif
     if (PyModule_AddStringConstant(m, "simd", simd_name(st->simd)) < 0) {
         return -1;
     }
