@@ -155,7 +155,8 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
         return self._flush()
 
     async def __anext__(self) -> str:
-        # receive() inlined, so that ``async for`` costs one coroutine per chunk, not two.
+        # receive() inlined, so that ``async for`` costs one coroutine per chunk, not two
+        # (and no local names: the loop mostly runs once per call).
         if self._busy or self._pending:
             try:
                 return await self.receive()
@@ -163,16 +164,14 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
                 raise StopAsyncIteration from None
         self._busy = True
         try:
-            transport = self.transport
-            decode = self._decode
             while True:
                 try:
-                    chunk = await transport.receive()
+                    chunk = await self.transport.receive()
                 except EndOfStream:
                     self._eof = self._pending = True
                     break
                 try:
-                    text = decode(chunk, False)
+                    text = self._decode(chunk, False)
                 except Exception as exc:
                     text = self._failed(exc)
                 if text:
