@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/count_instructions.py [--pure] [--before PATH/src] [--calls N]
         [--per-line [--cache [--sides SIDE ...]]] [--lines N] [--kinds KIND ...] [--events]
-        [--streams [--mib M] [--corpora NAME ...] [--backends B ...] [--rows I ...]]
+        [--streams [--mib M] [--corpora NAME ...] [--backends B ...] [--rows I ...]
+                   [--sizes BYTES ...]]
         [--chunk64 [--chunks N] [--corpora NAME ...]]
 
 Wall-clock ratios at 256-byte chunks move by a third from run to run on a shared machine;
@@ -53,7 +54,8 @@ own functions (issue 14's pure-Python stream targets: add ``--pure``):
 ``LineReceiveStream`` against ``io.TextIOWrapper`` and against ``receive_until`` plus
 ``bytes.decode``; ``M`` and ``2 M`` MiB of each corpus (default 0.5), the difference
 over ``M``, the making of the corpus left out.  ``--rows`` picks rows of
-``STREAM_ROWS`` by index, ``--backends`` asyncio (the default) and/or trio.
+``STREAM_ROWS`` by index, ``--sizes`` some of their chunk sizes, ``--backends`` asyncio
+(the default) and/or trio.
 """
 
 from __future__ import annotations
@@ -505,6 +507,7 @@ def main_streams(
     rows: tuple[tuple[str, str, tuple[int, ...]], ...],
     trees: list[tuple[str, Path]],
     pure: bool,
+    sizes: list[int] | None = None,
 ) -> None:
     print(f"instructions per MiB, {mib:g} and {2 * mib:g} MiB, {'pure Python' if pure else 'C'}")
     header = f"{'ours':16} {'peer':20} {'corpus':12} {'chunk':>6} {'peer':>12}"
@@ -514,6 +517,8 @@ def main_streams(
     for ours_fn, peer_fn, chunks in rows:
         for corpus in corpora:
             for chunk in chunks:
+                if sizes and chunk not in sizes:
+                    continue
                 for backend in backends:
                     peer = per_mib(f"{peer_fn}@{backend}", corpus, chunk, mib, SRC, pure)
                     row = f"{ours_fn + '@' + backend:16} {peer_fn:20} {corpus:12} {chunk:>6}"
@@ -559,6 +564,13 @@ def main() -> None:
         "--rows", nargs="+", type=int, default=None, help="with --streams: STREAM_ROWS indexes"
     )
     parser.add_argument(
+        "--sizes",
+        nargs="+",
+        type=int,
+        default=None,
+        help="with --streams: only these chunk sizes of the rows (4096, 65536)",
+    )
+    parser.add_argument(
         "--chunk64", action="store_true", help="64 KiB chunks of the benchmark corpora"
     )
     parser.add_argument("--chunks", type=int, default=8, help="with --chunk64")
@@ -584,7 +596,7 @@ def main() -> None:
     if args.streams:
         rows = STREAM_ROWS if args.rows is None else tuple(STREAM_ROWS[i] for i in args.rows)
         corpora = args.corpora or list(CORPORA)
-        main_streams(args.mib, corpora, args.backends, rows, trees, args.pure)
+        main_streams(args.mib, corpora, args.backends, rows, trees, args.pure, args.sizes)
         return
     print(
         f"instructions per decode() of a 256-byte chunk, {args.calls} calls, "

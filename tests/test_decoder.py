@@ -468,3 +468,71 @@ def test_pure_decode_of_a_clean_chunk_is_one_python_frame() -> None:
     calls = python_calls(lambda: decoder.decode(b"\xff"))
     assert "feed" in calls
     assert decoder.statistics().malformed_total == 1
+
+
+def test_pure_decode_takes_the_clean_path_again_after_the_dirty_window() -> None:
+    """After damage the scanner decides every chunk for a while (the dirty window: a
+    failed strict attempt costs an exception), then a clean chunk is one frame again;
+    ``decode_lines`` damage opens the window as ``decode``'s does."""
+    from utf8stream import use_accelerator
+    from utf8stream.core.scanner import _DIRTY_WINDOW
+
+    with use_accelerator(False):
+        decoder = Utf8Decoder()
+    clean = b"x" * 4096
+    for damage in (
+        lambda: decoder.decode(b"\xff"),
+        lambda: decoder.decode_lines(b"", b"\xff\n", 10, 99),
+    ):
+        damage()
+        seen = 0
+        while seen < _DIRTY_WINDOW:
+            assert "feed" in python_calls(lambda: decoder.decode(clean))
+            seen += len(clean)
+        assert python_calls(lambda: decoder.decode(clean)) == ["<lambda>", "decode"]
+    assert decoder.statistics().malformed_total == 2
+
+
+def test_a_callback_of_decode_lines_cannot_decode_on_the_clean_path() -> None:
+    """The pure decoder's clean path is closed while its scanner cuts lines, as while it
+    decodes: a callback's own ``decode`` is refused (and changes nothing)."""
+    from utf8stream import use_accelerator
+
+    refused: list[str] = []
+    decoders: list[Utf8Decoder] = []
+
+    def callback(event: Malformed) -> None:
+        try:
+            decoders[0].decode(b"clean")
+        except RuntimeError as exc:
+            refused.append(str(exc))
+
+    with use_accelerator(False):
+        decoders.append(Utf8Decoder(on_malformed=callback))
+    decoder = decoders[0]
+    lines = decoder.decode_lines(b"", b"one\n\xfftwo\n", 10, 99)
+    assert lines is not None
+    assert lines.texts == ["one", "\ufffdtwo"]
+    assert len(refused) == 1
+    assert "inside its own on_malformed callback" in refused[0]
+    assert decoder.position == 9
+    assert decoder.decode(b"clean") == "clean"
+
+
+def test_the_decoder_keeps_its_state_in_slots() -> None:
+    """Issue 14: a ``Utf8Decoder`` has more attributes than CPython's shared-key instance
+    dictionaries hold (30), so in a ``__dict__`` every attribute the pure ``decode``
+    touched per call was a hashed lookup; in slots each is read at a fixed offset."""
+    from utf8stream import use_accelerator
+    from utf8stream.core._accel import built_accelerator
+
+    for accelerated in (False, True) if built_accelerator() is not None else (False,):
+        with use_accelerator(accelerated):
+            decoder = Utf8Decoder(on_malformed=lambda event: None)
+        decoder.decode(b"caf\xc3")
+        decoder.decode(b"\xa9 \xff \xe2")
+        decoder.mark_gap()
+        decoder.decode(b"\x82 more", True)
+        decoder.statistics()
+        decoder.checkpoint()
+        assert vars(decoder) == {}

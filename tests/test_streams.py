@@ -415,3 +415,19 @@ def test_line_stream_encoding_refusals() -> None:
         LineReceiveStream(source, encoding="iso2022_jp")
     with pytest.raises(TypeError, match="needs a byte source"):
         LineReceiveStream(Utf8ReceiveStream(source), encoding="utf-16-le")
+
+
+async def test_the_state_read_per_chunk_is_the_streams_own() -> None:
+    """Issue 14: what ``receive``/``__anext__`` read per chunk is set in the instance,
+    not left to the dataclass's class defaults (each read of a class attribute through
+    an instance is a lookup in the class and in the instance's dictionary; an instance's
+    own is read at a fixed place), and stays so after a stream has been read."""
+    per_chunk = {"_busy", "_pending", "_eof", "_error", "_resume"}
+    stream = Utf8ReceiveStream(ChunkStream([b"a\n", b"b"]))
+    assert per_chunk <= set(vars(stream))
+    lines = LineReceiveStream(ChunkStream([b"a\n", b"b"]))
+    assert {"_busy", "_eof", "_direct", "_engine"} <= set(vars(lines))
+    assert lines._direct is not None
+    assert per_chunk <= set(vars(lines._direct))
+    assert [text async for text in stream] == ["a\n", "b"]
+    assert [line async for line in lines] == ["a", "b"]

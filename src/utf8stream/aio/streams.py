@@ -126,6 +126,13 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
             errors, start_offset=start_offset, gap=gap, on_malformed=on_malformed
         )
         self._decode = self.decoder.decode
+        # In the instance, not only as the class's defaults (a dataclass leaves a field
+        # with ``init=False`` and a default to the class attribute): the interpreter
+        # reads an instance's own attribute at a fixed place, and ``__anext__`` reads
+        # two of these per chunk; a class attribute is a lookup in the class and in the
+        # instance's dictionary each time.
+        self._error = None
+        self._resume = self._eof = self._pending = self._busy = False
 
     async def receive(self) -> str:
         if self._busy:
@@ -155,7 +162,8 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
         return self._flush()
 
     async def __anext__(self) -> str:
-        # receive() inlined, so that ``async for`` costs one coroutine per chunk, not two.
+        # receive() inlined, so that ``async for`` costs one coroutine per chunk, not two
+        # (and no local names: the loop mostly runs once per call).
         if self._busy or self._pending:
             try:
                 return await self.receive()
@@ -163,16 +171,14 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
                 raise StopAsyncIteration from None
         self._busy = True
         try:
-            transport = self.transport
-            decode = self._decode
             while True:
                 try:
-                    chunk = await transport.receive()
+                    chunk = await self.transport.receive()
                 except EndOfStream:
                     self._eof = self._pending = True
                     break
                 try:
-                    text = decode(chunk, False)
+                    text = self._decode(chunk, False)
                 except Exception as exc:
                     text = self._failed(exc)
                 if text:
@@ -462,6 +468,10 @@ class LineReceiveStream(ObjectReceiveStream[str]):
             on_overlong=on_overlong,
         )
         self._errors = errors
+        # In the instance, not only as class defaults (see Utf8ReceiveStream): read per
+        # chunk.
+        self._direct = self._engine = None
+        self._eof = self._busy = False
         source = self.source
         decoder = line_decoder(encoding, errors)
         if not isinstance(decoder, Utf8LineDecoder):

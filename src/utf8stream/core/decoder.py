@@ -469,6 +469,49 @@ class Utf8Decoder(codecs.IncrementalDecoder):
 
     errors: str
 
+    # Every attribute in a slot: the instance has too many for CPython's shared-key
+    # dictionaries (30), so in a ``__dict__`` each access is a hashed lookup; in slots the
+    # interpreter reads and writes them at fixed offsets (the pure-Python ``decode``
+    # touches several per call).  A subclass's own attributes go to its ``__dict__``.
+    __slots__ = (
+        "_carry",
+        "_chars",
+        "_clean",
+        "_counts",
+        "_cuts_lines",
+        "_dm",
+        "_dm_allowed",
+        "_dm_units",
+        "_fallback",
+        "_fallback_table",
+        "_gap_absorb",
+        "_gap_data",
+        "_gap_offset",
+        "_gap_open",
+        "_gap_policy",
+        "_gap_skip",
+        "_gaps",
+        "_in_c",
+        "_inline",
+        "_lost_total",
+        "_new_utf8_scanner",
+        "_on_malformed",
+        "_orphan_low",
+        "_pending",
+        "_policy",
+        "_position",
+        "_prefixes",
+        "_ready",
+        "_resume_at",
+        "_resume_orphan",
+        "_scanner",
+        "_start_offset",
+        "_unread",
+        "_unread_final",
+        "_variant",
+        "errors",
+    )
+
     def __init__(
         self,
         errors: str = "replace",
@@ -622,14 +665,24 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             units.enter(self._position, self._pending)
             self._dm = units
             self._ready = None  # decode() here in decoder mode goes to the boundary
-        self._set_py_ready()
+        self._set_clean()
 
-    def _set_py_ready(self) -> None:
-        """``_py_ready``: the ready scanner if it is the plain pure-Python one, whose
-        clean path ``decode`` runs itself (one Python frame per call, as codecs'
-        incremental decoder has); else None."""
+    def _set_clean(self) -> None:
+        """``_clean``: ``bytes`` when the ready scanner is the plain pure-Python one and
+        ``decode`` may run its clean path itself (one Python frame per call, as codecs'
+        incremental decoder has): no damage lately, no callback in progress; else None.
+        ``decode`` compares the input's type with it, one test per call.  Asked again
+        after every call of the scanner, where its state changes (``decode`` and
+        ``decode_lines`` set it to None while they call the scanner, so that a call from
+        inside a callback never takes the clean path)."""
         ready = self._ready
-        self._py_ready = ready if type(ready) is PyScanner else None
+        self._clean = (
+            bytes
+            if type(ready) is PyScanner
+            and ready._dirty <= 0  # noqa: SLF001
+            and not ready.reporting
+            else None
+        )
 
     def _pull(self) -> None:
         """In decoder mode, read the position and held prefix from the C scanner."""
@@ -645,7 +698,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._dm = None
             self._position, self._pending = units.leave()
             self._ready = self._scanner  # nothing was held
-            self._set_py_ready()
+            self._set_clean()
 
     def _c_failed(self, exc: BaseException, pending: bytes, data: bytes, final: bool) -> None:
         """The C ``decode`` of decoder mode failed (the scanner raised while it decoded
@@ -694,14 +747,12 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         sequence is held back.  With ``final=True`` a held prefix becomes one
         ``TRUNCATED_AT_END`` unit.
         """
-        py = self._py_ready
-        if py is not None and py._dirty <= 0 and type(input) is bytes:  # noqa: SLF001
-            # Pure Python, nothing held at the boundary, no damage lately: the clean path
-            # of ``PyScanner.feed`` here, one Python frame per call (as codecs'
-            # incremental decoder).  CPython's strict decoder does it all, or fails
-            # having changed nothing, and ``feed`` below decides the units from the same
-            # state.  (A callback in progress has made the scanner dirty: ``feed``
-            # refuses the call then.)
+        if type(input) is self._clean:
+            # Pure Python, nothing held at the boundary, no damage lately (``_clean`` is
+            # ``bytes`` only then): the clean path of ``PyScanner.feed`` here, one
+            # Python frame per call (as codecs' incremental decoder).  CPython's strict
+            # decoder does it all, or fails having changed nothing, and ``feed`` below
+            # decides the units from the same state.
             pending = self._pending
             buf = pending + input if pending else input
             try:
@@ -709,10 +760,12 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             except UnicodeDecodeError:
                 pass
             else:
-                if used == len(buf):
+                size = len(buf)
+                if used == size:
                     if pending:
                         self._pending = b""
-                    self._position += len(input)
+                        size -= len(pending)
+                    self._position += size
                     self._chars += len(text)
                     return text
                 tail = buf[used:]
@@ -725,28 +778,32 @@ class Utf8Decoder(codecs.IncrementalDecoder):
                     self._chars += len(text)
                     return text
         data = input if type(input) is bytes else bytes(_byte_view(input))
-        scanner = self._ready
-        parts: list[str] | None = None
-        if scanner is None:
-            parts, data, final = self._boundary(data, final)
-            scanner = self._scanner
-            assert scanner is not None
-        else:
-            self._position += len(data)
-        # The one scanner call: ``pending + data`` ends at ``position``.
-        pending = self._pending
+        self._clean = None  # until the scanner is done (a callback may call decode)
         try:
-            text, self._pending = scanner.feed(pending, data, final, self._position)
-        except BaseException as exc:
-            # ``fed``: what to take back from ``position`` if the scanner refused a call
-            # from inside a callback (only the common path can reach it: the boundary
-            # refuses such calls itself).
-            fed = len(data) if parts is None else 0
-            self._scanner_failed(exc, scanner, pending + data, final, parts or [], fed)
-            raise
-        if parts is None:
-            return text
-        return self._output(parts, text)
+            scanner = self._ready
+            parts: list[str] | None = None
+            if scanner is None:
+                parts, data, final = self._boundary(data, final)
+                scanner = self._scanner
+                assert scanner is not None
+            else:
+                self._position += len(data)
+            # The one scanner call: ``pending + data`` ends at ``position``.
+            pending = self._pending
+            try:
+                text, self._pending = scanner.feed(pending, data, final, self._position)
+            except BaseException as exc:
+                # ``fed``: what to take back from ``position`` if the scanner refused a
+                # call from inside a callback (only the common path can reach it: the
+                # boundary refuses such calls itself).
+                fed = len(data) if parts is None else 0
+                self._scanner_failed(exc, scanner, pending + data, final, parts or [], fed)
+                raise
+            if parts is None:
+                return text
+            return self._output(parts, text)
+        finally:
+            self._set_clean()
 
     def _boundary(self, data: bytes, final: bool) -> tuple[list[str], bytes, bool]:
         """What is held goes first: carried text, unread input, an open gap.
@@ -832,7 +889,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         scanner = self._ready
         if scanner is None or not self._cuts_lines or self._pending:
             return None
-        parts, offsets = scanner.lines(head, data, self._position, sep, limit, each_offset)
+        self._clean = None  # until the scanner is done (a callback may call decode)
+        try:
+            parts, offsets = scanner.lines(head, data, self._position, sep, limit, each_offset)
+        finally:
+            self._set_clean()
         self._position = offsets[-1]
         return DecodedLines(parts, offsets)
 
