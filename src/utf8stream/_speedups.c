@@ -31,6 +31,11 @@
  *
  * 5. split_lines(): the line engine's cut of decoded text into lines with offsets, for
  *    encodings whose code units are characters (UTF-16/32, single-byte codecs).
+ *
+ * 6. line_records(): the follower's hot path, a slice of a read cut into Line records
+ *    in one call; ReadBuffer: a buffer that a read fills and that becomes the bytes
+ *    object read, with no copy (the follower's reads from the page cache).  Neither
+ *    does any I/O itself.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -69,6 +74,7 @@ typedef struct {
     PyTypeObject *encoder_type;
     PyTypeObject *buffered_type;
     PyTypeObject *line_type;
+    PyTypeObject *readbuffer_type;
     /* Set by setup(), from Python: */
     PyObject *kinds[N_KINDS]; /* MalformedKind members, in the order above */
     PyTypeObject *event_type; /* Malformed */
@@ -3093,6 +3099,138 @@ static PyType_Spec Line_spec = {
     .slots = Line_slots,
 };
 
+/* ---- ReadBuffer ------------------------------------------------------------------------ */
+
+/* ReadBuffer(size): a writable buffer of ``size`` bytes that a read fills in place
+   (``os.preadv``, ``readinto``), then ``take(n)`` hands out its first ``n`` bytes as a
+   bytes object with no copy: the buffer is a new bytes object not shown to anyone yet,
+   shrunk to ``n``; the next use gets a new one (whose bytes are unspecified until read
+   into).  The follower's reads from the page
+   cache: a scratch bytearray and a copy of what was read cost a second pass over every
+   byte (a memcpy the size of the file), which ``for line in open()`` never makes. */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *bytes;    /* the buffer: a bytes object of ``size`` bytes, or NULL */
+    Py_ssize_t size;
+    Py_ssize_t exports; /* buffer views held */
+} ReadBufferObject;
+
+static int
+ReadBuffer_init(ReadBufferObject *self, PyObject *args, PyObject *kwds)
+{
+    static char *kwlist[] = {"size", NULL};
+    Py_ssize_t size;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "n:ReadBuffer", kwlist, &size)) {
+        return -1;
+    }
+    if (size < 0) {
+        PyErr_SetString(PyExc_ValueError, "ReadBuffer: size must be non-negative");
+        return -1;
+    }
+    if (self->exports > 0) {
+        PyErr_SetString(PyExc_BufferError, "ReadBuffer: a view of it is held");
+        return -1;
+    }
+    Py_CLEAR(self->bytes);
+    self->size = size;
+    return 0;
+}
+
+static int
+ReadBuffer_getbuffer(ReadBufferObject *self, Py_buffer *view, int flags)
+{
+    if (self->bytes == NULL) {
+        self->bytes = PyBytes_FromStringAndSize(NULL, self->size);
+        if (self->bytes == NULL) {
+            view->obj = NULL;
+            return -1;
+        }
+    }
+    if (PyBuffer_FillInfo(view, (PyObject *)self, PyBytes_AS_STRING(self->bytes), self->size,
+                          0, flags) < 0) {
+        return -1;
+    }
+    self->exports++;
+    return 0;
+}
+
+static void
+ReadBuffer_releasebuffer(ReadBufferObject *self, Py_buffer *Py_UNUSED(view))
+{
+    self->exports--;
+}
+
+static Py_ssize_t
+ReadBuffer_length(ReadBufferObject *self)
+{
+    return self->size;
+}
+
+static PyObject *
+ReadBuffer_take(ReadBufferObject *self, PyObject *arg)
+{
+    Py_ssize_t n = PyLong_AsSsize_t(arg);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (n < 0 || n > self->size) {
+        PyErr_SetString(PyExc_ValueError, "take: 0 <= n <= size");
+        return NULL;
+    }
+    if (self->exports > 0) {
+        PyErr_SetString(PyExc_BufferError, "take: a view of the buffer is still held");
+        return NULL;
+    }
+    if (self->bytes == NULL && n > 0) {
+        PyErr_SetString(PyExc_ValueError, "take: nothing was read into the buffer");
+        return NULL;
+    }
+    if (self->bytes == NULL) {
+        return PyBytes_FromStringAndSize(NULL, 0);
+    }
+    PyObject *out = self->bytes;
+    self->bytes = NULL;
+    if (n < self->size && _PyBytes_Resize(&out, n) < 0) {
+        return NULL;
+    }
+    return out;
+}
+
+static void
+ReadBuffer_dealloc(ReadBufferObject *self)
+{
+    PyTypeObject *type = Py_TYPE(self);
+    Py_CLEAR(self->bytes);
+    type->tp_free((PyObject *)self);
+    Py_DECREF(type);
+}
+
+static PyMethodDef ReadBuffer_methods[] = {
+    {"take", (PyCFunction)ReadBuffer_take, METH_O,
+     "take(n) -> bytes: the first n bytes, the buffer itself made a bytes object (no copy)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot ReadBuffer_slots[] = {
+    {Py_tp_doc, "ReadBuffer(size): a buffer to read into, whose bytes are taken with no copy"},
+    {Py_tp_new, PyType_GenericNew},
+    {Py_tp_init, ReadBuffer_init},
+    {Py_tp_dealloc, ReadBuffer_dealloc},
+    {Py_bf_getbuffer, ReadBuffer_getbuffer},
+    {Py_bf_releasebuffer, ReadBuffer_releasebuffer},
+    {Py_sq_length, ReadBuffer_length},
+    {Py_tp_methods, ReadBuffer_methods},
+    {0, NULL},
+};
+
+static PyType_Spec ReadBuffer_spec = {
+    .name = "utf8stream._speedups.ReadBuffer",
+    .basicsize = sizeof(ReadBufferObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = ReadBuffer_slots,
+};
+
 /* ---- module --------------------------------------------------------------------------- */
 
 static PyObject *
@@ -3236,6 +3374,154 @@ done:
         PyBuffer_Release(&view);
     }
     return out;
+}
+
+/* A Line record from the free list (or newly allocated), its type set; its fields are
+   the caller's to fill.  NULL with MemoryError. */
+static inline LineObject *
+line_alloc(module_state *st, PyTypeObject *cls)
+{
+    LineObject *r;
+    if (st->line_free != NULL) {
+        r = (LineObject *)st->line_free;
+        st->line_free = r->text;
+        st->n_line_free--;
+    }
+    else {
+        r = PyObject_Malloc(sizeof(LineObject));
+        if (r == NULL) {
+            PyErr_NoMemory();
+            return NULL;
+        }
+    }
+    PyObject_Init((PyObject *)r, cls);
+    return r;
+}
+
+/* The last byte ``c`` in b[start:stop), or -1. */
+static inline Py_ssize_t
+last_byte(const unsigned char *b, Py_ssize_t start, Py_ssize_t stop, unsigned char c)
+{
+#ifdef __GLIBC__
+    const unsigned char *q = stop > start ? memrchr(b + start, c, (size_t)(stop - start)) : NULL;
+    return q != NULL ? q - b : -1;
+#else
+    for (Py_ssize_t k = stop - 1; k >= start; k--) {
+        if (b[k] == c) {
+            return k;
+        }
+    }
+    return -1;
+#endif
+}
+
+/* line_records(units, data, start, stop, sep, limit, cls, file, path)
+       -> (records, cut, end)
+
+   The follower's hot path, one call per slice of a read (the line engine's
+   ``feed_records``): where the slice data[start:stop) ends (``end``: just past its last
+   newline byte, ``sep`` or \n for universal newlines, or ``stop`` if it holds none;
+   len(data) if ``stop`` reaches it), then its complete lines cut and decoded as
+   Units.lines does (``units`` in decoder mode, holding no prefix; data[start] is at its
+   position, which moves past the last line cut) and made ``Line`` records (of ``cls``,
+   this module's type: text, offset, ``file``, ``path``, terminated) at once, last first,
+   with no list of strings or of offsets in between.  ``cut``: where the lines cut end
+   (short of ``end`` before a line longer than ``limit``, an unterminated one, or a \r
+   that ends the data): the caller feeds data[cut:end) the general way. */
+static PyObject *
+line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    module_state *st = get_state(module);
+    if (nargs != 9 || !PyObject_TypeCheck(args[0], st->units_type) || !PyBytes_Check(args[1]) ||
+        !PyLong_Check(args[2]) || !PyLong_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "line_records(units: Units, data: bytes, start: int, "
+                                         "stop: int, sep: int, limit: int, cls, file, path)");
+        return NULL;
+    }
+    UnitsObject *self = (UnitsObject *)args[0];
+    if ((PyTypeObject *)args[6] != st->line_type) {
+        PyErr_SetString(PyExc_TypeError, "line_records: the Line type expected");
+        return NULL;
+    }
+    if (!self->dm || (self->pending != NULL && PyBytes_GET_SIZE(self->pending) > 0)) {
+        PyErr_SetString(PyExc_ValueError, "line_records: a decoder holding no prefix expected");
+        return NULL;
+    }
+    if (refuse_reentry(self) < 0 || ready_check(st) < 0) {
+        return NULL;
+    }
+    long sep = parse_sep(self, args[4]);
+    if (sep == -2) {
+        return NULL;
+    }
+    Py_ssize_t limit = PyLong_AsSsize_t(args[5]);
+    Py_ssize_t start = PyLong_AsSsize_t(args[2]);
+    Py_ssize_t stop = PyLong_AsSsize_t(args[3]);
+    if ((limit == -1 || start == -1 || stop == -1) && PyErr_Occurred()) {
+        return NULL;
+    }
+    PyObject *data = args[1];
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(data);
+    Py_ssize_t n = PyBytes_GET_SIZE(data);
+    long long base = self->position;
+    if (limit < 0 || start < 0 || start > n || stop < start || base < 0 ||
+        base > LLONG_MAX - n) {
+        PyErr_SetString(PyExc_ValueError, "line_records: 0 <= start <= len(data), "
+                                          "stop >= start, limit >= 0");
+        return NULL;
+    }
+    Py_ssize_t end = n;
+    if (stop < n) {
+        Py_ssize_t at = last_byte(b, start, stop, sep < 0 ? '\n' : (unsigned char)sep);
+        end = at >= 0 ? at + 1 : stop;
+    }
+    self->fail_start = -1;
+    packed_t packed = {NULL, 0, 0};
+    strs_t strs = {NULL, 0, 0};
+    PyObject *result = NULL, *out = NULL;
+    long long chars = 0;
+    Py_ssize_t i = start;
+    Py_INCREF(self);
+    Py_INCREF(data); /* a callback cannot free it under the loop */
+    if (cut_lines(self, b, &i, end, base - start, sep, limit, -1, 2, NULL, &packed, &strs,
+                  &chars) < 0) {
+        goto done;
+    }
+    Py_ssize_t count = strs.n;
+    out = PyList_New(count);
+    if (out == NULL) {
+        goto done;
+    }
+    PyObject *file = args[7], *path = args[8];
+    for (Py_ssize_t k = 0; k < count; k++) {
+        LineObject *r = line_alloc(st, (PyTypeObject *)args[6]);
+        if (r == NULL) {
+            goto done; /* the records made go with the list, the other strings below */
+        }
+        r->text = strs.v[k]; /* the reference moves */
+        strs.v[k] = NULL;
+        r->offset = NULL;
+        r->off = packed.v[k];
+        r->file = Py_NewRef(file);
+        r->path = Py_NewRef(path);
+        r->terminated = Py_NewRef(Py_True);
+        PyList_SET_ITEM(out, count - 1 - k, (PyObject *)r);
+    }
+    result = Py_BuildValue("(Onn)", out, i, end);
+    if (result != NULL) {
+        self->position = base + (i - start);
+        self->chars += chars;
+    }
+done:
+    for (Py_ssize_t k = 0; k < strs.n; k++) {
+        Py_XDECREF(strs.v[k]); /* NULL once moved to a record */
+    }
+    PyMem_Free(strs.v);
+    Py_XDECREF(out); /* list_dealloc skips the slots not filled */
+    PyMem_Free(packed.v);
+    Py_DECREF(data);
+    Py_DECREF(self);
+    return result;
 }
 
 /* The first ``ch`` in text[i:n) (of ``kind``), or n. */
@@ -3420,6 +3706,9 @@ static PyMethodDef module_methods[] = {
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
      "split_lines(text, newline, base, unit, limit, each_offset) -> (contents, offsets) | None"},
+    {"line_records", (PyCFunction)(void (*)(void))line_records, METH_FASTCALL,
+     "line_records(units, data, start, stop, sep, limit, cls, file, path) -> (records, cut, "
+     "end): a slice's complete lines as Line records, last first (the follower's hot path)"},
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL,
      "records(cls, texts, offsets, file, path, terminated) -> texts, made the records "
      "(of cls), last first"},
@@ -3462,6 +3751,10 @@ module_exec(PyObject *m)
     if (st->line_type == NULL || PyModule_AddType(m, st->line_type) < 0) {
         return -1;
     }
+    st->readbuffer_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &ReadBuffer_spec, NULL);
+    if (st->readbuffer_type == NULL || PyModule_AddType(m, st->readbuffer_type) < 0) {
+        return -1;
+    }
     st->bound_decode_type =
         (PyTypeObject *)PyType_FromModuleAndSpec(m, &BoundDecode_spec, NULL);
     if (st->bound_decode_type == NULL || PyModule_AddType(m, st->bound_decode_type) < 0) {
@@ -3483,6 +3776,7 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->encoder_type);
     Py_VISIT(st->buffered_type);
     Py_VISIT(st->line_type);
+    Py_VISIT(st->readbuffer_type);
     for (int i = 0; i < N_KINDS; i++) {
         Py_VISIT(st->kinds[i]);
     }
@@ -3503,6 +3797,7 @@ module_clear(PyObject *m)
     Py_CLEAR(st->encoder_type);
     Py_CLEAR(st->buffered_type);
     Py_CLEAR(st->line_type);
+    Py_CLEAR(st->readbuffer_type);
     for (int i = 0; i < N_KINDS; i++) {
         Py_CLEAR(st->kinds[i]);
     }

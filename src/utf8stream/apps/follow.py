@@ -475,24 +475,54 @@ _NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None) if hasattr(os, "preadv") e
 _NOWAIT_UNSUPPORTED = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}
 
 
-def _read_cached(
-    fd: int, buffer: bytearray, size: int, offset: int, at_least: int
-) -> bytes | None:
+def _read_cached(fd: int, buffer: Any, size: int, offset: int, at_least: int) -> bytes | None:
     """Up to ``size`` bytes (at most ``len(buffer)``) of ``fd`` at ``offset`` if the page
     cache holds them (at least ``at_least`` of them, else None), read without waiting
     for storage or for a lock (``RWF_NOWAIT``), so in the event loop's thread: what the
-    kernel does then is a copy from memory.  ``buffer`` is scratch space, the bytes
-    returned a copy of it.  Raises ``OSError`` with an errno of ``_NOWAIT_UNSUPPORTED``
-    where the file system cannot say."""
+    kernel does then is a copy from memory.  ``buffer`` is a ``ReadBuffer``
+    (``implementation()``'s): the bytes returned are the buffer itself with the
+    accelerator (no second copy of what was read), a copy of it without.  Raises
+    ``OSError`` with an errno of ``_NOWAIT_UNSUPPORTED`` where the file system cannot
+    say."""
     assert _NOWAIT is not None
-    with memoryview(buffer) as whole, whole[: min(size, len(buffer))] as space:
+    with memoryview(buffer) as whole, whole[: min(size, len(whole))] as space:
         try:
             n = os.preadv(fd, (space,), offset, _NOWAIT)
         except BlockingIOError:  # not in the page cache (or a lock is held)
             return None
-        if n < at_least or n == 0:  # a short read: the end of the file, or not cached
-            return None
-        return space[:n].tobytes()
+    if n < at_least or n == 0:  # a short read: the end of the file, or not cached
+        return None
+    data: bytes = buffer.take(n)
+    return data
+
+
+#: File systems whose files live in memory: the page cache is their storage, so a read
+#: never waits for a disk (tmpfs, which refuses ``RWF_NOWAIT``; ramfs).
+_MEMORY_FILE_SYSTEMS = frozenset({"tmpfs", "ramfs"})
+_MOUNTINFO = "/proc/self/mountinfo"
+
+
+def _in_memory(st: os.stat_result) -> bool:
+    """Whether the file ``st`` describes lives on a file system held in memory (Linux's
+    mount table says; False wherever it cannot be told).
+
+    Such a file is read in the event loop's thread, as a read the page cache holds is
+    elsewhere: a copy from memory, where a worker thread's round trip (and the bytes
+    read on another processor's cache) would cost more than the read.  The exception
+    is memory swapped out, which any access may wait for."""
+    wanted = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    try:
+        with open(_MOUNTINFO, encoding="utf-8", errors="replace") as table:
+            for entry in table:
+                fields = entry.split()
+                # id, parent, major:minor, root, mount point, options, [optional...], -,
+                # type, source, super options
+                if len(fields) > 7 and fields[2] == wanted and "-" in fields[6:]:
+                    kind = fields[fields.index("-", 6) + 1]
+                    return kind in _MEMORY_FILE_SYSTEMS
+    except (OSError, IndexError):
+        pass
+    return False
 
 
 def _is_compressed(path: Path) -> bool:
@@ -747,6 +777,9 @@ class _Open:
     #: False once the file system said it cannot tell whether a read would wait
     #: (``_read_cached``): the file is read in worker threads only.
     nowait: bool = True
+    #: The file system keeps its files in memory (``_in_memory``): every read is done in
+    #: the event loop's thread.
+    in_memory: bool = False
 
 
 @dataclass(frozen=True)
@@ -814,23 +847,36 @@ _Item = tuple[str | LineTooLong | None, int, int, FileIdentity, str, bool, bool]
 
 
 class _Block:
-    """The complete, ordinary lines of one read: the hot path, in bulk.
+    """The complete, ordinary lines of one slice of a read: the hot path, in bulk.
 
     ``lines`` holds the ``Line`` records last first (they are popped from its end, by
-    ``Follower.__anext__`` or the C iterator that shares the list); ``offsets`` the
-    offset of each line's first byte and then the offset just past the last line, so
-    after ``k`` lines were handed out the checkpoint is ``offsets[k]``.
+    ``Follower.__anext__`` or the C iterator that shares the list); ``end`` is the
+    offset just past the last line, ``count`` how many lines it had.  Once ``k`` lines
+    were handed out the checkpoint is the offset of the next one (``lines[-1]``), or
+    ``end``.  ``resumes``: the checkpoint before its first line is handed out is that
+    line's offset too (the block follows a block of the same file handed out whole).
     """
 
-    __slots__ = ("file", "lines", "offsets")
+    __slots__ = ("count", "end", "file", "lines", "resumes")
 
-    def __init__(self, lines: list[Line], offsets: Sequence[int], file: FileIdentity):
+    def __init__(
+        self, lines: list[Line], end: int, file: FileIdentity, resumes: bool = False
+    ) -> None:
         self.lines = lines
-        self.offsets = offsets
+        self.count = len(lines)
+        self.end = end
         self.file = file
+        self.resumes = resumes
 
     def handed(self) -> int:
-        return len(self.offsets) - 1 - len(self.lines)
+        return self.count - len(self.lines)
+
+    def position(self) -> int | None:
+        """The checkpoint's offset, or None while it is the one before the block."""
+        lines = self.lines
+        if len(lines) == self.count and not self.resumes:
+            return None
+        return lines[-1].offset if lines else self.end
 
 
 def _records(
@@ -926,7 +972,7 @@ class Follower:
         self._at_eof = False
         self._file: _Open | None = None
         #: Scratch space of the reads the page cache holds (``_read_cached``).
-        self._scratch: bytearray | None = None
+        self._scratch: Any = None
         self._unyielded = 0  # bytes read since the event loop last ran other tasks
         # True while reading a file that was rotated away from ``path``: at its end, go
         # on with the next rotated file (by modification time), then with ``path``.
@@ -979,12 +1025,70 @@ class Follower:
         ready = self._ready
         if ready:
             return ready.pop()
-        return await self._advance()
+        line = self._next_block()
+        return line if line is not None else await self._advance()
 
     async def _next_for(self, iterator: Any) -> Line:
         ready = self._ready
-        line = ready.pop() if ready else await self._advance()
+        if ready:
+            line = ready.pop()
+        else:
+            found = self._next_block()
+            line = found if found is not None else await self._advance()
         iterator.feed(self._ready)
+        return line
+
+    def _next_block(self) -> Line | None:
+        """The hot path, when the ready lines ran out: the next slice of the last read
+        cut into a block of records in one call (``LineEngine.feed_records``), with no
+        queue, no item and no checkpoint made; None where it does not apply (the next
+        slice goes the general way, ``_advance``): anything queued or pending, the
+        lines before not a block of this file that ends where the engine stands.
+        """
+        block = self._block
+        f = self._file
+        if (
+            block is None
+            or f is None
+            or not f.unfed
+            or block.file is not f.identity
+            or self._queue
+            or self._done is not None
+            or self._closed
+        ):
+            return None
+        engine = f.engine
+        if engine.position != block.end:
+            return None
+        data, at = f.unfed, f.unfed_at
+        found = engine.feed_records(data, at, at + FEED_SIZE, Line, f.identity, f.path)
+        if found is None:
+            return None
+        lines, after, end, items = found
+        if end >= len(data):
+            f.unfed, f.unfed_at = b"", 0
+        else:
+            f.unfed_at = end
+        self._lines += block.count
+        new = _Block(lines, after, f.identity, resumes=True)
+        error = self._callback_error
+        if items or error is not None or not lines:
+            # The rest of the slice went the general way, or on_malformed raised: what
+            # was cut goes through the queue, as ``_feed_slice`` would have queued it.
+            self._block = None
+            self._checkpoint = FollowCheckpoint(self._followed, f.identity, block.end)
+            if lines:
+                self._queue.append(new)
+            self._queue_items(f, items)
+            if error is not None:
+                # Raised once the read is taken in, as ``_fill`` does.
+                self._callback_error = None
+                self._note_caught_up()
+                raise error
+            return None
+        self._block = new
+        self._ready = lines
+        line: Line = lines.pop()
         return line
 
     async def _advance(self) -> Line:
@@ -1025,12 +1129,10 @@ class Follower:
         """
         block = self._block
         if block is not None:
-            handed = block.handed()
-            self._lines += handed
-            if handed:
-                self._checkpoint = FollowCheckpoint(
-                    self._followed, block.file, block.offsets[handed]
-                )
+            self._lines += block.handed()
+            at = block.position()
+            if at is not None:
+                self._checkpoint = FollowCheckpoint(self._followed, block.file, at)
             self._block = None
         self._fold_done()
 
@@ -1044,9 +1146,9 @@ class Follower:
         """Where a new follower resumes: no yielded line repeats, none is lost."""
         block = self._block
         if block is not None:
-            handed = block.handed()
-            if handed:
-                return FollowCheckpoint(self._followed, block.file, block.offsets[handed])
+            at = block.position()
+            if at is not None:
+                return FollowCheckpoint(self._followed, block.file, at)
         self._fold_done()
         if self._checkpoint is None:
             raise RuntimeError("the follower has not opened its file yet: iterate first")
@@ -1158,6 +1260,7 @@ class Follower:
             known_size=st.st_size,
             anchor=os.pread(fd, anchor_len, offset - anchor_len),
             undecided=encoding is None,
+            in_memory=_in_memory(st),
         )
         self._file = f
         if self._checkpoint is None:
@@ -1430,10 +1533,11 @@ class Follower:
     async def _pread(self, f: _Open, size: int, offset: int, at_least: int) -> bytes:
         """``os.pread(f.fd, size, offset)``, or fewer bytes (at least ``at_least``, or
         all there are): from the page cache at once where it holds them (up to
-        ``CACHED_READ_SIZE``), else in a worker thread, since a read from storage may
-        take milliseconds.  A cancellation point either way; cancelled, nothing is read.
+        ``CACHED_READ_SIZE``; always, for a file held in memory: ``_in_memory``), else
+        in a worker thread, since a read from storage may take milliseconds.  A
+        cancellation point either way; cancelled, nothing is read.
         """
-        if f.nowait and _NOWAIT is not None:
+        if f.in_memory or (f.nowait and _NOWAIT is not None):
             # A reader that never waits must still be cancellable at each read, and let
             # the other tasks run as often as it did with a thread per ``READ_SIZE``
             # read (a turn of the event loop per read would cost more than the read).
@@ -1442,9 +1546,15 @@ class Follower:
                 await anyio.lowlevel.checkpoint()
             else:
                 await anyio.lowlevel.checkpoint_if_cancelled()
+            if f.in_memory:
+                # A file in memory: the read is a copy from memory, whatever its size
+                # (at most ``CACHED_READ_SIZE``, to bound the time the loop is held).
+                found = os.pread(f.fd, min(size, CACHED_READ_SIZE), offset)
+                self._unyielded += len(found)
+                return found
             buffer = self._scratch
             if buffer is None:
-                buffer = self._scratch = bytearray(CACHED_READ_SIZE)
+                buffer = self._scratch = implementation().ReadBuffer(CACHED_READ_SIZE)
             try:
                 data = _read_cached(f.fd, buffer, size, offset, at_least)
             except OSError as exc:
@@ -1885,7 +1995,8 @@ class Follower:
         for item in items:
             if isinstance(item, LineBatch):
                 texts, offsets = item
-                queue.append(_Block(_records(texts, offsets, identity, path), offsets, identity))
+                records = _records(texts, offsets, identity, path)
+                queue.append(_Block(records, offsets[-1], identity))
             else:
                 line, offset, end, mid_line, terminated = item
                 if line is None and self._on_overlong == "skip":

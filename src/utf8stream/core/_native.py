@@ -22,9 +22,28 @@ from .events import Malformed, MalformedKind, codec_error_kind
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer, WriteableBuffer
 
-__all__ = ["BufferedAsyncIterator", "ByteTranscoder", "PlainEncoder", "records", "split_lines"]
+__all__ = [
+    "BufferedAsyncIterator",
+    "ByteTranscoder",
+    "PlainEncoder",
+    "ReadBuffer",
+    "records",
+    "split_lines",
+]
 
 _T = TypeVar("_T")
+
+
+class ReadBuffer(bytearray):
+    """``ReadBuffer(size)``: a buffer of ``size`` bytes that a read fills in place, then
+    ``take(n)`` gives its first ``n`` bytes as bytes.  The accelerator's hands out the
+    buffer itself (no copy); this one copies them."""
+
+    def take(self, n: int) -> bytes:
+        if not 0 <= n <= len(self):
+            raise ValueError("take: 0 <= n <= size")
+        with memoryview(self) as whole:
+            return whole[:n].tobytes()
 
 
 #: The fields of the follower's ``Line``, in the order of its constructor's arguments.

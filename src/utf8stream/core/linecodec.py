@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import accumulate
-from typing import TYPE_CHECKING, NamedTuple, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
 from ._accel import implementation
 from ._bytes import is_proper_prefix
@@ -160,6 +160,7 @@ class Utf8LineDecoder:
         self.decoder = decoder
         self.decode = decoder.decode
         self.decode_lines = decoder.decode_lines
+        self.line_records = decoder.line_records
         self.mark_gap = decoder.mark_gap
 
     def begin(self, head: bytes, resumed: bool = False) -> None:
@@ -551,6 +552,11 @@ class LineEngine:
         self._units: Callable[[bytes], str | None] | None = (
             getattr(decoder, "decode_units", None) if plain else None
         )
+        #: The decoder's cut of a slice into records (``feed_records``), where the fast
+        #: path applies; else None.
+        self._line_records: Callable[..., tuple[list[Any], int, int] | None] | None = (
+            getattr(decoder, "line_records", None) if self._sep is not None else None
+        )
         self._started = decoder.prelude == 0 or head is not None
         if head is not None:
             decoder.begin(head, resumed=offset > 0)
@@ -598,6 +604,40 @@ class LineEngine:
             data, self.partial = self.partial, b""
         self._take(data, out)
         return out
+
+    def feed_records(
+        self, data: bytes, start: int, stop: int, record: type, file: object, path: str
+    ) -> tuple[list[Any], int, int, list[LineBatch | LineItem]] | None:
+        """``feed`` of a slice of a long read, for a reader of ``Line``-like records
+        (the follower's hot path: one call, no object per line but its record).
+
+        The slice is ``data[start:end]``, ``end`` just past its last ``\n`` newline (or
+        ``newline``'s byte) before ``stop``, as ``slice_end`` chooses (``len(data)`` if
+        ``stop`` reaches it).  Returns ``(records, after, end, items)``: the complete
+        lines of the slice as ``record(text, offset, file, path, True)`` made by the
+        accelerator, last first, and the offset just past them in the source; then
+        ``items``, what ``feed`` gives for the rest of the slice (a
+        line too long, an unfinished line; mostly nothing).  ``None`` when this does
+        not apply (no accelerator, a line held, an overlong line under way, a decoder
+        that cannot), and nothing was fed: the caller feeds the slice the usual way.
+        The same lines, offsets, events and state as ``feed`` either way.
+        """
+        cut_records = self._line_records
+        if cut_records is None or self.partial or self.overlong or not self._started:
+            return None
+        assert self._sep is not None
+        found = cut_records(data, start, stop, self._sep, self._max, record, file, path)
+        if found is None:
+            return None
+        records, cut, end = found
+        moved = cut - start
+        self.position += moved
+        self.line_start += moved
+        if records:
+            self._splitting = False
+        after = self.position
+        items = self.feed(memoryview(data)[cut:end]) if cut < end else []
+        return records, after, end, items
 
     def finish(self, *, lost: int = 0, unfinished: bool = False) -> list[LineBatch | LineItem]:
         """The end of the stream: the unfinished last line is complete now.

@@ -1,0 +1,223 @@
+"""The follower's hot path (issue 13): with the C accelerator, each slice of a read after
+the first is cut into ``Line`` records in one call (``LineEngine.feed_records``, the
+accelerator's ``line_records``), with no queue, no item and no checkpoint made per
+slice; reads from the page cache become the bytes read with no copy (``ReadBuffer``).
+Nothing the follower hands out may change: the lines, their offsets, the checkpoint
+after each of them, the statistics and the malformed units reported are those of the
+general path (pure Python, which has neither), whatever the slices and the lines."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import utf8stream.apps.follow as follow_module
+from utf8stream import follow
+from utf8stream.core import _accel, _native
+from utf8stream.core.linecodec import LineEngine, line_decoder
+
+needs_c = pytest.mark.skipif(_accel.built_accelerator() is None, reason="C accelerator not built")
+
+
+@pytest.fixture
+def small_slices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Reads and slices of a few bytes, so a short file has many of each."""
+    monkeypatch.setattr(follow_module, "READ_SIZE", 256)
+    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 200)
+    monkeypatch.setattr(follow_module, "FEED_SIZE", 37)
+    yield
+
+
+def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
+    """Everything a follower over ``path`` hands out: each line with its offset and
+    whether it was terminated, the checkpoint after each, the statistics, the
+    malformed units; and how many slices took the hot path."""
+    got: dict[str, Any] = {"lines": [], "checkpoints": [], "malformed": [], "hot": 0}
+    real = LineEngine.feed_records
+
+    def counting(self: LineEngine, *args: Any) -> Any:
+        found = real(self, *args)
+        got["hot"] += found is not None
+        return found
+
+    async def run() -> None:
+        async with follow(
+            path,
+            start="beginning",
+            until_eof=True,
+            on_malformed=lambda event: got["malformed"].append((event.offset, event.kind)),
+            **options,
+        ) as lines:
+            async for line in lines:
+                got["lines"].append((line.text, line.offset, line.terminated))
+                got["checkpoints"].append(lines.checkpoint().offset)
+            got["statistics"] = lines.statistics()
+            got["end"] = lines.checkpoint()
+
+    LineEngine.feed_records = counting  # type: ignore[method-assign]
+    try:
+        with _accel.use_accelerator(accelerated):
+            anyio.run(run)
+    finally:
+        LineEngine.feed_records = real  # type: ignore[method-assign]
+    return got
+
+
+#: Lines of every sort the general path handles: newlines of three kinds, an empty line,
+#: malformed bytes, non-ASCII text, a long line (over the limit of 40 bytes below).
+PIECES = [
+    b"short\n",
+    b"a line of some length, as logs have\n",
+    b"\n",
+    b"crlf\r\n",
+    b"cr\r",
+    b"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n",
+    b"bad \xff\xc3 bytes\n",
+    b"x" * 90 + b"\n",
+    b"\xe2\x82",
+]
+
+
+@needs_c
+@pytest.mark.parametrize("on_overlong", ["split", "truncate", "skip"])
+@pytest.mark.parametrize("newline", [None, "\n"])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(parts=st.lists(st.sampled_from(PIECES), max_size=60))
+def test_the_hot_path_hands_out_what_the_general_path_does(
+    tmp_path: Path, small_slices: None, on_overlong: str, newline: str | None, parts: list[bytes]
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"".join(parts))
+    options = {"max_line_bytes": 40, "on_overlong": on_overlong, "newline": newline}
+    hot = follow_all(path, True, **options)
+    general = follow_all(path, False, **options)
+    assert general["hot"] == 0
+    assert {k: v for k, v in hot.items() if k != "hot"} == {
+        k: v for k, v in general.items() if k != "hot"
+    }
+
+
+@needs_c
+def test_plain_lines_take_the_hot_path(tmp_path: Path, small_slices: None) -> None:
+    data = b"".join(b"line %04d %s\n" % (k, b"y" * (k % 7)) for k in range(600))
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    hot = follow_all(path, True)
+    general = follow_all(path, False)
+    assert [text for text, _, _ in hot["lines"]] == data.decode().splitlines()
+    # Every slice of a read but the first: most of them.
+    assert hot["hot"] > len(data) // 37 // 2
+    assert {k: v for k, v in hot.items() if k != "hot"} == {
+        k: v for k, v in general.items() if k != "hot"
+    }
+
+
+@needs_c
+def test_an_on_malformed_that_raises_on_the_hot_path_loses_nothing(
+    tmp_path: Path, small_slices: None
+) -> None:
+    """The callback's exception is raised once the slice is cut; the lines of that
+    slice come next, and the checkpoint covers exactly the lines handed out."""
+    lines = [b"line %03d ok\n" % k for k in range(100)]
+    lines[60] = b"line 060 \xff\n"
+    path = tmp_path / "app.log"
+    path.write_bytes(b"".join(lines))
+    seen: list[str] = []
+
+    def refuse(event: object) -> None:
+        raise LookupError("refused")
+
+    async def run() -> None:
+        async with follow(
+            path, start="beginning", until_eof=True, on_malformed=refuse
+        ) as follower:
+            with pytest.raises(LookupError):
+                async for line in follower:
+                    seen.append(line.text)
+            checkpoint = follower.checkpoint()
+            rest = [line.text async for line in follower]
+        assert checkpoint.offset == sum(map(len, lines[: len(seen)]))
+        assert seen + rest == [line.decode(errors="replace")[:-1] for line in lines]
+
+    anyio.run(run)
+
+
+@needs_c
+def test_line_records_cuts_a_slice_into_records_last_first() -> None:
+    speedups = _accel.built_accelerator()
+    decoder = line_decoder("utf-8", "replace", start_offset=100)
+    engine = LineEngine(decoder, offset=100, packed_offsets=True)
+    data = b"ab\ncd\r\nef\rgh\nij"
+    identity = follow_module.FileIdentity(1, 2)
+    found = engine.feed_records(data, 0, 11, follow_module.Line, identity, "p")
+    assert found is not None
+    records, after, end, items = found
+    # The slice ends just past its last \n before byte 11.
+    assert (after, end, items) == (107, 7, [])
+    assert [(r.text, r.offset, r.file, r.path, r.terminated) for r in records] == [
+        ("cd", 103, identity, "p", True),
+        ("ab", 100, identity, "p", True),
+    ]
+    assert type(records[0]) is speedups.Line
+    assert (engine.position, engine.line_start, engine.partial) == (107, 107, b"")
+    # The rest of the data: up to its end, the unfinished last line held.
+    found = engine.feed_records(data, 7, 100, follow_module.Line, identity, "p")
+    assert found is not None
+    records, after, end, items = found
+    assert [(r.text, r.offset) for r in records] == [("gh", 110), ("ef", 107)]
+    assert (after, end, items) == (113, len(data), [])
+    assert engine.partial == b"ij"
+    # A line held: the hot path does not apply, and nothing changes.
+    assert engine.feed_records(b"kl\n", 0, 3, follow_module.Line, identity, "p") is None
+    assert engine.position == 115
+
+
+@needs_c
+def test_the_pure_python_engine_has_no_hot_path() -> None:
+    with _accel.use_accelerator(False):
+        decoder = line_decoder("utf-8", "replace")
+    engine = LineEngine(decoder, packed_offsets=True)
+    line = follow_module.Line
+    assert engine.feed_records(b"a\nb\n", 0, 4, line, None, "") is None
+    assert engine.position == 0
+
+
+@pytest.mark.parametrize("implementation", ["c", "python"])
+def test_a_read_buffer_gives_what_was_read(tmp_path: Path, implementation: str) -> None:
+    if implementation == "c":
+        speedups = _accel.built_accelerator()
+        if speedups is None:
+            pytest.skip("C accelerator not built")
+        kind: Any = speedups.ReadBuffer
+    else:
+        kind = _native.ReadBuffer
+    path = tmp_path / "data"
+    path.write_bytes(bytes(range(256)) * 4)
+    buffer = kind(300)
+    assert len(buffer) == 300
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        for offset in (0, 700, 1000):
+            with memoryview(buffer) as view:
+                n = os.preadv(fd, (view,), offset)
+                if implementation == "c":
+                    with pytest.raises(BufferError):
+                        buffer.take(n)  # not while a view is held
+            taken = buffer.take(n)
+            assert type(taken) is bytes
+            assert taken == (bytes(range(256)) * 4)[offset : offset + 300]
+    finally:
+        os.close(fd)
+    with pytest.raises(ValueError):
+        buffer.take(301)
+    with pytest.raises(ValueError):
+        buffer.take(-1)

@@ -1,0 +1,135 @@
+"""A file on a file system held in memory (tmpfs, ramfs: Linux's mount table says) is
+read in the event loop's thread, though tmpfs refuses ``RWF_NOWAIT``: a read there is a
+copy from memory, and a worker thread per read cost more than the read (issue 13: the
+follower was slower on tmpfs than on ext4).  The lines are the same, and the follower
+stays a cancellation point at each read."""
+
+from __future__ import annotations
+
+import errno
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+import pytest
+
+import utf8stream.apps.follow as follow_module
+from utf8stream import follow
+
+pytestmark = pytest.mark.anyio
+
+
+def numbered(count: int) -> bytes:
+    return b"".join(b"line %05d %s\n" % (k, b"x" * (k % 40)) for k in range(count))
+
+
+@pytest.fixture
+def thread_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The sizes of the reads the follower sends to a worker thread."""
+    sizes: list[int] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counting(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if func is os.pread:
+            sizes.append(args[1])
+        return await run_sync(func, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    yield sizes
+
+
+def mount_table(path: Path, st: os.stat_result, kind: str) -> Path:
+    """A ``/proc/self/mountinfo`` that mounts ``st``'s device as ``kind``."""
+    device = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    table = path / "mountinfo"
+    table.write_text(
+        "22 1 0:21 / /proc rw,nosuid - proc proc rw\n"
+        f"23 1 {device} / /data rw,relatime shared:7 - {kind} somewhere rw,size=1024k\n"
+    )
+    return table
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"), [("tmpfs", True), ("ramfs", True), ("ext4", False), ("nfs", False)]
+)
+def test_the_mount_table_tells_a_file_system_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, expected: bool
+) -> None:
+    st = os.stat(tmp_path)
+    monkeypatch.setattr(follow_module, "_MOUNTINFO", str(mount_table(tmp_path, st, kind)))
+    assert follow_module._in_memory(st) is expected
+
+
+def test_without_a_mount_table_nothing_is_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(follow_module, "_MOUNTINFO", str(tmp_path / "none"))
+    assert follow_module._in_memory(os.stat(tmp_path)) is False
+    (tmp_path / "garbled").write_text("23 1\n\n- - -\n")
+    monkeypatch.setattr(follow_module, "_MOUNTINFO", str(tmp_path / "garbled"))
+    assert follow_module._in_memory(os.stat(tmp_path)) is False
+
+
+async def test_a_file_in_memory_is_read_with_no_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
+) -> None:
+    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
+    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 1000)
+    data = numbered(3000)
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    monkeypatch.setattr(
+        follow_module, "_MOUNTINFO", str(mount_table(tmp_path, os.stat(path), "tmpfs"))
+    )
+
+    def refused(*args: Any) -> int:  # what tmpfs says to RWF_NOWAIT
+        raise OSError(errno.EOPNOTSUPP, "Operation not supported")
+
+    monkeypatch.setattr(os, "preadv", refused, raising=False)
+    async with follow(path, start="beginning", until_eof=True) as lines:
+        got = [line.text async for line in lines]
+    assert got == data.decode().splitlines()
+    assert thread_reads == []
+
+
+async def test_reads_in_memory_let_other_tasks_run_and_can_be_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(follow_module, "READ_SIZE", 2048)
+    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 512)
+    data = numbered(4000)
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)
+    turns = 0
+    done = False
+
+    async def other() -> None:
+        nonlocal turns
+        while not done:
+            turns += 1
+            await anyio.lowlevel.checkpoint()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(other)
+        await anyio.lowlevel.checkpoint()
+        turns = 0
+        async with follow(path, start="beginning", until_eof=True) as lines:
+            got = [line.text async for line in lines]
+        done = True
+    assert got == data.decode().splitlines()
+    assert turns >= len(data) // 2048 - 2
+
+    async with follow(path, start="beginning", until_eof=True) as lines:
+        seen = 0
+        with anyio.CancelScope() as scope:
+            async for _line in lines:
+                seen += 1
+                if seen == 100:
+                    scope.cancel()  # at the next read, not after the whole file
+        assert seen < 1000
+        rest = [line.text async for line in lines]  # nothing lost, nothing repeated
+    assert seen + len(rest) == 4000
