@@ -774,6 +774,9 @@ class _Open:
     #: gets them ``FEED_SIZE`` at a time, as the lines before them run out).
     unfed: bytes = b""
     unfed_at: int = 0
+    #: Where the bytes of ``unfed`` to cut end: just past its last newline when the read
+    #: was cut short there (``_take``), else its length.
+    unfed_end: int = 0
     #: False once the file system said it cannot tell whether a read would wait
     #: (``_read_cached``): the file is read in worker threads only.
     nowait: bool = True
@@ -1060,12 +1063,12 @@ class Follower:
         engine = f.engine
         if engine.position != block.end:
             return None
-        data, at = f.unfed, f.unfed_at
-        found = engine.feed_records(data, at, at + FEED_SIZE, Line, f.identity, f.path)
+        data, at, limit = f.unfed, f.unfed_at, f.unfed_end
+        found = engine.feed_records(data, at, min(at + FEED_SIZE, limit), Line, f.identity, f.path)
         if found is None:
             return None
         lines, after, end, items = found
-        if end >= len(data):
+        if end >= limit:
             f.unfed, f.unfed_at = b"", 0
         else:
             f.unfed_at = end
@@ -1958,15 +1961,22 @@ class Follower:
             f.engine = self._engine_for(f.read_pos, f.fd, encoding=encoding)
             f.identity = dataclasses.replace(f.identity, encoding=encoding)
             f.undecided = False
-        f.read_pos += len(data) - start
+        end = len(data)
+        if end - start > FEED_SIZE:
+            # A long read ends at a line's end: the rest, the start of a line, is read
+            # again with the next bytes (positional reads), so no slice holds a line
+            # that the engine must join to the next read's (that costs the general path
+            # twice per read).  A read with no newline is taken whole.
+            end = f.engine.slice_end(data, start, end)
+        f.read_pos += end - start
         f.quiet_since = None
-        f.anchor = (f.anchor + data[max(start, len(data) - ANCHOR_BYTES) :])[-ANCHOR_BYTES:]
+        f.anchor = (f.anchor + data[max(start, end - ANCHOR_BYTES) : end])[-ANCHOR_BYTES:]
         if f.identity.head_length < FINGERPRINT_BYTES and f.read_pos > f.identity.head_length:
             # A young file: fingerprint more of it, so a reused inode is recognised.
             head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
             length, digest = head_fingerprint(head)
             f.identity = dataclasses.replace(f.identity, head_length=length, head_sha256=digest)
-        f.unfed, f.unfed_at = data, start
+        f.unfed, f.unfed_at, f.unfed_end = data, start, end
         self._feed_slice(f)
 
     def _feed_slice(self, f: _Open) -> None:
@@ -1974,11 +1984,24 @@ class Follower:
 
         The slice ends just past a newline where it can: the engine then holds nothing
         to join to the next slice (a copy of it), and the slice is not copied either."""
-        data, at = f.unfed, f.unfed_at
-        end = at + FEED_SIZE
-        if end < len(data):
-            end = f.engine.slice_end(data, at, end)
-        if end >= len(data):
+        data, at, limit = f.unfed, f.unfed_at, f.unfed_end
+        stop = min(at + FEED_SIZE, limit)
+        found = f.engine.feed_records(data, at, stop, Line, f.identity, f.path)
+        if found is not None:
+            # In one call where it can: the slice cut straight into records.
+            lines, after, end, items = found
+            if end >= limit:
+                f.unfed, f.unfed_at = b"", 0
+            else:
+                f.unfed_at = end
+            if lines:
+                self._queue.append(_Block(lines, after, f.identity))
+            self._queue_items(f, items)
+            return
+        end = limit
+        if stop < limit:
+            end = f.engine.slice_end(data, at, stop)
+        if end >= limit:
             f.unfed, f.unfed_at = b"", 0
         else:
             f.unfed_at = end

@@ -623,7 +623,13 @@ class LineEngine:
         The same lines, offsets, events and state as ``feed`` either way.
         """
         cut_records = self._line_records
-        if cut_records is None or self.partial or self.overlong or not self._started:
+        if (
+            cut_records is None
+            or self.partial
+            or self.overlong
+            or not self._started
+            or type(data) is not bytes
+        ):
             return None
         assert self._sep is not None
         found = cut_records(data, start, stop, self._sep, self._max, record, file, path)
