@@ -6,12 +6,19 @@ The follower reads the file with positional reads, so the only position is ours:
 cancelled read changes nothing, and a checkpoint is just a file identity and a byte
 offset.  A read the page cache holds is done at once in the event loop's thread
 (``preadv`` with ``RWF_NOWAIT``, on Linux: a copy from memory, cheaper than a worker
-thread's round trip); any other (storage to wait for, or a file system that cannot
-tell) in a worker thread.  Lines are cut by one ``LineEngine`` per file (the
+thread's round trip; the bytes land in a buffer that becomes the bytes object read, with
+no second copy), and so is any read of a file held in memory (tmpfs, which refuses
+``RWF_NOWAIT``); any other (storage to wait for, or a file system that cannot tell) in
+a worker thread.  A long read ends at its last newline: the start of a line after it is
+read again with what follows.  Lines are cut by one ``LineEngine`` per file (the
 core's line engine: newline modes, the limit, the overlong policies, the exact byte
 offset of every line, in any encoding it has a ``LineDecoder`` for); every byte goes
 through its decoder in order, so malformed units are reported with their absolute
 offsets and never stop the reader.  The follower keeps files, rotation and checkpoints.
+A read is cut ``FEED_SIZE`` bytes at a time as its lines are handed out; in the common
+case (the accelerator, nothing held or pending) a slice is one C call that makes its
+``Line`` records (``LineEngine.feed_records``), and the checkpoint is worked out only
+when asked (each record holds its offset).
 
 Only complete lines are delivered (the last line of a file is delivered when the file is
 left behind by rotation or truncation).  A line longer than ``max_line_bytes`` is handled
