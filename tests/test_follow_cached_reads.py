@@ -26,6 +26,14 @@ def numbered(count: int) -> bytes:
     return b"".join(b"line %05d %s\n" % (k, b"x" * (k % 40)) for k in range(count))
 
 
+@pytest.fixture(autouse=True)
+def not_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about files on storage: where pytest's temporary directory is on
+    tmpfs (read in the event loop whatever the page cache says, test_follow_in_memory.py),
+    its files are taken for files on storage, so the tests hold on any machine."""
+    monkeypatch.setattr(follow_module, "_in_memory", lambda st: False)
+
+
 @pytest.fixture
 def thread_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
     """The sizes of the reads the follower sends to a worker thread."""
