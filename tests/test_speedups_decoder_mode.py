@@ -401,3 +401,46 @@ def test_a_released_memoryview_is_refused_as_before() -> None:
     assert in_mode(decoder)
     assert decoder.decode(memoryview(b"abc")[::2]) == "ac"  # a strided view: its bytes
     assert decoder.position == 2
+
+
+def test_line_splitter_chunk_is_one_engine_call() -> None:
+    """``LineSplitter.feed_bytes`` over a decoder in decoder mode (what
+    ``LineReceiveStream`` pays per chunk, issue 14): one Python call below it, the
+    engine's ``feed_cut``, which calls the C scanner's ``lines`` itself (it was twenty:
+    the decoder's position and state twice, the engine's layers, the rest's search).
+    Same lines, counts and positions; a held ``\\r`` and a line over the limit too."""
+    import sys
+
+    from utf8stream import LineSplitter, LineTooLong
+
+    names: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    decoder = Utf8Decoder()
+    splitter = LineSplitter(max_line_bytes=12, on_overlong="raise")
+    out: list[object] = list(splitter.feed_bytes(decoder, b"first li"))
+    for chunk, calls in (
+        (b"ne\nsecond\r\nthi", ["feed_bytes", "feed_cut"]),
+        (b"rd\r", ["feed_bytes", "feed_cut"]),
+        (memoryview(b"\nfourth \xc3\xa9\n"), ["feed_bytes", "feed_cut"]),
+        # A rest longer than the limit: the engine's general code takes it.
+        (b"much too long a line\nok\n", None),
+    ):
+        names.clear()
+        sys.setprofile(profile)
+        try:
+            out += splitter.feed_bytes(decoder, chunk)
+        finally:
+            sys.setprofile(None)
+        if calls is not None:
+            assert names == calls
+        else:
+            assert names[:2] == ["feed_bytes", "feed_cut"] and "_take_rest" in names
+    assert out[:4] == ["first line", "second", "third", "fourth é"]
+    assert isinstance(out[4], LineTooLong) and out[5:] == ["ok"]
+    assert decoder.position == 8 + 14 + 3 + 11 + 24
+    assert splitter.statistics().lines == 5
+    assert decoder.statistics().chars_out == 60 - 1  # é: two bytes
