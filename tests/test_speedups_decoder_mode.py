@@ -444,3 +444,53 @@ def test_line_splitter_chunk_is_one_engine_call() -> None:
     assert decoder.position == 8 + 14 + 3 + 11 + 24
     assert splitter.statistics().lines == 5
     assert decoder.statistics().chars_out == 60 - 1  # é: two bytes
+
+
+@pytest.mark.anyio
+async def test_line_stream_chunk_costs_four_python_calls() -> None:
+    """``async for`` over ``LineReceiveStream`` (issue 14): per chunk of its byte
+    source, the iterator's refill, the source's ``receive``, the splitter's
+    ``feed_bytes`` and the engine's ``feed_cut`` (it was about thirty: a wrapper
+    coroutine, ``overlong_lines`` twice, ``cast``, and ``feed_bytes``' twenty); the
+    lines themselves cost none."""
+    import sys
+
+    from anyio import EndOfStream
+    from anyio.abc import ByteReceiveStream
+
+    from utf8stream import LineReceiveStream
+
+    class Chunks(ByteReceiveStream):
+        def __init__(self, chunks: list[bytes]) -> None:
+            self._chunks = iter(chunks)
+
+        async def receive(self, max_bytes: int = 65536) -> bytes:
+            for chunk in self._chunks:
+                return chunk
+            raise EndOfStream
+
+        async def aclose(self) -> None:
+            pass
+
+    data = b"".join(b"line %d\r\n" % k for k in range(60))
+    chunks = [data[k : k + 25] for k in range(0, len(data), 25)]  # cut inside lines
+    names: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    lines = []
+    try:
+        async for line in LineReceiveStream(Chunks(chunks)):
+            lines.append(line)
+            if len(lines) == 3:
+                sys.setprofile(profile)
+            elif len(lines) == 50:
+                sys.setprofile(None)
+    finally:
+        sys.setprofile(None)
+    assert lines == [f"line {k}" for k in range(60)]
+    refills = len(names) // 4
+    assert refills > 10
+    assert names == ["_refill", "receive", "feed_bytes", "feed_cut"] * refills
