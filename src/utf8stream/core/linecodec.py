@@ -830,6 +830,8 @@ class LineEngine:
         sep = self._sep
         if sep is None or self.overlong or not self._started or self._units is not None:
             return None
+        if self._offset_mode:
+            return None  # (an engine that hands out offsets: they are not kept here)
         partial = self.partial
         base = self.line_start
         self.position += len(data)
