@@ -264,6 +264,74 @@ def test_line_splitting_agrees(
     assert [x for x in results[0] if x != "boom"] == expected
 
 
+line_pieces = st.lists(
+    st.one_of(
+        st.sampled_from([*FRAGMENTS, b"\r", b"\r\n", b"\n", b"abcdefgh", b"\xf0\x9f\x98\x80"]),
+        st.binary(min_size=1, max_size=3),
+    ),
+    max_size=10,
+).map(b"".join)
+
+
+@CORE
+@given(
+    steps=st.lists(
+        st.one_of(
+            st.tuples(st.just("bytes"), line_pieces),
+            st.tuples(st.just("view"), line_pieces),
+            st.tuples(st.just("text"), line_pieces),
+        ),
+        max_size=10,
+    ),
+    newline=st.sampled_from([None, "\n", "\0"]),
+    limit=st.sampled_from([4, 5, 9, 16, None]),
+    on_overlong=st.sampled_from(["raise", "truncate", "split", "skip"]),
+)
+def test_line_splitting_near_the_limit_agrees(
+    steps: list[Any], newline: str | None, limit: int | None, on_overlong: str
+) -> None:
+    """``LineSplitter.feed_bytes`` with lines around ``max_line_bytes``, chunks that
+    end in a ``\r``, text between the bytes, memoryviews: the accelerated decoder, whose
+    chunks the engine cuts with one call of the C scanner's ``lines`` (``feed_cut``),
+    and the pure-Python one (``feed``) give the same lines, errors, state and counts at
+    every step."""
+    sides = [Side(accel, "replace", None, frozenset()) for accel in (True, False)]
+    splitters = [
+        LineSplitter(newline=newline, max_line_bytes=limit, on_overlong=on_overlong) for _ in sides
+    ]
+
+    def step(splitter: LineSplitter, decoder: Utf8Decoder, kind: str, data: bytes) -> Any:
+        if kind == "text":
+            splitter.sync_decoder()
+            return splitter.feed(data.decode("utf-8", "surrogateescape"))
+        return splitter.feed_bytes(decoder, memoryview(data) if kind == "view" else data)
+
+    def seen(splitter: LineSplitter, side: Side) -> Any:
+        engine = splitter._engine
+        return (
+            splitter.statistics(),
+            splitter.buffered,
+            engine.partial,
+            engine.line_start,
+            engine.position,
+            side.decoder.position,
+            side.decoder.statistics(),
+        )
+
+    for kind, data in [*steps, ("bytes", b"")]:
+        got = [
+            step(sp, side.decoder, kind, data) for sp, side in zip(splitters, sides, strict=True)
+        ]
+        assert [[repr(x) for x in g] for g in got[:1]] == [[repr(x) for x in g] for g in got[1:]]
+        assert seen(splitters[0], sides[0]) == seen(splitters[1], sides[1])
+    ends = [
+        sp.feed_bytes(side.decoder, b"", True) + sp.flush()
+        for sp, side in zip(splitters, sides, strict=True)
+    ]
+    assert [repr(x) for x in ends[0]] == [repr(x) for x in ends[1]]
+    assert sides[0].state() == sides[1].state()
+
+
 #: What the variants read differently from UTF-8, and pieces of it (a chunk often ends
 #: in a start that the next one completes): surrogate halves, pairs, C0 80, NUL,
 #: four-byte forms (malformed in CESU-8 and MUTF-8).

@@ -304,6 +304,36 @@ def test_short_non_ascii_lines_at_every_lead_and_second_byte() -> None:
         assert offsets[-1] == 7 + len(data)
 
 
+def test_short_non_ascii_lines_of_every_length_and_their_last_block() -> None:
+    """Short non-ASCII lines of every length up to past two blocks, and near the
+    256-byte bound, with a character of each width (or a malformed unit) at every place,
+    each followed by lines that start with continuation or lead bytes: the accelerator
+    reads the last bytes of such a line as a block of the buffer with the lanes past the
+    line masked (the next line's bytes must not count), and the last line of a buffer
+    byte by byte.  Same lines, events and counts as the pure scanner, and the text of
+    ``bytes.decode``."""
+    chars = [b"\xc3\xa9", b"\xe2\x82\xac", b"\xf0\x9f\x98\x80", b"\x80", b"\xc0"]
+    nexts = [b"\x80\x80\x80\x80", b"\xf0\x9f\x98\x80", b"\xbf\xe2\x82\xac", b"z"]
+    lines = []
+    for size in [*range(1, 40), *range(240, 257)]:
+        for char in chars:
+            for at in sorted({0, size // 2, size - 1}):
+                if at + len(char) <= size:
+                    body = b"a" * at + char + b"b" * (size - at - len(char))
+                    lines.append(body + b"\n" + nexts[len(lines) % len(nexts)] + b"\r\n")
+    for end in (False, True):
+        for k in range(0, len(lines), 97):
+            data = b"".join(lines[k : k + 97])
+            if end:  # the last line's block would pass the end of the buffer
+                data = data[: data.rindex(b"\n", 0, -3) + 1]
+            sides = make_sides("\ufffd", frozenset(), False)
+            results = [side.call("lines", b"", data, 0, -1, 300, 1) for side in sides]
+            assert_same(sides, results)
+            texts, offsets = results[0]
+            assert texts == data.decode("utf-8", "replace").splitlines()
+            assert offsets[-1] == len(data)
+
+
 @CORE
 @given(
     buf=line_bytes,

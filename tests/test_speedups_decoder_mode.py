@@ -401,3 +401,96 @@ def test_a_released_memoryview_is_refused_as_before() -> None:
     assert in_mode(decoder)
     assert decoder.decode(memoryview(b"abc")[::2]) == "ac"  # a strided view: its bytes
     assert decoder.position == 2
+
+
+def test_line_splitter_chunk_is_one_engine_call() -> None:
+    """``LineSplitter.feed_bytes`` over a decoder in decoder mode (what
+    ``LineReceiveStream`` pays per chunk, issue 14): one Python call below it, the
+    engine's ``feed_cut``, which calls the C scanner's ``lines`` itself (it was twenty:
+    the decoder's position and state twice, the engine's layers, the rest's search).
+    Same lines, counts and positions; a held ``\\r`` and a line over the limit too."""
+    import sys
+
+    from utf8stream import LineSplitter, LineTooLong
+
+    names: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    decoder = Utf8Decoder()
+    splitter = LineSplitter(max_line_bytes=12, on_overlong="raise")
+    out: list[object] = list(splitter.feed_bytes(decoder, b"first li"))
+    for chunk, calls in (
+        (b"ne\nsecond\r\nthi", ["feed_bytes", "feed_cut"]),
+        (b"rd\r", ["feed_bytes", "feed_cut"]),
+        (memoryview(b"\nfourth \xc3\xa9\n"), ["feed_bytes", "feed_cut"]),
+        # A rest longer than the limit: the engine's general code takes it.
+        (b"much too long a line\nok\n", None),
+    ):
+        names.clear()
+        sys.setprofile(profile)
+        try:
+            out += splitter.feed_bytes(decoder, chunk)
+        finally:
+            sys.setprofile(None)
+        if calls is not None:
+            assert names == calls
+        else:
+            assert names[:2] == ["feed_bytes", "feed_cut"] and "_take_rest" in names
+    assert out[:4] == ["first line", "second", "third", "fourth é"]
+    assert isinstance(out[4], LineTooLong) and out[5:] == ["ok"]
+    assert decoder.position == 8 + 14 + 3 + 11 + 24
+    assert splitter.statistics().lines == 5
+    assert decoder.statistics().chars_out == 60 - 1  # é: two bytes
+
+
+@pytest.mark.anyio
+async def test_line_stream_chunk_costs_four_python_calls() -> None:
+    """``async for`` over ``LineReceiveStream`` (issue 14): per chunk of its byte
+    source, the iterator's refill, the source's ``receive``, the splitter's
+    ``feed_bytes`` and the engine's ``feed_cut`` (it was about thirty: a wrapper
+    coroutine, ``overlong_lines`` twice, ``cast``, and ``feed_bytes``' twenty); the
+    lines themselves cost none."""
+    import sys
+
+    from anyio import EndOfStream
+    from anyio.abc import ByteReceiveStream
+
+    from utf8stream import LineReceiveStream
+
+    class Chunks(ByteReceiveStream):
+        def __init__(self, chunks: list[bytes]) -> None:
+            self._chunks = iter(chunks)
+
+        async def receive(self, max_bytes: int = 65536) -> bytes:
+            for chunk in self._chunks:
+                return chunk
+            raise EndOfStream
+
+        async def aclose(self) -> None:
+            pass
+
+    data = b"".join(b"line %d\r\n" % k for k in range(60))
+    chunks = [data[k : k + 25] for k in range(0, len(data), 25)]  # cut inside lines
+    names: list[str] = []
+
+    def profile(frame: Any, event: str, arg: object) -> None:
+        if event == "call":
+            names.append(frame.f_code.co_name)
+
+    lines = []
+    try:
+        async for line in LineReceiveStream(Chunks(chunks)):
+            lines.append(line)
+            if len(lines) == 3:
+                sys.setprofile(profile)
+            elif len(lines) == 50:
+                sys.setprofile(None)
+    finally:
+        sys.setprofile(None)
+    assert lines == [f"line {k}" for k in range(60)]
+    refills = len(names) // 4
+    assert refills > 10
+    assert names == ["_refill", "receive", "feed_bytes", "feed_cut"] * refills

@@ -2187,21 +2187,37 @@ DEFINE_SHORT_DECODE(short_decode1, Py_UCS1)
 DEFINE_SHORT_DECODE(short_decode2, Py_UCS2)
 DEFINE_SHORT_DECODE(short_decode4, Py_UCS4)
 
+/* 16 bytes of 0xFF, then 16 of 0: 16 bytes loaded from (LOW_LANES + 16 - m) keep the first
+   m lanes (0 <= m <= 16). */
+static const unsigned char LOW_LANES[32] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+};
+
 static PyObject *
-short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e)
+short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n)
 {
     /* Characters: the bytes that are not continuation bytes (in well-formed text). */
     Py_ssize_t chars = e - i, k = i;
     unsigned int top = 0;
 #if HAVE_SSE2
-    /* Per lane, the widest byte and minus the continuation bytes (at most 16 blocks, as
-       SHORT_LINE_BYTES is 256: no lane's count wraps; at most 255 would do). */
+    /* Per lane, the widest byte and minus the continuation bytes (at most 16 blocks, the
+       last one perhaps masked, as SHORT_LINE_BYTES is 256: no lane's count wraps). */
     __m128i vmax = _mm_setzero_si128(), conts = _mm_setzero_si128();
     const __m128i below = _mm_set1_epi8((char)0xC0); /* signed: 0x80..0xBF are less */
     for (; k + 16 <= e; k += 16) {
         __m128i v = _mm_loadu_si128((const __m128i *)(b + k));
         vmax = _mm_max_epu8(vmax, v);
         conts = _mm_sub_epi8(conts, _mm_cmplt_epi8(v, below));
+    }
+    if (k < e && k + 16 <= n) {
+        /* The last bytes of the line, read as a block of the buffer (b[0:n)) with the
+           lanes past the line zeroed: a 0 is neither the widest byte nor a
+           continuation byte. */
+        __m128i keep = _mm_loadu_si128((const __m128i *)(LOW_LANES + 16 - (e - k)));
+        __m128i v = _mm_and_si128(_mm_loadu_si128((const __m128i *)(b + k)), keep);
+        vmax = _mm_max_epu8(vmax, v);
+        conts = _mm_sub_epi8(conts, _mm_cmplt_epi8(v, below));
+        k = e;
     }
     vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 8));
     vmax = _mm_max_epu8(vmax, _mm_srli_si128(vmax, 4));
@@ -2281,7 +2297,7 @@ cut_lines(UnitsObject *self, const unsigned char *b, Py_ssize_t *pos, Py_ssize_t
             s = ascii_string(b + i, e - i);
         }
         else if (e - i > SHORT_LINE_BYTES ||
-                 ((s = short_line(b, i, e)) == NULL && !PyErr_Occurred())) {
+                 ((s = short_line(b, i, e, n)) == NULL && !PyErr_Occurred())) {
             Py_ssize_t stop, unit;
             Py_UCS4 bits = 0;
             s = own_segment(self, b, i, e, n, base, 0, &stop, &bits, &unit);

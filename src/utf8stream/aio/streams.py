@@ -508,25 +508,22 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         # pure-Python twin is an iterator, not an async generator, which a cancelled step
         # would end).  All state stays in the stream, so leaving the loop early, mixing
         # ``receive()`` with iteration, or a cancelled step loses nothing.
-        iterator: AsyncIterator[str] = implementation().BufferedAsyncIterator(self._next_for)
+        iterator: AsyncIterator[str] = implementation().BufferedAsyncIterator(self._refill)
         iterator.feed(self._ready)  # type: ignore[attr-defined]
         return iterator
 
-    async def _next_for(self, iterator: Any) -> str:
-        """The accelerated iterator's refill: its list is empty (or stale)."""
-        ready = self._ready
-        if ready:
-            iterator.feed(ready)  # ``receive()`` installed a new list meanwhile
-            return ready.pop()
-        try:
-            line = await self._refill()
-        except EndOfStream:
-            raise StopAsyncIteration from None
-        iterator.feed(self._ready)
-        return line
+    async def _refill(self, iterator: Any = None) -> str:
+        """Wait for the next line (the ready list is empty).
 
-    async def _refill(self) -> str:
-        """Wait for the next line (the ready list is empty)."""
+        With ``iterator``, the accelerated iterator's refill (its list is empty, or
+        stale): it is handed the stream's list, and the end of the stream is
+        ``StopAsyncIteration`` (one coroutine per chunk, no wrapper around this one).
+        """
+        if iterator is not None:
+            ready = self._ready
+            if ready:
+                iterator.feed(ready)  # ``receive()`` installed a new list meanwhile
+                return ready.pop()
         if self._busy:
             raise BusyResourceError("reading from")
         self._busy = True
@@ -550,7 +547,8 @@ class LineReceiveStream(ObjectReceiveStream[str]):
                         return ready.pop()
                     self._later = items
                     continue
-                raised = splitter.overlong_lines
+                # A LineTooLong among the items (only with "raise"): they wait in _later.
+                raised = splitter.overlong_lines if splitter.on_overlong == "raise" else -1
                 direct = self._direct
                 if direct is not None and not direct._pending:  # noqa: SLF001
                     # The text stream holds nothing: decode and split in one step.
@@ -585,16 +583,22 @@ class LineReceiveStream(ObjectReceiveStream[str]):
                         self._later = items
                         continue
                     items = splitter.feed(text)
-                if splitter.overlong_lines == raised or splitter.on_overlong != "raise":
+                if raised < 0 or splitter.overlong_lines == raised:
                     if items:
                         items.reverse()
-                        ready = self._ready = cast(list[str], items)
+                        ready = self._ready = items  # type: ignore[assignment]
                         return ready.pop()
                     continue
                 items.reverse()
                 self._later = items
+        except EndOfStream:
+            if iterator is not None:
+                raise StopAsyncIteration from None
+            raise
         finally:
             self._busy = False
+            if iterator is not None:
+                iterator.feed(self._ready)
 
     def _count_overlong(self, offset: int) -> None:
         self._engine_overlong += 1

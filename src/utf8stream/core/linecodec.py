@@ -859,6 +859,50 @@ class LineEngine:
             base = offsets[-1]
         else:
             buf = self.partial + data if self.partial else bytes(data)
+        self._take_rest(buf, base, out)
+
+    def feed_cut(
+        self, units: Any, data: bytes | memoryview
+    ) -> tuple[list[Any], list[LineBatch | LineItem]] | None:
+        """``feed(data)`` for a caller that knows that its decoder's ``decode_lines``
+        is ``units.lines`` at ``units.position`` (a ``Utf8Decoder`` in decoder mode with
+        nothing held, its splitter's source passing the bytes through): the same lines
+        and state, with the layers between cut out (one Python call per chunk).  Returns
+        the texts of the lines ``units.lines`` cut (a list of the caller's to keep) and
+        what ``feed`` would return after their ``LineBatch`` (mostly nothing: an
+        overlong line and those after it); ``None`` when the engine is not on its fast
+        path (nothing is changed then).
+        """
+        sep = self._sep
+        if sep is None or self.overlong or not self._started or self._units is not None:
+            return None
+        if self._offset_mode:
+            return None  # (an engine that hands out offsets: they are not kept here)
+        partial = self.partial
+        base = self.line_start
+        self.position += len(data)
+        texts, offsets = units.lines(partial, data, units.position, sep, self._max, 0)
+        end = offsets[-1]
+        units.position = end
+        more: list[LineBatch | LineItem] = []
+        if texts:
+            self._splitting = False
+        used, held = end - base, len(partial)
+        rest = data[used - held :] if used >= held else partial[used:] + data
+        buf = rest if type(rest) is bytes else bytes(rest)
+        if len(buf) <= self._max:
+            # ``lines`` stops before an unterminated line, a \r that may be the first
+            # half of \r\n, or a line over the limit (more than ``_max`` bytes then):
+            # here no line ends in ``buf``, and ``_take_rest`` would only keep it.
+            self.line_start = end
+            self.partial = buf
+        else:
+            self._take_rest(buf, end, more)
+        return texts, more
+
+    def _take_rest(self, buf: bytes, base: int, out: list[LineBatch | LineItem]) -> None:
+        """``_take`` after the fast path: ``buf`` (at ``base``) is what it left, the held
+        bytes and the new ones, or the bytes after the lines it cut."""
         # The held bytes were searched already: only their possible newline start is
         # looked at again (a long line is not searched over and over).
         scanned = 0
