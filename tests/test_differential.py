@@ -223,6 +223,48 @@ def test_both_implementations_agree_step_by_step(
     assert side.decoder.statistics().bytes_fed == sum(map(len, segments))
 
 
+#: Damaged text: characters of every length (a U+FFFD of the input among them, and a
+#: Hangul syllable whose bytes start with ED, as a surrogate's would) between runs of
+#: bytes from 80..FF, mostly malformed: many units of every kind to a chunk, back to
+#: back or apart, on the Python scanner's damaged path.
+damaged = st.lists(
+    st.one_of(
+        st.sampled_from(["a", "\u00e9", "\u65e5\u672c", "\ufffd", "\ud7a3", "\U0001f600"]).map(
+            str.encode
+        ),
+        st.binary(min_size=1, max_size=4).map(lambda b: bytes(x | 0x80 for x in b)),
+    ),
+    min_size=1,
+    max_size=40,
+).map(b"".join)
+
+
+@CORE
+@given(
+    errors=st.sampled_from(POLICIES),
+    behaviour=st.sampled_from(BEHAVIOURS),
+    raise_at=st.frozensets(st.integers(1, 30), max_size=4),
+    steps=st.lists(st.tuples(st.just("decode"), damaged, st.booleans()), max_size=6),
+)
+def test_damaged_text_agrees(
+    errors: str, behaviour: str | None, raise_at: frozenset[int], steps: list[Any]
+) -> None:
+    """Text with many malformed units, chunk after chunk: the same text, events,
+    statistics and state from both implementations, and ``bytes.decode``'s text."""
+    if behaviour is None:
+        raise_at = frozenset()
+    outcomes, _ = run_script(errors, behaviour, raise_at, steps)
+    if errors == "strict" or ("boom",) in outcomes:
+        return
+    segments = [b""]
+    for s in steps:
+        segments[-1] += s[1]
+        if s[2]:
+            segments.append(b"")
+    text = "".join(o[1] for o in outcomes if o[0] == "text")
+    assert text == "".join(seg.decode("utf-8", errors) for seg in segments)
+
+
 @CORE
 @given(
     behaviour=st.sampled_from([None, "raise", "replace"]),
