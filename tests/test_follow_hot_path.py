@@ -103,7 +103,8 @@ PIECES = [
 @pytest.mark.parametrize("on_overlong", ["split", "truncate", "skip"])
 @pytest.mark.parametrize("newline", [None, "\n"])
 @settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(parts=st.lists(st.sampled_from(PIECES), max_size=60))
 def test_the_hot_path_hands_out_what_the_general_path_does(

@@ -405,10 +405,12 @@ def test_a_released_memoryview_is_refused_as_before() -> None:
 
 def test_line_splitter_chunk_is_one_engine_call() -> None:
     """``LineSplitter.feed_bytes`` over a decoder in decoder mode (what
-    ``LineReceiveStream`` pays per chunk, issue 14): one Python call below it, the
-    engine's ``feed_cut``, which calls the C scanner's ``lines`` itself (it was twenty:
-    the decoder's position and state twice, the engine's layers, the rest's search).
-    Same lines, counts and positions; a held ``\\r`` and a line over the limit too."""
+    ``LineReceiveStream`` pays per chunk, issue 14): below it, the decoder's public
+    seam (``on_malformed``, ``stream_mark`` before and after, ``line_units``: no other
+    module reads the decoder's privates, issue 12) and the engine's ``feed_cut``, which
+    calls the C scanner's ``lines`` itself (it was twenty calls: the engine's layers,
+    the rest's search).  Same lines, counts and positions; a held ``\\r`` and a line
+    over the limit too."""
     import sys
 
     from utf8stream import LineSplitter, LineTooLong
@@ -422,10 +424,11 @@ def test_line_splitter_chunk_is_one_engine_call() -> None:
     decoder = Utf8Decoder()
     splitter = LineSplitter(max_line_bytes=12, on_overlong="raise")
     out: list[object] = list(splitter.feed_bytes(decoder, b"first li"))
+    SEAM = ["feed_bytes", "on_malformed", "stream_mark", "line_units", "feed_cut", "stream_mark"]
     for chunk, calls in (
-        (b"ne\nsecond\r\nthi", ["feed_bytes", "feed_cut"]),
-        (b"rd\r", ["feed_bytes", "feed_cut"]),
-        (memoryview(b"\nfourth \xc3\xa9\n"), ["feed_bytes", "feed_cut"]),
+        (b"ne\nsecond\r\nthi", SEAM),
+        (b"rd\r", SEAM),
+        (memoryview(b"\nfourth \xc3\xa9\n"), SEAM),
         # A rest longer than the limit: the engine's general code takes it.
         (b"much too long a line\nok\n", None),
     ):
@@ -438,7 +441,7 @@ def test_line_splitter_chunk_is_one_engine_call() -> None:
         if calls is not None:
             assert names == calls
         else:
-            assert names[:2] == ["feed_bytes", "feed_cut"] and "_take_rest" in names
+            assert names[:5] == SEAM[:5] and "_take_rest" in names
     assert out[:4] == ["first line", "second", "third", "fourth é"]
     assert isinstance(out[4], LineTooLong) and out[5:] == ["ok"]
     assert decoder.position == 8 + 14 + 3 + 11 + 24
@@ -491,6 +494,9 @@ async def test_line_stream_chunk_costs_four_python_calls() -> None:
     finally:
         sys.setprofile(None)
     assert lines == [f"line {k}" for k in range(60)]
-    refills = len(names) // 4
+    # Per chunk: the refill, the source, the splitter, the decoder's seam, the engine.
+    per_chunk = ["_refill", "receive", "feed_bytes", "on_malformed", "stream_mark"]
+    per_chunk += ["line_units", "feed_cut", "stream_mark"]
+    refills = len(names) // len(per_chunk)
     assert refills > 10
-    assert names == ["_refill", "receive", "feed_bytes", "feed_cut"] * refills
+    assert names == per_chunk * refills

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._bytes import is_continuation
-from .decoder import Utf8Decoder
+from .decoder import Utf8Decoder, line_units, stream_mark
 from .linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder
 from .lineoptions import (
     DEFAULT_MAX_LINE_BYTES,
@@ -60,19 +60,6 @@ __all__ = [
 # engine until their line is complete.  With others (``strict``, a handler of the
 # caller's) an error must surface with the chunk that holds it, as ``decode`` raises it.
 _NEVER_RAISE = frozenset({"replace", "ignore", "surrogateescape", "backslashreplace"})
-
-
-_DECODE_LINES = Utf8Decoder.decode_lines
-
-
-def _mark(decoder: Utf8Decoder) -> tuple[int, tuple[bytes, int]]:
-    """``(decoder.position, decoder.getstate())``, read from the C scanner in decoder
-    mode (its state is then the scanner's position and held prefix, nothing else: any
-    other change leaves decoder mode first), with no Python call."""
-    units = decoder._dm  # noqa: SLF001
-    if units is not None:
-        return (units.position, (units.pending, 0))
-    return (decoder.position, decoder.getstate())
 
 
 @dataclass(frozen=True)
@@ -265,31 +252,23 @@ class LineSplitter:
         """
         # (``on_malformed``'s getter, and ``_check_raw`` and ``_mark``, read here without
         # a Python call each: this runs once per chunk of a line stream.)
-        if decoder.errors not in _NEVER_RAISE or decoder._on_malformed is not None:  # noqa: SLF001
+        if decoder.errors not in _NEVER_RAISE or decoder.on_malformed is not None:
             return self.feed(decoder.decode(data, final))
         source = self._source
         raw = source.raw
-        units = decoder._dm  # noqa: SLF001
-        if raw is None or raw.decoder is not decoder or self._final:
+        switched = raw is None or raw.decoder is not decoder or self._final
+        if switched:
             self.sync_decoder()
             source.raw = Utf8LineDecoder(decoder)
             source.text_left = len(self._engine.partial)
             self._chars_base = decoder.statistics().chars_out
-        elif (
-            (units.position, (units.pending, 0))
-            if units is not None
-            else (decoder.position, decoder.getstate())
-        ) != self._raw_mark:
+        elif stream_mark(decoder) != self._raw_mark:
             self._check_raw(decoder)  # raises
         cut = None
-        if (
-            data
-            and units is not None
-            and not units.pending
-            and decoder._cuts_lines  # noqa: SLF001
-            and not source.text_left
-            and type(decoder).decode_lines is _DECODE_LINES
-        ):
+        # Not on the first chunk after a switch of source (text fed before it, another
+        # decoder): that one goes the general way.
+        units = None if switched or source.text_left or not data else line_units(decoder)
+        if units is not None:
             # Decoder mode, nothing held, the source passing the bytes through:
             # ``decode_lines`` is ``units.lines``, which the engine calls itself.
             cut = self._engine.feed_cut(units, data)
@@ -300,11 +279,7 @@ class LineSplitter:
                 out += self._lines_of(more)
         else:
             out = self._lines_of(self._engine.feed(data)) if data else []
-        self._raw_mark = (
-            (units.position, (units.pending, 0))
-            if (units := decoder._dm) is not None  # noqa: SLF001
-            else (decoder.position, decoder.getstate())
-        )
+        self._raw_mark = stream_mark(decoder)
         self._final = final
         return out
 
@@ -364,7 +339,7 @@ class LineSplitter:
         source.finishing = self._final = False
 
     def _check_raw(self, decoder: Utf8Decoder) -> None:
-        if _mark(decoder) != self._raw_mark:
+        if stream_mark(decoder) != self._raw_mark:
             raise RuntimeError(
                 "the decoder was used while the splitter held bytes of the line for it:"
                 " call sync_decoder() first, or end with feed_bytes(decoder, b'', True)"
