@@ -29,6 +29,7 @@ from utf8stream import (
     Utf8DecodeError,
     Utf8Decoder,
     Utf8ReceiveStream,
+    use_accelerator,
 )
 
 NEWLINES = [None, "\n", "\r\n", "\0", "<>"]
@@ -639,3 +640,30 @@ def test_a_gap_reaches_the_bytes_of_a_splitter_never_its_text() -> None:
     text_only.feed("ab")
     with pytest.raises(ValueError, match="no gap in text"):
         text_only._engine.finish(lost=3)
+
+
+@pytest.mark.parametrize("accelerated", [True, False])
+@pytest.mark.parametrize(
+    ("text", "chunks"),
+    [
+        ("ab\n", [b"cd\nx", b"y\r\nz\n"]),
+        ("\n", [b"\r\x00"]),
+        ("ab", [b"c\nd\n", b"e\n"]),
+        ("", [b"cd\nx", b"y\n"]),
+    ],
+)
+def test_bytes_after_text_give_each_line_once(
+    accelerated: bool, text: str, chunks: list[bytes]
+) -> None:
+    """Text fed, then bytes: the engine counts the text's bytes, the decoder only its
+    own, so the decoder's line offsets are not the engine's; each line still comes out
+    once (the first line of the bytes came out twice)."""
+    with use_accelerator(accelerated):
+        decoder = Utf8Decoder()
+    splitter = LineSplitter(newline=None, max_line_bytes=64)
+    out = splitter.feed(text) if text else []
+    for chunk in chunks:
+        out += splitter.feed_bytes(decoder, chunk)
+    out += splitter.feed_bytes(decoder, b"", True) + splitter.flush()
+    whole = text + b"".join(chunks).decode()
+    assert out == whole.splitlines()

@@ -88,6 +88,10 @@ class _SplitterSource:
     def __init__(self) -> None:
         self.raw: Utf8LineDecoder | None = None
         self.text_left = 0
+        #: Whether ``raw``'s positions are not the engine's (text was fed before the
+        #: bytes, or another decoder): its lines' offsets would not be the engine's, so
+        #: the engine cuts them itself (``decode_lines`` declines).
+        self.shifted = False
         #: The end of the stream finishes ``raw`` too (after ``feed_bytes(final=True)``).
         self.finishing = False
         self._text = codecs.getincrementaldecoder("utf-8")("surrogatepass")
@@ -144,7 +148,7 @@ class _SplitterSource:
         each_offset: int = True,
     ) -> DecodedLines | None:
         raw = self.raw
-        if raw is None or self.text_left:
+        if raw is None or self.text_left or self.shifted:
             return None
         return raw.decode_lines(head, data, sep, limit, each_offset)
 
@@ -261,13 +265,18 @@ class LineSplitter:
             self.sync_decoder()
             source.raw = Utf8LineDecoder(decoder)
             source.text_left = len(self._engine.partial)
+            source.shifted = self._engine.position != decoder.position
             self._chars_base = decoder.statistics().chars_out
         elif stream_mark(decoder) != self._raw_mark:
             self._check_raw(decoder)  # raises
         cut = None
         # Not on the first chunk after a switch of source (text fed before it, another
         # decoder): that one goes the general way.
-        units = None if switched or source.text_left or not data else line_units(decoder)
+        units = (
+            None
+            if switched or source.text_left or source.shifted or not data
+            else line_units(decoder)
+        )
         if units is not None:
             # Decoder mode, nothing held, the source passing the bytes through:
             # ``decode_lines`` is ``units.lines``, which the engine calls itself.
