@@ -260,8 +260,7 @@ class LineSplitter:
             return self.feed(decoder.decode(data, final))
         source = self._source
         raw = source.raw
-        switched = raw is None or raw.decoder is not decoder or self._final
-        if switched:
+        if raw is None or raw.decoder is not decoder or self._final:
             self.sync_decoder()
             source.raw = Utf8LineDecoder(decoder)
             source.text_left = len(self._engine.partial)
@@ -270,13 +269,9 @@ class LineSplitter:
         elif stream_mark(decoder) != self._raw_mark:
             self._check_raw(decoder)  # raises
         cut = None
-        # Not on the first chunk after a switch of source (text fed before it, another
-        # decoder): that one goes the general way.
-        units = (
-            None
-            if switched or source.text_left or source.shifted or not data
-            else line_units(decoder)
-        )
+        # Not while text fed before is still to decode, nor where the decoder's positions
+        # are not the engine's (``shifted``): the engine then cuts the lines itself.
+        units = None if source.text_left or source.shifted or not data else line_units(decoder)
         if units is not None:
             # Decoder mode, nothing held, the source passing the bytes through:
             # ``decode_lines`` is ``units.lines``, which the engine calls itself.
