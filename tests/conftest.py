@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import os
 import signal
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -81,3 +82,21 @@ def implementation(request: pytest.FixtureRequest) -> Iterator[str]:
         except RuntimeError:
             pytest.skip("the C accelerator is not built here (pure-Python install)")
         yield str(request.param)
+
+
+@pytest.fixture
+def thread_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
+    """The sizes of the reads the follower sends to a worker thread (``os.pread`` run by
+    ``anyio.to_thread.run_sync``)."""
+    import anyio.to_thread
+
+    sizes: list[int] = []
+    run_sync = anyio.to_thread.run_sync
+
+    async def counting(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        if func is os.pread:
+            sizes.append(args[1])
+        return await run_sync(func, *args, **kwargs)
+
+    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
+    yield sizes

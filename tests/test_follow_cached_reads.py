@@ -8,22 +8,17 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
-import anyio.to_thread
 import pytest
+from _follow_reads import check_turns_and_cancellation, numbered, read_all
 
 import utf8stream.apps.follow as follow_module
 from utf8stream import follow
 
 pytestmark = pytest.mark.anyio
-
-
-def numbered(count: int) -> bytes:
-    return b"".join(b"line %05d %s\n" % (k, b"x" * (k % 40)) for k in range(count))
 
 
 @pytest.fixture(autouse=True)
@@ -32,21 +27,6 @@ def not_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     tmpfs (read in the event loop whatever the page cache says, test_follow_in_memory.py),
     its files are taken for files on storage, so the tests hold on any machine."""
     monkeypatch.setattr(follow_module, "_in_memory", lambda st: False)
-
-
-@pytest.fixture
-def thread_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """The sizes of the reads the follower sends to a worker thread."""
-    sizes: list[int] = []
-    run_sync = anyio.to_thread.run_sync
-
-    async def counting(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if func is os.pread:
-            sizes.append(args[1])
-        return await run_sync(func, *args, **kwargs)
-
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
-    yield sizes
 
 
 def fake_preadv(
@@ -72,11 +52,6 @@ def from_memory(fd: int, buffer: Any, offset: int) -> int:
     data = os.pread(fd, len(buffer), offset)
     buffer[: len(data)] = data
     return len(data)
-
-
-async def read_all(path: Path) -> list[str]:
-    async with follow(path, start="beginning", until_eof=True) as lines:
-        return [line.text async for line in lines]
 
 
 async def test_reads_the_page_cache_holds_take_no_worker_thread(
@@ -178,35 +153,7 @@ async def test_other_tasks_run_while_cached_reads_go_on(
     path = tmp_path / "app.log"
     path.write_bytes(data)
     fake_preadv(monkeypatch, from_memory)
-    turns = 0
-    done = False
-
-    async def other() -> None:
-        nonlocal turns
-        while not done:
-            turns += 1
-            await anyio.lowlevel.checkpoint()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(other)
-        await anyio.lowlevel.checkpoint()
-        turns = 0
-        got = await read_all(path)
-        done = True
-    assert got == data.decode().splitlines()
-    assert turns >= len(data) // 2048 - 2
-
-    async with follow(path, start="beginning", until_eof=True) as lines:
-        seen = 0
-        with anyio.CancelScope() as scope:
-            async for _line in lines:
-                seen += 1
-                if seen == 100:
-                    scope.cancel()  # at the next read, not after the whole file
-        assert seen < 1000
-        rest = [line.text async for line in lines]  # nothing lost, nothing repeated
-    assert seen + len(rest) == 4000
-    assert rest == data.decode().splitlines()[seen:]
+    await check_turns_and_cancellation(path, data)
 
 
 async def test_the_real_page_cache(tmp_path: Path, thread_reads: list[int]) -> None:

@@ -8,37 +8,16 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
-import anyio.to_thread
 import pytest
+from _follow_reads import check_turns_and_cancellation, numbered
 
 import utf8stream.apps.follow as follow_module
 from utf8stream import follow
 
 pytestmark = pytest.mark.anyio
-
-
-def numbered(count: int) -> bytes:
-    return b"".join(b"line %05d %s\n" % (k, b"x" * (k % 40)) for k in range(count))
-
-
-@pytest.fixture
-def thread_reads(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[int]]:
-    """The sizes of the reads the follower sends to a worker thread."""
-    sizes: list[int] = []
-    run_sync = anyio.to_thread.run_sync
-
-    async def counting(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
-        if func is os.pread:
-            sizes.append(args[1])
-        return await run_sync(func, *args, **kwargs)
-
-    monkeypatch.setattr(anyio.to_thread, "run_sync", counting)
-    yield sizes
 
 
 def mount_table(path: Path, st: os.stat_result, kind: str) -> Path:
@@ -104,32 +83,4 @@ async def test_reads_in_memory_let_other_tasks_run_and_can_be_cancelled(
     path = tmp_path / "app.log"
     path.write_bytes(data)
     monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)
-    turns = 0
-    done = False
-
-    async def other() -> None:
-        nonlocal turns
-        while not done:
-            turns += 1
-            await anyio.lowlevel.checkpoint()
-
-    async with anyio.create_task_group() as tg:
-        tg.start_soon(other)
-        await anyio.lowlevel.checkpoint()
-        turns = 0
-        async with follow(path, start="beginning", until_eof=True) as lines:
-            got = [line.text async for line in lines]
-        done = True
-    assert got == data.decode().splitlines()
-    assert turns >= len(data) // 2048 - 2
-
-    async with follow(path, start="beginning", until_eof=True) as lines:
-        seen = 0
-        with anyio.CancelScope() as scope:
-            async for _line in lines:
-                seen += 1
-                if seen == 100:
-                    scope.cancel()  # at the next read, not after the whole file
-        assert seen < 1000
-        rest = [line.text async for line in lines]  # nothing lost, nothing repeated
-    assert seen + len(rest) == 4000
+    await check_turns_and_cancellation(path, data)

@@ -856,6 +856,28 @@ def _rotation_key(live_name: str, name: str) -> tuple[str, int, str] | None:
 _Item = tuple[str | LineTooLong | None, int, int, FileIdentity, str, bool, bool]
 
 
+def _fed_to(f: _Open, end: int) -> None:
+    """The last read's bytes up to ``end`` have gone to ``f``'s engine."""
+    if end >= f.unfed_end:
+        f.unfed, f.unfed_at = b"", 0
+    else:
+        f.unfed_at = end
+
+
+def _slice_records(f: _Open) -> tuple[list[Line], int, list[LineBatch | LineItem]] | None:
+    """The next ``FEED_SIZE`` slice of ``f``'s last read cut into ``Line`` records in one
+    call (``LineEngine.feed_records``), and marked fed: the records, the offset after
+    them, and what else the slice gave; None where that does not apply (nothing fed)."""
+    at = f.unfed_at
+    stop = min(at + FEED_SIZE, f.unfed_end)
+    found = f.engine.feed_records(f.unfed, at, stop, Line, f.identity, f.path)
+    if found is None:
+        return None
+    lines, after, end, items = found
+    _fed_to(f, end)
+    return lines, after, items
+
+
 class _Block:
     """The complete, ordinary lines of one slice of a read: the hot path, in bulk.
 
@@ -1067,18 +1089,12 @@ class Follower:
             or self._closed
         ):
             return None
-        engine = f.engine
-        if engine.position != block.end:
+        if f.engine.position != block.end:
             return None
-        data, at, limit = f.unfed, f.unfed_at, f.unfed_end
-        found = engine.feed_records(data, at, min(at + FEED_SIZE, limit), Line, f.identity, f.path)
+        found = _slice_records(f)
         if found is None:
             return None
-        lines, after, end, items = found
-        if end >= limit:
-            f.unfed, f.unfed_at = b"", 0
-        else:
-            f.unfed_at = end
+        lines, after, items = found
         self._lines += block.count
         new = _Block(lines, after, f.identity, resumes=True)
         error = self._callback_error
@@ -1991,27 +2007,18 @@ class Follower:
 
         The slice ends just past a newline where it can: the engine then holds nothing
         to join to the next slice (a copy of it), and the slice is not copied either."""
-        data, at, limit = f.unfed, f.unfed_at, f.unfed_end
-        stop = min(at + FEED_SIZE, limit)
-        found = f.engine.feed_records(data, at, stop, Line, f.identity, f.path)
+        found = _slice_records(f)
         if found is not None:
             # In one call where it can: the slice cut straight into records.
-            lines, after, end, items = found
-            if end >= limit:
-                f.unfed, f.unfed_at = b"", 0
-            else:
-                f.unfed_at = end
+            lines, after, items = found
             if lines:
                 self._queue.append(_Block(lines, after, f.identity))
             self._queue_items(f, items)
             return
-        end = limit
-        if stop < limit:
-            end = f.engine.slice_end(data, at, stop)
-        if end >= limit:
-            f.unfed, f.unfed_at = b"", 0
-        else:
-            f.unfed_at = end
+        data, at, limit = f.unfed, f.unfed_at, f.unfed_end
+        stop = min(at + FEED_SIZE, limit)
+        end = f.engine.slice_end(data, at, stop) if stop < limit else limit
+        _fed_to(f, end)
         # A slice is a view: the engine's fast path reads it where it lies (no copy).
         piece = memoryview(data)[at:end] if at or end < len(data) else data
         self._queue_items(f, f.engine.feed(piece))
