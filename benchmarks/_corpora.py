@@ -92,7 +92,7 @@ def dense_emoji(size: int, rnd: random.Random) -> bytes:
     are nearly all of the bytes, with no repetition for a branch predictor to learn."""
     pictographs = list(range(0x1F300, 0x1FB00))
     tones = [chr(c) for c in range(0x1F3FB, 0x1F400)]
-    out = []
+    out: list[str] = []
     while len(out) * 4 < size:
         rnd.shuffle(pictographs)
         for c in pictographs:
