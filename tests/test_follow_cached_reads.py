@@ -12,6 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 from _follow_reads import check_turns_and_cancellation, numbered, read_all
 
@@ -65,10 +66,47 @@ async def test_reads_the_page_cache_holds_take_no_worker_thread(
     asked = fake_preadv(monkeypatch, from_memory)
     assert await read_all(path) == data.decode().splitlines()
     # Each read at most CACHED_READ_SIZE bytes, from where the last one ended (less the
-    # anchor read again); only the read at the end (no bytes: the end of the file, or
-    # bytes not cached?) goes to a thread.
+    # anchor read again); the read at the end (no bytes but the anchor: the file's size
+    # says it is the end, not bytes the page cache lacks) goes to no thread either.
     assert len(asked) >= len(data) // 1000
-    assert thread_reads == [4096 + follow_module.ANCHOR_BYTES]
+    assert thread_reads == []
+
+
+async def test_a_quiet_live_file_is_looked_at_with_no_worker_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
+) -> None:
+    """At the end of a live file, a look finds the end (a short read, the size where it
+    ended): no worker thread for that; what is appended next is read from the page
+    cache too."""
+    data = numbered(200)
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    asked = fake_preadv(monkeypatch, from_memory)
+    async with follow(path, start="beginning", poll_interval=0.01) as lines:
+        first = [(await lines.__anext__()).text for _ in range(200)]
+        with anyio.move_on_after(0.2):
+            await lines.__anext__()  # nothing comes: it reads at the end, then waits
+        with path.open("ab") as f:
+            f.write(b"appended\n")
+        appended = await lines.__anext__()
+    assert first == data.decode().splitlines()
+    assert appended.text == "appended"
+    assert len(asked) >= 3  # the file, the look at its end, the appended line
+    assert thread_reads == []
+
+
+async def test_a_short_cached_read_that_is_not_the_end_goes_to_a_thread(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
+) -> None:
+    """Fewer bytes than asked for and the file goes on past them (the page cache lacks
+    the rest?): a thread reads them, so no line is cut short."""
+    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
+    data = numbered(3000)
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    asked = fake_preadv(monkeypatch, lambda fd, buffer, offset: 0)  # nothing cached
+    assert await read_all(path) == data.decode().splitlines()
+    assert len(thread_reads) == len(asked) >= len(data) // 4096
 
 
 async def test_a_read_that_would_wait_goes_to_a_thread(
@@ -158,7 +196,7 @@ async def test_other_tasks_run_while_cached_reads_go_on(
 
 async def test_the_real_page_cache(tmp_path: Path, thread_reads: list[int]) -> None:
     """No fake: where the file system tells (a local disk's, on Linux), a file just
-    written is read with no worker thread but for the read at its end."""
+    written is read with no worker thread, the read at its end included."""
     data = numbered(40_000)  # about 1.8 MiB: more than one read of each kind
     path = tmp_path / "app.log"
     path.write_bytes(data)
@@ -174,6 +212,6 @@ async def test_the_real_page_cache(tmp_path: Path, thread_reads: list[int]) -> N
         finally:
             os.close(fd)
     if tells:
-        assert len(thread_reads) == 1
+        assert thread_reads == []
     else:
         assert len(thread_reads) >= len(data) // follow_module.READ_SIZE

@@ -484,21 +484,28 @@ _NOWAIT_UNSUPPORTED = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}
 
 def _read_cached(fd: int, buffer: Any, size: int, offset: int, at_least: int) -> bytes | None:
     """Up to ``size`` bytes (at most ``len(buffer)``) of ``fd`` at ``offset`` if the page
-    cache holds them (at least ``at_least`` of them, else None), read without waiting
-    for storage or for a lock (``RWF_NOWAIT``), so in the event loop's thread: what the
-    kernel does then is a copy from memory.  ``buffer`` is a ``ReadBuffer``
-    (``implementation()``'s): the bytes returned are the buffer itself with the
-    accelerator (no second copy of what was read), a copy of it without.  Raises
-    ``OSError`` with an errno of ``_NOWAIT_UNSUPPORTED`` where the file system cannot
-    say."""
+    cache holds them (at least ``at_least`` of them, or all the file holds from
+    ``offset``; else None), read without waiting for storage or for a lock
+    (``RWF_NOWAIT``), so in the event loop's thread: what the kernel does then is a copy
+    from memory.  ``buffer`` is a ``ReadBuffer`` (``implementation()``'s): the bytes
+    returned are the buffer itself with the accelerator (no second copy of what was
+    read), a copy of it without.  Raises ``OSError`` with an errno of
+    ``_NOWAIT_UNSUPPORTED`` where the file system cannot say."""
     assert _NOWAIT is not None
     with memoryview(buffer) as whole, whole[: min(size, len(whole))] as space:
         try:
             n = os.preadv(fd, (space,), offset, _NOWAIT)
         except BlockingIOError:  # not in the page cache (or a lock is held)
             return None
-    if n < at_least or n == 0:  # a short read: the end of the file, or not cached
-        return None
+    if n < at_least or n == 0:
+        # A short read: the end of the file (what a read at the end of a finished file
+        # or of a quiet live one gives every time: no worker thread for that), or bytes
+        # not cached.  The size after the read tells: if the file ends where the read
+        # did, every byte there was was read (it grew since? the next read has it).
+        if offset + n < os.fstat(fd).st_size:
+            return None
+        if n == 0:
+            return b""  # the buffer is kept for the next read
     data: bytes = buffer.take(n)
     return data
 
