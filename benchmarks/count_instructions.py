@@ -33,6 +33,11 @@ over ``LineReceiveStream`` fed 64 KiB chunks of the ASCII-log corpus (another wi
 difference over ``N`` is the cost of a line, with the interpreter's start, the imports
 and the setup left out.
 
+``--follow-sizes FEED_KIB READ_KIB`` sets the follower's ``FEED_SIZE`` (the slice cut
+into records at a time) and ``CACHED_READ_SIZE`` for its sides, ``--in-memory`` makes it
+read as on tmpfs (``os.pread``) whatever the file system (``TMPDIR`` chooses where the
+file is), to compare the two ways of reading on the same file.
+
 ``--per-line --cache``: the same sides under cachegrind's cache simulation (the
 caches of this machine's processor): instructions, first-level data cache misses (reads
 and writes) and last-level data cache misses per line, each side's own; ``--sides``
@@ -179,7 +184,16 @@ if side == "open":
         for _line in f:
             n += 1
 elif side.startswith("follow"):
+    import os
+    import utf8stream.apps.follow as follow_module
     from utf8stream import follow
+    # --follow-sizes: the follower's slice and cached read sizes, and how it reads.
+    if tune := os.environ.get("UTF8STREAM_BENCH_FOLLOW"):
+        feed, read, how = tune.split(":")
+        follow_module.FEED_SIZE = int(feed) << 10
+        follow_module.CACHED_READ_SIZE = int(read) << 10
+        if how == "in-memory":
+            follow_module._in_memory = lambda st: True
     async def main():
         n = 0
         async with follow(path, start="beginning", until_eof=True, encoding=encoding) as it:
@@ -549,6 +563,20 @@ def main() -> None:
         help="with --per-line --cache: only these",
     )
     parser.add_argument(
+        "--follow-sizes",
+        nargs=2,
+        type=int,
+        metavar=("FEED_KIB", "READ_KIB"),
+        help="with --per-line: the follower's FEED_SIZE and CACHED_READ_SIZE, in KiB",
+    )
+    parser.add_argument(
+        "--in-memory",
+        action="store_true",
+        help="with --per-line: the follower reads as on tmpfs (os.pread in the event "
+        "loop's thread), not with RWF_NOWAIT into a ReadBuffer; the file stays where "
+        "TMPDIR puts it",
+    )
+    parser.add_argument(
         "--kinds", nargs="+", choices=KINDS, default=list(KINDS), help="the chunks to count"
     )
     parser.add_argument(
@@ -583,6 +611,11 @@ def main() -> None:
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind is not installed (Debian: apt install valgrind)")
     trees = [("now", SRC)] + ([("before", args.before)] if args.before else [])
+    if args.follow_sizes or args.in_memory:
+        # Read by the per-line child (through count()'s environment).
+        feed, read = args.follow_sizes or (64, 256)
+        how = "in-memory" if args.in_memory else "auto"
+        os.environ["UTF8STREAM_BENCH_FOLLOW"] = f"{feed}:{read}:{how}"
     if args.per_line and args.cache:
         main_cache_per_line(args.lines, trees, args.pure, args.sides)
         return
