@@ -84,3 +84,40 @@ async def test_reads_in_memory_let_other_tasks_run_and_can_be_cancelled(
     path.write_bytes(data)
     monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)
     await check_turns_and_cancellation(path, data)
+
+
+async def test_a_log_of_cr_line_ends_is_read_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Lines ended by \\r with a rare \\n among them: a long read ends at its last line
+    end, \\r or \\n, so what follows is read again only from there (a read ended at its
+    last \\n read up to half of each read twice)."""
+    monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)
+    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
+    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 4096)
+    monkeypatch.setattr(follow_module, "FEED_SIZE", 1024)
+    # A \n about every 2100 bytes: with 4096-byte reads, each read held one, about
+    # halfway, and the rest was read again.
+    data = b"".join(
+        b"line %05d %s%s" % (k, b"x" * (k % 40), b"\n" if k % 70 == 69 else b"\r")
+        for k in range(3000)
+    )
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    read = 0
+    pread = os.pread
+
+    def counting(fd: int, size: int, offset: int) -> bytes:
+        nonlocal read
+        found = pread(fd, size, offset)
+        read += len(found)
+        return found
+
+    monkeypatch.setattr(os, "pread", counting)
+    async with follow(path, start="beginning", until_eof=True) as lines:
+        texts = [line.text async for line in lines]
+    assert texts == data.decode().splitlines()
+    # Each read from the last line end (at most a line of 60 bytes back), with its
+    # anchor of 32 bytes, and the file's head fingerprinted: about 3 % more than the file
+    # (reads ended at the last \n: 85 % more).
+    assert read <= len(data) * 1.1

@@ -783,8 +783,11 @@ class LineEngine:
         """Where to end the slice ``data[start:end]`` of a long read that is fed in
         slices (``data[start]`` being the next byte to feed): just past the slice's last
         ``\n`` newline (``newline``'s, if fixed), so that nothing is held after it and
-        the next slice is not joined to a held line; ``end`` if there is none.  Only
-        where the slices end changes; any ends give the same lines.
+        the next slice is not joined to a held line; with universal newlines, just past
+        a ``\r`` after it that a unit other than ``\n`` follows before ``end``, if any
+        (the engine then holds that ``\r`` until the next byte: it may not know yet
+        that no ``\n`` follows); ``end`` if there is none.  Only where the slices end
+        changes; any ends give the same lines.
         """
         if not self._started:
             return end
@@ -795,7 +798,19 @@ class LineEngine:
         at = data.rfind(nl, start, end)
         while at >= start and (at + shift) % unit:
             at = data.rfind(nl, start, at + len(nl) - 1)
-        return at + len(nl) if at >= start else end
+        found = at + len(nl) if at >= start else -1
+        if self.newline is None:
+            # Universal newlines: a \r after the last \n, followed by a unit before
+            # ``end`` (so not the first half of \r\n: the \n would have been found),
+            # ends a line too.  Otherwise a log of \r line ends with rare \n would have
+            # each long read cut at its last \n, and all after it read again.
+            lo = max(found, start)
+            cr = data.rfind(self._cr, lo, end - unit)
+            while cr >= lo and (cr + shift) % unit:
+                cr = data.rfind(self._cr, lo, cr + unit - 1)
+            if cr >= lo:
+                found = cr + unit
+        return found if found >= 0 else end
 
     def line_ends(self, data: bytes) -> list[int]:
         """Offsets in ``data`` (which starts on a code unit) just past each newline; with
