@@ -949,8 +949,20 @@ DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO
             break;                                                                       \
         }                                                                                \
     }
+/* UCS-2 text (CJK among ASCII punctuation, Cyrillic or Greek words): the same kernel
+   into a UCS-2 string, which stops at any lead F0..FF. */
+#define MIXED_BLOCKS2_AVX2(TYPE)                                                         \
+    if (j >= mixed_from_ && j + 32 <= e && out_end - o >= 32) {                          \
+        Py_ssize_t c_ = mixed_blocks2_avx2(buf, &j, e, (Py_UCS2 *)(void *)o, out_end - o, &acc); \
+        o += c_;                                                                         \
+        mixed_from_ = j + 64;                                                            \
+        if (j == e) {                                                                    \
+            break;                                                                       \
+        }                                                                                \
+    }
 /* The same passes compiled for AVX2: 32 ASCII bytes a block, eight three-byte
-   characters a step, and UCS-4 text of mixed lengths by mixed_blocks_avx2 (above);
+   characters a step, and UCS-2 and UCS-4 text of mixed lengths by mixed_blocks_avx2
+   (above);
    everything else (two- and four-byte runs, every malformed unit) as above.  (AVX2
    kernels for ASCII with two-byte characters and for four-byte runs were tried and
    measured slower than these loops on mixed European text, emoji and damaged text at
@@ -958,7 +970,7 @@ DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO
 DEFINE_DECODE(own_decode1_avx2, Py_UCS1, 0xFFu, ASCII_BLOCK32_UCS1, 32, AVX2_FN,
               NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks, NO_MIXED_BLOCKS)
 DEFINE_DECODE(own_decode2_avx2, Py_UCS2, 0xFFFFu, ASCII_BLOCK32_UCS2, 32, AVX2_FN,
-              NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks, NO_MIXED_BLOCKS)
+              NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks, MIXED_BLOCKS2_AVX2)
 DEFINE_DECODE(own_decode4_avx2, Py_UCS4, 0x10FFFFu, ASCII_BLOCK32_UCS4, 32, AVX2_FN,
               NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks, MIXED_BLOCKS_AVX2)
 #endif
