@@ -13,7 +13,9 @@ process) is compared with the one in use, step by step.
 
 from __future__ import annotations
 
+import ctypes
 import itertools
+import mmap
 import os
 import platform
 import subprocess
@@ -133,6 +135,13 @@ BASES = {
     "emoji-joined": "👩\u200d🚀👍🏽🧑\u200d🤝\u200d🧑❤\ufe0f🔥😀🎉🚀 " * 3,
     # its ASCII blocks: markup after enough emoji for the kernel to be used
     "emoji-markup": "😀🎉🚀👍🔥🌍🍕🐍" * 3 + '<a href="https://example.org/article/1">' * 2,
+    # UCS-2 text of mixed lengths (mixed_blocks2_avx2): CJK among ASCII and CJK
+    # punctuation, Cyrillic words among spaces, one-, two- and three-byte characters in
+    # turn, and its ASCII blocks (markup after enough CJK for the kernel to be used)
+    "cjk-punct-ucs2": "日本語、テキスト。 中文，文本 (ok) 한국어 텍스트!\n" * 3,
+    "cyrillic-words-ucs2": "Съешь же ещё этих мягких булок, да выпей чаю. " * 3,
+    "cjk-latin-ucs2": "Größe 日本語 ж Ωψ — ok; " * 5,
+    "cjk-markup-ucs2": "日本語のテキスト中文" * 2 + '<a href="https://example.org/article/1">' * 2,
 }
 
 #: Malformed units and cut sequences of every lead and continuation class (Table 3-7):
@@ -216,7 +225,10 @@ def test_clean_text_ending_at_every_byte(base: str) -> None:
         assert Utf8Decoder().decode(data, final=True) == data.decode()
 
 
-@pytest.mark.parametrize("base", ["ascii", "ascii-ucs2", "cjk-ucs2", "emoji", "mixed"])
+@pytest.mark.parametrize(
+    "base",
+    ["ascii", "ascii-ucs2", "cjk-ucs2", "cjk-punct-ucs2", "cyrillic-words-ucs2", "emoji", "mixed"],
+)
 def test_long_segments(base: str) -> None:
     """Past 4096 bytes the decoder first guesses ASCII and copies 64 bytes a step; a
     malformed unit near the start, the guess's end and the end of the segment."""
@@ -246,13 +258,88 @@ def test_long_ascii_guess_around_where_its_copy_stops_asking_ahead() -> None:
             assert decode_all(data, "replace") == expected(data, "replace"), (n, p)
 
 
-@pytest.mark.parametrize("base", ["ascii-ucs1", "cjk-ucs2", "emoji", "mixed"])
+@pytest.mark.parametrize(
+    "base", ["ascii-ucs1", "cjk-ucs2", "cjk-punct-ucs2", "cyrillic-words-ucs2", "emoji", "mixed"]
+)
 def test_a_sequence_cut_by_the_end_of_a_chunk_is_held(base: str) -> None:
     raw = BASES[base].encode() * 2
     for cut in range(len(raw)):
         decoder = Utf8Decoder()
         text = decoder.decode(raw[:cut]) + decoder.decode(raw[cut:], final=True)
         assert text == raw.decode()
+
+
+# -- no read past the input ---------------------------------------------------------------
+
+#: The offset of a bytes object's data in the object (CPython's PyBytesObject).
+BYTES_HEADER = sys.getsizeof(b"") - 1
+
+
+class GuardedBytes:
+    """bytes objects whose last byte is the last byte of a page, the next page
+    inaccessible: a read of one byte past the data (the terminating NUL of an ordinary
+    bytes object, which no sanitizer sees) ends the process.  One mapping, each object
+    written over the last; the object is CPython's layout (reference count, type, size,
+    hash, data) made by hand, its reference count too large to reach 0."""
+
+    def __init__(self, size: int) -> None:
+        page = mmap.PAGESIZE
+        self.size = -(-(size + BYTES_HEADER) // page) * page
+        self.map = mmap.mmap(-1, self.size + page)
+        self.base = ctypes.addressof(ctypes.c_char.from_buffer(self.map))
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+        assert libc.mprotect(self.base + self.size, page, 0) == 0  # PROT_NONE
+
+    def __call__(self, data: bytes) -> bytes:
+        """A copy of data (its length plus the header a multiple of 8: the object is
+        aligned) that ends where the inaccessible page begins."""
+        n = len(data)
+        assert (n + BYTES_HEADER) % 8 == 0 and n + BYTES_HEADER <= self.size
+        start = self.base + self.size - n - BYTES_HEADER
+        ctypes.memmove(start + BYTES_HEADER, data, n)
+        words = (ctypes.c_ssize_t * 4).from_address(start)
+        words[0], words[1], words[2], words[3] = 1 << 40, id(bytes), n, -1
+        obj: bytes = ctypes.cast(start, ctypes.py_object).value
+        assert obj == data
+        return obj
+
+
+def check_no_read_past_the_input() -> None:
+    """Every base text from 32 starts, at every length that is a multiple of 8, clean and
+    ending in each malformed unit, decoded from guarded bytes: the text and the events
+    against the reference.  Run in a child process (test below): a read past the end is
+    a crash."""
+    guarded = GuardedBytes(256)
+    for base in BASES:
+        raw = (BASES[base] * 3).encode()
+        for start in range(32):
+            for n in range(8, 193, 8):
+                data = raw[start : start + n]
+                cases = [data] if start % 4 else [data, *(data[: n - len(b)] + b for b in BAD)]
+                for case in cases:
+                    events: list[Malformed] = []
+                    decoder = Utf8Decoder("replace", on_malformed=events.append)
+                    text = decoder.decode(guarded(case), final=True)
+                    assert (text, event_tuples(events)) == expected(case, "replace"), case
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="mmap and mprotect by ctypes")
+@pytest.mark.parametrize("no_avx2", [None, "1"])
+def test_no_kernel_reads_past_the_input(no_avx2: str | None) -> None:
+    env = dict(os.environ)
+    env.pop("UTF8STREAM_PURE_PYTHON", None)
+    env.pop("UTF8STREAM_NO_AVX2", None)
+    if no_avx2 is not None:
+        env["UTF8STREAM_NO_AVX2"] = no_avx2
+    code = (
+        f"import sys; sys.path.insert(0, {str(TESTS)!r}); import test_simd; "
+        "test_simd.check_no_read_past_the_input()"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900
+    )
+    assert result.returncode == 0, (result.returncode, result.stderr[-3000:])
 
 
 # -- differential: the AVX2 module against the SSE2 one, and both against the oracles ----
