@@ -443,24 +443,35 @@ mixed_blocks_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS
         const unsigned char *p = buf + j;
         __m256i v = LOAD256(p);
         {
-            /* four four-byte characters (a run of emoji): as four_byte_blocks does */
-            __m128i x = _mm256_castsi256_si128(v);
-            __m128i bits = _mm_cmpeq_epi32(_mm_and_si128(x, _mm_set1_epi32((int)0xC0C0C0F8u)),
-                                           _mm_set1_epi32((int)0x808080F0u));
-            if (_mm_movemask_epi8(bits) == 0xFFFF) {
-                __m128i cp = _mm_or_si128(
-                    _mm_or_si128(_mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(0x07)), 18),
-                                 _mm_slli_epi32(_mm_and_si128(x, _mm_set1_epi32(0x3F00)), 4)),
-                    _mm_or_si128(_mm_and_si128(_mm_srli_epi32(x, 10), _mm_set1_epi32(0xFC0)),
-                                 _mm_and_si128(_mm_srli_epi32(x, 24), _mm_set1_epi32(0x3F))));
-                __m128i out_of_range =
-                    _mm_or_si128(_mm_cmplt_epi32(cp, _mm_set1_epi32(0x10000)),
-                                 _mm_cmpgt_epi32(cp, _mm_set1_epi32(0x10FFFF)));
-                if (_mm_movemask_epi8(out_of_range)) {
+            /* eight or four four-byte characters (a run of emoji): as four_byte_blocks
+               does, 32 bytes at once; 16 where only the first four are */
+            __m256i bits = _mm256_cmpeq_epi32(
+                _mm256_and_si256(v, _mm256_set1_epi32((int)0xC0C0C0F8u)),
+                _mm256_set1_epi32((int)0x808080F0u));
+            uint32_t whole = (uint32_t)_mm256_movemask_epi8(bits);
+            if ((whole & 0xFFFFu) == 0xFFFFu) {
+                __m256i cp = _mm256_or_si256(
+                    _mm256_or_si256(
+                        _mm256_slli_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x07)), 18),
+                        _mm256_slli_epi32(_mm256_and_si256(v, _mm256_set1_epi32(0x3F00)), 4)),
+                    _mm256_or_si256(
+                        _mm256_and_si256(_mm256_srli_epi32(v, 10), _mm256_set1_epi32(0xFC0)),
+                        _mm256_and_si256(_mm256_srli_epi32(v, 24), _mm256_set1_epi32(0x3F))));
+                __m256i out_of_range =
+                    _mm256_or_si256(_mm256_cmpgt_epi32(_mm256_set1_epi32(0x10000), cp),
+                                    _mm256_cmpgt_epi32(cp, _mm256_set1_epi32(0x10FFFF)));
+                uint32_t bad = (uint32_t)_mm256_movemask_epi8(out_of_range);
+                if (bad & 0xFFFFu) {
                     break;
                 }
-                _mm_storeu_si128((__m128i *)(void *)(out + c), cp);
                 four = 0x10000;
+                if (whole == 0xFFFFFFFFu && !bad) {
+                    STORE256(out + c, cp);
+                    c += 8;
+                    j += 32;
+                    continue;
+                }
+                _mm_storeu_si128((__m128i *)(void *)(out + c), _mm256_castsi256_si128(cp));
                 c += 4;
                 j += 16;
                 continue;
