@@ -142,6 +142,10 @@ BASES = {
     "cyrillic-words-ucs2": "Съешь же ещё этих мягких булок, да выпей чаю. " * 3,
     "cjk-latin-ucs2": "Größe 日本語 ж Ωψ — ok; " * 5,
     "cjk-markup-ucs2": "日本語のテキスト中文" * 2 + '<a href="https://example.org/article/1">' * 2,
+    # European text (mostly ASCII, an accented letter now and then) in UCS-2 and UCS-4
+    # strings, which the kernels take too
+    "european-ucs2": "Größere Änderungen müssen über die Straße, “sagt” er: 5 € " * 2,
+    "european-ucs4": "Größere Änderungen müssen über die Straße 😀 geführt werden, sagt er " * 2,
 }
 
 #: Malformed units and cut sequences of every lead and continuation class (Table 3-7):

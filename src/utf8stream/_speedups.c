@@ -16,8 +16,8 @@
  *    kind and length, then validates and decodes in one pass straight into it (16
  *    ASCII bytes at a time with SSE2, two- three- and four-byte characters in runs of
  *    their own; with AVX2, chosen at run time, 32 ASCII bytes and eight three-byte
- *    characters a step, and UCS-4 text of mixed lengths 32 bytes a step: _simd.h); it
- *    keeps no buffer between calls.
+ *    characters a step, and UCS-2 and UCS-4 text of mixed lengths 32 bytes a step:
+ *    _simd.h); it keeps no buffer between calls.
  *
  * 2. PlainEncoder: Utf8Encoder.encode for plain UTF-8 in one C call per chunk.
  *
@@ -661,8 +661,6 @@ typedef struct {
                          smallest character of its length: acc tells ASCII, Latin-1,
                          UCS-2 and UCS-4 apart, all it is for) */
     int why;          /* STOP_END (also: in front of a held prefix), or why not */
-    int mixed;        /* MIXED_BLOCKS may be used (the segment's characters average more
-                         than 1.25 bytes: not European text, which the loops do better) */
 } Cursor;
 
 /* One decoding pass over buf[cur->j:e) (e <= n) into out, of kind TYPE whose largest
@@ -688,7 +686,7 @@ typedef struct {
         const Py_UCS4 repl = self->repl_char;                                            \
         const int maps = self->maps;                                                     \
         cur->why = STOP_END;                                                             \
-        Py_ssize_t mixed_from_ = cur->mixed ? j : e; /* where MIXED_BLOCKS may be tried */ \
+        Py_ssize_t mixed_from_ = j; /* where MIXED_BLOCKS may be tried */               \
         (void)mixed_from_;                                                               \
         while (j < e) {                                                                  \
             MIXED_BLOCKS(TYPE)                                                           \
@@ -936,10 +934,13 @@ DEFINE_DECODE(own_decode2, Py_UCS2, 0xFFFFu, ASCII_BLOCK_UCS2, 16, NO_ATTR, NO_T
 DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO_TWO_BLOCKS,
               three_byte_blocks, four_byte_blocks, NO_MIXED_BLOCKS)
 #if HAVE_AVX2
-/* UCS-4 text (emoji among words, emoji sequences, web pages): mixed_blocks_avx2 takes
-   32 positions a step, whatever lengths they mix, with no branch on them; where it
-   stops (a malformed unit, the end) the loops below go on, and it is tried again 64
-   bytes on, so that damaged text pays for few blocks that fail. */
+/* UCS-4 text (emoji among words, emoji sequences, web pages, European text with an
+   emoji): mixed_blocks_avx2 takes 32 positions a step, whatever lengths they mix, with
+   no branch on them; where it stops (a malformed unit, the end) the loops below go on,
+   and it is tried again 64 bytes on, so that damaged text pays for few blocks that
+   fail.  (It used to be kept to segments whose characters average more than 1.25 bytes,
+   European text left to the loops; with 32 bytes a step it is faster there too: the
+   loops mispredict a branch at each accented letter.) */
 #define MIXED_BLOCKS_AVX2(TYPE)                                                          \
     if (j >= mixed_from_ && j + 32 <= e && out_end - o >= 32) {                          \
         Py_ssize_t c_ = mixed_blocks_avx2(buf, &j, e, (Py_UCS4 *)(void *)o, out_end - o, &acc); \
@@ -949,8 +950,9 @@ DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO
             break;                                                                       \
         }                                                                                \
     }
-/* UCS-2 text (CJK among ASCII punctuation, Cyrillic or Greek words): the same kernel
-   into a UCS-2 string, which stops at any lead F0..FF. */
+/* UCS-2 text (CJK among ASCII punctuation, Cyrillic or Greek words, European text with
+   a character beyond U+00FF): the same kernel into a UCS-2 string, which stops at any
+   lead F0..FF. */
 #define MIXED_BLOCKS2_AVX2(TYPE)                                                         \
     if (j >= mixed_from_ && j + 32 <= e && out_end - o >= 32) {                          \
         Py_ssize_t c_ = mixed_blocks2_avx2(buf, &j, e, (Py_UCS2 *)(void *)o, out_end - o, &acc); \
@@ -1140,8 +1142,7 @@ own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py
     }
     widen_into((char *)PyUnicode_DATA(s) + pre * kind, kind, buf + i, PyUnicode_1BYTE_KIND,
                head);
-    Cursor cur = {a, cap - pre - head - leads, 0, 0, pre ? first : 0, STOP_END,
-                  (e - a) * 4 > leads * 5};
+    Cursor cur = {a, cap - pre - head - leads, 0, 0, pre ? first : 0, STOP_END};
     Py_ssize_t len = pre + head;
     for (;;) {
         void *data = PyUnicode_DATA(s);
