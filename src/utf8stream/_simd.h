@@ -403,6 +403,29 @@ bad_pairs_avx2(__m256i v, __m256i high)
     return !_mm256_testz_si256(err, err);
 }
 
+/* Ten three-byte characters at p (30 bytes, checked by the caller), five in the 16-bit
+   lanes 0..4 of each 128-bit lane (bytes 0..14 and 15..29; lanes 5..7 zero): each
+   character's last two bytes' payload by one multiply-add, its lead's four bits by a
+   shift that drops the marker. */
+static AVX2_FN inline __m256i
+ten_three_byte_avx2(const unsigned char *p)
+{
+    /* in the 16-bit lane of character k: its bytes (3k+2, 3k+1), and (none, 3k) */
+    const __m256i at_3k2_3k1 = _mm256_setr_epi8(2, 1, 5, 4, 8, 7, 11, 10, 14, 13, -1, -1, -1, -1,
+                                                -1, -1, 2, 1, 5, 4, 8, 7, 11, 10, 14, 13, -1,
+                                                -1, -1, -1, -1, -1);
+    const __m256i at_3k = _mm256_setr_epi8(-1, 0, -1, 3, -1, 6, -1, 9, -1, 12, -1, -1, -1, -1,
+                                           -1, -1, -1, 0, -1, 3, -1, 6, -1, 9, -1, 12, -1, -1,
+                                           -1, -1, -1, -1);
+    __m256i t = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p)),
+        _mm_loadu_si128((const __m128i *)(p + 15)), 1);
+    __m256i low = _mm256_maddubs_epi16(
+        _mm256_and_si256(_mm256_shuffle_epi8(t, at_3k2_3k1), _mm256_set1_epi8(0x3F)),
+        _mm256_set1_epi16(0x4001));
+    return _mm256_add_epi16(low, _mm256_slli_epi16(_mm256_shuffle_epi8(t, at_3k), 4));
+}
+
 /* UCS-4 strings of mixed text (ASCII among two-, three- and four-byte characters in any
    order: web pages, emoji among words, emoji sequences with joiners), 32 positions a
    step with no branch on what they hold: each 32-bit lane decodes the sequence that
@@ -864,14 +887,6 @@ mixed_blocks2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UC
         0x07, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x1F,
         0x0F, 0x07);
     const __m256i by_64_1 = _mm256_set1_epi16(0x4001);
-    /* five three-byte characters from byte 0 of a 128-bit lane: in the 16-bit lane of
-       each, its bytes (3k+2, 3k+1), and (none, 3k); the lanes 5..7 zero */
-    const __m256i at_3k2_3k1 = _mm256_setr_epi8(2, 1, 5, 4, 8, 7, 11, 10, 14, 13, -1, -1, -1, -1,
-                                                -1, -1, 2, 1, 5, 4, 8, 7, 11, 10, 14, 13, -1,
-                                                -1, -1, -1, -1, -1);
-    const __m256i at_3k = _mm256_setr_epi8(-1, 0, -1, 3, -1, 6, -1, 9, -1, 12, -1, -1, -1, -1,
-                                           -1, -1, -1, 0, -1, 3, -1, 6, -1, 9, -1, 12, -1, -1,
-                                           -1, -1, -1, -1);
     __m256i seen = _mm256_setzero_si256();
     while (j + 32 <= e && room - c >= 32) {
         __m256i v = LOAD256(buf + j);
@@ -910,17 +925,9 @@ mixed_blocks2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UC
             break;
         }
         if (l3 == 0x49249249u && lead == l3) {
-            /* ten three-byte characters and the lead of the next (CJK text): five into
-               each 128-bit lane (bytes 0..14 and 15..29), each character's last two
-               bytes' payload by one multiply-add, its lead's four bits by a shift that
-               drops the marker; 30 bytes a step */
-            __m256i t = _mm256_inserti128_si256(
-                _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)(buf + j))),
-                _mm_loadu_si128((const __m128i *)(buf + j + 15)), 1);
-            __m256i low = _mm256_maddubs_epi16(
-                _mm256_and_si256(_mm256_shuffle_epi8(t, at_3k2_3k1), _mm256_set1_epi8(0x3F)),
-                by_64_1);
-            __m256i cp = _mm256_add_epi16(low, _mm256_slli_epi16(_mm256_shuffle_epi8(t, at_3k), 4));
+            /* ten three-byte characters and the lead of the next (CJK text): 30 bytes a
+               step */
+            __m256i cp = ten_three_byte_avx2(buf + j);
             seen = _mm256_or_si256(seen, cp);
             _mm_storeu_si128((__m128i *)(void *)(out + c), _mm256_castsi256_si128(cp));
             _mm_storeu_si128((__m128i *)(void *)(out + c + 5), _mm256_extracti128_si256(cp, 1));
