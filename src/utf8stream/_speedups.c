@@ -33,7 +33,8 @@
  *    encodings whose code units are characters (UTF-16/32, single-byte codecs).
  *
  * 6. line_records(): the follower's hot path, a slice of a read cut into Line records
- *    in one call; ReadBuffer: a buffer that a read fills and that becomes the bytes
+ *    in one call (utf16_line_records: the same for UTF-16LE/BE); ReadBuffer: a buffer
+ *    that a read fills and that becomes the bytes
  *    object read, with no copy (the follower's reads from the page cache).  Neither
  *    does any I/O itself.
  */
@@ -3553,6 +3554,307 @@ done:
     return result;
 }
 
+/* ---- UTF-16 lines ------------------------------------------------------------------- */
+
+/* The follower's hot path for UTF-16LE/BE (utf16_line_records below): lines cut at their
+   newline code units and decoded straight from their bytes, two bytes a code unit, so
+   each line's offset is exact by construction.  Only well-formed lines are handled here:
+   the first line with a malformed unit (a lone surrogate) stops the cut, and the line
+   engine's general path decodes it and what follows under the decoder's error policy,
+   as it always did; a well-formed line decodes to the same text under every policy. */
+
+/* Where the low byte of a code unit lies: 0 in UTF-16LE, 1 in UTF-16BE. */
+#define U16_LO(big) ((big) ? 1 : 0)
+
+static inline unsigned
+unit16(const unsigned char *p, int big)
+{
+    return big ? ((unsigned)p[0] << 8) | p[1] : ((unsigned)p[1] << 8) | p[0];
+}
+
+/* The first code unit ``ch`` in b[i:lim) at an even distance from i ((lim - i) even):
+   its offset, or lim.  memchr finds its low byte; the alignment and the high byte are
+   checked after. */
+static inline Py_ssize_t
+find_unit16(const unsigned char *b, Py_ssize_t i, Py_ssize_t lim, int big, unsigned ch)
+{
+    const int lo = (int)(ch & 0xFF);
+    const unsigned char hi = (unsigned char)(ch >> 8);
+    const Py_ssize_t off = U16_LO(big);
+    const unsigned char *p = b + i + off;
+    const unsigned char *e = b + lim;
+    while (p < e) {
+        const unsigned char *q = memchr(p, lo, (size_t)(e - p));
+        if (q == NULL) {
+            return lim;
+        }
+        Py_ssize_t at = (q - b) - off;
+        if (((at - i) & 1) == 0 && b[at + 1 - off] == hi) {
+            return at;
+        }
+        p = q + 1;
+    }
+    return lim;
+}
+
+/* The last code unit ``ch`` in b[i:lim) at an even distance from i: its offset, or -1. */
+static inline Py_ssize_t
+last_unit16(const unsigned char *b, Py_ssize_t i, Py_ssize_t lim, int big, unsigned ch)
+{
+    const unsigned char lo = (unsigned char)(ch & 0xFF);
+    const unsigned char hi = (unsigned char)(ch >> 8);
+    const Py_ssize_t off = U16_LO(big);
+    Py_ssize_t stop = lim;
+    for (;;) {
+        Py_ssize_t q = last_byte(b, i + off, stop, lo);
+        if (q < 0) {
+            return -1;
+        }
+        Py_ssize_t at = q - off;
+        if (((at - i) & 1) == 0 && at + 2 <= lim && b[at + 1 - off] == hi) {
+            return at;
+        }
+        stop = q;
+    }
+}
+
+/* The text of the code units b[i:e) ((e - i) even), or NULL with no exception set if
+   they are not well-formed UTF-16 (a lone surrogate); NULL with an exception on
+   failure (*failed set). */
+static PyObject *
+utf16_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, int big, int *failed)
+{
+    const unsigned char *p = b + i;
+    Py_ssize_t n = (e - i) / 2, k = 0;
+    const Py_ssize_t lo = U16_LO(big);
+    /* ASCII first, eight bytes at a time: every high byte 0, every low byte < 0x80. */
+    static const unsigned char MASK_LE[8] = {0x80, 0xFF, 0x80, 0xFF, 0x80, 0xFF, 0x80, 0xFF};
+    static const unsigned char MASK_BE[8] = {0xFF, 0x80, 0xFF, 0x80, 0xFF, 0x80, 0xFF, 0x80};
+    uint64_t mask, acc = 0;
+    memcpy(&mask, big ? MASK_BE : MASK_LE, 8);
+    for (; k + 4 <= n; k += 4) {
+        uint64_t w;
+        memcpy(&w, p + 2 * k, 8);
+        acc |= w;
+    }
+    unsigned tail = 0;
+    for (Py_ssize_t j = k; j < n; j++) {
+        tail |= unit16(p + 2 * j, big);
+    }
+    if ((acc & mask) == 0 && tail < 0x80) {
+        PyObject *s = PyUnicode_New(n, 0x7F);
+        if (s == NULL) {
+            *failed = 1;
+            return NULL;
+        }
+        Py_UCS1 *out = PyUnicode_1BYTE_DATA(s);
+        Py_ssize_t j = 0;
+#if HAVE_SSE2
+        for (; j + 16 <= n; j += 16) {
+            __m128i x = _mm_loadu_si128((const __m128i *)(p + 2 * j));
+            __m128i y = _mm_loadu_si128((const __m128i *)(p + 2 * j + 16));
+            if (big) {
+                x = _mm_srli_epi16(x, 8);
+                y = _mm_srli_epi16(y, 8);
+            }
+            _mm_storeu_si128((__m128i *)(out + j), _mm_packus_epi16(x, y));
+        }
+#endif
+        for (; j < n; j++) {
+            out[j] = p[2 * j + lo];
+        }
+        return s;
+    }
+    /* The general case: check the surrogates, find the widest character. */
+    Py_UCS4 maxc = 0;
+    Py_ssize_t pairs = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        unsigned u = unit16(p + 2 * j, big);
+        if (u - 0xD800u < 0x800u) {
+            if (u >= 0xDC00u || j + 1 >= n || unit16(p + 2 * j + 2, big) - 0xDC00u >= 0x400u) {
+                return NULL; /* a lone surrogate: malformed */
+            }
+            pairs++;
+            j++;
+            maxc = 0x10000;
+        }
+        else if (u > maxc) {
+            maxc = u;
+        }
+    }
+    if (pairs) {
+        maxc = 0x10FFFF;
+    }
+    PyObject *s = PyUnicode_New(n - pairs, maxc);
+    if (s == NULL) {
+        *failed = 1;
+        return NULL;
+    }
+    int kind = PyUnicode_KIND(s);
+    void *data = PyUnicode_DATA(s);
+    if (kind == PyUnicode_4BYTE_KIND) {
+        /* PyUnicode_New gives UCS-4 for any maximum from 0x10000 on: the exact maximum
+           is needed only to choose, so 0x10FFFF stands for every pair. */
+        Py_UCS4 *out = (Py_UCS4 *)data;
+        Py_ssize_t m = 0;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            unsigned u = unit16(p + 2 * j, big);
+            if (u - 0xD800u < 0x400u) {
+                unsigned v = unit16(p + 2 * j + 2, big);
+                out[m++] = 0x10000 + ((u - 0xD800u) << 10) + (v - 0xDC00u);
+                j++;
+            }
+            else {
+                out[m++] = u;
+            }
+        }
+    }
+    else if (kind == PyUnicode_2BYTE_KIND) {
+        Py_UCS2 *out = (Py_UCS2 *)data;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            out[j] = (Py_UCS2)unit16(p + 2 * j, big);
+        }
+    }
+    else {
+        Py_UCS1 *out = (Py_UCS1 *)data;
+        for (Py_ssize_t j = 0; j < n; j++) {
+            out[j] = p[2 * j + lo];
+        }
+    }
+    return s;
+}
+
+/* utf16_line_records(data, start, stop, position, big, sep, limit, cls, file, path)
+       -> (records, cut, end)
+
+   line_records for UTF-16 (``big``: UTF-16BE, else UTF-16LE), with no decoder object:
+   data[start] is at source offset ``position`` and starts a line (nothing held before
+   it).  ``end``: just past the slice's last newline code unit (``sep``, or \n for
+   universal newlines, -1) at an even distance from ``start`` before ``stop``, or
+   ``stop`` if it holds none; len(data) if ``stop`` reaches it.  The complete lines of
+   data[start:end) cut at their newline units (universal: \r\n, \r, \n; else the unit
+   ``sep``), decoded, and made ``Line`` records (of ``cls``: text, offset, ``file``,
+   ``path``, terminated), last first.  ``cut``: where those lines end, short of ``end``
+   before a line whose content is longer than ``limit`` bytes, a line that is not
+   well-formed UTF-16, an unterminated one, or a \r that ends the data: the caller
+   feeds data[cut:end) the general way. */
+static PyObject *
+utf16_line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    module_state *st = get_state(module);
+    if (nargs != 10 || !PyBytes_Check(args[0]) || !PyLong_Check(args[1]) ||
+        !PyLong_Check(args[2]) || !PyLong_Check(args[3]) || !PyLong_Check(args[5]) ||
+        !PyLong_Check(args[6])) {
+        PyErr_SetString(PyExc_TypeError,
+                        "utf16_line_records(data: bytes, start: int, stop: int, position: int, "
+                        "big: bool, sep: int, limit: int, cls, file, path)");
+        return NULL;
+    }
+    if ((PyTypeObject *)args[7] != st->line_type) {
+        PyErr_SetString(PyExc_TypeError, "utf16_line_records: the Line type expected");
+        return NULL;
+    }
+    Py_ssize_t start = PyLong_AsSsize_t(args[1]);
+    Py_ssize_t stop = PyLong_AsSsize_t(args[2]);
+    long long base = PyLong_AsLongLong(args[3]);
+    int big = PyObject_IsTrue(args[4]);
+    long sep = PyLong_AsLong(args[5]);
+    Py_ssize_t limit = PyLong_AsSsize_t(args[6]);
+    if (((start == -1 || stop == -1 || limit == -1 || base == -1 || sep == -1) &&
+         PyErr_Occurred()) ||
+        big < 0) {
+        return NULL;
+    }
+    PyObject *data = args[0];
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(data);
+    Py_ssize_t n = PyBytes_GET_SIZE(data);
+    if (limit < 0 || start < 0 || start > n || stop < start || base < 0 ||
+        base > LLONG_MAX - n || sep < -1 || sep > 0xFFFF || (sep >= 0xD800 && sep < 0xE000)) {
+        PyErr_SetString(PyExc_ValueError,
+                        "utf16_line_records: 0 <= start <= len(data), stop >= start, "
+                        "position >= 0, limit >= 0, sep -1 or a code unit not a surrogate");
+        return NULL;
+    }
+    const unsigned nl = sep < 0 ? 0x0A : (unsigned)sep;
+    Py_ssize_t end = n;
+    if (stop < n) {
+        Py_ssize_t at = last_unit16(b, start, stop, big, nl);
+        end = at >= 0 ? at + 2 : stop;
+    }
+    Py_ssize_t lim = start + ((end - start) & ~(Py_ssize_t)1); /* whole code units */
+    strs_t strs = {NULL, 0, 0};
+    packed_t packed = {NULL, 0, 0};
+    PyObject *result = NULL, *out = NULL;
+    Py_ssize_t i = start, next_lf = -1, next_cr = -1;
+    int failed = 0;
+    while (i < lim) {
+        Py_ssize_t e, t = 2;
+        if (sep >= 0) {
+            e = find_unit16(b, i, lim, big, nl);
+        }
+        else {
+            if (next_lf < i) {
+                next_lf = find_unit16(b, i, lim, big, 0x0A);
+            }
+            if (next_cr < i) {
+                next_cr = find_unit16(b, i, lim, big, 0x0D);
+            }
+            e = next_lf < next_cr ? next_lf : next_cr;
+            if (e < lim && e == next_cr) {
+                if (e + 2 >= lim) {
+                    break; /* the \r may be the first half of \r\n */
+                }
+                if (unit16(b + e + 2, big) == 0x0A) {
+                    t = 4;
+                }
+            }
+        }
+        if (e >= lim || e - i > limit) {
+            break; /* unterminated, or too long: the general path's */
+        }
+        PyObject *s = utf16_line(b, i, e, big, &failed);
+        if (s == NULL) {
+            if (failed) {
+                goto done;
+            }
+            break; /* malformed: the general path's */
+        }
+        if (strs_push(&strs, s) < 0 || packed_push(&packed, base + (i - start)) < 0) {
+            goto done;
+        }
+        i = e + t;
+    }
+    Py_ssize_t count = strs.n;
+    out = PyList_New(count);
+    if (out == NULL) {
+        goto done;
+    }
+    PyObject *file = args[8], *path = args[9];
+    for (Py_ssize_t k = 0; k < count; k++) {
+        LineObject *r = line_alloc(st, (PyTypeObject *)args[7]);
+        if (r == NULL) {
+            goto done; /* the records made go with the list, the other strings below */
+        }
+        r->text = strs.v[k]; /* the reference moves */
+        strs.v[k] = NULL;
+        r->offset = NULL;
+        r->off = packed.v[k];
+        r->file = Py_NewRef(file);
+        r->path = Py_NewRef(path);
+        r->terminated = Py_NewRef(Py_True);
+        PyList_SET_ITEM(out, count - 1 - k, (PyObject *)r);
+    }
+    result = Py_BuildValue("(Onn)", out, i, end);
+done:
+    for (Py_ssize_t k = 0; k < strs.n; k++) {
+        Py_XDECREF(strs.v[k]); /* NULL once moved to a record */
+    }
+    PyMem_Free(strs.v);
+    Py_XDECREF(out); /* list_dealloc skips the slots not filled */
+    PyMem_Free(packed.v);
+    return result;
+}
+
 /* The first ``ch`` in text[i:n) (of ``kind``), or n. */
 static inline Py_ssize_t
 find_char(int kind, const void *data, Py_ssize_t i, Py_ssize_t n, Py_UCS4 ch)
@@ -3738,6 +4040,9 @@ static PyMethodDef module_methods[] = {
     {"line_records", (PyCFunction)(void (*)(void))line_records, METH_FASTCALL,
      "line_records(units, data, start, stop, sep, limit, cls, file, path) -> (records, cut, "
      "end): a slice's complete lines as Line records, last first (the follower's hot path)"},
+    {"utf16_line_records", (PyCFunction)(void (*)(void))utf16_line_records, METH_FASTCALL,
+     "utf16_line_records(data, start, stop, position, big, sep, limit, cls, file, path) -> "
+     "(records, cut, end): line_records for UTF-16LE/BE, well-formed lines only"},
     {"records", (PyCFunction)(void (*)(void))records, METH_FASTCALL,
      "records(cls, texts, offsets, file, path, terminated) -> texts, made the records "
      "(of cls), last first"},

@@ -82,6 +82,31 @@ def records(
     terminated: bool,
     /,
 ) -> list[_T]: ...
+def line_records(
+    units: Units,
+    data: bytes,
+    start: int,
+    stop: int,
+    sep: int,
+    limit: int,
+    cls: type,
+    file: Any,
+    path: str,
+    /,
+) -> tuple[list[Any], int, int]: ...
+def utf16_line_records(
+    data: bytes,
+    start: int,
+    stop: int,
+    position: int,
+    big: bool,
+    sep: int,
+    limit: int,
+    cls: type,
+    file: Any,
+    path: str,
+    /,
+) -> tuple[list[Any], int, int]: ...
 def split_lines(
     text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: int, /
 ) -> tuple[list[str], Sequence[int]] | None: ...

@@ -224,6 +224,9 @@ def _holds_bytes(name: str) -> bool:
     return False
 
 
+#: The UTF-16 codecs of a fixed byte order: whether big-endian (``unit_records``).
+_UTF16_BIG = {"utf_16_le": False, "utf_16_be": True}
+
 #: Error policies under which a code unit decodes to at most one character.
 _ONE_CHAR_ERRORS = frozenset({"strict", "replace", "ignore"})
 
@@ -392,6 +395,36 @@ class CodecLineDecoder:
             return None  # errors="strict": ``decode`` raises it where it belongs
         return text if len(text) * self.unit == len(data) else None
 
+    def unit_records(
+        self,
+        data: bytes,
+        start: int,
+        stop: int,
+        position: int,
+        sep: int,
+        limit: int,
+        record: type,
+        file: object,
+        path: str,
+    ) -> tuple[list[Any], int, int] | None:
+        """``Utf8Decoder.line_records`` for UTF-16LE/BE (``data[start]`` at ``position``,
+        nothing held before it; ``sep``: the newline's code unit, -1 for universal): the
+        accelerator's ``utf16_line_records``, which cuts and decodes the well-formed
+        lines of the slice in one call and stops before any other (a lone surrogate is
+        left to ``decode``, under this decoder's error policy).  ``None`` where it does
+        not apply (pure Python, another codec, a gap or a byte-order mark to drop, bytes
+        held), and nothing changes."""
+        big = _UTF16_BIG.get(self._fixed)
+        if big is None or self._gap or self._bom_left:
+            return None
+        cut = getattr(implementation(), "utf16_line_records", None)
+        if cut is None or self._decoder.getstate()[0]:
+            return None
+        found: tuple[list[Any], int, int] = cut(
+            data, start, stop, position, big, sep, limit, record, file, path
+        )
+        return found
+
     def decode_line(self, content: bytes, ending: bytes) -> str:
         # The newline is known text: only the content is decoded, to its end, so no
         # malformed prefix can take the newline into a character (GB18030's decoder would).
@@ -557,6 +590,21 @@ class LineEngine:
         self._line_records: Callable[..., tuple[list[Any], int, int] | None] | None = (
             getattr(decoder, "line_records", None) if self._sep is not None else None
         )
+        #: ``feed_records``' newline for ``_line_records``: ``_sep``, or for a decoder
+        #: of two-byte code units (``unit_records``: UTF-16) its newline's code unit.
+        self._records_sep = self._sep
+        self._unit_records: Callable[..., tuple[list[Any], int, int] | None] | None = getattr(
+            decoder, "unit_records", None
+        )
+        if (
+            self._unit_records is not None
+            and decoder.unit == 2
+            and not self.keepends
+            and (newline is None or (len(newline) == 1 and not 0xD800 <= ord(newline) < 0xE000))
+            and (newline is None or ord(newline) < 0x10000)
+        ):
+            self._records_sep = -1 if newline is None else ord(newline)
+            self._line_records = self._utf16_records
         self._started = decoder.prelude == 0 or head is not None
         if head is not None:
             decoder.begin(head, resumed=offset > 0)
@@ -631,8 +679,7 @@ class LineEngine:
             or type(data) is not bytes
         ):
             return None
-        assert self._sep is not None
-        found = cut_records(data, start, stop, self._sep, self._max, record, file, path)
+        found = cut_records(data, start, stop, self._records_sep, self._max, record, file, path)
         if found is None:
             return None
         records, cut, end = found
@@ -644,6 +691,22 @@ class LineEngine:
         after = self.position
         items = self.feed(memoryview(data)[cut:end]) if cut < end else []
         return records, after, end, items
+
+    def _utf16_records(
+        self,
+        data: bytes,
+        start: int,
+        stop: int,
+        sep: int,
+        limit: int,
+        record: type,
+        file: object,
+        path: str,
+    ) -> tuple[list[Any], int, int] | None:
+        """``_line_records`` for a UTF-16 decoder (``unit_records``), which is told where
+        the slice starts in the source."""
+        assert self._unit_records is not None
+        return self._unit_records(data, start, stop, self.position, sep, limit, record, file, path)
 
     def finish(self, *, lost: int = 0, unfinished: bool = False) -> list[LineBatch | LineItem]:
         """The end of the stream: the unfinished last line is complete now.
