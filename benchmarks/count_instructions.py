@@ -1,7 +1,7 @@
 """Instructions per ``decode()`` call of small chunks, or per line, counted by callgrind.
 
     .venv/bin/python benchmarks/count_instructions.py [--pure] [--before PATH/src] [--calls N]
-        [--per-line [--cache [--sides SIDE ...]]] [--lines N] [--kinds KIND ...] [--events]
+        [--per-line [--cache] [--sides SIDE ...]] [--lines N] [--kinds KIND ...] [--events]
         [--streams [--mib M] [--corpora NAME ...] [--backends B ...] [--rows I ...]
                    [--sizes BYTES ...]]
         [--chunk64 [--chunks N] [--corpora NAME ...]]
@@ -486,14 +486,21 @@ def main_cache_per_line(
             print(f"{side + (' ' + name if name else ''):32} {cells}", flush=True)
 
 
-def main_per_line(lines: int, trees: list[tuple[str, Path]], pure: bool) -> None:
+def main_per_line(lines: int, trees: list[tuple[str, Path]], pure: bool, sides: list[str]) -> None:
+    """``--per-line``: instructions per line of each side of ``PER_LINE_SIDES`` (those
+    of ``sides`` if any), and of its peer."""
     print(f"instructions per line, {lines} and {2 * lines} lines")
     header = f"{'ours':24} {'peer':14} {'peer':>7}"
     for name, _ in trees:
         header += f" {'ours ' + name:>12} {'ratio':>6}"
     print(header)
+    peers: dict[str, float] = {}
     for ours_side, peer_side in PER_LINE_SIDES:
-        peer = per_line(peer_side, lines, SRC, pure)
+        if sides and ours_side not in sides:
+            continue
+        if peer_side not in peers:  # counted once
+            peers[peer_side] = per_line(peer_side, lines, SRC, pure)
+        peer = peers[peer_side]
         row = f"{ours_side:24} {peer_side:14} {peer:7.0f}"
         for _, src in trees:
             ours = per_line(ours_side, lines, src, pure)
@@ -560,7 +567,7 @@ def main() -> None:
         nargs="+",
         default=[],
         choices=[ours for ours, _ in PER_LINE_SIDES],
-        help="with --per-line --cache: only these",
+        help="with --per-line (and --cache): only these",
     )
     parser.add_argument(
         "--follow-sizes",
@@ -620,7 +627,7 @@ def main() -> None:
         main_cache_per_line(args.lines, trees, args.pure, args.sides)
         return
     if args.per_line:
-        main_per_line(args.lines, trees, args.pure)
+        main_per_line(args.lines, trees, args.pure, args.sides)
         return
     if args.chunk64:
         corpora = args.corpora or [*CORPORA, "corrupted"]

@@ -21,7 +21,9 @@ encoding plugs in by implementing ``LineDecoder``.  A decoder may also offer
 ``decode_units(data)``: the text of whole lines when each code unit is one character
 (UTF-16/32 without surrogate pairs, single-byte codecs), else ``None``; the engine then
 cuts the decoded text and computes the offsets instead of searching the bytes line by
-line (``CodecLineDecoder`` does; it is what makes UTF-16 as fast to follow as UTF-8).
+line (``CodecLineDecoder`` does).  For the follower's slices, a decoder may offer
+``line_records`` (UTF-8) or ``unit_records`` (UTF-16LE/BE, ``CodecLineDecoder``): the
+complete lines of a slice cut into records in one C call (``feed_records``).
 Newlines are searched with ``bytes.find`` (memchr), never with a regular expression,
 and the unfinished line held between reads is not searched again.
 
