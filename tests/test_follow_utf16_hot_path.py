@@ -187,6 +187,23 @@ def test_a_slice_ends_after_its_last_aligned_newline_unit(big: bool) -> None:
 
 
 @needs_c
+@pytest.mark.parametrize("big", [False, True])
+def test_each_line_decodes_as_the_codec_decodes_it(big: bool) -> None:
+    """Lines of 0 to 40 code units, ASCII but for one character anywhere (the ASCII test
+    and the narrowing go 16 units a step, the last step overlapping the one before)."""
+    encoding = "utf-16-be" if big else "utf-16-le"
+    cut_records = _accel.built_accelerator().utf16_line_records
+    for length in range(41):
+        for odd in ["", "\x80", "\xff", "\u0100", "\u20ac", "\U0001f600"]:
+            for at in range(length + 1) if odd else [0]:
+                text = "".join(chr(0x21 + (k * 7) % 90) for k in range(length))
+                text = text[:at] + odd + text[at:]
+                data = (text + "\n").encode(encoding)
+                records, cut, end = cut_records(data, 0, 999, 0, big, -1, 999, LINE, None, "")
+                assert (records[0].text, cut, end) == (data[:-2].decode(encoding), end, end)
+
+
+@needs_c
 def test_the_c_cut_refuses_bad_arguments() -> None:
     cut_records = _accel.built_accelerator().utf16_line_records
     with pytest.raises(TypeError):

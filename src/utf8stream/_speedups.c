@@ -3618,39 +3618,47 @@ last_unit16(const unsigned char *b, Py_ssize_t i, Py_ssize_t lim, int big, unsig
     }
 }
 
-/* The text of the code units b[i:e) ((e - i) even), or NULL with no exception set if
-   they are not well-formed UTF-16 (a lone surrogate); NULL with an exception on
-   failure (*failed set). */
-static PyObject *
-utf16_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, int big, int *failed)
+/* Whether the n code units at p are all ASCII (every high byte 0, every low byte below
+   0x80): 16 units a step with SSE2, the last step overlapping the one before. */
+static inline int
+ascii16(const unsigned char *p, Py_ssize_t n, int big)
 {
-    const unsigned char *p = b + i;
-    Py_ssize_t n = (e - i) / 2, k = 0;
-    const Py_ssize_t lo = U16_LO(big);
-    /* ASCII first, eight bytes at a time: every high byte 0, every low byte < 0x80. */
-    static const unsigned char MASK_LE[8] = {0x80, 0xFF, 0x80, 0xFF, 0x80, 0xFF, 0x80, 0xFF};
-    static const unsigned char MASK_BE[8] = {0xFF, 0x80, 0xFF, 0x80, 0xFF, 0x80, 0xFF, 0x80};
-    uint64_t mask, acc = 0;
-    memcpy(&mask, big ? MASK_BE : MASK_LE, 8);
-    for (; k + 4 <= n; k += 4) {
-        uint64_t w;
-        memcpy(&w, p + 2 * k, 8);
-        acc |= w;
-    }
-    unsigned tail = 0;
-    for (Py_ssize_t j = k; j < n; j++) {
-        tail |= unit16(p + 2 * j, big);
-    }
-    if ((acc & mask) == 0 && tail < 0x80) {
-        PyObject *s = PyUnicode_New(n, 0x7F);
-        if (s == NULL) {
-            *failed = 1;
-            return NULL;
-        }
-        Py_UCS1 *out = PyUnicode_1BYTE_DATA(s);
-        Py_ssize_t j = 0;
 #if HAVE_SSE2
+    if (n >= 16) {
+        /* In a 16-bit lane loaded from memory, the high byte of UTF-16LE is the lane's
+           high byte; of UTF-16BE its low byte. */
+        const __m128i mask = _mm_set1_epi16((short)(big ? 0x80FF : 0xFF80));
+        __m128i acc = _mm_setzero_si128();
+        Py_ssize_t j = 0;
         for (; j + 16 <= n; j += 16) {
+            acc = _mm_or_si128(acc, _mm_loadu_si128((const __m128i *)(p + 2 * j)));
+            acc = _mm_or_si128(acc, _mm_loadu_si128((const __m128i *)(p + 2 * j + 16)));
+        }
+        if (j < n) {
+            j = n - 16;
+            acc = _mm_or_si128(acc, _mm_loadu_si128((const __m128i *)(p + 2 * j)));
+            acc = _mm_or_si128(acc, _mm_loadu_si128((const __m128i *)(p + 2 * j + 16)));
+        }
+        acc = _mm_and_si128(acc, mask);
+        return _mm_movemask_epi8(_mm_cmpeq_epi8(acc, _mm_setzero_si128())) == 0xFFFF;
+    }
+#endif
+    unsigned acc = 0;
+    for (Py_ssize_t j = 0; j < n; j++) {
+        acc |= unit16(p + 2 * j, big);
+    }
+    return acc < 0x80;
+}
+
+/* The n ASCII code units at p, one byte each, into out. */
+static inline void
+narrow16(const unsigned char *p, Py_ssize_t n, int big, Py_UCS1 *out)
+{
+    const Py_ssize_t lo = U16_LO(big);
+#if HAVE_SSE2
+    if (n >= 16) {
+        Py_ssize_t j = 0;
+        for (;;) {
             __m128i x = _mm_loadu_si128((const __m128i *)(p + 2 * j));
             __m128i y = _mm_loadu_si128((const __m128i *)(p + 2 * j + 16));
             if (big) {
@@ -3658,11 +3666,35 @@ utf16_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, int big, int *fai
                 y = _mm_srli_epi16(y, 8);
             }
             _mm_storeu_si128((__m128i *)(out + j), _mm_packus_epi16(x, y));
+            if (j + 16 == n) {
+                return;
+            }
+            /* The last step overlaps the one before: the same bytes written again. */
+            j = j + 32 <= n ? j + 16 : n - 16;
         }
+    }
 #endif
-        for (; j < n; j++) {
-            out[j] = p[2 * j + lo];
+    for (Py_ssize_t j = 0; j < n; j++) {
+        out[j] = p[2 * j + lo];
+    }
+}
+
+/* The text of the code units b[i:e) ((e - i) even), or NULL with no exception set if
+   they are not well-formed UTF-16 (a lone surrogate); NULL with an exception on
+   failure (*failed set). */
+static PyObject *
+utf16_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, int big, int *failed)
+{
+    const unsigned char *p = b + i;
+    const Py_ssize_t n = (e - i) / 2;
+    const Py_ssize_t lo = U16_LO(big);
+    if (ascii16(p, n, big)) {
+        PyObject *s = PyUnicode_New(n, 0x7F);
+        if (s == NULL) {
+            *failed = 1;
+            return NULL;
         }
+        narrow16(p, n, big, PyUnicode_1BYTE_DATA(s));
         return s;
     }
     /* The general case: check the surrogates, find the widest character. */
@@ -3711,8 +3743,13 @@ utf16_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, int big, int *fai
     }
     else if (kind == PyUnicode_2BYTE_KIND) {
         Py_UCS2 *out = (Py_UCS2 *)data;
-        for (Py_ssize_t j = 0; j < n; j++) {
-            out[j] = (Py_UCS2)unit16(p + 2 * j, big);
+        if (big == !PY_LITTLE_ENDIAN) {
+            memcpy(out, p, (size_t)n * 2); /* the machine's own byte order */
+        }
+        else {
+            for (Py_ssize_t j = 0; j < n; j++) {
+                out[j] = (Py_UCS2)unit16(p + 2 * j, big);
+            }
         }
     }
     else {
