@@ -282,8 +282,9 @@ def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
 @needs_c
 @pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-16"])
 @pytest.mark.parametrize("newline", [None, "\n"])
+@pytest.mark.parametrize("on_overlong", ["split", "truncate", "skip"])
 @settings(
-    max_examples=30,
+    max_examples=20,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
@@ -293,6 +294,7 @@ def test_the_follower_hands_out_what_the_general_path_does(
     small_slices: None,
     encoding: str,
     newline: str | None,
+    on_overlong: str,
     parts: list[str],
     odd: bool,
 ) -> None:
@@ -302,7 +304,12 @@ def test_the_follower_hands_out_what_the_general_path_does(
         data = codecs.BOM_UTF16_LE + data
     path = tmp_path / "app.log"
     path.write_bytes(data)
-    options = {"encoding": encoding, "newline": newline, "max_line_bytes": 40}
+    options = {
+        "encoding": encoding,
+        "newline": newline,
+        "max_line_bytes": 40,
+        "on_overlong": on_overlong,
+    }
     fast = follow_all(path, True, **options)
     slow = follow_all(path, False, **options)
     assert slow["hot"] == 0
