@@ -176,6 +176,13 @@ def test_a_slice_ends_after_its_last_aligned_newline_unit(big: bool) -> None:
     # No newline before ``stop``: the slice is all of it, and no line is complete.
     records, cut, end = cut_records(data, 6, 11, 6, big, -1, 100, LINE, IDENTITY, "")
     assert (records, cut, end) == ([], 6, 11)
+    # A \r after the last \n that a unit follows before ``stop`` ends the slice too, as
+    # ``LineEngine.slice_end`` ends it (its line held, as the general path holds it).
+    data = encode(["ab\n", "c\r", "de"], big)
+    records, cut, end = cut_records(data, 0, 12, 0, big, -1, 100, LINE, IDENTITY, "")
+    assert [r.text for r in records] == ["ab"] and (cut, end) == (6, 10)
+    e = engine("utf-16-be" if big else "utf-16-le", errors="replace")
+    assert e.slice_end(data, 0, 12) == 10
     # A \r at the end of the data may be the first half of \r\n: held.
     data = encode(["a\r", "b\r"], big)
     records, cut, end = cut_records(data, 0, 100, 0, big, -1, 100, LINE, IDENTITY, "")
@@ -201,6 +208,15 @@ def test_each_line_decodes_as_the_codec_decodes_it(big: bool) -> None:
                 data = (text + "\n").encode(encoding)
                 records, cut, end = cut_records(data, 0, 999, 0, big, -1, 999, LINE, None, "")
                 assert (records[0].text, cut, end) == (data[:-2].decode(encoding), end, end)
+
+
+def test_slice_end_looks_for_a_cr_only_before_the_end_it_is_given() -> None:
+    """A slice that ends before its first code unit is whole holds no \r: ``slice_end``
+    gives its end back (a negative end to ``rfind`` would count from the end of the
+    data and find a \r after the slice)."""
+    e = engine("utf-16-le", errors="replace")
+    data = "abc\rd".encode("utf-16-le")
+    assert e.slice_end(data, 0, 1) == 1
 
 
 @needs_c

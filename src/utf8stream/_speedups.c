@@ -3767,8 +3767,9 @@ utf16_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, int big, int *fai
    line_records for UTF-16 (``big``: UTF-16BE, else UTF-16LE), with no decoder object:
    data[start] is at source offset ``position`` and starts a line (nothing held before
    it).  ``end``: just past the slice's last newline code unit (``sep``, or \n for
-   universal newlines, -1) at an even distance from ``start`` before ``stop``, or
-   ``stop`` if it holds none; len(data) if ``stop`` reaches it.  The complete lines of
+   universal newlines, -1, or a \r after it that a unit follows before ``stop``) at an
+   even distance from ``start`` before ``stop``, or ``stop`` if it holds none (where
+   LineEngine.slice_end ends it); len(data) if ``stop`` reaches it.  The complete lines of
    data[start:end) cut at their newline units (universal: \r\n, \r, \n; else the unit
    ``sep``), decoded, and made ``Line`` records (of ``cls``: text, offset, ``file``,
    ``path``, terminated), last first.  ``cut``: where those lines end, short of ``end``
@@ -3816,7 +3817,17 @@ utf16_line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t end = n;
     if (stop < n) {
         Py_ssize_t at = last_unit16(b, start, stop, big, nl);
-        end = at >= 0 ? at + 2 : stop;
+        Py_ssize_t found = at >= 0 ? at + 2 : -1;
+        if (sep < 0) {
+            /* As LineEngine.slice_end: with universal newlines, a \r after the last \n
+               that a unit follows before ``stop`` ends the slice too (its line is held,
+               as the general path holds it). */
+            Py_ssize_t cr = last_unit16(b, found >= 0 ? found : start, stop - 2, big, 0x0D);
+            if (cr >= 0) {
+                found = cr + 2;
+            }
+        }
+        end = found >= 0 ? found : stop;
     }
     Py_ssize_t lim = start + ((end - start) & ~(Py_ssize_t)1); /* whole code units */
     strs_t strs = {NULL, 0, 0};

@@ -870,7 +870,8 @@ class LineEngine:
             # ends a line too.  Otherwise a log of \r line ends with rare \n would have
             # each long read cut at its last \n, and all after it read again.
             lo = max(found, start)
-            cr = data.rfind(self._cr, lo, end - unit)
+            # (A negative end would count from the end of ``data``: none then.)
+            cr = data.rfind(self._cr, lo, end - unit) if end >= unit else -1
             while cr >= lo and (cr + shift) % unit:
                 cr = data.rfind(self._cr, lo, cr + unit - 1)
             if cr >= lo:
