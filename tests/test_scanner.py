@@ -334,6 +334,38 @@ def test_short_non_ascii_lines_of_every_length_and_their_last_block() -> None:
             assert offsets[-1] == len(data)
 
 
+def test_short_lines_of_the_four_byte_kind_in_blocks() -> None:
+    """Short lines that need four bytes a character, dense mixes of every width (emoji
+    with joiners and skin tones among words, in random order), of every length from one
+    block to the 256-byte bound: the accelerator decodes their 32-byte blocks with the
+    vector kernel and the bytes after the last block one by one.  A malformed unit put
+    at the block edges and elsewhere (the kernel stops in front of it, the line goes to
+    the general decoder).  Same lines, events and counts as the pure scanner, and the
+    text of ``bytes.decode``."""
+    import random
+
+    rnd = random.Random(19)
+    pieces = [b"a", b" ", b"\xc3\xa9", b"\xe2\x80\x8d", b"\xf0\x9f\x98\x80", b"\xf0\x9f\x8f\xbd"]
+    bad = [b"\x80", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\xf4\x90\x80\x80", b"\xc0\xaf", b"\xff"]
+    lines = []
+    for size in range(28, 257):
+        body = b"\xf0\x9f\x9a\x80"
+        while len(body) < size:
+            body += rnd.choice(pieces)
+        lines.append(body)
+        for at in {0, 15, 16, 31, 32, 33, 63, 64, size // 2, len(body) - 1}:
+            if at <= len(body):
+                lines.append(body[:at] + bad[at % len(bad)] + body[at:])
+    for k in range(0, len(lines), 101):
+        data = b"\n".join(lines[k : k + 101]) + b"\n"
+        sides = make_sides("\ufffd", frozenset(), False)
+        results = [side.call("lines", b"", data, 0, -1, 300, 1) for side in sides]
+        assert_same(sides, results)
+        texts, offsets = results[0]
+        assert texts == data.decode("utf-8", "replace").split("\n")[:-1]
+        assert offsets[-1] == len(data)
+
+
 @CORE
 @given(
     buf=line_bytes,

@@ -2207,8 +2207,35 @@ static const unsigned char LOW_LANES[32] = {
     0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
 };
 
+/* A short line of the four-byte kind into s (chars characters), with avx2: the blocks
+   of 32 bytes inside the line by mixed_blocks_avx2 (no branch on what they hold: emoji
+   among ASCII, sequences with joiners, the random mix of lengths that the scalar loop
+   mispredicts), into a buffer on the stack (its stores write whole vectors, past the
+   line's last character), the bytes after the last block by short_decode4.  -1 when the
+   line holds a malformed unit (the kernel stops in front of one; the scalar loop finds
+   it). */
+static int
+short_decode4_into(const unsigned char *p, const unsigned char *end, PyObject *s, int avx2)
+{
+#if HAVE_AVX2
+    if (avx2 && end - p >= 32) {
+        Py_UCS4 tmp[SHORT_LINE_BYTES + 32], acc = 0;
+        Py_ssize_t j = 0, chars = PyUnicode_GET_LENGTH(s);
+        Py_ssize_t c = mixed_blocks_avx2(p, &j, end - p, tmp, SHORT_LINE_BYTES + 32, &acc);
+        if (c > chars) {
+            return -1; /* (cannot happen: the count is of the same bytes) */
+        }
+        memcpy(PyUnicode_4BYTE_DATA(s), tmp, (size_t)c * sizeof(Py_UCS4));
+        return short_decode4(p + j, end, PyUnicode_4BYTE_DATA(s) + c);
+    }
+#else
+    (void)avx2;
+#endif
+    return short_decode4(p, end, PyUnicode_4BYTE_DATA(s));
+}
+
 static PyObject *
-short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n)
+short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n, int avx2)
 {
     /* Characters: the bytes that are not continuation bytes (in well-formed text). */
     Py_ssize_t chars = e - i, k = i;
@@ -2263,7 +2290,7 @@ short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n)
         bad = short_decode2(b + i, b + e, PyUnicode_2BYTE_DATA(s));
         break;
     default:
-        bad = short_decode4(b + i, b + e, PyUnicode_4BYTE_DATA(s));
+        bad = short_decode4_into(b + i, b + e, s, avx2);
         break;
     }
     if (bad) {
@@ -2282,6 +2309,11 @@ cut_lines(UnitsObject *self, const unsigned char *b, Py_ssize_t *pos, Py_ssize_t
           PyObject *offsets, packed_t *packed, strs_t *strs, long long *chars)
 {
     Py_ssize_t i = *pos;
+#if HAVE_AVX2
+    const int avx2 = self->state->simd == SIMD_AVX2;
+#else
+    const int avx2 = 0;
+#endif
     while (max_lines != 0) {
         Py_ssize_t e = line_stop(b, i, n, sep, 1);
         int ascii = 1;
@@ -2311,7 +2343,7 @@ cut_lines(UnitsObject *self, const unsigned char *b, Py_ssize_t *pos, Py_ssize_t
             s = ascii_string(b + i, e - i);
         }
         else if (e - i > SHORT_LINE_BYTES ||
-                 ((s = short_line(b, i, e, n)) == NULL && !PyErr_Occurred())) {
+                 ((s = short_line(b, i, e, n, avx2)) == NULL && !PyErr_Occurred())) {
             Py_ssize_t stop, unit;
             Py_UCS4 bits = 0;
             s = own_segment(self, b, i, e, n, base, 0, &stop, &bits, &unit);
