@@ -2207,7 +2207,7 @@ static const unsigned char LOW_LANES[32] = {
     0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
 };
 
-/* A short line of the four-byte kind into s (chars characters), with avx2: the blocks
+/* A short line of the four-byte kind into s (its characters), with avx2: the blocks
    of 32 bytes inside the line by mixed_blocks_avx2 (no branch on what they hold: emoji
    among ASCII, sequences with joiners, the random mix of lengths that the scalar loop
    mispredicts), into a buffer on the stack (its stores write whole vectors, past the
@@ -2290,7 +2290,11 @@ short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n, int
         bad = short_decode2(b + i, b + e, PyUnicode_2BYTE_DATA(s));
         break;
     default:
-        bad = short_decode4_into(b + i, b + e, s, avx2);
+        /* The kernel for a mix of lengths (emoji among words: about two bytes a
+           character); a line of nearly all four-byte characters (dense emoji, nearly
+           four bytes a character) decodes faster by the scalar loop, whose branch then
+           goes one way (the kernel takes more instructions there, measured). */
+        bad = short_decode4_into(b + i, b + e, s, avx2 && e - i < 3 * chars);
         break;
     }
     if (bad) {
