@@ -3464,6 +3464,37 @@ line_alloc(module_state *st, PyTypeObject *cls)
     return r;
 }
 
+/* The terminated lines strs (each string's reference moves into its record) at the
+   offsets packed, as `cls` records of `file` and `path`, last first (the order
+   BufferedAsyncIterator hands them out in).  NULL on failure: the records made go with
+   the list, the strings not moved stay in strs for the caller to release. */
+static PyObject *
+line_records_list(module_state *st, PyTypeObject *cls, strs_t *strs, packed_t *packed,
+                  PyObject *file, PyObject *path)
+{
+    Py_ssize_t count = strs->n;
+    PyObject *out = PyList_New(count);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        LineObject *r = line_alloc(st, cls);
+        if (r == NULL) {
+            Py_DECREF(out); /* list_dealloc skips the slots not filled */
+            return NULL;
+        }
+        r->text = strs->v[k]; /* the reference moves */
+        strs->v[k] = NULL;
+        r->offset = NULL;
+        r->off = packed->v[k];
+        r->file = Py_NewRef(file);
+        r->path = Py_NewRef(path);
+        r->terminated = Py_NewRef(Py_True);
+        PyList_SET_ITEM(out, count - 1 - k, (PyObject *)r);
+    }
+    return out;
+}
+
 /* The last byte ``c`` in b[start:stop), or -1. */
 static inline Py_ssize_t
 last_byte(const unsigned char *b, Py_ssize_t start, Py_ssize_t stop, unsigned char c)
@@ -3553,25 +3584,9 @@ line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                   &chars) < 0) {
         goto done;
     }
-    Py_ssize_t count = strs.n;
-    out = PyList_New(count);
+    out = line_records_list(st, (PyTypeObject *)args[6], &strs, &packed, args[7], args[8]);
     if (out == NULL) {
         goto done;
-    }
-    PyObject *file = args[7], *path = args[8];
-    for (Py_ssize_t k = 0; k < count; k++) {
-        LineObject *r = line_alloc(st, (PyTypeObject *)args[6]);
-        if (r == NULL) {
-            goto done; /* the records made go with the list, the other strings below */
-        }
-        r->text = strs.v[k]; /* the reference moves */
-        strs.v[k] = NULL;
-        r->offset = NULL;
-        r->off = packed.v[k];
-        r->file = Py_NewRef(file);
-        r->path = Py_NewRef(path);
-        r->terminated = Py_NewRef(Py_True);
-        PyList_SET_ITEM(out, count - 1 - k, (PyObject *)r);
     }
     result = Py_BuildValue("(Onn)", out, i, end);
     if (result != NULL) {
@@ -3908,25 +3923,9 @@ utf16_line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         }
         i = e + t;
     }
-    Py_ssize_t count = strs.n;
-    out = PyList_New(count);
+    out = line_records_list(st, (PyTypeObject *)args[7], &strs, &packed, args[8], args[9]);
     if (out == NULL) {
         goto done;
-    }
-    PyObject *file = args[8], *path = args[9];
-    for (Py_ssize_t k = 0; k < count; k++) {
-        LineObject *r = line_alloc(st, (PyTypeObject *)args[7]);
-        if (r == NULL) {
-            goto done; /* the records made go with the list, the other strings below */
-        }
-        r->text = strs.v[k]; /* the reference moves */
-        strs.v[k] = NULL;
-        r->offset = NULL;
-        r->off = packed.v[k];
-        r->file = Py_NewRef(file);
-        r->path = Py_NewRef(path);
-        r->terminated = Py_NewRef(Py_True);
-        PyList_SET_ITEM(out, count - 1 - k, (PyObject *)r);
     }
     result = Py_BuildValue("(Onn)", out, i, end);
 done:
