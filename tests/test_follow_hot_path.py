@@ -171,10 +171,10 @@ def test_line_records_cuts_a_slice_into_records_last_first() -> None:
     engine = LineEngine(decoder, offset=100, packed_offsets=True)
     data = b"ab\ncd\r\nef\rgh\nij"
     identity = follow_module.FileIdentity(1, 2)
-    found = engine.feed_records(data, 0, 11, follow_module.Line, identity, "p")
+    found = engine.feed_records(data, 0, 9, follow_module.Line, identity, "p")
     assert found is not None
     records, after, end, items = found
-    # The slice ends just past its last \n before byte 11.
+    # The slice ends just past its last \n before byte 9.
     assert (after, end, items) == (107, 7, [])
     assert [(r.text, r.offset, r.file, r.path, r.terminated) for r in records] == [
         ("cd", 103, identity, "p", True),
@@ -192,6 +192,16 @@ def test_line_records_cuts_a_slice_into_records_last_first() -> None:
     # A line held: the hot path does not apply, and nothing changes.
     assert engine.feed_records(b"kl\n", 0, 3, follow_module.Line, identity, "p") is None
     assert engine.position == 115
+    # Universal newlines: a \r after the last \n that a byte follows before ``stop``
+    # ends the slice past that byte, as ``slice_end`` ends it: the \r's line is
+    # complete, and the byte after it is held as an unfinished line.
+    engine = LineEngine(line_decoder("utf-8", "replace", start_offset=100), offset=100)
+    found = engine.feed_records(data, 0, 11, follow_module.Line, identity, "p")
+    assert found is not None
+    records, after, end, items = found
+    assert [(r.text, r.offset) for r in records] == [("ef", 107), ("cd", 103), ("ab", 100)]
+    assert (after, end, items, engine.partial) == (110, 11, [], b"g")
+    assert engine.slice_end(data, 0, 11) == 11
 
 
 @needs_c

@@ -15,7 +15,7 @@ import pytest
 from _follow_reads import check_turns_and_cancellation, numbered
 
 import utf8stream.apps.follow as follow_module
-from utf8stream import follow
+from utf8stream import LineTooLong, follow
 
 pytestmark = pytest.mark.anyio
 
@@ -121,3 +121,28 @@ async def test_a_log_of_cr_line_ends_is_read_once(
     # anchor of 32 bytes, and the file's head fingerprinted: about 3 % more than the file
     # (reads ended at the last \n: 85 % more).
     assert read <= len(data) * 1.1
+
+
+async def test_an_overlong_line_ended_by_cr_at_a_slice_end_raises_past_its_cr(
+    tmp_path: Path, implementation: str
+) -> None:
+    """A long read is fed in slices, and with universal newlines a slice may end at a
+    \\r: it used to end just past it, where the engine holds the \\r (it may start a
+    \\r\\n), so an overlong line ended by it raised ``LineTooLong`` with the checkpoint
+    before its \\r, and a follower resumed from there gave an empty line that the file
+    does not hold.  Both implementations: past the \\r, and no empty line."""
+    data = b"x" * 30 + b"\r\n" + b"x\r" + b"x" * 200 + b"\r" + b"y" * 70_000 + b"\r" + b"z\n"
+    path = tmp_path / "app.log"
+    path.write_bytes(data)
+    options: dict[str, Any] = {"until_eof": True, "max_line_bytes": 100}
+    async with follow(path, start="beginning", on_overlong="raise", **options) as lines:
+        texts = []
+        with pytest.raises(LineTooLong):
+            async for line in lines:
+                texts.append(line.text)
+        checkpoint = lines.checkpoint()
+    assert texts == ["x" * 30, "x"]
+    assert (checkpoint.offset, checkpoint.mid_line) == (235, False)  # past the \r at 234
+    async with follow(path, checkpoint=checkpoint, on_overlong="truncate", **options) as lines:
+        rest = [(line.text, line.offset) async for line in lines]
+    assert rest == [("y" * 100, 235), ("z", 70_236)]

@@ -176,13 +176,14 @@ def test_a_slice_ends_after_its_last_aligned_newline_unit(big: bool) -> None:
     # No newline before ``stop``: the slice is all of it, and no line is complete.
     records, cut, end = cut_records(data, 6, 11, 6, big, -1, 100, LINE, IDENTITY, "")
     assert (records, cut, end) == ([], 6, 11)
-    # A \r after the last \n that a unit follows before ``stop`` ends the slice too, as
-    # ``LineEngine.slice_end`` ends it (its line held, as the general path holds it).
+    # A \r after the last \n that a unit follows before ``stop`` ends the slice too,
+    # past that unit, as ``LineEngine.slice_end`` ends it: the \r's line is complete,
+    # the unit after it left to the general path.
     data = encode(["ab\n", "c\r", "de"], big)
     records, cut, end = cut_records(data, 0, 12, 0, big, -1, 100, LINE, IDENTITY, "")
-    assert [r.text for r in records] == ["ab"] and (cut, end) == (6, 10)
+    assert [r.text for r in records] == ["c", "ab"] and (cut, end) == (10, 12)
     e = engine("utf-16-be" if big else "utf-16-le", errors="replace")
-    assert e.slice_end(data, 0, 12) == 10
+    assert e.slice_end(data, 0, 12) == 12
     # A \r at the end of the data may be the first half of \r\n: held.
     data = encode(["a\r", "b\r"], big)
     records, cut, end = cut_records(data, 0, 100, 0, big, -1, 100, LINE, IDENTITY, "")

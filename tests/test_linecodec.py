@@ -472,13 +472,14 @@ def test_packed_offsets_of_a_batch(encoding: str) -> None:
         ("utf-16-le", None, b"x", "\u0a00\nb".encode("utf-16-le")[1:], 0, 5, 3),
         ("utf-16-le", None, b"", "\u0a00\u0100".encode("utf-16-le"), 0, 4, 4),  # 0A 00 odd
         # Universal newlines: a \r after the last \n ends a line if a unit follows it
-        # before end (not a \n, or that \n would be the one found).
-        ("utf-8", None, b"", b"ab\ncd\ref\rgh", 0, 11, 9),
-        ("utf-8", None, b"", b"ab\ncd\ref\r", 0, 9, 6),  # the \r at the end: \r\n?
-        ("utf-8", None, b"", b"ab\rcd\r\nef", 0, 6, 3),  # \r\n cut at end: not after it
+        # before end (not a \n, or that \n would be the one found): the slice ends past
+        # that unit, so the engine knows the \r is not the start of a \r\n.
+        ("utf-8", None, b"", b"ab\ncd\ref\rgh", 0, 11, 10),
+        ("utf-8", None, b"", b"ab\ncd\ref\r", 0, 9, 7),  # the \r at the end: \r\n?
+        ("utf-8", None, b"", b"ab\rcd\r\nef", 0, 6, 4),  # \r\n cut at end: not after it
         ("utf-8", None, b"", b"ab\rcd\r\nef", 0, 7, 7),
         ("utf-8", "\n", b"", b"ab\ncd\ref\rgh", 0, 11, 3),  # a fixed newline: \n only
-        ("utf-16-le", None, b"", "a\nb\rcd".encode("utf-16-le"), 0, 12, 8),
+        ("utf-16-le", None, b"", "a\nb\rcd".encode("utf-16-le"), 0, 12, 10),
         ("utf-16-le", None, b"", "\u0d00\u0100x".encode("utf-16-le"), 0, 6, 6),  # 0D 00 odd
         ("utf-16-le", None, b"x", "\rb".encode("utf-16-le")[1:], 0, 3, 3),
     ],

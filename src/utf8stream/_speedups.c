@@ -3517,8 +3517,8 @@ last_byte(const unsigned char *b, Py_ssize_t start, Py_ssize_t stop, unsigned ch
 
    The follower's hot path, one call per slice of a read (the line engine's
    ``feed_records``): where the slice data[start:stop) ends (``end``: just past its last
-   newline byte, ``sep`` or \n for universal newlines, or ``stop`` if it holds none;
-   len(data) if ``stop`` reaches it), then its complete lines cut and decoded as
+   newline byte, ``sep`` or \n for universal newlines, or past the byte after a \r after
+   it, before ``stop``, or ``stop`` if it holds none; len(data) if ``stop`` reaches it), then its complete lines cut and decoded as
    Units.lines does (``units`` in decoder mode, holding no prefix; data[start] is at its
    position, which moves past the last line cut) and made ``Line`` records (of ``cls``,
    this module's type: text, offset, ``file``, ``path``, terminated) at once, last first,
@@ -3570,7 +3570,17 @@ line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t end = n;
     if (stop < n) {
         Py_ssize_t at = last_byte(b, start, stop, sep < 0 ? '\n' : (unsigned char)sep);
-        end = at >= 0 ? at + 1 : stop;
+        Py_ssize_t found = at >= 0 ? at + 1 : -1;
+        if (sep < 0) {
+            /* As LineEngine.slice_end: with universal newlines, a \r after the last \n
+               that a byte follows before ``stop`` ends the slice too, past that byte
+               (left to the general path, as an unfinished line). */
+            Py_ssize_t cr = last_byte(b, found >= 0 ? found : start, stop - 1, '\r');
+            if (cr >= 0) {
+                found = cr + 2;
+            }
+        }
+        end = found >= 0 ? found : stop;
     }
     self->fail_start = -1;
     packed_t packed = {NULL, 0, 0};
@@ -3818,7 +3828,7 @@ utf16_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, int big, int *fai
    line_records for UTF-16 (``big``: UTF-16BE, else UTF-16LE), with no decoder object:
    data[start] is at source offset ``position`` and starts a line (nothing held before
    it).  ``end``: just past the slice's last newline code unit (``sep``, or \n for
-   universal newlines, -1, or a \r after it that a unit follows before ``stop``) at an
+   universal newlines, -1, or past the unit after a \r after it, before ``stop``) at an
    even distance from ``start`` before ``stop``, or ``stop`` if it holds none (where
    LineEngine.slice_end ends it); len(data) if ``stop`` reaches it.  The complete lines of
    data[start:end) cut at their newline units (universal: \r\n, \r, \n; else the unit
@@ -3871,11 +3881,11 @@ utf16_line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t found = at >= 0 ? at + 2 : -1;
         if (sep < 0) {
             /* As LineEngine.slice_end: with universal newlines, a \r after the last \n
-               that a unit follows before ``stop`` ends the slice too (its line is held,
-               as the general path holds it). */
+               that a unit follows before ``stop`` ends the slice too, past that unit
+               (which is left to the general path, as an unfinished line). */
             Py_ssize_t cr = last_unit16(b, found >= 0 ? found : start, stop - 2, big, 0x0D);
             if (cr >= 0) {
-                found = cr + 2;
+                found = cr + 4;
             }
         }
         end = found >= 0 ? found : stop;

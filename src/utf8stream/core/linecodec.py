@@ -661,8 +661,9 @@ class LineEngine:
         """``feed`` of a slice of a long read, for a reader of ``Line``-like records
         (the follower's hot path: one call, no object per line but its record).
 
-        The slice is ``data[start:end]``, ``end`` just past its last ``\n`` newline (or
-        ``newline``'s byte) before ``stop``, as ``slice_end`` chooses (``len(data)`` if
+        The slice is ``data[start:end]``, ``end`` where ``slice_end`` ends it (past
+        its last ``\n`` newline or ``newline``'s byte before ``stop``, or past the unit
+        after a ``\r`` after it) (``len(data)`` if
         ``stop`` reaches it).  Returns ``(records, after, end, items)``: the complete
         lines of the slice as ``record(text, offset, file, path, True)`` made by the
         accelerator, last first, and the offset just past them in the source; then
@@ -849,10 +850,11 @@ class LineEngine:
         slices (``data[start]`` being the next byte to feed): just past the slice's last
         ``\n`` newline (``newline``'s, if fixed), so that nothing is held after it and
         the next slice is not joined to a held line; with universal newlines, just past
-        a ``\r`` after it that a unit other than ``\n`` follows before ``end``, if any
-        (the engine then holds that ``\r`` until the next byte: it may not know yet
-        that no ``\n`` follows); ``end`` if there is none.  Only where the slices end
-        changes; any ends give the same lines.
+        the unit that follows a ``\r`` after it, if one does before ``end`` (a unit
+        other than ``\n``: the engine then knows the ``\r`` ended its line and holds
+        only that unit, where a ``\r`` at a slice's end would be held, as the start of
+        a ``\r\n`` perhaps); ``end`` if there is none.  Only where the slices end
+        changes; any ends give the same lines, and the same checkpoints.
         """
         if not self._started:
             return end
@@ -868,14 +870,18 @@ class LineEngine:
             # Universal newlines: a \r after the last \n, followed by a unit before
             # ``end`` (so not the first half of \r\n: the \n would have been found),
             # ends a line too.  Otherwise a log of \r line ends with rare \n would have
-            # each long read cut at its last \n, and all after it read again.
+            # each long read cut at its last \n, and all after it read again.  The
+            # slice ends past the unit after the \r, not past the \r: fed that unit,
+            # the engine knows the \r ended its line (a \r at a slice's end is held,
+            # as it may start a \r\n), so a line stopped there (``on_overlong``
+            # "raise") has its checkpoint after its \r, and only that unit is held.
             lo = max(found, start)
             # (A negative end would count from the end of ``data``: none then.)
             cr = data.rfind(self._cr, lo, end - unit) if end >= unit else -1
             while cr >= lo and (cr + shift) % unit:
                 cr = data.rfind(self._cr, lo, cr + unit - 1)
             if cr >= lo:
-                found = cr + unit
+                found = cr + 2 * unit
         return found if found >= 0 else end
 
     def line_ends(self, data: bytes) -> list[int]:
