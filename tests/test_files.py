@@ -715,3 +715,24 @@ def test_a_pool_broken_between_two_pieces_is_a_worker_error() -> None:
     with pytest.raises(WorkerError, match="worker process died"):
         files_module._submit(Broken(), iter([(3, ("job",))]), window)  # type: ignore[arg-type]
     assert not window
+
+
+def test_a_run_stopped_before_its_executor_thread_started_stops_cleanly() -> None:
+    """Ctrl-C can come between the executor making its manager thread and starting it;
+    stopping the run then must not raise (join() of a thread never started does:
+    ``RuntimeError: cannot join thread before it is started``, a traceback on the
+    command line, seen once in CI on ``transcode -j 2``)."""
+    import threading
+    from types import SimpleNamespace
+
+    from utf8stream.apps import files as files_module
+
+    calls: list[str] = []
+    pool = SimpleNamespace(
+        _processes={},
+        _executor_manager_thread=threading.Thread(target=lambda: None),
+        shutdown=lambda wait, cancel_futures: calls.append(f"shutdown {wait} {cancel_futures}"),
+    )
+    turns = SimpleNamespace(stopped=SimpleNamespace(value=0))
+    files_module._stop(pool, turns)  # type: ignore[arg-type]
+    assert (turns.stopped.value, calls) == (1, ["shutdown False True"])

@@ -1401,8 +1401,11 @@ def _stop(pool: ProcessPoolExecutor, turns: _Turns) -> None:
     # The executor's own thread sees its workers gone and closes its wake-up pipe; wait
     # for that, or the executor's exit hook may write to the pipe while it is closed
     # ("Bad file descriptor" and a traceback at exit, seen when stopped at start-up).
-    if manager is not None:
+    if manager is not None and manager.ident is not None:
         manager.join(timeout=10)
+    # (Interrupted between the executor making its thread and starting it, there is no
+    # thread to wait for, and join() would raise "cannot join thread before it is
+    # started": a traceback on Ctrl-C, seen once in CI.)
 
 
 def _collect(
