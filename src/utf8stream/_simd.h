@@ -339,6 +339,25 @@ static const uint64_t pack_lanes[256] = {
    lane where one starts is exact, and the bytes after the sequence's end are shifted
    out; the other lanes, continuation bytes, get a value without meaning, which the
    caller drops): lead << 18 | c1 << 12 | c2 << 6 | c3 (maddubs, madd), shifted. */
+/* The classes of a block's 32 bytes, one bit each, from their top bits (``b7``: bit 7
+   of each, already taken): continuation bytes 10xxxxxx, leads 11xxxxxx, leads of three
+   bytes or more 111xxxxx, of four or more 1111xxxx.  (Shared by the mixed-length
+   kernels; each goes on to ask what its string's kind needs of them.) */
+static AVX2_FN inline void
+block_classes_avx2(__m256i v, uint32_t b7, uint32_t *cont, uint32_t *lead, uint32_t *l3,
+                   uint32_t *l4)
+{
+    __m256i v2 = _mm256_add_epi8(v, v), v4 = _mm256_add_epi8(v2, v2);
+    __m256i v8 = _mm256_add_epi8(v4, v4);
+    uint32_t b6 = (uint32_t)_mm256_movemask_epi8(v2);
+    uint32_t b5 = (uint32_t)_mm256_movemask_epi8(v4);
+    uint32_t b4 = (uint32_t)_mm256_movemask_epi8(v8);
+    *cont = b7 & ~b6;
+    *lead = b7 & b6;
+    *l3 = *lead & b5;
+    *l4 = *l3 & b4;
+}
+
 static AVX2_FN inline __m256i
 mixed_lanes_avx2(__m256i w, __m256i shift)
 {
@@ -525,13 +544,8 @@ mixed_blocks_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS
             }
             continue;
         }
-        __m256i v2 = _mm256_add_epi8(v, v), v4 = _mm256_add_epi8(v2, v2);
-        __m256i v8 = _mm256_add_epi8(v4, v4);
-        uint32_t b6 = (uint32_t)_mm256_movemask_epi8(v2);
-        uint32_t b5 = (uint32_t)_mm256_movemask_epi8(v4);
-        uint32_t b4 = (uint32_t)_mm256_movemask_epi8(v8);
-        uint32_t cont = b7 & ~b6;
-        uint32_t lead = b7 & b6, l3 = lead & b5, l4 = l3 & b4;
+        uint32_t cont, lead, l3, l4;
+        block_classes_avx2(v, b7, &cont, &lead, &l3, &l4);
         /* the continuation bytes the leads ask for, up to 3 past the block */
         uint64_t need = (uint64_t)lead << 1 | (uint64_t)l3 << 2 | (uint64_t)l4 << 3;
         __m256i high = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
@@ -910,13 +924,8 @@ mixed_blocks2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UC
             }
             continue;
         }
-        __m256i v2 = _mm256_add_epi8(v, v), v4 = _mm256_add_epi8(v2, v2);
-        __m256i v8 = _mm256_add_epi8(v4, v4);
-        uint32_t b6 = (uint32_t)_mm256_movemask_epi8(v2);
-        uint32_t b5 = (uint32_t)_mm256_movemask_epi8(v4);
-        uint32_t b4 = (uint32_t)_mm256_movemask_epi8(v8);
-        uint32_t cont = b7 & ~b6;
-        uint32_t lead = b7 & b6, l3 = lead & b5, l4 = l3 & b4;
+        uint32_t cont, lead, l3, l4;
+        block_classes_avx2(v, b7, &cont, &lead, &l3, &l4);
         /* the continuation bytes the leads ask for, up to 2 past the block (a lead
            F0..FF stops the kernel: l4) */
         uint64_t need = (uint64_t)lead << 1 | (uint64_t)l3 << 2;
