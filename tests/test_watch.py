@@ -301,6 +301,27 @@ async def test_a_notifier_that_does_not_start_falls_back_to_polling(
         assert (await timed_wait(w))[0] == {str(followed)}
 
 
+class OtherSignature:
+    """A later watchfiles whose notifier takes other arguments (it is not public API)."""
+
+    def __init__(self, paths: list[str]) -> None:
+        raise AssertionError("not reached: the watcher passes more arguments")
+
+
+async def test_a_notifier_taking_other_arguments_falls_back_to_polling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_watch, "_notifier_class", lambda: OtherSignature)
+    followed = tmp_path / "app.log"
+    async with Watcher([followed], poll_interval=0.05) as w:
+        assert w.mode == "polling"
+        assert w.fallback_reason is not None
+        assert w.fallback_reason.startswith("the kernel notifier did not start: ")
+        assert "argument" in w.fallback_reason
+        create(followed)
+        assert (await timed_wait(w))[0] == {str(followed)}
+
+
 class FailingWhileWatching:
     def __init__(self, *args: object) -> None:
         pass

@@ -367,8 +367,10 @@ class Watcher:
             else:
                 try:
                     notify = notifier_class(sorted(wanted), False, False, 0, False, False)
-                except (OSError, RuntimeError) as exc:
+                except (OSError, RuntimeError, TypeError) as exc:
                     # inotify's watch limit, a directory gone since it was looked at...
+                    # TypeError: a watchfiles whose notifier (not its public API) takes
+                    # other arguments; polling still works.
                     reason = f"the kernel notifier did not start: {exc}"
                     self._kernel_retry_at = anyio.current_time() + self._rescan_interval
                     wanted = {}
