@@ -9,6 +9,7 @@ general path (pure Python, which has neither), whatever the slices and the lines
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -202,6 +203,35 @@ def test_line_records_cuts_a_slice_into_records_last_first() -> None:
     assert [(r.text, r.offset) for r in records] == [("ef", 107), ("cd", 103), ("ab", 100)]
     assert (after, end, items, engine.partial) == (110, 11, [], b"g")
     assert engine.slice_end(data, 0, 11) == 11
+
+
+@needs_c
+def test_line_records_hold_one_reference_each_to_their_fields() -> None:
+    """The records of a slice take their references to the type, the file, the path and
+    True together (one addition per object, not one per record): each record holds one
+    of each, given back when it is freed, whatever the number of records."""
+    speedups = _accel.built_accelerator()
+    identity = follow_module.FileIdentity(1, 2)
+    path = "".join(["p", "ath"])  # a string of its own
+    line = follow_module.Line
+    # True's count, where it has one (an immortal object's stays put from 3.12 on).
+    objects = (line, identity, path) + ((True,) if sys.version_info < (3, 12) else ())
+    for n in (0, 1, 2, 5, 300):
+        engine = LineEngine(line_decoder("utf-8", "replace"), packed_offsets=True)
+        data = b"".join(b"line %d\n" % k for k in range(n))
+        held = [sys.getrefcount(x) for x in objects]
+        found = engine.feed_records(data, 0, len(data), line, identity, path)
+        assert found is not None
+        records = found[0]
+        assert len(records) == n
+        assert all(type(r) is speedups.Line for r in records)
+        assert [r.text for r in reversed(records)] == [f"line {k}" for k in range(n)]
+        now = [sys.getrefcount(x) for x in objects]
+        assert [b - a for a, b in zip(held, now, strict=True)] == [n] * len(objects)
+        while records:
+            records.pop()  # freed one by one, as the follower hands them out
+        del found
+        assert [sys.getrefcount(x) for x in objects] == held
 
 
 @needs_c

@@ -3087,7 +3087,10 @@ Line_dealloc(LineObject *self)
     Py_XDECREF(self->file);
     Py_XDECREF(self->path);
     Py_XDECREF(self->terminated);
-    module_state *st = PyType_GetModuleState(type);
+    /* The module's state as PyType_GetModuleState finds it, without its two calls and
+       checks (a record is freed per line): this type is a heap type made with its
+       module (PyType_FromModuleAndSpec), which it holds. */
+    module_state *st = PyModule_GetState(((PyHeapTypeObject *)type)->ht_module);
     if (st != NULL && st->line_type == type && st->n_line_free < LINE_FREE_MAX) {
         /* Kept for records(), which makes the same type (sizeof(LineObject) bytes). */
         self->text = st->line_free;
@@ -3468,6 +3471,30 @@ line_alloc(module_state *st, PyTypeObject *cls)
    offsets packed, as `cls` records of `file` and `path`, last first (the order
    BufferedAsyncIterator hands them out in).  NULL on failure: the records made go with
    the list, the strings not moved stay in strs for the caller to release. */
+/* ``n`` more references to o, at once. */
+static inline void
+add_refs(PyObject *o, Py_ssize_t n)
+{
+#ifdef Py_GIL_DISABLED
+    for (; n > 0; n--) {
+        Py_INCREF(o);
+    }
+#else
+    Py_SET_REFCNT(o, Py_REFCNT(o) + n);
+#endif
+}
+
+/* The references that ``n`` records of line_records_list hold (its type, file, path and
+   True), taken at once. */
+static inline void
+line_refs(PyTypeObject *cls, PyObject *file, PyObject *path, Py_ssize_t n)
+{
+    add_refs((PyObject *)cls, n);
+    add_refs(file, n);
+    add_refs(path, n);
+    add_refs(Py_True, n);
+}
+
 static PyObject *
 line_records_list(module_state *st, PyTypeObject *cls, strs_t *strs, packed_t *packed,
                   PyObject *file, PyObject *path)
@@ -3478,20 +3505,34 @@ line_records_list(module_state *st, PyTypeObject *cls, strs_t *strs, packed_t *p
         return NULL;
     }
     for (Py_ssize_t k = 0; k < count; k++) {
-        LineObject *r = line_alloc(st, cls);
-        if (r == NULL) {
+        LineObject *r;
+        if (st->line_free != NULL) {
+            r = (LineObject *)st->line_free;
+            st->line_free = r->text;
+            st->n_line_free--;
+        }
+        else if ((r = PyObject_Malloc(sizeof(LineObject))) == NULL) {
+            PyErr_NoMemory();
+            line_refs(cls, file, path, k); /* what the records made so far give back */
             Py_DECREF(out); /* list_dealloc skips the slots not filled */
             return NULL;
         }
+        /* PyObject_Init without its reference to the type, and no reference taken to
+           file, path and True here: the records' references to the four are added
+           once, after the loop (a record freed meanwhile cannot happen: no Python code
+           runs in between, and out holds them all). */
+        Py_SET_TYPE(r, cls);
+        _Py_NewReference((PyObject *)r);
         r->text = strs->v[k]; /* the reference moves */
         strs->v[k] = NULL;
         r->offset = NULL;
         r->off = packed->v[k];
-        r->file = Py_NewRef(file);
-        r->path = Py_NewRef(path);
-        r->terminated = Py_NewRef(Py_True);
+        r->file = file;
+        r->path = path;
+        r->terminated = Py_True;
         PyList_SET_ITEM(out, count - 1 - k, (PyObject *)r);
     }
+    line_refs(cls, file, path, count);
     return out;
 }
 
