@@ -121,6 +121,32 @@ def test_the_hot_path_hands_out_what_the_general_path_does(
 
 
 @needs_c
+@pytest.mark.parametrize("newline", [None, "\n"])
+@settings(
+    max_examples=30,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    runs=st.lists(
+        st.tuples(st.sampled_from(PIECES), st.integers(min_value=1, max_value=150)), max_size=8
+    )
+)
+def test_long_runs_of_lines_in_one_slice(
+    tmp_path: Path, newline: str | None, runs: list[tuple[bytes, int]]
+) -> None:
+    """Slices of many lines (the follower's own sizes): runs of ASCII lines, which
+    ``line_records`` cuts itself, and of other lines (characters, malformed bytes, \\r),
+    which it has ``cut_lines`` cut 64 at a time, on either side of that count and
+    mixed, give what the general path gives."""
+    path = tmp_path / "app.log"
+    path.write_bytes(b"".join(piece * n for piece, n in runs))
+    options = {"max_line_bytes": 40, "newline": newline}
+    hot = follow_all(path, True, **options)
+    general = follow_all(path, False, **options)
+    assert same(hot, general)
+
+
+@needs_c
 def test_plain_lines_take_the_hot_path(tmp_path: Path, small_slices: None) -> None:
     data = b"".join(b"line %04d %s\n" % (k, b"y" * (k % 7)) for k in range(600))
     path = tmp_path / "app.log"

@@ -3553,6 +3553,52 @@ last_byte(const unsigned char *b, Py_ssize_t start, Py_ssize_t stop, unsigned ch
 #endif
 }
 
+/* How many lines line_records has cut_lines cut at a time, from a line with non-ASCII
+   bytes on. */
+#define LINES_CUT 64
+
+/* A record of text (its reference moves; released on failure) at ``at`` in ``file``
+   and ``path``, appended to recs (count of cap): PyObject_Init but for its reference to
+   ``cls``, which the caller takes with those to file, path and True (line_refs).  -1
+   with an exception on failure. */
+static inline int
+push_record(module_state *st, PyTypeObject *cls, PyObject *file, PyObject *path,
+            PyObject ***recs, Py_ssize_t *count, Py_ssize_t *cap, PyObject *text, long long at)
+{
+    if (*count == *cap) {
+        Py_ssize_t more = *cap ? 2 * *cap : 256;
+        PyObject **grown = PyMem_Realloc(*recs, (size_t)more * sizeof(PyObject *));
+        if (grown == NULL) {
+            Py_DECREF(text);
+            PyErr_NoMemory();
+            return -1;
+        }
+        *recs = grown;
+        *cap = more;
+    }
+    LineObject *r;
+    if (st->line_free != NULL) {
+        r = (LineObject *)st->line_free;
+        st->line_free = r->text;
+        st->n_line_free--;
+    }
+    else if ((r = PyObject_Malloc(sizeof(LineObject))) == NULL) {
+        Py_DECREF(text);
+        PyErr_NoMemory();
+        return -1;
+    }
+    Py_SET_TYPE(r, cls);
+    _Py_NewReference((PyObject *)r);
+    r->text = text;
+    r->offset = NULL;
+    r->off = at;
+    r->file = file; /* these references too are the caller's to take (line_refs) */
+    r->path = path;
+    r->terminated = Py_True;
+    (*recs)[(*count)++] = (PyObject *)r;
+    return 0;
+}
+
 /* line_records(units, data, start, stop, sep, limit, cls, file, path)
        -> (records, cut, end)
 
@@ -3624,32 +3670,97 @@ line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         end = found >= 0 ? found : stop;
     }
     self->fail_start = -1;
+    /* The records, first first, made as their lines are cut: an ASCII line ended by a
+       newline here (the common case: one pass, its string and record made while its
+       bytes are in L1, no list of strings or of offsets in between); a line with other
+       bytes and the next ones by cut_lines, LINES_CUT lines at a time (it decodes,
+       reports malformed units, stops where the general path takes over).  The records' references to their type, file, path and
+       True are taken once at the end (line_refs; the caller's arguments hold the four
+       meanwhile, whatever a callback does). */
+    PyTypeObject *cls = (PyTypeObject *)args[6];
+    PyObject *file = args[7], *path = args[8];
+    PyObject **recs = NULL;
+    Py_ssize_t count = 0, cap = 0;
     packed_t packed = {NULL, 0, 0};
     strs_t strs = {NULL, 0, 0};
     PyObject *result = NULL, *out = NULL;
-    long long chars = 0;
+    long long chars = 0, origin = base - start; /* the offset of b[0] */
+    const unsigned char lf = sep < 0 ? '\n' : (unsigned char)sep;
     Py_ssize_t i = start;
     Py_INCREF(self);
     Py_INCREF(data); /* a callback cannot free it under the loop */
-    if (cut_lines(self, b, &i, end, base - start, sep, limit, -1, 2, NULL, &packed, &strs,
-                  &chars) < 0) {
-        goto done;
+    for (;;) {
+        Py_ssize_t e = line_stop(b, i, end, sep, 1);
+        if (e >= end) {
+            break; /* no newline: an unfinished line */
+        }
+        if (b[e] < 0x80) {
+            Py_ssize_t t = 1;
+            if (b[e] != lf) { /* \r, with universal newlines */
+                if (e + 1 == end) {
+                    break; /* perhaps the first half of \r\n */
+                }
+                t = b[e + 1] == '\n' ? 2 : 1;
+            }
+            if (e - i > limit) {
+                break;
+            }
+            PyObject *text = ascii_string(b + i, e - i);
+            if (text == NULL ||
+                push_record(st, cls, file, path, &recs, &count, &cap, text, origin + i) < 0) {
+                goto done;
+            }
+            chars += (e - i) + t;
+            i = e + t;
+            continue;
+        }
+        /* Non-ASCII bytes: this line and the next ones (up to LINES_CUT of them, so a
+           log of characters pays its call once per many lines) by cut_lines. */
+        packed.n = strs.n = 0;
+        if (cut_lines(self, b, &i, end, origin, sep, limit, LINES_CUT, 2, NULL, &packed, &strs,
+                      &chars) < 0) {
+            goto done;
+        }
+        for (Py_ssize_t k = 0; k < strs.n; k++) {
+            PyObject *text = strs.v[k]; /* the reference moves */
+            strs.v[k] = NULL;
+            if (push_record(st, cls, file, path, &recs, &count, &cap, text, packed.v[k]) < 0) {
+                goto done;
+            }
+        }
+        Py_ssize_t cut = strs.n;
+        strs.n = 0;
+        if (cut < LINES_CUT) {
+            break; /* cut_lines stopped before a line the general path takes */
+        }
     }
-    out = line_records_list(st, (PyTypeObject *)args[6], &strs, &packed, args[7], args[8]);
+    out = PyList_New(count);
     if (out == NULL) {
         goto done;
     }
+    for (Py_ssize_t k = 0; k < count; k++) {
+        PyList_SET_ITEM(out, count - 1 - k, recs[k]); /* last first */
+    }
+    line_refs(cls, file, path, count);
+    count = 0; /* the list holds them now */
     result = Py_BuildValue("(Onn)", out, i, end);
     if (result != NULL) {
         self->position = base + (i - start);
         self->chars += chars;
     }
 done:
+    if (count > 0) {
+        line_refs(cls, file, path, count); /* what the records made give back when freed */
+        for (Py_ssize_t k = 0; k < count; k++) {
+            Py_DECREF(recs[k]);
+        }
+    }
+    PyMem_Free(recs);
     for (Py_ssize_t k = 0; k < strs.n; k++) {
-        Py_XDECREF(strs.v[k]); /* NULL once moved to a record */
+        Py_XDECREF(strs.v[k]);
     }
     PyMem_Free(strs.v);
-    Py_XDECREF(out); /* list_dealloc skips the slots not filled */
+    Py_XDECREF(out);
     PyMem_Free(packed.v);
     Py_DECREF(data);
     Py_DECREF(self);
