@@ -261,6 +261,42 @@ def test_line_records_hold_one_reference_each_to_their_fields() -> None:
 
 
 @needs_c
+@pytest.mark.parametrize("no_avx2", [None, "1"])
+@pytest.mark.parametrize("shift", range(0, 40, 3))
+def test_line_records_finds_each_newline_and_character_in_a_block(
+    no_avx2: str | None, shift: int
+) -> None:
+    """``line_records`` looks for the end of an ASCII line 32 bytes a step (with AVX2
+    where the processor has it, else as ``Units.lines`` does): lines of every length to
+    100 bytes, a two-byte character at several places in some, each line moved through
+    every place in a block; the records are the lines, at their offsets, whichever
+    module object (AVX2 or SSE2) cuts them."""
+    from test_simd import module_with
+
+    module = _accel.built_accelerator() if no_avx2 is None else module_with(no_avx2)
+    lines = [b"x" * k + b"\n" for k in range(101)]
+    lines += [
+        b"a" * k + "\u00e9".encode() + b"b" * j + b"\n"
+        for k in range(0, 70, 7)
+        for j in (0, 5, 33)
+    ]
+    lines += [b"c" * k + b"\r\n" for k in range(0, 70, 9)]
+    data = b"y" * shift + b"\n" + b"".join(lines) + b"tail"
+    events: list[Any] = []
+    units = module.Units("\ufffd", events.append)
+    units.enter(1000, b"")
+    found = module.line_records(units, data, 0, len(data), 10, 1 << 20, module.Line, None, "p")
+    records, cut, end = found
+    expected, at = [], 1000
+    for piece in data.split(b"\n")[:-1]:
+        expected.append((piece.decode(), at))
+        at += len(piece) + 1
+    assert [(r.text, r.offset) for r in reversed(records)] == expected
+    assert (cut, end) == (len(data) - len(b"tail"), len(data))
+    assert events == []
+
+
+@needs_c
 def test_the_pure_python_engine_has_no_hot_path() -> None:
     with _accel.use_accelerator(False):
         decoder = line_decoder("utf-8", "replace")

@@ -3599,6 +3599,35 @@ push_record(module_state *st, PyTypeObject *cls, PyObject *file, PyObject *path,
     return 0;
 }
 
+/* The first byte of b[i:n) that is lf or cr (newline bytes: \n and \r, or the same
+   byte twice) or >= 0x80, n if none: line_stop(b, i, n, sep, 1) for line_records, 32
+   bytes a step in fewer instructions (a byte's own high bit marks a non-ASCII byte, so
+   one movemask of the bytes or'ed with the newline matches tells both). */
+#if HAVE_AVX2
+static AVX2_FN Py_ssize_t
+line_end_avx2(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, unsigned char lf,
+              unsigned char cr)
+{
+    const __m256i vlf = _mm256_set1_epi8((char)lf), vcr = _mm256_set1_epi8((char)cr);
+    while (i + 32 <= n) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(b + i));
+        __m256i hit = _mm256_or_si256(_mm256_cmpeq_epi8(v, vlf), _mm256_cmpeq_epi8(v, vcr));
+        unsigned m = (unsigned)_mm256_movemask_epi8(_mm256_or_si256(v, hit));
+        if (m) {
+            return i + __builtin_ctz(m);
+        }
+        i += 32;
+    }
+    for (; i < n; i++) {
+        unsigned char c = b[i];
+        if (c == lf || c == cr || c >= 0x80) {
+            return i;
+        }
+    }
+    return n;
+}
+#endif
+
 /* line_records(units, data, start, stop, sep, limit, cls, file, path)
        -> (records, cut, end)
 
@@ -3686,11 +3715,19 @@ line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject *result = NULL, *out = NULL;
     long long chars = 0, origin = base - start; /* the offset of b[0] */
     const unsigned char lf = sep < 0 ? '\n' : (unsigned char)sep;
+#if HAVE_AVX2
+    const unsigned char cr = sep < 0 ? '\r' : (unsigned char)sep;
+    const int avx2 = st->simd == SIMD_AVX2;
+#endif
     Py_ssize_t i = start;
     Py_INCREF(self);
     Py_INCREF(data); /* a callback cannot free it under the loop */
     for (;;) {
+#if HAVE_AVX2
+        Py_ssize_t e = avx2 ? line_end_avx2(b, i, end, lf, cr) : line_stop(b, i, end, sep, 1);
+#else
         Py_ssize_t e = line_stop(b, i, end, sep, 1);
+#endif
         if (e >= end) {
             break; /* no newline: an unfinished line */
         }
