@@ -2234,6 +2234,29 @@ short_decode4_into(const unsigned char *p, const unsigned char *end, PyObject *s
     return short_decode4(p, end, PyUnicode_4BYTE_DATA(s));
 }
 
+/* A short line of the two-byte kind (CJK, Cyrillic or Greek words among spaces) into s,
+   as short_decode4_into does with mixed_blocks2_avx2. */
+static int
+short_decode2_into(const unsigned char *p, const unsigned char *end, PyObject *s, int avx2)
+{
+#if HAVE_AVX2
+    if (avx2 && end - p >= 32) {
+        Py_UCS2 tmp[SHORT_LINE_BYTES + 32];
+        Py_UCS4 acc = 0;
+        Py_ssize_t j = 0, chars = PyUnicode_GET_LENGTH(s);
+        Py_ssize_t c = mixed_blocks2_avx2(p, &j, end - p, tmp, SHORT_LINE_BYTES + 32, &acc);
+        if (c > chars) {
+            return -1; /* (cannot happen: the count is of the same bytes) */
+        }
+        memcpy(PyUnicode_2BYTE_DATA(s), tmp, (size_t)c * sizeof(Py_UCS2));
+        return short_decode2(p + j, end, PyUnicode_2BYTE_DATA(s) + c);
+    }
+#else
+    (void)avx2;
+#endif
+    return short_decode2(p, end, PyUnicode_2BYTE_DATA(s));
+}
+
 static PyObject *
 short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n, int avx2)
 {
@@ -2287,7 +2310,7 @@ short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n, int
         bad = short_decode1(b + i, b + e, PyUnicode_1BYTE_DATA(s));
         break;
     case PyUnicode_2BYTE_KIND:
-        bad = short_decode2(b + i, b + e, PyUnicode_2BYTE_DATA(s));
+        bad = short_decode2_into(b + i, b + e, s, avx2);
         break;
     default:
         /* The kernel for a mix of lengths (emoji among words: about two bytes a
