@@ -366,15 +366,19 @@ def test_short_lines_of_the_four_byte_kind_in_blocks() -> None:
         assert offsets[-1] == len(data)
 
 
-def test_short_lines_of_the_two_byte_kind_in_blocks() -> None:
-    """Short lines whose string is UCS-2 (CJK with ASCII and CJK punctuation, Cyrillic
-    words among spaces, the edges of the three-byte range: U+0800, U+D7FF, U+E000,
-    U+FFFF), of every length from under one block to the 256-byte bound: the
-    accelerator decodes their 32-byte blocks with the UCS-2 vector kernel into a buffer
-    and the bytes after the last block one by one.  A malformed unit (an overlong form,
-    a surrogate, a cut sequence, a four-byte lead) put at the block edges and elsewhere:
-    the kernel stops in front of it and the line goes to the general decoder.  Same
-    lines, events and counts as the pure scanner, and the text of ``bytes.decode``."""
+def test_lines_of_the_two_byte_kind_in_blocks() -> None:
+    """Lines whose string is UCS-2 (CJK with ASCII and CJK punctuation, Cyrillic words
+    among spaces, the edges of the three-byte range: U+0800, U+D7FF, U+E000, U+FFFF),
+    of every length from under one block to past the short-line bound, and up to and
+    past 2048 bytes: the accelerator decodes their 32-byte blocks with the UCS-2 vector
+    kernel into a buffer, and the bytes after the last block as one more block with the
+    bytes after the line masked when the buffer holds 32 bytes from them (else one by
+    one).  A malformed unit (an overlong form, a surrogate, a cut sequence, a four-byte
+    lead, a continuation byte) put at the block edges, near the end and elsewhere: the
+    kernel stops in front of it and the line goes to the general decoder.  Lines of
+    the one- and four-byte kinds of the same lengths (counted once, then decoded by the
+    general decoder).  Same lines, events and counts as the pure scanner, and the text
+    of ``bytes.decode``."""
     import random
 
     rnd = random.Random(20)
@@ -384,25 +388,34 @@ def test_short_lines_of_the_two_byte_kind_in_blocks() -> None:
         cjk * 4 + edges,  # nearly all three-byte characters (the ten-character step)
         cjk + edges + [b" ", b"a", b"\xd0\xb6", b"\xc3\xa9"],  # every width
         [b"\xd0\xb6", b"\xd1\x8f", b" "],  # Cyrillic words
+        [b"a", b"b", b" ", b"\xc3\xa9"],  # Latin-1
+        cjk + [b"a", b" ", b"\xf0\x9f\x98\x80"],  # four bytes a character
     ]
-    bad = [b"\x80", b"\xe6\x97", b"\xed\xa0\x80", b"\xe0\x9f\xbf", b"\xc1\xbf", b"\xff"]
+    bad = [b"\x80", b"\xe6\x97", b"\xed\xa0\x80", b"\xe0\x9f\xbf", b"\xc1\xbf", b"\xff", b"\xf0"]
     lines = []
-    for size in range(20, 257):
+    sizes = [*range(20, 300), *range(300, 800, 11), *range(2030, 2070, 3)]
+    for size in sizes:
         for mix in mixes:
-            body = b"\xe4\xb8\x80"
+            body = rnd.choice([b"\xe4\xb8\x80", b"\xd0\xb6", b"\xc3\xa9", b"a"])
             while len(body) < size:
                 body += rnd.choice(mix)
             lines.append(body)
-            for at in {0, 15, 16, 29, 30, 31, 32, 33, 63, 64, size // 2, len(body) - 1}:
-                if at <= len(body):
+            ats = {0, 15, 16, 29, 30, 31, 32, 33, 63, 64, size // 2}
+            ats |= {len(body) - k for k in (1, 2, 3, 15, 16, 17, 30, 31, 32)}
+            for at in ats:
+                if 0 <= at <= len(body):
                     lines.append(body[:at] + bad[(at + size) % len(bad)] + body[at:])
             # a four-byte character: the line is of the four-byte kind
-            lines.append(body[: size // 3 * 3] + b"\xf0\x9f\x98\x80" + body[size // 3 * 3 :])
+            third = size // 3 * 3
+            lines.append(body[:third] + b"\xf0\x9f\x98\x80" + body[third:])
+    rnd.shuffle(lines)
     for k in range(0, len(lines), 101):
         data = b"\n".join(lines[k : k + 101]) + b"\n"
-        for cut in (0, 45):
+        # the last line's last block read from the buffer or not
+        for cut, tail in ((0, b""), (45, b"\xe4\xb8\x80 unterminated")):
             sides = make_sides("\ufffd", frozenset(), False)
-            results = [side.call("lines", data[:cut], data[cut:], 0, -1, 300, 1) for side in sides]
+            head, rest = data[:cut], data[cut:] + tail
+            results = [side.call("lines", head, rest, 0, -1, 3000, 1) for side in sides]
             assert_same(sides, results)
             texts, offsets = results[0]
             assert texts == data.decode("utf-8", "replace").split("\n")[:-1]

@@ -422,12 +422,16 @@ bad_pairs_avx2(__m256i v, __m256i high)
     return !_mm256_testz_si256(err, err);
 }
 
-/* Ten three-byte characters at p (30 bytes, checked by the caller), five in the 16-bit
-   lanes 0..4 of each 128-bit lane (bytes 0..14 and 15..29; lanes 5..7 zero): each
-   character's last two bytes' payload by one multiply-add, its lead's four bits by a
-   shift that drops the marker. */
-static AVX2_FN inline __m256i
-ten_three_byte_avx2(const unsigned char *p)
+/* Ten three-byte characters at p (30 bytes read, 31 loaded: p[30] is not used), five in
+   the 16-bit lanes 0..4 of each 128-bit lane (bytes 0..14 and 15..29; lanes 5..7 zero):
+   each character's last two bytes' payload by one multiply-add, its lead's four bits
+   by a shift that drops the marker.  Returns whether the 30 bytes are ten well-formed
+   three-byte characters: each lead E0..EF followed by two continuation bytes (one mask
+   and compare of the 32 bytes loaded), and no character below U+0800 (an overlong
+   form: E0 then 80..9F) or a surrogate (ED then A0..BF), told by the characters' top
+   five bits.  The characters are in *cp whatever it returns. */
+static AVX2_FN inline int
+ten_three_byte_avx2(const unsigned char *p, __m256i *cp)
 {
     /* in the 16-bit lane of character k: its bytes (3k+2, 3k+1), and (none, 3k) */
     const __m256i at_3k2_3k1 = _mm256_setr_epi8(2, 1, 5, 4, 8, 7, 11, 10, 14, 13, -1, -1, -1, -1,
@@ -436,13 +440,37 @@ ten_three_byte_avx2(const unsigned char *p)
     const __m256i at_3k = _mm256_setr_epi8(-1, 0, -1, 3, -1, 6, -1, 9, -1, 12, -1, -1, -1, -1,
                                            -1, -1, -1, 0, -1, 3, -1, 6, -1, 9, -1, 12, -1, -1,
                                            -1, -1, -1, -1);
+    /* per 128-bit lane: five leads 1110xxxx, each followed by two 10xxxxxx; the 16th
+       byte (the first of the other half's bytes, or p[30]) is any */
+    const __m256i form_bits = _mm256_setr_epi8(
+        (char)0xF0, (char)0xC0, (char)0xC0, (char)0xF0, (char)0xC0, (char)0xC0, (char)0xF0,
+        (char)0xC0, (char)0xC0, (char)0xF0, (char)0xC0, (char)0xC0, (char)0xF0, (char)0xC0,
+        (char)0xC0, 0, (char)0xF0, (char)0xC0, (char)0xC0, (char)0xF0, (char)0xC0, (char)0xC0,
+        (char)0xF0, (char)0xC0, (char)0xC0, (char)0xF0, (char)0xC0, (char)0xC0, (char)0xF0,
+        (char)0xC0, (char)0xC0, 0);
+    const __m256i form = _mm256_setr_epi8(
+        (char)0xE0, (char)0x80, (char)0x80, (char)0xE0, (char)0x80, (char)0x80, (char)0xE0,
+        (char)0x80, (char)0x80, (char)0xE0, (char)0x80, (char)0x80, (char)0xE0, (char)0x80,
+        (char)0x80, 0, (char)0xE0, (char)0x80, (char)0x80, (char)0xE0, (char)0x80, (char)0x80,
+        (char)0xE0, (char)0x80, (char)0x80, (char)0xE0, (char)0x80, (char)0x80, (char)0xE0,
+        (char)0x80, (char)0x80, 0);
     __m256i t = _mm256_inserti128_si256(
         _mm256_castsi128_si256(_mm_loadu_si128((const __m128i *)p)),
         _mm_loadu_si128((const __m128i *)(p + 15)), 1);
     __m256i low = _mm256_maddubs_epi16(
         _mm256_and_si256(_mm256_shuffle_epi8(t, at_3k2_3k1), _mm256_set1_epi8(0x3F)),
         _mm256_set1_epi16(0x4001));
-    return _mm256_add_epi16(low, _mm256_slli_epi16(_mm256_shuffle_epi8(t, at_3k), 4));
+    __m256i c = _mm256_add_epi16(low, _mm256_slli_epi16(_mm256_shuffle_epi8(t, at_3k), 4));
+    *cp = c;
+    uint32_t formed =
+        (uint32_t)_mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(t, form_bits), form));
+    /* top five bits 00000 (below U+0800) or 11011 (U+D800..U+DFFF), in the lanes of the
+       ten characters (the movemask's bits 0..9 and 16..25) */
+    __m256i top = _mm256_and_si256(c, _mm256_set1_epi16((short)0xF800));
+    uint32_t bad = (uint32_t)_mm256_movemask_epi8(
+        _mm256_or_si256(_mm256_cmpeq_epi16(top, _mm256_setzero_si256()),
+                        _mm256_cmpeq_epi16(top, _mm256_set1_epi16((short)0xD800))));
+    return ((~formed & 0x7FFF7FFFu) | (bad & 0x03FF03FFu)) == 0;
 }
 
 /* UCS-4 strings of mixed text (ASCII among two-, three- and four-byte characters in any
@@ -868,22 +896,25 @@ static const unsigned char pack_words[256][16] __attribute__((aligned(16))) = {
     {0x00, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F},
 };
 
-/* mixed_blocks_avx2's work into a UCS-2 string (CJK text among ASCII punctuation,
-   Cyrillic or Greek words among spaces), the same blocks checked the same way (a lead
-   F0..FF stops it: a four-byte character is the loops' STOP_WIDE), each character
-   made in a 16-bit lane instead of a 32-bit one: 16 positions a vector, two vectors a
-   block.  Position i's payload bits p[i] (a byte's bits less its class's marker: the
-   lead's, the continuation's) give by one multiply-add of byte pairs w[i] = p[i] << 6
-   | p[i+1], which is the character of a two-byte lead at i; a three-byte lead's is
-   p[i] << 12 | w[i+1]; an ASCII byte's is p[i]; the lane takes one of the three by the
-   bits 7 and 5 of its byte (blends).  The lanes where a sequence starts are packed per
-   128-bit lane (pack_words: the others become 0, so that the OR for *acc sees only
-   characters).  Same arguments as mixed_blocks_avx2. */
-static AVX2_FN Py_ssize_t __attribute__((noinline))
-mixed_blocks2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS2 *out,
-                   Py_ssize_t room, Py_UCS4 *acc)
+/* 32 bytes of 0xFF, then 32 of 0: 32 bytes loaded from (KEEP_LOW32 + 32 - m) keep the
+   first m bytes of a block (0 <= m <= 32). */
+static const unsigned char KEEP_LOW32[64] = {
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+    0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF,
+};
+
+/* One step of mixed_blocks2_avx2 at buf + *jp, whose first len bytes are the segment's
+   (len 32 in its loop; 1..31 for the last bytes, the others loaded and taken as 00,
+   which no sequence may run into).  The characters of the sequences that start in the
+   step go to out + *cp (whole 16-byte stores: room for 32 is the caller's), OR-ed into
+   *seen; *jp and *cp move past them.  Returns 0 (nothing moved) when the block holds a
+   malformed unit, a lead F0..FF or a sequence cut by the len bytes' end.  A block of
+   ASCII bytes in the kernel's loop goes on through the 32-byte blocks of ASCII after
+   it, to e. */
+static AVX2_FN inline __attribute__((always_inline)) int
+mixed_step2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, int len, Py_UCS2 *out,
+                 Py_ssize_t *cp_, Py_ssize_t room, __m256i *seen)
 {
-    Py_ssize_t j = *jp, c = 0;
     /* per 128-bit lane, for its eight positions i: the bytes (p[i+1], p[i]), (p[i+2],
        p[i+1]), (p[i], 0) and (v[i], v[i]), little-endian 16-bit lanes */
     const __m256i at_1_0 = _mm256_setr_epi8(1, 0, 2, 1, 3, 2, 4, 3, 5, 4, 6, 5, 7, 6, 8, 7,
@@ -901,92 +932,141 @@ mixed_blocks2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UC
         0x07, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x7F, 0x3F, 0x3F, 0x3F, 0x3F, 0x1F, 0x1F,
         0x0F, 0x07);
     const __m256i by_64_1 = _mm256_set1_epi16(0x4001);
-    __m256i seen = _mm256_setzero_si256();
-    while (j + 32 <= e && room - c >= 32) {
-        __m256i v = LOAD256(buf + j);
-        /* bit k: byte k's bits 7, 6, 5, 4 */
-        uint32_t b7 = (uint32_t)_mm256_movemask_epi8(v);
-        if (!(b7 & 0xFFFFu)) {
-            /* 16 ASCII bytes: widened as they are, and so are the 32-byte blocks of
-               ASCII after them */
-            STORE256(out + c, _mm256_cvtepu8_epi16(_mm256_castsi256_si128(v)));
-            c += 16;
-            j += 16;
-            while (j + 32 <= e && room - c >= 32) {
-                __m256i w = LOAD256(buf + j);
-                if (_mm256_movemask_epi8(w)) {
-                    break;
-                }
-                STORE256(out + c, _mm256_cvtepu8_epi16(_mm256_castsi256_si128(w)));
-                STORE256(out + c + 16, _mm256_cvtepu8_epi16(_mm256_extracti128_si256(w, 1)));
-                c += 32;
-                j += 32;
+    Py_ssize_t j = *jp, c = *cp_;
+    __m256i v = LOAD256(buf + j);
+    if (len < 32) {
+        v = _mm256_and_si256(v, LOAD256(KEEP_LOW32 + 32 - len));
+    }
+    /* bit k: byte k's bits 7, 6, 5, 4 */
+    uint32_t b7 = (uint32_t)_mm256_movemask_epi8(v);
+    __m256i cp;
+    if ((b7 & 0x3FFFFFFFu) == 0x3FFFFFFFu && ten_three_byte_avx2(buf + j, &cp)) {
+        /* ten three-byte characters (CJK text): 30 bytes a step, checked by their form
+           alone (the byte classes and pair lookups below cost more) */
+        *seen = _mm256_or_si256(*seen, cp);
+        _mm_storeu_si128((__m128i *)(void *)(out + c), _mm256_castsi256_si128(cp));
+        _mm_storeu_si128((__m128i *)(void *)(out + c + 5), _mm256_extracti128_si256(cp, 1));
+        *cp_ = c + 10;
+        *jp = j + 30;
+        return 1;
+    }
+    if (!(b7 & 0xFFFFu)) {
+        /* 16 ASCII bytes: widened as they are, and so are the 32-byte blocks of ASCII
+           after them */
+        STORE256(out + c, _mm256_cvtepu8_epi16(_mm256_castsi256_si128(v)));
+        int k = len < 16 ? len : 16;
+        c += k;
+        j += k;
+        while (j + 32 <= e && room - c >= 32) {
+            __m256i w = LOAD256(buf + j);
+            if (_mm256_movemask_epi8(w)) {
+                break;
             }
-            continue;
+            STORE256(out + c, _mm256_cvtepu8_epi16(_mm256_castsi256_si128(w)));
+            STORE256(out + c + 16, _mm256_cvtepu8_epi16(_mm256_extracti128_si256(w, 1)));
+            c += 32;
+            j += 32;
         }
-        uint32_t cont, lead, l3, l4;
-        block_classes_avx2(v, b7, &cont, &lead, &l3, &l4);
-        /* the continuation bytes the leads ask for, up to 2 past the block (a lead
-           F0..FF stops the kernel: l4) */
-        uint64_t need = (uint64_t)lead << 1 | (uint64_t)l3 << 2;
-        __m256i high = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
-        if (((uint32_t)need ^ cont) | l4 | bad_pairs_avx2(v, high)) {
+        *cp_ = c;
+        *jp = j;
+        return 1;
+    }
+    uint32_t cont, lead, l3, l4;
+    block_classes_avx2(v, b7, &cont, &lead, &l3, &l4);
+    /* the continuation bytes the leads ask for, up to 2 past the block (a lead F0..FF
+       stops the kernel: l4) */
+    uint64_t need = (uint64_t)lead << 1 | (uint64_t)l3 << 2;
+    __m256i high = _mm256_and_si256(_mm256_srli_epi16(v, 4), _mm256_set1_epi8(0x0F));
+    if (((uint32_t)need ^ cont) | l4 | bad_pairs_avx2(v, high)) {
+        return 0;
+    }
+    /* the sequence that runs past the block is the next step's (with len < 32 none
+       does: it would run into a 00) */
+    uint32_t starts = ~cont;
+    int last = 31 - __builtin_clz(starts);
+    int past = (need >> 32) != 0;
+    starts &= ~((uint32_t)past << last);
+    Py_ssize_t step = past ? last : 32;
+    if (len < 32) {
+        starts = _bzhi_u32(starts, (unsigned int)len); /* not the 00s after the end */
+        step = len;
+    }
+    __m256i payload = _mm256_and_si256(v, _mm256_shuffle_epi8(bits_mask, high));
+    /* the 128-bit lanes of each half: positions 0..7 and 8..15 (bytes 0..15 and 8..23),
+       16..23 and 24..31 (bytes 16..31 and 24..31: the bytes after 31 that a window
+       reaches belong to no sequence decoded in this step) */
+    __m256i half[2];
+    for (int h = 0; h < 2; h++) {
+        __m256i p = h ? _mm256_permute4x64_epi64(payload, 0xFE)
+                      : _mm256_permute4x64_epi64(payload, 0x94);
+        __m256i b = h ? _mm256_permute4x64_epi64(v, 0xFE) : _mm256_permute4x64_epi64(v, 0x94);
+        __m256i w0 = _mm256_maddubs_epi16(_mm256_shuffle_epi8(p, at_1_0), by_64_1);
+        __m256i w1 = _mm256_maddubs_epi16(_mm256_shuffle_epi8(p, at_2_1), by_64_1);
+        __m256i p0 = _mm256_shuffle_epi8(p, at_0);
+        __m256i three = _mm256_add_epi16(_mm256_slli_epi16(p0, 12), w1);
+        __m256i dup = _mm256_shuffle_epi8(b, at_0_0);
+        /* bit 5 of a lead: three bytes (E0..EF); bit 7: not ASCII */
+        __m256i multi = _mm256_blendv_epi8(w0, three, _mm256_slli_epi16(dup, 2));
+        half[h] = _mm256_blendv_epi8(p0, multi, dup);
+    }
+    unsigned int s0 = starts & 0xFF, s1 = (starts >> 8) & 0xFF, s2 = (starts >> 16) & 0xFF,
+                 s3 = starts >> 24;
+    __m256i k0 = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_load_si128((const __m128i *)pack_words[s0])),
+        _mm_load_si128((const __m128i *)pack_words[s1]), 1);
+    __m256i k1 = _mm256_inserti128_si256(
+        _mm256_castsi128_si256(_mm_load_si128((const __m128i *)pack_words[s2])),
+        _mm_load_si128((const __m128i *)pack_words[s3]), 1);
+    __m256i cp0 = _mm256_shuffle_epi8(half[0], k0), cp1 = _mm256_shuffle_epi8(half[1], k1);
+    *seen = _mm256_or_si256(*seen, _mm256_or_si256(cp0, cp1));
+    Py_ssize_t n0 = __builtin_popcount(s0), n1 = __builtin_popcount(s1);
+    Py_ssize_t n2 = __builtin_popcount(s2), n3 = __builtin_popcount(s3);
+    _mm_storeu_si128((__m128i *)(void *)(out + c), _mm256_castsi256_si128(cp0));
+    _mm_storeu_si128((__m128i *)(void *)(out + c + n0), _mm256_extracti128_si256(cp0, 1));
+    _mm_storeu_si128((__m128i *)(void *)(out + c + n0 + n1), _mm256_castsi256_si128(cp1));
+    _mm_storeu_si128((__m128i *)(void *)(out + c + n0 + n1 + n2),
+                     _mm256_extracti128_si256(cp1, 1));
+    *cp_ = c + n0 + n1 + n2 + n3;
+    *jp = j + step;
+    return 1;
+}
+
+/* mixed_blocks_avx2's work into a UCS-2 string (CJK text among ASCII punctuation,
+   Cyrillic or Greek words among spaces), the same blocks checked the same way (a lead
+   F0..FF stops it: a four-byte character is the loops' STOP_WIDE), each character
+   made in a 16-bit lane instead of a 32-bit one: 16 positions a vector, two vectors a
+   block.  Position i's payload bits p[i] (a byte's bits less its class's marker: the
+   lead's, the continuation's) give by one multiply-add of byte pairs w[i] = p[i] << 6
+   | p[i+1], which is the character of a two-byte lead at i; a three-byte lead's is
+   p[i] << 12 | w[i+1]; an ASCII byte's is p[i]; the lane takes one of the three by the
+   bits 7 and 5 of its byte (blends).  The lanes where a sequence starts are packed per
+   128-bit lane (pack_words: the others become 0, so that the OR for *acc sees only
+   characters).  Ten three-byte characters (pure CJK) take a shorter way, checked by
+   their form alone (ten_three_byte_avx2).  Same arguments as mixed_blocks_avx2, and
+   ``readable``: where the bytes after e that may be read end (a line's end in its
+   buffer; e itself when none may be).  With 32 bytes readable, the last bytes of the
+   segment (fewer than 32) are one more step, the bytes after e zeroed; it writes
+   whole vectors too (room for 32 characters). */
+static AVX2_FN Py_ssize_t __attribute__((noinline))
+mixed_blocks2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_ssize_t readable,
+                   Py_UCS2 *out, Py_ssize_t room, Py_UCS4 *acc)
+{
+    Py_ssize_t j = *jp, c = 0;
+    __m256i seen = _mm256_setzero_si256();
+    for (;;) {
+        if (j + 32 <= e) {
+            if (room - c < 32 || !mixed_step2_avx2(buf, &j, e, 32, out, &c, room, &seen)) {
+                break;
+            }
+        }
+        else if (j < e && j + 32 <= readable && room - c >= 32) {
+            if (!mixed_step2_avx2(buf, &j, e, (int)(e - j), out, &c, room, &seen)) {
+                break;
+            }
+        }
+        else {
             break;
         }
-        if (l3 == 0x49249249u && lead == l3) {
-            /* ten three-byte characters and the lead of the next (CJK text): 30 bytes a
-               step */
-            __m256i cp = ten_three_byte_avx2(buf + j);
-            seen = _mm256_or_si256(seen, cp);
-            _mm_storeu_si128((__m128i *)(void *)(out + c), _mm256_castsi256_si128(cp));
-            _mm_storeu_si128((__m128i *)(void *)(out + c + 5), _mm256_extracti128_si256(cp, 1));
-            c += 10;
-            j += 30;
-            continue;
-        }
-        /* the sequence that runs past the block is the next step's */
-        uint32_t starts = ~cont;
-        int last = 31 - __builtin_clz(starts);
-        int past = (need >> 32) != 0;
-        starts &= ~((uint32_t)past << last);
-        Py_ssize_t step = past ? last : 32;
-        __m256i payload = _mm256_and_si256(v, _mm256_shuffle_epi8(bits_mask, high));
-        /* the 128-bit lanes of each half: positions 0..7 and 8..15 (bytes 0..15 and
-           8..23), 16..23 and 24..31 (bytes 16..31 and 24..31: the bytes after 31 that
-           a window reaches belong to no sequence decoded in this step) */
-        __m256i half[2];
-        for (int h = 0; h < 2; h++) {
-            __m256i p = h ? _mm256_permute4x64_epi64(payload, 0xFE)
-                          : _mm256_permute4x64_epi64(payload, 0x94);
-            __m256i b = h ? _mm256_permute4x64_epi64(v, 0xFE) : _mm256_permute4x64_epi64(v, 0x94);
-            __m256i w0 = _mm256_maddubs_epi16(_mm256_shuffle_epi8(p, at_1_0), by_64_1);
-            __m256i w1 = _mm256_maddubs_epi16(_mm256_shuffle_epi8(p, at_2_1), by_64_1);
-            __m256i p0 = _mm256_shuffle_epi8(p, at_0);
-            __m256i three = _mm256_add_epi16(_mm256_slli_epi16(p0, 12), w1);
-            __m256i dup = _mm256_shuffle_epi8(b, at_0_0);
-            /* bit 5 of a lead: three bytes (E0..EF); bit 7: not ASCII */
-            __m256i multi = _mm256_blendv_epi8(w0, three, _mm256_slli_epi16(dup, 2));
-            half[h] = _mm256_blendv_epi8(p0, multi, dup);
-        }
-        unsigned int s0 = starts & 0xFF, s1 = (starts >> 8) & 0xFF, s2 = (starts >> 16) & 0xFF,
-                     s3 = starts >> 24;
-        __m256i k0 = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_load_si128((const __m128i *)pack_words[s0])),
-            _mm_load_si128((const __m128i *)pack_words[s1]), 1);
-        __m256i k1 = _mm256_inserti128_si256(
-            _mm256_castsi128_si256(_mm_load_si128((const __m128i *)pack_words[s2])),
-            _mm_load_si128((const __m128i *)pack_words[s3]), 1);
-        __m256i cp0 = _mm256_shuffle_epi8(half[0], k0), cp1 = _mm256_shuffle_epi8(half[1], k1);
-        seen = _mm256_or_si256(seen, _mm256_or_si256(cp0, cp1));
-        Py_ssize_t n0 = __builtin_popcount(s0), n1 = __builtin_popcount(s1);
-        Py_ssize_t n2 = __builtin_popcount(s2), n3 = __builtin_popcount(s3);
-        _mm_storeu_si128((__m128i *)(void *)(out + c), _mm256_castsi256_si128(cp0));
-        _mm_storeu_si128((__m128i *)(void *)(out + c + n0), _mm256_extracti128_si256(cp0, 1));
-        _mm_storeu_si128((__m128i *)(void *)(out + c + n0 + n1), _mm256_castsi256_si128(cp1));
-        _mm_storeu_si128((__m128i *)(void *)(out + c + n0 + n1 + n2),
-                         _mm256_extracti128_si256(cp1, 1));
-        c += n0 + n1 + n2 + n3;
-        j += step;
     }
     __m128i m = _mm_or_si128(_mm256_castsi256_si128(seen), _mm256_extracti128_si256(seen, 1));
     m = _mm_or_si128(m, _mm_srli_si128(m, 8));

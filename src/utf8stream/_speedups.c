@@ -956,7 +956,7 @@ DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO
    lead F0..FF. */
 #define MIXED_BLOCKS2_AVX2(TYPE)                                                         \
     if (j >= mixed_from_ && j + 32 <= e && out_end - o >= 32) {                          \
-        Py_ssize_t c_ = mixed_blocks2_avx2(buf, &j, e, (Py_UCS2 *)(void *)o, out_end - o, &acc); \
+        Py_ssize_t c_ = mixed_blocks2_avx2(buf, &j, e, e, (Py_UCS2 *)(void *)o, out_end - o, &acc); \
         o += c_;                                                                         \
         mixed_from_ = j + 64;                                                            \
         if (j == e) {                                                                    \
@@ -1024,11 +1024,13 @@ widen_into(void *dst, int to, const void *src, int from, Py_ssize_t len)
    not NOT_A_CHAR (the one that a held prefix and the first bytes of buf make: see
    Units_feed): *stop is where decoding stopped (e, a held prefix, or a unit that a
    mapping object leaves to its caller, of *unit bytes; else *unit is 0); *bits collects
-   the OR of its characters. */
+   the OR of its characters.  ``counted`` >= 0: the caller has counted buf[i:e) as
+   prescan() does (``counted`` bytes that are not continuation bytes, the largest
+   ``counted_top``), which is not done again. */
 static PyObject *
-own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py_ssize_t i,
-                  Py_ssize_t e, Py_ssize_t n, long long base, int final, Py_ssize_t *stop,
-                  Py_UCS4 *bits, Py_ssize_t *unit)
+own_segment_counted(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py_ssize_t i,
+                    Py_ssize_t e, Py_ssize_t n, long long base, int final, Py_ssize_t *stop,
+                    Py_UCS4 *bits, Py_ssize_t *unit, Py_ssize_t counted, unsigned int counted_top)
 {
     Py_ssize_t a;
     const Py_ssize_t pre = first != NOT_A_CHAR;
@@ -1039,7 +1041,7 @@ own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py
 #define SKIP_ASCII(buf, j, e) skip_ascii(buf, j, e)
 #endif
     *unit = 0;
-    if (pre) {
+    if (pre || counted >= 0) {
         a = SKIP_ASCII(buf, i, e);
     }
     else if (e - i >= 4096) {
@@ -1096,7 +1098,11 @@ own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py
     }
     Py_ssize_t leads = 0;
     unsigned int top = 0;
-    if (a < e) {
+    if (counted >= 0) {
+        leads = counted - (a - i); /* less the ASCII head */
+        top = counted_top;
+    }
+    else if (a < e) {
 #if HAVE_AVX2
         if (avx2) {
             prescan_avx2(buf, a, e, &leads, &top);
@@ -1220,6 +1226,14 @@ own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py
         Py_SETREF(s, PyUnicode_FromKindAndData(kind, PyUnicode_DATA(s), len));
     }
     return s;
+}
+
+static inline PyObject *
+own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py_ssize_t i,
+                  Py_ssize_t e, Py_ssize_t n, long long base, int final, Py_ssize_t *stop,
+                  Py_UCS4 *bits, Py_ssize_t *unit)
+{
+    return own_segment_counted(self, first, buf, i, e, n, base, final, stop, bits, unit, -1, 0);
 }
 
 static inline PyObject *
@@ -2234,17 +2248,27 @@ short_decode4_into(const unsigned char *p, const unsigned char *end, PyObject *s
     return short_decode4(p, end, PyUnicode_4BYTE_DATA(s));
 }
 
-/* A short line of the two-byte kind (CJK, Cyrillic or Greek words among spaces) into s,
-   as short_decode4_into does with mixed_blocks2_avx2. */
+/* With avx2, a line of the two-byte kind (CJK, Cyrillic or Greek words among spaces) up
+   to this long is decoded as a short one, its blocks by mixed_blocks2_avx2 into a
+   buffer on the stack (longer lines by the general decoder, into their string). */
+#define UCS2_LINE_BYTES 2048
+
+/* A short line of the two-byte kind into s (its characters), as short_decode4_into does
+   with mixed_blocks2_avx2, which takes the last bytes too (fewer than 32) as one block
+   when the 32 bytes from them lie in the buffer (they end at ``readable``, the end of
+   the line's buffer: the bytes past the line are read, never decoded); the bytes that
+   it leaves by short_decode2. */
 static int
-short_decode2_into(const unsigned char *p, const unsigned char *end, PyObject *s, int avx2)
+short_decode2_into(const unsigned char *p, const unsigned char *end,
+                   const unsigned char *readable, PyObject *s, int avx2)
 {
 #if HAVE_AVX2
-    if (avx2 && end - p >= 32) {
-        Py_UCS2 tmp[SHORT_LINE_BYTES + 32];
+    if (avx2 && (end - p >= 32 || readable - p >= 32)) {
+        Py_UCS2 tmp[UCS2_LINE_BYTES + 32];
         Py_UCS4 acc = 0;
         Py_ssize_t j = 0, chars = PyUnicode_GET_LENGTH(s);
-        Py_ssize_t c = mixed_blocks2_avx2(p, &j, end - p, tmp, SHORT_LINE_BYTES + 32, &acc);
+        Py_ssize_t c = mixed_blocks2_avx2(p, &j, end - p, readable - p, tmp,
+                                          UCS2_LINE_BYTES + 32, &acc);
         if (c > chars) {
             return -1; /* (cannot happen: the count is of the same bytes) */
         }
@@ -2252,7 +2276,7 @@ short_decode2_into(const unsigned char *p, const unsigned char *end, PyObject *s
         return short_decode2(p + j, end, PyUnicode_2BYTE_DATA(s) + c);
     }
 #else
-    (void)avx2;
+    (void)avx2, (void)readable;
 #endif
     return short_decode2(p, end, PyUnicode_2BYTE_DATA(s));
 }
@@ -2310,7 +2334,7 @@ short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n, int
         bad = short_decode1(b + i, b + e, PyUnicode_1BYTE_DATA(s));
         break;
     case PyUnicode_2BYTE_KIND:
-        bad = short_decode2_into(b + i, b + e, s, avx2);
+        bad = short_decode2_into(b + i, b + e, b + n, s, avx2);
         break;
     default:
         /* The kernel for a mix of lengths (emoji among words: about two bytes a
@@ -2369,8 +2393,36 @@ cut_lines(UnitsObject *self, const unsigned char *b, Py_ssize_t *pos, Py_ssize_t
         if (ascii) {
             s = ascii_string(b + i, e - i);
         }
-        else if (e - i > SHORT_LINE_BYTES ||
-                 ((s = short_line(b, i, e, n, avx2)) == NULL && !PyErr_Occurred())) {
+        else if (e - i <= SHORT_LINE_BYTES) {
+            if ((s = short_line(b, i, e, n, avx2)) == NULL && !PyErr_Occurred()) {
+                Py_ssize_t stop, unit;
+                Py_UCS4 bits = 0;
+                s = own_segment(self, b, i, e, n, base, 0, &stop, &bits, &unit);
+            }
+        }
+#if HAVE_AVX2
+        else if (avx2 && e - i <= UCS2_LINE_BYTES) {
+            /* counted once: for the string of the two-byte kind decoded here, or for
+               the general decoder */
+            Py_ssize_t counted;
+            unsigned int top;
+            prescan_avx2(b, i, e, &counted, &top);
+            s = NULL;
+            if (top >= 0xC4 && top < 0xF0) {
+                s = PyUnicode_New(counted, 0xFFFF);
+                if (s != NULL && short_decode2_into(b + i, b + e, b + n, s, 1)) {
+                    Py_CLEAR(s); /* a malformed unit: the general decoder reports it */
+                }
+            }
+            if (s == NULL && !PyErr_Occurred()) {
+                Py_ssize_t stop, unit;
+                Py_UCS4 bits = 0;
+                s = own_segment_counted(self, NOT_A_CHAR, b, i, e, n, base, 0, &stop, &bits,
+                                        &unit, counted, top);
+            }
+        }
+#endif
+        else {
             Py_ssize_t stop, unit;
             Py_UCS4 bits = 0;
             s = own_segment(self, b, i, e, n, base, 0, &stop, &bits, &unit);
