@@ -5,6 +5,7 @@
         [--streams [--mib M] [--corpora NAME ...] [--backends B ...] [--rows I ...]
                    [--sizes BYTES ...]]
         [--chunk64 [--chunks N] [--corpora NAME ...]]
+        [--cutter [--mib M] [--corpora NAME ...]]
 
 Wall-clock ratios at 256-byte chunks move by a third from run to run on a shared machine;
 instruction counts do not (the same binary, input and environment give the same count,
@@ -52,6 +53,14 @@ left out, and codecs' Python-level ``decode`` wrapper too).  ``--branch-sim`` ad
 callgrind's count of mispredicted branches per chunk (a crude predictor without history:
 a hint, no more).  At 64 KiB the chunk and the string it makes outgrow L1d; callgrind
 counts no cache misses, so a timed A/B (bench_decoder.py) stays the judge.
+
+``--cutter``: instructions inside the C line cutter alone (callgrind's
+``--toggle-collect=Units_lines``) per MiB of a corpus fed to ``Units.lines`` in 64 KiB
+chunks, the unfinished line carried to the next chunk as the line engine carries it
+(``ab_builds.py --lines`` times the same calls); ``--corpora`` from ``_corpora.py`` or
+``ab_builds.py``'s (``words-ru-lines`` etc.), ``--mib`` of each (default 0.5 here too).
+The rest of a ``LineReceiveStream`` (the Python around the call, the strings' release)
+is left out: a change to the cutter's decoding shows in full.
 
 ``--streams``: instructions per MiB of input for bench_streams.py's rows, running its
 own functions (issue 14's pure-Python stream targets: add ``--pure``):
@@ -374,6 +383,81 @@ def main_chunk64(
         print(row, flush=True)
 
 
+CUTTER_CHILD = r"""
+import sys
+sys.path.insert(0, BENCHMARKS)
+import _corpora, ab_builds
+from utf8stream.core import _accel
+corpus, mib = sys.argv[1], float(sys.argv[2])
+data = ab_builds.corpus(corpus, int(mib * 1048576))
+units = _accel.accelerator().Units("\ufffd", None)
+head, position, n = b"", 0, 0
+for chunk in _corpora.chunked(data, 65536):
+    texts, offsets = units.lines(head, chunk, position, 10, 1 << 30, 0)
+    n += len(texts)
+    end = offsets[-1]
+    used, held = end - position, len(head)
+    head = chunk[used - held :] if used >= held else head[used:] + chunk
+    position = end
+print(n)
+"""
+
+
+def count_cutter(corpus: str, mib: float, src: Path) -> tuple[int, int]:
+    """Instructions inside Units_lines over ``mib`` MiB of ``corpus``, and its lines."""
+    env = dict(os.environ, PYTHONPATH=str(src), PYTHONHASHSEED="0")
+    child_text = f"BENCHMARKS = {str(Path(__file__).resolve().parent)!r}\n{CUTTER_CHILD}"
+    with tempfile.TemporaryDirectory() as tmp:
+        child = Path(tmp) / "child.py"
+        child.write_text(child_text, encoding="utf-8")
+        out = f"{tmp}/out"
+        result = subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "--toggle-collect=Units_lines",
+                f"--callgrind-out-file={out}",
+                sys.executable,
+                str(child),
+                corpus,
+                str(mib),
+            ],
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        totals = [
+            int(line.split()[1])
+            for line in Path(out).read_text().splitlines()
+            if line.startswith(("summary:", "totals:"))
+        ]
+    if not totals:
+        raise SystemExit(f"callgrind wrote no totals for the cutter on {corpus}")
+    return totals[0], int(result.stdout.split()[-1])
+
+
+def main_cutter(mib: float, corpora: list[str], trees: list[tuple[str, Path]]) -> None:
+    print(f"instructions in Units.lines per MiB, {mib:g} MiB in 64 KiB chunks")
+    header = f"{'corpus':20} {'lines':>7}"
+    for name, _ in trees:
+        header += f" {'per MiB ' + name:>16} {'per line':>9}"
+    if len(trees) > 1:
+        header += f" {'before/now':>10}"
+    print(header)
+    for corpus in corpora:
+        row, counts = f"{corpus:20}", []
+        for _, src in trees:
+            total, lines = count_cutter(corpus, mib, src)
+            if not counts:
+                row += f" {lines:7d}"
+            counts.append(total)
+            row += f" {total / mib:16.0f} {total / max(lines, 1):9.0f}"
+        if len(counts) > 1:
+            row += f" {counts[1] / counts[0]:10.3f}"
+        print(row, flush=True)
+
+
 #: What ``--cache`` reports, from cachegrind's summary: instructions, first-level data
 #: cache misses (reads and writes) and last-level data cache misses.
 CACHE_EVENTS = {
@@ -602,8 +686,13 @@ def main() -> None:
     parser.add_argument(
         "--streams", action="store_true", help="bench_streams.py's rows, per MiB of input"
     )
-    parser.add_argument("--mib", type=float, default=0.5, help="with --streams")
-    parser.add_argument("--corpora", nargs="+", default=None, help="with --streams, --chunk64")
+    parser.add_argument("--mib", type=float, default=0.5, help="with --streams, --cutter")
+    parser.add_argument(
+        "--corpora", nargs="+", default=None, help="with --streams, --chunk64, --cutter"
+    )
+    parser.add_argument(
+        "--cutter", action="store_true", help="Units.lines alone, per MiB of 64 KiB chunks"
+    )
     parser.add_argument("--backends", nargs="+", default=["asyncio"], choices=("asyncio", "trio"))
     parser.add_argument(
         "--rows", nargs="+", type=int, default=None, help="with --streams: STREAM_ROWS indexes"
@@ -642,6 +731,10 @@ def main() -> None:
     if args.chunk64:
         corpora = args.corpora or [*CORPORA, "corrupted"]
         main_chunk64(args.chunks, corpora, trees, args.branch_sim)
+        return
+    if args.cutter:
+        corpora = args.corpora or [*CORPORA, "corrupted"]
+        main_cutter(args.mib, corpora, trees)
         return
     if args.streams:
         rows = STREAM_ROWS if args.rows is None else tuple(STREAM_ROWS[i] for i in args.rows)

@@ -1044,12 +1044,13 @@ mixed_step2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, int len
    characters).  Ten three-byte characters (pure CJK) take a shorter way, checked by
    their form alone (ten_three_byte_avx2).  Same arguments as mixed_blocks_avx2, and
    ``readable``: where the bytes after e that may be read end (a line's end in its
-   buffer; e itself when none may be).  With 32 bytes readable, the last bytes of the
-   segment (fewer than 32) are one more step, the bytes after e zeroed; it writes
-   whole vectors too (room for 32 characters). */
-static AVX2_FN Py_ssize_t __attribute__((noinline))
-mixed_blocks2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_ssize_t readable,
-                   Py_UCS2 *out, Py_ssize_t room, Py_UCS4 *acc)
+   buffer: mixed_line2_avx2; e itself when none may be: mixed_blocks2_avx2, the
+   decoder's).  With 32 bytes readable, the last bytes of the segment (fewer than 32)
+   are one more step, the bytes after e zeroed; it writes whole vectors too (room for 32
+   characters). */
+static AVX2_FN inline __attribute__((always_inline)) Py_ssize_t
+mixed_loop2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_ssize_t readable,
+                 Py_UCS2 *out, Py_ssize_t room, Py_UCS4 *acc, const int last)
 {
     Py_ssize_t j = *jp, c = 0;
     __m256i seen = _mm256_setzero_si256();
@@ -1059,7 +1060,7 @@ mixed_blocks2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_ss
                 break;
             }
         }
-        else if (j < e && j + 32 <= readable && room - c >= 32) {
+        else if (last && j < e && j + 32 <= readable && room - c >= 32) {
             if (!mixed_step2_avx2(buf, &j, e, (int)(e - j), out, &c, room, &seen)) {
                 break;
             }
@@ -1075,6 +1076,22 @@ mixed_blocks2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_ss
     *acc |= (Py_UCS4)_mm_cvtsi128_si32(m) & 0xFFFF;
     *jp = j;
     return c;
+}
+
+/* The kernel for the decoder's segments (nothing after e is read). */
+static AVX2_FN Py_ssize_t __attribute__((noinline))
+mixed_blocks2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_UCS2 *out,
+                   Py_ssize_t room, Py_UCS4 *acc)
+{
+    return mixed_loop2_avx2(buf, jp, e, e, out, room, acc, 0);
+}
+
+/* The kernel for a line in its buffer, whose bytes end at readable (>= e). */
+static AVX2_FN Py_ssize_t __attribute__((noinline))
+mixed_line2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_ssize_t readable,
+                 Py_UCS2 *out, Py_ssize_t room, Py_UCS4 *acc)
+{
+    return mixed_loop2_avx2(buf, jp, e, readable, out, room, acc, 1);
 }
 
 /* DEFINE_DECODE's ASCII block, 32 bytes: copied (widened) to o whatever they are, count

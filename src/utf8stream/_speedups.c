@@ -956,7 +956,7 @@ DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO
    lead F0..FF. */
 #define MIXED_BLOCKS2_AVX2(TYPE)                                                         \
     if (j >= mixed_from_ && j + 32 <= e && out_end - o >= 32) {                          \
-        Py_ssize_t c_ = mixed_blocks2_avx2(buf, &j, e, e, (Py_UCS2 *)(void *)o, out_end - o, &acc); \
+        Py_ssize_t c_ = mixed_blocks2_avx2(buf, &j, e, (Py_UCS2 *)(void *)o, out_end - o, &acc); \
         o += c_;                                                                         \
         mixed_from_ = j + 64;                                                            \
         if (j == e) {                                                                    \
@@ -1027,7 +1027,7 @@ widen_into(void *dst, int to, const void *src, int from, Py_ssize_t len)
    the OR of its characters.  ``counted`` >= 0: the caller has counted buf[i:e) as
    prescan() does (``counted`` bytes that are not continuation bytes, the largest
    ``counted_top``), which is not done again. */
-static PyObject *
+static inline __attribute__((always_inline)) PyObject *
 own_segment_counted(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py_ssize_t i,
                     Py_ssize_t e, Py_ssize_t n, long long base, int final, Py_ssize_t *stop,
                     Py_UCS4 *bits, Py_ssize_t *unit, Py_ssize_t counted, unsigned int counted_top)
@@ -1228,7 +1228,7 @@ own_segment_counted(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, 
     return s;
 }
 
-static inline PyObject *
+static PyObject *
 own_segment_after(UnitsObject *self, Py_UCS4 first, const unsigned char *buf, Py_ssize_t i,
                   Py_ssize_t e, Py_ssize_t n, long long base, int final, Py_ssize_t *stop,
                   Py_UCS4 *bits, Py_ssize_t *unit)
@@ -2267,8 +2267,8 @@ short_decode2_into(const unsigned char *p, const unsigned char *end,
         Py_UCS2 tmp[UCS2_LINE_BYTES + 32];
         Py_UCS4 acc = 0;
         Py_ssize_t j = 0, chars = PyUnicode_GET_LENGTH(s);
-        Py_ssize_t c = mixed_blocks2_avx2(p, &j, end - p, readable - p, tmp,
-                                          UCS2_LINE_BYTES + 32, &acc);
+        Py_ssize_t c = mixed_line2_avx2(p, &j, end - p, readable - p, tmp, UCS2_LINE_BYTES + 32,
+                                        &acc);
         if (c > chars) {
             return -1; /* (cannot happen: the count is of the same bytes) */
         }
