@@ -1054,21 +1054,17 @@ mixed_loop2_avx2(const unsigned char *buf, Py_ssize_t *jp, Py_ssize_t e, Py_ssiz
 {
     Py_ssize_t j = *jp, c = 0;
     __m256i seen = _mm256_setzero_si256();
-    for (;;) {
-        if (j + 32 <= e) {
-            if (room - c < 32 || !mixed_step2_avx2(buf, &j, e, 32, out, &c, room, &seen)) {
-                break;
-            }
+    while (j + 32 <= e && room - c >= 32) {
+        if (!mixed_step2_avx2(buf, &j, e, 32, out, &c, room, &seen)) {
+            goto done;
         }
-        else if (last && j < e && j + 32 <= readable && room - c >= 32) {
-            if (!mixed_step2_avx2(buf, &j, e, (int)(e - j), out, &c, room, &seen)) {
-                break;
-            }
-        }
-        else {
+    }
+    while (last && j < e && j + 32 <= readable && room - c >= 32) {
+        if (!mixed_step2_avx2(buf, &j, e, (int)(e - j), out, &c, room, &seen)) {
             break;
         }
     }
+done:;
     __m128i m = _mm_or_si128(_mm256_castsi256_si128(seen), _mm256_extracti128_si256(seen, 1));
     m = _mm_or_si128(m, _mm_srli_si128(m, 8));
     m = _mm_or_si128(m, _mm_srli_si128(m, 4));
