@@ -389,7 +389,7 @@ def test_lines_of_the_two_byte_kind_in_blocks() -> None:
         cjk + edges + [b" ", b"a", b"\xd0\xb6", b"\xc3\xa9"],  # every width
         [b"\xd0\xb6", b"\xd1\x8f", b" "],  # Cyrillic words
         [b"a", b"b", b" ", b"\xc3\xa9"],  # Latin-1
-        cjk + [b"a", b" ", b"\xf0\x9f\x98\x80"],  # four bytes a character
+        [*cjk, b"a", b" ", b"\xf0\x9f\x98\x80"],  # four bytes a character
     ]
     bad = [b"\x80", b"\xe6\x97", b"\xed\xa0\x80", b"\xe0\x9f\xbf", b"\xc1\xbf", b"\xff", b"\xf0"]
     lines = []
