@@ -113,8 +113,11 @@ READ_SIZE = 1 << 20
 CACHED_READ_SIZE = 1 << 18
 #: How much of a read is cut into lines at a time, when the lines before it are all
 #: handed out: the records of a whole read (three times its size) would not stay in the
-#: processor's cache between being built and being used; those of a slice do.
-FEED_SIZE = 1 << 16
+#: processor's second-level cache between being built and being used; those of a slice
+#: do (none stay in the first level, whatever the size).  Each slice also costs a run of
+#: Python (about 17,000 instructions): measured on 80-byte lines, 128 KiB slices were
+#: 1-7 % faster than 64 KiB ones, 32 KiB 5 % and 16 KiB 11 % slower.
+FEED_SIZE = 1 << 17
 #: How long a file renamed away must stay unchanged before the follower leaves it: the
 #: writer appends to it until it reopens the path (logrotate's ``postrotate`` signal).
 DEFAULT_ROTATE_GRACE = 1.0
