@@ -3127,6 +3127,25 @@ typedef struct {
     long long off; /* the offset, while ``offset`` is NULL */
 } LineObject;
 
+/* The memory of a Line record: from the free list, or newly allocated; nothing in it set
+   (not even its type).  NULL with MemoryError. */
+static inline LineObject *
+line_memory(module_state *st)
+{
+    LineObject *r;
+    if (st->line_free != NULL) {
+        r = (LineObject *)st->line_free;
+        st->line_free = r->text;
+        st->n_line_free--;
+        return r;
+    }
+    r = PyObject_Malloc(sizeof(LineObject));
+    if (r == NULL) {
+        PyErr_NoMemory();
+    }
+    return r;
+}
+
 static PyObject *
 Line_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
@@ -3471,15 +3490,7 @@ records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     PyObject **items = ((PyListObject *)texts)->ob_item;
     PyObject *out = texts;
     for (Py_ssize_t i = 0; i < n; i++) {
-        LineObject *r;
-        if (st->line_free != NULL) {
-            r = (LineObject *)st->line_free;
-            st->line_free = r->text;
-            st->n_line_free--;
-        }
-        else {
-            r = PyObject_Malloc(sizeof(LineObject));
-        }
+        LineObject *r = line_memory(st);
         if (r == NULL) {
             /* The texts taken go back where they were. */
             for (Py_ssize_t k = 0; k < i; k++) {
@@ -3488,8 +3499,7 @@ records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                 made->text = NULL;
                 Py_DECREF(made);
             }
-            out = NULL;
-            PyErr_NoMemory();
+            out = NULL; /* MemoryError is set */
             goto done;
         }
         PyObject_Init((PyObject *)r, cls);
@@ -3525,20 +3535,10 @@ done:
 static inline LineObject *
 line_alloc(module_state *st, PyTypeObject *cls)
 {
-    LineObject *r;
-    if (st->line_free != NULL) {
-        r = (LineObject *)st->line_free;
-        st->line_free = r->text;
-        st->n_line_free--;
+    LineObject *r = line_memory(st);
+    if (r != NULL) {
+        PyObject_Init((PyObject *)r, cls);
     }
-    else {
-        r = PyObject_Malloc(sizeof(LineObject));
-        if (r == NULL) {
-            PyErr_NoMemory();
-            return NULL;
-        }
-    }
-    PyObject_Init((PyObject *)r, cls);
     return r;
 }
 
@@ -3580,14 +3580,8 @@ line_records_list(module_state *st, PyTypeObject *cls, strs_t *strs, packed_t *p
         return NULL;
     }
     for (Py_ssize_t k = 0; k < count; k++) {
-        LineObject *r;
-        if (st->line_free != NULL) {
-            r = (LineObject *)st->line_free;
-            st->line_free = r->text;
-            st->n_line_free--;
-        }
-        else if ((r = PyObject_Malloc(sizeof(LineObject))) == NULL) {
-            PyErr_NoMemory();
+        LineObject *r = line_memory(st);
+        if (r == NULL) {
             line_refs(cls, file, path, k); /* what the records made so far give back */
             Py_DECREF(out); /* list_dealloc skips the slots not filled */
             return NULL;
@@ -3651,15 +3645,9 @@ push_record(module_state *st, PyTypeObject *cls, PyObject *file, PyObject *path,
         *recs = grown;
         *cap = more;
     }
-    LineObject *r;
-    if (st->line_free != NULL) {
-        r = (LineObject *)st->line_free;
-        st->line_free = r->text;
-        st->n_line_free--;
-    }
-    else if ((r = PyObject_Malloc(sizeof(LineObject))) == NULL) {
+    LineObject *r = line_memory(st);
+    if (r == NULL) {
         Py_DECREF(text);
-        PyErr_NoMemory();
         return -1;
     }
     Py_SET_TYPE(r, cls);
