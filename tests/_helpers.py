@@ -15,10 +15,12 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import IO, NamedTuple
 
+import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from utf8stream import ByteLine, LineEngine, Malformed, MalformedKind, Utf8DecodeError, Utf8Decoder
+from utf8stream.core import _accel
 
 K = MalformedKind
 
@@ -355,3 +357,8 @@ def line_within(pipe: IO[bytes], seconds: float) -> bytes:
     reader.join(seconds)
     assert result, f"no line from the command within {seconds} s"
     return result[0]
+
+
+#: A test of the C accelerator's own entry points: skipped only where it was not built
+#: (``.ci/run`` fails then, so in CI these always run).
+needs_c = pytest.mark.skipif(_accel.built_accelerator() is None, reason="C accelerator not built")

@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _helpers import needs_c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,8 +24,6 @@ import utf8stream.apps.follow as follow_module
 from utf8stream import follow
 from utf8stream.core import _accel, _native
 from utf8stream.core.linecodec import LineEngine, line_decoder
-
-needs_c = pytest.mark.skipif(_accel.built_accelerator() is None, reason="C accelerator not built")
 
 
 @pytest.fixture

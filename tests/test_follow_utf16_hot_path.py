@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _helpers import needs_c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -22,8 +23,6 @@ import utf8stream.apps.follow as follow_module
 from utf8stream import follow
 from utf8stream.core import _accel
 from utf8stream.core.linecodec import LineBatch, LineEngine, LineItem, LineTooLong, line_decoder
-
-needs_c = pytest.mark.skipif(_accel.built_accelerator() is None, reason="C accelerator not built")
 
 LINE = follow_module.Line
 IDENTITY = follow_module.FileIdentity(1, 2)
