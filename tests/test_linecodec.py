@@ -541,3 +541,33 @@ def test_the_scanner_reads_a_memoryview_where_it_lies() -> None:
     )
     view = memoryview(bytearray(data))
     assert scanner.lines(b"", view, 0, -1, 100) == expected
+
+
+@pytest.mark.usefixtures("implementation")
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-le", "utf-16-be", "utf-32-le", "cp1252"])
+@pytest.mark.parametrize("start", [2**62 - 3, 2**63 - 2, 2**63 + 5, 2**80])
+def test_offsets_past_64_bits_in_every_encoding(encoding: str, start: int) -> None:
+    """Both implementations take any offset in every encoding, as the UTF-8 decoder does
+    (the C cutters count in 64-bit integers: past them the engine cuts in Python)."""
+    texts = ["ab", "cd", "é", "last"]
+    data = "ab\ncd\r\né\nlast".encode(encoding)
+    width = len("\n".encode(encoding))  # bytes per code unit (é is one in each)
+    engine = LineEngine(line_decoder(encoding, start_offset=start), offset=start)
+    lines = [*engine.records(engine.feed(data)), *engine.records(engine.finish())]
+    assert [line.text for line in lines] == texts
+    widths = [len(t.encode(encoding)) for t in ["ab\n", "cd\r\n", "é\n", "last"]]
+    starts = [start + sum(widths[:k]) for k in range(4)]
+    # A line's end is just past its newline (the README's UTF-16LE example: 0 14 héllo).
+    assert [(line.offset, line.end) for line in lines] == [
+        (s, s + w) for s, w in zip(starts, widths, strict=True)
+    ]
+    assert widths[0] == 3 * width
+    assert engine.position == start + len(data)
+
+
+def test_an_engine_and_its_utf8_decoder_must_start_at_the_same_offset() -> None:
+    """Their offsets would disagree and lines would come out twice: refused."""
+    with pytest.raises(ValueError, match="start_offset=5"):
+        LineEngine(line_decoder("utf-8"), offset=5)
+    engine = LineEngine(line_decoder("utf-8", start_offset=5), offset=5)
+    assert [line.offset for line in engine.records(engine.feed(b"a\nb\n"))] == [5, 7]

@@ -44,7 +44,7 @@ from functools import lru_cache
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
 
-from ._accel import implementation
+from ._accel import ACCEL_MAX_POSITION, implementation
 from ._bytes import is_proper_prefix
 from .boundaries import char_start, cut_at_boundary
 from .lineoptions import (
@@ -422,6 +422,8 @@ class CodecLineDecoder:
         cut = getattr(implementation(), "utf16_line_records", None)
         if cut is None or self._decoder.getstate()[0]:
             return None
+        if position + stop - start >= ACCEL_MAX_POSITION:
+            return None  # the C cutter counts in 64-bit integers; ``decode`` takes any offset
         found: tuple[list[Any], int, int] = cut(
             data, start, stop, position, big, sep, limit, record, file, path
         )
@@ -562,6 +564,12 @@ class LineEngine:
         packed_offsets: bool = False,
     ) -> None:
         check_line_options(newline, max_line_bytes, on_overlong)
+        if isinstance(decoder, Utf8LineDecoder) and decoder.decoder.position != offset:
+            # The decoder's line offsets are its own: they would be taken for the engine's.
+            raise ValueError(
+                f"the engine starts at offset {offset} but its UTF-8 decoder at "
+                f"{decoder.decoder.position}: give line_decoder() start_offset={offset}"
+            )
         self.decoder = decoder
         self.each_offset = bool(each_offset)
         #: What the decoder's and the text splitter's ``each_offset`` get: 0 (the end
@@ -1033,6 +1041,8 @@ class LineEngine:
         end = self._last_line_end(buf, scanned)
         if not end or not self.decoder.text_split_exact(self.newline):
             return 0
+        if base + end >= ACCEL_MAX_POSITION:
+            return 0  # offsets past 64 bits: the byte-by-byte search takes any offset
         text = self._units(buf[:end])
         if text is None:
             return 0
