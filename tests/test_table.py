@@ -5,7 +5,9 @@ own hand-written version (``sequence_at`` and ``classify`` in ``_speedups.c``); 
 classifies every three-byte buffer (2^24 of them) and every four-byte buffer that starts
 with a four-byte lead (5 x 2^24), and each result must be what the Python table says: the
 length of the character or of the maximal subpart, a proper prefix cut off by the end of
-the buffer, and the unit's kind.
+the buffer, and the unit's kind.  The byte transcoder (``_transcode.c``) has a reading
+of its own too (``classify_utf8``): every three-byte buffer and the four-byte ones go
+through it and must cut the units CPython cuts and count the kinds the C decoder counts.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import re
 import pytest
 
 import utf8stream.core.decoder as decoder_module
-from utf8stream import Utf8Decoder
+from utf8stream import Malformed, Utf8Decoder
 from utf8stream.core._accel import ACCEL_KINDS
 from utf8stream.core._bytes import UTF8, classify_unit, unit_length
 from utf8stream.core.events import MalformedKind
@@ -185,3 +187,66 @@ def test_unit_length_is_the_c_decoders_length() -> None:
                 for fourth in edges:
                     buf = bytes((lead, second, third, fourth))
                     check(buf, accel._classify_all(buf, 4)[0])
+
+
+def _all_buffers(width: int, lead: int | None = None, lasts: bytes = b"") -> bytes:
+    """Every ``width``-byte buffer (after ``lead`` if given, the last byte only from
+    ``lasts`` if given), each followed by a newline, which no unit takes in."""
+    free = [range(256)] * (width - (lead is not None) - bool(lasts))
+    if lasts:
+        free.append(lasts)  # type: ignore[arg-type]
+    count = 1
+    for values in free:
+        count *= len(values)
+    step = width + 1
+    out = bytearray(step * count)
+    column = 0
+    if lead is not None:
+        out[0::step] = bytes((lead,)) * count
+        column = 1
+    repeat = count
+    for values in free:
+        repeat //= len(values)
+        out[column::step] = b"".join(bytes((v,)) * repeat for v in values) * (
+            count // (repeat * len(values))
+        )
+        column += 1
+    out[width::step] = b"\n" * count
+    return bytes(out)
+
+
+@pytest.mark.parametrize(
+    ("width", "lead", "lasts"),
+    [(3, None, b"")]
+    + [
+        (4, lead, bytes((0x00, 0x41, 0x7F, 0x80, 0xBF, 0xC0, 0xF0, 0xFF)))
+        for lead in range(0xF0, 0xF5)
+    ],
+)
+def test_the_byte_transcoder_reads_every_buffer_as_the_table_does(
+    width: int, lead: int | None, lasts: bytes
+) -> None:
+    """``_transcode.c`` has its own reading of Table 3-7 (``classify_utf8``): every
+    three-byte buffer, and every four-byte one after a four-byte lead (its last byte
+    from each class a continuation check can tell apart), must cut into the units
+    CPython's decoder cuts (one U+FFFD each), and count the kinds the C decoder counts
+    (whose reading of the table the tests above check against ``_bytes``)."""
+    data = _all_buffers(width, lead, lasts)
+    assert (
+        data[: width + 1]
+        == (bytes((lead,)) if lead is not None else b"")
+        + bytes(width - (lead is not None) - bool(lasts))
+        + lasts[:1]
+        + b"\n"
+    )
+    transcoder = decoder_module.accelerator().ByteTranscoder(
+        "utf-8", "utf-16-le", "replace", None, 0, Malformed, ACCEL_KINDS
+    )
+    out = transcoder.transcode(data, True)
+    assert out == data.decode("utf-8", "replace").encode("utf-16-le")
+    reference = Utf8Decoder()
+    reference.decode(data, final=True)
+    counts = transcoder.drain()[: len(ACCEL_KINDS)]
+    assert dict(zip(ACCEL_KINDS, counts, strict=True)) == {
+        kind: reference.statistics().malformed.get(kind, 0) for kind in ACCEL_KINDS
+    }
