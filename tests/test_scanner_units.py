@@ -1,8 +1,8 @@
 """Every short input, cut into units as Table 3-7 and the reference cut it.
 
-The pure-Python scanner finds its units without an error handler of its own (CPython's
-``replace`` gives one U+FFFD per unit; the scanner reads each unit's length and kind from
-the bytes where it starts, see ``PyScanner._scan``).  Held against the reference decoder
+The pure-Python scanner learns each unit from CPython's decoder through its registered
+error handler (``_on_unit`` in ``core/scanner.py``), which reads the unit's kind from the
+bytes where it starts.  Held against the reference decoder
 of ``_helpers`` (written from the tables, sharing no code with ``utf8stream``) for every
 input of up to two bytes and for every input of three and four bytes over the edges of
 Table 3-7: the text, the held prefix and each unit's offset, bytes and kind, with and
