@@ -29,7 +29,6 @@ from utf8stream import (
     Utf8DecodeError,
     Utf8Decoder,
     Utf8ReceiveStream,
-    use_accelerator,
 )
 
 NEWLINES = [None, "\n", "\r\n", "\0", "<>"]
@@ -642,7 +641,7 @@ def test_a_gap_reaches_the_bytes_of_a_splitter_never_its_text() -> None:
         text_only._engine.finish(lost=3)
 
 
-@pytest.mark.parametrize("accelerated", [True, False])
+@pytest.mark.usefixtures("implementation")
 @pytest.mark.parametrize(
     ("text", "chunks"),
     [
@@ -652,14 +651,11 @@ def test_a_gap_reaches_the_bytes_of_a_splitter_never_its_text() -> None:
         ("", [b"cd\nx", b"y\n"]),
     ],
 )
-def test_bytes_after_text_give_each_line_once(
-    accelerated: bool, text: str, chunks: list[bytes]
-) -> None:
+def test_bytes_after_text_give_each_line_once(text: str, chunks: list[bytes]) -> None:
     """Text fed, then bytes: the engine counts the text's bytes, the decoder only its
     own, so the decoder's line offsets are not the engine's; each line still comes out
     once (the first line of the bytes came out twice)."""
-    with use_accelerator(accelerated):
-        decoder = Utf8Decoder()
+    decoder = Utf8Decoder()
     splitter = LineSplitter(newline=None, max_line_bytes=64)
     out = splitter.feed(text) if text else []
     for chunk in chunks:
