@@ -444,3 +444,44 @@ def test_this_machines_mounts_are_read(tmp_path: Path) -> None:
     found = filesystem_type(str(tmp_path))
     # Without /proc (not Linux) nothing is known, and the kernel is trusted.
     assert (found is not None) == os.path.exists("/proc/self/mounts")
+
+
+async def test_polling_looks_once_per_interval_and_surveys_only_when_it_must(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What 1,000 quiet polled files cost is what a poll does: one snapshot per
+    ``poll_interval``, not one per wait (a caller's ``wait(0)`` then ``wait(t)`` used to
+    take two), and no survey of links and file systems at each poll where no kernel
+    watch can take over (``force_polling``): only every ``rescan_interval``."""
+    counts = {"snapshot": 0, "survey": 0}
+    take_snapshot, survey = Watcher._take_snapshot, Watcher._survey
+
+    def counted_snapshot(self: Watcher) -> Any:
+        counts["snapshot"] += 1
+        return take_snapshot(self)
+
+    def counted_survey(self: Watcher, kernel_allowed: bool) -> Any:
+        counts["survey"] += 1
+        return survey(self, kernel_allowed)
+
+    monkeypatch.setattr(Watcher, "_take_snapshot", counted_snapshot)
+    monkeypatch.setattr(Watcher, "_survey", counted_survey)
+    followed = tmp_path / "app.log"
+    create(followed)
+    interval = 0.1
+    async with Watcher(
+        [followed], poll_interval=interval, rescan_interval=NEVER, force_polling=True
+    ) as w:
+        assert counts == {"snapshot": 1, "survey": 1}
+        start = anyio.current_time()
+        rounds = 0
+        while anyio.current_time() - start < 1.0:
+            assert await w.wait(0) == set()
+            assert await w.wait(interval) == set()
+            rounds += 1
+        elapsed = anyio.current_time() - start
+        assert counts["survey"] == 1
+        # One look per interval (and one at the start), whatever the number of waits.
+        assert counts["snapshot"] - 1 <= elapsed / interval + 2 < 2 * rounds
+        append(followed)
+        assert (await timed_wait(w))[0] == {str(followed)}
