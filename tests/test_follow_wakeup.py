@@ -93,6 +93,41 @@ async def test_a_writer_appending_to_the_renamed_file_after_the_rename_loses_not
     assert got == [f"old {i}" for i in range(6)] + ["new 0"]
 
 
+@pytest.mark.skipif(
+    not os.path.exists("/proc/self/fdinfo"), reason="open files are read from Linux's /proc"
+)
+async def test_a_renamed_file_its_writer_still_holds_is_drained_past_the_grace(
+    tmp_path: Path,
+) -> None:
+    """logrotate's ``create``: the writer appends to the renamed file until it reopens
+    the path, maybe long after the grace period.  While it holds the file open for
+    writing and nothing was written at the path, the follower stays on the old file; once
+    the writer reopens, the new file follows.  (With only the grace, "old 1" was lost.)"""
+    path = tmp_path / "app.log"
+    got: list[str] = []
+    writer = open(path, "ab", buffering=0)  # noqa: SIM115 - held across the rename
+    try:
+        writer.write(b"old 0\n")
+        async with follow(path, start="beginning", poll_interval=0.02, rotate_grace=0.1) as lines:
+
+            async def read_all() -> None:
+                got.extend(await take(lines, 3, timeout=10))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(read_all)  # the follower runs all along
+                await anyio.sleep(0.2)
+                os.rename(path, tmp_path / "app.log.1")
+                path.write_bytes(b"")  # logrotate's new, empty file
+                await anyio.sleep(1.0)  # ten grace periods, the writer silent
+                writer.write(b"old 1\n")
+                await anyio.sleep(0.2)
+                writer.close()  # it reopens the path (postrotate) and writes there
+                append(path, b"new 0\n")
+    finally:
+        writer.close()
+    assert got == ["old 0", "old 1", "new 0"]
+
+
 async def test_a_file_rotated_long_ago_is_left_without_waiting_for_the_grace(
     tmp_path: Path,
 ) -> None:

@@ -31,19 +31,20 @@ fingerprint of the first bytes, because inodes are reused), checks the size agai
 position (truncation), and re-reads the few bytes before its position (a file truncated
 and regrown past the old size between two looks no longer has them).  On rotation the old
 file is read until it has been quiet for ``rotate_grace`` (its writer appends to it until
-it reopens the path).  On truncation the bytes not read yet are taken from the rotated
-copy (copytruncate's ``app.log.1``, plain or compressed), known by the fingerprint of its
-head; a copy is read one chunk per step, as a file is, so memory stays bounded whatever
-it holds.  A restart from a checkpoint whose file was rotated away while stopped looks for
-it among the path's rotations, plain (same inode) or compressed (same decompressed head),
-and drains it first.  After a rotated file, the next one is the oldest rotation named
-newer than it (logrotate's ``app.log.N``, ``N`` = 1 the newest, or names of fixed width
-such as ``dateext``'s), compressed or not: a compressed one is read decompressed, so a
-rotation compressed before the follower reached it is not skipped; where the names
-follow no scheme, the plain files by modification time.  One ``Watcher`` serves the
-follower from its first wait to ``aclose``.  With ``encoding="auto"`` each file's
-encoding is told by its first bytes (``_sniff``) and kept in its ``FileIdentity``, so in
-the checkpoint.  With ``multiline=`` a stage after the lines joins them into events.
+it reopens the path), and while the new file is empty and a process still has the old one
+open for writing (``_holders.py``).  On truncation the bytes not read yet are taken from
+the rotated copy (copytruncate's ``app.log.1``, plain or compressed), known by the
+fingerprint of its head; a copy is read one chunk per step, as a file is, so memory stays
+bounded whatever it holds.  A restart from a checkpoint whose file was rotated away while
+stopped looks for it among the path's rotations, plain (same inode) or compressed (same
+decompressed head), and drains it first.  After a rotated file, the next one is the oldest
+rotation named newer than it (logrotate's ``app.log.N``, ``N`` = 1 the newest, or names
+of fixed width such as ``dateext``'s), compressed or not: a compressed one is read
+decompressed, so a rotation compressed before the follower reached it is not skipped;
+where the names follow no scheme, the plain files by modification time.  One ``Watcher``
+serves the follower from its first wait to ``aclose``.  With ``encoding="auto"`` each
+file's encoding is told by its first bytes (``_sniff``) and kept in its ``FileIdentity``,
+so in the checkpoint.  With ``multiline=`` a stage after the lines joins them into events.
 """
 
 from __future__ import annotations
@@ -88,6 +89,7 @@ from ._compressed import (
     matches,
     read_from,
 )
+from ._holders import held_for_writing
 from ._identity import FINGERPRINT_BYTES, head_fingerprint
 from ._sniff import AUTO, DETECTED_ENCODINGS, SNIFF_BYTES, sniff_encoding
 from ._watch import Watcher
@@ -1630,7 +1632,22 @@ class Follower:
             if grace_left > 0:
                 await self._wait_for_change(f, grace_left)
                 return True
+            if f.copy is None and await anyio.to_thread.run_sync(self._writer_may_hold, f):
+                # Quiet, but its writer has not reopened the path yet: it may still append.
+                await self._wait_for_change(f, self._rotate_grace or self._poll_interval)
+                return True
         return await self._move_on(f)
+
+    def _writer_may_hold(self, f: _Open) -> bool:
+        """Whether the writer of the renamed-away ``f`` may still append to it: nothing
+        has been written at the path since (empty or missing) and some process has ``f``
+        open for writing (Linux; elsewhere the grace period alone decides)."""
+        try:
+            if os.stat(self.path).st_size > 0:
+                return False  # the writer (or another) has moved on to the path
+        except OSError:
+            pass  # not created yet
+        return held_for_writing(f.fd)
 
     async def _move_on(self, f: _Open) -> bool:
         """Leave the rotated file ``f``, read to its end, for the next file; False (and
@@ -2195,7 +2212,9 @@ def follow(
     where that is not available (no ``watchfiles``, a network file system) it polls
     every ``poll_interval`` seconds.  A file renamed away (rotation) is read until it
     has stayed unchanged for ``rotate_grace`` seconds, since its writer appends to it
-    until it reopens the path; then the new file is read.
+    until it reopens the path, and longer while nothing was written at the path and some
+    process still has the old file open for writing (Linux, from ``/proc``); then the
+    new file is read.
     ``multiline``: a ``MultilineJoiner`` or the name of one of its presets
     (``"python"``, ``"java"``, ``"indented"``): each ``Line`` is then an event, its lines
     joined with ``"\\n"`` at the offset of its first line.  An event never spans two
