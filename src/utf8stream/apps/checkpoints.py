@@ -21,6 +21,18 @@ a newer version or a damaged one (``PRAGMA quick_check``) is refused with one
 ``CheckpointError`` naming the file, and a foreign file is never modified (the identity is
 checked before the journal mode is switched).
 
+Exactly once: a checkpoint saved in a transaction of its own can only be *at least once*
+for a program that writes the lines somewhere: a kill between "the lines are written out"
+and "the checkpoint is saved" repeats them.  The one way to close that window (Kafka
+Connect's exactly-once sinks store the offsets with the data, in the sink's transaction)
+is to commit the output and the positions together: ``save(checkpoints, also=write)``
+calls ``write(connection)`` inside the save's transaction, so a program that loads the
+lines into a table of the store's own database commits its rows and the checkpoints of
+exactly those lines at once, or neither.  The store's file may therefore hold the
+program's tables beside ``checkpoints`` (create them after the store has made the file,
+e.g. in the first ``also``); a file that already held tables and is not marked as ours
+is still another program's database, refused and never touched.
+
 Durability: WAL journal with ``synchronous=FULL``, so a commit is on disk when ``save``
 returns.  ``NORMAL`` would survive ``kill -9`` just as well (the WAL is in the page cache,
 which the kernel writes out whatever happens to the process) but could lose the last
@@ -43,7 +55,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -241,12 +253,26 @@ class CheckpointStore:
         return checkpoints
 
     def save(
-        self, checkpoints: Mapping[str, FollowCheckpoint], *, forget: Iterable[str] = ()
+        self,
+        checkpoints: Mapping[str, FollowCheckpoint],
+        *,
+        forget: Iterable[str] = (),
+        also: Callable[[sqlite3.Connection], object] | None = None,
     ) -> None:
         """Save ``checkpoints`` and drop the keys in ``forget``, all in one transaction.
 
         When this returns, the whole batch is on disk; if it raises, none of it is (the
         store keeps the previous state).  A key may not be both saved and forgotten.
+
+        ``also``: called with the store's ``sqlite3.Connection`` inside that transaction
+        (``BEGIN IMMEDIATE``, before the checkpoints are written), so that what it writes
+        to tables of its own in the same database is committed with the checkpoints or
+        not at all: output and positions together, *exactly once* across ``kill -9``.
+        It must neither commit nor roll back (``ValueError`` if the transaction is gone
+        when it returns: then no checkpoint is written).  An exception it raises rolls
+        back everything and comes out of ``save`` unchanged.  It runs in the caller's
+        thread, with the store's lock held: it must not call the store.  With ``also``
+        the transaction is made even when there is no checkpoint to write.
         """
         if isinstance(forget, str):
             raise TypeError("forget takes a collection of keys, not one key")
@@ -258,13 +284,26 @@ class CheckpointStore:
         gone = {_key_bytes(key) for key in forget}
         if gone.intersection(row[0] for row in rows):
             raise ValueError("a key cannot be both saved and forgotten in one batch")
-        if not rows and not gone:
+        if not rows and not gone and also is None:
             return
         with self._lock:
             connection = self._live()
+            theirs: BaseException | None = None  # raised by (or about) ``also``: unchanged
             try:
                 connection.execute("BEGIN IMMEDIATE")
                 try:
+                    if also is not None:
+                        try:
+                            also(connection)
+                        except BaseException as exc:
+                            theirs = exc
+                            raise
+                        if not connection.in_transaction:
+                            theirs = ValueError(
+                                "CheckpointStore.save: the also= callable ended the transaction"
+                                " (it must neither commit nor roll back); no checkpoint saved"
+                            )
+                            raise theirs
                     connection.executemany(_DELETE, [(key,) for key in gone])
                     connection.executemany(_UPSERT, rows)
                     connection.execute("COMMIT")
@@ -273,6 +312,8 @@ class CheckpointStore:
                         connection.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
+                if exc is theirs:
+                    raise
                 raise self._failure("cannot save", exc) from None
 
     def forget(self, key: str) -> None:
