@@ -647,3 +647,39 @@ async def test_follow_many_save_also_needs_a_store(tmp_path: Path) -> None:
         await take_lines(lines, 1)
         with pytest.raises(ValueError, match="needs a checkpoint store"):
             await lines.save(also=make_out_table)
+
+
+def test_the_open_time_check_covers_the_stores_table_not_the_programs(tmp_path: Path) -> None:
+    # A program loading its lines into the store's database may make it gigabytes large:
+    # the check made at every open reads the store's own table only.
+    db = tmp_path / "s.db"
+    with CheckpointStore(db) as store:
+        store.save({"a": checkpoint(1)})
+        rows = [(f"line {i:06d} " + "x" * 60,) for i in range(3000)]
+        store.save(
+            {},
+            also=lambda c: (
+                c.execute("CREATE TABLE out (text TEXT)"),
+                c.executemany("INSERT INTO out VALUES (?)", rows),
+            ),
+        )
+    connection = sqlite3.connect(db)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    root = "SELECT rootpage FROM sqlite_master WHERE name = 'out'"
+    (out_root,) = connection.execute(root).fetchone()
+    connection.close()
+    data = bytearray(db.read_bytes())
+    page = 4096
+    assert len(data) > (out_root + 20) * page
+    # A leaf page of the program's table, well past its root: damaged.
+    target = (out_root + 10 - 1) * page
+    data[target + 7] = 200
+    db.write_bytes(bytes(data))
+    with CheckpointStore(db) as store:
+        assert store.load_all() == {"a": checkpoint(1)}
+    connection = sqlite3.connect(db)
+    try:
+        problems = connection.execute("PRAGMA quick_check").fetchall()
+    finally:
+        connection.close()
+    assert problems != [("ok",)]  # the damage is there; SQLite reports it on that table

@@ -17,9 +17,10 @@ read back goes through ``FollowCheckpoint.from_json``, the same strict parser as
 
 The file is marked as ours with ``PRAGMA application_id`` and versioned with ``PRAGMA
 user_version``; a file that is not SQLite, another program's database, a store written by
-a newer version or a damaged one (``PRAGMA quick_check``) is refused with one
-``CheckpointError`` naming the file, and a foreign file is never modified (the identity is
-checked before the journal mode is switched).
+a newer version or a damaged one (``PRAGMA quick_check`` of the store's table: not of the
+program's tables beside it, which may be large) is refused with one ``CheckpointError``
+naming the file, and a foreign file is never modified (the identity is checked before the
+journal mode is switched).
 
 Exactly once: a checkpoint saved in a transaction of its own can only be *at least once*
 for a program that writes the lines somewhere: a kill between "the lines are written out"
@@ -143,7 +144,10 @@ class CheckpointStore:
             self._adopt(connection)
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
-            problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
+            # Our table only: the program's tables beside it may be large (a check of the
+            # whole file reads all of it at every start) and their health is its business.
+            check = "PRAGMA quick_check(checkpoints)"
+            problems = [row[0] for row in connection.execute(check)]
         except sqlite3.Error as exc:
             raise self._failure("cannot open the checkpoint store", exc) from None
         if problems != ["ok"]:
