@@ -654,7 +654,7 @@ def run_many(
                         "the removed file's lines",
                     )
                     (logs / removed).unlink()
-            if now >= stop_at and not events:
+            if now >= stop_at and not events and result.restarts:  # killed at least once
                 break
             if now >= next_kill:
                 alive(process)
