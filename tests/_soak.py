@@ -17,6 +17,12 @@ rate; a rotator thread rotates the log the ways logrotate does (logrotate is not
 A follower (in-process ``follow()``, the ``tail -F --checkpoint`` CLI killed with SIGKILL
 at random moments and restarted, or GNU ``tail -F``) reads throughout; at the end the
 sequence numbers it gave are compared with those written.
+
+``run_many`` (tests/test_soak_many.py): five such logs under one glob (``f0.log``...,
+each with its own writer, whose lines start with the file's name, and its own rotator
+mode; one appears mid-run, one is removed), and a consumer process running
+``follow_many(store=..., autosave=False)`` that writes each batch into a table of the
+store's database with ``save(also=...)``, killed with SIGKILL and restarted: exactly once.
 """
 
 from __future__ import annotations
