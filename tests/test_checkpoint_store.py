@@ -683,3 +683,26 @@ def test_the_open_time_check_covers_the_stores_table_not_the_programs(tmp_path: 
     finally:
         connection.close()
     assert problems != [("ok",)]  # the damage is there; SQLite reports it on that table
+
+
+@pytest.mark.parametrize("call", ["load", "load_all", "save", "forget", "close"])
+def test_also_calling_its_store_is_refused_not_a_deadlock(tmp_path: Path, call: str) -> None:
+    db = tmp_path / "s.db"
+    with CheckpointStore(db) as store:
+        store.save({"a": checkpoint(1)}, also=make_out_table)
+        calls = {
+            "load": lambda: store.load("a"),
+            "load_all": store.load_all,
+            "save": lambda: store.save({"a": checkpoint(5)}),
+            "forget": lambda: store.forget("a"),
+            "close": store.close,
+        }
+
+        def reentrant(connection: sqlite3.Connection) -> None:
+            connection.execute("INSERT INTO out VALUES ('a', 1)")
+            calls[call]()
+
+        with pytest.raises(RuntimeError, match="must not call the store"):
+            store.save({"a": checkpoint(2)}, also=reentrant)
+        assert store.load_all() == {"a": checkpoint(1)}  # rolled back, and usable
+    assert rows_of(db) == []

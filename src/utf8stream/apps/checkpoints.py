@@ -118,6 +118,9 @@ class CheckpointStore:
         self.path = os.fspath(path)
         self._durable = durable
         self._lock = threading.Lock()
+        #: The thread running a save's ``also`` callable, which must not call the store
+        #: (its lock is held: it would wait for itself forever).
+        self._also_thread: int | None = None
         # An absolute name: ":memory:" and "file:..." are special to SQLite.
         self._file = Path(os.path.abspath(self.path))
         if self._file.exists() and not self._file.is_file():
@@ -213,6 +216,14 @@ class CheckpointStore:
             return "permission denied"
         return None
 
+    def _locked(self) -> threading.Lock:
+        """The lock, refused to the ``also`` callable of a save in progress."""
+        if self._also_thread == threading.get_ident():
+            raise RuntimeError(
+                "the also= callable of CheckpointStore.save must not call the store"
+            )
+        return self._lock
+
     def _live(self) -> sqlite3.Connection:
         if self._connection is None:
             raise ValueError("the checkpoint store is closed")
@@ -229,7 +240,7 @@ class CheckpointStore:
     def load(self, key: str) -> FollowCheckpoint | None:
         """The checkpoint saved under ``key``, or None if there is none."""
         wanted = _key_bytes(key)
-        with self._lock:
+        with self._locked():
             try:
                 row = self._live().execute(_SELECT_ONE, (CHECKPOINT_MAX_BYTES + 1, wanted))
                 found = row.fetchone()
@@ -239,7 +250,7 @@ class CheckpointStore:
 
     def load_all(self) -> dict[str, FollowCheckpoint]:
         """Every checkpoint, by key, as one consistent snapshot (the last committed save)."""
-        with self._lock:
+        with self._locked():
             try:
                 limits = (KEY_MAX_BYTES + 1, CHECKPOINT_MAX_BYTES + 1)
                 rows = self._live().execute(_SELECT_ALL, limits).fetchall()
@@ -275,8 +286,9 @@ class CheckpointStore:
         It must neither commit nor roll back (``ValueError`` if the transaction is gone
         when it returns: then no checkpoint is written).  An exception it raises rolls
         back everything and comes out of ``save`` unchanged.  It runs in the caller's
-        thread, with the store's lock held: it must not call the store.  With ``also``
-        the transaction is made even when there is no checkpoint to write.
+        thread, with the store's lock held: calling the store from it raises
+        ``RuntimeError``.  With ``also`` the transaction is made even when there is no
+        checkpoint to write.
         """
         if isinstance(forget, str):
             raise TypeError("forget takes a collection of keys, not one key")
@@ -290,18 +302,21 @@ class CheckpointStore:
             raise ValueError("a key cannot be both saved and forgotten in one batch")
         if not rows and not gone and also is None:
             return
-        with self._lock:
+        with self._locked():
             connection = self._live()
             theirs: BaseException | None = None  # raised by (or about) ``also``: unchanged
             try:
                 connection.execute("BEGIN IMMEDIATE")
                 try:
                     if also is not None:
+                        self._also_thread = threading.get_ident()
                         try:
                             also(connection)
                         except BaseException as exc:
                             theirs = exc
                             raise
+                        finally:
+                            self._also_thread = None
                         if not connection.in_transaction:
                             theirs = ValueError(
                                 "CheckpointStore.save: the also= callable ended the transaction"
@@ -326,7 +341,7 @@ class CheckpointStore:
 
     def close(self) -> None:
         """Close the store (idempotent); everything saved is already on disk."""
-        with self._lock:
+        with self._locked():
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None
