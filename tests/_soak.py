@@ -543,20 +543,34 @@ class ManyTally:
         return "; ".join(parts)
 
 
-def _committed(db: Path) -> dict[str, int]:
-    """Rows committed so far per file name (read without disturbing the consumer)."""
-    if not db.exists():
-        return {}
-    connection = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=30)
-    try:
-        rows = connection.execute(
-            "SELECT substr(text, 1, instr(text, ' ') - 1), count(*) FROM lines GROUP BY 1"
-        ).fetchall()
-    except sqlite3.OperationalError:  # the table is not made yet
-        return {}
-    finally:
-        connection.close()
-    return {name: count for name, count in rows}
+class _Committed:
+    """Rows committed so far per file name, read without disturbing the consumer, and
+    only the rows added since the last look (a long run holds millions).  Rows are never
+    deleted, so a committed row's rowid is above every rowid committed before it."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self.counts: dict[str, int] = {}
+        self.last_rowid = 0
+
+    def __call__(self) -> dict[str, int]:
+        if not self.db.exists():
+            return dict(self.counts)
+        connection = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = connection.execute(
+                "SELECT substr(text, 1, instr(text, ' ') - 1), count(*), max(rowid)"
+                " FROM lines WHERE rowid > ? GROUP BY 1",
+                (self.last_rowid,),
+            ).fetchall()
+        except sqlite3.OperationalError:  # the table is not made yet
+            rows = []
+        finally:
+            connection.close()
+        for name, count, highest in rows:
+            self.counts[name] = self.counts.get(name, 0) + count
+            self.last_rowid = max(self.last_rowid, highest)
+        return dict(self.counts)
 
 
 def run_many(
@@ -582,6 +596,7 @@ def run_many(
     late, removed = names[4], rng.choice(names[:4])
     command = [sys.executable, "-c", CONSUMER, str(db), str(logs / "*.log"), result.backend, how]
     stderr_path = directory / "consumer.stderr"
+    committed = _Committed(db)
     writers: dict[str, Writer] = {}
     rotators: dict[str, Rotator] = {}
     written: dict[str, int] = {}
@@ -600,13 +615,13 @@ def run_many(
 
     def wait_until(process: subprocess.Popen[bytes], done: Callable[[], bool], what: str) -> None:
         deadline = time.monotonic() + MANY_DEADLINE
-        last, quiet_since = _committed(db), time.monotonic()
+        last, quiet_since = committed(), time.monotonic()
         while not done():
             alive(process)
             if time.monotonic() > deadline:
                 raise RuntimeError(f"seed {seed}: {what} not within {MANY_DEADLINE} s")
             if how == "autosave":  # it may have lost lines: it has given all once quiet
-                now = _committed(db)
+                now = committed()
                 if now != last:
                     last, quiet_since = now, time.monotonic()
                 elif time.monotonic() - quiet_since > QUIET_SECONDS:
@@ -633,9 +648,7 @@ def run_many(
             begin(name)
         # Rotated only once the consumer has a checkpoint of the file: a run killed before
         # its first save starts afresh, on whatever file the name is then (any would).
-        wait_until(
-            process, lambda: all(_committed(db).get(n) for n in names[:4]), "the first lines"
-        )
+        wait_until(process, lambda: all(committed().get(n) for n in names[:4]), "the first lines")
         for name in names[:4]:
             rotate(name)
         events = [(seconds / 3, "appear"), (2 * seconds / 3, "remove")]
@@ -648,7 +661,7 @@ def run_many(
                 _, event = events.pop(0)
                 if event == "appear":
                     begin(late)
-                    wait_until(process, lambda: bool(_committed(db).get(late)), "the new file")
+                    wait_until(process, lambda: bool(committed().get(late)), "the new file")
                     rotate(late)
                 else:
                     finish(removed)
@@ -656,7 +669,7 @@ def run_many(
                     # for any reader that is not running at that moment.
                     wait_until(
                         process,
-                        lambda: _committed(db).get(removed, 0) >= written[removed],
+                        lambda: committed().get(removed, 0) >= written[removed],
                         "the removed file's lines",
                     )
                     (logs / removed).unlink()
@@ -674,7 +687,7 @@ def run_many(
             finish(name)
         wait_until(
             process,
-            lambda: all(_committed(db).get(n, 0) >= written[n] for n in names),
+            lambda: all(committed().get(n, 0) >= written[n] for n in names),
             "catching up",
         )
         process.kill()  # one more kill -9, at whatever it is doing
