@@ -10,6 +10,15 @@ mode and follower.  Followers: `follow()` in-process; the `utf8stream tail -F
 restarted from its checkpoint; GNU `tail -F -n +1` (by name, inotify).  Each cell says
 how many of the lines written the follower never gave (missing) and how many it gave
 more than once (dup); "disorder" and "garbled" appear when there are any.
+
+    .venv/bin/python benchmarks/soak_follow.py --many [--seconds S] [--rate LINES] [--seed N]
+
+The many-file scenario of tests/test_soak_many.py instead (``run_many``): five logs under
+one glob, one per rotation mode (one appearing mid-run, one removed), --rate lines/s each
+(default 2,000), and a consumer process running `follow_many(store=...)` that writes the
+lines into a table of the store's database, killed with SIGKILL every 0.2-1.2 s and
+restarted; two consumers: `save(also=)` (rows and checkpoints in one transaction) and,
+for comparison, autosave with the rows committed apart (neither exactly nor at least once).
 """
 
 from __future__ import annotations
@@ -23,7 +32,17 @@ from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from _soak import MODES, RATE, Tally, run_cli, run_follow, run_gnu_tail
+from _soak import (
+    MANY_RATE,
+    MODES,
+    RATE,
+    ManyTally,
+    Tally,
+    run_cli,
+    run_follow,
+    run_gnu_tail,
+    run_many,
+)
 
 Runner = Callable[[Path, str, float, float, int], Tally]
 
@@ -57,13 +76,48 @@ def cell(result: Tally) -> str:
     return ", ".join(parts)
 
 
+def many_cells(result: ManyTally) -> list[str]:
+    cells = []
+    for name, counted in sorted(result.files.items()):
+        cells.append(
+            f"{name} {result.modes[name]} ({counted.rotations} rot.): {counted.written:,}"
+            f" written, {cell(counted)}"
+        )
+    if result.garbled:
+        cells.append(f"{result.garbled:,} garbled")
+    return cells
+
+
+#: The comparison: rows committed per batch in a transaction of their own, checkpoints saved
+#: by follow_many's autosave.  A kill repeats the rows committed since the last save and
+#: loses the lines an autosave recorded before their batch was committed.
+AUTOSAVE = "autosave, rows committed apart"
+
+
+def main_many(seconds: float, rate: float, seed: int) -> None:
+    print(f"seed {seed}, {seconds:g} s, {rate:,.0f} lines/s per file")
+    for how, label in (("also", "`save(also=)`"), ("autosave", AUTOSAVE)):
+        with tempfile.TemporaryDirectory() as tmp:
+            result = run_many(Path(tmp), seconds, rate, seed, how=how)
+        verdict = "exactly once" if result.exact() else "NOT exactly once"
+        print(f"{label}: {verdict}, {result.backend}, {result.restarts} kills", flush=True)
+        for line in many_cells(result):
+            print(f"  {line}", flush=True)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=20.0, help="per mode and follower")
-    parser.add_argument("--rate", type=float, default=RATE, help="lines per second")
+    parser.add_argument("--rate", type=float, default=None, help="lines per second")
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(2**32))
     parser.add_argument("--modes", default=",".join(MODES))
+    parser.add_argument("--many", action="store_true", help="the many-file soak instead")
     args = parser.parse_args()
+    if args.many:
+        main_many(args.seconds, MANY_RATE if args.rate is None else args.rate, args.seed)
+        return
+    if args.rate is None:
+        args.rate = RATE
     modes = args.modes.split(",")
     if shutil.which("tail") is None:
         del FOLLOWERS["GNU `tail -F`"]

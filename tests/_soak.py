@@ -17,6 +17,12 @@ rate; a rotator thread rotates the log the ways logrotate does (logrotate is not
 A follower (in-process ``follow()``, the ``tail -F --checkpoint`` CLI killed with SIGKILL
 at random moments and restarted, or GNU ``tail -F``) reads throughout; at the end the
 sequence numbers it gave are compared with those written.
+
+``run_many`` (tests/test_soak_many.py): five such logs under one glob (``f0.log``...,
+each with its own writer, whose lines start with the file's name, and its own rotator
+mode; one appears mid-run, one is removed), and a consumer process running
+``follow_many(store=..., autosave=False)`` that writes each batch into a table of the
+store's database with ``save(also=...)``, killed with SIGKILL and restarted: exactly once.
 """
 
 from __future__ import annotations
@@ -27,10 +33,12 @@ import os
 import random
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,6 +57,7 @@ WRITER = r"""
 import fcntl, os, signal, sys, time
 
 path, rate = sys.argv[1], float(sys.argv[2])
+prefix = os.path.basename(path).encode()
 padding = b"x" * 120
 state = {"reopen": False, "stop": False}
 signal.signal(signal.SIGHUP, lambda *_: state.update(reopen=True))
@@ -67,7 +76,7 @@ while not state["stop"]:
     due = int((time.monotonic() - start) * rate)
     if due > seq:
         batch = b"".join(
-            b"app.log %d %s\n" % (n, padding[: 10 + n % 97]) for n in range(seq, due)
+            b"%s %d %s\n" % (prefix, n, padding[: 10 + n % 97]) for n in range(seq, due)
         )
         # One write per batch under the lock the copytruncate rotator takes.
         fcntl.flock(fd, fcntl.LOCK_EX)
@@ -136,11 +145,22 @@ def parse(lines: list[bytes]) -> tuple[list[int], int]:
 class Rotator:
     """Rotates ``directory/app.log`` in one mode every 0.3-0.9 s, in a thread."""
 
-    def __init__(self, directory: Path, mode: str, writer_pid: int, rng: random.Random):
+    def __init__(
+        self,
+        directory: Path,
+        mode: str,
+        writer_pid: int,
+        rng: random.Random,
+        *,
+        name: str = LOG_NAME,
+        keep: int = KEEP,
+    ):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}")
         self.directory = directory
-        self.log = directory / LOG_NAME
+        self.name = name
+        self.keep = keep
+        self.log = directory / name
         self.mode = mode
         self.writer_pid = writer_pid
         self.rng = rng
@@ -168,11 +188,11 @@ class Rotator:
             self.error = exc
 
     def _numbered(self, number: int, suffix: str = "") -> Path:
-        return self.directory / f"{LOG_NAME}.{number}{suffix}"
+        return self.directory / f"{self.name}.{number}{suffix}"
 
     def _shift(self, suffix: str, first: int) -> None:
-        self._numbered(KEEP, suffix).unlink(missing_ok=True)
-        for number in range(KEEP - 1, first - 1, -1):
+        self._numbered(self.keep, suffix).unlink(missing_ok=True)
+        for number in range(self.keep - 1, first - 1, -1):
             older = self._numbered(number, suffix)
             if older.exists():
                 older.rename(self._numbered(number + 1, suffix))
@@ -207,20 +227,20 @@ class Rotator:
                     shutil.copyfileobj(source, out)
                 plain.unlink()
         else:
-            dated = sorted(self.directory.glob(f"{LOG_NAME}-*"))
-            for old in dated[: max(0, len(dated) - KEEP + 1)]:
+            dated = sorted(self.directory.glob(f"{self.name}-*"))
+            for old in dated[: max(0, len(dated) - self.keep + 1)]:
                 old.unlink()
             stamp = time.strftime("%Y%m%d")
-            self.log.rename(self.directory / f"{LOG_NAME}-{stamp}-{self.rotations:06d}")
+            self.log.rename(self.directory / f"{self.name}-{stamp}-{self.rotations:06d}")
             self._recreate()
 
 
 class Writer:
     """The writer process: started with its file created, ``stop()`` gives how many it wrote."""
 
-    def __init__(self, directory: Path, rate: float):
+    def __init__(self, directory: Path, rate: float, name: str = LOG_NAME):
         self.process = subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(directory / LOG_NAME), str(rate)],
+            [sys.executable, "-c", WRITER, str(directory / name), str(rate)],
             stdout=subprocess.PIPE,
             text=True,
         )
@@ -437,4 +457,278 @@ def run_gnu_tail(directory: Path, mode: str, seconds: float, rate: float, seed: 
     seqs, garbled = parse(lines)
     result = tally(seqs, written, garbled + bool(rest))
     result.rotations = rotator.rotations
+    return result
+
+
+# -- many files, one consumer process killed with SIGKILL, exactly once -------------------
+
+#: The consumer of the many-file soak: ``follow_many`` with the checkpoint store, writing
+#: each batch of lines into a table of the store's database in the save's transaction.
+CONSUMER = r"""
+import sqlite3, sys
+
+import anyio
+
+from utf8stream import CheckpointStore, follow_many
+
+db, pattern, backend, how = sys.argv[1:5]
+CREATE = "CREATE TABLE IF NOT EXISTS lines (text TEXT NOT NULL)"
+INSERT = "INSERT INTO lines (text) VALUES (?)"
+
+
+async def main():
+    store = CheckpointStore(db)
+    store.save({}, also=lambda connection: connection.execute(CREATE))
+    # "also": rows and checkpoints in one transaction.  "autosave", for comparison: rows
+    # committed on their own, checkpoints saved by follow_many (at least once).
+    own = sqlite3.connect(db, timeout=30) if how == "autosave" else None
+    async with follow_many(
+        [pattern], store=store, autosave=own is not None, start="beginning", rescan_interval=0.5
+    ) as lines:
+        batch = []
+        async for line in lines:
+            batch.append((line.text[:40],))  # the name and the number: enough to check
+            if len(batch) >= 4096 or not lines.has_pending():
+                rows, batch = batch, []
+                if own is None:
+                    await lines.save(also=lambda connection: connection.executemany(INSERT, rows))
+                else:
+                    with own:
+                        own.executemany(INSERT, rows)
+
+
+anyio.run(main, backend=backend)
+"""
+
+#: Rotated files kept per file in the many-file soak: a killed consumer restarting on a
+#: loaded machine must still find the rotated file its checkpoint is in.
+MANY_KEEP = 40
+#: Lines per second per file: five writers, a rotator each and the consumer share the
+#: machine with whatever else runs.
+MANY_RATE = 2_000.0
+#: Generous: the machine may be loaded.
+MANY_DEADLINE = 120.0
+
+
+@dataclass
+class ManyTally:
+    """Per file name: what the consumer committed, against what its writer wrote."""
+
+    files: dict[str, Tally] = field(default_factory=dict)
+    modes: dict[str, str] = field(default_factory=dict)
+    restarts: int = 0
+    #: Rows whose text is not ``<name> <seq> ...`` of a file of the scenario.
+    garbled: int = 0
+    backend: str = ""
+    #: Checkpoint keys left in the store at the end (the removed file's is forgotten
+    #: once the consumer drops it, at its next save).
+    keys: list[str] = field(default_factory=list)
+    stderr: str = ""
+
+    def exact(self) -> bool:
+        return self.garbled == 0 and all(
+            (t.missing, t.duplicates, t.out_of_order) == (0, 0, 0) and t.received == t.written
+            for t in self.files.values()
+        )
+
+    def summary(self) -> str:
+        parts = [f"{self.backend}, {self.restarts} kills"]
+        for name, t in sorted(self.files.items()):
+            parts.append(
+                f"{name} ({self.modes[name]}, {t.rotations} rotations): {t.written:,} written,"
+                f" {t.missing:,} missing, {t.duplicates:,} dup, {t.out_of_order:,} disorder"
+            )
+        if self.garbled:
+            parts.append(f"{self.garbled:,} garbled")
+        return "; ".join(parts)
+
+
+class _Committed:
+    """Rows committed so far per file name, read without disturbing the consumer, and
+    only the rows added since the last look (a long run holds millions).  Rows are never
+    deleted, so a committed row's rowid is above every rowid committed before it."""
+
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self.counts: dict[str, int] = {}
+        self.last_rowid = 0
+
+    def __call__(self) -> dict[str, int]:
+        if not self.db.exists():
+            return dict(self.counts)
+        connection = sqlite3.connect(f"file:{self.db}?mode=ro", uri=True, timeout=30)
+        try:
+            rows = connection.execute(
+                "SELECT substr(text, 1, instr(text, ' ') - 1), count(*), max(rowid)"
+                " FROM lines WHERE rowid > ? GROUP BY 1",
+                (self.last_rowid,),
+            ).fetchall()
+        except sqlite3.OperationalError:  # the table is not made yet
+            rows = []
+        finally:
+            connection.close()
+        for name, count, highest in rows:
+            self.counts[name] = self.counts.get(name, 0) + count
+            self.last_rowid = max(self.last_rowid, highest)
+        return dict(self.counts)
+
+
+def run_many(
+    directory: Path, seconds: float, rate: float, seed: int, *, how: str = "also"
+) -> ManyTally:
+    """Five files under one glob (one per rotation mode, the fifth appearing mid-run and
+    one of the first four removed mid-run), a writer and a rotator each; a consumer
+    process (``follow_many`` + ``save(also=)``) killed with SIGKILL every 0.2-1.2 s and
+    restarted.  Every sequence number of every file must be in the table exactly once,
+    in order per file.  ``how="autosave"``: the consumer commits its rows on its own and
+    lets ``follow_many`` save (at least once: repeats expected), for comparison."""
+    if how not in ("also", "autosave"):
+        raise ValueError("how must be 'also' or 'autosave'")
+    rng = random.Random(seed)
+    logs = directory / "logs"
+    logs.mkdir()
+    db = directory / "state.db"
+    result = ManyTally(backend=rng.choice(("asyncio", "trio")))
+    names = [f"f{i}.log" for i in range(5)]
+    modes = list(MODES)
+    rng.shuffle(modes)
+    result.modes = dict(zip(names, [*modes, rng.choice(MODES)], strict=True))
+    late, removed = names[4], rng.choice(names[:4])
+    command = [sys.executable, "-c", CONSUMER, str(db), str(logs / "*.log"), result.backend, how]
+    stderr_path = directory / "consumer.stderr"
+    committed = _Committed(db)
+    writers: dict[str, Writer] = {}
+    rotators: dict[str, Rotator] = {}
+    written: dict[str, int] = {}
+    rotations: dict[str, int] = {}
+
+    def start() -> subprocess.Popen[bytes]:
+        with open(stderr_path, "ab") as err:
+            return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+
+    def alive(process: subprocess.Popen[bytes]) -> None:
+        if process.poll() is not None:
+            raise RuntimeError(
+                f"the consumer exited by itself ({process.returncode}):"
+                f" {stderr_path.read_text(errors='replace')[-2000:]}"
+            )
+
+    def wait_until(
+        process: subprocess.Popen[bytes],
+        done: Callable[[], bool],
+        what: str,
+        *,
+        last_one: bool = False,
+    ) -> None:
+        """Until ``done()``; past the deadline, an error (the last wait, the catch-up, ends:
+        the count says what is missing)."""
+        deadline = time.monotonic() + MANY_DEADLINE
+        last, quiet_since = committed(), time.monotonic()
+        while not done():
+            alive(process)
+            if time.monotonic() > deadline:
+                if last_one:
+                    return
+                raise RuntimeError(f"seed {seed}: {what} not within {MANY_DEADLINE} s")
+            if how == "autosave":  # it may have lost lines: it has given all once quiet
+                now = committed()
+                if now != last:
+                    last, quiet_since = now, time.monotonic()
+                elif time.monotonic() - quiet_since > QUIET_SECONDS:
+                    return
+            time.sleep(0.05)
+
+    def begin(name: str) -> None:
+        writers[name] = Writer(logs, rate, name)
+
+    def rotate(name: str) -> None:
+        rotators[name] = Rotator(
+            logs, result.modes[name], writers[name].pid, rng, name=name, keep=MANY_KEEP
+        ).__enter__()
+
+    def finish(name: str) -> None:
+        rotator = rotators.pop(name)
+        rotator.__exit__(None, None, None)
+        rotations[name] = rotator.rotations
+        written[name] = writers[name].stop()
+
+    process = start()
+    try:
+        for name in names[:4]:
+            begin(name)
+        # Rotated only once the consumer has a checkpoint of the file: a run killed before
+        # its first save starts afresh, on whatever file the name is then (any would).
+        wait_until(process, lambda: all(committed().get(n) for n in names[:4]), "the first lines")
+        for name in names[:4]:
+            rotate(name)
+        events = [(seconds / 3, "appear"), (2 * seconds / 3, "remove")]
+        began = time.monotonic()
+        stop_at = began + seconds
+        next_kill = time.monotonic() + rng.uniform(0.2, 1.2)
+        while True:
+            now = time.monotonic()
+            if events and now - began >= events[0][0]:
+                _, event = events.pop(0)
+                if event == "appear":
+                    begin(late)
+                    wait_until(process, lambda: bool(committed().get(late)), "the new file")
+                    rotate(late)
+                else:
+                    finish(removed)
+                    # Removed once all of it is committed: lines removed unread are lost
+                    # for any reader that is not running at that moment.
+                    wait_until(
+                        process,
+                        lambda: committed().get(removed, 0) >= written[removed],
+                        "the removed file's lines",
+                    )
+                    (logs / removed).unlink()
+            if now >= stop_at and not events and result.restarts:  # killed at least once
+                break
+            if now >= next_kill:
+                alive(process)
+                process.kill()
+                process.wait()
+                result.restarts += 1
+                process = start()
+                next_kill = time.monotonic() + rng.uniform(0.2, 1.2)
+            time.sleep(0.02)
+        for name in list(rotators):
+            finish(name)
+        wait_until(
+            process,
+            lambda: all(committed().get(n, 0) >= written[n] for n in names),
+            "catching up",
+            last_one=True,
+        )
+        process.kill()  # one more kill -9, at whatever it is doing
+        process.wait()
+    finally:
+        for rotator in rotators.values():
+            rotator.__exit__(None, None, None)
+        for writer in writers.values():
+            writer.__exit__(None, None, None)
+        if process.returncode is None:
+            process.kill()
+            process.wait()
+    connection = sqlite3.connect(db)
+    try:
+        texts = [row[0] for row in connection.execute("SELECT text FROM lines ORDER BY rowid")]
+        result.keys = [
+            os.path.basename(bytes(row[0]).decode("utf-8", "surrogatepass"))
+            for row in connection.execute("SELECT key FROM checkpoints ORDER BY key")
+        ]
+    finally:
+        connection.close()
+    per_file: dict[str, list[int]] = {name: [] for name in names}
+    for text in texts:
+        fields = text.split(" ", 2)
+        if len(fields) >= 2 and fields[0] in per_file and fields[1].isdigit():
+            per_file[fields[0]].append(int(fields[1]))
+        else:
+            result.garbled += 1
+    for name in names:
+        result.files[name] = tally(per_file[name], written[name])
+        result.files[name].rotations = rotations[name]
+    result.stderr = stderr_path.read_text(errors="replace")
     return result

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
@@ -21,7 +22,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from utf8stream import CheckpointError, FileIdentity, FollowCheckpoint
+from utf8stream import CheckpointError, FileIdentity, FollowCheckpoint, ManyFollower, follow_many
 from utf8stream.apps.checkpoints import (
     STORE_APPLICATION_ID,
     STORE_SCHEMA_VERSION,
@@ -429,3 +430,279 @@ def test_a_read_only_directory(tmp_path: Path) -> None:
     assert not new.exists()
     with CheckpointStore(existing) as store:
         assert store.load_all() == {"a": checkpoint(1)}
+
+
+# -- exactly once: the program's rows and the checkpoints in one transaction ----------
+
+
+def rows_of(db: Path) -> list[tuple[str, int]]:
+    connection = sqlite3.connect(db)
+    try:
+        return connection.execute("SELECT name, seq FROM out ORDER BY rowid").fetchall()
+    finally:
+        connection.close()
+
+
+def make_out_table(connection: sqlite3.Connection) -> None:
+    connection.execute("CREATE TABLE IF NOT EXISTS out (name TEXT, seq INTEGER)")
+
+
+def test_also_commits_the_programs_rows_with_the_checkpoints(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with CheckpointStore(db) as store:
+        # With nothing to save, the transaction is still made: the program's setup.
+        store.save({}, also=make_out_table)
+        assert store.load_all() == {}
+
+        def write(connection: sqlite3.Connection) -> None:
+            assert connection.in_transaction
+            connection.executemany("INSERT INTO out VALUES (?, ?)", [("a", 0), ("a", 1)])
+
+        store.save({"a": checkpoint(2)}, also=write)
+    # A second connection sees both, or neither; reopened, the store accepts its file
+    # holding the program's table beside its own.
+    assert rows_of(db) == [("a", 0), ("a", 1)]
+    with CheckpointStore(db) as store:
+        assert store.load_all() == {"a": checkpoint(2)}
+        store.save(
+            {"a": checkpoint(3)}, also=lambda c: c.execute("INSERT INTO out VALUES ('a', 2)")
+        )
+    with CheckpointStore(db) as store:
+        assert store.load_all() == {"a": checkpoint(3)}
+    assert rows_of(db) == [("a", 0), ("a", 1), ("a", 2)]
+
+
+class Refused(Exception):
+    pass
+
+
+def refuse(connection: sqlite3.Connection) -> None:
+    connection.execute("INSERT INTO out VALUES ('refused', 0)")
+    raise Refused
+
+
+def test_a_failure_inside_also_rolls_back_both(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    with CheckpointStore(db) as store:
+        store.save({"a": checkpoint(1), "gone": checkpoint(1)}, also=make_out_table)
+
+        def write_then_fail(connection: sqlite3.Connection) -> None:
+            connection.execute("INSERT INTO out VALUES ('a', 1)")
+            raise Refused("the program changed its mind")
+
+        # The program's own exception comes out unchanged, not as a CheckpointError.
+        with pytest.raises(Refused, match="changed its mind"):
+            store.save({"a": checkpoint(2)}, forget=["gone"], also=write_then_fail)
+        assert store.load_all() == {"a": checkpoint(1), "gone": checkpoint(1)}
+        assert rows_of(db) == []
+
+        # So does an SQLite error of the program's own statement.
+        def bad_sql(connection: sqlite3.Connection) -> None:
+            connection.execute("INSERT INTO out VALUES ('a', 1)")
+            connection.execute("INSERT INTO no_such_table VALUES (1)")
+
+        with pytest.raises(sqlite3.OperationalError, match="no such table: no_such_table"):
+            store.save({"a": checkpoint(2)}, also=bad_sql)
+        assert store.load_all() == {"a": checkpoint(1), "gone": checkpoint(1)}
+        assert rows_of(db) == []
+
+        # A failure of the store's own part after ``also`` ran undoes the program's rows.
+        insane = FollowCheckpoint("/var/log/b.log", FileIdentity(2049, 8, 11, DIGEST), -5)
+        with pytest.raises(CheckpointError):
+            store.save({"b": insane}, also=lambda c: c.execute("INSERT INTO out VALUES ('b', 0)"))
+        assert rows_of(db) == []
+        store.save(
+            {"a": checkpoint(2)}, also=lambda c: c.execute("INSERT INTO out VALUES ('a', 1)")
+        )
+    with CheckpointStore(db) as store:
+        assert store.load_all() == {"a": checkpoint(2), "gone": checkpoint(1)}
+    assert rows_of(db) == [("a", 1)]
+
+
+def test_a_trigger_failing_on_a_checkpoint_row_rolls_back_the_programs_rows(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "s.db"
+    with CheckpointStore(db) as store:
+        store.save({"a": checkpoint(1)}, also=make_out_table)
+    connection = sqlite3.connect(db)
+    connection.execute(
+        "CREATE TRIGGER poison BEFORE INSERT ON checkpoints"
+        " WHEN NEW.key = CAST('poison' AS BLOB) BEGIN SELECT RAISE(ABORT, 'poisoned'); END"
+    )
+    connection.commit()
+    connection.close()
+    with CheckpointStore(db) as store:
+        with pytest.raises(CheckpointError, match="cannot save: poisoned"):
+            store.save(
+                {"a": checkpoint(2), "poison": checkpoint(2)},
+                also=lambda c: c.execute("INSERT INTO out VALUES ('a', 1)"),
+            )
+        assert store.load_all() == {"a": checkpoint(1)}
+    assert rows_of(db) == []
+
+
+@pytest.mark.parametrize("ending", ["COMMIT", "ROLLBACK"])
+def test_also_must_not_end_the_transaction(tmp_path: Path, ending: str) -> None:
+    db = tmp_path / "s.db"
+    with CheckpointStore(db) as store:
+        store.save({"a": checkpoint(1)}, also=make_out_table)
+
+        def rude(connection: sqlite3.Connection) -> None:
+            connection.execute("INSERT INTO out VALUES ('a', 1)")
+            connection.execute(ending)
+
+        with pytest.raises(ValueError, match="ended the transaction"):
+            store.save({"a": checkpoint(2)}, also=rude)
+        # No checkpoint saved for rows that may be committed: at worst they repeat.
+        assert store.load_all() == {"a": checkpoint(1)}
+        store.save({"a": checkpoint(3)})  # still usable
+        assert store.load_all() == {"a": checkpoint(3)}
+    assert rows_of(db) == ([("a", 1)] if ending == "COMMIT" else [])
+
+
+def test_our_store_with_the_programs_tables_is_accepted_a_foreign_one_is_not(
+    tmp_path: Path,
+) -> None:
+    ours = tmp_path / "ours.db"
+    with CheckpointStore(ours) as store:
+        store.save({"a": checkpoint(1)})
+    connection = sqlite3.connect(ours)
+    connection.execute("CREATE TABLE out (name TEXT, seq INTEGER)")
+    connection.execute("CREATE INDEX out_seq ON out (seq)")
+    connection.execute("INSERT INTO out VALUES ('a', 0)")
+    connection.commit()
+    connection.close()
+    with CheckpointStore(ours) as store:
+        assert store.load_all() == {"a": checkpoint(1)}
+    # Tables made first, by the program, and not marked as ours: another program's.
+    theirs = tmp_path / "theirs.db"
+    connection = sqlite3.connect(theirs)
+    make_out_table(connection)
+    connection.commit()
+    connection.close()
+    assert "another program's SQLite database" in error_of(theirs)
+
+
+async def take_lines(lines: ManyFollower, n: int) -> list[tuple[str, str]]:
+    out: list[tuple[str, str]] = []
+    with anyio.fail_after(20):
+        while len(out) < n:
+            line = await lines.__anext__()
+            out.append((os.path.basename(line.path), line.text))
+    return out
+
+
+async def no_line(lines: ManyFollower) -> None:
+    with anyio.move_on_after(0.3):
+        line = await lines.__anext__()
+        pytest.fail(f"unexpected line {line!r}")
+
+
+def inserting(rows: list[tuple[str, str]]) -> Callable[[sqlite3.Connection], object]:
+    def write(connection: sqlite3.Connection) -> None:
+        make_out_table(connection)
+        connection.executemany("INSERT INTO out VALUES (?, ?)", rows)
+
+    return write
+
+
+@pytest.mark.anyio
+async def test_follow_many_saves_the_programs_rows_with_exactly_their_checkpoints(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.log").write_bytes(b"a0\na1\na2\n")
+    (tmp_path / "b.log").write_bytes(b"b0\nb1\n")
+    db = tmp_path / "s.db"
+    every = sorted(
+        [("a.log", "a0"), ("a.log", "a1"), ("a.log", "a2"), ("b.log", "b0"), ("b.log", "b1")]
+    )
+    options = {"store": db, "autosave": False, "start": "beginning", "poll_interval": 0.05}
+    async with follow_many([tmp_path / "*.log"], **options) as lines:
+        first = await take_lines(lines, 3)
+        await lines.save(also=inserting(first))
+        rest = await take_lines(lines, 2)
+        assert sorted(first + rest) == every
+        with pytest.raises(Refused):
+            await lines.save(also=refuse)
+        # Left without saving (autosave=False): as if killed here.
+    assert sorted(rows_of(db)) == sorted(first)
+    async with follow_many([tmp_path / "*.log"], **options) as lines:
+        again = await take_lines(lines, 2)
+        assert sorted(again) == sorted(rest)  # exactly the lines not committed
+        await no_line(lines)
+        with pytest.raises(Refused):
+            await lines.save(also=refuse)
+        # The failed save recorded nothing as saved: this one writes the checkpoints.
+        await lines.save(also=inserting(again))
+    assert sorted(rows_of(db)) == every
+    async with follow_many([tmp_path / "*.log"], **options) as lines:
+        await no_line(lines)
+
+
+@pytest.mark.anyio
+async def test_follow_many_save_also_needs_a_store(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_bytes(b"a0\n")
+    async with follow_many([tmp_path / "*.log"], start="beginning", autosave=False) as lines:
+        await take_lines(lines, 1)
+        with pytest.raises(ValueError, match="needs a checkpoint store"):
+            await lines.save(also=make_out_table)
+
+
+def test_the_open_time_check_covers_the_stores_table_not_the_programs(tmp_path: Path) -> None:
+    # A program loading its lines into the store's database may make it gigabytes large:
+    # the check made at every open reads the store's own table only.
+    db = tmp_path / "s.db"
+    with CheckpointStore(db) as store:
+        store.save({"a": checkpoint(1)})
+        rows = [(f"line {i:06d} " + "x" * 60,) for i in range(3000)]
+        store.save(
+            {},
+            also=lambda c: (
+                c.execute("CREATE TABLE out (text TEXT)"),
+                c.executemany("INSERT INTO out VALUES (?)", rows),
+            ),
+        )
+    connection = sqlite3.connect(db)
+    connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    root = "SELECT rootpage FROM sqlite_master WHERE name = 'out'"
+    (out_root,) = connection.execute(root).fetchone()
+    connection.close()
+    data = bytearray(db.read_bytes())
+    page = 4096
+    assert len(data) > (out_root + 20) * page
+    # A leaf page of the program's table, well past its root: damaged.
+    target = (out_root + 10 - 1) * page
+    data[target + 7] = 200
+    db.write_bytes(bytes(data))
+    with CheckpointStore(db) as store:
+        assert store.load_all() == {"a": checkpoint(1)}
+    connection = sqlite3.connect(db)
+    try:
+        problems = connection.execute("PRAGMA quick_check").fetchall()
+    finally:
+        connection.close()
+    assert problems != [("ok",)]  # the damage is there; SQLite reports it on that table
+
+
+@pytest.mark.parametrize("call", ["load", "load_all", "save", "forget", "close"])
+def test_also_calling_its_store_is_refused_not_a_deadlock(tmp_path: Path, call: str) -> None:
+    db = tmp_path / "s.db"
+    with CheckpointStore(db) as store:
+        store.save({"a": checkpoint(1)}, also=make_out_table)
+        calls = {
+            "load": lambda: store.load("a"),
+            "load_all": store.load_all,
+            "save": lambda: store.save({"a": checkpoint(5)}),
+            "forget": lambda: store.forget("a"),
+            "close": store.close,
+        }
+
+        def reentrant(connection: sqlite3.Connection) -> None:
+            connection.execute("INSERT INTO out VALUES ('a', 1)")
+            calls[call]()
+
+        with pytest.raises(RuntimeError, match="must not call the store"):
+            store.save({"a": checkpoint(2)}, also=reentrant)
+        assert store.load_all() == {"a": checkpoint(1)}  # rolled back, and usable
+    assert rows_of(db) == []

@@ -158,3 +158,47 @@ async def test_a_rotation_being_compressed_is_read_from_its_plain_twin(
             rest = [line.text async for line in followed]
     expected = b"".join(lines(tag, 50) for tag in "abcd").decode()
     assert got + rest == expected.splitlines()
+
+
+async def test_a_copy_replaced_by_the_next_rotation_between_found_and_opened(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compressed copy holding the checkpoint's file is found, then the next rotation
+    shifts it to ``app.log.3.gz`` and starts compressing into ``app.log.2.gz`` (still
+    empty) before it is opened: the follower looks again (the many-file soak saw a
+    restarted follower die there of "app.log.2.gz: not a compressed file")."""
+    from utf8stream.apps.follow import Follower
+
+    log = tmp_path / "app.log"
+    log.write_bytes(lines("a", 50))
+    got: list[str] = []
+    async with follow(str(log), start="beginning") as followed:
+        async for line in followed:
+            got.append(line.text)
+            if len(got) == 20:
+                break
+        checkpoint: FollowCheckpoint = followed.checkpoint()
+    rotate(tmp_path, lines("b", 50))
+    rotate(tmp_path, lines("c", 50))  # a: app.log.2.gz, b: app.log.1
+    real_find = Follower._find_copy_of
+    calls: list[str] = []
+
+    async def find_then_rotate(self: Follower, *args: object) -> object:
+        found = await real_find(self, *args)  # type: ignore[arg-type]
+        calls.append("" if found is None else Path(found.path).name)
+        if len(calls) == 1:
+            # The next rotation, caught while compressing b.
+            (tmp_path / "app.log.2.gz").rename(tmp_path / "app.log.3.gz")
+            (tmp_path / "app.log.1").rename(tmp_path / "app.log.2")
+            log.rename(tmp_path / "app.log.1")
+            log.write_bytes(lines("d", 50))
+            (tmp_path / "app.log.2.gz").write_bytes(b"")
+        return found
+
+    monkeypatch.setattr(Follower, "_find_copy_of", find_then_rotate)
+    async with follow(str(log), checkpoint=checkpoint, until_eof=True) as followed:
+        with anyio.fail_after(10):
+            rest = [line.text async for line in followed]
+    assert calls[:2] == ["app.log.2.gz", "app.log.3.gz"]
+    expected = b"".join(lines(tag, 50) for tag in "abcd").decode()
+    assert got + rest == expected.splitlines()

@@ -17,9 +17,22 @@ read back goes through ``FollowCheckpoint.from_json``, the same strict parser as
 
 The file is marked as ours with ``PRAGMA application_id`` and versioned with ``PRAGMA
 user_version``; a file that is not SQLite, another program's database, a store written by
-a newer version or a damaged one (``PRAGMA quick_check``) is refused with one
-``CheckpointError`` naming the file, and a foreign file is never modified (the identity is
-checked before the journal mode is switched).
+a newer version or a damaged one (``PRAGMA quick_check`` of the store's table: not of the
+program's tables beside it, which may be large) is refused with one ``CheckpointError``
+naming the file, and a foreign file is never modified (the identity is checked before the
+journal mode is switched).
+
+Exactly once: a checkpoint saved in a transaction of its own can only be *at least once*
+for a program that writes the lines somewhere: a kill between "the lines are written out"
+and "the checkpoint is saved" repeats them.  The one way to close that window (Kafka
+Connect's exactly-once sinks store the offsets with the data, in the sink's transaction)
+is to commit the output and the positions together: ``save(checkpoints, also=write)``
+calls ``write(connection)`` inside the save's transaction, so a program that loads the
+lines into a table of the store's own database commits its rows and the checkpoints of
+exactly those lines at once, or neither.  The store's file may therefore hold the
+program's tables beside ``checkpoints`` (create them after the store has made the file,
+e.g. in the first ``also``); a file that already held tables and is not marked as ours
+is still another program's database, refused and never touched.
 
 Durability: WAL journal with ``synchronous=FULL``, so a commit is on disk when ``save``
 returns.  ``NORMAL`` would survive ``kill -9`` just as well (the WAL is in the page cache,
@@ -43,7 +56,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -105,6 +118,9 @@ class CheckpointStore:
         self.path = os.fspath(path)
         self._durable = durable
         self._lock = threading.Lock()
+        #: The thread running a save's ``also`` callable, which must not call the store
+        #: (its lock is held: it would wait for itself forever).
+        self._also_thread: int | None = None
         # An absolute name: ":memory:" and "file:..." are special to SQLite.
         self._file = Path(os.path.abspath(self.path))
         if self._file.exists() and not self._file.is_file():
@@ -131,7 +147,10 @@ class CheckpointStore:
             self._adopt(connection)
             connection.execute("PRAGMA journal_mode=WAL")
             connection.execute(f"PRAGMA synchronous={'FULL' if self._durable else 'NORMAL'}")
-            problems = [row[0] for row in connection.execute("PRAGMA quick_check")]
+            # Our table only: the program's tables beside it may be large (a check of the
+            # whole file reads all of it at every start) and their health is its business.
+            check = "PRAGMA quick_check(checkpoints)"
+            problems = [row[0] for row in connection.execute(check)]
         except sqlite3.Error as exc:
             raise self._failure("cannot open the checkpoint store", exc) from None
         if problems != ["ok"]:
@@ -197,6 +216,14 @@ class CheckpointStore:
             return "permission denied"
         return None
 
+    def _locked(self) -> threading.Lock:
+        """The lock, refused to the ``also`` callable of a save in progress."""
+        if self._also_thread == threading.get_ident():
+            raise RuntimeError(
+                "the also= callable of CheckpointStore.save must not call the store"
+            )
+        return self._lock
+
     def _live(self) -> sqlite3.Connection:
         if self._connection is None:
             raise ValueError("the checkpoint store is closed")
@@ -213,7 +240,7 @@ class CheckpointStore:
     def load(self, key: str) -> FollowCheckpoint | None:
         """The checkpoint saved under ``key``, or None if there is none."""
         wanted = _key_bytes(key)
-        with self._lock:
+        with self._locked():
             try:
                 row = self._live().execute(_SELECT_ONE, (CHECKPOINT_MAX_BYTES + 1, wanted))
                 found = row.fetchone()
@@ -223,7 +250,7 @@ class CheckpointStore:
 
     def load_all(self) -> dict[str, FollowCheckpoint]:
         """Every checkpoint, by key, as one consistent snapshot (the last committed save)."""
-        with self._lock:
+        with self._locked():
             try:
                 limits = (KEY_MAX_BYTES + 1, CHECKPOINT_MAX_BYTES + 1)
                 rows = self._live().execute(_SELECT_ALL, limits).fetchall()
@@ -241,12 +268,27 @@ class CheckpointStore:
         return checkpoints
 
     def save(
-        self, checkpoints: Mapping[str, FollowCheckpoint], *, forget: Iterable[str] = ()
+        self,
+        checkpoints: Mapping[str, FollowCheckpoint],
+        *,
+        forget: Iterable[str] = (),
+        also: Callable[[sqlite3.Connection], object] | None = None,
     ) -> None:
         """Save ``checkpoints`` and drop the keys in ``forget``, all in one transaction.
 
         When this returns, the whole batch is on disk; if it raises, none of it is (the
         store keeps the previous state).  A key may not be both saved and forgotten.
+
+        ``also``: called with the store's ``sqlite3.Connection`` inside that transaction
+        (``BEGIN IMMEDIATE``, before the checkpoints are written), so that what it writes
+        to tables of its own in the same database is committed with the checkpoints or
+        not at all: output and positions together, *exactly once* across ``kill -9``.
+        It must neither commit nor roll back (``ValueError`` if the transaction is gone
+        when it returns: then no checkpoint is written).  An exception it raises rolls
+        back everything and comes out of ``save`` unchanged.  It runs in the caller's
+        thread, with the store's lock held: calling the store from it raises
+        ``RuntimeError``.  With ``also`` the transaction is made even when there is no
+        checkpoint to write.
         """
         if isinstance(forget, str):
             raise TypeError("forget takes a collection of keys, not one key")
@@ -258,13 +300,29 @@ class CheckpointStore:
         gone = {_key_bytes(key) for key in forget}
         if gone.intersection(row[0] for row in rows):
             raise ValueError("a key cannot be both saved and forgotten in one batch")
-        if not rows and not gone:
+        if not rows and not gone and also is None:
             return
-        with self._lock:
+        with self._locked():
             connection = self._live()
+            theirs: BaseException | None = None  # raised by (or about) ``also``: unchanged
             try:
                 connection.execute("BEGIN IMMEDIATE")
                 try:
+                    if also is not None:
+                        self._also_thread = threading.get_ident()
+                        try:
+                            also(connection)
+                        except BaseException as exc:
+                            theirs = exc
+                            raise
+                        finally:
+                            self._also_thread = None
+                        if not connection.in_transaction:
+                            theirs = ValueError(
+                                "CheckpointStore.save: the also= callable ended the transaction"
+                                " (it must neither commit nor roll back); no checkpoint saved"
+                            )
+                            raise theirs
                     connection.executemany(_DELETE, [(key,) for key in gone])
                     connection.executemany(_UPSERT, rows)
                     connection.execute("COMMIT")
@@ -273,6 +331,8 @@ class CheckpointStore:
                         connection.execute("ROLLBACK")
                     raise
             except sqlite3.Error as exc:
+                if exc is theirs:
+                    raise
                 raise self._failure("cannot save", exc) from None
 
     def forget(self, key: str) -> None:
@@ -281,7 +341,7 @@ class CheckpointStore:
 
     def close(self) -> None:
         """Close the store (idempotent); everything saved is already on disk."""
-        with self._lock:
+        with self._locked():
             if self._connection is not None:
                 self._connection.close()
                 self._connection = None

@@ -1504,8 +1504,10 @@ class Follower:
                 return None
             try:
                 chunks = await anyio.to_thread.run_sync(_open_copy, copy, offset)
-            except (CompressedFileError, OSError):
-                chunks = None  # gone or changed since it was checked: look again
+            except (ValueError, OSError):  # CompressedFileError is a ValueError
+                # Gone or changed since it was checked (its name may name the next
+                # rotation's file, not compressed yet): look again.
+                chunks = None
             if chunks is not None:
                 return copy, chunks
         return None

@@ -30,7 +30,10 @@ block (``save()`` makes one at any time).  Lines are therefore handed out *at le
 once*: after ``kill -9`` only the lines handed out since the last save come again, none
 is lost.  A program that saves right after it has committed what it did with the lines
 (``autosave=False``, ``save(checkpoints)`` with the checkpoints of what it wrote out, as
-``utf8stream tail`` does) repeats only what it wrote after that save.
+``utf8stream tail`` does) repeats only what it wrote after that save.  A program that
+writes the lines into a table of the store's database passes that write as ``save(...,
+also=write)``: rows and checkpoints are one transaction, and every line is written
+*exactly once* (the soak of tests/test_soak_many.py kills such a program with SIGKILL).
 """
 
 from __future__ import annotations
@@ -39,6 +42,7 @@ import contextlib
 import glob
 import math
 import os
+import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from fnmatch import fnmatchcase
@@ -316,13 +320,26 @@ class ManyFollower:
         this turns false)."""
         return bool(self._active) and self._active[0].has_pending()
 
-    async def save(self, checkpoints: Mapping[str, FollowCheckpoint] | None = None) -> None:
+    async def save(
+        self,
+        checkpoints: Mapping[str, FollowCheckpoint] | None = None,
+        *,
+        also: Callable[[sqlite3.Connection], object] | None = None,
+    ) -> None:
         """Save every file's checkpoint that moved, in one transaction, and forget the
         files dropped since the last save.
 
         ``checkpoints``: what to save instead of ``checkpoints()`` now, e.g. as they were
         when the lines were last written out (with ``autosave=False``).
+
+        ``also``: ``CheckpointStore.save``'s: called (in a worker thread) with the
+        store's connection inside the same transaction, to write the lines these
+        checkpoints cover into the program's own tables of that database: then every
+        line is written exactly once, whatever instant a ``kill -9`` hits.  Use it with
+        ``autosave=False`` (an automatic save would record lines not yet written).
         """
+        if also is not None and self._store is None:
+            raise ValueError("save(also=...) needs a checkpoint store (store=)")
         self._unsaved = 0
         self._last_save = anyio.current_time()
         if self._store is None:
@@ -334,17 +351,22 @@ class ManyFollower:
             for key, cp in current.items()
             if self._saved.get(key) != cp and key not in forget
         }
-        if not batch and not forget:
+        if not batch and not forget and also is None:
             return
-        await anyio.to_thread.run_sync(lambda: self._store_save(batch, forget))
+        await anyio.to_thread.run_sync(lambda: self._store_save(batch, forget, also))
         self._saved.update(batch)
         for key in forget:
             self._saved.pop(key, None)
         self._forget -= forget
 
-    def _store_save(self, batch: dict[str, FollowCheckpoint], forget: set[str]) -> None:
+    def _store_save(
+        self,
+        batch: dict[str, FollowCheckpoint],
+        forget: set[str],
+        also: Callable[[sqlite3.Connection], object] | None,
+    ) -> None:
         assert self._store is not None
-        self._store.save(batch, forget=forget)
+        self._store.save(batch, forget=forget, also=also)
 
     async def aclose(self) -> None:
         """Save (with a store), close every file and the watcher; iteration ends."""
@@ -539,6 +561,7 @@ def follow_many(
     for, or waited for), and at the end; ``save()`` forces one.  ``autosave=False``: only
     ``save()`` saves (a program that writes the lines out in batches saves what it wrote).  After a
     ``kill -9`` the lines handed out since the last save come again; none is lost.
+    ``save(also=write)`` writes the program's rows in the save's transaction: exactly once.
     """
     if isinstance(patterns, (str, os.PathLike)):
         patterns = [patterns]
