@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import gzip
+import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ import anyio
 import pytest
 
 from utf8stream import FollowCheckpoint, follow
+from utf8stream.apps._identity import head_fingerprint
 
 pytestmark = [pytest.mark.anyio]
 
@@ -202,3 +204,31 @@ async def test_a_copy_replaced_by_the_next_rotation_between_found_and_opened(
     assert calls[:2] == ["app.log.2.gz", "app.log.3.gz"]
     expected = b"".join(lines(tag, 50) for tag in "abcd").decode()
     assert got + rest == expected.splitlines()
+
+
+def test_a_name_that_stops_being_compressed_while_looked_at_is_passed_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same race where copies are looked for (``_find_copy``) and where a compressed
+    rotation's place among the others is worked out (``_reference_key``): a name first
+    seen compressed names a file that is not (the next rotation's, not compressed yet)
+    when it is read.  It is passed over, with no problem told, instead of a ValueError
+    ending the follower."""
+    from utf8stream.apps import follow as follow_module
+    from utf8stream.apps.follow import FileIdentity, _find_copy
+
+    log = tmp_path / "app.log"
+    log.write_bytes(lines("a", 5))
+    racing = tmp_path / "app.log.2.gz"
+    racing.write_bytes(lines("x", 5))  # the next rotation's file, not compressed yet
+    real = follow_module.compression_of
+
+    def seen_compressed(path: str | os.PathLike[str]) -> str | None:
+        # As it was when its first bytes were looked at: a gzip file.
+        return "gzip" if Path(path) == racing else real(path)
+
+    monkeypatch.setattr(follow_module, "compression_of", seen_compressed)
+    identity = FileIdentity(1, 2, *head_fingerprint(lines("a", 5)))
+    problems: list[str] = []
+    assert _find_copy(log, identity, 0, problems) is None
+    assert problems == []

@@ -629,7 +629,9 @@ def _find_copy(
                 )
         except CompressedFileError as exc:
             problems.append(f"cannot read the rotated {exc}")
-        except OSError:
+        except (ValueError, OSError):
+            # Gone, or not compressed any more since its first bytes were looked at (its
+            # name now names the next rotation's file, not compressed yet): not this one.
             continue
     return None
 
@@ -1879,7 +1881,7 @@ class Follower:
                     candidate, f.identity.head_length, f.identity.head_sha256
                 ):
                     keys.append(key)
-            except (CompressedFileError, OSError):
+            except (ValueError, OSError):  # CompressedFileError too; or changed meanwhile
                 continue
         return min(keys) if keys else None
 
