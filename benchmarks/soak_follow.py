@@ -38,6 +38,7 @@ from _soak import (
     RATE,
     ManyTally,
     Tally,
+    rotator_tool,
     run_cli,
     run_follow,
     run_gnu_tail,
@@ -95,7 +96,7 @@ AUTOSAVE = "autosave, rows committed apart"
 
 
 def main_many(seconds: float, rate: float, seed: int) -> None:
-    print(f"seed {seed}, {seconds:g} s, {rate:,.0f} lines/s per file")
+    print(f"seed {seed}, {seconds:g} s, {rate:,.0f} lines/s per file, rotated by {rotator_tool()}")
     for how, label in (("also", "`save(also=)`"), ("autosave", AUTOSAVE)):
         with tempfile.TemporaryDirectory() as tmp:
             result = run_many(Path(tmp), seconds, rate, seed, how=how)
@@ -121,7 +122,10 @@ def main() -> None:
     modes = args.modes.split(",")
     if shutil.which("tail") is None:
         del FOLLOWERS["GNU `tail -F`"]
-    print(f"seed {args.seed}, {args.seconds:g} s per cell, {args.rate:,.0f} lines/s")
+    print(
+        f"seed {args.seed}, {args.seconds:g} s per cell, {args.rate:,.0f} lines/s,"
+        f" rotated by {rotator_tool()}"
+    )
     print("| mode | " + " | ".join(FOLLOWERS) + " |")
     print("|---" * (len(FOLLOWERS) + 1) + "|")
     for mode in modes:

@@ -1,7 +1,11 @@
 """The soak scenario shared by tests/test_soak.py and benchmarks/soak_follow.py.
 
 A writer process appends sequence-numbered lines (``app.log <seq> <padding>``) at a steady
-rate; a rotator thread rotates the log the ways logrotate does (logrotate is not needed):
+rate; a rotator thread rotates the log the ways logrotate does.  Where ``logrotate`` is
+installed it does the rotating itself (``logrotate -f`` on a configuration written for the
+mode, ``postrotate`` sending the writer SIGHUP); elsewhere, or with
+``UTF8STREAM_SOAK_ROTATOR=script``, the rotator does the same renames, copies, truncations
+and compressions:
 
 - ``create``: rename ``app.log`` to ``app.log.1`` (older ones shifted), create a new
   ``app.log``, then SIGHUP the writer, which reopens the path (``postrotate``): until it
@@ -52,6 +56,25 @@ LOG_NAME = "app.log"
 KEEP = 10
 #: How long a follower may take to catch up with the writer once it stopped.
 CATCH_UP_SECONDS = 20.0
+#: logrotate's options for each mode (``rotate``, ``missingok`` and the ``postrotate``
+#: signal are added to each).  copytruncate's rotator holds the writer's lock while
+#: logrotate copies and truncates, as the scripted one does (see the module docstring).
+LOGROTATE_OPTIONS = {
+    "create": ["create 0644", "nocompress"],
+    "copytruncate": ["copytruncate", "nocompress"],
+    "compress": ["create 0644", "compress", "delaycompress"],
+    # Its names must differ from one rotation to the next: seconds since the epoch, and
+    # rotations at least a second apart in this mode (``min_interval``).
+    "dateext": ["create 0644", "nocompress", "dateext", "dateformat -%Y%m%d-%s"],
+}
+
+
+def rotator_tool() -> str:
+    """``logrotate`` where it is installed (and not turned off), else ``script``."""
+    if os.environ.get("UTF8STREAM_SOAK_ROTATOR") == "script":
+        return "script"
+    return "logrotate" if shutil.which("logrotate") else "script"
+
 
 WRITER = r"""
 import fcntl, os, signal, sys, time
@@ -166,8 +189,20 @@ class Rotator:
         self.rng = rng
         self.rotations = 0
         self.error: BaseException | None = None
+        self.tool = rotator_tool()
+        #: The least time between two rotations: logrotate's dated names have seconds.
+        self.min_interval = 1.05 if self.tool == "logrotate" and mode == "dateext" else 0.3
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        if self.tool == "logrotate":
+            self._config = directory / f".{name}.logrotate.conf"
+            self._state = directory / f".{name}.logrotate.state"
+            options = [f"rotate {keep}", "missingok", *LOGROTATE_OPTIONS[mode]]
+            if mode != "copytruncate":
+                options += ["postrotate", f"    kill -HUP {writer_pid}", "endscript"]
+            body = "\n".join(f"    {option}" for option in options)
+            self._config.write_text(f"{self.log} {{\n{body}\n}}\n")
+            self._config.chmod(0o644)
 
     def __enter__(self) -> Rotator:
         self._thread.start()
@@ -181,7 +216,7 @@ class Rotator:
 
     def _run(self) -> None:
         try:
-            while not self._stop.wait(self.rng.uniform(0.3, 0.9)):
+            while not self._stop.wait(self.rng.uniform(self.min_interval, 0.9)):
                 self.rotate()
                 self.rotations += 1
         except BaseException as exc:  # reported by __exit__, in the test's thread
@@ -201,8 +236,27 @@ class Rotator:
         os.close(os.open(self.log, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644))
         os.kill(self.writer_pid, signal.SIGHUP)
 
+    def _logrotate(self) -> None:
+        command = ["logrotate", "-f", "-s", str(self._state), str(self._config)]
+        if self.mode == "copytruncate":
+            # logrotate takes no lock: the writer's appends between its copy and its
+            # truncation would be lost for any reader.  Holding the writer's lock keeps
+            # them out of that window, so every line lost is the follower's.
+            fd = os.open(self.log, os.O_RDWR)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX)
+                done = subprocess.run(command, capture_output=True, text=True, check=False)
+            finally:
+                os.close(fd)
+        else:
+            done = subprocess.run(command, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"logrotate failed ({done.returncode}): {done.stderr.strip()}")
+
     def rotate(self) -> None:
-        if self.mode == "create":
+        if self.tool == "logrotate":
+            self._logrotate()
+        elif self.mode == "create":
             self._shift("", 1)
             self.log.rename(self._numbered(1))
             self._recreate()
