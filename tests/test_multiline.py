@@ -179,6 +179,36 @@ def test_the_caller_flushes_an_event_after_its_own_timeout() -> None:
 
 
 @pytest.mark.parametrize(
+    "joiner",
+    [
+        MultilineJoiner(start=r"^\d", max_event_bytes=9),
+        MultilineJoiner(continuation=re.compile(r"^ "), max_event_bytes=9),
+    ],
+    ids=["start", "continuation"],
+)
+def test_an_empty_copy_has_the_rules_and_limit_but_not_the_event(
+    joiner: MultilineJoiner,
+) -> None:
+    text = "1 a\n  b\n  c\n2 d\n"
+    original = run(joiner.empty_copy(), lines_of(text))
+    assert [(e.text, e.offset, e.cut) for e in original] == [
+        ("1 a\n  b", 0, True),  # cut: 4 + 4 + 4 bytes > 9
+        ("  c", 8, False),
+        ("2 d", 12, False),
+    ]
+    joiner.feed(lines_of("1 held\n"), now=1.0)
+    copy = joiner.empty_copy(offset=100)
+    assert (copy.pending_since, copy.safe_offset(), copy.flush()) == (None, 100, None)
+    assert (copy.start, copy.continuation, copy.max_event_bytes) == (
+        joiner.start,
+        joiner.continuation,
+        9,
+    )
+    assert run(copy, lines_of(text)) == original
+    assert joiner.safe_offset() == 0  # the original still holds its event
+
+
+@pytest.mark.parametrize(
     ("arguments", "message"),
     [
         ({}, "exactly one of start and continuation"),

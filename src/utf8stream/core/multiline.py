@@ -130,11 +130,16 @@ class MultilineJoiner:
                 f"max_event_bytes must be a positive integer, not {max_event_bytes!r}"
             )
         self._starts_event: Callable[[str], bool]
+        #: The patterns given (compiled), for ``empty_copy``.
+        self.start: re.Pattern[str] | None = None
+        self.continuation: re.Pattern[str] | None = None
         if start is not None and continuation is None:
-            starts = _compiled(start, "start").search
+            self.start = _compiled(start, "start")
+            starts = self.start.search
             self._starts_event = lambda text: starts(text) is not None
         elif continuation is not None and start is None:
-            continues = _compiled(continuation, "continuation").search
+            self.continuation = _compiled(continuation, "continuation")
+            continues = self.continuation.search
             self._starts_event = lambda text: continues(text) is None
         else:
             raise ValueError("give exactly one of start and continuation")
@@ -156,6 +161,19 @@ class MultilineJoiner:
             names = ", ".join(MULTILINE_PRESETS)
             raise ValueError(f"unknown multi-line preset {name!r} (known: {names})") from None
         return cls(continuation=pattern, max_event_bytes=max_event_bytes, offset=offset)
+
+    def empty_copy(self, *, offset: int = 0) -> MultilineJoiner:
+        """A joiner with this one's pattern and ``max_event_bytes``, holding nothing.
+
+        One joiner holds one file's incomplete event: ``follow_many()`` gives each file
+        an empty copy of the joiner it was given.
+        """
+        return MultilineJoiner(
+            start=self.start,
+            continuation=self.continuation,
+            max_event_bytes=self.max_event_bytes,
+            offset=offset,
+        )
 
     def feed(self, lines: Iterable[tuple[str, int, int]], now: float) -> list[MultilineEvent]:
         """The events these lines complete; the rest is held.  ``now`` is the caller's clock."""
