@@ -97,12 +97,13 @@ def test_a_json_checkpoint_is_not_taken_for_a_store(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize("files", [["*.log"], ["a.log", "b.log"]], ids=["pattern", "files"])
 def test_multiline_events_per_file_with_headers_and_a_store_across_kill_9(
-    tmp_path: Path,
+    tmp_path: Path, files: list[str]
 ) -> None:
     (tmp_path / "a.log").write_bytes(b"1 a\n  a, 1\n2 a\n")
     (tmp_path / "b.log").write_bytes(b"1 b\n  b, 1\n")
-    argv = ("-F", "-n", "+1", "*.log", "--multiline-start", r"^\d", "--checkpoint", "state.db")
+    argv = ("-F", "-n", "+1", *files, "--multiline-start", r"^\d", "--checkpoint", "state.db")
     follow = Follow(tmp_path, *argv, "--multiline-timeout", "3600")
     try:
         # a.log's first event is complete ("2 a" began the next); b.log's is not.

@@ -208,6 +208,28 @@ async def test_a_clean_stop_mid_event_leaves_it_for_the_next_run(tmp_path: Path)
         ]
 
 
+async def test_an_event_never_spans_a_rotation(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"")
+    async with follow_many(
+        [tmp_path / "*.log"],
+        start="beginning",
+        poll_interval=0.02,
+        rotate_grace=0.1,
+        multiline="indented",
+        multiline_timeout=3600,
+    ) as lines:
+        append(path, b"record one\n  continued\n")
+        await nothing_more(lines, 0.2)  # read, held
+        os.rename(path, tmp_path / "app.log.1")
+        path.write_bytes(b"  indented, but in the new file\nrecord two\n")
+        got = seen(await take(lines, 2))
+    assert got == [
+        ("app.log", "record one\n  continued", 0),
+        ("app.log", "  indented, but in the new file", 0),
+    ]
+
+
 async def test_a_dropped_file_hands_out_its_last_event_before_the_timeout(
     tmp_path: Path,
 ) -> None:
