@@ -89,6 +89,39 @@ async def test_the_last_event_comes_after_the_timeout(tmp_path: Path) -> None:
         assert lines.checkpoint().offset == LOG.index(b"2026-01-01 third")
 
 
+async def test_lines_waiting_unread_in_the_file_join_a_due_event(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"record\n")
+    async with follow(
+        path, start="beginning", poll_interval=0.01, multiline="indented", multiline_timeout=0.3
+    ) as lines:
+        with anyio.move_on_after(0.1):  # "record" is read and held
+            await lines.__anext__()
+            pytest.fail("an event came out before its timeout")
+        append(path, b"  continued in time\n")
+        await anyio.sleep(0.6)  # the consumer is busy elsewhere past the timeout
+        assert [line.text for line in await take(lines, 1)] == ["record\n  continued in time"]
+        assert lines.checkpoint().offset == path.stat().st_size
+
+
+async def test_the_timeout_ends_a_wait_in_a_rotated_file_s_grace(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"")
+    async with follow(
+        path,
+        start="beginning",
+        poll_interval=0.01,
+        rotate_grace=3600,
+        multiline="indented",
+        multiline_timeout=0.3,
+    ) as lines:
+        with anyio.move_on_after(0.1):
+            await lines.__anext__()
+        append(path, b"record\n  continued\n")
+        os.rename(path, tmp_path / "app.log.1")  # drained for an hour: its writer may go on
+        assert [line.text for line in await take(lines, 1)] == ["record\n  continued"]
+
+
 async def test_a_restart_in_the_middle_of_an_event_gives_it_whole(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     cut = LOG.index(b'  File "app.py"')

@@ -55,7 +55,6 @@ import errno
 import functools
 import hashlib
 import json
-import math
 import os
 import re
 import stat
@@ -2081,6 +2080,10 @@ class Follower:
             )
 
 
+class _EventDue(Exception):
+    """The held event's timeout has passed and the file has nothing more: hand it out."""
+
+
 class _MultilineFollower(Follower):
     """A follower whose ``Line`` records are multi-line events (``follow(multiline=)``).
 
@@ -2090,6 +2093,12 @@ class _MultilineFollower(Follower):
     the event held.  Each event keeps the checkpoint taken just before its first line:
     the checkpoint is that of the first event not handed out (queued or held), else the
     plain one.
+
+    The timeout is kept where the follower waits for its file (``_wait_for_change``,
+    the only wait once a file is open, so whenever an event is held): the wait ends when
+    the held event is due, and once due, the next wait raises ``_EventDue`` instead, so
+    the file is always looked at first.  Lines that reached the file in time join the
+    event even when the consumer came back late; only a file with nothing more ends it.
     """
 
     def __init__(self, joiner: MultilineJoiner, timeout: float, *args: Any, **kwargs: Any) -> None:
@@ -2113,21 +2122,25 @@ class _MultilineFollower(Follower):
         return events.popleft()[0]
 
     async def _join_more(self) -> None:
-        """Take one more line (or time out, or end) and queue the events it completes."""
-        left = math.inf
-        since = self._joiner.pending_since
-        if since is not None and not Follower.has_pending(self):
-            left = self._multiline_timeout - (anyio.current_time() - since)
-            if left <= 0:
-                self._flush()
-                return
+        """Take one more line (or the held event, due, or the end) and queue the events
+        it completes."""
         try:
-            with anyio.move_on_after(left):  # cancelling a step loses nothing
-                await self._join_line()
+            await self._join_line()
+        except _EventDue:
+            self._flush()
         except StopAsyncIteration:
             self._flush()
             if not self._events:
                 raise
+
+    async def _wait_for_change(self, f: _Open, timeout: float | None = None) -> None:
+        since = self._joiner.pending_since
+        if since is not None:
+            left = self._multiline_timeout - (anyio.current_time() - since)
+            if left <= 0:
+                raise _EventDue  # (raised where a wait begins: the state is complete)
+            timeout = left if timeout is None else min(timeout, left)
+        await super()._wait_for_change(f, timeout)
 
     async def _join_line(self) -> None:
         before = self._line_end

@@ -138,32 +138,11 @@ class _Member(Follower):
 class _MultilineMember(_MultilineFollower, _Member):
     """A member whose ``Line`` records are multi-line events, joined by its own joiner.
 
-    Where it would wait for its file while the joiner holds an event, it rests until the
-    event's timeout at the latest (each file's own); once that has passed, the event is
-    handed out.  Its checkpoint is ``_MultilineFollower``'s: never past that event.
+    ``_MultilineFollower._wait_for_change`` bounds the member's rest by its held event's
+    timeout (each file's own clock): woken then, it looks at its file once more and, with
+    nothing new, hands the event out.  Its checkpoint is ``_MultilineFollower``'s: never
+    past that event.
     """
-
-    async def _join_more(self) -> None:
-        # The file is looked at before a due event is handed out (a step never waits
-        # here): lines that reached it in time, but were not read because the consumer
-        # was busy elsewhere, still join the event.
-        try:
-            await self._join_line()
-        except _Idle as idle:
-            since = self._joiner.pending_since
-            if since is None:
-                raise
-            left = self._multiline_timeout - (anyio.current_time() - since)
-            if left <= 0:
-                self._flush()
-                return
-            if idle.timeout is None or left < idle.timeout:
-                raise _Idle(left, idle.gone) from None
-            raise
-        except StopAsyncIteration:
-            self._flush()
-            if not self._events:
-                raise
 
 
 class ManyFollower:
