@@ -19,7 +19,10 @@ stopping is fsynced.
 With ``-f``, a FILE holding wildcards (quoted: a glob pattern) or one ``--checkpoint`` for
 several FILEs follows them all with ``follow_many``: one watcher, ``==> FILE <==`` headers
 whenever the lines change file, new files announced on stderr, and ``--checkpoint`` a
-checkpoint store (SQLite) saved in one transaction as of what reached stdout.
+checkpoint store (SQLite) saved in one transaction as of what reached stdout.  With
+``--multiline*`` each file's lines are joined on their own (``follow_many`` gives each file
+an empty copy of the joiner), and the store never records a position inside an event not
+printed.
 """
 
 from __future__ import annotations
