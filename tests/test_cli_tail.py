@@ -487,6 +487,24 @@ def test_the_last_multiline_event_is_printed_after_the_timeout(tmp_path: Path) -
         assert follow.stop() == (143, b"", b"")
 
 
+def test_a_multiline_event_ending_unfinished_is_printed_as_a_line_would_be(
+    tmp_path: Path,
+) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(b"rec one\nrec two\n  cont, unfinished")
+    # As GNU tail: the last line has no newline, and none is added.
+    result = tail("-n", "+1", "--multiline", "indented", str(log))
+    assert result.stdout == b"rec one\nrec two\n  cont, unfinished"
+    # With a checkpoint, the event is left for the run that sees it whole, printed once.
+    result = tail("-n", "+1", "--multiline", "indented", "--checkpoint", str(cp), str(log))
+    assert result.stdout == b"rec one\n"
+    assert read_checkpoint(cp).offset == len(b"rec one\n")
+    with open(log, "ab") as f:
+        f.write(b" done\nrec three\n")
+    result = tail("--multiline", "indented", "--checkpoint", str(cp), str(log))
+    assert result.stdout == b"rec two\n  cont, unfinished done\nrec three\n"
+
+
 def test_max_event_bytes_prints_a_large_event_in_pieces_as_it_comes(tmp_path: Path) -> None:
     log = tmp_path / "app.log"
     log.write_bytes(b"1 start\n  aaaa\n  bbbb\n  cccc\n")

@@ -142,6 +142,29 @@ async def test_a_restart_in_the_middle_of_an_event_gives_it_whole(tmp_path: Path
     assert got == EVENTS[1:]
 
 
+async def test_an_event_ending_in_an_unfinished_line_is_read_again_whole(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"rec one\nrec two\n  cont, unfinished")
+    async with follow(
+        path, start="beginning", until_eof=True, multiline="indented", multiline_timeout=60
+    ) as lines:
+        got = [(line.text, line.offset, line.terminated) async for line in lines]
+        checkpoint = lines.checkpoint()
+    # Terminated as its last line is; the checkpoint stays before it, as before that
+    # line alone without multiline.
+    assert got == [("rec one", 0, True), ("rec two\n  cont, unfinished", 8, False)]
+    assert checkpoint.offset == 8
+    append(path, b" done\nrec three\n")
+    async with follow(
+        path, checkpoint=checkpoint, until_eof=True, multiline="indented", multiline_timeout=60
+    ) as lines:
+        got = [(line.text, line.offset, line.terminated) async for line in lines]
+    third = len(b"rec one\nrec two\n  cont, unfinished done\n")
+    assert got == [("rec two\n  cont, unfinished done", 8, True), ("rec three", third, True)]
+
+
 async def test_an_event_never_spans_a_rotation(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     path.write_bytes(b"record one\n  continued\n")

@@ -2092,7 +2092,10 @@ class _MultilineFollower(Follower):
     from another file (another inode, or an offset before the last: a truncation) ends
     the event held.  Each event keeps the checkpoint taken just before its first line:
     the checkpoint is that of the first event not handed out (queued or held), else the
-    plain one.
+    plain one.  An event is ``terminated`` as its last line is; one that ends in the
+    unfinished last line of ``until_eof`` (or ``stop_at_end()``), which the plain
+    checkpoint stays before, is not complete either: handed out, it leaves the checkpoint
+    before its first line, and a later run reads it again whole.
 
     The timeout is kept where the follower waits for its file (``_wait_for_change``,
     the only wait once a file is open, so whenever an event is held): the wait ends when
@@ -2111,6 +2114,10 @@ class _MultilineFollower(Follower):
         self._held: tuple[FollowCheckpoint, FileIdentity, str] | None = None
         self._last: tuple[int, int, int] | None = None  # device, inode, end of last line
         self._line_end: FollowCheckpoint | None = None  # the plain checkpoint after it
+        self._last_terminated = True  # whether the last line read had its newline
+        self._last_open = False  # ... and whether the plain checkpoint stayed before it
+        #: Before an event handed out whose last line was unfinished (at the end).
+        self._unfinished: FollowCheckpoint | None = None
 
     def __aiter__(self) -> AsyncIterator[Line]:
         return self
@@ -2147,14 +2154,18 @@ class _MultilineFollower(Follower):
         line = await Follower.__anext__(self)
         after = Follower.checkpoint(self)
         self._line_end = after
+        self._unfinished = None
         where = (line.file.device, line.file.inode)
         if self._last is not None and (where != self._last[:2] or line.offset < self._last[2]):
             self._flush()  # another file: the event held is complete
         self._last = (*where, after.offset)
         held = self._held is not None
+        previous = self._last_terminated  # of the last line of the events this completes
+        self._last_terminated = line.terminated
+        self._last_open = not line.terminated and after.offset <= line.offset
         events = self._joiner.feed([(line.text, line.offset, after.offset)], anyio.current_time())
         for event in events:
-            self._queue_event(event)
+            self._queue_event(event, previous)
         if self._joiner.pending_since is None:
             self._held = None
         elif events or not held:  # this line began the event now held
@@ -2164,14 +2175,17 @@ class _MultilineFollower(Follower):
     def _flush(self) -> None:
         event = self._joiner.flush()
         if event is not None:
-            self._queue_event(event)
+            assert self._held is not None
+            if self._last_open:  # the unfinished last line: the event is not complete
+                self._unfinished = self._held[0]
+            self._queue_event(event, self._last_terminated)
         self._held = None
 
-    def _queue_event(self, event: MultilineEvent) -> None:
-        """Queue a complete event: the one held until now."""
+    def _queue_event(self, event: MultilineEvent, terminated: bool) -> None:
+        """Queue an event: the one held until now."""
         assert self._held is not None
         start, file, path = self._held
-        self._events.append((Line(event.text, event.offset, file, path), start))
+        self._events.append((Line(event.text, event.offset, file, path, terminated), start))
 
     def checkpoint(self) -> FollowCheckpoint:
         """Where a new follower resumes: before the first line of the first event not
@@ -2180,6 +2194,8 @@ class _MultilineFollower(Follower):
             return self._events[0][1]
         if self._held is not None:
             return self._held[0]
+        if self._unfinished is not None:
+            return self._unfinished
         return Follower.checkpoint(self)
 
     def has_pending(self) -> bool:
@@ -2237,7 +2253,9 @@ def follow(
     joined with ``"\\n"`` at the offset of its first line.  An event never spans two
     files; the last one is handed out once ``multiline_timeout`` seconds pass with no
     line, at a rotation or truncation, and at the end with ``until_eof``.  The checkpoint
-    never passes an event not handed out: a restart reads its lines again.
+    never passes an event not handed out: a restart reads its lines again.  An event is
+    ``terminated`` as its last line is; one ending in ``until_eof``'s unfinished last line
+    leaves the checkpoint before it, as that line alone would (a later run reads it whole).
     ``encoding``: UTF-8 by default, or any encoding ``line_decoder`` takes (UTF-16/32,
     legacy codecs; offsets stay exact source byte offsets, a byte offset to start at is
     rounded down to a code unit; ``on_malformed`` is for UTF-8 only), or ``"auto"``:
