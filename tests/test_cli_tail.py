@@ -505,6 +505,16 @@ def test_a_multiline_event_ending_unfinished_is_printed_as_a_line_would_be(
     assert result.stdout == b"rec two\n  cont, unfinished done\nrec three\n"
 
 
+def test_an_overlong_line_in_a_multiline_event_is_printed_unchanged(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    data = b"1 " + b"x" * 30 + b"\n  continued\n2 " + b"y" * 30 + b"\n"
+    log.write_bytes(data)
+    # Read in pieces of 8 bytes: joined again to their line, not as lines of their own.
+    for option in (["--multiline-start", r"^\d"], ["--multiline", "indented"]):
+        result = tail("-n", "+1", "--max-line-bytes", "8", *option, str(log))
+        assert (result.returncode, result.stdout, result.stderr) == (0, data, b"")
+
+
 def test_max_event_bytes_prints_a_large_event_in_pieces_as_it_comes(tmp_path: Path) -> None:
     log = tmp_path / "app.log"
     log.write_bytes(b"1 start\n  aaaa\n  bbbb\n  cccc\n")

@@ -272,20 +272,32 @@ def test_multiline_options_are_checked(tmp_path: Path) -> None:
         follow_many(str(tmp_path / "*.log"), multiline="python", multiline_timeout=0)
 
 
-@pytest.mark.parametrize("seed", [1, 2])
+@pytest.mark.parametrize(
+    ("seed", "max_line_bytes"), [(1, 1 << 20), (2, 1 << 20), (3, 16)], ids=["1", "2", "pieces"]
+)
 async def test_random_kills_mid_event_give_every_event_once_in_order(
-    tmp_path: Path, seed: int
+    tmp_path: Path, seed: int, max_line_bytes: int
 ) -> None:
     """Files written in random slices (cut mid-line too), a follower saving right after
     each event it hands out and killed after a random number of them: over all the runs,
-    each file's events come exactly once, whole, in order."""
+    each file's events come exactly once, whole, in order (also with lines longer than
+    ``max_line_bytes``, read in pieces, and kills between the pieces)."""
     rng = random.Random(seed)
     names = ["a.log", "b.log", "c.log"]
     expected: dict[str, list[str]] = {}
     contents: dict[str, bytes] = {}
+
+    def padding() -> str:
+        return "-" * rng.randrange(30)
+
     for name in names:
         events = [
-            "\n".join([f"{name} {i}", *(f"  {name} {i}.{j}" for j in range(rng.randrange(4)))])
+            "\n".join(
+                [
+                    f"{name} {i}{padding()}",
+                    *(f"  {name} {i}.{j}{padding()}" for j in range(rng.randrange(4))),
+                ]
+            )
             for i in range(15)
         ]
         expected[name] = events
@@ -296,7 +308,7 @@ async def test_random_kills_mid_event_give_every_event_once_in_order(
     db = tmp_path / "state.db"
     for _ in range(40):
         for name in names:
-            step = rng.randrange(0, 80)
+            step = rng.randrange(0, 200)
             append(tmp_path / name, contents[name][written[name] : written[name] + step])
             written[name] = min(written[name] + step, len(contents[name]))
         last = all(written[name] == len(contents[name]) for name in names)
@@ -307,6 +319,7 @@ async def test_random_kills_mid_event_give_every_event_once_in_order(
             autosave=False,
             start="beginning",
             poll_interval=0.02,
+            max_line_bytes=max_line_bytes,
             multiline=MultilineJoiner(start=r"^\S"),
             # Until all is written an event may go on in a later slice: never flushed.
             multiline_timeout=0.1 if last else 3600,

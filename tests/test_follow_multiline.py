@@ -165,6 +165,32 @@ async def test_an_event_ending_in_an_unfinished_line_is_read_again_whole(
     assert got == [("rec two\n  cont, unfinished done", 8, True), ("rec three", third, True)]
 
 
+@pytest.mark.parametrize("joiner", ["start", "continuation"])
+async def test_an_overlong_line_split_in_pieces_stays_one_line_of_its_event(
+    tmp_path: Path, joiner: str
+) -> None:
+    path = tmp_path / "app.log"
+    long_line = "2026-01-01 " + "x" * 50 + "é" * 20
+    data = f"{long_line}\n  File ...\nValueError: bad\n2026-01-02 next\n".encode()
+    path.write_bytes(data)
+    async with follow(
+        path,
+        start="beginning",
+        until_eof=True,
+        max_line_bytes=16,
+        on_overlong="split",
+        multiline=JOINERS[joiner](),
+        multiline_timeout=60,
+    ) as lines:
+        got = [(line.text, line.offset, line.terminated) async for line in lines]
+    # The pieces are joined to the line's start with nothing between, and the pattern is
+    # not tried on them ("xxxx" neither starts nor continues an event).
+    assert got == [
+        (f"{long_line}\n  File ...\nValueError: bad", 0, True),
+        ("2026-01-02 next", data.index(b"2026-01-02"), True),
+    ]
+
+
 async def test_an_event_never_spans_a_rotation(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     path.write_bytes(b"record one\n  continued\n")

@@ -2092,7 +2092,9 @@ class _MultilineFollower(Follower):
     from another file (another inode, or an offset before the last: a truncation) ends
     the event held.  Each event keeps the checkpoint taken just before its first line:
     the checkpoint is that of the first event not handed out (queued or held), else the
-    plain one.  An event is ``terminated`` as its last line is; one that ends in the
+    plain one.  The pieces of a line longer than ``max_line_bytes`` (``on_overlong=
+    "split"``) are joined to its start (``MultilineJoiner.extend``), not as lines.  An
+    event is ``terminated`` as its last line is; one that ends in the
     unfinished last line of ``until_eof`` (or ``stop_at_end()``), which the plain
     checkpoint stays before, is not complete either: handed out, it leaves the checkpoint
     before its first line, and a later run reads it again whole.
@@ -2156,14 +2158,20 @@ class _MultilineFollower(Follower):
         self._line_end = after
         self._unfinished = None
         where = (line.file.device, line.file.inode)
+        piece = before is not None and before.mid_line  # the rest of a line cut in pieces
         if self._last is not None and (where != self._last[:2] or line.offset < self._last[2]):
             self._flush()  # another file: the event held is complete
+            piece = False
         self._last = (*where, after.offset)
         held = self._held is not None
         previous = self._last_terminated  # of the last line of the events this completes
         self._last_terminated = line.terminated
         self._last_open = not line.terminated and after.offset <= line.offset
-        events = self._joiner.feed([(line.text, line.offset, after.offset)], anyio.current_time())
+        now = anyio.current_time()
+        if piece:
+            events = self._joiner.extend(line.text, line.offset, after.offset, now)
+        else:
+            events = self._joiner.feed([(line.text, line.offset, after.offset)], now)
         for event in events:
             self._queue_event(event, previous)
         if self._joiner.pending_since is None:

@@ -28,6 +28,10 @@ takes the caller's ``now`` and ``pending_since`` is the ``now`` of the last line
 the incomplete event; once ``now - pending_since`` passes the caller's timeout,
 ``flush()`` hands it out.
 
+A line the line engine cut into pieces (longer than its ``max_line_bytes``) comes as its
+first piece through ``feed`` and the rest through ``extend``: joined with nothing between,
+the pattern tested on the line's start only.
+
 Memory is bounded by ``max_event_bytes`` (the size of the event's lines in the file, line
 endings included): a line that would make the event larger cuts it there; the event so far
 goes out with ``cut=True`` and the line begins the next piece, which continues it (nothing
@@ -199,6 +203,29 @@ class MultilineJoiner:
             self._end = end
         if fed:
             self._pending_since = now
+        return events
+
+    def extend(self, text: str, offset: int, end: int, now: float) -> list[MultilineEvent]:
+        """The rest of the last line fed, from ``offset`` to ``end``: a piece of a line
+        longer than the line engine's ``max_line_bytes``, which cut it.  It is joined to
+        that line with nothing between and never matched against the pattern (it is not
+        the start of a line); like a line, it cuts the event first if it would make it
+        larger than ``max_event_bytes`` (the cut piece ends inside the line).  The events
+        this completes (a cut piece, or none).
+        """
+        events: list[MultilineEvent] = []
+        size = end - offset
+        if self._texts and self._size + size > self.max_event_bytes:
+            events.append(self._take(cut=True))
+        texts = self._texts
+        if texts:
+            texts[-1] += text
+        else:  # the line's start went out (cut, or flushed): the piece begins an event
+            self._first = offset
+            texts.append(text)
+        self._size += size
+        self._end = end
+        self._pending_since = now
         return events
 
     def _take(self, cut: bool) -> MultilineEvent:
