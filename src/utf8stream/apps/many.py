@@ -38,7 +38,8 @@ also=write)``: rows and checkpoints are one transaction, and every line is writt
 Multi-line events (``multiline=``): each member is a ``_MultilineMember``, with its own
 empty copy of the joiner, so an event holds lines of one file only.  Where it would wait
 while its joiner holds an event, it rests until that event's timeout at the latest (each
-file's own clock); woken then, it hands the event out.  Its checkpoint stands before the
+file's own clock); woken then, it looks at its file once more and, with nothing new, hands
+the event out (``_MultilineFollower._wait_for_change``).  Its checkpoint stands before the
 first line of the first event not handed out, so the store never records a position
 inside an incomplete event: a restart reads its lines again and gives it whole, once.
 """
