@@ -253,6 +253,34 @@ async def test_a_dropped_file_hands_out_its_last_event_before_the_timeout(
                 await nothing_more(lines, 0.05)
 
 
+async def test_a_file_gone_while_it_cannot_be_read_hands_out_its_event_first(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"record\n  continued\n")
+    (tmp_path / "other.log").write_bytes(b"")
+    async with follow_many(
+        [tmp_path / "*.log"],
+        start="beginning",
+        poll_interval=0.02,
+        multiline="indented",
+        multiline_timeout=3600,
+    ) as lines:
+        await nothing_more(lines, 0.2)  # read, held
+        # As after a copytruncate's copy was drained and the path was gone: the file is
+        # left, and its path is opened again at its next step, which finds it gone.
+        member = lines._members[str(path)]
+        assert member._file is not None
+        member._leave(member._file)
+        member._file = None
+        member._start = "beginning"
+        os.unlink(path)
+        assert seen(await take(lines, 1)) == [("app.log", "record\n  continued", 0)]
+        with anyio.fail_after(5):
+            while str(path) in lines.paths:
+                await nothing_more(lines, 0.05)
+
+
 async def test_a_joiner_given_is_a_template_left_untouched(tmp_path: Path) -> None:
     joiner = MultilineJoiner(continuation=r"^\+", max_event_bytes=12)
     (tmp_path / "a.log").write_bytes(b"a\n+1\n+2\n+3\n+4\n+5\nb\n")

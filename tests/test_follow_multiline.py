@@ -122,6 +122,29 @@ async def test_the_timeout_ends_a_wait_in_a_rotated_file_s_grace(tmp_path: Path)
         assert [line.text for line in await take(lines, 1)] == ["record\n  continued"]
 
 
+async def test_the_timeout_holds_while_the_path_cannot_be_opened(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"record\n  continued\n")
+    async with follow(
+        path,
+        start="beginning",
+        retry=True,
+        poll_interval=0.01,
+        multiline="indented",
+        multiline_timeout=0.5,
+    ) as lines:
+        with anyio.move_on_after(0.2):  # read, held
+            await lines.__anext__()
+        # As after a copytruncate's copy was drained and the path was gone: the file is
+        # left, and the follower waits until the path can be opened (retry).
+        assert lines._file is not None
+        lines._leave(lines._file)
+        lines._file = None
+        lines._start = "beginning"
+        os.unlink(path)
+        assert [line.text for line in await take(lines, 1)] == ["record\n  continued"]
+
+
 async def test_a_restart_in_the_middle_of_an_event_gives_it_whole(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     cut = LOG.index(b'  File "app.py"')

@@ -2134,6 +2134,16 @@ class _MultilineFollower(Follower):
         """Take one more line (or the held event, due, or the end) and queue the events
         it completes."""
         try:
+            left = self._due_in()
+            if left is not None and self._file is None:
+                # No file to look at (its path cannot be opened now, after a copy was
+                # drained): waiting for it, or trying it, ends when the event is due.
+                if left <= 0:
+                    self._flush()
+                    return
+                with anyio.move_on_after(left):  # cancelling a step loses nothing
+                    await self._join_line()
+                return
             await self._join_line()
         except _EventDue:
             self._flush()
@@ -2142,10 +2152,19 @@ class _MultilineFollower(Follower):
             if not self._events:
                 raise
 
-    async def _wait_for_change(self, f: _Open, timeout: float | None = None) -> None:
+    def _due_in(self) -> float | None:
+        """Seconds until the held event is due (<= 0: it is); None if none is held."""
         since = self._joiner.pending_since
-        if since is not None:
-            left = self._multiline_timeout - (anyio.current_time() - since)
+        return None if since is None else self._multiline_timeout - (anyio.current_time() - since)
+
+    def hand_out_held(self) -> bool:
+        """Queue the held event now (its file is gone); whether events wait to go out."""
+        self._flush()
+        return bool(self._events)
+
+    async def _wait_for_change(self, f: _Open, timeout: float | None = None) -> None:
+        left = self._due_in()
+        if left is not None:
             if left <= 0:
                 raise _EventDue  # (raised where a wait begins: the state is complete)
             timeout = left if timeout is None else min(timeout, left)

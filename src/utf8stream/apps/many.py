@@ -510,6 +510,8 @@ class ManyFollower:
 
     async def _cannot_read(self, member: _Member, exc: OSError) -> None:
         if not await anyio.to_thread.run_sync(os.path.exists, member.path):
+            if isinstance(member, _MultilineMember) and member.hand_out_held():
+                return  # its last event goes out first; dropped at its next step
             await self._drop(member)  # gone before it could be opened
             return
         member.cannot_open(f"cannot open for reading: {exc.strerror or exc}")
