@@ -2104,6 +2104,8 @@ class _MultilineFollower(Follower):
     the held event is due, and once due, the next wait raises ``_EventDue`` instead, so
     the file is always looked at first.  Lines that reached the file in time join the
     event even when the consumer came back late; only a file with nothing more ends it.
+    Where there is no file to look at (its path cannot be opened now), the step is
+    bounded by the event's timeout instead.
     """
 
     def __init__(self, joiner: MultilineJoiner, timeout: float, *args: Any, **kwargs: Any) -> None:
