@@ -487,6 +487,63 @@ def test_the_last_multiline_event_is_printed_after_the_timeout(tmp_path: Path) -
         assert follow.stop() == (143, b"", b"")
 
 
+def test_a_multiline_event_ending_unfinished_is_printed_as_a_line_would_be(
+    tmp_path: Path,
+) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(b"rec one\nrec two\n  cont, unfinished")
+    # As GNU tail: the last line has no newline, and none is added.
+    result = tail("-n", "+1", "--multiline", "indented", str(log))
+    assert result.stdout == b"rec one\nrec two\n  cont, unfinished"
+    # With a checkpoint, the event is left for the run that sees it whole, printed once.
+    result = tail("-n", "+1", "--multiline", "indented", "--checkpoint", str(cp), str(log))
+    assert result.stdout == b"rec one\n"
+    assert read_checkpoint(cp).offset == len(b"rec one\n")
+    with open(log, "ab") as f:
+        f.write(b" done\nrec three\n")
+    result = tail("--multiline", "indented", "--checkpoint", str(cp), str(log))
+    assert result.stdout == b"rec two\n  cont, unfinished done\nrec three\n"
+
+
+def test_an_overlong_line_in_a_multiline_event_is_printed_unchanged(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    data = b"1 " + b"x" * 30 + b"\n  continued\n2 " + b"y" * 30 + b"\n"
+    log.write_bytes(data)
+    # Read in pieces of 8 bytes: joined again to their line, not as lines of their own.
+    for option in (["--multiline-start", r"^\d"], ["--multiline", "indented"]):
+        result = tail("-n", "+1", "--max-line-bytes", "8", *option, str(log))
+        assert (result.returncode, result.stdout, result.stderr) == (0, data, b"")
+
+
+def test_max_event_bytes_prints_a_large_event_in_pieces_as_it_comes(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"1 start\n  aaaa\n  bbbb\n  cccc\n")
+    follow = Follow(
+        "-F", "-n", "+1", "--multiline-start", r"^\d", "--multiline-timeout", "3600",
+        "--max-event-bytes", "20", str(log),
+    )  # fmt: skip
+    try:
+        # 8 + 7 bytes fit in 20, the third line would not: the piece so far is printed
+        # now, not when the event ends (the rest waits for its timeout).
+        assert [follow.out(), follow.out()] == [b"1 start\n", b"  aaaa\n"]
+    finally:
+        assert follow.stop() == (143, b"", b"")
+
+
+def test_max_event_bytes_is_checked_and_useless_without_multiline(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"one\n")
+    result = tail("--max-event-bytes", "0", "--multiline", "python", str(log))
+    assert (result.returncode, result.stdout) == (2, b"")
+    error = "argument --max-event-bytes: must be a positive integer, not '0'"
+    assert result.stderr.decode().endswith(f"utf8stream tail: error: {error}\n")
+    result = tail("--max-event-bytes", "100", str(log))
+    assert (result.returncode, result.stdout) == (0, b"one\n")
+    assert result.stderr == (
+        b"utf8stream: warning: --max-event-bytes ignored; it is useful only with --multiline*\n"
+    )
+
+
 # -- line endings, long lines and malformed bytes passed through as they are -----------
 
 
@@ -599,6 +656,7 @@ def test_the_commands_defaults_are_the_librarys() -> None:
 
     from utf8stream.apps.cli import tail as tail_command
     from utf8stream.apps.follow import FOLLOW_ERRORS, follow
+    from utf8stream.apps.many import follow_many
 
     default = inspect.signature(follow).parameters["max_line_bytes"].default
     assert default == tail_command.DEFAULT_MAX_LINE_BYTES
@@ -606,6 +664,8 @@ def test_the_commands_defaults_are_the_librarys() -> None:
     grace = inspect.signature(follow).parameters["rotate_grace"].default
     assert grace == tail_command.ROTATE_GRACE
     timeout = inspect.signature(follow).parameters["multiline_timeout"].default
+    assert timeout == tail_command.MULTILINE_TIMEOUT
+    timeout = inspect.signature(follow_many).parameters["multiline_timeout"].default
     assert timeout == tail_command.MULTILINE_TIMEOUT
 
 

@@ -8,7 +8,12 @@ import sqlite3
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
+
+import pytest
+
+from utf8stream import CheckpointStore
 
 UTF8STREAM = os.path.join(os.path.dirname(sys.executable), "utf8stream")
 
@@ -92,14 +97,67 @@ def test_a_json_checkpoint_is_not_taken_for_a_store(tmp_path: Path) -> None:
     ]
 
 
-def test_options_for_one_file_are_refused_with_patterns(tmp_path: Path) -> None:
+@pytest.mark.parametrize("files", [["*.log"], ["a.log", "b.log"]], ids=["pattern", "files"])
+def test_multiline_events_per_file_with_headers_and_a_store_across_kill_9(
+    tmp_path: Path, files: list[str]
+) -> None:
+    (tmp_path / "a.log").write_bytes(b"1 a\n  a, 1\n2 a\n")
+    (tmp_path / "b.log").write_bytes(b"1 b\n  b, 1\n")
+    argv = ("-F", "-n", "+1", *files, "--multiline-start", r"^\d", "--checkpoint", "state.db")
+    follow = Follow(tmp_path, *argv, "--multiline-timeout", "3600")
+    try:
+        # a.log's first event is complete ("2 a" began the next); b.log's is not.
+        assert follow.out(3) == b"==> a.log <==\n1 a\n  a, 1\n"
+        append(tmp_path / "b.log", b"  b, 2\n2 b\n")
+        assert follow.out(5) == b"\n==> b.log <==\n1 b\n  b, 1\n  b, 2\n"
+        append(tmp_path / "a.log", b"  a, 2\n")  # read, held: the event may go on
+        time.sleep(0.5)
+    finally:
+        follow.proc.kill()  # kill -9 in the middle of both files' events
+        assert follow.stop()[:2] == (-9, b"")
+    with CheckpointStore(tmp_path / "state.db") as store:
+        saved = store.load_all()
+    assert saved[str(tmp_path / "a.log")].offset == len(b"1 a\n  a, 1\n")
+    assert saved[str(tmp_path / "b.log")].offset == len(b"1 b\n  b, 1\n  b, 2\n")
+    # The next run prints each held event whole, once, after its timeout.
+    follow = Follow(tmp_path, *argv, "--multiline-timeout", "0.2")
+    try:
+        got = follow.out(6)
+        time.sleep(0.5)
+    finally:
+        assert follow.stop() == (143, b"", b"")
+    blocks = sorted(block.strip(b"\n") for block in got.split(b"\n\n"))
+    assert blocks == [b"==> a.log <==\n2 a\n  a, 2", b"==> b.log <==\n2 b"]
+
+
+@pytest.mark.parametrize(
+    ("options", "why"),
+    [
+        (["--pid", "1"], "--pid (stopping when PID exits is implemented for separate FILEs only)"),
+        (["--offset", "5"], "--offset (a byte offset belongs to one file)"),
+        (
+            ["-c", "5"],
+            "--bytes (files followed together start at their last N lines (-n N) or first "
+            "(-n +1))",
+        ),
+        (
+            ["-n", "+3"],
+            "-n +N (N > 1) (files followed together start at their last N lines (-n N) or "
+            "first (-n +1))",
+        ),
+    ],
+    ids=["pid", "offset", "bytes", "from-line-3"],
+)
+def test_options_for_one_file_are_refused_with_patterns(
+    tmp_path: Path, options: list[str], why: str
+) -> None:
     result = subprocess.run(
-        [UTF8STREAM, "tail", "-F", "--pid", "1", str(tmp_path / "*.log")],
+        [UTF8STREAM, "tail", "-F", *options, "--multiline", "java", str(tmp_path / "*.log")],
         capture_output=True,
         timeout=20,
         check=False,
     )
     assert (result.returncode, result.stdout) == (2, b"")
     assert result.stderr.decode() == (
-        "utf8stream: --pid: not with several FILEs or PATTERNs followed at once\n"
+        f"utf8stream: not with several FILEs or PATTERNs followed at once: {why}\n"
     )

@@ -142,6 +142,16 @@ def test_multiline_events() -> None:
     data = b"start 1\n  more\nstart 2\n  more 2\n  more 3\nstart 3\n"
     result = tail_of(data, "-n", "2", "--multiline-start", "^start")
     assert result.stdout == b"start 2\n  more 2\n  more 3\nstart 3\n"
+    # --max-event-bytes: "start 2\n  more 2\n" (17 bytes) is cut before "  more 3", whose
+    # piece is an event of its own in the count.
+    result = tail_of(data, "-n", "2", "--multiline-start", "^start", "--max-event-bytes", "20")
+    assert result.stdout == b"  more 3\nstart 3\n"
+    # An overlong line read in pieces stays one line of its event, printed unchanged.
+    data = b"start " + b"x" * 30 + b"\n  more\nstart " + b"y" * 30 + b"\n"
+    for count in ("+1", "2"):
+        argv = ("-n", count, "--max-line-bytes", "8", "--multiline-start", "^start")
+        assert tail_of(data, *argv).stdout == data
+    assert tail_of(data, "-n", "1", *argv[2:]).stdout == data[data.index(b"start y") :]
 
 
 def test_headers_and_order_with_files(tmp_path: Path) -> None:

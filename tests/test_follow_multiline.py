@@ -89,6 +89,62 @@ async def test_the_last_event_comes_after_the_timeout(tmp_path: Path) -> None:
         assert lines.checkpoint().offset == LOG.index(b"2026-01-01 third")
 
 
+async def test_lines_waiting_unread_in_the_file_join_a_due_event(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"record\n")
+    async with follow(
+        path, start="beginning", poll_interval=0.01, multiline="indented", multiline_timeout=0.3
+    ) as lines:
+        with anyio.move_on_after(0.1):  # "record" is read and held
+            await lines.__anext__()
+            pytest.fail("an event came out before its timeout")
+        append(path, b"  continued in time\n")
+        await anyio.sleep(0.6)  # the consumer is busy elsewhere past the timeout
+        assert [line.text for line in await take(lines, 1)] == ["record\n  continued in time"]
+        assert lines.checkpoint().offset == path.stat().st_size
+
+
+async def test_the_timeout_ends_a_wait_in_a_rotated_file_s_grace(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"")
+    async with follow(
+        path,
+        start="beginning",
+        poll_interval=0.01,
+        rotate_grace=3600,
+        multiline="indented",
+        multiline_timeout=0.3,
+    ) as lines:
+        with anyio.move_on_after(0.1):
+            await lines.__anext__()
+        append(path, b"record\n  continued\n")
+        os.rename(path, tmp_path / "app.log.1")  # drained for an hour: its writer may go on
+        assert [line.text for line in await take(lines, 1)] == ["record\n  continued"]
+
+
+async def test_the_timeout_holds_while_the_path_cannot_be_opened(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"record\n  continued\n")
+    async with follow(
+        path,
+        start="beginning",
+        retry=True,
+        poll_interval=0.01,
+        multiline="indented",
+        multiline_timeout=0.5,
+    ) as lines:
+        with anyio.move_on_after(0.2):  # read, held
+            await lines.__anext__()
+        # As after a copytruncate's copy was drained and the path was gone: the file is
+        # left, and the follower waits until the path can be opened (retry).
+        assert lines._file is not None
+        lines._leave(lines._file)
+        lines._file = None
+        lines._start = "beginning"
+        os.unlink(path)
+        assert [line.text for line in await take(lines, 1)] == ["record\n  continued"]
+
+
 async def test_a_restart_in_the_middle_of_an_event_gives_it_whole(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     cut = LOG.index(b'  File "app.py"')
@@ -107,6 +163,55 @@ async def test_a_restart_in_the_middle_of_an_event_gives_it_whole(tmp_path: Path
     ) as lines:
         got = [(line.text, line.offset) async for line in lines]
     assert got == EVENTS[1:]
+
+
+async def test_an_event_ending_in_an_unfinished_line_is_read_again_whole(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(b"rec one\nrec two\n  cont, unfinished")
+    async with follow(
+        path, start="beginning", until_eof=True, multiline="indented", multiline_timeout=60
+    ) as lines:
+        got = [(line.text, line.offset, line.terminated) async for line in lines]
+        checkpoint = lines.checkpoint()
+    # Terminated as its last line is; the checkpoint stays before it, as before that
+    # line alone without multiline.
+    assert got == [("rec one", 0, True), ("rec two\n  cont, unfinished", 8, False)]
+    assert checkpoint.offset == 8
+    append(path, b" done\nrec three\n")
+    async with follow(
+        path, checkpoint=checkpoint, until_eof=True, multiline="indented", multiline_timeout=60
+    ) as lines:
+        got = [(line.text, line.offset, line.terminated) async for line in lines]
+    third = len(b"rec one\nrec two\n  cont, unfinished done\n")
+    assert got == [("rec two\n  cont, unfinished done", 8, True), ("rec three", third, True)]
+
+
+@pytest.mark.parametrize("joiner", ["start", "continuation"])
+async def test_an_overlong_line_split_in_pieces_stays_one_line_of_its_event(
+    tmp_path: Path, joiner: str
+) -> None:
+    path = tmp_path / "app.log"
+    long_line = "2026-01-01 " + "x" * 50 + "é" * 20
+    data = f"{long_line}\n  File ...\nValueError: bad\n2026-01-02 next\n".encode()
+    path.write_bytes(data)
+    async with follow(
+        path,
+        start="beginning",
+        until_eof=True,
+        max_line_bytes=16,
+        on_overlong="split",
+        multiline=JOINERS[joiner](),
+        multiline_timeout=60,
+    ) as lines:
+        got = [(line.text, line.offset, line.terminated) async for line in lines]
+    # The pieces are joined to the line's start with nothing between, and the pattern is
+    # not tried on them ("xxxx" neither starts nor continues an event).
+    assert got == [
+        (f"{long_line}\n  File ...\nValueError: bad", 0, True),
+        ("2026-01-02 next", data.index(b"2026-01-02"), True),
+    ]
 
 
 async def test_an_event_never_spans_a_rotation(tmp_path: Path) -> None:

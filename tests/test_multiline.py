@@ -159,6 +159,24 @@ def test_an_event_past_max_event_bytes_is_cut_into_flagged_pieces() -> None:
     ]
 
 
+def test_the_pieces_of_a_line_extend_it_and_cut_the_event_like_lines() -> None:
+    joiner = MultilineJoiner(start=r"^\d", max_event_bytes=10)
+    assert joiner.feed([("1 ab", 0, 4)], now=0.0) == []  # a line's first piece
+    # Joined with nothing between; "5" would start an event as a line, not as a piece.
+    assert joiner.extend("5cd", 4, 7, now=1.0) == []
+    assert (joiner.pending_since, joiner.safe_offset()) == (1.0, 0)
+    # 7 + 4 bytes > 10: the event so far is cut inside the line.
+    assert joiner.extend("efg", 7, 11, now=2.0) == [MultilineEvent("1 ab5cd", 0, 7, 1, True)]
+    assert joiner.safe_offset() == 7
+    assert joiner.feed([(" m", 11, 14), ("2", 14, 16)], now=3.0) == [
+        MultilineEvent("efg\n m", 7, 14, 2, False)
+    ]
+    assert joiner.flush() == MultilineEvent("2", 14, 16, 1, False)
+    # With nothing held (the line's start went out), a piece begins an event.
+    assert joiner.extend("tail", 16, 20, now=4.0) == []
+    assert joiner.flush() == MultilineEvent("tail", 16, 20, 1, False)
+
+
 def test_the_caller_flushes_an_event_after_its_own_timeout() -> None:
     joiner = MultilineJoiner.preset("indented", offset=100)
     assert (joiner.pending_since, joiner.safe_offset()) == (None, 100)
@@ -176,6 +194,36 @@ def test_the_caller_flushes_an_event_after_its_own_timeout() -> None:
         MultilineEvent("  late", 122, 129, 1)
     ]
     assert joiner.safe_offset() == 129
+
+
+@pytest.mark.parametrize(
+    "joiner",
+    [
+        MultilineJoiner(start=r"^\d", max_event_bytes=9),
+        MultilineJoiner(continuation=re.compile(r"^ "), max_event_bytes=9),
+    ],
+    ids=["start", "continuation"],
+)
+def test_an_empty_copy_has_the_rules_and_limit_but_not_the_event(
+    joiner: MultilineJoiner,
+) -> None:
+    text = "1 a\n  b\n  c\n2 d\n"
+    original = run(joiner.empty_copy(), lines_of(text))
+    assert [(e.text, e.offset, e.cut) for e in original] == [
+        ("1 a\n  b", 0, True),  # cut: 4 + 4 + 4 bytes > 9
+        ("  c", 8, False),
+        ("2 d", 12, False),
+    ]
+    joiner.feed(lines_of("1 held\n"), now=1.0)
+    copy = joiner.empty_copy(offset=100)
+    assert (copy.pending_since, copy.safe_offset(), copy.flush()) == (None, 100, None)
+    assert (copy.start, copy.continuation, copy.max_event_bytes) == (
+        joiner.start,
+        joiner.continuation,
+        9,
+    )
+    assert run(copy, lines_of(text)) == original
+    assert joiner.safe_offset() == 0  # the original still holds its event
 
 
 @pytest.mark.parametrize(

@@ -34,6 +34,14 @@ is lost.  A program that saves right after it has committed what it did with the
 writes the lines into a table of the store's database passes that write as ``save(...,
 also=write)``: rows and checkpoints are one transaction, and every line is written
 *exactly once* (the soak of tests/test_soak_many.py kills such a program with SIGKILL).
+
+Multi-line events (``multiline=``): each member is a ``_MultilineMember``, with its own
+empty copy of the joiner, so an event holds lines of one file only.  Where it would wait
+while its joiner holds an event, it rests until that event's timeout at the latest (each
+file's own clock); woken then, it looks at its file once more and, with nothing new, hands
+the event out (``_MultilineFollower._wait_for_change``).  Its checkpoint stands before the
+first line of the first event not handed out, so the store never records a position
+inside an incomplete event: a restart reads its lines again and gives it whole, once.
 """
 
 from __future__ import annotations
@@ -52,9 +60,19 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from ..core.multiline import MultilineJoiner
 from ._watch import Watcher
 from .checkpoints import CheckpointStore
-from .follow import DEFAULT_ROTATE_GRACE, FollowCheckpoint, Follower, Line, Notice, _Open
+from .follow import (
+    DEFAULT_MULTILINE_TIMEOUT,
+    DEFAULT_ROTATE_GRACE,
+    FollowCheckpoint,
+    Follower,
+    Line,
+    Notice,
+    _MultilineFollower,
+    _Open,
+)
 
 __all__ = ["ManyFollower", "follow_many"]
 
@@ -118,6 +136,16 @@ class _Member(Follower):
         return None if self._file is None else os.path.abspath(self._file.path)
 
 
+class _MultilineMember(_MultilineFollower, _Member):
+    """A member whose ``Line`` records are multi-line events, joined by its own joiner.
+
+    ``_MultilineFollower._wait_for_change`` bounds the member's rest by its held event's
+    timeout (each file's own clock): woken then, it looks at its file once more and, with
+    nothing new, hands the event out.  Its checkpoint is ``_MultilineFollower``'s: never
+    past that event.
+    """
+
+
 class ManyFollower:
     """Async iterator of ``Line`` records from many files; an async context manager.
 
@@ -143,6 +171,8 @@ class ManyFollower:
         rotate_grace: float = DEFAULT_ROTATE_GRACE,
         force_polling: bool = False,
         on_notice: Callable[[Notice], object] | None = None,
+        multiline: MultilineJoiner | str | None = None,
+        multiline_timeout: float = DEFAULT_MULTILINE_TIMEOUT,
         **follow_options: Any,
     ) -> None:
         self.patterns = [os.fspath(p) for p in patterns]
@@ -162,9 +192,16 @@ class ManyFollower:
             raise ValueError("start must be 'end' or 'beginning'")
         if save_every < 1 or not save_interval > 0 or not rescan_interval > 0:
             raise ValueError("save_every must be >= 1, save_interval and rescan_interval > 0")
-        for name in ("until_eof", "retry", "checkpoint", "multiline", "last_bytes"):
+        for name in ("until_eof", "retry", "checkpoint", "last_bytes"):
             if name in follow_options:
                 raise TypeError(f"follow_many() does not take {name}=")
+        # Each file gets an empty copy: a joiner holds one file's incomplete event.
+        self._joiner = (
+            MultilineJoiner.preset(multiline) if isinstance(multiline, str) else multiline
+        )
+        if self._joiner is not None and not multiline_timeout > 0:
+            raise ValueError("multiline_timeout must be > 0")
+        self._multiline_timeout = multiline_timeout
         self._encoding = encoding
         self._start = start
         self._last_lines = last_lines
@@ -417,18 +454,24 @@ class ManyFollower:
         encoding = self._encodings.get(pattern, self._encoding)
         checkpoint = self._resumed.pop(path, None)
         if checkpoint is not None:
-            member = _Member(path, encoding=encoding, checkpoint=checkpoint, **options)
+            member = self._member(path, encoding=encoding, checkpoint=checkpoint, **options)
         elif at_start:
-            member = _Member(
+            member = self._member(
                 path, encoding=encoding, start=self._start, last_lines=self._last_lines, **options
             )
         else:
             # Created while we follow: every line of it is new.
-            member = _Member(path, encoding=encoding, start="beginning", **options)
+            member = self._member(path, encoding=encoding, start="beginning", **options)
             if self._on_notice is not None:
                 self._on_notice(Notice("appeared", path, "has appeared; following new file"))
         self._members[path] = member
         self._active.append(member)
+
+    def _member(self, path: str, **options: Any) -> _Member:
+        if self._joiner is None:
+            return _Member(path, **options)
+        joiner = self._joiner.empty_copy()
+        return _MultilineMember(joiner, self._multiline_timeout, path, **options)
 
     def _rest(self, member: _Member, idle: _Idle) -> None:
         """``member`` waits for a change; a file whose name is gone is finished once quiet."""
@@ -467,6 +510,8 @@ class ManyFollower:
 
     async def _cannot_read(self, member: _Member, exc: OSError) -> None:
         if not await anyio.to_thread.run_sync(os.path.exists, member.path):
+            if isinstance(member, _MultilineMember) and member.hand_out_held():
+                return  # its last event goes out first; dropped at its next step
             await self._drop(member)  # gone before it could be opened
             return
         member.cannot_open(f"cannot open for reading: {exc.strerror or exc}")
@@ -540,6 +585,8 @@ def follow_many(
     rotate_grace: float = DEFAULT_ROTATE_GRACE,
     force_polling: bool = False,
     on_notice: Callable[[Notice], object] | None = None,
+    multiline: MultilineJoiner | str | None = None,
+    multiline_timeout: float = DEFAULT_MULTILINE_TIMEOUT,
     **follow_options: Any,
 ) -> ManyFollower:
     """Follow every file the glob ``patterns`` match, like ``tail -F`` on each.
@@ -554,6 +601,12 @@ def follow_many(
     (``newline``, ``max_line_bytes``, ``on_overlong``, ``errors``, ``on_malformed``,
     ``gap_at_start``).  ``encodings`` maps a pattern (as given) to its files' encoding;
     the others use ``encoding``.  A file matched by several patterns belongs to the first.
+
+    ``multiline``: a ``MultilineJoiner`` or a preset name, as for ``follow()``: each
+    ``Line`` is then a multi-line event of one file (each file has its own empty copy of
+    the joiner; lines of two files are never joined), at the offset of its first line.
+    A file's last event is handed out once ``multiline_timeout`` seconds pass with no
+    line from that file, at its rotation or truncation, and when it is dropped.
 
     ``store``: a ``CheckpointStore`` or its path.  Each file resumes just after its last
     line handed out before the last save; saves are one transaction for all files, made
@@ -580,5 +633,7 @@ def follow_many(
         rotate_grace=rotate_grace,
         force_polling=force_polling,
         on_notice=on_notice,
+        multiline=multiline,
+        multiline_timeout=multiline_timeout,
         **follow_options,
     )

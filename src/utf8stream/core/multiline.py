@@ -28,6 +28,10 @@ takes the caller's ``now`` and ``pending_since`` is the ``now`` of the last line
 the incomplete event; once ``now - pending_since`` passes the caller's timeout,
 ``flush()`` hands it out.
 
+A line the line engine cut into pieces (longer than its ``max_line_bytes``) comes as its
+first piece through ``feed`` and the rest through ``extend``: joined with nothing between,
+the pattern tested on the line's start only.
+
 Memory is bounded by ``max_event_bytes`` (the size of the event's lines in the file, line
 endings included): a line that would make the event larger cuts it there; the event so far
 goes out with ``cut=True`` and the line begins the next piece, which continues it (nothing
@@ -130,11 +134,16 @@ class MultilineJoiner:
                 f"max_event_bytes must be a positive integer, not {max_event_bytes!r}"
             )
         self._starts_event: Callable[[str], bool]
+        #: The patterns given (compiled), for ``empty_copy``.
+        self.start: re.Pattern[str] | None = None
+        self.continuation: re.Pattern[str] | None = None
         if start is not None and continuation is None:
-            starts = _compiled(start, "start").search
+            self.start = _compiled(start, "start")
+            starts = self.start.search
             self._starts_event = lambda text: starts(text) is not None
         elif continuation is not None and start is None:
-            continues = _compiled(continuation, "continuation").search
+            self.continuation = _compiled(continuation, "continuation")
+            continues = self.continuation.search
             self._starts_event = lambda text: continues(text) is None
         else:
             raise ValueError("give exactly one of start and continuation")
@@ -156,6 +165,19 @@ class MultilineJoiner:
             names = ", ".join(MULTILINE_PRESETS)
             raise ValueError(f"unknown multi-line preset {name!r} (known: {names})") from None
         return cls(continuation=pattern, max_event_bytes=max_event_bytes, offset=offset)
+
+    def empty_copy(self, *, offset: int = 0) -> MultilineJoiner:
+        """A joiner with this one's pattern and ``max_event_bytes``, holding nothing.
+
+        One joiner holds one file's incomplete event: ``follow_many()`` gives each file
+        an empty copy of the joiner it was given.
+        """
+        return MultilineJoiner(
+            start=self.start,
+            continuation=self.continuation,
+            max_event_bytes=self.max_event_bytes,
+            offset=offset,
+        )
 
     def feed(self, lines: Iterable[tuple[str, int, int]], now: float) -> list[MultilineEvent]:
         """The events these lines complete; the rest is held.  ``now`` is the caller's clock."""
@@ -181,6 +203,29 @@ class MultilineJoiner:
             self._end = end
         if fed:
             self._pending_since = now
+        return events
+
+    def extend(self, text: str, offset: int, end: int, now: float) -> list[MultilineEvent]:
+        """The rest of the last line fed, from ``offset`` to ``end``: a piece of a line
+        longer than the line engine's ``max_line_bytes``, which cut it.  It is joined to
+        that line with nothing between and never matched against the pattern (it is not
+        the start of a line); like a line, it cuts the event first if it would make it
+        larger than ``max_event_bytes`` (the cut piece ends inside the line).  The events
+        this completes (a cut piece, or none).
+        """
+        events: list[MultilineEvent] = []
+        size = end - offset
+        if self._texts and self._size + size > self.max_event_bytes:
+            events.append(self._take(cut=True))
+        texts = self._texts
+        if texts:
+            texts[-1] += text
+        else:  # the line's start went out (cut, or flushed): the piece begins an event
+            self._first = offset
+            texts.append(text)
+        self._size += size
+        self._end = end
+        self._pending_since = now
         return events
 
     def _take(self, cut: bool) -> MultilineEvent:

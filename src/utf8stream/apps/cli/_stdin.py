@@ -110,6 +110,7 @@ class _Lines:
             head=head if offset else None,
         )
         self._joiner = options.joiner
+        self._rest_of_line = False  # the last record was a piece of a line cut in pieces
 
     def feed(self, data: bytes) -> list[Piece]:
         return self._pieces(list(self._engine.records(self._engine.feed(data))), end=False)
@@ -121,8 +122,21 @@ class _Lines:
         joiner = self._joiner
         if joiner is None:
             return [Piece(r.text, r.terminated) for r in records]
-        events = joiner.feed(((r.text, r.offset, r.end) for r in records), time.monotonic())
-        pieces = [Piece(event.text) for event in events]
+        now = time.monotonic()
+        pieces: list[Piece] = []
+        lines: list[tuple[str, int, int]] = []
+        for r in records:
+            if self._rest_of_line:  # joined to the line's start, not a line of its own
+                if lines:
+                    pieces += [Piece(event.text) for event in joiner.feed(lines, now)]
+                    lines = []
+                cut = joiner.extend(r.text, r.offset, r.end, now)  # cut inside the line
+                pieces += [Piece(event.text, terminated=False) for event in cut]
+            else:
+                lines.append((r.text, r.offset, r.end))
+            self._rest_of_line = not r.terminated
+        if lines:
+            pieces += [Piece(event.text) for event in joiner.feed(lines, now)]
         if end:
             last = joiner.flush()
             if last is not None:

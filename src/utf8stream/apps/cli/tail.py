@@ -19,7 +19,10 @@ stopping is fsynced.
 With ``-f``, a FILE holding wildcards (quoted: a glob pattern) or one ``--checkpoint`` for
 several FILEs follows them all with ``follow_many``: one watcher, ``==> FILE <==`` headers
 whenever the lines change file, new files announced on stderr, and ``--checkpoint`` a
-checkpoint store (SQLite) saved in one transaction as of what reached stdout.
+checkpoint store (SQLite) saved in one transaction as of what reached stdout.  With
+``--multiline*`` each file's lines are joined on their own (``follow_many`` gives each file
+an empty copy of the joiner), and the store never records a position inside an event not
+printed.
 """
 
 from __future__ import annotations
@@ -45,7 +48,7 @@ from ...core.lines import (
     OVERLONG_POLICIES,
     LineTooLong,
 )
-from ...core.multiline import MULTILINE_PRESETS, MultilineJoiner
+from ...core.multiline import DEFAULT_MAX_EVENT_BYTES, MULTILINE_PRESETS, MultilineJoiner
 from ._common import (
     EXIT_BROKEN_PIPE,
     EXIT_OK,
@@ -135,13 +138,15 @@ def _regex(text: str) -> str:
 
 
 def _joiner(args: argparse.Namespace) -> MultilineJoiner | None:
-    """The multi-line joiner the options ask for (one per FILE: it holds an event)."""
+    """The multi-line joiner the options ask for (one per FILE: it holds an event; with
+    PATTERNs, ``follow_many`` gives each file an empty copy)."""
+    limit = DEFAULT_MAX_EVENT_BYTES if args.max_event_bytes is None else args.max_event_bytes
     if args.multiline_start is not None:
-        return MultilineJoiner(start=args.multiline_start)
+        return MultilineJoiner(start=args.multiline_start, max_event_bytes=limit)
     if args.multiline_continuation is not None:
-        return MultilineJoiner(continuation=args.multiline_continuation)
+        return MultilineJoiner(continuation=args.multiline_continuation, max_event_bytes=limit)
     if args.multiline is not None:
-        return MultilineJoiner.preset(args.multiline)
+        return MultilineJoiner.preset(args.multiline, max_event_bytes=limit)
     return None
 
 
@@ -180,6 +185,8 @@ def _cmd_tail(args: argparse.Namespace) -> int:
         warn("warning: --retry ignored; --retry is useful only when following")
     if args.pid is not None and not args.follow:
         warn("warning: PID ignored; --pid=PID is useful only when following")
+    if args.max_event_bytes is not None and _joiner(args) is None:
+        warn("warning: --max-event-bytes ignored; it is useful only with --multiline*")
     # A pattern, or one checkpoint for several FILEs: one follower of them all, whose
     # checkpoint store (SQLite) records them together.  Otherwise each FILE is followed
     # as before, and one FILE's checkpoint is a JSON file.
@@ -615,20 +622,24 @@ async def _tail(args: argparse.Namespace) -> int:
 
 def _many_start(args: argparse.Namespace) -> dict[str, Any]:
     """``follow_many()``'s start for the files found at the start: -n N or -n +1."""
+    only_n = "files followed together start at their last N lines (-n N) or first (-n +1)"
     unsupported = [
-        option
-        for option, given in (
-            ("--pid", args.pid is not None),
-            ("--bytes", args.bytes is not None),
-            ("--offset", args.offset is not None),
-            ("--multiline*", _joiner(args) is not None),
-            ("-n +N (N > 1)", args.lines.from_start and args.lines.number > 1),
+        f"{option} ({why})"
+        for option, given, why in (
+            (
+                "--pid",
+                args.pid is not None,
+                "stopping when PID exits is implemented for separate FILEs only",
+            ),
+            ("--bytes", args.bytes is not None, only_n),
+            ("--offset", args.offset is not None, "a byte offset belongs to one file"),
+            ("-n +N (N > 1)", args.lines.from_start and args.lines.number > 1, only_n),
         )
         if given
     ]
     if unsupported:
         raise CommandError(
-            f"{', '.join(unsupported)}: not with several FILEs or PATTERNs followed at once"
+            "not with several FILEs or PATTERNs followed at once: " + "; ".join(unsupported)
         )
     if args.lines.from_start:
         return {"start": "beginning"}
@@ -671,6 +682,8 @@ async def _tail_many(args: argparse.Namespace) -> int:
             on_overlong=args.on_overlong,
             errors=args.errors,
             on_notice=lambda notice: warn(notice.message, shown(notice.path)),
+            multiline=_joiner(args),
+            multiline_timeout=args.multiline_timeout,
         )
     except ValueError as exc:
         if store is not None:
@@ -907,8 +920,16 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=positive_float,
         default=MULTILINE_TIMEOUT,
         metavar="SECONDS",
-        help="while following, print the last event once no line came for this long "
-        "(default 5); a checkpoint never passes an event not printed",
+        help="while following, print a file's last event once no line came to it for "
+        "this long (default 5); a checkpoint never passes an event not printed",
+    )
+    tail.add_argument(
+        "--max-event-bytes",
+        type=positive_int,
+        metavar="N",
+        help="with --multiline*: an event larger than N bytes (its lines in the file, "
+        "endings included; default 1 MiB) is printed in pieces as it comes, each at most "
+        "N bytes unless one line is longer; memory stays bounded by it",
     )
     tail.add_argument(
         "--errors",
