@@ -661,12 +661,16 @@ def test_the_commands_defaults_are_the_librarys() -> None:
     default = inspect.signature(follow).parameters["max_line_bytes"].default
     assert default == tail_command.DEFAULT_MAX_LINE_BYTES
     assert tail_command.ERROR_POLICIES == FOLLOW_ERRORS
-    grace = inspect.signature(follow).parameters["rotate_grace"].default
-    assert grace == tail_command.ROTATE_GRACE
-    timeout = inspect.signature(follow).parameters["multiline_timeout"].default
-    assert timeout == tail_command.MULTILINE_TIMEOUT
-    timeout = inspect.signature(follow_many).parameters["multiline_timeout"].default
-    assert timeout == tail_command.MULTILINE_TIMEOUT
+    from utf8stream.apps._watch import Watcher
+    from utf8stream.apps.cli._main import build_parser
+
+    args = build_parser().parse_args(["tail", "app.log"])
+    for function in (follow, follow_many):
+        parameters = inspect.signature(function).parameters
+        assert parameters["rotate_grace"].default == args.rotate_grace == 1.0
+        assert parameters["poll_interval"].default == args.interval == 0.25
+        assert parameters["multiline_timeout"].default == args.multiline_timeout == 5.0
+    assert inspect.signature(Watcher).parameters["poll_interval"].default == 0.25
 
 
 def test_one_default_for_each_line_option() -> None:

@@ -40,6 +40,8 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 
+from ._defaults import DEFAULT_POLL_INTERVAL
+
 if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
     from watchfiles._rust_notify import RustNotify
@@ -166,7 +168,7 @@ class Watcher:
         self,
         paths: Iterable[str | os.PathLike[str]],
         *,
-        poll_interval: float = 0.25,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
         rescan_interval: float = 5.0,
         force_polling: bool = False,
     ) -> None:

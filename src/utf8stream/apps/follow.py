@@ -88,6 +88,12 @@ from ._compressed import (
     matches,
     read_from,
 )
+from ._defaults import (
+    DEFAULT_MULTILINE_TIMEOUT,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_ROTATE_GRACE,
+    FOLLOW_ERRORS,
+)
 from ._holders import held_for_writing
 from ._identity import FINGERPRINT_BYTES, head_fingerprint
 from ._sniff import AUTO, DETECTED_ENCODINGS, SNIFF_BYTES, sniff_encoding
@@ -119,18 +125,11 @@ CACHED_READ_SIZE = 1 << 18
 #: Python (about 17,000 instructions): measured on 80-byte lines, 128 KiB slices were
 #: 1-7 % faster than 64 KiB ones, 32 KiB 5 % and 16 KiB 11 % slower.
 FEED_SIZE = 1 << 17
-#: How long a file renamed away must stay unchanged before the follower leaves it: the
-#: writer appends to it until it reopens the path (logrotate's ``postrotate`` signal).
-DEFAULT_ROTATE_GRACE = 1.0
-#: How long the last multi-line event waits for more lines before it is handed out.
-DEFAULT_MULTILINE_TIMEOUT = 5.0
 #: How often a follower woken by the kernel looks whether ``stop_at_end()`` was called.
 _FLAG_CHECK_INTERVAL = 0.25
 ANCHOR_BYTES = 32
 #: How many times the next file is looked for when rotations keep renaming it away.
 _FIND_ATTEMPTS = 5
-#: Policies under which a follower never stops (and whose replacements hold no newline).
-FOLLOW_ERRORS = ("replace", "ignore", "backslashreplace", "surrogateescape")
 
 
 @dataclass(frozen=True)
@@ -949,7 +948,7 @@ class Follower:
         last_bytes: int | None = None,
         gap_at_start: bool = True,
         checkpoint: FollowCheckpoint | None = None,
-        poll_interval: float = 0.25,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
         rotate_grace: float = DEFAULT_ROTATE_GRACE,
         newline: str | None = None,
         max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
@@ -2239,7 +2238,7 @@ def follow(
     last_bytes: int | None = None,
     gap_at_start: bool = True,
     checkpoint: FollowCheckpoint | None = None,
-    poll_interval: float = 0.25,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
     rotate_grace: float = DEFAULT_ROTATE_GRACE,
     newline: str | None = None,
     max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,

@@ -61,11 +61,10 @@ import anyio
 import anyio.to_thread
 
 from ..core.multiline import MultilineJoiner
+from ._defaults import DEFAULT_MULTILINE_TIMEOUT, DEFAULT_POLL_INTERVAL, DEFAULT_ROTATE_GRACE
 from ._watch import Watcher
 from .checkpoints import CheckpointStore
 from .follow import (
-    DEFAULT_MULTILINE_TIMEOUT,
-    DEFAULT_ROTATE_GRACE,
     FollowCheckpoint,
     Follower,
     Line,
@@ -167,7 +166,7 @@ class ManyFollower:
         save_interval: float = 1.0,
         autosave: bool = True,
         rescan_interval: float = 5.0,
-        poll_interval: float = 0.25,
+        poll_interval: float = DEFAULT_POLL_INTERVAL,
         rotate_grace: float = DEFAULT_ROTATE_GRACE,
         force_polling: bool = False,
         on_notice: Callable[[Notice], object] | None = None,
@@ -581,7 +580,7 @@ def follow_many(
     save_interval: float = 1.0,
     autosave: bool = True,
     rescan_interval: float = 5.0,
-    poll_interval: float = 0.25,
+    poll_interval: float = DEFAULT_POLL_INTERVAL,
     rotate_grace: float = DEFAULT_ROTATE_GRACE,
     force_polling: bool = False,
     on_notice: Callable[[Notice], object] | None = None,

@@ -49,6 +49,12 @@ from ...core.lines import (
     LineTooLong,
 )
 from ...core.multiline import DEFAULT_MAX_EVENT_BYTES, MULTILINE_PRESETS, MultilineJoiner
+from .._defaults import (
+    DEFAULT_MULTILINE_TIMEOUT,
+    DEFAULT_POLL_INTERVAL,
+    DEFAULT_ROTATE_GRACE,
+    FOLLOW_ERRORS,
+)
 from ._common import (
     EXIT_BROKEN_PIPE,
     EXIT_OK,
@@ -67,14 +73,10 @@ if TYPE_CHECKING:
     from ..follow import FollowCheckpoint, Follower, Line
     from ..many import ManyFollower
 
-# follow.py's error policies, named here so that building the parser does not load the
-# async layers (a test checks they agree).  The line limit and overlong policy are the
-# core's defaults for followers, shared with follow().
-ERROR_POLICIES = ("replace", "ignore", "backslashreplace", "surrogateescape")
-#: follow()'s ``rotate_grace``, named here for the same reason (a test checks they agree).
-ROTATE_GRACE = 1.0
-#: follow()'s ``multiline_timeout``, likewise.
-MULTILINE_TIMEOUT = 5.0
+# The followers' defaults come from apps/_defaults.py, which imports nothing, so that
+# building the parser does not load the async layers.  The line limit and overlong policy
+# are the core's defaults for followers, shared with follow().
+ERROR_POLICIES = FOLLOW_ERRORS
 #: The FILE that means standard input, and what headers and messages call it.
 STDIN = "-"
 STDIN_NAME = "standard input"
@@ -826,10 +828,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--sleep-interval",
         dest="interval",
         type=positive_float,
-        default=0.25,
+        default=DEFAULT_POLL_INTERVAL,
         metavar="SECONDS",
         help="while following without kernel notification (no watchfiles, a network "
-        "file system), look for changes this often (default 0.25)",
+        "file system), look for changes this often (default %(default)g)",
     )
     tail.add_argument("--interval", dest="interval", type=positive_float, help=argparse.SUPPRESS)
     tail.add_argument(
@@ -888,10 +890,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tail.add_argument(
         "--rotate-grace",
         type=_grace,
-        default=ROTATE_GRACE,
+        default=DEFAULT_ROTATE_GRACE,
         metavar="SECONDS",
         help="a file renamed away is read until unchanged this long, since its writer "
-        "goes on until it reopens the name (default 1)",
+        "goes on until it reopens the name (default %(default)g)",
     )
     multiline = tail.add_mutually_exclusive_group()
     multiline.add_argument(
@@ -918,10 +920,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     tail.add_argument(
         "--multiline-timeout",
         type=positive_float,
-        default=MULTILINE_TIMEOUT,
+        default=DEFAULT_MULTILINE_TIMEOUT,
         metavar="SECONDS",
         help="while following, print a file's last event once no line came to it for "
-        "this long (default 5); a checkpoint never passes an event not printed",
+        "this long (default %(default)g); a checkpoint never passes an event not printed",
     )
     tail.add_argument(
         "--max-event-bytes",
