@@ -296,6 +296,57 @@ def test_line_records_finds_each_newline_and_character_in_a_block(
 
 
 @needs_c
+@pytest.mark.parametrize("no_avx2", [None, "1"])
+@pytest.mark.parametrize("newline", [10, -1])
+def test_line_records_cuts_many_lines_up_to_any_slice_end(
+    no_avx2: str | None, newline: int
+) -> None:
+    """``line_records`` over hundreds of lines of varied lengths (empty ones, \\r\\n and
+    lone \\r with universal newlines, a line with a character among them), the slice
+    ending at every place of its last blocks with lines after it, and at the data's own
+    end: the records are the lines of the slice, at their offsets, on the AVX2 and the
+    SSE2 module objects; the list they come in is a list like any other: it shrinks,
+    grows and empties."""
+    from test_simd import module_with
+
+    module = _accel.built_accelerator() if no_avx2 is None else module_with(no_avx2)
+    lines = [b"z" * ((k * 37) % 131) + b"\n" for k in range(300)]
+    lines[5] = b"\n"
+    lines[150] = b"caf" + "\u00e9".encode() + b"\n"
+    if newline == -1:
+        lines[70] = b"crlf" * 5 + b"\r\n"
+        lines[200] = b"cr" * 9 + b"\r"
+    data = b"".join(lines)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    for stop in [*range(len(data) - 300, len(data) - 300 + 70), len(data)]:
+        units = module.Units("\ufffd", None)
+        units.enter(500, b"")
+        found = module.line_records(units, data, 0, stop, newline, 1 << 20, module.Line, None, "p")
+        records, cut, end = found
+        # The slice ends past the last newline byte before stop (\n: a \r after it
+        # is not one here, and none is near the slices' ends).
+        last = data.rindex(b"\n", 0, stop) + 1 if stop < len(data) else len(data)
+        expected = [
+            (line.rstrip(b"\r\n").decode(), 500 + at)
+            for line, at in zip(lines, starts, strict=False)
+            if at + len(line) <= last
+        ]
+        assert (cut, end) == (last, last)
+        assert [(r.text, r.offset) for r in reversed(records)] == expected
+        assert type(records) is list
+        head = records[-1]
+        while len(records) > 3:
+            records.pop()
+        records.append(head)
+        records.extend([head] * 1000)
+        assert len(records) == 1004
+        del records[:]
+        assert records == []
+
+
+@needs_c
 def test_the_pure_python_engine_has_no_hot_path() -> None:
     with _accel.use_accelerator(False):
         decoder = line_decoder("utf-8", "replace")
