@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import random
 import shutil
+import signal
 import sys
 import tempfile
 from collections.abc import Callable
@@ -140,4 +141,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # Stopped by SIGTERM (``timeout``, a CI job's end), the with-blocks still end the
+    # writers, rotators and followers this started: the default would leave them running.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     main()
