@@ -361,3 +361,37 @@ async def test_random_kills_mid_event_give_every_event_once_in_order(
         if last and all(len(got[name]) == len(expected[name]) for name in names):
             break
     assert got == expected
+
+
+async def test_each_pattern_can_have_its_joiner(tmp_path: Path) -> None:
+    """``multilines`` maps a pattern to its files' joiner (``None``: plain lines), as
+    ``encodings`` maps one to an encoding; the others use ``multiline``."""
+    (tmp_path / "py").mkdir()
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "indented").mkdir()
+    tb = b'Traceback (most recent call last):\n  File "x.py", line 1\nValueError: x\n'
+    (tmp_path / "py" / "app.log").write_bytes(b"one\n" + tb + b"two\n")
+    (tmp_path / "plain" / "app.log").write_bytes(b"one\n  two\n")
+    (tmp_path / "indented" / "app.log").write_bytes(b"one\n  two\nthree\n")
+    py, plain, indented = (str(tmp_path / d / "*.log") for d in ("py", "plain", "indented"))
+    async with follow_many(
+        [py, plain, indented],
+        start="beginning",
+        poll_interval=0.02,
+        multiline="indented",
+        multilines={py: "python", plain: None},
+        multiline_timeout=60,
+    ) as lines:
+        # Each joined file's last event ("two", "three") waits for more lines.
+        got = await take(lines, 4)
+        await nothing_more(lines)
+    by_dir: dict[str, list[str]] = {}
+    for line in got:
+        by_dir.setdefault(Path(line.path).parent.name, []).append(line.text)
+    assert by_dir == {
+        "py": ["one\n" + tb.decode().rstrip("\n")],  # a traceback joins the line before
+        "plain": ["one", "  two"],
+        "indented": ["one\n  two"],
+    }
+    with pytest.raises(ValueError, match="multilines for patterns not followed"):
+        follow_many([py], multilines={plain: "python"})

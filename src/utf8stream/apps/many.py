@@ -171,6 +171,7 @@ class ManyFollower:
         force_polling: bool = False,
         on_notice: Callable[[Notice], object] | None = None,
         multiline: MultilineJoiner | str | None = None,
+        multilines: Mapping[str, MultilineJoiner | str | None] | None = None,
         multiline_timeout: float = DEFAULT_MULTILINE_TIMEOUT,
         **follow_options: Any,
     ) -> None:
@@ -195,10 +196,13 @@ class ManyFollower:
             if name in follow_options:
                 raise TypeError(f"follow_many() does not take {name}=")
         # Each file gets an empty copy: a joiner holds one file's incomplete event.
-        self._joiner = (
-            MultilineJoiner.preset(multiline) if isinstance(multiline, str) else multiline
-        )
-        if self._joiner is not None and not multiline_timeout > 0:
+        self._joiner = _joiner_of(multiline)
+        self._joiners = {pattern: _joiner_of(each) for pattern, each in (multilines or {}).items()}
+        unknown = set(self._joiners) - set(self.patterns)
+        if unknown:
+            raise ValueError(f"multilines for patterns not followed: {sorted(unknown)}")
+        joined = self._joiner is not None or any(j is not None for j in self._joiners.values())
+        if joined and not multiline_timeout > 0:
             raise ValueError("multiline_timeout must be > 0")
         self._multiline_timeout = multiline_timeout
         self._encoding = encoding
@@ -450,27 +454,27 @@ class ManyFollower:
         pattern = self._pattern_of(path)
         assert pattern is not None
         options = self._follower_options()
-        encoding = self._encodings.get(pattern, self._encoding)
+        options["encoding"] = self._encodings.get(pattern, self._encoding)
+        joiner = self._joiners.get(pattern, self._joiner)
         checkpoint = self._resumed.pop(path, None)
         if checkpoint is not None:
-            member = self._member(path, encoding=encoding, checkpoint=checkpoint, **options)
+            member = self._member(path, joiner, checkpoint=checkpoint, **options)
         elif at_start:
             member = self._member(
-                path, encoding=encoding, start=self._start, last_lines=self._last_lines, **options
+                path, joiner, start=self._start, last_lines=self._last_lines, **options
             )
         else:
             # Created while we follow: every line of it is new.
-            member = self._member(path, encoding=encoding, start="beginning", **options)
+            member = self._member(path, joiner, start="beginning", **options)
             if self._on_notice is not None:
                 self._on_notice(Notice("appeared", path, "has appeared; following new file"))
         self._members[path] = member
         self._active.append(member)
 
-    def _member(self, path: str, **options: Any) -> _Member:
-        if self._joiner is None:
+    def _member(self, path: str, joiner: MultilineJoiner | None, **options: Any) -> _Member:
+        if joiner is None:
             return _Member(path, **options)
-        joiner = self._joiner.empty_copy()
-        return _MultilineMember(joiner, self._multiline_timeout, path, **options)
+        return _MultilineMember(joiner.empty_copy(), self._multiline_timeout, path, **options)
 
     def _rest(self, member: _Member, idle: _Idle) -> None:
         """``member`` waits for a change; a file whose name is gone is finished once quiet."""
@@ -568,6 +572,10 @@ class ManyFollower:
                     self._add(path, at_start=False)
 
 
+def _joiner_of(multiline: MultilineJoiner | str | None) -> MultilineJoiner | None:
+    return MultilineJoiner.preset(multiline) if isinstance(multiline, str) else multiline
+
+
 def follow_many(
     patterns: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
@@ -585,6 +593,7 @@ def follow_many(
     force_polling: bool = False,
     on_notice: Callable[[Notice], object] | None = None,
     multiline: MultilineJoiner | str | None = None,
+    multilines: Mapping[str, MultilineJoiner | str | None] | None = None,
     multiline_timeout: float = DEFAULT_MULTILINE_TIMEOUT,
     **follow_options: Any,
 ) -> ManyFollower:
@@ -606,6 +615,8 @@ def follow_many(
     the joiner; lines of two files are never joined), at the offset of its first line.
     A file's last event is handed out once ``multiline_timeout`` seconds pass with no
     line from that file, at its rotation or truncation, and when it is dropped.
+    ``multilines`` maps a pattern (as given) to its files' joiner or preset (``None``:
+    plain lines), as ``encodings`` does; the others use ``multiline``.
 
     ``store``: a ``CheckpointStore`` or its path.  Each file resumes just after its last
     line handed out before the last save; saves are one transaction for all files, made
@@ -633,6 +644,7 @@ def follow_many(
         force_polling=force_polling,
         on_notice=on_notice,
         multiline=multiline,
+        multilines=multilines,
         multiline_timeout=multiline_timeout,
         **follow_options,
     )
