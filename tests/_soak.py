@@ -64,9 +64,17 @@ LOGROTATE_OPTIONS = {
     "copytruncate": ["copytruncate", "nocompress"],
     "compress": ["create 0644", "compress", "delaycompress"],
     # Its names must differ from one rotation to the next: seconds since the epoch, and
-    # rotations at least a second apart in this mode (``min_interval``).
+    # rotations more than a second apart in this mode (``Rotator.intervals``).
     "dateext": ["create 0644", "nocompress", "dateext", "dateformat -%Y%m%d-%s"],
 }
+
+
+def scenario_seconds(mode: str, seconds: float) -> float:
+    """How long to run a scenario of ``mode`` asked to run ``seconds``: long enough for
+    two rotations where logrotate's dated names keep them more than a second apart."""
+    if mode == "dateext" and rotator_tool() == "logrotate":
+        return max(seconds, 3.5)
+    return seconds
 
 
 def rotator_tool() -> str:
@@ -166,7 +174,8 @@ def parse(lines: list[bytes]) -> tuple[list[int], int]:
 
 
 class Rotator:
-    """Rotates ``directory/app.log`` in one mode every 0.3-0.9 s, in a thread."""
+    """Rotates ``directory/app.log`` in one mode every 0.3-0.9 s (see ``intervals``), in a
+    thread."""
 
     def __init__(
         self,
@@ -190,8 +199,10 @@ class Rotator:
         self.rotations = 0
         self.error: BaseException | None = None
         self.tool = rotator_tool()
-        #: The least time between two rotations: logrotate's dated names have seconds.
-        self.min_interval = 1.05 if self.tool == "logrotate" and mode == "dateext" else 0.3
+        #: The time between two rotations: 0.3-0.9 s; 1.1-1.6 s where logrotate names the
+        #: rotated files by date, to the second (two in one second would share a name).
+        dated = self.tool == "logrotate" and mode == "dateext"
+        self.intervals = (1.1, 1.6) if dated else (0.3, 0.9)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
         if self.tool == "logrotate":
@@ -216,7 +227,7 @@ class Rotator:
 
     def _run(self) -> None:
         try:
-            while not self._stop.wait(self.rng.uniform(self.min_interval, 0.9)):
+            while not self._stop.wait(self.rng.uniform(*self.intervals)):
                 self.rotate()
                 self.rotations += 1
         except BaseException as exc:  # reported by __exit__, in the test's thread

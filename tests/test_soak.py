@@ -20,7 +20,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from _soak import MODES, RATE, run_cli, run_follow
+from _soak import MODES, RATE, run_cli, run_follow, scenario_seconds
 
 SECONDS = float(os.environ.get("UTF8STREAM_SOAK_SECONDS", "2"))
 # The run, then the catch-up (bounded by CATCH_UP_SECONDS and QUIET_SECONDS): a long run is
@@ -47,10 +47,11 @@ def test_follow_gives_every_line_once_and_in_order(
     tmp_path: Path, mode: str, record_property: pytest.RecordProperty
 ) -> None:
     seed = soak_seed(mode)
-    result = run_follow(tmp_path, mode, SECONDS, RATE, seed)
+    seconds = scenario_seconds(mode, SECONDS)
+    result = run_follow(tmp_path, mode, seconds, RATE, seed)
     record_property("soak", str(result))  # a string: pytest-xdist sends it between processes
     assert result.rotations >= 2, f"seed {seed}: the scenario hardly rotated: {result}"
-    assert result.written > RATE * SECONDS / 2, f"seed {seed}: the writer stalled: {result}"
+    assert result.written > RATE * seconds / 2, f"seed {seed}: the writer stalled: {result}"
     counts = (result.missing, result.duplicates, result.out_of_order, result.garbled)
     assert counts == (0, 0, 0, 0), f"UTF8STREAM_SOAK_SEED={seed}: {result}"
     assert result.received == result.written
@@ -61,7 +62,7 @@ def test_cli_killed_and_restarted_loses_no_line(
     tmp_path: Path, mode: str, record_property: pytest.RecordProperty
 ) -> None:
     seed = soak_seed(mode)
-    result = run_cli(tmp_path, mode, SECONDS, RATE, seed)
+    result = run_cli(tmp_path, mode, scenario_seconds(mode, SECONDS), RATE, seed)
     # How many lines the restarts repeated is reported (-rP, the junit XML); that none
     # repeated more than one write is asserted.
     record_property("soak", str(result))  # a string: pytest-xdist sends it between processes
