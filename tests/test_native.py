@@ -283,3 +283,26 @@ def test_split_lines_refuses_what_it_does_not_cut() -> None:
         split_lines("a\n", None, 0, 0, 10, True)
     with pytest.raises(ValueError, match="2\\*\\*63"):
         split_lines("a\n", None, (1 << 63) - 1, 1, 10, True)
+
+
+def test_every_name_reached_through_implementation_exists_in_both() -> None:
+    """The library calls the compiled module and its pure twin through ``implementation()``
+    and never asks which it got: every name it reaches that way is in ``_native``
+    (``__all__``) and, where the accelerator is built, in ``_speedups`` too."""
+    import re
+    from pathlib import Path
+
+    import utf8stream
+    from utf8stream.core import _native
+
+    package = Path(utf8stream.__file__).parent
+    used = {
+        name
+        for source in package.rglob("*.py")
+        for name in re.findall(r"implementation\(\)\s*\.\s*(\w+)", source.read_text())
+    }
+    assert {"records", "split_lines", "utf16_line_records"} <= used
+    assert used <= set(_native.__all__)
+    built = _accel.built_accelerator()
+    if built is not None:
+        assert all(hasattr(built, name) for name in used)

@@ -29,6 +29,7 @@ __all__ = [
     "ReadBuffer",
     "records",
     "split_lines",
+    "utf16_line_records",
 ]
 
 _T = TypeVar("_T")
@@ -88,6 +89,25 @@ def each_offset_mode(mode: int, who: str) -> bool:
 
 
 _UNIVERSAL_NEWLINE = re.compile("(\r\n|\r|\n)")
+
+
+def utf16_line_records(
+    data: bytes,
+    start: int,
+    stop: int,
+    position: int,
+    big: bool,
+    sep: int,
+    limit: int,
+    cls: type,
+    file: Any,
+    path: str,
+    /,
+) -> None:
+    """The accelerator's cut of a UTF-16 slice into ``Line`` records in one call, which
+    has no faster form in Python: None (it does not apply), and the line engine cuts the
+    slice its general way, into the same lines at the same offsets."""
+    return None
 
 
 def split_lines(

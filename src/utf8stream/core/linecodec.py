@@ -419,12 +419,11 @@ class CodecLineDecoder:
         big = _UTF16_BIG.get(self._fixed)
         if big is None or self._gap or self._bom_left:
             return None
-        cut = getattr(implementation(), "utf16_line_records", None)
-        if cut is None or self._decoder.getstate()[0]:
+        if self._decoder.getstate()[0]:
             return None
         if position + stop - start >= ACCEL_MAX_POSITION:
             return None  # the C cutter counts in 64-bit integers; ``decode`` takes any offset
-        found: tuple[list[Any], int, int] = cut(
+        found: tuple[list[Any], int, int] | None = implementation().utf16_line_records(
             data, start, stop, position, big, sep, limit, record, file, path
         )
         return found
