@@ -464,24 +464,16 @@ class Watcher:
 
     def _take_snapshot(self) -> _Snapshot:
         # Once per poll over every file of the watched directories (1,000 quiet files
-        # every 0.25 s): one stat per file, and no Python call per entry but the stat.
+        # every 0.25 s): one stat per file.
         snapshot: _Snapshot = {}
         for directory in self._directories:
             try:
                 with os.scandir(directory) as entries:
                     for entry in entries:
                         try:
-                            st = entry.stat()
+                            snapshot[entry.path] = _signature(entry.stat())
                         except OSError:  # removed since listed, or a dangling link
                             snapshot[entry.path] = None
-                        else:
-                            snapshot[entry.path] = (
-                                st.st_dev,
-                                st.st_ino,
-                                st.st_size,
-                                st.st_mtime_ns,
-                                st.st_ctime_ns,
-                            )
             except OSError:
                 snapshot[directory] = None
         for path in self._files:
@@ -501,8 +493,8 @@ class Watcher:
         Where the kernel could take over a polled directory (one missing until now), every
         poll surveys.  Where it cannot (``force_polling``, no watchfiles), a poll between
         two surveys needs none: the snapshot stats every followed name through its links,
-        so a link that now leads elsewhere shows as a change of that name.  That halves
-        what polling 1,000 quiet files costs.
+        so a link that now leads elsewhere shows as a change of that name.  That saves
+        about a third of what polling 1,000 quiet files costs.
         """
         now = anyio.current_time()
         kernel_allowed = self._kernel_allowed()
