@@ -978,12 +978,16 @@ DEFINE_DECODE(own_decode4_avx2, Py_UCS4, 0x10FFFFu, ASCII_BLOCK32_UCS4, 32, AVX2
               NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks, MIXED_BLOCKS_AVX2)
 #endif
 
+/* A str of the len ASCII bytes at buf.  PyUnicode_New with 0x7F makes a compact ASCII
+   string, whose characters follow its PyASCIIObject header (what PyUnicode_DATA works
+   out from the string's state bits at each call; once per line in the follower). */
 static PyObject *
 ascii_string(const unsigned char *buf, Py_ssize_t len)
 {
     PyObject *a = PyUnicode_New(len, 0x7F);
     if (a != NULL) {
-        memcpy(PyUnicode_DATA(a), buf, len);
+        assert(PyUnicode_IS_COMPACT_ASCII(a));
+        memcpy((PyASCIIObject *)a + 1, buf, len);
     }
     return a;
 }
@@ -3672,6 +3676,19 @@ line_end_avx2(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, unsigned char 
               unsigned char cr)
 {
     const __m256i vlf = _mm256_set1_epi8((char)lf), vcr = _mm256_set1_epi8((char)cr);
+    /* 64 bytes a step first: a log line of some 80 bytes takes two steps, not three. */
+    while (i + 64 <= n) {
+        __m256i v = _mm256_loadu_si256((const __m256i *)(b + i));
+        __m256i w = _mm256_loadu_si256((const __m256i *)(b + i + 32));
+        __m256i hv = _mm256_or_si256(_mm256_cmpeq_epi8(v, vlf), _mm256_cmpeq_epi8(v, vcr));
+        __m256i hw = _mm256_or_si256(_mm256_cmpeq_epi8(w, vlf), _mm256_cmpeq_epi8(w, vcr));
+        uint64_t m = (uint32_t)_mm256_movemask_epi8(_mm256_or_si256(v, hv)) |
+                     (uint64_t)(uint32_t)_mm256_movemask_epi8(_mm256_or_si256(w, hw)) << 32;
+        if (m) {
+            return i + __builtin_ctzll(m);
+        }
+        i += 64;
+    }
     while (i + 32 <= n) {
         __m256i v = _mm256_loadu_si256((const __m256i *)(b + i));
         __m256i hit = _mm256_or_si256(_mm256_cmpeq_epi8(v, vlf), _mm256_cmpeq_epi8(v, vcr));
@@ -3690,6 +3707,114 @@ line_end_avx2(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, unsigned char 
     return n;
 }
 #endif
+
+/* The state of one line_records call that its ASCII loop (ascii_run) moves on. */
+typedef struct {
+    module_state *st;
+    PyTypeObject *cls;
+    PyObject *file, *path;
+    PyObject **recs; /* the records made, first first (PyMem; becomes the list's array) */
+    Py_ssize_t count, cap;
+    long long chars;
+} records_t;
+
+/* line_records' common case, one line after the other: from b[*pi], each line of ASCII
+   bytes ended by a newline (lf, or cr with universal newlines: sep < 0) before ``end``
+   and no longer than ``limit`` becomes a record (its string made while its bytes are in
+   L1), and *pi moves past it.  Returns 1 where the next line has a byte >= 0x80 (at
+   b[*pi]: cut_lines takes it), 0 where the general path takes over (no newline, a line
+   too long, a \r that ends the data), -1 with an exception.  Inlined into its two
+   callers, one built for AVX2, so that the newline search is inlined too. */
+static inline __attribute__((always_inline)) int
+ascii_run(records_t *rs, const unsigned char *b, Py_ssize_t *pi, Py_ssize_t end, long sep,
+          Py_ssize_t limit, long long origin, int avx2)
+{
+    const unsigned char lf = sep < 0 ? '\n' : (unsigned char)sep;
+#if HAVE_AVX2
+    const unsigned char cr = sep < 0 ? '\r' : (unsigned char)sep;
+#endif
+    Py_ssize_t i = *pi;
+    int found = 0;
+    for (;;) {
+        Py_ssize_t e;
+#if HAVE_AVX2
+        if (avx2) {
+            e = line_end_avx2(b, i, end, lf, cr);
+        }
+        else
+#endif
+        {
+            (void)avx2;
+            e = line_stop(b, i, end, sep, 1);
+        }
+        if (e >= end) {
+            break; /* no newline: an unfinished line */
+        }
+        if (b[e] >= 0x80) {
+            found = 1; /* non-ASCII bytes: cut_lines takes this line */
+            break;
+        }
+        Py_ssize_t t = 1;
+        if (b[e] != lf) { /* \r, with universal newlines */
+            if (e + 1 == end) {
+                break; /* perhaps the first half of \r\n */
+            }
+            t = b[e + 1] == '\n' ? 2 : 1;
+        }
+        if (e - i > limit) {
+            break;
+        }
+        PyObject *text = ascii_string(b + i, e - i);
+        if (text == NULL || push_record(rs->st, rs->cls, rs->file, rs->path, &rs->recs,
+                                        &rs->count, &rs->cap, text, origin + i) < 0) {
+            *pi = i;
+            return -1;
+        }
+        rs->chars += (e - i) + t;
+        i = e + t;
+    }
+    *pi = i;
+    return found;
+}
+
+#if HAVE_AVX2
+static AVX2_FN int
+ascii_run_avx2(records_t *rs, const unsigned char *b, Py_ssize_t *pi, Py_ssize_t end, long sep,
+               Py_ssize_t limit, long long origin)
+{
+    return ascii_run(rs, b, pi, end, sep, limit, origin, 1);
+}
+#endif
+
+static int
+ascii_run_plain(records_t *rs, const unsigned char *b, Py_ssize_t *pi, Py_ssize_t end,
+                long sep, Py_ssize_t limit, long long origin)
+{
+    return ascii_run(rs, b, pi, end, sep, limit, origin, 0);
+}
+
+/* The list of the n records recs[0:n) (first first, PyMem memory of cap slots), last
+   first, taking the array itself as the list's (no second array to zero and fill), or
+   NULL with an exception (the records are the caller's still). */
+static PyObject *
+records_list(PyObject **recs, Py_ssize_t n, Py_ssize_t cap)
+{
+    PyObject *out = PyList_New(0);
+    if (out == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0, j = n - 1; i < j; i++, j--) {
+        PyObject *t = recs[i];
+        recs[i] = recs[j];
+        recs[j] = t;
+    }
+    PyListObject *list = (PyListObject *)out;
+    PyMem_Free(list->ob_item); /* NULL from PyList_New(0) */
+    list->ob_item = recs;
+    list->allocated = cap;
+    Py_SET_SIZE(list, n);
+    return out;
+}
 
 /* line_records(units, data, start, stop, sep, limit, cls, file, path)
        -> (records, cut, end)
@@ -3769,17 +3894,12 @@ line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
        reports malformed units, stops where the general path takes over).  The records' references to their type, file, path and
        True are taken once at the end (line_refs; the caller's arguments hold the four
        meanwhile, whatever a callback does). */
-    PyTypeObject *cls = (PyTypeObject *)args[6];
-    PyObject *file = args[7], *path = args[8];
-    PyObject **recs = NULL;
-    Py_ssize_t count = 0, cap = 0;
+    records_t rs = {st, (PyTypeObject *)args[6], args[7], args[8], NULL, 0, 0, 0};
     packed_t packed = {NULL, 0, 0};
     strs_t strs = {NULL, 0, 0};
     PyObject *result = NULL, *out = NULL;
-    long long chars = 0, origin = base - start; /* the offset of b[0] */
-    const unsigned char lf = sep < 0 ? '\n' : (unsigned char)sep;
+    long long origin = base - start; /* the offset of b[0] */
 #if HAVE_AVX2
-    const unsigned char cr = sep < 0 ? '\r' : (unsigned char)sep;
     const int avx2 = st->simd == SIMD_AVX2;
 #endif
     Py_ssize_t i = start;
@@ -3787,44 +3907,29 @@ line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_INCREF(data); /* a callback cannot free it under the loop */
     for (;;) {
 #if HAVE_AVX2
-        Py_ssize_t e = avx2 ? line_end_avx2(b, i, end, lf, cr) : line_stop(b, i, end, sep, 1);
+        int more = avx2 ? ascii_run_avx2(&rs, b, &i, end, sep, limit, origin)
+                        : ascii_run_plain(&rs, b, &i, end, sep, limit, origin);
 #else
-        Py_ssize_t e = line_stop(b, i, end, sep, 1);
+        int more = ascii_run_plain(&rs, b, &i, end, sep, limit, origin);
 #endif
-        if (e >= end) {
-            break; /* no newline: an unfinished line */
+        if (more < 0) {
+            goto done;
         }
-        if (b[e] < 0x80) {
-            Py_ssize_t t = 1;
-            if (b[e] != lf) { /* \r, with universal newlines */
-                if (e + 1 == end) {
-                    break; /* perhaps the first half of \r\n */
-                }
-                t = b[e + 1] == '\n' ? 2 : 1;
-            }
-            if (e - i > limit) {
-                break;
-            }
-            PyObject *text = ascii_string(b + i, e - i);
-            if (text == NULL ||
-                push_record(st, cls, file, path, &recs, &count, &cap, text, origin + i) < 0) {
-                goto done;
-            }
-            chars += (e - i) + t;
-            i = e + t;
-            continue;
+        if (more == 0) {
+            break;
         }
         /* Non-ASCII bytes: this line and the next ones (up to LINES_CUT of them, so a
            log of characters pays its call once per many lines) by cut_lines. */
         packed.n = strs.n = 0;
         if (cut_lines(self, b, &i, end, origin, sep, limit, LINES_CUT, 2, NULL, &packed, &strs,
-                      &chars) < 0) {
+                      &rs.chars) < 0) {
             goto done;
         }
         for (Py_ssize_t k = 0; k < strs.n; k++) {
             PyObject *text = strs.v[k]; /* the reference moves */
             strs.v[k] = NULL;
-            if (push_record(st, cls, file, path, &recs, &count, &cap, text, packed.v[k]) < 0) {
+            if (push_record(st, rs.cls, rs.file, rs.path, &rs.recs, &rs.count, &rs.cap, text,
+                            packed.v[k]) < 0) {
                 goto done;
             }
         }
@@ -3834,28 +3939,27 @@ line_records(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             break; /* cut_lines stopped before a line the general path takes */
         }
     }
-    out = PyList_New(count);
+    out = records_list(rs.recs, rs.count, rs.cap); /* last first */
     if (out == NULL) {
         goto done;
     }
-    for (Py_ssize_t k = 0; k < count; k++) {
-        PyList_SET_ITEM(out, count - 1 - k, recs[k]); /* last first */
-    }
-    line_refs(cls, file, path, count);
-    count = 0; /* the list holds them now */
+    line_refs(rs.cls, rs.file, rs.path, rs.count);
+    rs.recs = NULL; /* the list holds them now, and their array */
+    rs.count = 0;
     result = Py_BuildValue("(Onn)", out, i, end);
     if (result != NULL) {
         self->position = base + (i - start);
-        self->chars += chars;
+        self->chars += rs.chars;
     }
 done:
-    if (count > 0) {
-        line_refs(cls, file, path, count); /* what the records made give back when freed */
-        for (Py_ssize_t k = 0; k < count; k++) {
-            Py_DECREF(recs[k]);
+    if (rs.count > 0) {
+        /* what the records made give back when freed */
+        line_refs(rs.cls, rs.file, rs.path, rs.count);
+        for (Py_ssize_t k = 0; k < rs.count; k++) {
+            Py_DECREF(rs.recs[k]);
         }
     }
-    PyMem_Free(recs);
+    PyMem_Free(rs.recs);
     for (Py_ssize_t k = 0; k < strs.n; k++) {
         Py_XDECREF(strs.v[k]);
     }
