@@ -30,6 +30,14 @@ def not_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(follow_module, "_in_memory", lambda st: False)
 
 
+@pytest.fixture(autouse=True)
+def no_read_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests fake ``os.preadv`` to see each read done in the loop; the accelerator's
+    read-ahead thread reads with its own ``preadv2``, so it is off here (it has its own
+    tests: test_follow_read_ahead.py)."""
+    monkeypatch.setattr(follow_module, "_READ_AHEAD", False)
+
+
 def fake_preadv(
     monkeypatch: pytest.MonkeyPatch, answer: Callable[[int, Any, int], int]
 ) -> list[int]:

@@ -513,6 +513,47 @@ def _read_cached(fd: int, buffer: Any, size: int, offset: int, at_least: int) ->
     return data
 
 
+#: Whether a file being caught up with is read ahead in a thread (``Follower._read_ahead``).
+_READ_AHEAD = True
+
+
+def _in_loop_size(size: int) -> int:
+    """How much of a read of ``size`` bytes is done in the event loop's thread at once."""
+    return min(size, CACHED_READ_SIZE)
+
+
+def _taken_ahead(f: _Open, size: int, offset: int, at_least: int) -> bytes | None:
+    """The read ``_pread`` asks for, if ``f``'s ``ReadAhead`` started it: its bytes, if
+    they are what the read done now in the loop would give; else None, and the read is
+    done now.  A log's bytes do not change once written, so bytes read moments ago are
+    the bytes there now, unless the file was truncated since: then it is shorter than
+    the bytes read (or it would have been regrown past them in those moments by a writer
+    that does not append, as after a copytruncate, and then the bytes read are the ones
+    its copy holds).  A failed read is done again too (its error is the present one),
+    and a short one counts only where the file ends there (``_read_cached``'s rule)."""
+    if f.readahead is None:
+        return None
+    try:
+        data: bytes | None = f.readahead.take(offset, _in_loop_size(size))
+    except OSError:
+        return None
+    if data is None:
+        return None
+    n = len(data)
+    size_now = os.fstat(f.fd).st_size
+    if size_now < offset + n:
+        return None  # truncated since: what is there now is read now
+    if not f.in_memory and (n < at_least or n == 0) and offset + n < size_now:
+        return None
+    return data
+
+
+def _stop_reading_ahead(f: _Open) -> None:
+    if f.readahead is not None:
+        f.readahead.close()
+        f.readahead = None
+
+
 #: File systems whose files live in memory: the page cache is their storage, so a read
 #: never waits for a disk (tmpfs, which refuses ``RWF_NOWAIT``; ramfs).
 _MEMORY_FILE_SYSTEMS = frozenset({"tmpfs", "ramfs"})
@@ -802,6 +843,9 @@ class _Open:
     #: The file system keeps its files in memory (``_in_memory``): every read is done in
     #: the event loop's thread.
     in_memory: bool = False
+    #: While catching up (each read done in the loop came back full): the next read,
+    #: started in a thread of its own as this one's lines are handed out (``ReadAhead``).
+    readahead: Any = None
 
 
 @dataclass(frozen=True)
@@ -1261,6 +1305,7 @@ class Follower:
         if f.chunks is not None:
             f.chunks.close()
             f.chunks = None
+        _stop_reading_ahead(f)
         if f.fd >= 0:
             os.close(f.fd)
             f.fd = -1
@@ -1553,12 +1598,16 @@ class Follower:
         n = len(f.anchor)
         data = await self._pread(f, READ_SIZE + n, f.read_pos - n, n + 1)
         if data[:n] != f.anchor:
+            _stop_reading_ahead(f)
             await self._truncated(f)
             return
         if len(data) > n:
             f.known_size = max(os.fstat(f.fd).st_size, f.read_pos + len(data) - n)
             self._take(f, data, n)  # the anchor is skipped, not sliced off (a copy)
-        elif self._until_eof and not self._draining:
+            self._read_ahead(f, full=len(data) == _in_loop_size(READ_SIZE + n))
+            return
+        _stop_reading_ahead(f)  # caught up: a quiet file needs no thread
+        if self._until_eof and not self._draining:
             # Read once: the unfinished last line is shown, but it is not complete, so
             # the checkpoint stays at its start and a later run reads it again whole.
             self._finish(f, unfinished=True)
@@ -1586,10 +1635,14 @@ class Follower:
                 await anyio.lowlevel.checkpoint()
             else:
                 await anyio.lowlevel.checkpoint_if_cancelled()
+            found = _taken_ahead(f, size, offset, at_least)
+            if found is not None:
+                self._unyielded += len(found)
+                return found
             if f.in_memory:
                 # A file in memory: the read is a copy from memory, whatever its size
                 # (at most ``CACHED_READ_SIZE``, to bound the time the loop is held).
-                found = os.pread(f.fd, min(size, CACHED_READ_SIZE), offset)
+                found = os.pread(f.fd, _in_loop_size(size), offset)
                 self._unyielded += len(found)
                 return found
             buffer = self._scratch
@@ -1607,6 +1660,18 @@ class Follower:
                 return data
         self._unyielded = 0
         return await anyio.to_thread.run_sync(os.pread, f.fd, size, offset)
+
+    def _read_ahead(self, f: _Open, full: bool) -> None:
+        """After a read done in the loop: if it came back full (more is likely there),
+        start the next one in a thread (``ReadAhead``) while its lines are handed out;
+        else (caught up) stop that thread, as a quiet file needs none."""
+        if not full or not _READ_AHEAD or not (f.in_memory or (f.nowait and _NOWAIT is not None)):
+            _stop_reading_ahead(f)
+            return
+        if f.readahead is None:
+            f.readahead = implementation().ReadAhead(f.fd)
+        n = len(f.anchor)  # what the next read in ``_read_more`` asks for
+        f.readahead.start(f.read_pos - n, _in_loop_size(READ_SIZE + n), not f.in_memory)
 
     async def _look_around(self, f: _Open) -> bool:
         """At the end of the data: handle truncation and rotation; True if acted."""

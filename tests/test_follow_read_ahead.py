@@ -1,0 +1,341 @@
+"""The follower's read-ahead: while the lines of one read are handed out, the next read
+is done in a thread of its own (the accelerator's ``ReadAhead``), so the copy from the
+page cache is off the event loop's path.  A read taken from it gives exactly the bytes a
+read done then would give (the file's bytes do not change once written; a file
+truncated since is read again), so the follower's lines, checkpoints and notices are the
+same with it and without it."""
+
+from __future__ import annotations
+
+import errno
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from _helpers import needs_c
+
+import utf8stream.apps.follow as follow_module
+from utf8stream import FollowCheckpoint, Malformed, MalformedKind, Notice, follow
+from utf8stream.core import _native
+from utf8stream.core._accel import built_accelerator
+
+pytestmark = pytest.mark.anyio
+
+
+def read_ahead_type() -> Any:
+    built = built_accelerator()
+    assert built is not None
+    return built.ReadAhead
+
+
+def numbered(count: int) -> bytes:
+    """Lines of varied length, some with characters beyond ASCII."""
+    return b"".join(
+        f"line {i:06d} {'é' * (i % 5)}{'x' * (i % 97)}\n".encode() for i in range(count)
+    )
+
+
+@pytest.fixture
+def data_file(tmp_path: Path) -> Path:
+    path = tmp_path / "data.bin"
+    path.write_bytes(bytes(range(256)) * 40)  # 10,240 bytes
+    return path
+
+
+@needs_c
+@pytest.mark.parametrize(
+    ("offset", "size"),
+    [(0, 100), (0, 10_240), (5, 4096), (10_000, 1000), (10_240, 10), (20_000, 5), (7, 0)],
+)
+def test_take_gives_what_pread_gives(data_file: Path, offset: int, size: int) -> None:
+    fd = os.open(data_file, os.O_RDONLY)
+    try:
+        ahead = read_ahead_type()(fd)
+        assert ahead.take(offset, size) is None  # nothing started
+        assert ahead.start(offset, size, False) is True
+        assert ahead.take(offset, size) == os.pread(fd, size, offset)
+        assert ahead.take(offset, size) is None  # taken once
+        ahead.close()
+    finally:
+        os.close(fd)
+
+
+@needs_c
+def test_only_the_read_started_is_taken(data_file: Path) -> None:
+    fd = os.open(data_file, os.O_RDONLY)
+    try:
+        ahead = read_ahead_type()(fd)
+        ahead.start(100, 50, False)
+        assert ahead.take(101, 50) is None  # another offset
+        assert ahead.take(100, 49) is None  # another size
+        assert ahead.take(100, 50) == os.pread(fd, 50, 100)  # still there
+        ahead.start(0, 10, False)
+        ahead.start(300, 10, False)  # replaces the one not taken
+        assert ahead.take(0, 10) is None
+        assert ahead.take(300, 10) == os.pread(fd, 10, 300)
+        ahead.close()
+    finally:
+        os.close(fd)
+
+
+@needs_c
+def test_it_reads_through_its_own_descriptor(data_file: Path) -> None:
+    fd = os.open(data_file, os.O_RDONLY)
+    ahead = read_ahead_type()(fd)
+    expected = os.pread(fd, 1000, 2000)
+    os.close(fd)  # the caller's: a rotation closed it, say
+    ahead.start(2000, 1000, False)
+    assert ahead.take(2000, 1000) == expected
+    ahead.close()
+
+
+@needs_c
+@pytest.mark.skipif(follow_module._NOWAIT is None, reason="no RWF_NOWAIT on this platform")
+@pytest.mark.parametrize("where", ["tmp_path", "/dev/shm"])
+def test_nowait_reads_as_preadv_with_rwf_nowait(tmp_path: Path, where: str) -> None:
+    directory = tmp_path if where == "tmp_path" else Path(where)
+    if not directory.is_dir():
+        pytest.fail(f"{where} is not a directory on this Linux machine")
+    path = directory / f"nowait-{os.getpid()}.bin"
+    path.write_bytes(numbered(500))
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        buffer = bytearray(4096)
+        try:
+            n = os.preadv(fd, [buffer], 100, follow_module._NOWAIT)
+            expected: bytes | int = bytes(buffer[:n])
+        except OSError as exc:
+            expected = exc.errno or 0
+        ahead = read_ahead_type()(fd)
+        ahead.start(100, 4096, True)
+        try:
+            got: bytes | int = ahead.take(100, 4096)
+        except OSError as exc:
+            got = exc.errno or 0
+        ahead.close()
+        assert got == expected
+    finally:
+        os.close(fd)
+        path.unlink()
+
+
+@needs_c
+def test_closed_it_reads_nothing(data_file: Path) -> None:
+    fd = os.open(data_file, os.O_RDONLY)
+    try:
+        ahead = read_ahead_type()(fd)
+        ahead.start(0, 100, False)
+        ahead.close()
+        assert ahead.take(0, 100) is None
+        assert ahead.start(0, 100, False) is False
+        ahead.close()  # twice: nothing happens
+        other = read_ahead_type()(fd)
+        other.start(0, 100, False)
+        del other  # freed with a read asked for: the thread is stopped first
+    finally:
+        os.close(fd)
+
+
+@needs_c
+def test_bad_arguments_are_refused(data_file: Path) -> None:
+    with pytest.raises(OSError) as caught:
+        read_ahead_type()(-1)
+    assert caught.value.errno == errno.EBADF
+    fd = os.open(data_file, os.O_RDONLY)
+    try:
+        ahead = read_ahead_type()(fd)
+        with pytest.raises(ValueError):
+            ahead.start(-1, 10, False)
+        with pytest.raises(ValueError):
+            ahead.start(0, -1, False)
+        ahead.close()
+    finally:
+        os.close(fd)
+
+
+@needs_c
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_forked_child_finds_nothing_read_ahead(data_file: Path) -> None:
+    """The child of a fork has no read-ahead thread: what its parent asked for is not
+    waited for there (it would never come)."""
+    fd = os.open(data_file, os.O_RDONLY)
+    ahead = read_ahead_type()(fd)
+    ahead.start(0, 100, False)
+    ahead.take(0, 100)
+    ahead.start(100, 100, False)
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            answer = b"none" if ahead.take(100, 100) is None else b"data"
+            answer += b" false" if ahead.start(0, 10, False) is False else b" true"
+            ahead.close()
+            os.write(w, answer)
+        finally:
+            os._exit(0)
+    os.close(w)
+    with os.fdopen(r, "rb") as pipe:
+        answer = pipe.read()
+    os.waitpid(pid, 0)
+    assert answer == b"none false"
+    assert ahead.take(100, 100) == os.pread(fd, 100, 100)  # the parent's is there
+    ahead.close()
+    os.close(fd)
+
+
+def test_without_the_accelerator_nothing_is_read_ahead(data_file: Path) -> None:
+    fd = os.open(data_file, os.O_RDONLY)
+    try:
+        ahead = _native.ReadAhead(fd)
+        assert ahead.start(0, 100, False) is False
+        assert ahead.take(0, 100) is None
+        ahead.close()
+        with pytest.raises(ValueError):
+            ahead.start(-1, 100, False)
+    finally:
+        os.close(fd)
+
+
+def reads_without_waiting(path: Path) -> bool:
+    """Whether the follower reads ``path`` in the event loop (``RWF_NOWAIT`` works on
+    its file system), so that it reads ahead."""
+    if follow_module._NOWAIT is None:
+        return False
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.preadv(fd, [bytearray(16)], 0, follow_module._NOWAIT)
+    except OSError as exc:
+        return exc.errno not in follow_module._NOWAIT_UNSUPPORTED
+    finally:
+        os.close(fd)
+    return True
+
+
+async def follow_whole(path: Path) -> tuple[list[tuple[str, int]], FollowCheckpoint]:
+    async with follow(path, start="beginning", until_eof=True) as lines:
+        got = [(line.text, line.offset) async for line in lines]
+        return got, lines.checkpoint()
+
+
+@pytest.mark.parametrize("where", ["tmp_path", "/dev/shm"])
+async def test_the_lines_are_the_same_with_and_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str
+) -> None:
+    """A file of many reads (on tmpfs, read as a file in memory; elsewhere through the
+    page cache), followed with read-ahead and without: the same lines at the same
+    offsets, the same checkpoint; and with the accelerator the reads were taken from
+    it."""
+    directory = tmp_path if where == "tmp_path" else Path(where)
+    if not directory.is_dir():
+        pytest.fail(f"{where} is not a directory on this Linux machine")
+    path = directory / f"ahead-{os.getpid()}.log"
+    data = numbered(40_000)  # some 3.7 MB: many reads of CACHED_READ_SIZE
+    path.write_bytes(data)
+    in_loop = reads_without_waiting(path)
+    taken: list[bool] = []
+    original = follow_module._taken_ahead
+
+    def counting(*args: Any) -> bytes | None:
+        found = original(*args)
+        taken.append(found is not None)
+        return found
+
+    monkeypatch.setattr(follow_module, "_taken_ahead", counting)
+    try:
+        with_it = await follow_whole(path)
+        used = sum(taken)
+        monkeypatch.setattr(follow_module, "_READ_AHEAD", False)
+        without = await follow_whole(path)
+    finally:
+        path.unlink()
+    expected = []
+    offset = 0
+    for line in data.split(b"\n")[:-1]:
+        expected.append((line.decode(), offset))
+        offset += len(line) + 1
+    assert with_it[0] == expected
+    assert with_it == without
+    if built_accelerator() is not None and (where != "tmp_path" or in_loop):
+        assert used >= len(data) // follow_module.CACHED_READ_SIZE - 2
+    else:
+        assert used == 0
+
+
+async def test_a_truncation_after_the_read_ahead_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The read ahead was done before a copytruncate: the file is shorter now than the
+    bytes read, so they are not taken, and the truncation is handled as without
+    read-ahead (the unread bytes from the copy, those no copy holds a gap)."""
+    monkeypatch.setattr(follow_module, "READ_SIZE", 16)
+    monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)  # reads in the loop
+    path = tmp_path / "app.log"
+    records = [f"line {i:03d}" for i in range(10)]  # 9 bytes each, with the newline
+    path.write_bytes("".join(r + "\n" for r in records).encode())
+    events: list[Malformed] = []
+    notices: list[Notice] = []
+    got: list[str] = []
+    async with follow(
+        path,
+        start="beginning",
+        poll_interval=0.01,
+        on_malformed=events.append,
+        on_notice=notices.append,
+    ) as lines:
+        with anyio.fail_after(10):
+            got.append((await lines.__anext__()).text)  # 16 bytes read
+            shutil.copyfile(path, tmp_path / "app.log.1")  # copytruncate's copy: 90 bytes
+            with open(path, "ab") as f:
+                f.write(b"written after the copy\n")  # 23 bytes no copy holds
+            got.append((await lines.__anext__()).text)  # 32 bytes read, 113 seen
+            await anyio.sleep(0.05)  # the next read is done ahead meanwhile
+            os.truncate(path, 0)
+            with open(path, "ab") as f:
+                f.write(b"after\n")
+            while len(got) < 11:
+                got.append((await lines.__anext__()).text)
+    assert got == [*records, "after"]
+    gaps = [e for e in events if e.kind is MalformedKind.LOST_BYTES]
+    assert [g.offset for g in gaps] == [113]
+    assert [n.message for n in notices] == [
+        "file truncated; 58 bytes not read yet were taken from its rotated copy;"
+        " 23 bytes not read were lost"
+    ]
+
+
+@needs_c
+@pytest.mark.parametrize("last_read", ["short", "full"])
+async def test_no_thread_is_kept_once_caught_up(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, last_read: str
+) -> None:
+    """Caught up, the follower stops its read-ahead thread: after a short read, and
+    after a full one that ended where the file does (the next read has nothing new)."""
+    size = 256  # each read: the anchor again and 256 - ANCHOR_BYTES new bytes
+    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", size)
+    monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)  # reads in the loop
+    step = size - min(follow_module.ANCHOR_BYTES, size)
+    assert step > 0
+    total = size + 40 * step + (0 if last_read == "full" else step // 2)
+    body = numbered(20_000)[: total - 1]
+    body = body[: body.rfind(b"\n") + 1]
+    data = body + b"z" * (total - 1 - len(body)) + b"\n"
+    assert len(data) == total
+    count = data.count(b"\n")
+    path = tmp_path / "live.log"
+    path.write_bytes(data)
+    async with follow(path, start="beginning", poll_interval=0.01) as lines:
+        got = 0
+        with anyio.fail_after(10):
+            async for _line in lines:
+                got += 1
+                if got == count:
+                    break
+        with anyio.move_on_after(0.2):  # nothing more: it reads to the end and waits
+            await lines.__anext__()
+        assert lines.statistics().lines == count
+        f = lines._file
+        assert f is not None
+        assert f.readahead is None
