@@ -339,3 +339,61 @@ async def test_no_thread_is_kept_once_caught_up(
         f = lines._file
         assert f is not None
         assert f.readahead is None
+
+
+@needs_c
+def test_threads_counts_the_running_ones(data_file: Path) -> None:
+    kind = read_ahead_type()
+    before = kind.threads()
+    fd = os.open(data_file, os.O_RDONLY)
+    try:
+        first, second = kind(fd), kind(fd)
+        assert kind.threads() == before  # a thread starts with the first read
+        first.start(0, 10, False)
+        second.start(0, 10, False)
+        assert kind.threads() == before + 2
+        first.close()
+        assert kind.threads() == before + 1
+        del second
+        assert kind.threads() == before
+    finally:
+        os.close(fd)
+
+
+@needs_c
+async def test_at_most_so_many_files_are_read_ahead_at_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Followers catching up together (as follow_many at its start) share the limit:
+    beyond it a file is read as without read-ahead, with the same lines."""
+    monkeypatch.setattr(follow_module, "_READ_AHEAD_THREADS", 1)
+    monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)  # reads in the loop
+    kind = read_ahead_type()
+    assert kind.threads() == 0
+    data = numbered(30_000)
+    paths = [tmp_path / "a.log", tmp_path / "b.log"]
+    for path in paths:
+        path.write_bytes(data)
+    most = 0
+    got: list[list[str]] = [[], []]
+    async with (
+        follow(paths[0], start="beginning", until_eof=True) as a,
+        follow(paths[1], start="beginning", until_eof=True) as b,
+    ):
+        followers = [a, b]
+        done = [False, False]
+        while not all(done):
+            for k, follower in enumerate(followers):
+                if done[k]:
+                    continue
+                for _ in range(500):  # by turns, each a few reads' worth of lines
+                    try:
+                        got[k].append((await follower.__anext__()).text)
+                    except StopAsyncIteration:
+                        done[k] = True
+                        break
+                    most = max(most, kind.threads())
+    expected = data.decode().split("\n")[:-1]
+    assert got == [expected, expected]
+    assert most == 1
+    assert kind.threads() == 0

@@ -3429,6 +3429,12 @@ static PyType_Spec ReadBuffer_spec = {
 
 enum { RA_IDLE, RA_ASKED, RA_BUSY, RA_DONE };
 
+#if HAVE_READAHEAD
+/* The read-ahead threads running in this process (threads are the process's, whatever
+   the interpreter that started them): ReadAhead.threads(). */
+static int readahead_threads = 0;
+#endif
+
 typedef struct {
     PyObject_HEAD
 #if HAVE_READAHEAD
@@ -3533,6 +3539,7 @@ readahead_stop(ReadAheadObject *self)
             pthread_join(self->thread, NULL);
             Py_END_ALLOW_THREADS
         }
+        __atomic_sub_fetch(&readahead_threads, 1, __ATOMIC_RELAXED);
         self->running = 0;
     }
     if (self->fd >= 0) {
@@ -3632,6 +3639,7 @@ ReadAhead_start(ReadAheadObject *self, PyObject *const *args, Py_ssize_t nargs)
             Py_DECREF(buffer);
             Py_RETURN_FALSE;
         }
+        __atomic_add_fetch(&readahead_threads, 1, __ATOMIC_RELAXED);
         self->running = 1;
     }
     self->buffer = buffer;
@@ -3697,7 +3705,21 @@ ReadAhead_close(ReadAheadObject *self, PyObject *Py_UNUSED(ignored))
     Py_RETURN_NONE;
 }
 
+/* ReadAhead.threads() -> int: how many read-ahead threads run in this process (a forked
+   child counts its parent's until their objects are closed: it has none of them). */
+static PyObject *
+ReadAhead_threads(PyObject *Py_UNUSED(cls), PyObject *Py_UNUSED(ignored))
+{
+#if HAVE_READAHEAD
+    return PyLong_FromLong(__atomic_load_n(&readahead_threads, __ATOMIC_RELAXED));
+#else
+    return PyLong_FromLong(0);
+#endif
+}
+
 static PyMethodDef ReadAhead_methods[] = {
+    {"threads", (PyCFunction)ReadAhead_threads, METH_NOARGS | METH_STATIC,
+     "threads() -> int: the read-ahead threads running in this process"},
     {"start", (PyCFunction)(void (*)(void))ReadAhead_start, METH_FASTCALL,
      "start(offset, size, nowait) -> bool: read size bytes at offset in the background"},
     {"take", (PyCFunction)(void (*)(void))ReadAhead_take, METH_FASTCALL,

@@ -515,6 +515,9 @@ def _read_cached(fd: int, buffer: Any, size: int, offset: int, at_least: int) ->
 
 #: Whether a file being caught up with is read ahead in a thread (``Follower._read_ahead``).
 _READ_AHEAD = True
+#: At most this many files are read ahead at once in a process (many followers catching
+#: up together, as ``follow_many`` at its start, share the processors anyway).
+_READ_AHEAD_THREADS = max(2, os.cpu_count() or 2)
 
 
 def _in_loop_size(size: int) -> int:
@@ -1669,7 +1672,10 @@ class Follower:
             _stop_reading_ahead(f)
             return
         if f.readahead is None:
-            f.readahead = implementation().ReadAhead(f.fd)
+            kind = implementation().ReadAhead
+            if kind.threads() >= _READ_AHEAD_THREADS:
+                return  # enough files are read ahead (many followed at once)
+            f.readahead = kind(f.fd)
         n = len(f.anchor)  # what the next read in ``_read_more`` asks for
         f.readahead.start(f.read_pos - n, _in_loop_size(READ_SIZE + n), not f.in_memory)
 

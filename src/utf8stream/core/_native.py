@@ -68,6 +68,10 @@ class ReadAhead:
     def close(self) -> None:
         pass
 
+    @staticmethod
+    def threads() -> int:
+        return 0
+
 
 #: The fields of the follower's ``Line``, in the order of its constructor's arguments.
 _LINE_FIELDS = ("text", "offset", "file", "path", "terminated")
