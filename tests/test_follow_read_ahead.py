@@ -397,3 +397,26 @@ async def test_at_most_so_many_files_are_read_ahead_at_once(
     assert got == [expected, expected]
     assert most == 1
     assert kind.threads() == 0
+
+
+@needs_c
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads Linux's /proc")
+def test_its_thread_blocks_signals(data_file: Path) -> None:
+    """Ctrl-C and SIGTERM go to the interpreter's threads, never to the read-ahead's."""
+    import signal
+
+    before = set(os.listdir("/proc/self/task"))
+    fd = os.open(data_file, os.O_RDONLY)
+    try:
+        ahead = read_ahead_type()(fd)
+        ahead.start(0, 10, False)
+        (tid,) = set(os.listdir("/proc/self/task")) - before
+        status = Path(f"/proc/self/task/{tid}/status").read_text()
+        blocked = int(
+            next(x for x in status.splitlines() if x.startswith("SigBlk:")).split()[1], 16
+        )
+        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+            assert blocked & (1 << (number - 1))
+        ahead.close()
+    finally:
+        os.close(fd)

@@ -3421,6 +3421,7 @@ static PyType_Spec ReadBuffer_spec = {
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #else
@@ -3635,7 +3636,14 @@ ReadAhead_start(ReadAheadObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (!self->running) {
         self->stopping = 0;
         self->pid = getpid();
-        if (pthread_create(&self->thread, NULL, readahead_thread, self) != 0) {
+        /* The thread blocks every signal (it inherits the mask it is created with), so
+           that signals go to the interpreter's threads, as if it did not exist. */
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int failed = pthread_create(&self->thread, NULL, readahead_thread, self);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (failed) {
             Py_DECREF(buffer);
             Py_RETURN_FALSE;
         }
