@@ -1,4 +1,5 @@
-"""Shared test helpers: a chunked feeder, chunking strategies and a reference decoder.
+"""Shared test helpers: a chunked feeder, chunking strategies, a reference decoder, and
+what the follower tests share (``append`` to a file, ``take_lines`` from a follower).
 
 The reference decoder (``reference_decode``) is written here directly from Unicode
 Table 3-7 and the kind table of DESIGN.md section 2, as a deliberately slow per-byte walk
@@ -10,17 +11,24 @@ that builds code points by hand.  It shares no code with ``utf8stream`` (not eve
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, NamedTuple
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, NamedTuple
 
+import anyio
 import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
 from utf8stream import ByteLine, LineEngine, Malformed, MalformedKind, Utf8DecodeError, Utf8Decoder
 from utf8stream.core import _accel
+
+if TYPE_CHECKING:  # the follower tests' helpers below import the apps layer when called
+    from utf8stream import ManyFollower
+    from utf8stream.apps.follow import Follower, Line
 
 K = MalformedKind
 
@@ -357,6 +365,49 @@ def line_within(pipe: IO[bytes], seconds: float) -> bytes:
     reader.join(seconds)
     assert result, f"no line from the command within {seconds} s"
     return result[0]
+
+
+# -- following files ------------------------------------------------------------------
+
+
+def append(path: Path, data: bytes) -> None:
+    """Append ``data`` to the file at ``path`` as a writer would: open, write, close."""
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+async def take_lines(
+    lines: Follower | ManyFollower, n: int, timeout: float | None = None
+) -> list[Line]:
+    """The next ``n`` records of a follower, or a failed test if they do not all come
+    within ``timeout`` seconds: by default 5 for a ``Follower``, 10 for a
+    ``ManyFollower`` (several files behind one watcher)."""
+    from utf8stream import ManyFollower
+
+    if timeout is None:
+        timeout = 10.0 if isinstance(lines, ManyFollower) else 5.0
+    out: list[Line] = []
+    with anyio.fail_after(timeout):
+        while len(out) < n:
+            out.append(await lines.__anext__())
+    return out
+
+
+async def take_texts(
+    lines: Follower | ManyFollower, n: int, timeout: float | None = None
+) -> list[str]:
+    """The text of the next ``n`` records, as ``take_lines`` takes them."""
+    return [line.text for line in await take_lines(lines, n, timeout)]
+
+
+async def take_named(
+    lines: Follower | ManyFollower, n: int, timeout: float | None = None
+) -> list[tuple[str, str]]:
+    """The next ``n`` records as (file name without its directory, text), as
+    ``take_lines`` takes them."""
+    return [
+        (os.path.basename(line.path), line.text) for line in await take_lines(lines, n, timeout)
+    ]
 
 
 #: A test of the C accelerator's own entry points: skipped only where it was not built

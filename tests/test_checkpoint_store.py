@@ -19,6 +19,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
+from _helpers import take_named
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -584,15 +585,6 @@ def test_our_store_with_the_programs_tables_is_accepted_a_foreign_one_is_not(
     assert "another program's SQLite database" in error_of(theirs)
 
 
-async def take_lines(lines: ManyFollower, n: int) -> list[tuple[str, str]]:
-    out: list[tuple[str, str]] = []
-    with anyio.fail_after(20):
-        while len(out) < n:
-            line = await lines.__anext__()
-            out.append((os.path.basename(line.path), line.text))
-    return out
-
-
 async def no_line(lines: ManyFollower) -> None:
     with anyio.move_on_after(0.3):
         line = await lines.__anext__()
@@ -619,16 +611,16 @@ async def test_follow_many_saves_the_programs_rows_with_exactly_their_checkpoint
     )
     options = {"store": db, "autosave": False, "start": "beginning", "poll_interval": 0.05}
     async with follow_many([tmp_path / "*.log"], **options) as lines:
-        first = await take_lines(lines, 3)
+        first = await take_named(lines, 3, 20)
         await lines.save(also=inserting(first))
-        rest = await take_lines(lines, 2)
+        rest = await take_named(lines, 2, 20)
         assert sorted(first + rest) == every
         with pytest.raises(Refused):
             await lines.save(also=refuse)
         # Left without saving (autosave=False): as if killed here.
     assert sorted(rows_of(db)) == sorted(first)
     async with follow_many([tmp_path / "*.log"], **options) as lines:
-        again = await take_lines(lines, 2)
+        again = await take_named(lines, 2, 20)
         assert sorted(again) == sorted(rest)  # exactly the lines not committed
         await no_line(lines)
         with pytest.raises(Refused):
@@ -644,7 +636,7 @@ async def test_follow_many_saves_the_programs_rows_with_exactly_their_checkpoint
 async def test_follow_many_save_also_needs_a_store(tmp_path: Path) -> None:
     (tmp_path / "a.log").write_bytes(b"a0\n")
     async with follow_many([tmp_path / "*.log"], start="beginning", autosave=False) as lines:
-        await take_lines(lines, 1)
+        await take_named(lines, 1, 20)
         with pytest.raises(ValueError, match="needs a checkpoint store"):
             await lines.save(also=make_out_table)
 

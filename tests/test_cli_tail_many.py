@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from _helpers import append
 
 from utf8stream import CheckpointStore
 
@@ -47,11 +48,6 @@ class Follow:
             self.watchdog.cancel()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         return status, self.proc.stdout.read(), self.proc.stderr.read()
-
-
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as f:
-        f.write(data)
 
 
 def test_patterns_headers_new_files_and_a_store_across_restarts(tmp_path: Path) -> None:

@@ -17,12 +17,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _helpers import append, take_texts
 from hypothesis import example, given
 from hypothesis import strategies as st
 
 from utf8stream import CheckpointError, CheckpointStore, FollowCheckpoint, follow, follow_many
 from utf8stream.apps._sniff import SNIFF_BYTES, sniff_encoding
-from utf8stream.apps.follow import Follower
 
 UTF8STREAM = str(Path(sys.executable).with_name("utf8stream"))
 
@@ -37,19 +37,6 @@ EVENTS = [
 def utf16_log(lines: list[str], bom: bool) -> bytes:
     data = "".join(f"{line}\r\n" for line in lines).encode("utf-16-le")
     return (codecs.BOM_UTF16_LE if bom else b"") + data
-
-
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as f:
-        f.write(data)
-
-
-async def take(follower: Follower, n: int) -> list[str]:
-    out: list[str] = []
-    with anyio.fail_after(10):
-        while len(out) < n:
-            out.append((await follower.__anext__()).text)
-    return out
 
 
 # -- the decision ----------------------------------------------------------------------
@@ -156,7 +143,7 @@ async def test_a_utf16le_log_rotated_and_restarted(tmp_path: Path, bom: bool) ->
         assert first.text == EVENTS[0]
         assert first.offset == 0  # the byte-order mark is the first line's
         assert first.file.encoding == ("utf-16" if bom else "utf-16-le")
-        assert await take(lines, 1) == EVENTS[1:2]
+        assert await take_texts(lines, 1, 10) == EVENTS[1:2]
         checkpoint = lines.checkpoint()
     # Restart from the checkpoint: the decision comes back with it.
     record = json.loads(checkpoint.to_json())
@@ -181,7 +168,7 @@ async def test_a_file_empty_at_first_is_told_by_its_first_bytes(tmp_path: Path) 
             got: list[str] = []
 
             async def read() -> None:
-                got.extend(await take(lines, 2))
+                got.extend(await take_texts(lines, 2, 10))
 
             group.start_soon(read)
             await anyio.sleep(0.1)  # the follower has the empty file open and waits
@@ -204,7 +191,7 @@ async def test_the_checkpoints_decision_is_kept(tmp_path: Path) -> None:
     log = tmp_path / "app.log"
     log.write_bytes(b"caf\xc3\xa9\n" * 2)  # UTF-8, or cp1252's "cafÃ©"
     async with follow(log, start="beginning", encoding="auto") as lines:
-        assert await take(lines, 1) == ["café"]
+        assert await take_texts(lines, 1, 10) == ["café"]
         told = lines.checkpoint()
     assert told.file.encoding == "utf-8"
     legacy = dataclasses.replace(told, file=dataclasses.replace(told.file, encoding="cp1252"))

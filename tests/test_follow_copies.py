@@ -14,10 +14,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _helpers import append, take_texts
 
 from utf8stream import Malformed, MalformedKind
 from utf8stream.apps import follow as follow_module
-from utf8stream.apps.follow import FollowCheckpoint, Follower, Notice, follow
+from utf8stream.apps.follow import FollowCheckpoint, Notice, follow
 
 pytestmark = [pytest.mark.anyio]
 
@@ -26,19 +27,6 @@ COMPRESSORS: dict[str, tuple[str, Callable[[bytes], bytes]]] = {
     "xz": (".xz", lzma.compress),
     "bzip2": (".bz2", bz2.compress),
 }
-
-
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as f:
-        f.write(data)
-
-
-async def take(follower: Follower, n: int, timeout: float = 5.0) -> list[str]:
-    out: list[str] = []
-    with anyio.fail_after(timeout):
-        while len(out) < n:
-            out.append((await follower.__anext__()).text)
-    return out
 
 
 def copy_compressed(source: Path, target: Path, compression: str | None) -> None:
@@ -63,7 +51,7 @@ async def test_lines_appended_before_a_copytruncate_are_taken_from_the_copy(
         on_malformed=events.append,
         on_notice=notices.append,
     ) as lines:
-        assert await take(lines, 2) == ["one", "two"]  # everything there was read
+        assert await take_texts(lines, 2) == ["one", "two"]  # everything there was read
         # Written while the follower was not looking, then copytruncate.
         append(path, b"late 1\nlate 2\nlate 3 unfinished")
         suffix = "" if compression is None else COMPRESSORS[compression][0]
@@ -71,7 +59,7 @@ async def test_lines_appended_before_a_copytruncate_are_taken_from_the_copy(
         os.truncate(path, 0)
         append(path, b"after\n")
         got = await lines.__anext__()
-        rest = await take(lines, 3)
+        rest = await take_texts(lines, 3)
     assert [got.text, *rest] == ["late 1", "late 2", "late 3 unfinished", "after"]
     assert got.path == str(tmp_path / f"app.log.1{suffix}")
     assert not [e for e in events if e.kind is MalformedKind.LOST_BYTES]
@@ -96,13 +84,13 @@ async def test_only_the_bytes_no_copy_holds_are_a_gap(
         on_malformed=events.append,
         on_notice=notices.append,
     ) as lines:
-        assert await take(lines, 1) == records[:1]  # 16 bytes read
+        assert await take_texts(lines, 1) == records[:1]  # 16 bytes read
         shutil.copyfile(path, tmp_path / "app.log.1")  # copytruncate's copy: 90 bytes
         append(path, b"written after the copy\n")  # 23 bytes no copy holds
-        assert await take(lines, 1) == records[1:2]  # 32 bytes read, 113 seen
+        assert await take_texts(lines, 1) == records[1:2]  # 32 bytes read, 113 seen
         os.truncate(path, 0)
         append(path, b"after\n")
-        got = await take(lines, 9)
+        got = await take_texts(lines, 9)
     assert got == [*records[2:], "after"]
     gaps = [e for e in events if e.kind is MalformedKind.LOST_BYTES]
     assert [g.offset for g in gaps] == [113]
@@ -124,13 +112,13 @@ async def test_a_damaged_compressed_copy_is_a_notice_never_text(tmp_path: Path) 
         on_malformed=events.append,
         on_notice=notices.append,
     ) as lines:
-        assert await take(lines, 1) == ["one"]
+        assert await take_texts(lines, 1) == ["one"]
         append(path, b"late\n" * 200)
         whole = gzip.compress(path.read_bytes())
         (tmp_path / "app.log.1.gz").write_bytes(whole[: len(whole) - 12])  # cut short
         os.truncate(path, 0)
         append(path, b"after\n")
-        got = await take(lines, 1)
+        got = await take_texts(lines, 1)
     assert got == ["after"]  # no "late" line, no gzip bytes
     assert [n.kind for n in notices] == ["damaged", "truncated"]
     assert "app.log.1.gz" in notices[0].message
@@ -139,7 +127,7 @@ async def test_a_damaged_compressed_copy_is_a_notice_never_text(tmp_path: Path) 
 
 async def _stopped_at(path: Path, n: int) -> FollowCheckpoint:
     async with follow(path, start="beginning", poll_interval=0.01) as lines:
-        await take(lines, n)
+        await take_texts(lines, n)
         return lines.checkpoint()
 
 
@@ -157,7 +145,7 @@ async def test_a_rotation_compressed_while_stopped_is_drained_from_the_checkpoin
     path.unlink()
     path.write_bytes(b"four\n")
     async with follow(path, checkpoint=checkpoint, poll_interval=0.01) as lines:
-        got = await take(lines, 3)
+        got = await take_texts(lines, 3)
     assert got == ["two", "three", "four"]
 
 
@@ -178,7 +166,7 @@ async def test_delaycompress_drains_the_compressed_one_then_the_plain_one(
     (tmp_path / "app.log.2.gz").write_bytes(gzip.compress(older.read_bytes()))
     older.unlink()
     async with follow(path, checkpoint=checkpoint, poll_interval=0.01, rotate_grace=0) as lines:
-        got = await take(lines, 3)
+        got = await take_texts(lines, 3)
     assert got == ["two", "three", "four"]
 
 
@@ -191,7 +179,7 @@ async def test_a_copytruncate_while_stopped_is_drained_from_the_copy(tmp_path: P
     os.truncate(path, 0)
     append(path, b"three\n")
     async with follow(path, checkpoint=checkpoint, poll_interval=0.01) as lines:
-        got = await take(lines, 2)
+        got = await take_texts(lines, 2)
     assert got == ["two", "three"]
 
 
@@ -214,7 +202,7 @@ async def test_a_compressed_rotation_is_read_once_while_the_path_is_waited_for(
         anyio.create_task_group() as tg,
     ):
         tg.start_soon(create_soon)
-        got = await take(lines, 2)
+        got = await take_texts(lines, 2)
     assert got == ["two", "three"]
 
 
@@ -230,11 +218,11 @@ async def test_an_older_copy_with_the_same_first_bytes_is_not_read(tmp_path: Pat
     async with follow(
         path, start="beginning", poll_interval=0.01, on_notice=notices.append
     ) as lines:
-        assert await take(lines, 1) == ["service started"]
+        assert await take_texts(lines, 1) == ["service started"]
         shutil.copyfile(path, tmp_path / "app.log.1")  # holds nothing we have not read
         os.truncate(path, 0)
         append(path, b"after\n")
-        assert await take(lines, 1) == ["after"]
+        assert await take_texts(lines, 1) == ["after"]
     assert [n.message for n in notices] == ["file truncated"]
 
 
@@ -251,7 +239,7 @@ async def test_the_copys_unread_part_is_read_in_bounded_steps(
     path.write_bytes(b"one\n")
     unread = [f"late {i:06d} {'x' * 66}" for i in range(100_000)]  # 80 bytes a line
     async with follow(path, start="beginning", poll_interval=0.01) as lines:
-        assert await take(lines, 1) == ["one"]
+        assert await take_texts(lines, 1) == ["one"]
         append(path, "".join(f"{line}\n" for line in unread).encode())
         suffix = "" if compression is None else COMPRESSORS[compression][0]
         copy_compressed(path, tmp_path / f"app.log.1{suffix}", compression)
@@ -259,11 +247,11 @@ async def test_the_copys_unread_part_is_read_in_bounded_steps(
         append(path, b"after\n")
         tracemalloc.start()
         try:
-            first = await take(lines, 1, timeout=60)
+            first = await take_texts(lines, 1, timeout=60)
             _, peak = tracemalloc.get_traced_memory()
         finally:
             tracemalloc.stop()
-        rest = await take(lines, len(unread), timeout=60)
+        rest = await take_texts(lines, len(unread), timeout=60)
     assert first + rest == [*unread, "after"]
     # All of it as lines would be well over 8 MB; one read's lines are about 64 KiB
     # (the decompressor keeps a window and buffers of its own besides).

@@ -8,25 +8,11 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _helpers import append, take_named
 
 from utf8stream import CheckpointError, CheckpointStore, ManyFollower, follow_many
 
 pytestmark = [pytest.mark.anyio]
-
-
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as f:
-        f.write(data)
-
-
-async def take(lines: ManyFollower, n: int, timeout: float = 10.0) -> list[tuple[str, str]]:
-    """``n`` lines as (file name, text)."""
-    out: list[tuple[str, str]] = []
-    with anyio.fail_after(timeout):
-        while len(out) < n:
-            line = await lines.__anext__()
-            out.append((os.path.basename(line.path), line.text))
-    return out
 
 
 async def nothing_more(lines: ManyFollower, wait: float = 0.3) -> None:
@@ -46,7 +32,7 @@ async def test_a_new_file_is_picked_up_from_its_start(tmp_path: Path, force_poll
         (tmp_path / "b.log").write_bytes(b"b1\nb2\n")
         append(tmp_path / "notes.txt", b"still not\n")
         append(tmp_path / "a.log", b"a1\n")
-        got = await take(lines, 3)
+        got = await take_named(lines, 3)
         assert sorted(got) == [("a.log", "a1"), ("b.log", "b1"), ("b.log", "b2")]
         assert [t for f, t in got if f == "b.log"] == ["b1", "b2"]
         assert sorted(lines.paths) == [str(tmp_path / "a.log"), str(tmp_path / "b.log")]
@@ -67,7 +53,7 @@ async def test_a_deleted_file_is_read_to_its_end_and_dropped(tmp_path: Path) -> 
         append(tmp_path / "a.log", b"a1\na2 unfinished")
         os.unlink(tmp_path / "a.log")
         append(tmp_path / "b.log", b"b1\n")
-        got = await take(lines, 3)
+        got = await take_named(lines, 3)
         assert sorted(got) == [("a.log", "a1"), ("a.log", "a2 unfinished"), ("b.log", "b1")]
         with anyio.fail_after(5):
             while str(tmp_path / "a.log") in lines.paths:
@@ -83,13 +69,13 @@ async def test_one_of_several_files_rotates_without_loss(tmp_path: Path) -> None
         [tmp_path / "*.log"], rotate_grace=0.2, poll_interval=0.05, start="beginning"
     ) as lines:
         append(tmp_path / "b.log", b"b1\nb2\n")
-        assert await take(lines, 2) == [("b.log", "b1"), ("b.log", "b2")]
+        assert await take_named(lines, 2) == [("b.log", "b1"), ("b.log", "b2")]
         append(tmp_path / "b.log", b"b3\n")
         os.rename(tmp_path / "b.log", tmp_path / "b.log.1")
         (tmp_path / "b.log").write_bytes(b"b5\n")
         append(tmp_path / "b.log.1", b"b4\n")  # the writer has not reopened yet
         append(tmp_path / "a.log", b"a1\n")
-        got = await take(lines, 4)
+        got = await take_named(lines, 4)
         assert [t for _, t in got if t.startswith("b")] == ["b3", "b4", "b5"]
         assert ("a.log", "a1") in got
         await nothing_more(lines)
@@ -104,7 +90,7 @@ async def test_restart_from_the_store_neither_loses_nor_repeats(tmp_path: Path) 
     db = tmp_path / "state.db"
     seen: list[tuple[str, str]] = []
     async with follow_many([tmp_path / "*.log"], store=db, start="beginning") as lines:
-        seen += await take(lines, 7)
+        seen += await take_named(lines, 7)
     # Stopped after 7 of 12 lines; more written while stopped, one file rotated away.
     for name in names:
         append(tmp_path / name, b"%s 3\n" % name.encode())
@@ -112,7 +98,7 @@ async def test_restart_from_the_store_neither_loses_nor_repeats(tmp_path: Path) 
     (tmp_path / "f1.log").write_bytes(b"f1.log 4\n")
     (tmp_path / "f9.log").write_bytes(b"f9.log 0\n")
     async with follow_many([tmp_path / "*.log"], store=str(db), start="end") as lines:
-        seen += await take(lines, 10)
+        seen += await take_named(lines, 10)
         await nothing_more(lines)
     texts = [t for _, t in seen]
     expected = [f"{name} {k}" for name in names for k in range(4)] + ["f1.log 4", "f9.log 0"]
@@ -134,14 +120,14 @@ async def test_lines_handed_out_after_the_last_save_come_again(tmp_path: Path) -
     async with follow_many(
         [tmp_path / "*.log"], store=store, start="beginning", save_every=10**6, save_interval=1e6
     ) as lines:
-        assert [t for _, t in await take(lines, 2)] == ["1", "2"]
+        assert [t for _, t in await take_named(lines, 2)] == ["1", "2"]
         await lines.save()
-        assert [t for _, t in await take(lines, 1)] == ["3"]
+        assert [t for _, t in await take_named(lines, 1)] == ["3"]
         store.close()  # as if killed here: the last save is all the store knows
         with pytest.raises(ValueError, match="closed"):
             await lines.aclose()
     async with follow_many([tmp_path / "*.log"], store=db) as lines:
-        assert [t for _, t in await take(lines, 2)] == ["3", "4"]
+        assert [t for _, t in await take_named(lines, 2)] == ["3", "4"]
 
 
 async def test_each_pattern_can_have_its_encoding(tmp_path: Path) -> None:
@@ -154,7 +140,7 @@ async def test_each_pattern_can_have_its_encoding(tmp_path: Path) -> None:
     ) as lines:
         append(tmp_path / "sql.txt", "Spid 51: événement\r\n".encode("utf-16-le"))
         append(tmp_path / "app.log", "événement\n".encode())
-        got = await take(lines, 2)
+        got = await take_named(lines, 2)
         assert sorted(got) == [("app.log", "événement"), ("sql.txt", "Spid 51: événement")]
 
 
@@ -163,10 +149,10 @@ async def test_one_busy_file_does_not_starve_the_others(tmp_path: Path) -> None:
     busy.write_bytes(b"".join(b"busy %d\n" % i for i in range(200_000)))
     (tmp_path / "quiet.log").write_bytes(b"")
     async with follow_many([tmp_path / "*.log"], start="beginning") as lines:
-        await take(lines, 10)
+        await take_named(lines, 10)
         append(tmp_path / "quiet.log", b"hello\n")
         await anyio.sleep(0.2)  # the kernel (or a poll) has seen it
-        got = await take(lines, 40_000)
+        got = await take_named(lines, 40_000)
         assert ("quiet.log", "hello") in got
         busy_lines = [t for f, t in got if f == "busy.log"]
         assert busy_lines == [f"busy {i}" for i in range(10, 10 + len(busy_lines))]

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _helpers import append, take_lines
 
 from utf8stream import CheckpointStore, ManyFollower, MultilineJoiner, follow_many
 from utf8stream.apps.follow import Line
@@ -22,19 +23,6 @@ TRACEBACK = (
     b'  File "app.py", line 1, in <module>\n'
     b"ValueError: bad\n"
 )
-
-
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as f:
-        f.write(data)
-
-
-async def take(lines: ManyFollower, n: int, timeout: float = 10.0) -> list[Line]:
-    out: list[Line] = []
-    with anyio.fail_after(timeout):
-        while len(out) < n:
-            out.append(await lines.__anext__())
-    return out
 
 
 def seen(lines: list[Line]) -> list[tuple[str, str, int]]:
@@ -69,14 +57,14 @@ async def test_two_files_interleaving_events_are_joined_per_file(
             await anyio.sleep(0.05)
         append(b, b"2 b\n")
         append(a, b"2 a\n")
-        got = seen(await take(lines, 2))
+        got = seen(await take_lines(lines, 2))
         assert sorted(got) == [("a.log", "1 a\n  a, 1\n  a, 2", 0), ("b.log", "1 b\n  b, 1", 0)]
         # The second events are held: each file's checkpoint stands before its own.
         checkpoints = lines.checkpoints()
         assert checkpoints[str(a)].offset == len(b"1 a\n  a, 1\n  a, 2\n")
         assert checkpoints[str(b)].offset == len(b"1 b\n  b, 1\n")
         append(a, b"3 a\n")
-        assert seen(await take(lines, 1)) == [("a.log", "2 a", a.stat().st_size - 8)]
+        assert seen(await take_lines(lines, 1)) == [("a.log", "2 a", a.stat().st_size - 8)]
         await nothing_more(lines)
 
 
@@ -107,10 +95,10 @@ async def test_each_file_has_its_own_timeout(tmp_path: Path) -> None:
 
         async with anyio.create_task_group() as group:
             group.start_soon(feed_busy)
-            got = await take(lines, 1)
+            got = await take_lines(lines, 1)
             fed_then = fed
             # The busy file's event: all its lines, once its own timeout passed.
-            got += await take(lines, 1)
+            got += await take_lines(lines, 1)
         assert fed_then < 60, "the quiet file's event waited for the busy file to be quiet"
         busy_event = "busy event\n" + "\n".join(f"  more {i}" for i in range(60))
         assert seen(got) == [
@@ -134,7 +122,7 @@ async def test_lines_waiting_unread_in_the_file_join_a_due_event(tmp_path: Path)
         append(path, b"  continued in time\n")
         await anyio.sleep(0.6)  # the consumer is busy elsewhere past the timeout
         append(path, b"next\n")
-        assert seen(await take(lines, 1)) == [("app.log", "record\n  continued in time", 0)]
+        assert seen(await take_lines(lines, 1)) == [("app.log", "record\n  continued in time", 0)]
 
 
 async def test_a_restart_in_the_middle_of_an_event_gives_it_whole_once(tmp_path: Path) -> None:
@@ -154,7 +142,7 @@ async def test_a_restart_in_the_middle_of_an_event_gives_it_whole_once(tmp_path:
         multiline="python",
         multiline_timeout=60,
     ) as lines:
-        got = seen(await take(lines, 2))
+        got = seen(await take_lines(lines, 2))
         assert sorted(got) == [
             ("app.log", "2026-01-01 first record", 0),
             ("other.log", "other", 0),
@@ -176,7 +164,7 @@ async def test_a_restart_in_the_middle_of_an_event_gives_it_whole_once(tmp_path:
         multiline="python",
         multiline_timeout=0.2,
     ) as lines:
-        got = seen(await take(lines, 3))
+        got = seen(await take_lines(lines, 3))
         await nothing_more(lines)
     assert [event for event in got if event[0] == "app.log"] == [
         ("app.log", TRACEBACK.decode().rstrip("\n"), first),
@@ -204,7 +192,7 @@ async def test_a_clean_stop_mid_event_leaves_it_for_the_next_run(tmp_path: Path)
     async with follow_many(
         [tmp_path / "*.log"], store=db, poll_interval=0.02, multiline="indented"
     ) as lines:
-        assert seen(await take(lines, 1)) == [
+        assert seen(await take_lines(lines, 1)) == [
             ("app.log", "record one\n  continued\n  and more", 0)
         ]
 
@@ -224,7 +212,7 @@ async def test_an_event_never_spans_a_rotation(tmp_path: Path) -> None:
         await nothing_more(lines, 0.2)  # read, held
         os.rename(path, tmp_path / "app.log.1")
         path.write_bytes(b"  indented, but in the new file\nrecord two\n")
-        got = seen(await take(lines, 2))
+        got = seen(await take_lines(lines, 2))
     assert got == [
         ("app.log", "record one\n  continued", 0),
         ("app.log", "  indented, but in the new file", 0),
@@ -247,7 +235,7 @@ async def test_a_dropped_file_hands_out_its_last_event_before_the_timeout(
         append(path, b"last words\n  said twice\n")
         await nothing_more(lines, 0.2)
         os.unlink(path)
-        assert seen(await take(lines, 1)) == [("app.log", "last words\n  said twice", 0)]
+        assert seen(await take_lines(lines, 1)) == [("app.log", "last words\n  said twice", 0)]
         with anyio.fail_after(5):
             while lines.paths:
                 await nothing_more(lines, 0.05)
@@ -275,7 +263,7 @@ async def test_a_file_gone_while_it_cannot_be_read_hands_out_its_event_first(
         member._file = None
         member._start = "beginning"
         os.unlink(path)
-        assert seen(await take(lines, 1)) == [("app.log", "record\n  continued", 0)]
+        assert seen(await take_lines(lines, 1)) == [("app.log", "record\n  continued", 0)]
         with anyio.fail_after(5):
             while str(path) in lines.paths:
                 await nothing_more(lines, 0.05)
@@ -287,7 +275,7 @@ async def test_a_joiner_given_is_a_template_left_untouched(tmp_path: Path) -> No
     async with follow_many(
         [tmp_path / "*.log"], start="beginning", multiline=joiner, multiline_timeout=60
     ) as lines:
-        got = seen(await take(lines, 2))
+        got = seen(await take_lines(lines, 2))
     # max_event_bytes=12 cuts the event after 12 bytes of lines ("a\n+1\n+2\n+3\n" is 11).
     assert got == [("a.log", "a\n+1\n+2\n+3", 0), ("a.log", "+4\n+5", 11)]
     assert joiner.pending_since is None and joiner.safe_offset() == 0
@@ -383,7 +371,7 @@ async def test_each_pattern_can_have_its_joiner(tmp_path: Path) -> None:
         multiline_timeout=60,
     ) as lines:
         # Each joined file's last event ("two", "three") waits for more lines.
-        got = await take(lines, 4)
+        got = await take_lines(lines, 4)
         await nothing_more(lines)
     by_dir: dict[str, list[str]] = {}
     for line in got:

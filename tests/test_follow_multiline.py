@@ -9,9 +9,10 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _helpers import append, take_lines, take_texts
 
 from utf8stream import MultilineJoiner
-from utf8stream.apps.follow import FollowCheckpoint, Follower, Line, follow
+from utf8stream.apps.follow import FollowCheckpoint, follow
 
 pytestmark = [pytest.mark.anyio]
 
@@ -42,19 +43,6 @@ JOINERS: dict[str, Callable[[], MultilineJoiner | str]] = {
 }
 
 
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as f:
-        f.write(data)
-
-
-async def take(follower: Follower, n: int, timeout: float = 5.0) -> list[Line]:
-    out: list[Line] = []
-    with anyio.fail_after(timeout):
-        while len(out) < n:
-            out.append(await follower.__anext__())
-    return out
-
-
 @pytest.mark.parametrize("joiner", list(JOINERS))
 async def test_events_come_with_the_offset_of_their_first_line(
     tmp_path: Path, joiner: str
@@ -79,13 +67,13 @@ async def test_the_last_event_comes_after_the_timeout(tmp_path: Path) -> None:
     async with follow(
         path, start="beginning", poll_interval=0.01, multiline="python", multiline_timeout=0.3
     ) as lines:
-        assert [line.text for line in await take(lines, 1)] == [EVENTS[0][0]]
+        assert await take_texts(lines, 1) == [EVENTS[0][0]]
         # The traceback may go on: it is held, and the checkpoint stays before it.
         with anyio.move_on_after(0.1):
             await lines.__anext__()
             pytest.fail("an event came out before its timeout")
         assert lines.checkpoint().offset == EVENTS[1][1]
-        assert [line.text for line in await take(lines, 1)] == [TRACEBACK_EVENT]
+        assert await take_texts(lines, 1) == [TRACEBACK_EVENT]
         assert lines.checkpoint().offset == LOG.index(b"2026-01-01 third")
 
 
@@ -100,7 +88,7 @@ async def test_lines_waiting_unread_in_the_file_join_a_due_event(tmp_path: Path)
             pytest.fail("an event came out before its timeout")
         append(path, b"  continued in time\n")
         await anyio.sleep(0.6)  # the consumer is busy elsewhere past the timeout
-        assert [line.text for line in await take(lines, 1)] == ["record\n  continued in time"]
+        assert await take_texts(lines, 1) == ["record\n  continued in time"]
         assert lines.checkpoint().offset == path.stat().st_size
 
 
@@ -119,7 +107,7 @@ async def test_the_timeout_ends_a_wait_in_a_rotated_file_s_grace(tmp_path: Path)
             await lines.__anext__()
         append(path, b"record\n  continued\n")
         os.rename(path, tmp_path / "app.log.1")  # drained for an hour: its writer may go on
-        assert [line.text for line in await take(lines, 1)] == ["record\n  continued"]
+        assert await take_texts(lines, 1) == ["record\n  continued"]
 
 
 async def test_the_timeout_holds_while_the_path_cannot_be_opened(tmp_path: Path) -> None:
@@ -142,7 +130,7 @@ async def test_the_timeout_holds_while_the_path_cannot_be_opened(tmp_path: Path)
         lines._file = None
         lines._start = "beginning"
         os.unlink(path)
-        assert [line.text for line in await take(lines, 1)] == ["record\n  continued"]
+        assert await take_texts(lines, 1) == ["record\n  continued"]
 
 
 async def test_a_restart_in_the_middle_of_an_event_gives_it_whole(tmp_path: Path) -> None:
@@ -152,7 +140,7 @@ async def test_a_restart_in_the_middle_of_an_event_gives_it_whole(tmp_path: Path
     async with follow(
         path, start="beginning", poll_interval=0.01, multiline="python", multiline_timeout=60
     ) as lines:
-        assert [line.text for line in await take(lines, 1)] == [EVENTS[0][0]]
+        assert await take_texts(lines, 1) == [EVENTS[0][0]]
         with anyio.move_on_after(0.2):  # the traceback's first lines are read, held
             await lines.__anext__()
         checkpoint = FollowCheckpoint.from_json(lines.checkpoint().to_json())
@@ -233,7 +221,7 @@ async def test_an_event_never_spans_a_rotation(tmp_path: Path) -> None:
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(rotate_soon)
-            got = await take(lines, 2)
+            got = await take_lines(lines, 2)
     assert [(line.text, line.path) for line in got] == [
         ("record one\n  continued", str(path)),
         ("  indented, but in the new file", str(path)),

@@ -13,6 +13,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _helpers import append
 
 from utf8stream import follow
 from utf8stream.apps import _watch
@@ -22,11 +23,6 @@ from utf8stream.apps._watch import Watcher
 pytestmark = [pytest.mark.anyio]
 
 REAL_NOTIFIER = _watch._notifier_class()
-
-
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as f:
-        f.write(data)
 
 
 async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

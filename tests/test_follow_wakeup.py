@@ -9,24 +9,12 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _helpers import append, take_texts
 
 from utf8stream.apps import _watch
-from utf8stream.apps.follow import Follower, follow
+from utf8stream.apps.follow import follow
 
 pytestmark = [pytest.mark.anyio]
-
-
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as f:
-        f.write(data)
-
-
-async def take(follower: Follower, n: int, timeout: float = 5.0) -> list[str]:
-    out: list[str] = []
-    with anyio.fail_after(timeout):
-        while len(out) < n:
-            out.append((await follower.__anext__()).text)
-    return out
 
 
 async def test_the_kernel_wakes_the_follower_long_before_its_poll_interval(
@@ -36,16 +24,16 @@ async def test_the_kernel_wakes_the_follower_long_before_its_poll_interval(
     path = tmp_path / "app.log"
     path.write_bytes(b"first\n")
     async with follow(path, start="beginning", poll_interval=60) as lines:
-        assert await take(lines, 1) == ["first"]
+        assert await take_texts(lines, 1) == ["first"]
         await anyio.sleep(0.2)  # the follower now waits at the end
         started = time.monotonic()
         append(path, b"second\n")
-        assert await take(lines, 1, timeout=5) == ["second"]
+        assert await take_texts(lines, 1, timeout=5) == ["second"]
         assert time.monotonic() - started < 5
         # A rotation is seen the same way: the directory is watched.
         os.rename(path, tmp_path / "app.log.1")
         path.write_bytes(b"third\n")
-        assert await take(lines, 1, timeout=5) == ["third"]
+        assert await take_texts(lines, 1, timeout=5) == ["third"]
 
 
 async def test_without_kernel_notification_the_follower_polls(
@@ -55,13 +43,13 @@ async def test_without_kernel_notification_the_follower_polls(
     path = tmp_path / "app.log"
     path.write_bytes(b"first\n")
     async with follow(path, start="beginning", poll_interval=0.02, rotate_grace=0) as lines:
-        assert await take(lines, 1) == ["first"]
+        assert await take_texts(lines, 1) == ["first"]
         await anyio.sleep(0.1)
         append(path, b"second\n")
-        assert await take(lines, 1) == ["second"]
+        assert await take_texts(lines, 1) == ["second"]
         os.rename(path, tmp_path / "app.log.1")
         path.write_bytes(b"third\n")
-        assert await take(lines, 1) == ["third"]
+        assert await take_texts(lines, 1) == ["third"]
 
 
 @pytest.mark.parametrize("polling", [False, True])
@@ -78,7 +66,7 @@ async def test_a_writer_appending_to_the_renamed_file_after_the_rename_loses_not
         async with follow(path, start="beginning", poll_interval=0.01, rotate_grace=0.6) as lines:
 
             async def read_all() -> None:
-                got.extend(await take(lines, 7))
+                got.extend(await take_texts(lines, 7))
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(read_all)  # reading while the writer writes
@@ -111,7 +99,7 @@ async def test_a_renamed_file_its_writer_still_holds_is_drained_past_the_grace(
         async with follow(path, start="beginning", poll_interval=0.02, rotate_grace=0.1) as lines:
 
             async def read_all() -> None:
-                got.extend(await take(lines, 3, timeout=10))
+                got.extend(await take_texts(lines, 3, timeout=10))
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(read_all)  # the follower runs all along
@@ -134,7 +122,7 @@ async def test_a_file_rotated_long_ago_is_left_without_waiting_for_the_grace(
     path = tmp_path / "app.log"
     path.write_bytes(b"one\n")
     async with follow(path, start="beginning", poll_interval=0.01) as lines:
-        assert await take(lines, 1) == ["one"]
+        assert await take_texts(lines, 1) == ["one"]
         checkpoint = lines.checkpoint()
     append(path, b"two\n")
     rotated = tmp_path / "app.log.1"
@@ -143,14 +131,14 @@ async def test_a_file_rotated_long_ago_is_left_without_waiting_for_the_grace(
     os.utime(rotated, (an_hour_ago, an_hour_ago))
     path.write_bytes(b"three\n")
     async with follow(path, checkpoint=checkpoint, poll_interval=0.01, rotate_grace=60) as lines:
-        assert await take(lines, 2, timeout=10) == ["two", "three"]
+        assert await take_texts(lines, 2, timeout=10) == ["two", "three"]
 
 
 async def test_stop_at_end_ends_a_follower_woken_by_the_kernel(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     path.write_bytes(b"one\n")
     async with follow(path, start="beginning", poll_interval=60) as lines:
-        assert await take(lines, 1) == ["one"]
+        assert await take_texts(lines, 1) == ["one"]
 
         async def stop_soon() -> None:
             await anyio.sleep(0.2)

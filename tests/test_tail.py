@@ -11,6 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _helpers import append, take_texts
 
 from utf8stream import Malformed, MalformedKind
 from utf8stream.apps import follow as tail_module
@@ -28,20 +29,6 @@ from utf8stream.core.lines import LineTooLong
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("implementation")]
 POLL = 0.005
-
-
-def append(path: Path, data: bytes) -> None:
-    with open(path, "ab") as f:
-        f.write(data)
-
-
-async def take(follower: Follower, n: int, timeout: float = 5.0) -> list[str]:
-    """The next ``n`` lines (fails the test if they do not come in time)."""
-    out: list[str] = []
-    with anyio.fail_after(timeout):
-        while len(out) < n:
-            out.append((await follower.__anext__()).text)
-    return out
 
 
 async def nothing_more(follower: Follower, wait: float = 0.05) -> bool:
@@ -86,7 +73,7 @@ async def test_line_written_in_small_pieces_is_delivered_once_when_complete(
             byte = payload[i : i + 1]
             append(path, byte)
             if byte == b"\n":
-                got += await take(lines, 1)  # the line is complete now, and only now
+                got += await take_texts(lines, 1)  # the line is complete now, and only now
             elif byte == b"\r" or byte >= b"\xc0" or i % 7 == 0:
                 # Mid-newline, mid-character, or mid-line: nothing may come out yet.
                 assert await nothing_more(lines, 2 * POLL)
@@ -98,15 +85,15 @@ async def test_start_at_end_and_last_lines(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     path.write_bytes(b"a\nb\nc\nd\npartial")
     async with follow(path, last_lines=3, poll_interval=POLL) as lines:
-        assert await take(lines, 2) == ["c", "d"]  # the third is unfinished: it waits
+        assert await take_texts(lines, 2) == ["c", "d"]  # the third is unfinished: it waits
         append(path, b" line\nnew\n")
-        assert await take(lines, 2) == ["partial line", "new"]
+        assert await take_texts(lines, 2) == ["partial line", "new"]
     async with follow(path, poll_interval=POLL) as lines:  # start="end", no history
         assert await nothing_more(lines)
         append(path, b"later\n")
-        assert await take(lines, 1) == ["later"]
+        assert await take_texts(lines, 1) == ["later"]
     async with follow(path, last_lines=100, poll_interval=POLL) as lines:
-        assert await take(lines, 7) == ["a", "b", "c", "d", "partial line", "new", "later"]
+        assert await take_texts(lines, 7) == ["a", "b", "c", "d", "partial line", "new", "later"]
 
 
 async def test_start_mid_character_begins_with_one_replacement(tmp_path: Path) -> None:
@@ -118,27 +105,27 @@ async def test_start_mid_character_begins_with_one_replacement(tmp_path: Path) -
     async with follow(
         path, start=horse + 1, poll_interval=POLL, on_malformed=events.append
     ) as lines:
-        first, second = await take(lines, 2)
+        first, second = await take_texts(lines, 2)
     assert first == "\ufffd text"
     assert second == "next"
     assert [e.kind for e in events] == [MalformedKind.LOST_BYTES]
     # Starting exactly at a line start needs no gap.
     async with follow(path, start=data.index(b"next"), poll_interval=POLL) as lines:
-        assert await take(lines, 1) == ["next"]
+        assert await take_texts(lines, 1) == ["next"]
 
 
 async def test_rename_and_create_rotation_drains_the_old_file(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     path.write_bytes(b"old 1\n")
     async with follow(path, start="beginning", poll_interval=POLL) as lines:
-        assert await take(lines, 1) == ["old 1"]
+        assert await take_texts(lines, 1) == ["old 1"]
         old = open(path, "ab")  # noqa: SIM115 - the writer keeps it across the rename
         os.rename(path, tmp_path / "app.log.1")
         old.write(b"old 2, written after the rename\nold 3 without newline")
         old.flush()
         path.write_bytes(b"new 1\n")
         append(path, b"new 2\n")
-        got = await take(lines, 4)
+        got = await take_texts(lines, 4)
         old.close()
         assert await nothing_more(lines)
     assert got[:4] == [
@@ -160,7 +147,7 @@ async def test_rotation_sequence(tmp_path: Path) -> None:
                 line = f"gen {generation} line {i}"
                 append(path, line.encode() + b"\n")
                 expected.append(line)
-            got += await take(lines, 3)
+            got += await take_texts(lines, 3)
             os.rename(path, tmp_path / f"app.log.{generation}")
             path.write_bytes(b"")
         assert got == expected
@@ -178,7 +165,7 @@ async def test_copytruncate_with_unread_bytes_reports_a_gap(
     async with follow(
         path, start="beginning", poll_interval=POLL, on_malformed=events.append
     ) as lines:
-        first = await take(lines, 1)
+        first = await take_texts(lines, 1)
         assert first == lines_in[:1]
         # copytruncate: the copy is made elsewhere, the file is emptied and refilled.
         os.truncate(path, 0)
@@ -200,11 +187,11 @@ async def test_truncate_then_regrow_past_old_size_is_noticed(tmp_path: Path) -> 
     path = tmp_path / "app.log"
     path.write_bytes(b"short\n")
     async with follow(path, start="beginning", poll_interval=0.05) as lines:
-        assert await take(lines, 1) == ["short"]
+        assert await take_texts(lines, 1) == ["short"]
         # Between two polls: emptied and rewritten with more than before.
         with open(path, "wb") as f:
             f.write(b"rewritten first\nrewritten second\n")
-        assert await take(lines, 2) == ["rewritten first", "rewritten second"]
+        assert await take_texts(lines, 2) == ["rewritten first", "rewritten second"]
         assert lines.statistics().truncations == 1
 
 
@@ -212,13 +199,13 @@ async def test_checkpoint_resume_no_loss_no_repeat(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     path.write_bytes(b"1\n2\n3\n")
     async with follow(path, start="beginning", poll_interval=POLL) as lines:
-        assert await take(lines, 2) == ["1", "2"]
+        assert await take_texts(lines, 2) == ["1", "2"]
         cp = lines.checkpoint()
     restored = FollowCheckpoint.from_json(cp.to_json())
     assert restored == cp
     append(path, b"4\n")
     async with follow(path, checkpoint=restored, poll_interval=POLL) as lines:
-        assert await take(lines, 2) == ["3", "4"]
+        assert await take_texts(lines, 2) == ["3", "4"]
         assert await nothing_more(lines)
 
 
@@ -228,13 +215,13 @@ async def test_checkpoint_after_rotation_while_stopped_drains_rotated_file(
     path = tmp_path / "app.log"
     path.write_bytes(b"a\nb\n")
     async with follow(path, start="beginning", poll_interval=POLL) as lines:
-        assert await take(lines, 1) == ["a"]
+        assert await take_texts(lines, 1) == ["a"]
         cp = lines.checkpoint()
     append(path, b"c\n")
     os.rename(path, tmp_path / "app.log.1")
     path.write_bytes(b"d\n")
     async with follow(path, checkpoint=cp, poll_interval=POLL) as lines:
-        assert await take(lines, 3) == ["b", "c", "d"]
+        assert await take_texts(lines, 3) == ["b", "c", "d"]
         assert await nothing_more(lines)
 
 
@@ -242,7 +229,7 @@ async def test_reused_inode_with_other_content_is_a_new_file(tmp_path: Path) -> 
     path = tmp_path / "app.log"
     path.write_bytes(b"old content line\nsecond\n")
     async with follow(path, start="beginning", poll_interval=POLL) as lines:
-        await take(lines, 2)
+        await take_texts(lines, 2)
         cp = lines.checkpoint()
     os.remove(path)
     path.write_bytes(b"brand new\n")
@@ -256,7 +243,7 @@ async def test_reused_inode_with_other_content_is_a_new_file(tmp_path: Path) -> 
     )
     for checkpoint in (cp, reused):
         async with follow(path, checkpoint=checkpoint, poll_interval=POLL) as lines:
-            assert await take(lines, 1) == ["brand new"]
+            assert await take_texts(lines, 1) == ["brand new"]
 
 
 async def test_invalid_bytes_and_overlong_lines_never_stop_the_reader(tmp_path: Path) -> None:
@@ -271,7 +258,7 @@ async def test_invalid_bytes_and_overlong_lines_never_stop_the_reader(tmp_path: 
         on_overlong="skip",
         on_malformed=events.append,
     ) as lines:
-        assert await take(lines, 3) == ["ok", "bad \ufffd\ufffd byte", "after"]
+        assert await take_texts(lines, 3) == ["ok", "bad \ufffd\ufffd byte", "after"]
         cp = lines.checkpoint()
     assert cp.offset == path.stat().st_size
     assert [(e.offset, e.kind) for e in events] == [
@@ -320,7 +307,7 @@ async def test_overlong_unfinished_line_is_bounded(
         file = lines._file
         assert file is not None and len(file.engine.partial) <= 64 + 100
         append(path, b"zz\nnext\n")
-        assert await take(lines, 2) == ["z" * 64, "next"]
+        assert await take_texts(lines, 2) == ["z" * 64, "next"]
 
 
 async def test_split_checkpoint_mid_line_resumes_without_gap(tmp_path: Path) -> None:
@@ -329,13 +316,13 @@ async def test_split_checkpoint_mid_line_resumes_without_gap(tmp_path: Path) -> 
     async with follow(
         path, start="beginning", poll_interval=POLL, max_line_bytes=4, on_overlong="split"
     ) as lines:
-        assert await take(lines, 1) == ["abcd"]
+        assert await take_texts(lines, 1) == ["abcd"]
         cp = lines.checkpoint()
     assert cp.mid_line and cp.offset == 4
     async with follow(
         path, checkpoint=cp, poll_interval=POLL, max_line_bytes=4, on_overlong="split"
     ) as lines:
-        assert await take(lines, 3) == ["efgh", "ij", "k"]
+        assert await take_texts(lines, 3) == ["efgh", "ij", "k"]
 
 
 @pytest.mark.parametrize("via", ["__anext__", "__aiter__"])
@@ -543,7 +530,7 @@ async def test_checkpoint_after_aclose_in_the_middle_of_a_read(tmp_path: Path) -
     with pytest.raises(StopAsyncIteration):  # closed: the rest of the read is dropped
         await follower.__anext__()
     async with follow(path, checkpoint=checkpoint, poll_interval=POLL) as again:
-        assert await take(again, 2) == ["line 5", "line 6"]
+        assert await take_texts(again, 2) == ["line 5", "line 6"]
 
 
 async def test_an_on_malformed_exception_surfaces_and_nothing_is_lost(tmp_path: Path) -> None:
@@ -558,7 +545,7 @@ async def test_an_on_malformed_exception_surfaces_and_nothing_is_lost(tmp_path: 
     async with follow(path, start="beginning", on_malformed=strict, poll_interval=POLL) as lines:
         with pytest.raises(ValueError, match="bad byte"):
             await lines.__anext__()
-        assert await take(lines, 3) == ["a", "b\ufffd", "c"]
+        assert await take_texts(lines, 3) == ["a", "b\ufffd", "c"]
         assert lines.checkpoint().offset == len(b"a\nb\xff\nc\n")
     assert seen == [3]
 
@@ -616,10 +603,10 @@ async def test_truncation_is_a_notice_not_a_line_of_replacement_characters(
         on_malformed=events.append,
         on_notice=notices.append,
     ) as lines:
-        assert await take(lines, 1) == lines_in[:1]  # the read held two whole lines
+        assert await take_texts(lines, 1) == lines_in[:1]  # the read held two whole lines
         os.truncate(path, 0)
         append(path, b"after truncation\n")
-        assert await take(lines, 2) == [lines_in[1], "after truncation"]
+        assert await take_texts(lines, 2) == [lines_in[1], "after truncation"]
     assert [e.kind for e in events] == [MalformedKind.LOST_BYTES]
     lost = 18 * 32
     assert notices == [
@@ -636,7 +623,7 @@ async def test_a_missing_file_is_waited_for_with_retry(tmp_path: Path) -> None:
     async with follow(path, poll_interval=POLL, retry=True, on_notice=notices.append) as lines:
         assert await nothing_more(lines)
         path.write_bytes(b"first\nsecond\n")  # a new file: read from its start
-        assert await take(lines, 2) == ["first", "second"]
+        assert await take_texts(lines, 2) == ["first", "second"]
     assert notices == [
         Notice("inaccessible", str(path), "cannot open for reading: No such file or directory"),
         Notice("appeared", str(path), "has appeared; following new file"),
@@ -650,17 +637,17 @@ async def test_a_path_gone_after_rotation_is_told_and_waited_for(tmp_path: Path)
     async with follow(
         path, start="beginning", poll_interval=POLL, rotate_grace=0, on_notice=notices.append
     ) as lines:
-        assert await take(lines, 1) == ["one"]
+        assert await take_texts(lines, 1) == ["one"]
         os.rename(path, tmp_path / "app.log.1")
         await until_notices(lines, notices, 1)
         path.mkdir()  # not a file we can read: still waiting
         await until_notices(lines, notices, 2)
         path.rmdir()
         path.write_bytes(b"two\n")
-        assert await take(lines, 1) == ["two"]
+        assert await take_texts(lines, 1) == ["two"]
         os.rename(path, tmp_path / "app.log.2")
         path.write_bytes(b"three\n")
-        assert await take(lines, 1) == ["three"]
+        assert await take_texts(lines, 1) == ["three"]
     gone = "has become inaccessible: No such file or directory"
     assert [(n.kind, n.message) for n in notices] == [
         ("inaccessible", gone),

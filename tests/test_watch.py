@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 import anyio
 import pytest
+from _helpers import append
 
 from utf8stream.apps import _watch
 from utf8stream.apps._watch import Watcher, filesystem_type
@@ -26,9 +27,8 @@ NEVER = 10.0
 PROMPT = 2.0
 
 
-def append(path: Path) -> None:
-    with path.open("a") as f:
-        f.write("one more line\n")
+def append_line(path: Path) -> None:
+    append(path, b"one more line\n")
 
 
 def create(path: Path) -> None:
@@ -56,7 +56,7 @@ def truncate(path: Path) -> None:
 
 # Each change, and whether the followed file exists before it.
 CHANGES: dict[str, tuple[Callable[[Path], None], bool]] = {
-    "write": (append, True),
+    "write": (append_line, True),
     "create": (create, False),
     "rename-over": (rename_over, True),
     "rename-away": (rename_away, True),
@@ -107,9 +107,9 @@ async def test_other_names_in_the_directory_are_not_reported(tmp_path: Path, mod
     followed.write_text("first\n")
     async with watcher([followed], mode) as w:
         create(tmp_path / "other.log")
-        append(tmp_path / "other.log")
+        append_line(tmp_path / "other.log")
         assert await w.wait(0.3) == set()
-        append(followed)
+        append_line(followed)
         assert (await timed_wait(w))[0] == {str(followed)}
 
 
@@ -133,7 +133,7 @@ async def test_a_change_between_two_waits_is_reported_by_the_next(
         create(first)
         assert (await timed_wait(w))[0] == {str(first)}
         create(second)
-        append(first)
+        append_line(first)
         await anyio.sleep(0.3)  # not waiting: the changes must be kept for the next wait
         assert await w.wait(0) == {str(first), str(second)}
         assert await w.wait(0.2) == set()
@@ -186,7 +186,7 @@ async def test_a_followed_link_is_woken_by_its_target(tmp_path: Path, mode: str)
     current = tmp_path / "links" / "current.log"
     current.symlink_to(monday)
     async with watcher([current], mode) as w:
-        append(monday)
+        append_line(monday)
         changed, elapsed = await timed_wait(w)
         assert changed == {str(current)}
         assert elapsed < PROMPT
@@ -194,9 +194,9 @@ async def test_a_followed_link_is_woken_by_its_target(tmp_path: Path, mode: str)
         (tmp_path / "links" / "next").symlink_to(tuesday)
         os.replace(tmp_path / "links" / "next", current)
         assert (await timed_wait(w))[0] == {str(current)}
-        append(monday)
+        append_line(monday)
         assert await w.wait(0.3) == set()
-        append(tuesday)
+        append_line(tuesday)
         changed, elapsed = await timed_wait(w)
     assert changed == {str(current)}
     assert elapsed < PROMPT
@@ -208,7 +208,7 @@ async def test_the_rescan_finds_what_the_kernel_dropped(tmp_path: Path) -> None:
     async with Watcher([followed], poll_interval=NEVER, rescan_interval=0.2) as w:
         assert w.mode == "kernel"
         w._note = lambda paths: None  # type: ignore[method-assign]  # events dropped
-        append(followed)
+        append_line(followed)
         changed, elapsed = await timed_wait(w)
     assert changed == {str(followed)}
     assert elapsed < PROMPT
@@ -230,7 +230,7 @@ async def test_a_directory_removed_and_made_again_is_watched_again(tmp_path: Pat
         assert (await timed_wait(w))[0] == {str(followed)}
         assert w.mode == "kernel"
         # Woken by the kernel again, not by polling (it would take NEVER now).
-        append(followed)
+        append_line(followed)
         changed, elapsed = await timed_wait(w)
     assert changed == {str(followed)}
     assert elapsed < PROMPT
@@ -483,5 +483,5 @@ async def test_polling_looks_once_per_interval_and_surveys_only_when_it_must(
         assert counts["survey"] == 1
         # One look per interval (and one at the start), whatever the number of waits.
         assert counts["snapshot"] - 1 <= elapsed / interval + 2 < 2 * rounds
-        append(followed)
+        append_line(followed)
         assert (await timed_wait(w))[0] == {str(followed)}
