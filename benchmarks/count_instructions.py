@@ -44,6 +44,12 @@ caches of this machine's processor): instructions, first-level data cache misses
 and writes) and last-level data cache misses per line, each side's own; ``--sides``
 picks some of ours (the peer comes with each).  Misses explain what instructions do not:
 a follower that runs fewer instructions per line than ``open()`` can still take longer.
+The simulated caches are printed first: where the last level is hundreds of MiB (a
+virtual machine's L3), an ``LLd`` miss is memory touched for the first time, and a
+reader that reuses its buffers has none a line; ``LLd`` also shows the whole
+difference in KiB, which a different heap layout moves by a fixed few hundred KiB
+(``main_cache_per_line``).  Each side's input is written by this script, not by the
+child under valgrind (``per_line_input``: why).
 
 ``--chunk64``: instructions per ``decode()`` of a 64 KiB chunk of each benchmark corpus
 (bench_decoder.py's 64 KiB rows, issue 14): ``N`` chunks (default 8) of the corpus, only
@@ -75,7 +81,10 @@ over ``M``, the making of the corpus left out.  ``--rows`` picks rows of
 from __future__ import annotations
 
 import argparse
+import atexit
+import functools
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -159,30 +168,18 @@ KINDS = (
 )
 
 PER_LINE_CHILD = r"""
-import io, random, sys, tempfile, anyio
+import io, sys, anyio
 from pathlib import Path
-side, lines = sys.argv[1], int(sys.argv[2])
+# The input was written by the parent (per_line_input): the setup here allocates nothing
+# that grows with the number of lines and is freed (see per_line_input).
+side, (lines, _, path) = sys.argv[1], sys.argv[2].partition(":")
+lines, path = int(lines), Path(path)
 setup_only = side.startswith("setup-")  # the same setup, no line read
 side = side.removeprefix("setup-")
-sys.path.insert(0, BENCHMARKS)
-LINE_80 = b"2026-11-22T00:00:00.000Z INFO worker-7 GET /api/v1/items/42 200".ljust(79) + b"\n"
 if side.startswith(("follow", "open")):
     encoding = "utf-16-le" if "utf-16" in side else "utf-8"
-    tmp = tempfile.mkdtemp()
-    path = Path(tmp) / "finished.log"
-    path.write_bytes((LINE_80 * lines).decode("ascii").encode(encoding))
 else:
-    import os, _corpora
-    # UTF8STREAM_LINE_CORPUS: another corpus of _corpora.py (emoji, dense-emoji, ...).
-    corpus = os.environ.get("UTF8STREAM_LINE_CORPUS", "ascii-log")
-    make = getattr(_corpora, corpus.replace("-", "_"))
-    size = 200 * lines
-    while (data := make(size, random.Random(2026))).count(b"\n") < lines:
-        size *= 2
-    end = -1
-    for _ in range(lines):
-        end = data.index(b"\n", end + 1)
-    data = data[: end + 1]
+    data = path.read_bytes()
     chunks = [data[i : i + 65536] for i in range(0, len(data), 65536)]
 
 if setup_only:
@@ -536,30 +533,97 @@ def per_call(side: str, base: str, kind: str, calls: int, src: Path, pure: bool)
     ) / calls
 
 
+#: The line of the --per-line follower sides' file: 80 bytes with its newline.
+LINE_80 = b"2026-11-22T00:00:00.000Z INFO worker-7 GET /api/v1/items/42 200".ljust(79) + b"\n"
+
+
+@functools.cache
+def _input_directory() -> Path:
+    directory = tempfile.mkdtemp(prefix="count_instructions-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
+    return Path(directory)
+
+
+@functools.cache
+def per_line_input(side: str, lines: int) -> Path:
+    """The file a ``--per-line`` side reads ``lines`` lines of, written here, outside
+    valgrind: a follower side's ``LINE_80`` lines (UTF-8 or UTF-16LE), a line stream's
+    corpus (``UTF8STREAM_LINE_CORPUS``, default ``ascii-log``) cut after its ``lines``-th
+    line.  Made in the child, the input's temporaries grew with ``lines`` and were freed
+    before the lines were read; what the reader allocated afterwards landed partly in
+    that memory, already touched, so the ``2 N`` run missed the last-level cache less
+    after its setup than the ``N`` run did, and taking the setup's own difference away
+    made ``--cache``'s ``LLd`` per line negative.  The child now only reads the file:
+    nothing it frees grows with ``lines``.  (``TMPDIR`` chooses where the file is, as
+    for ``--in-memory``.)"""
+    side = side.removeprefix("setup-")
+    if side.startswith(("follow", "open")):
+        encoding = "utf-16-le" if "utf-16" in side else "utf-8"
+        data = (LINE_80 * lines).decode("ascii").encode(encoding)
+        name = f"finished-{encoding}-{lines}.log"
+    else:
+        import _corpora  # beside this script (sys.path[0])
+
+        # UTF8STREAM_LINE_CORPUS: another corpus of _corpora.py (emoji, dense-emoji, ...).
+        corpus = os.environ.get("UTF8STREAM_LINE_CORPUS", "ascii-log")
+        make = getattr(_corpora, corpus.replace("-", "_"))
+        size = 200 * lines
+        while (data := make(size, random.Random(2026))).count(b"\n") < lines:
+            size *= 2
+        end = -1
+        for _ in range(lines):
+            end = data.index(b"\n", end + 1)
+        data = data[: end + 1]
+        name = f"{corpus}-{lines}.txt"
+    path = _input_directory() / name
+    path.write_bytes(data)
+    return path
+
+
 def per_line(side: str, lines: int, src: Path, pure: bool) -> float:
-    # The child finds _corpora beside this script.
-    child = f"BENCHMARKS = {str(Path(__file__).resolve().parent)!r}\n{PER_LINE_CHILD}"
     total = 0
     for run, sign in ((side, 1), (f"setup-{side}", -1)):
-        total += sign * (
-            instructions(run, str(2 * lines), 0, src, pure, child)
-            - instructions(run, str(lines), 0, src, pure, child)
-        )
+        for n, twice in ((2 * lines, 1), (lines, -1)):
+            arg = f"{n}:{per_line_input(side, n)}"
+            total += sign * twice * instructions(run, arg, 0, src, pure, PER_LINE_CHILD)
     return total / lines
 
 
 def cache_per_line(side: str, lines: int, src: Path, pure: bool) -> dict[str, float]:
     """``CACHE_EVENTS`` per line, as ``per_line`` counts instructions: the difference of
     ``2 N`` and ``N`` lines, the setup's own difference taken away."""
-    child = f"BENCHMARKS = {str(Path(__file__).resolve().parent)!r}\n{PER_LINE_CHILD}"
     total = dict.fromkeys(CACHE_EVENTS, 0)
     for run, sign in ((side, 1), (f"setup-{side}", -1)):
         for n, twice in ((2 * lines, 1), (lines, -1)):
-            found = count(run, str(n), 0, src, pure, child, cache=True)
+            arg = f"{n}:{per_line_input(side, n)}"
+            found = count(run, arg, 0, src, pure, PER_LINE_CHILD, cache=True)
             assert isinstance(found, dict)
             for name, value in found.items():
                 total[name] += sign * twice * value
     return {name: value / lines for name, value in total.items()}
+
+
+def simulated_caches() -> tuple[str, int]:
+    """The data caches cachegrind simulates (this machine's, as valgrind reads them), as
+    ``D1 48 KiB, LL 304 MiB, 64 B lines``, and the last level's line size."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "out"
+        tool = ["--tool=cachegrind", "--cache-sim=yes", f"--cachegrind-out-file={out}"]
+        subprocess.run(
+            ["valgrind", *tool, sys.executable, "-c", "pass"],
+            capture_output=True,
+            check=True,
+        )
+        header = out.read_text(encoding="utf-8", errors="replace")
+    cells = []
+    line = 0
+    for name in ("D1", "LL"):
+        found = re.search(rf"^desc: {name} cache:\s+(\d+) B, (\d+) B", header, re.MULTILINE)
+        if found is None:
+            raise SystemExit(f"cachegrind described no {name} cache:\n{header[:500]}")
+        size, line = int(found.group(1)), int(found.group(2))
+        cells.append(f"{name} {size >> 20} MiB" if size >= 1 << 20 else f"{name} {size >> 10} KiB")
+    return f"{', '.join(cells)}, {line} B lines", line
 
 
 def main_cache_per_line(
@@ -568,15 +632,33 @@ def main_cache_per_line(
     """``--per-line --cache``: instructions and data cache misses per line, from
     cachegrind's simulation of this machine's caches (issue 13: a follower that runs
     fewer instructions than ``open()`` per line and still takes longer misses the cache
-    more).  The peer's sides are counted once."""
+    more).  Each peer is counted once.
+
+    With a last level of hundreds of MiB (a virtual machine's L3; the simulated caches
+    are printed first), an ``LLd`` miss is memory touched for the first time: a reader
+    that reuses its buffers has none a line, and what the column shows is how the
+    process's memory grows with the lines.  The misses of two runs do not add up
+    exactly: the heap is laid out differently after the setup of ``N`` and of ``2 N``
+    lines, so some of the reader's copying and clearing falls in memory already touched
+    in one run and fresh in the other, which moves the difference by a fixed amount, a
+    few hundred KiB either way whatever ``N``.  So ``LLd`` comes with that whole
+    difference in KiB: a small negative one is this layout, not a line that unmisses,
+    and it shrinks per line as ``--lines`` grows.
+    """
     print(f"per line, {lines} and {2 * lines} lines, cachegrind (Ir; D1 and LLd misses)")
+    description, line_size = simulated_caches()
+    print(f"simulated: {description}; LLd also in all, the 2 N run's KiB touched less the N run's")
+    counted: set[str] = set()
     for ours_side, peer_side in PER_LINE_SIDES:
         if sides and ours_side not in sides:
             continue
-        rows = [(peer_side, "", SRC)] + [(ours_side, name, src) for name, src in trees]
+        rows = [(peer_side, "", SRC)] * (peer_side not in counted)
+        rows += [(ours_side, name, src) for name, src in trees]
+        counted.add(peer_side)
         for side, name, src in rows:
             found = cache_per_line(side, lines, src, pure)
             cells = " ".join(f"{key} {value:8.2f}" for key, value in found.items())
+            cells += f" ({found['LLd'] * lines * line_size / 1024:+.0f} KiB in all)"
             print(f"{side + (' ' + name if name else ''):32} {cells}", flush=True)
 
 
