@@ -15,7 +15,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _helpers import needs_c
+from _helpers import append, needs_c
 
 import utf8stream.apps.follow as follow_module
 from utf8stream import FollowCheckpoint, Malformed, MalformedKind, Notice, follow
@@ -288,13 +288,11 @@ async def test_a_truncation_after_the_read_ahead_is_seen(
         with anyio.fail_after(10):
             got.append((await lines.__anext__()).text)  # 16 bytes read
             shutil.copyfile(path, tmp_path / "app.log.1")  # copytruncate's copy: 90 bytes
-            with open(path, "ab") as f:
-                f.write(b"written after the copy\n")  # 23 bytes no copy holds
+            append(path, b"written after the copy\n")  # 23 bytes no copy holds
             got.append((await lines.__anext__()).text)  # 32 bytes read, 113 seen
             await anyio.sleep(0.05)  # the next read is done ahead meanwhile
             os.truncate(path, 0)
-            with open(path, "ab") as f:
-                f.write(b"after\n")
+            append(path, b"after\n")
             while len(got) < 11:
                 got.append((await lines.__anext__()).text)
     assert got == [*records, "after"]
