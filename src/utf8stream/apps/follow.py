@@ -2342,11 +2342,14 @@ def follow(
     At the end of the data the follower is woken by the kernel when the file or its
     directory changes (inotify and its kin, through the ``watch`` extra's ``watchfiles``);
     where that is not available (no ``watchfiles``, a network file system) it polls
-    every ``poll_interval`` seconds.  A file renamed away (rotation) is read until it
-    has stayed unchanged for ``rotate_grace`` seconds, since its writer appends to it
-    until it reopens the path, and longer while nothing was written at the path and some
-    process still has the old file open for writing (Linux, from ``/proc``); then the
-    new file is read.
+    every ``poll_interval`` seconds.  While it catches up with a file the page cache
+    holds, the accelerator reads the next chunk ahead in a thread of its own (one per
+    file being caught up with, at most ``max(2, os.cpu_count())`` in a process; stopped
+    once caught up).  A file renamed away (rotation) is read until it has stayed
+    unchanged for ``rotate_grace`` seconds, since its writer appends to it until it
+    reopens the path, and longer while nothing was written at the path and some process
+    still has the old file open for writing (Linux, from ``/proc``); then the new file
+    is read.
     ``multiline``: a ``MultilineJoiner`` or the name of one of its presets
     (``"python"``, ``"java"``, ``"indented"``): each ``Line`` is then an event, its lines
     joined with ``"\\n"`` at the offset of its first line.  An event never spans two
