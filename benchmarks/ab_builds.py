@@ -139,7 +139,7 @@ def main() -> None:
     for name in args.corpora:
         chunks = _corpora.chunked(corpus(name, int(args.size * (1 << 20))), args.chunk)
         best = dict.fromkeys(sides, float("inf"))
-        texts = {}
+        texts: dict[str, object] = {}
         for _ in range(args.rounds):
             for side, module in sides.items():
                 seconds, texts[side] = run(module, chunks)

@@ -53,10 +53,9 @@ import gc
 import re
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _corpora import NAMES, build_corpora, chunked
@@ -155,7 +154,7 @@ def check_equal(data: bytes, chunks: list[bytes]) -> None:
 
 
 def best_times(
-    fns: list[Callable[[list[bytes]], list[Any]]], chunks: list[bytes], repeat: int
+    fns: Sequence[Callable[[list[bytes]], object]], chunks: list[bytes], repeat: int
 ) -> list[float]:
     """Best-of-``repeat`` time of each function, the runs interleaved (peer, ours, peer,
     ours, ...) so that all of them see the same machine state."""

@@ -27,7 +27,7 @@ import gc
 import io
 import sys
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -176,7 +176,7 @@ def timed_sync(fn: Callable[[bytes], int], data: bytes) -> tuple[float, int]:
     return time.perf_counter() - start, result
 
 
-def best_interleaved(runs: list[Callable[[], tuple[float, int]]], repeat: int) -> list[float]:
+def best_interleaved(runs: Sequence[Callable[[], tuple[float, int]]], repeat: int) -> list[float]:
     """Best-of-``repeat`` time of each run, the runs interleaved (peer, ours, peer, ...) so
     that all of them see the same machine state; every run of one kind must agree."""
     best = [float("inf")] * len(runs)

@@ -443,7 +443,8 @@ def main_cutter(mib: float, corpora: list[str], trees: list[tuple[str, Path]]) -
         header += f" {'before/now':>10}"
     print(header)
     for corpus in corpora:
-        row, counts = f"{corpus:20}", []
+        row = f"{corpus:20}"
+        counts: list[int] = []
         for _, src in trees:
             total, lines = count_cutter(corpus, mib, src)
             if not counts:
