@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _helpers import line_within
+from _helpers import append, line_within
 
 from utf8stream import read_checkpoint
 from utf8stream.apps.cli import main
@@ -46,8 +46,7 @@ def test_checkpoint_runs_print_each_complete_line_once(
         0,
         b"a\nb\n",
     )
-    with open(log, "ab") as f:
-        f.write(b" done\nc\n")
+    append(log, b" done\nc\n")
     assert run(capsysbinary, "tail", "--checkpoint", str(cp), str(log)) == (
         0,
         b"partial done\nc\n",
@@ -77,8 +76,7 @@ def test_follow_prints_lines_as_they_come(tmp_path: Path) -> None:
     try:
         assert proc.stdout is not None
         assert proc.stdout.readline() == b"first\n"
-        with open(log, "ab") as f:
-            f.write("zwei €\n".encode())
+        append(log, "zwei €\n".encode())
         assert proc.stdout.readline() == "zwei €\n".encode()
         os.rename(log, tmp_path / "app.log.1")
         time.sleep(0.05)
@@ -214,8 +212,7 @@ def test_a_signal_saves_the_checkpoint(tmp_path: Path, signum: int, status: int)
     proc = start_following(log, cp)
     try:
         got = read_lines(proc, 100)
-        with open(log, "ab") as f:
-            f.write(numbered(100, 150))
+        append(log, numbered(100, 150))
         got += read_lines(proc, 50)
         proc.send_signal(signum)
         assert proc.wait(10) == status
@@ -224,8 +221,7 @@ def test_a_signal_saves_the_checkpoint(tmp_path: Path, signum: int, status: int)
     assert proc.stdout is not None and proc.stderr is not None
     got += proc.stdout.read().splitlines(keepends=True)
     assert proc.stderr.read() == b""  # no traceback, no message
-    with open(log, "ab") as f:
-        f.write(numbered(150, 170))
+    append(log, numbered(150, 170))
     again = tail("--checkpoint", str(cp), str(log))
     assert again.returncode == 0
     # Every line exactly once, over the two runs.
@@ -244,8 +240,7 @@ def test_the_checkpoint_is_saved_when_the_output_goes_quiet(tmp_path: Path) -> N
     finally:
         proc.kill()
     assert b"".join(got) == numbered(0, 20_000)
-    with open(log, "ab") as f:
-        f.write(numbered(20_000, 20_005))
+    append(log, numbered(20_000, 20_005))
     assert tail("--checkpoint", str(cp), str(log)).stdout == numbered(20_000, 20_005)
 
 
@@ -291,8 +286,7 @@ def test_delaycompress_rotation_while_stopped(tmp_path: Path, method: str) -> No
     (tmp_path / "app.log.1").write_bytes(b"previous cycle\n")
     log.write_bytes(b"a1\na2\n")
     assert tail("--checkpoint", str(cp), str(log)).stdout == b"a1\na2\n"
-    with open(log, "ab") as f:
-        f.write(b"a3\n")
+    append(log, b"a3\n")
     time.sleep(0.02)  # the compressed file is written after our file's last write
     os.rename(tmp_path / "app.log.1", tmp_path / "app.log.2")
     compressed = tmp_path / f"app.log.2.{method}"
@@ -380,8 +374,7 @@ def test_truncation_is_a_notice(tmp_path: Path) -> None:
         assert follow.out() == b"before\n"
         os.truncate(log, 0)
         assert follow.err() == f"utf8stream: {log}: file truncated\n"
-        with open(log, "ab") as f:
-            f.write(b"after\n")
+        append(log, b"after\n")
         assert follow.out() == b"after\n"
     finally:
         assert follow.stop() == (143, b"", b"")
@@ -411,12 +404,10 @@ def test_copytruncate_lines_come_from_the_copy_with_a_notice(tmp_path: Path) -> 
     try:
         assert follow.out() == b"one\n"
         follow.proc.send_signal(signal.SIGSTOP)  # the writer outpaces the follower
-        with open(log, "ab") as f:
-            f.write(b"two\n")
+        append(log, b"two\n")
         shutil.copyfile(log, tmp_path / "app.log.1")
         os.truncate(log, 0)
-        with open(log, "ab") as f:
-            f.write(b"three\n")
+        append(log, b"three\n")
         follow.proc.send_signal(signal.SIGCONT)
         assert [follow.out(), follow.out()] == [b"two\n", b"three\n"]
         assert follow.err() == (
@@ -436,8 +427,7 @@ def test_utf16le_logs_are_printed_in_utf8(tmp_path: Path, bom: bytes) -> None:
     follow = Follow("-F", "-n", "+1", "--encoding", encoding, str(log))
     try:
         assert follow.out() == "première\r\n".encode()
-        with open(log, "ab") as f:
-            f.write("日本\r\n".encode("utf-16-le"))
+        append(log, "日本\r\n".encode("utf-16-le"))
         assert follow.out() == "日本\r\n".encode()
     finally:
         assert follow.stop() == (143, b"", b"")
@@ -462,14 +452,12 @@ def test_a_multiline_event_held_at_a_stop_is_printed_whole_by_the_next_run(
     )
     try:
         assert follow.out() == b"2026-01-01 12:00 INFO started\n"
-        with open(log, "ab") as f:
-            f.write(b"Traceback (most recent call last):\n")
+        append(log, b"Traceback (most recent call last):\n")
         time.sleep(0.3)  # read, and held: the event may go on
     finally:
         assert follow.stop() == (143, b"", b"")
     assert read_checkpoint(cp).offset == len(b"2026-01-01 12:00 INFO started\n")
-    with open(log, "ab") as f:
-        f.write(b"ValueError: bad\n2026-01-01 12:01 INFO next\n")
+    append(log, b"ValueError: bad\n2026-01-01 12:01 INFO next\n")
     result = tail("--multiline", "python", "--checkpoint", str(cp), str(log))
     assert result.stdout == (
         record + b"Traceback (most recent call last):\nValueError: bad\n"
@@ -499,8 +487,7 @@ def test_a_multiline_event_ending_unfinished_is_printed_as_a_line_would_be(
     result = tail("-n", "+1", "--multiline", "indented", "--checkpoint", str(cp), str(log))
     assert result.stdout == b"rec one\n"
     assert read_checkpoint(cp).offset == len(b"rec one\n")
-    with open(log, "ab") as f:
-        f.write(b" done\nrec three\n")
+    append(log, b" done\nrec three\n")
     result = tail("--multiline", "indented", "--checkpoint", str(cp), str(log))
     assert result.stdout == b"rec two\n  cont, unfinished done\nrec three\n"
 
@@ -557,8 +544,7 @@ def test_line_endings_pass_through_unchanged(tmp_path: Path) -> None:
     follow = Follow("-F", "-n", "100", str(log))
     try:
         assert b"".join(follow.out() for _ in range(5)) == data + b"\n"
-        with open(log, "ab") as f:
-            f.write(b"more\r\n")
+        append(log, b"more\r\n")
         assert follow.out() == b"more\r\n"
     finally:
         assert follow.stop() == (143, b"", b"")
@@ -795,8 +781,7 @@ def test_following_several_files_says_which_each_line_is_from(tmp_path: Path) ->
         first = b"".join(follow.out() for _ in range(5))
         assert first == f"==> {a} <==\na0\n\n==> {b} <==\nb0\n".encode()
         for path, line in ((a, b"x\n"), (b, b"y\n"), (b, b"y2\n"), (a, b"z\n")):
-            with open(path, "ab") as f:
-                f.write(line)
+            append(path, line)
             time.sleep(0.2)
         expected = f"\n==> {a} <==\nx\n\n==> {b} <==\ny\ny2\n\n==> {a} <==\nz\n".encode()
         assert b"".join(follow.out() for _ in range(expected.count(b"\n"))) == expected
@@ -854,8 +839,7 @@ def test_pid_stops_following_once_the_writer_has_exited(tmp_path: Path) -> None:
     follow = Follow("-f", "-s", "0.05", "--pid", str(writer.pid), str(log))
     try:
         assert follow.out() == b"start\n"
-        with open(log, "ab") as f:
-            f.write(b"last words\nunfinished")
+        append(log, b"last words\nunfinished")
         writer.kill()
         writer.wait()
         status = follow.proc.wait(10)
