@@ -68,10 +68,18 @@ async def test_lines_appended_before_a_copytruncate_are_taken_from_the_copy(
     assert lines.statistics().truncations == 1
 
 
+@pytest.mark.parametrize("read_ahead", [False, True])
 async def test_only_the_bytes_no_copy_holds_are_a_gap(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_ahead: bool
 ) -> None:
+    """``read_ahead``: the reads are done in the event loop (as for a file in memory),
+    each full one followed by the next done ahead in a thread (with the accelerator),
+    and the next read is done ahead before the copytruncate: the file is shorter then
+    than the bytes read ahead, so they are not taken, and the truncation is handled the
+    same (test_follow_read_ahead.py)."""
     monkeypatch.setattr(follow_module, "READ_SIZE", 16)
+    if read_ahead:
+        monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)
     path = tmp_path / "app.log"
     records = [f"line {i:03d}" for i in range(10)]  # 9 bytes each, with the newline
     path.write_bytes("".join(r + "\n" for r in records).encode())
@@ -88,6 +96,8 @@ async def test_only_the_bytes_no_copy_holds_are_a_gap(
         shutil.copyfile(path, tmp_path / "app.log.1")  # copytruncate's copy: 90 bytes
         append(path, b"written after the copy\n")  # 23 bytes no copy holds
         assert await take_texts(lines, 1) == records[1:2]  # 32 bytes read, 113 seen
+        if read_ahead:
+            await anyio.sleep(0.05)  # the next read is done ahead meanwhile
         os.truncate(path, 0)
         append(path, b"after\n")
         got = await take_texts(lines, 9)

@@ -9,16 +9,15 @@ from __future__ import annotations
 
 import errno
 import os
-import shutil
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from _helpers import append, needs_c
+from _helpers import needs_c
 
 import utf8stream.apps.follow as follow_module
-from utf8stream import FollowCheckpoint, Malformed, MalformedKind, Notice, follow
+from utf8stream import FollowCheckpoint, follow
 from utf8stream.core import _native
 from utf8stream.core._accel import built_accelerator
 
@@ -264,46 +263,6 @@ async def test_the_lines_are_the_same_with_and_without_it(
         assert used >= len(data) // follow_module.CACHED_READ_SIZE - 2
     else:
         assert used == 0
-
-
-async def test_a_truncation_after_the_read_ahead_is_seen(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The read ahead was done before a copytruncate: the file is shorter now than the
-    bytes read, so they are not taken, and the truncation is handled as without
-    read-ahead (the unread bytes from the copy, those no copy holds a gap)."""
-    monkeypatch.setattr(follow_module, "READ_SIZE", 16)
-    monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)  # reads in the loop
-    path = tmp_path / "app.log"
-    records = [f"line {i:03d}" for i in range(10)]  # 9 bytes each, with the newline
-    path.write_bytes("".join(r + "\n" for r in records).encode())
-    events: list[Malformed] = []
-    notices: list[Notice] = []
-    got: list[str] = []
-    async with follow(
-        path,
-        start="beginning",
-        poll_interval=0.01,
-        on_malformed=events.append,
-        on_notice=notices.append,
-    ) as lines:
-        with anyio.fail_after(10):
-            got.append((await lines.__anext__()).text)  # 16 bytes read
-            shutil.copyfile(path, tmp_path / "app.log.1")  # copytruncate's copy: 90 bytes
-            append(path, b"written after the copy\n")  # 23 bytes no copy holds
-            got.append((await lines.__anext__()).text)  # 32 bytes read, 113 seen
-            await anyio.sleep(0.05)  # the next read is done ahead meanwhile
-            os.truncate(path, 0)
-            append(path, b"after\n")
-            while len(got) < 11:
-                got.append((await lines.__anext__()).text)
-    assert got == [*records, "after"]
-    gaps = [e for e in events if e.kind is MalformedKind.LOST_BYTES]
-    assert [g.offset for g in gaps] == [113]
-    assert [n.message for n in notices] == [
-        "file truncated; 58 bytes not read yet were taken from its rotated copy;"
-        " 23 bytes not read were lost"
-    ]
 
 
 @needs_c
