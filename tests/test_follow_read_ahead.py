@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -44,40 +45,40 @@ def data_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.fixture
+def fd(data_file: Path) -> Iterator[int]:
+    """``data_file`` open for reading."""
+    descriptor = os.open(data_file, os.O_RDONLY)
+    yield descriptor
+    os.close(descriptor)
+
+
 @needs_c
 @pytest.mark.parametrize(
     ("offset", "size"),
     [(0, 100), (0, 10_240), (5, 4096), (10_000, 1000), (10_240, 10), (20_000, 5), (7, 0)],
 )
-def test_take_gives_what_pread_gives(data_file: Path, offset: int, size: int) -> None:
-    fd = os.open(data_file, os.O_RDONLY)
-    try:
-        ahead = read_ahead_type()(fd)
-        assert ahead.take(offset, size) is None  # nothing started
-        assert ahead.start(offset, size, False) is True
-        assert ahead.take(offset, size) == os.pread(fd, size, offset)
-        assert ahead.take(offset, size) is None  # taken once
-        ahead.close()
-    finally:
-        os.close(fd)
+def test_take_gives_what_pread_gives(fd: int, offset: int, size: int) -> None:
+    ahead = read_ahead_type()(fd)
+    assert ahead.take(offset, size) is None  # nothing started
+    assert ahead.start(offset, size, False) is True
+    assert ahead.take(offset, size) == os.pread(fd, size, offset)
+    assert ahead.take(offset, size) is None  # taken once
+    ahead.close()
 
 
 @needs_c
-def test_only_the_read_started_is_taken(data_file: Path) -> None:
-    fd = os.open(data_file, os.O_RDONLY)
-    try:
-        ahead = read_ahead_type()(fd)
-        ahead.start(100, 50, False)
-        assert ahead.take(101, 50) is None  # another offset
-        assert ahead.take(100, 49) is None  # another size
-        assert ahead.take(100, 50) == os.pread(fd, 50, 100)  # still there
-        ahead.start(0, 10, False)
-        ahead.start(300, 10, False)  # replaces the one not taken
-        assert ahead.take(0, 10) is None
-        assert ahead.take(300, 10) == os.pread(fd, 10, 300)
-        ahead.close()
-    finally:
-        os.close(fd)
+def test_only_the_read_started_is_taken(fd: int) -> None:
+    ahead = read_ahead_type()(fd)
+    ahead.start(100, 50, False)
+    assert ahead.take(101, 50) is None  # another offset
+    assert ahead.take(100, 49) is None  # another size
+    assert ahead.take(100, 50) == os.pread(fd, 50, 100)  # still there
+    ahead.start(0, 10, False)
+    ahead.start(300, 10, False)  # replaces the one not taken
+    assert ahead.take(0, 10) is None
+    assert ahead.take(300, 10) == os.pread(fd, 10, 300)
+    ahead.close()
 
 
 @needs_c
@@ -122,45 +123,36 @@ def test_nowait_reads_as_preadv_with_rwf_nowait(tmp_path: Path, where: str) -> N
 
 
 @needs_c
-def test_closed_it_reads_nothing(data_file: Path) -> None:
-    fd = os.open(data_file, os.O_RDONLY)
-    try:
-        ahead = read_ahead_type()(fd)
-        ahead.start(0, 100, False)
-        ahead.close()
-        assert ahead.take(0, 100) is None
-        assert ahead.start(0, 100, False) is False
-        ahead.close()  # twice: nothing happens
-        other = read_ahead_type()(fd)
-        other.start(0, 100, False)
-        del other  # freed with a read asked for: the thread is stopped first
-    finally:
-        os.close(fd)
+def test_closed_it_reads_nothing(fd: int) -> None:
+    ahead = read_ahead_type()(fd)
+    ahead.start(0, 100, False)
+    ahead.close()
+    assert ahead.take(0, 100) is None
+    assert ahead.start(0, 100, False) is False
+    ahead.close()  # twice: nothing happens
+    other = read_ahead_type()(fd)
+    other.start(0, 100, False)
+    del other  # freed with a read asked for: the thread is stopped first
 
 
 @needs_c
-def test_bad_arguments_are_refused(data_file: Path) -> None:
+def test_bad_arguments_are_refused(fd: int) -> None:
     with pytest.raises(OSError) as caught:
         read_ahead_type()(-1)
     assert caught.value.errno == errno.EBADF
-    fd = os.open(data_file, os.O_RDONLY)
-    try:
-        ahead = read_ahead_type()(fd)
-        with pytest.raises(ValueError):
-            ahead.start(-1, 10, False)
-        with pytest.raises(ValueError):
-            ahead.start(0, -1, False)
-        ahead.close()
-    finally:
-        os.close(fd)
+    ahead = read_ahead_type()(fd)
+    with pytest.raises(ValueError):
+        ahead.start(-1, 10, False)
+    with pytest.raises(ValueError):
+        ahead.start(0, -1, False)
+    ahead.close()
 
 
 @needs_c
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
-def test_a_forked_child_finds_nothing_read_ahead(data_file: Path) -> None:
+def test_a_forked_child_finds_nothing_read_ahead(fd: int) -> None:
     """The child of a fork has no read-ahead thread: what its parent asked for is not
     waited for there (it would never come)."""
-    fd = os.open(data_file, os.O_RDONLY)
     ahead = read_ahead_type()(fd)
     ahead.start(0, 100, False)
     ahead.take(0, 100)
@@ -182,20 +174,15 @@ def test_a_forked_child_finds_nothing_read_ahead(data_file: Path) -> None:
     assert answer == b"none false"
     assert ahead.take(100, 100) == os.pread(fd, 100, 100)  # the parent's is there
     ahead.close()
-    os.close(fd)
 
 
-def test_without_the_accelerator_nothing_is_read_ahead(data_file: Path) -> None:
-    fd = os.open(data_file, os.O_RDONLY)
-    try:
-        ahead = _native.ReadAhead(fd)
-        assert ahead.start(0, 100, False) is False
-        assert ahead.take(0, 100) is None
-        ahead.close()
-        with pytest.raises(ValueError):
-            ahead.start(-1, 100, False)
-    finally:
-        os.close(fd)
+def test_without_the_accelerator_nothing_is_read_ahead(fd: int) -> None:
+    ahead = _native.ReadAhead(fd)
+    assert ahead.start(0, 100, False) is False
+    assert ahead.take(0, 100) is None
+    ahead.close()
+    with pytest.raises(ValueError):
+        ahead.start(-1, 100, False)
 
 
 def reads_without_waiting(path: Path) -> bool:
@@ -301,22 +288,18 @@ async def test_no_thread_is_kept_once_caught_up(
 
 
 @needs_c
-def test_threads_counts_the_running_ones(data_file: Path) -> None:
+def test_threads_counts_the_running_ones(fd: int) -> None:
     kind = read_ahead_type()
     before = kind.threads()
-    fd = os.open(data_file, os.O_RDONLY)
-    try:
-        first, second = kind(fd), kind(fd)
-        assert kind.threads() == before  # a thread starts with the first read
-        first.start(0, 10, False)
-        second.start(0, 10, False)
-        assert kind.threads() == before + 2
-        first.close()
-        assert kind.threads() == before + 1
-        del second
-        assert kind.threads() == before
-    finally:
-        os.close(fd)
+    first, second = kind(fd), kind(fd)
+    assert kind.threads() == before  # a thread starts with the first read
+    first.start(0, 10, False)
+    second.start(0, 10, False)
+    assert kind.threads() == before + 2
+    first.close()
+    assert kind.threads() == before + 1
+    del second
+    assert kind.threads() == before
 
 
 @needs_c
@@ -360,22 +343,16 @@ async def test_at_most_so_many_files_are_read_ahead_at_once(
 
 @needs_c
 @pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads Linux's /proc")
-def test_its_thread_blocks_signals(data_file: Path) -> None:
+def test_its_thread_blocks_signals(fd: int) -> None:
     """Ctrl-C and SIGTERM go to the interpreter's threads, never to the read-ahead's."""
     import signal
 
     before = set(os.listdir("/proc/self/task"))
-    fd = os.open(data_file, os.O_RDONLY)
-    try:
-        ahead = read_ahead_type()(fd)
-        ahead.start(0, 10, False)
-        (tid,) = set(os.listdir("/proc/self/task")) - before
-        status = Path(f"/proc/self/task/{tid}/status").read_text()
-        blocked = int(
-            next(x for x in status.splitlines() if x.startswith("SigBlk:")).split()[1], 16
-        )
-        for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
-            assert blocked & (1 << (number - 1))
-        ahead.close()
-    finally:
-        os.close(fd)
+    ahead = read_ahead_type()(fd)
+    ahead.start(0, 10, False)
+    (tid,) = set(os.listdir("/proc/self/task")) - before
+    status = Path(f"/proc/self/task/{tid}/status").read_text()
+    blocked = int(next(x for x in status.splitlines() if x.startswith("SigBlk:")).split()[1], 16)
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGCHLD):
+        assert blocked & (1 << (number - 1))
+    ahead.close()
