@@ -48,8 +48,9 @@ def rotate(directory: Path, then: bytes) -> None:
         two.unlink()
 
 
-async def test_restart_reads_every_rotation_compressed_while_stopped(tmp_path: Path) -> None:
-    log = tmp_path / "app.log"
+async def stopped_after_20(log: Path) -> tuple[list[str], FollowCheckpoint]:
+    """``log`` written with 50 lines of ``a``, followed for 20 of them, then stopped: the
+    lines, and the checkpoint after them."""
     log.write_bytes(lines("a", 50))
     got: list[str] = []
     async with follow(str(log), start="beginning") as followed:
@@ -57,7 +58,19 @@ async def test_restart_reads_every_rotation_compressed_while_stopped(tmp_path: P
             got.append(line.text)
             if len(got) == 20:
                 break
-        checkpoint: FollowCheckpoint = followed.checkpoint()
+        return got, followed.checkpoint()
+
+
+async def resumed(log: Path, checkpoint: FollowCheckpoint) -> list[str]:
+    """What a follower resumed from ``checkpoint`` reads to the end."""
+    async with follow(str(log), checkpoint=checkpoint, until_eof=True) as followed:
+        with anyio.fail_after(10):
+            return [line.text async for line in followed]
+
+
+async def test_restart_reads_every_rotation_compressed_while_stopped(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    got, checkpoint = await stopped_after_20(log)
     for tag in "bcd":
         rotate(tmp_path, lines(tag, 50))
     # a is in app.log.3.gz, b in app.log.2.gz, c in app.log.1, d in app.log.
@@ -67,10 +80,7 @@ async def test_restart_reads_every_rotation_compressed_while_stopped(tmp_path: P
         "app.log.2.gz",
         "app.log.3.gz",
     ]
-    rest: list[str] = []
-    async with follow(str(log), checkpoint=checkpoint, until_eof=True) as followed:
-        with anyio.fail_after(10):
-            rest = [line.text async for line in followed]
+    rest = await resumed(log, checkpoint)
     expected = (lines("a", 50) + lines("b", 50) + lines("c", 50) + lines("d", 50)).decode()
     assert got + rest == expected.splitlines()
 
@@ -103,14 +113,7 @@ async def test_a_file_of_another_name_on_the_checkpoints_inode_is_not_read(
     to another file of the directory (the soak test met the checkpoint's own temporary
     file there): the rest comes from the compressed copy, and the other file is left."""
     log = tmp_path / "app.log"
-    log.write_bytes(lines("a", 50))
-    got: list[str] = []
-    async with follow(str(log), start="beginning") as followed:
-        async for line in followed:
-            got.append(line.text)
-            if len(got) == 20:
-                break
-        checkpoint: FollowCheckpoint = followed.checkpoint()
+    got, checkpoint = await stopped_after_20(log)
     rotate(tmp_path, lines("b", 50))
     rotate(tmp_path, lines("c", 50))  # a is app.log.2.gz now, its inode free
     other = tmp_path / ".tail.checkpoint.123.tmp"
@@ -118,9 +121,7 @@ async def test_a_file_of_another_name_on_the_checkpoints_inode_is_not_read(
     # As if the file system had given a's inode to the other file.
     reused = dataclasses.replace(checkpoint.file, inode=other.stat().st_ino)
     checkpoint = dataclasses.replace(checkpoint, file=reused)
-    async with follow(str(log), checkpoint=checkpoint, until_eof=True) as followed:
-        with anyio.fail_after(10):
-            rest = [line.text async for line in followed]
+    rest = await resumed(log, checkpoint)
     expected = (lines("a", 50) + lines("b", 50) + lines("c", 50)).decode()
     assert got + rest == expected.splitlines()
 
@@ -133,14 +134,7 @@ async def test_a_rotation_being_compressed_is_read_from_its_plain_twin(
     read, whichever the directory lists first (the soak test saw the empty twin taken for
     a plain file, its gzip bytes printed as it filled, and app.log.2 skipped)."""
     log = tmp_path / "app.log"
-    log.write_bytes(lines("a", 50))
-    got: list[str] = []
-    async with follow(str(log), start="beginning") as followed:
-        async for line in followed:
-            got.append(line.text)
-            if len(got) == 20:
-                break
-        checkpoint: FollowCheckpoint = followed.checkpoint()
+    got, checkpoint = await stopped_after_20(log)
     rotate(tmp_path, lines("b", 50))
     rotate(tmp_path, lines("c", 50))  # a: app.log.2.gz, b: app.log.1
     # The next rotation, caught while compressing b: app.log.2 and an empty app.log.2.gz.
@@ -155,9 +149,7 @@ async def test_a_rotation_being_compressed_is_read_from_its_plain_twin(
         return iter(sorted(real_iterdir(self), reverse=listed == "reversed"))
 
     monkeypatch.setattr(Path, "iterdir", iterdir)
-    async with follow(str(log), checkpoint=checkpoint, until_eof=True) as followed:
-        with anyio.fail_after(10):
-            rest = [line.text async for line in followed]
+    rest = await resumed(log, checkpoint)
     expected = b"".join(lines(tag, 50) for tag in "abcd").decode()
     assert got + rest == expected.splitlines()
 
@@ -172,14 +164,7 @@ async def test_a_copy_replaced_by_the_next_rotation_between_found_and_opened(
     from utf8stream.apps.follow import Follower
 
     log = tmp_path / "app.log"
-    log.write_bytes(lines("a", 50))
-    got: list[str] = []
-    async with follow(str(log), start="beginning") as followed:
-        async for line in followed:
-            got.append(line.text)
-            if len(got) == 20:
-                break
-        checkpoint: FollowCheckpoint = followed.checkpoint()
+    got, checkpoint = await stopped_after_20(log)
     rotate(tmp_path, lines("b", 50))
     rotate(tmp_path, lines("c", 50))  # a: app.log.2.gz, b: app.log.1
     real_find = Follower._find_copy_of
@@ -198,9 +183,7 @@ async def test_a_copy_replaced_by_the_next_rotation_between_found_and_opened(
         return found
 
     monkeypatch.setattr(Follower, "_find_copy_of", find_then_rotate)
-    async with follow(str(log), checkpoint=checkpoint, until_eof=True) as followed:
-        with anyio.fail_after(10):
-            rest = [line.text async for line in followed]
+    rest = await resumed(log, checkpoint)
     assert calls[:2] == ["app.log.2.gz", "app.log.3.gz"]
     expected = b"".join(lines(tag, 50) for tag in "abcd").decode()
     assert got + rest == expected.splitlines()
