@@ -37,6 +37,18 @@ def checkpoint(offset: int, path: str = "/var/log/app.log", inode: int = 7) -> F
     return FollowCheckpoint(path, FileIdentity(2049, inode, 11, DIGEST), offset)
 
 
+def poison(db: Path) -> None:
+    """A trigger in the store ``db`` that makes SQLite itself fail on saving the key
+    ``poison``, inside the transaction."""
+    connection = sqlite3.connect(db)
+    connection.execute(
+        "CREATE TRIGGER poison BEFORE INSERT ON checkpoints"
+        " WHEN NEW.key = CAST('poison' AS BLOB) BEGIN SELECT RAISE(ABORT, 'poisoned'); END"
+    )
+    connection.commit()
+    connection.close()
+
+
 def error_of(path: Path) -> str:
     with pytest.raises(CheckpointError) as caught:
         CheckpointStore(path)
@@ -117,13 +129,7 @@ def test_a_failure_inside_the_transaction_leaves_the_previous_state(tmp_path: Pa
         store.save({"a": checkpoint(1), "b": checkpoint(1), "gone": checkpoint(1)})
     # A trigger makes SQLite itself fail on the third row, after the first two rows and the
     # deletion were written inside the transaction: only a rollback can undo those.
-    connection = sqlite3.connect(db)
-    connection.execute(
-        "CREATE TRIGGER poison BEFORE INSERT ON checkpoints"
-        " WHEN NEW.key = CAST('poison' AS BLOB) BEGIN SELECT RAISE(ABORT, 'poisoned'); END"
-    )
-    connection.commit()
-    connection.close()
+    poison(db)
     with CheckpointStore(db) as store:
         batch = {"a": checkpoint(2), "b": checkpoint(2), "poison": checkpoint(2)}
         with pytest.raises(CheckpointError, match=r"s\.db: cannot save: poisoned"):
@@ -526,13 +532,7 @@ def test_a_trigger_failing_on_a_checkpoint_row_rolls_back_the_programs_rows(
     db = tmp_path / "s.db"
     with CheckpointStore(db) as store:
         store.save({"a": checkpoint(1)}, also=make_out_table)
-    connection = sqlite3.connect(db)
-    connection.execute(
-        "CREATE TRIGGER poison BEFORE INSERT ON checkpoints"
-        " WHEN NEW.key = CAST('poison' AS BLOB) BEGIN SELECT RAISE(ABORT, 'poisoned'); END"
-    )
-    connection.commit()
-    connection.close()
+    poison(db)
     with CheckpointStore(db) as store:
         with pytest.raises(CheckpointError, match="cannot save: poisoned"):
             store.save(
