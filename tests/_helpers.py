@@ -413,3 +413,8 @@ async def take_named(
 #: A test of the C accelerator's own entry points: skipped only where it was not built
 #: (``.ci/run`` fails then, so in CI these always run).
 needs_c = pytest.mark.skipif(_accel.built_accelerator() is None, reason="C accelerator not built")
+#: Tests of what is read from Linux's ``/proc/PID/fdinfo`` (elsewhere it cannot be told,
+#: and the follower keeps only its grace period: tests/test_holders.py's fake ``/proc``).
+needs_proc_fdinfo = pytest.mark.skipif(
+    not os.path.exists("/proc/self/fdinfo"), reason="open files are read from Linux's /proc"
+)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import append, take_texts
+from _helpers import append, needs_proc_fdinfo, take_texts
 
 from utf8stream.apps import _watch
 from utf8stream.apps.follow import follow
@@ -81,9 +81,7 @@ async def test_a_writer_appending_to_the_renamed_file_after_the_rename_loses_not
     assert got == [f"old {i}" for i in range(6)] + ["new 0"]
 
 
-@pytest.mark.skipif(
-    not os.path.exists("/proc/self/fdinfo"), reason="open files are read from Linux's /proc"
-)
+@needs_proc_fdinfo
 async def test_a_renamed_file_its_writer_still_holds_is_drained_past_the_grace(
     tmp_path: Path,
 ) -> None:

@@ -8,19 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
+from _helpers import needs_proc_fdinfo
 
 from utf8stream.apps._holders import held_for_writing
 
 #: A child that opens its argument for appending, says so, and holds it until stdin ends.
 HOLD = "import sys; f = open(sys.argv[1], 'ab'); print(1, flush=True); sys.stdin.read()"
 
-linux = pytest.mark.skipif(
-    not os.path.exists("/proc/self/fdinfo"), reason="open files are read from Linux's /proc"
-)
 
-
-@linux
+@needs_proc_fdinfo
 def test_a_writer_in_this_process_or_another_is_seen(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     path.write_bytes(b"x\n")
