@@ -25,7 +25,7 @@ from _soak import MODES, RATE, run_cli, run_follow, scenario_seconds
 SECONDS = float(os.environ.get("UTF8STREAM_SOAK_SECONDS", "2"))
 # The run, then the catch-up (bounded by CATCH_UP_SECONDS and QUIET_SECONDS): a long run is
 # not cut short by the suite's timeout.
-pytestmark = pytest.mark.timeout(SECONDS + 300)
+pytestmark = [pytest.mark.soak, pytest.mark.timeout(SECONDS + 300)]
 #: Every mode: the killed CLI's losses under compress + delaycompress (a rotation
 #: compressed before the follower reached it was skipped) have their own tests
 #: (test_follow_compressed_chain.py), its repeats (everything printed since a periodic

@@ -28,6 +28,7 @@ SECONDS = max(3.0, float(os.environ.get("UTF8STREAM_SOAK_SECONDS", "3")))
 
 # The run, then its waits (each bounded by MANY_DEADLINE): a long run is not cut short by
 # the suite's timeout.
+@pytest.mark.soak
 @pytest.mark.timeout(SECONDS + 600)
 def test_many_files_consumer_killed_writes_every_line_exactly_once(
     tmp_path: Path, record_property: pytest.RecordProperty
