@@ -68,6 +68,7 @@ async def test_two_files_interleaving_events_are_joined_per_file(
         await nothing_more(lines)
 
 
+@pytest.mark.soak  # three timeouts of real time, the busy file written all along
 async def test_each_file_has_its_own_timeout(tmp_path: Path) -> None:
     quiet, busy = tmp_path / "quiet.log", tmp_path / "busy.log"
     quiet.write_bytes(b"")
