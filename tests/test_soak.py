@@ -8,7 +8,7 @@ SIGKILL at random moments and restarted from its checkpoint, must lose none and 
 at most the lines of the one write to stdout a kill came during or just after.
 
 Short by default (a few seconds per scenario); ``UTF8STREAM_SOAK_SECONDS=300`` makes a
-long run.  Under CI the rotation times and kills are the same on every run (fixed seeds);
+long run.  In the soak step (``pytest -m soak``; .ci/run runs it after the default run).  Under CI the rotation times and kills are the same on every run (fixed seeds);
 elsewhere they are random, and ``UTF8STREAM_SOAK_SEED`` replays the seed a failure names.
 """
 
