@@ -143,7 +143,7 @@ def transcode_panel(axes: Any, tables: dict[str, list[Row]]) -> None:
             continue
         values[f"{row['case']};\n{row['peer']}"].append(row["ratio"])
     bars(axes, list(values), {"one worker": values}, 3.0)
-    axes.set_title("transcode 256 MiB: peer / utf8stream", fontsize=9)
+    axes.set_title("utf8stream transcode of a file: peer / utf8stream", fontsize=9)
 
 
 def main() -> None:
