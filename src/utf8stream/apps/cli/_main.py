@@ -17,7 +17,6 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
 from ._common import (
     EXIT_BROKEN_PIPE,
@@ -29,6 +28,10 @@ from ._common import (
     silence_stdout,
     warn,
 )
+
+TYPE_CHECKING = False  # ``typing`` itself is not imported: ``--version`` needs nothing
+if TYPE_CHECKING:
+    from typing import Any
 
 _EPILOG = (
     "Errors are reported as 'utf8stream: FILE: what went wrong'. Exit status: 0 success, "
