@@ -132,7 +132,8 @@ def importtime(src: Path, case: str, small: str, top: int) -> dict[str, Any]:
         if not line.startswith("import time:") or "self [us]" in line:
             continue
         own, cumulative, name = line.removeprefix("import time:").split("|")
-        rows.append({"module": name.strip(), "self_us": int(own), "cumulative_us": int(cumulative)})
+        row = {"module": name.strip(), "self_us": int(own), "cumulative_us": int(cumulative)}
+        rows.append(row)
     return {
         "case": case,
         "src": str(src),

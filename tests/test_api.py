@@ -11,11 +11,8 @@ import pytest
 
 import utf8stream
 from utf8stream import (
-    DecoderStatistics,
     LineReceiveStream,
     LineSplitter,
-    LineSplitterStatistics,
-    StreamStatistics,
     Utf8DecodeError,
     Utf8Decoder,
     Utf8ReceiveStream,
@@ -29,6 +26,7 @@ from utf8stream.core.decoder import (
     DecoderStateFlag,
 )
 from utf8stream.core.lines import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG
+from utf8stream.stats import DecoderStatistics, LineSplitterStatistics, StreamStatistics
 
 
 def _assert_frozen_record(record: Any, cls: type) -> None:
