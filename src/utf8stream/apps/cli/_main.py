@@ -154,7 +154,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # of that cleanup: it lands here too.  One arriving while the first is handled
         # here is caught by the outer ``try``; the first one decides the status.
         try:
-            status = _run(arguments)
+            status = _parse_and_run(arguments)
         except KeyboardInterrupt:
             status = EXIT_SIGINT
         except Terminated:
@@ -190,12 +190,12 @@ def _input_name(args: argparse.Namespace) -> str | None:
     return name if name is not None else (files[0] if len(files) == 1 else None)
 
 
-def _run(arguments: list[str]) -> int:
+def _parse_and_run(arguments: list[str]) -> int:
     parser = _build_parser(arguments[0] if arguments else None)
-    return _run_command(parser.parse_args(arguments))
+    return _run(parser.parse_args(arguments))
 
 
-def _run_command(args: argparse.Namespace) -> int:
+def _run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "errors", None) is not None:
             from ...core.decoder import Utf8Decoder
