@@ -113,9 +113,7 @@ def measure(sources: list[Path], cases: list[str], rounds: int, small: str) -> d
         "load_average": [round(load, 2) for load in os.getloadavg()],
         "pass": _summary(floor, floor),
         "trees": {
-            str(src): {
-                case: _summary(times[case, src], floor) for case in cases if case != "pass"
-            }
+            str(src): {case: _summary(times[case, src], floor) for case in cases if case != "pass"}
             for src in sources
         },
     }
