@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 from _helpers import append, line_within
 
-from utf8stream import read_checkpoint
 from utf8stream.apps.cli import main
+from utf8stream.follower import read_checkpoint
 
 
 def run(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, bytes]:
@@ -664,9 +664,10 @@ def test_one_default_for_each_line_option() -> None:
     every line reader: library readers, the follower and the command."""
     import inspect
 
-    from utf8stream import LineEngine, LineReceiveStream, LineSplitter, follow
+    from utf8stream import LineReceiveStream, LineSplitter, follow
     from utf8stream.apps.cli._main import build_parser
     from utf8stream.core import lines
+    from utf8stream.lines import LineEngine
 
     for reader in (LineSplitter, LineReceiveStream, LineEngine, follow):
         parameters = inspect.signature(reader).parameters

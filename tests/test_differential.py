@@ -32,8 +32,8 @@ from utf8stream import (
     Malformed,
     Utf8DecodeError,
     Utf8Decoder,
-    use_accelerator,
 )
+from utf8stream.accel import use_accelerator
 from utf8stream.core.scanner import PyScanner, Scanner
 from utf8stream.core.variantscan import VariantScanner
 

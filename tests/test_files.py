@@ -581,7 +581,7 @@ def test_piece_points_are_split_points(
 ) -> None:
     """The cuts found from a few bytes read around each are those ``split_points`` finds
     in the whole file."""
-    from utf8stream import split_points
+    from utf8stream.boundaries import split_points
 
     src = tmp_path / "in"
     src.write_bytes(data)

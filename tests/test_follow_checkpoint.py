@@ -15,14 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from utf8stream import (
-    CheckpointError,
-    FileIdentity,
-    FollowCheckpoint,
-    follow,
-    read_checkpoint,
-    write_checkpoint,
-)
+from utf8stream import CheckpointError, FollowCheckpoint, follow
+from utf8stream.follower import FileIdentity, read_checkpoint, write_checkpoint
 
 DIGEST = hashlib.sha256(b"first line\n").hexdigest()
 VALID: dict[str, Any] = {

@@ -10,7 +10,8 @@ import anyio
 import pytest
 from _helpers import append, take_named
 
-from utf8stream import CheckpointError, CheckpointStore, ManyFollower, follow_many
+from utf8stream import CheckpointError, CheckpointStore, follow_many
+from utf8stream.follower import ManyFollower
 
 pytestmark = [pytest.mark.anyio]
 

@@ -12,8 +12,10 @@ import anyio
 import pytest
 from _helpers import append, take_lines
 
-from utf8stream import CheckpointStore, ManyFollower, MultilineJoiner, follow_many
+from utf8stream import CheckpointStore, follow_many
 from utf8stream.apps.follow import Line
+from utf8stream.follower import ManyFollower
+from utf8stream.lines import MultilineJoiner
 
 pytestmark = [pytest.mark.anyio]
 

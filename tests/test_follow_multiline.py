@@ -11,8 +11,8 @@ import anyio
 import pytest
 from _helpers import append, take_lines, take_texts
 
-from utf8stream import MultilineJoiner
 from utf8stream.apps.follow import FollowCheckpoint, follow
+from utf8stream.lines import MultilineJoiner
 
 pytestmark = [pytest.mark.anyio]
 

@@ -17,10 +17,11 @@ from _helpers import run_engine
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from utf8stream import CodecLineDecoder, LineEngine, LineTooLong, line_decoder
+from utf8stream import LineTooLong
 from utf8stream.apps.follow import _start_of_last_lines
 from utf8stream.core import linecodec
 from utf8stream.core.linecodec import ByteLine, LineDecoder
+from utf8stream.lines import CodecLineDecoder, LineEngine, line_decoder
 
 #: Encodings with a fixed byte order (no byte-order mark), and their code-unit size.
 UNITS = {

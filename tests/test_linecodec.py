@@ -10,19 +10,17 @@ from _helpers import run_engine
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from utf8stream import (
+from utf8stream import LineSplitter, LineTooLong, Utf8Decoder
+from utf8stream.boundaries import cut_at_boundary
+from utf8stream.core.linecodec import ByteLine
+from utf8stream.lines import (
     CodecLineDecoder,
     LineBatch,
     LineDecoder,
     LineEngine,
-    LineSplitter,
-    LineTooLong,
-    Utf8Decoder,
     Utf8LineDecoder,
-    cut_at_boundary,
     line_decoder,
 )
-from utf8stream.core.linecodec import ByteLine
 
 ENCODINGS = [
     "utf-8",

@@ -30,8 +30,8 @@ from utf8stream import (
     MalformedKind,
     Utf8DecodeError,
     Utf8Decoder,
-    use_accelerator,
 )
+from utf8stream.accel import use_accelerator
 from utf8stream.core._accel import ACCEL_MAX_POSITION
 from utf8stream.core.scanner import PyScanner
 

@@ -9,7 +9,10 @@ import stat
 import sys
 import time
 from collections.abc import Iterator
-from typing import BinaryIO
+
+TYPE_CHECKING = False  # ``typing`` itself is not imported: ``--version`` needs nothing
+if TYPE_CHECKING:
+    from typing import BinaryIO
 
 CHUNK_SIZE = 1 << 16
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
