@@ -8,7 +8,7 @@ with an audit hook that writes a word to a pipe when the first module inside the
 line package starts loading: from there on the start-up is the program's.  (Before it,
 the interpreter starts and imports the package's few small modules; a signal landing
 there meets Python's own handling, which no program changes.)  The signal is sent at
-delays from 0 to 300 ms after that word.
+the delays of ``DELAYS`` after that word, which span the whole start-up.
 """
 
 from __future__ import annotations
