@@ -523,7 +523,7 @@ def test_max_event_bytes_is_checked_and_useless_without_multiline(tmp_path: Path
     result = tail("--max-event-bytes", "0", "--multiline", "python", str(log))
     assert (result.returncode, result.stdout) == (2, b"")
     error = "argument --max-event-bytes: must be a positive integer, not '0'"
-    assert result.stderr.decode().endswith(f"utf8stream tail: error: {error}\n")
+    assert result.stderr.decode() == f"utf8stream: tail: {error}; try 'utf8stream tail --help'\n"
     result = tail("--max-event-bytes", "100", str(log))
     assert (result.returncode, result.stdout) == (0, b"one\n")
     assert result.stderr == (

@@ -27,6 +27,7 @@ from ._common import (
     EXIT_SIGTERM,
     EXIT_USAGE,
     CommandError,
+    Parser,
     Terminated,
     silence_stdout,
     warn,
@@ -55,7 +56,7 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     others (tail's line engine: start-up counts against iconv on every file)."""
     from ... import __version__  # the package is fully imported by the time this runs
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="utf8stream",
         description="Validate, repair and transcode UTF-8 streams in constant memory.",
         epilog=_EPILOG,

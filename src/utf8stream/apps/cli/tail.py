@@ -61,6 +61,7 @@ from ._common import (
     EXIT_SIGINT,
     EXIT_SIGTERM,
     CommandError,
+    Parser,
     non_negative_int,
     positive_float,
     positive_int,
@@ -118,6 +119,35 @@ def _count(text: str) -> _Count:
     return _Count(int(digits) * _SUFFIXES[suffix], from_start=sign == "+")
 
 
+#: GNU tail's obsolete form of ``-n N``: ``-N``.
+_OBSOLETE_LINES = re.compile(r"-([0-9]+)")
+
+
+def _gnu_short_forms(parser: Parser, args: list[str]) -> list[str]:
+    """``tail -3`` as ``tail -n 3``, as GNU tail takes it: a ``-N`` that is not the
+    value of an option (``-n -3`` keeps its own meaning) and comes before ``--``."""
+    actions = parser._actions  # noqa: SLF001  (argparse lists a parser's options nowhere else)
+    takes_value = {option for a in actions if a.nargs != 0 for option in a.option_strings}
+    rewritten: list[str] = []
+    value_next = False
+    for i, arg in enumerate(args):
+        if arg == "--" and not value_next:
+            return rewritten + args[i:]
+        obsolete = None if value_next else _OBSOLETE_LINES.fullmatch(arg)
+        rewritten += ["-n", obsolete.group(1)] if obsolete else [arg]
+        if value_next or obsolete:
+            value_next = False
+        elif arg.startswith("--"):
+            value_next = "=" not in arg and any(o.startswith(arg) for o in takes_value)
+        elif arg.startswith("-"):
+            # A cluster (-fn 3): a value follows when its last option takes one.
+            for k in range(1, len(arg)):
+                if f"-{arg[k]}" in takes_value:
+                    value_next = k == len(arg) - 1
+                    break
+    return rewritten
+
+
 def _encoding(text: str) -> str:
     """``type=`` for --encoding: one lines can be cut in (the core's line decoders), or
     ``auto``."""
@@ -150,6 +180,11 @@ def _joiner(args: argparse.Namespace) -> MultilineJoiner | None:
     if args.multiline is not None:
         return MultilineJoiner.preset(args.multiline, max_event_bytes=limit)
     return None
+
+
+def _newline(args: argparse.Namespace) -> str:
+    """What ends a line: \\n, or NUL with -z (GNU's --zero-terminated)."""
+    return "\0" if args.zero_terminated else "\n"
 
 
 def _grace(text: str) -> float:
@@ -187,6 +222,8 @@ def _cmd_tail(args: argparse.Namespace) -> int:
         warn("warning: --retry ignored; --retry is useful only when following")
     if args.pid is not None and not args.follow:
         warn("warning: PID ignored; --pid=PID is useful only when following")
+    if args.zero_terminated and _joiner(args) is not None:
+        raise CommandError("-z and --multiline* cannot be combined: events join lines with \\n")
     if args.max_event_bytes is not None and _joiner(args) is None:
         warn("warning: --max-event-bytes ignored; it is useful only with --multiline*")
     # A pattern, or one checkpoint for several FILEs: one follower of them all, whose
@@ -235,6 +272,7 @@ def _stdin_options(args: argparse.Namespace) -> StdinOptions:
         from_start=count.from_start,
         in_bytes=args.bytes is not None,
         joiner=_joiner(args),
+        newline=_newline(args),
     )
 
 
@@ -272,7 +310,7 @@ def _load_follower(
             encoding=args.encoding,
             # Cut at "\n" only, as GNU tail: a "\r" stays in the text it ends (CRLF) or
             # sits in (a lone CR), so writing each line back with "\n" passes it through.
-            newline="\n",
+            newline=_newline(args),
             max_line_bytes=args.max_line_bytes,
             on_overlong=args.on_overlong,
             errors=args.errors,
@@ -436,6 +474,7 @@ async def _tail(args: argparse.Namespace) -> int:
     import anyio
 
     files = [_load(args, name) for name in args.files]
+    line_end = _newline(args).encode()
     headers = args.verbose or (len(files) > 1 and not args.quiet)
     output = _Output(
         sys.stdout.buffer,
@@ -462,7 +501,7 @@ async def _tail(args: argparse.Namespace) -> int:
         # Surrogate escapes (--errors surrogateescape) become their bytes again.
         text = line.text.encode("utf-8", "surrogateescape")
         if line.terminated:
-            return output.write(text + b"\n")
+            return output.write(text + line_end)
         # With --checkpoint, the unfinished last line waits for the run that sees it whole
         # (standard input, never checkpointed, has none of its own).
         if (
@@ -679,7 +718,7 @@ async def _tail_many(args: argparse.Namespace) -> int:
             poll_interval=args.interval,
             rotate_grace=args.rotate_grace,
             encoding=args.encoding,
-            newline="\n",
+            newline=_newline(args),
             max_line_bytes=args.max_line_bytes,
             on_overlong=args.on_overlong,
             errors=args.errors,
@@ -692,6 +731,7 @@ async def _tail_many(args: argparse.Namespace) -> int:
             store.close()
         raise CommandError(str(exc)) from None
     output = _Output(sys.stdout.buffer, not args.quiet, None, None, many=many)
+    line_end = _newline(args).encode()
     status = EXIT_OK
     unreadable = 0
     failure: Exception | None = None
@@ -704,7 +744,7 @@ async def _tail_many(args: argparse.Namespace) -> int:
                 assert many.current is not None
                 output.switch_to(shown(many.current))
                 text = line.text.encode("utf-8", "surrogateescape")
-                full = write(text + b"\n" if line.terminated else text)
+                full = write(text + line_end if line.terminated else text)
                 if full or not many.has_pending():
                     await output.commit()
         except BrokenPipeError:
@@ -756,9 +796,10 @@ async def _tail_many(args: argparse.Namespace) -> int:
     return status
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     tail = sub.add_parser(
         "tail",
+        rewrite=_gnu_short_forms,
         help="print the last lines of logs, and follow them",
         description="Print the last 10 lines of each FILE, as GNU tail does (with "
         "'==> FILE <==' headers when there are several). Lines are cut at \\n only and "
@@ -805,8 +846,8 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         type=_count,
         default=_Count(10),
         metavar="[+]N",
-        help="the last N lines (default 10); +N: from line N on (+1: all); N may have a "
-        "multiplier suffix, as for -c",
+        help="the last N lines (default 10; -N is -n N, as in GNU tail); +N: from line N "
+        "on (+1: all); N may have a multiplier suffix, as for -c",
     )
     start.add_argument(
         "-c",
@@ -860,6 +901,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "one FILE (a JSON file), and an unfinished last line is left for the run that "
         "sees it whole; with -f and PATTERNs or several FILEs, a checkpoint store "
         "(SQLite) of them all",
+    )
+    tail.add_argument(
+        "-z",
+        "--zero-terminated",
+        action="store_true",
+        help="lines end with NUL, not newline (read and written; headers keep theirs)",
     )
     tail.add_argument(
         "--max-line-bytes",

@@ -30,6 +30,7 @@ from ._common import (
     EXIT_INVALID,
     EXIT_OK,
     CommandError,
+    Parser,
     ProgressBar,
     chunks,
     positive_int,
@@ -237,7 +238,7 @@ def _known_encodings() -> list[list[str]]:
     return [[name, *sorted(groups[name] - {name})] for name in sorted(groups)]
 
 
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
     decode = sub.add_parser(
         "decode",
         help="write repaired UTF-8",
