@@ -88,14 +88,19 @@ def test_an_output_file_is_untouched_when_malformed_input_stops_the_run(tmp_path
     assert not (tmp_path / "new.txt").exists()
 
 
-def test_errors_replace_repairs_and_says_so_in_one_line() -> None:
+@pytest.mark.parametrize("source", ["pipe", "file"])
+def test_errors_replace_repairs_and_says_so_in_one_line(tmp_path: Path, source: str) -> None:
     data = b"a\xffb\xc0\xafc\n"
-    result = _run("transcode", "--errors", "replace", "-t", "utf-16le", stdin=data)
+    (tmp_path / "in").write_bytes(data)
+    name = "-" if source == "pipe" else "in"  # a file is read again for the first unit
+    result = _run(
+        "transcode", "--errors", "replace", "-t", "utf-16le", name, stdin=data, cwd=tmp_path
+    )
     assert result.returncode == 0
     assert result.stdout == "a\ufffdb\ufffd\ufffdc\n".encode("utf-16le")
     assert result.stderr == (
-        b"utf8stream: -: 3 malformed input units replaced with U+FFFD (--errors replace), "
-        b"the first at byte offset 1\n"
+        b"utf8stream: %s: 3 malformed input units replaced with U+FFFD (--errors replace), "
+        b"the first at byte offset 1\n" % name.encode()
     )
     quiet = _run("transcode", "-q", "--errors", "replace", "-t", "utf-16le", stdin=data)
     assert (quiet.returncode, quiet.stdout, quiet.stderr) == (0, result.stdout, b"")

@@ -91,6 +91,10 @@ class _FirstMalformed:
         if self.event is None:
             self.event = event
 
+    @property
+    def offset(self) -> int | None:
+        return None if self.event is None else self.event.offset
+
 
 def _illegal_input(exc: UnicodeDecodeError, first: Malformed | None) -> str:
     """iconv's message for a malformed unit under ``--errors strict``, with its bytes
@@ -116,7 +120,8 @@ def _repair_notice(count: int, first: int | None, errors: str, how: str) -> str:
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     first = _FirstMalformed()
-    decoder = Utf8Decoder(args.errors, on_malformed=first)
+    rescan = args.errors != "strict" and os.path.isfile(args.file)  # see _first_unit
+    decoder = Utf8Decoder(args.errors, on_malformed=None if rescan else first)
     encode = Utf8Encoder(_output_errors(args.errors)).encode
     with (
         _file_errors(args.file, args.output),
@@ -137,7 +142,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
             dst.write(encode(text, final))
     repaired = decoder.statistics().malformed_total
     if repaired and not args.quiet:
-        offset = first.event.offset if first.event is not None else None
+        offset = _first_unit(args.file, "utf-8") if rescan else first.offset
         warn(_repair_notice(repaired, offset, args.errors, f"--errors {args.errors}"), args.file)
     return EXIT_OK
 
@@ -183,10 +188,14 @@ def _target_and_policies(args: argparse.Namespace) -> tuple[str, str, str, str]:
     return name, "strict", unmappable, ""
 
 
-def _first_malformed_offset(path: str, source: str) -> int | None:
-    """Where the first malformed unit of a UTF-8-family file is: read again up to it
-    (the workers of a parallel run do not send the parent each unit they meet, which
-    can be millions, to report one)."""
+def _first_unit(path: str, source: str) -> int | None:
+    """Where the first malformed unit of a UTF-8-family file is: read again up to it.
+
+    A file that can be read again is, rather than an ``on_malformed`` callback kept for
+    the whole run: a call in Python for each of what can be millions of units, where the
+    decoder otherwise counts them in C (``benchmarks/bench_files.py``'s repair of the
+    corrupted corpus), and the workers of a parallel run would send the parent them all.
+    """
     decoder = Utf8Decoder("strict", variant=source)
     with open(path, "rb") as f:
         for chunk, final in with_final(chunks(f)):
@@ -240,14 +249,12 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
         raise CommandError("--blocksize is for --dask")
     bar = ProgressBar() if args.input != "-" and progress_wanted(output) else None
     variant = _variant(source)
-    # The first unit is found again afterwards where workers may run (see there).
-    rescan = (
-        args.jobs > 1
-        and errors != "strict"
-        and variant is not None
-        and args.bom != "detect"
-        and os.path.isfile(args.input)
-    )
+    detected = args.bom == "detect"  # the codec a byte-order mark chooses may be another
+    utf8 = variant is not None and not detected
+    # The first repaired unit of a file is found again afterwards (see _first_unit); a
+    # UTF-8 family decoder's strict error says where it is; other codecs' say where in
+    # the chunk: the callback keeps the unit, with its offset in the input.
+    rescan = utf8 and errors != "strict" and os.path.isfile(args.input)
     first = _FirstMalformed()
     try:
         with _file_errors(args.input, output):
@@ -261,7 +268,7 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
                 unmappable=policy,
                 workers=args.jobs,
                 progress=bar,
-                on_malformed=None if rescan else first,
+                on_malformed=None if rescan or (utf8 and errors == "strict") else first,
             )
     except UnicodeError as exc:
         # Malformed input under --errors strict, or a character the target lacks.
@@ -276,9 +283,7 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     if summary.malformed_total and not args.quiet:
-        offset = first.event.offset if first.event is not None else None
-        if rescan and variant is not None:
-            offset = _first_malformed_offset(args.input, variant)
+        offset = _first_unit(args.input, variant) if rescan and variant else first.offset
         warn(_repair_notice(summary.malformed_total, offset, errors, how), args.input)
     if args.verbose:
         warn(_summary_line(summary, policy))
