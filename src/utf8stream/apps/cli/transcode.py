@@ -120,7 +120,7 @@ def _repair_notice(count: int, first: int | None, errors: str, how: str) -> str:
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     first = _FirstMalformed()
-    rescan = args.errors != "strict" and os.path.isfile(args.file)  # see _first_unit
+    rescan = args.errors != "strict" and _regular_file(args.file)  # see _first_unit
     decoder = Utf8Decoder(args.errors, on_malformed=None if rescan else first)
     encode = Utf8Encoder(_output_errors(args.errors)).encode
     with (
@@ -206,6 +206,11 @@ def _first_unit(path: str, source: str) -> int | None:
     return None
 
 
+def _regular_file(path: str) -> bool:
+    """Whether ``path`` names a file that can be read again (``-`` is standard input)."""
+    return path != "-" and os.path.isfile(path)
+
+
 def _variant(encoding: str) -> str | None:
     """The UTF-8 variant ``encoding`` names, if it names one."""
     with contextlib.suppress(LookupError):
@@ -254,7 +259,7 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
     # The first repaired unit of a file is found again afterwards (see _first_unit); a
     # UTF-8 family decoder's strict error says where it is; other codecs' say where in
     # the chunk: the callback keeps the unit, with its offset in the input.
-    rescan = utf8 and errors != "strict" and os.path.isfile(args.input)
+    rescan = utf8 and errors != "strict" and _regular_file(args.input)
     first = _FirstMalformed()
     try:
         with _file_errors(args.input, output):
