@@ -249,7 +249,7 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
     target, errors, policy, how = _target_and_policies(args)
     source = args.from_code.split("//")[0]
     if args.dask is not None:
-        return _transcode_on_dask(args, output, source, target, (errors, policy, how))
+        return _transcode_on_dask(args, output, (source, target), (errors, policy, how))
     if args.blocksize is not None:
         raise CommandError("--blocksize is for --dask")
     bar = ProgressBar() if args.input != "-" and progress_wanted(output) else None
@@ -298,14 +298,14 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
 def _transcode_on_dask(
     args: argparse.Namespace,
     output: str,
-    source: str,
-    target: str,
+    source_target: tuple[str, str],
     policies: tuple[str, str, str],
 ) -> int:
     """``--dask``: IN (files, a glob, fsspec URLs) transcoded in blocks on the cluster,
     into OUT (a pattern with {name}, {stem} or {index} for several inputs).  The notice
-    of repaired input counts the units, without the first one's offset."""
-    errors, policy, how = policies
+    of repaired input names the first unit's offset where the input is a local file."""
+    (source, target), (errors, policy, how) = source_target, policies
+    variant = _variant(source) if args.bom != "detect" else None
     if "-" in (args.input, output):
         raise CommandError("--dask reads and writes files or URLs, not stdin or stdout")
     if args.jobs > 1:
@@ -333,7 +333,9 @@ def _transcode_on_dask(
     for name, summary in summaries.items():
         shown = name if len(summaries) > 1 else args.input
         if summary.malformed_total and not args.quiet:
-            warn(_repair_notice(summary.malformed_total, None, errors, how), shown)
+            local = variant is not None and _regular_file(name)
+            first = _first_unit(name, variant) if local and variant else None
+            warn(_repair_notice(summary.malformed_total, first, errors, how), shown)
         if args.verbose:
             warn(_summary_line(summary, policy), name if len(summaries) > 1 else None)
     return EXIT_OK
