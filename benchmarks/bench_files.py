@@ -178,7 +178,7 @@ def bench_transcode(size_mib: int, repeat: int, work: Path, only: list[str] | No
             )
             if iconv
             else None,
-            ["-t", "utf-16-le", "--errors", "ignore"],
+            ["-t", "utf-16-le", "-c", "-q"],
         ),
         (
             "UTF-16LE -> UTF-8, mixed",
@@ -200,13 +200,13 @@ def bench_transcode(size_mib: int, repeat: int, work: Path, only: list[str] | No
             )
             if iconv
             else None,
-            ["-t", "utf-8", "--errors", "ignore"],
+            ["-t", "utf-8", "-c", "-q"],
         ),
         (
             "repair, U+FFFD (Python codecs), corrupted",
             files["corrupted"],
             Side("python codecs", [*python_repair, str(files["corrupted"])]),
-            ["-t", "utf-8"],
+            ["-t", "utf-8", "--errors", "replace", "-q"],
         ),
         (
             "start-up: UTF-16LE -> UTF-8, 4 bytes",

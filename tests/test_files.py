@@ -282,7 +282,7 @@ async def test_async_failed_run_leaves_the_destination(tmp_path: Path) -> None:
     assert dst.read_bytes() == b"precious"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "out"]
     summary = await atranscode_file(src, dst, target="ascii", unmappable="translit")
-    assert (dst.read_bytes(), summary.unmappable) == (b"abc 1 def", 1)
+    assert (dst.read_bytes(), summary.unmappable) == (b"abc (1) def", 1)
 
 
 # -- the two policies ------------------------------------------------------------------
@@ -329,11 +329,11 @@ def test_unmappable_position_in_a_parallel_run(
 
 def test_unmappable_policies_in_the_library(tmp_path: Path) -> None:
     src = tmp_path / "in"
-    src.write_text("café ① € ok", "utf-8")
+    src.write_text("café ① α ok", "utf-8")
     expected = {
         "ignore": b"caf   ok",
-        "translit": b"cafe 1 ? ok",
-        "translit-ignore": b"cafe 1  ok",
+        "translit": b"cafe (1) ? ok",  # as glibc's iconv -t ascii//TRANSLIT
+        "translit-ignore": b"cafe (1)  ok",
         "replace": b"caf? ? ? ok",
     }
     for policy, output in expected.items():

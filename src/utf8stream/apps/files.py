@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
+from ..core import translit
 from ..core.boundaries import rejoined_event, variant_char_start
 from ..core.decoder import Utf8Decoder
 from ..core.direct import COUNTED_KINDS, byte_transcoder, direct
@@ -80,8 +81,8 @@ PIECE_BYTES = 8 << 20
 _SPLITTABLE = {"utf-8", "wtf-8", "cesu-8", "mutf-8"}
 #: What happens to a character the target cannot represent (iconv's choices):
 #: ``strict`` stops with ``UnmappableCharacterError``, ``ignore`` drops it (``-c``,
-#: ``//IGNORE``), ``translit`` writes its NFKD decomposition without combining marks, or
-#: ``?`` when that cannot be encoded either (``//TRANSLIT``), ``translit-ignore`` drops
+#: ``//IGNORE``), ``translit`` writes an approximation as glibc's (``ß`` → ``ss``, ``é``
+#: → ``e``), or ``?`` when there is none (``//TRANSLIT``), ``translit-ignore`` drops
 #: what cannot be transliterated, ``replace`` is the target codec's own replacement.
 UNMAPPABLE_POLICIES = ("strict", "ignore", "translit", "translit-ignore", "replace")
 #: Input policies whose escapes (lone surrogates in the text) the encoder turns back into
@@ -212,16 +213,14 @@ codecs.register_error(_OUTPUT_HANDLER, _on_unmappable_output)
 
 
 def _transliterate(char: str, target: str, fallback: str) -> str:
-    """``char`` approximated in ``target``: its NFKD decomposition without combining
-    marks (``é`` → ``e``, ``①`` → ``1``, ``ﬁ`` → ``fi``), else ``fallback``."""
-    plain = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c))
-    for candidate in (plain, fallback):
-        if candidate:
-            try:
-                codecs.encode(candidate, target, "strict")
-            except UnicodeError:
-                continue
-            return candidate
+    """``char`` approximated in ``target`` as glibc's ``//TRANSLIT`` does (``ß`` → ``ss``,
+    ``é`` → ``e``, ``€`` → ``EUR``; see ``core/translit.py``), else ``fallback``."""
+    for candidate in (*translit.candidates(char), fallback):
+        try:
+            codecs.encode(candidate, target, "strict")
+        except UnicodeError:
+            continue
+        return candidate
     return ""
 
 

@@ -2,9 +2,10 @@
 
 Every error is one line on stderr, ``utf8stream: FILE: what went wrong``, never a
 traceback.  Exit status: 0 success (and valid input for ``validate``), 1 invalid input
-(``validate``, or ``decode --errors strict``), 2 usage errors and files that cannot be read
-or written, 130 / 143 stopped by Ctrl-C / SIGTERM, 141 the reader of stdout went away
-(``| head``; ``validate`` says 1 instead when it has already seen invalid input).
+(``validate``, ``transcode`` as iconv, ``decode --errors strict``), 2 usage errors (one
+line too) and files that cannot be read or written, 130 / 143 stopped by Ctrl-C /
+SIGTERM, 141 the reader of stdout went away (``| head``; ``validate`` says 1 instead when
+it has already seen invalid input).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from ._common import (
     EXIT_SIGTERM,
     EXIT_USAGE,
     CommandError,
+    Parser,
     Terminated,
     silence_stdout,
     warn,
@@ -57,7 +59,7 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     Start-up is the whole cost of a command run on a small file."""
     from ... import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="utf8stream",
         description="Validate, repair and transcode UTF-8 streams in constant memory.",
         epilog=_EPILOG,
