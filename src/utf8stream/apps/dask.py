@@ -64,18 +64,11 @@ from ..core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, chec
 from ..core.variants import VARIANTS, get_variant
 from ._linecol import LineColumnTracker
 from ._sniff import AUTO, SNIFF_BYTES, sniff_encoding
-from .files import (
-    _SPLITTABLE,
-    TranscodeSummary,
-    UnmappableCharacterError,
-    _canonical,
-    _check_options,
-    _Counter,
-    _Run,
-    _transcode_stream,
-    check_distinct,
-    open_output,
-)
+from .files.codecrun import CodecRun
+from .files.output import check_distinct, open_output
+from .files.results import EventCounter, TranscodeSummary, UnmappableCharacterError
+from .files.runs import SPLITTABLE, canonical, check_options
+from .files.streaming import transcode_stream
 
 if TYPE_CHECKING:
     from fsspec.spec import AbstractFileSystem
@@ -530,7 +523,7 @@ def _ascii_aligned(file: _File, f: BinaryIO, start: int, end: int) -> tuple[int,
 
 
 def _check_variant(variant: str) -> str:
-    name = _canonical(variant)
+    name = canonical(variant)
     if name not in VARIANTS:
         raise ValueError(f"variant must be one of {sorted(VARIANTS)}, not {variant!r}")
     return name
@@ -784,14 +777,14 @@ def _transcode_block(
             if span is None:
                 return _Piece(None)
             p, q = span
-            counter = _Counter(None)
+            counter = EventCounter(None)
             bom = options.bom if p == 0 else "keep"  # only the start of the stream is special
-            run = _Run(
+            run = CodecRun(
                 options.source, options.target, options.errors, bom, options.unmappable, counter, p
             )
             f.seek(p)
             with out_fs.open(part, "wb") as out:
-                bytes_in, bytes_out = _transcode_stream(
+                bytes_in, bytes_out = transcode_stream(
                     f, out, run, _CHUNK, None if q < 0 else q - p, None
                 )
     except Utf8DecodeError as exc:
@@ -914,11 +907,11 @@ def transcode_files(
     task still running on a cluster after the computation was given up may write its part
     after that removal.  ``storage_options`` serve the inputs and the outputs.
     """
-    source_name, target_name = _canonical(source), _canonical(target)
-    _check_options(source_name, target_name, errors, bom, unmappable)
+    source_name, target_name = canonical(source), canonical(target)
+    check_options(source_name, target_name, errors, bom, unmappable)
     options = _TranscodeOptions(source_name, target_name, errors, bom, unmappable)
     size = _parse_blocksize(blocksize)
-    splittable = source_name in _SPLITTABLE and bom != "detect" and _stateless_target(target_name)
+    splittable = source_name in SPLITTABLE and bom != "detect" and _stateless_target(target_name)
     files = _list_files(urlpath, storage_options)
     results = []
     every_part: list[tuple[AbstractFileSystem, list[str]]] = []
