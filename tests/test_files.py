@@ -30,6 +30,15 @@ from utf8stream import (
 from utf8stream.apps.files import codecrun, directrun, parallel, results, runs, streaming
 from utf8stream.apps.files import transcode as transcode_module
 
+
+@pytest.fixture(autouse=True)
+def split_as_asked(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The parallel machinery is checked on any machine, direct runs included: a run is
+    split into as many workers as asked, where ``parallel.plan`` would keep one (small
+    files, few cores).  The rule itself: ``test_transcode_workers.py``."""
+    monkeypatch.setattr(parallel, "plan", lambda workers, cores, size, *, direct: workers)
+
+
 contents = st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=300).map(b"".join)
 
 

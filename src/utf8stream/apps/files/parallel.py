@@ -27,10 +27,59 @@ if TYPE_CHECKING:
 # multiprocessing and concurrent.futures are imported where they are used: a one-worker
 # run (the CLI's default) does not pay for them at start-up.
 
-__all__ = ["PIECE_BYTES", "piece_points", "stop", "submit", "transcode_parallel"]
+__all__ = [
+    "MIN_WORKER_BYTES",
+    "PIECE_BYTES",
+    "piece_points",
+    "plan",
+    "stop",
+    "submit",
+    "transcode_parallel",
+    "usable_cores",
+    "workers_for",
+]
 
 #: Largest piece a worker transcodes at once (bounds the parent's memory).
 PIECE_BYTES = 8 << 20
+#: The least input each worker of a parallel run must get: below it, starting the
+#: processes and writing the pieces in turn cost more than the second core saves.
+MIN_WORKER_BYTES = 64 << 20
+
+
+def plan(workers: int, cores: int, size: int, *, direct: bool) -> int:
+    """How many worker processes to use, at most ``workers``, for ``size`` bytes on
+    ``cores`` usable cores; 1: no split, one worker (the sequential run).
+
+    The rule, so that more workers are never slower than one:
+
+    * A direct run (``directrun``: UTF-8 into UTF-16/32 or repaired into UTF-8) is never
+      split.  One worker already reads ahead, transcodes and writes in three threads at
+      once, and the writing (as large as the input or larger, and the busiest thread)
+      is what bounds it; a parallel run writes its pieces into the one output in turn,
+      one after another, so it cannot finish before that same writing does, and it adds
+      the processes' start and a third more processor time.
+    * A codec run holds the interpreter's lock while it decodes and encodes: one worker
+      keeps one core busy, and ``k`` workers keep ``k``.  It gets the most workers, up
+      to ``workers`` and ``cores``, that each have at least ``MIN_WORKER_BYTES`` to do
+      (so that the cores' gain pays for the processes' start and the pieces' writing),
+      and is split only if that is two or more.
+    """
+    count = min(workers, cores, size // MIN_WORKER_BYTES)
+    return 1 if direct or count < 2 else count
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its affinity mask, where the system has one)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity masks (macOS, Windows)
+        return os.cpu_count() or 1
+
+
+def workers_for(workers: int, size: int, *, direct: bool) -> int:
+    """``plan`` on this machine."""
+    return plan(workers, usable_cores(), size, direct=direct)
+
 
 #: Bytes read on each side of a cut to find the character boundary before it (a
 #: boundary is at most 7 bytes back: a CESU-8 surrogate pair, an MUTF-8 C0 80).

@@ -6,12 +6,10 @@ import io
 import os
 import signal
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, BinaryIO, cast
+from typing import Any
 
 from ...core.events import Malformed, MalformedKind, Utf8DecodeError
-from .directrun import DirectRun
 from .results import EventCounter, UnmappableCharacterError
 from .runs import new_run
 from .streaming import transcode_stream
@@ -137,31 +135,22 @@ def transcode_piece(job: Job) -> PieceResult | None:
         run = new_run(source, target, errors, bom, unmappable, counter, start, on_final=keep)
     error: Utf8DecodeError | UnmappableCharacterError | None = None
     out = io.BytesIO()
-    size = 0
     try:
         written = False
         try:
             with open(path, "rb") as f:
                 f.seek(start)
                 try:
-                    if isinstance(run, DirectRun):
-                        size = _direct_piece(f, run, chunk_size, end - start)
-                    else:
-                        transcode_stream(f, out, run, chunk_size, end - start, _check_stopped)
+                    transcode_stream(f, out, run, chunk_size, end - start, _check_stopped)
                 except Utf8DecodeError as exc:
                     error = Utf8DecodeError(
                         Malformed(exc.offset + start, exc.malformed.data, exc.kind), exc.partial
                     )
-                    size = _piece_size
                 except UnmappableCharacterError as exc:
                     error = exc  # its index is within the piece: the parent adds the rest
-            if isinstance(run, DirectRun):
-                with memoryview(_piece_buffers[1]) as view, view[:size] as piece:
-                    _write_in_turn(index, dst, piece, error is not None)
-            else:
-                size = out.tell()
-                with out.getbuffer() as piece:  # written from where it is, not copied first
-                    _write_in_turn(index, dst, piece, error is not None)
+            size = out.tell()
+            with out.getbuffer() as piece:  # written from where it is, not copied first
+                _write_in_turn(index, dst, piece, error is not None)
             written = True
         finally:
             if not written and _turns is not None and not _turns.stopped.value:
@@ -177,52 +166,3 @@ def transcode_piece(job: Job) -> PieceResult | None:
         error,
         run.unmappable,
     )
-
-
-#: A worker's input and output buffers, reused by every piece it transcodes directly.
-#: The output buffer is anonymous memory (``mmap``), whose pages the kernel gives, zeroed,
-#: when first written: it is as long as the piece's bound, which the output seldom fills,
-#: and a ``bytearray`` of that size would be zeroed in full first (page faults and a
-#: memset over the whole bound: half the page faults of a ``-j 2`` run).
-_piece_buffers: list[Any] = [bytearray(), bytearray()]
-#: The output of the piece being transcoded so far (what precedes a strict failure).
-_piece_size = 0
-
-
-def _direct_piece(f: BinaryIO, run: DirectRun, chunk_size: int, length: int) -> int:
-    """Worker: a piece of ``length`` bytes through a ``DirectRun``, chunk by chunk from
-    the reused input buffer into the reused output buffer (``_piece_buffers``), at
-    increasing offsets: no writer thread, no growing ``BytesIO``.  The output's length
-    (also in ``_piece_size``, with the output before a strict failure, when it raises)."""
-    global _piece_size
-    _piece_size = 0
-    inbuf, out = _piece_buffers
-    if len(inbuf) < chunk_size:
-        inbuf = _piece_buffers[0] = bytearray(chunk_size)
-    # Enough for the whole piece: what each call can give (its bound) never exceeds what
-    # the bytes not yet written can give.
-    need = run.bound(length)
-    if len(out) < need:
-        import mmap  # a worker's: the one-worker command starts without it
-
-        if isinstance(out, mmap.mmap):
-            out.close()
-        out = _piece_buffers[1] = mmap.mmap(-1, need)
-    readinto: Callable[[memoryview], int | None] = cast(Any, f).readinto
-    done = 0
-    with memoryview(inbuf) as inview, memoryview(out) as outview:
-        final = False
-        while not final:
-            n = readinto(inview[: min(chunk_size, length - done)]) if done < length else 0
-            final = not n
-            try:
-                size = run.transcode_into(inview[: n or 0], outview[_piece_size:], final)
-            except UnicodeDecodeError:
-                partial = run.partial_output  # all before the error, as iconv
-                outview[_piece_size : _piece_size + len(partial)] = partial
-                _piece_size += len(partial)
-                raise
-            _piece_size += size
-            done += n or 0
-            _check_stopped(done)
-    return _piece_size

@@ -11,7 +11,7 @@ from .codecrun import UNMAPPABLE_POLICIES, CodecRun
 from .directrun import NATIVE_ORDER, DirectRun
 from .results import EventCounter, OnMalformed
 
-__all__ = ["SPLITTABLE", "canonical", "check_options", "new_run"]
+__all__ = ["SPLITTABLE", "canonical", "check_options", "is_direct", "new_run"]
 
 #: Sources whose bytes can be cut at UTF-8 character boundaries.
 SPLITTABLE = {"utf-8", "wtf-8", "cesu-8", "mutf-8"}
@@ -45,6 +45,14 @@ def _probe_input_policy(source: str, errors: str) -> None:
         raise ValueError(f"error handler {errors!r} cannot be used for decoding") from None
 
 
+def is_direct(source: str, target: str, errors: str, bom: str) -> bool:
+    """Whether ``new_run`` makes a ``DirectRun`` for these options (canonical names).
+
+    (``bom="detect"`` may find that the input is not in ``source`` at all: the codec
+    path reads it.)"""
+    return bom != "detect" and direct(source, NATIVE_ORDER.get(target, target), errors)
+
+
 def new_run(
     source: str,
     target: str,
@@ -55,11 +63,8 @@ def new_run(
     start: int = 0,
     on_final: OnMalformed | None = None,
 ) -> CodecRun | DirectRun:
-    """A ``DirectRun`` where a ``ByteTranscoder`` can do the work, else a ``CodecRun``.
-
-    (``bom="detect"`` may find that the input is not in ``source`` at all: the codec
-    path reads it.)"""
-    if bom != "detect" and direct(source, NATIVE_ORDER.get(target, target), errors):
+    """A ``DirectRun`` where a ``ByteTranscoder`` can do the work, else a ``CodecRun``."""
+    if is_direct(source, target, errors, bom):
         return DirectRun(source, target, errors, bom, counter, start, on_final)
     return CodecRun(source, target, errors, bom, unmappable, counter, start, on_final)
 

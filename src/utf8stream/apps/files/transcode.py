@@ -7,9 +7,9 @@ import sys
 from types import MappingProxyType
 
 from .output import Output, check_distinct, name_output, open_binary, open_output
-from .parallel import transcode_parallel
+from .parallel import transcode_parallel, workers_for
 from .results import EventCounter, OnMalformed, Progress, TranscodeSummary
-from .runs import SPLITTABLE, canonical, check_options, new_run
+from .runs import SPLITTABLE, canonical, check_options, is_direct, new_run
 from .streaming import transcode_stream
 
 __all__ = ["atranscode_file", "transcode_file"]
@@ -44,9 +44,12 @@ def transcode_file(
     ``progress(bytes_done, bytes_total)`` is called as the work advances (``bytes_total``
     is 0 when the size is unknown).  ``on_malformed`` receives every malformed unit, with
     absolute offsets, in stream order.  With ``workers > 1`` a UTF-8-family regular file
-    is transcoded in parallel processes; the output and the events are exactly those of
-    the sequential run.  A worker that fails or dies stops the run (``WorkerError``, or
-    the worker's ``OSError``) and no worker outlives it.
+    is transcoded in parallel processes, at most ``workers``, where that is faster than
+    one worker on this machine (``parallel.plan``: never for UTF-8 into UTF-16/32 or the
+    repair, which one worker does at the speed of writing its output); the output and
+    the events are exactly those of the sequential run.  A worker that fails or dies
+    stops the run (``WorkerError``, or the worker's ``OSError``) and no worker outlives
+    it.
     """
     source_name, target_name = canonical(source), canonical(target)
     if chunk_size < 1:
@@ -67,10 +70,16 @@ def transcode_file(
                 and source_name in SPLITTABLE
                 and bom != "detect"  # a BOM may say the file is not UTF-8 at all
                 and total > chunk_size
+                and (
+                    count := workers_for(
+                        workers, total, direct=is_direct(source_name, target_name, errors, bom)
+                    )
+                )
+                > 1
             ):
                 options = (source_name, target_name, errors, bom, unmappable, chunk_size)
                 return transcode_parallel(
-                    src_path, output.path, options, workers, progress, on_malformed, total
+                    src_path, output.path, options, count, progress, on_malformed, total
                 )
             counter = EventCounter(on_malformed)
             run = new_run(source_name, target_name, errors, bom, unmappable, counter)
