@@ -28,7 +28,6 @@ if TYPE_CHECKING:
 # run (the CLI's default) does not pay for them at start-up.
 
 __all__ = [
-    "MIN_WORKER_BYTES",
     "PIECE_BYTES",
     "piece_points",
     "plan",
@@ -41,9 +40,16 @@ __all__ = [
 
 #: Largest piece a worker transcodes at once (bounds the parent's memory).
 PIECE_BYTES = 8 << 20
-#: The least input each worker of a parallel run must get: below it, starting the
-#: processes and writing the pieces in turn cost more than the second core saves.
-MIN_WORKER_BYTES = 64 << 20
+#: The model ``plan`` decides by, for a codec run (figures in docs/benchmarks.md): the
+#: cores one worker keeps busy (its thread holds the interpreter's lock while it decodes
+#: and encodes, a writer thread writes beside it); the processor time a parallel run
+#: spends over one worker's for the same work (processes, pieces read and written
+#: apart); the seconds its processes take to start; the least processor time a codec
+#: run spends on a byte (a C decoder and encoder: costlier codecs gain more).
+ONE_WORKER_CORES = 1.3
+PARALLEL_COST = 1.3
+START_SECONDS = 0.05
+SECONDS_PER_BYTE = 3e-9
 
 
 def plan(workers: int, cores: int, size: int, *, direct: bool) -> int:
@@ -54,18 +60,21 @@ def plan(workers: int, cores: int, size: int, *, direct: bool) -> int:
 
     * A direct run (``directrun``: UTF-8 into UTF-16/32 or repaired into UTF-8) is never
       split.  One worker already reads ahead, transcodes and writes in three threads at
-      once, and the writing (as large as the input or larger, and the busiest thread)
-      is what bounds it; a parallel run writes its pieces into the one output in turn,
-      one after another, so it cannot finish before that same writing does, and it adds
-      the processes' start and a third more processor time.
-    * A codec run holds the interpreter's lock while it decodes and encodes: one worker
-      keeps one core busy, and ``k`` workers keep ``k``.  It gets the most workers, up
-      to ``workers`` and ``cores``, that each have at least ``MIN_WORKER_BYTES`` to do
-      (so that the cores' gain pays for the processes' start and the pieces' writing),
-      and is split only if that is two or more.
+      once, and the writing (of an output as large as the input or larger) keeps the
+      busiest of them busy; a parallel run writes its pieces into the one output in
+      turn, one after another, so it cannot finish before that same writing does, and
+      it adds the processes' start and more processor time.
+    * A codec run is split into ``k = min(workers, cores)`` workers when that is faster
+      by the model above: one worker takes ``work / ONE_WORKER_CORES``, ``k`` workers
+      ``START_SECONDS + work * PARALLEL_COST / k``, ``work`` being ``size`` bytes at
+      ``SECONDS_PER_BYTE``.  On two cores that takes some 140 MB; on four, 38 MB.
     """
-    count = min(workers, cores, size // MIN_WORKER_BYTES)
-    return 1 if direct or count < 2 else count
+    count = min(workers, cores)
+    if direct or count < 2:
+        return 1
+    work = size * SECONDS_PER_BYTE
+    faster = START_SECONDS + work * PARALLEL_COST / count < work / ONE_WORKER_CORES
+    return count if faster else 1
 
 
 def usable_cores() -> int:
