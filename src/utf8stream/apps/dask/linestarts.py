@@ -18,6 +18,9 @@ from . import sources
 
 __all__ = ["LineStarts"]
 
+#: The first read of a search, in bytes.
+_FIRST_READ = 4096
+
 
 class LineStarts:
     """The line starts of one file, for ``engine``, an engine that has begun (its byte
@@ -37,7 +40,10 @@ class LineStarts:
         if pos <= 0:
             return 0
         base = max(0, pos - self.back)  # a code-unit offset: ``back`` is whole units
-        buf = sources.read_at(f, base, sources.CHUNK)
+        # The newline is usually near: a small first read, then larger ones, so that the
+        # search (which lists every newline of what it is given) stays short.
+        step = min(_FIRST_READ, sources.CHUNK)
+        buf = sources.read_at(f, base, step)
         while True:
             at_end = base + len(buf) >= size
             found = self._first(buf, base, pos, stop, at_end)
@@ -45,7 +51,8 @@ class LineStarts:
                 return found if found >= 0 else None
             if at_end or base + len(buf) >= stop + self.back:
                 return None
-            chunk = f.read(sources.CHUNK)
+            step = min(step * 8, sources.CHUNK)
+            chunk = f.read(step)
             if not chunk:
                 return None
             # Keep the bytes a newline cut by the read's end (or a held \r) starts in.
