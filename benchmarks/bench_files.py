@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_files.py [--size MiB] [--repeat N] [--follow-seconds S]
         [--only transcode|follow|follow-speed] [--cases WORD ...] [--follow-mib MiB]
-        [--rates MB/s,...] [--json]
+        [--rates MB/s,...] [--jobs 1,2,...] [--json]
 
 Transcoding: the same file through a peer and `utf8stream transcode` (all as commands, so
 all pay their start-up), doing the same work: UTF-8 -> UTF-16LE of the mixed corpus
@@ -15,8 +15,9 @@ last, the fixed cost of each side (start-up and exit, the input a file of 4 byte
 ``--cases`` keeps the cases whose label holds one of its words.
 Outputs go to a directory in RAM (/dev/shm; said loudly when there is none), are compared
 byte for byte before anything is timed, and the rounds are interleaved (peer, ours -j1,
-ours -j2).
-Ratio = peer time / our time, median of the rounds (higher is better).  Then the CPU seconds
+ours -j2; ``--jobs 1,2,4``: a column for each).
+Ratio = peer time / our time, median of the rounds (higher is better); ``j1/jN``: the
+time of ``-j 1`` over that of ``-j N``.  Then the CPU seconds
 (user + system) of each side, per MB of input, and the cores each of ours kept busy (CPU
 seconds / wall seconds): on a loaded machine these say more than the wall-clock times.
 
@@ -139,9 +140,15 @@ def _check_same_output(sides: list[Side], outputs: Path) -> None:
             path.unlink(missing_ok=True)
 
 
-def bench_transcode(size_mib: int, repeat: int, work: Path, only: list[str] | None = None) -> None:
+def bench_transcode(
+    size_mib: int,
+    repeat: int,
+    work: Path,
+    only: list[str] | None = None,
+    jobs: tuple[int, ...] = (1, 2),
+) -> None:
     """Transcoding, peer and ours doing the same work, outputs checked equal byte for
-    byte first, then timed in interleaved rounds (peer, ours -j1, ours -j2, again).
+    byte first, then timed in interleaved rounds (peer, ours with each of ``jobs``, again).
     ``only``: the cases whose label holds one of these words (any case).  The last
     case is the fixed cost: a file of two UTF-16 code units, start-up and exit."""
     iconv = shutil.which("iconv")
@@ -220,7 +227,9 @@ def bench_transcode(size_mib: int, repeat: int, work: Path, only: list[str] | No
     if only:
         cases = [c for c in cases if any(word.lower() in c[0].lower() for word in only)]
     with _output_dir(work) as (outputs, in_ram):
-        _compare_transcoders(size_mib, repeat, cases, ours, outputs, in_ram, iconv is not None)
+        _compare_transcoders(
+            size_mib, repeat, cases, ours, outputs, in_ram, iconv is not None, jobs
+        )
 
 
 def _compare_transcoders(
@@ -231,18 +240,23 @@ def _compare_transcoders(
     outputs: Path,
     in_ram: bool,
     with_iconv: bool,
+    jobs: tuple[int, ...] = (1, 2),
 ) -> None:
     print(
         f"transcoding {size_mib} MiB files; outputs written to {outputs}"
         + ("" if in_ram else " (NOT in RAM: the times include writeback to disk)")
         + f"; outputs checked equal byte for byte, then {repeat} interleaved rounds"
-        " (median and best); every side is a command and pays its start-up"
+        " (median and best); every side is a command and pays its start-up;"
+        f" {len(os.sched_getaffinity(0))} usable cores, load average"
+        f" {os.getloadavg()[0]:.2f} at the start"
     )
     if not with_iconv:
         print("iconv is not installed: its cases are left out")
     print(
-        f"{'case':46} {'peer s':>7} {'-j1 s':>7} {'ratio':>6} {'-j2 s':>7} {'ratio':>6}"
-        "   (ratio = peer / ours, median; best in brackets)"
+        f"{'case':46} {'peer s':>7}"
+        + "".join(f" {f'-j{j} s':>7} {'ratio':>6}" for j in jobs)
+        + "".join(f" {f'j1/j{j}':>6}" for j in jobs[1:])
+        + "   (ratio = peer / ours, median; best in brackets)"
     )
     cpu_lines = []
     for label, path, peer, our_args in cases:
@@ -250,8 +264,7 @@ def _compare_transcoders(
             continue
         sides = [
             peer,
-            Side("ours -j1", [*ours, *our_args, str(path)]),
-            Side("ours -j2", [*ours, *our_args, "-j", "2", str(path)]),
+            *(Side(f"ours -j{j}", [*ours, *our_args, "-j", str(j), str(path)]) for j in jobs),
         ]
         _check_same_output(sides, outputs)
         times: list[list[float]] = [[] for _ in sides]
@@ -266,10 +279,12 @@ def _compare_transcoders(
         median = [statistics.median(t) for t in times]
         best = [min(t) for t in times]
         print(
-            f"{label:46} {median[0]:7.2f} {median[1]:7.2f} {median[0] / median[1]:6.2f} "
-            f"{median[2]:7.2f} {median[0] / median[2]:6.2f}   "
-            f"[{best[0]:.2f} {best[1]:.2f} {best[0] / best[1]:.2f} {best[2]:.2f} "
-            f"{best[0] / best[2]:.2f}]"
+            f"{label:46} {median[0]:7.2f}"
+            + "".join(f" {m:7.2f} {median[0] / m:6.2f}" for m in median[1:])
+            + "".join(f" {median[1] / m:6.2f}" for m in median[2:])
+            + "   ["
+            + " ".join(f"{b:.2f}" for b in best)
+            + "]"
         )
         _report.record(
             "transcode",
@@ -278,8 +293,8 @@ def _compare_transcoders(
             peer_s=median[0],
             ours_s=median[1],
             ratio=median[0] / median[1],
-            ours_j2_s=median[2],
-            ratio_j2=median[0] / median[2],
+            **{f"ours_j{j}_s": m for j, m in zip(jobs[1:], median[2:], strict=True)},
+            **{f"ratio_j{j}": median[0] / m for j, m in zip(jobs[1:], median[2:], strict=True)},
             best_ratio=best[0] / best[1],
             target=3.0,
         )
@@ -291,14 +306,20 @@ def _compare_transcoders(
                 f"{c:7.2f} " + (f"{c / mb * 1e3:6.2f}" if mb >= 1 else f"{'-':>6}")
                 for c in cpu_median
             )
-            + f"  {cpu_median[0] / cpu_median[1]:5.2f} {cpu_median[1] / cpu_median[2]:5.2f}"
-            + f"  {cpu_median[1] / median[1]:4.2f} {cpu_median[2] / median[2]:4.2f}"
+            + f"  {cpu_median[0] / cpu_median[1]:5.2f}"
+            + "".join(f" {cpu_median[1] / c:5.2f}" for c in cpu_median[2:])
+            + " "
+            + "".join(f" {c / m:4.2f}" for c, m in zip(cpu_median[1:], median[1:], strict=True))
         )
     print(
         "CPU seconds (user + system, the process and all it waited for; median), and ms per"
         " MB of input:\n"
-        f"{'case':46} {'peer s':>7} {'ms/MB':>6} {'-j1 s':>7} {'ms/MB':>6} {'-j2 s':>7}"
-        f" {'ms/MB':>6}  {'peer/-j1':>5} {'-j1/-j2':>5}  {'cores used -j1 -j2':>4}"
+        f"{'case':46} {'peer s':>7} {'ms/MB':>6}"
+        + "".join(f" {f'-j{j} s':>7} {'ms/MB':>6}" for j in jobs)
+        + f"  {'peer/-j1':>5}"
+        + "".join(f" {f'j1/j{j}':>5}" for j in jobs[1:])
+        + "  cores used "
+        + " ".join(f"-j{j}" for j in jobs)
     )
     for line in cpu_lines:
         print(line)
@@ -632,6 +653,11 @@ def main() -> None:
     parser.add_argument(
         "--rates", default="100,200,300,400,600", help="writer MB/s to try, rising"
     )
+    parser.add_argument(
+        "--jobs",
+        default="1,2",
+        help="transcode: the -j values to time, the first being the reference (default 1,2)",
+    )
     _report.add_option(parser)
     args = parser.parse_args()
     with _report.reporting(args.json):
@@ -639,10 +665,11 @@ def main() -> None:
 
 
 def run(args: argparse.Namespace) -> None:
+    jobs = tuple(int(j) for j in args.jobs.split(","))
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         work = Path(tmp)
         if args.only in (None, "transcode"):
-            bench_transcode(args.size, args.repeat, work, args.cases)
+            bench_transcode(args.size, args.repeat, work, args.cases, jobs)
         if args.only in (None, "follow"):
             bench_follow(args.follow_seconds, work)
         if args.only in (None, "follow", "follow-speed"):

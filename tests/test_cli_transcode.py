@@ -20,6 +20,17 @@ from pathlib import Path
 import pytest
 
 COMMAND = [sys.executable, "-m", "utf8stream"]
+#: The command, split into as many workers as asked: the tests of ``-j`` are of the
+#: parallel machinery, which ``parallel.plan`` keeps out of runs this small (or direct,
+#: or on two cores).
+SPLIT_AS_ASKED = (
+    "import sys\n"
+    "from utf8stream.apps.files import parallel\n"
+    "parallel.plan = lambda workers, cores, size, *, direct: workers\n"
+    "from utf8stream.apps.cli import main\n"
+    "sys.exit(main(sys.argv[1:]))\n"
+)
+SPLIT_COMMAND = [sys.executable, "-c", SPLIT_AS_ASKED]
 
 HARNESS = r"""
 import ctypes, json, os, resource, signal, subprocess, sys, time
@@ -36,7 +47,7 @@ def limit_file_size():
 
 
 command = subprocess.Popen(
-    [sys.executable, "-m", "utf8stream", *sys.argv[1:]], preexec_fn=limit_file_size
+    [sys.executable, "-c", SPLIT_AS_ASKED, *sys.argv[1:]], preexec_fn=limit_file_size
 )
 status = command.wait()
 deadline = time.monotonic() + 2.0
@@ -56,7 +67,7 @@ while True:
             deadline = float("inf")
         time.sleep(0.01)
 print(json.dumps({"status": status, "orphans": orphans}))
-"""
+""".replace("SPLIT_AS_ASKED", repr(SPLIT_AS_ASKED))
 
 linux_only = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="needs /proc and PR_SET_CHILD_SUBREAPER"
@@ -66,9 +77,11 @@ linux_only = pytest.mark.skipif(
 # -- helpers ----------------------------------------------------------------------------
 
 
-def run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+def run(
+    *args: str, stdin: bytes = b"", command: list[str] = COMMAND
+) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run(
-        [*COMMAND, *args], input=stdin, capture_output=True, timeout=30, check=False
+        [*command, *args], input=stdin, capture_output=True, timeout=30, check=False
     )
 
 
@@ -299,6 +312,9 @@ def test_interrupted_parallel_run(tmp_path: Path, slow_input: Path, how: int, st
 SIGNAL_IN_A_FORK_CALLBACK = r"""
 import multiprocessing, os, signal, sys
 from utf8stream.apps.cli._main import main
+from utf8stream.apps.files import parallel
+
+parallel.plan = lambda workers, cores, size, *, direct: workers  # split as asked
 
 def signalled_in_the_callback():
     os.kill(os.getpid(), int(sys.argv[1]))
@@ -443,7 +459,7 @@ def test_parallel_utf16_output_has_one_bom_and_the_counts(tmp_path: Path) -> Non
     text = "Grüße, 世界 😀 " * 200_000  # 5.6 MB: several pieces of the default chunk size
     src.write_bytes(text.encode() + b"\xed\xa0\x80")
     options = ["-v", "-j", "2", "--errors", "replace", "-t", "utf-16"]
-    result = run("transcode", *options, str(src), str(dst))
+    result = run("transcode", *options, str(src), str(dst), command=SPLIT_COMMAND)
     assert result.returncode == 0, result.stderr
     assert dst.read_bytes() == (text + "\ufffd" * 3).encode("utf-16")
     notice, summary = result.stderr.decode().splitlines()

@@ -455,8 +455,10 @@ def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
         type=positive_int,
         default=1,
         metavar="N",
-        help="worker processes (a UTF-8-family input file into an output file); if one "
-        "fails or dies the whole run stops (exit status 2)",
+        help="at most N worker processes (a UTF-8-family input file into an output file), "
+        "used only where they are faster than one: never for UTF-8 into UTF-16/32 or the "
+        "repair, which one worker does as fast as it writes; if one fails or dies the "
+        "whole run stops (exit status 2)",
     )
     transcode.add_argument(
         "-v",
