@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_files.py [--size MiB] [--repeat N] [--follow-seconds S]
         [--only transcode|follow|follow-speed] [--cases WORD ...] [--follow-mib MiB]
-        [--rates MB/s,...]
+        [--rates MB/s,...] [--jobs 1,2,...] [--json]
 
 Transcoding: the same file through a peer and `utf8stream transcode` (all as commands, so
 all pay their start-up), doing the same work: UTF-8 -> UTF-16LE of the mixed corpus
@@ -15,8 +15,9 @@ last, the fixed cost of each side (start-up and exit, the input a file of 4 byte
 ``--cases`` keeps the cases whose label holds one of its words.
 Outputs go to a directory in RAM (/dev/shm; said loudly when there is none), are compared
 byte for byte before anything is timed, and the rounds are interleaved (peer, ours -j1,
-ours -j2).
-Ratio = peer time / our time, median of the rounds (higher is better).  Then the CPU seconds
+ours -j2; ``--jobs 1,2,4``: a column for each).
+Ratio = peer time / our time, median of the rounds (higher is better); ``j1/jN``: the
+time of ``-j 1`` over that of ``-j N``.  Then the CPU seconds
 (user + system) of each side, per MB of input, and the cores each of ours kept busy (CPU
 seconds / wall seconds): on a loaded machine these say more than the wall-clock times.
 
@@ -53,6 +54,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _report
 import anyio
 from _corpora import build_corpora
 
@@ -138,9 +140,15 @@ def _check_same_output(sides: list[Side], outputs: Path) -> None:
             path.unlink(missing_ok=True)
 
 
-def bench_transcode(size_mib: int, repeat: int, work: Path, only: list[str] | None = None) -> None:
+def bench_transcode(
+    size_mib: int,
+    repeat: int,
+    work: Path,
+    only: list[str] | None = None,
+    jobs: tuple[int, ...] = (1, 2),
+) -> None:
     """Transcoding, peer and ours doing the same work, outputs checked equal byte for
-    byte first, then timed in interleaved rounds (peer, ours -j1, ours -j2, again).
+    byte first, then timed in interleaved rounds (peer, ours with each of ``jobs``, again).
     ``only``: the cases whose label holds one of these words (any case).  The last
     case is the fixed cost: a file of two UTF-16 code units, start-up and exit."""
     iconv = shutil.which("iconv")
@@ -177,7 +185,7 @@ def bench_transcode(size_mib: int, repeat: int, work: Path, only: list[str] | No
             )
             if iconv
             else None,
-            ["-t", "utf-16-le", "--errors", "ignore"],
+            ["-t", "utf-16-le", "-c", "-q"],
         ),
         (
             "UTF-16LE -> UTF-8, mixed",
@@ -199,13 +207,13 @@ def bench_transcode(size_mib: int, repeat: int, work: Path, only: list[str] | No
             )
             if iconv
             else None,
-            ["-t", "utf-8", "--errors", "ignore"],
+            ["-t", "utf-8", "-c", "-q"],
         ),
         (
             "repair, U+FFFD (Python codecs), corrupted",
             files["corrupted"],
             Side("python codecs", [*python_repair, str(files["corrupted"])]),
-            ["-t", "utf-8"],
+            ["-t", "utf-8", "--errors", "replace", "-q"],
         ),
         (
             "start-up: UTF-16LE -> UTF-8, 4 bytes",
@@ -219,7 +227,9 @@ def bench_transcode(size_mib: int, repeat: int, work: Path, only: list[str] | No
     if only:
         cases = [c for c in cases if any(word.lower() in c[0].lower() for word in only)]
     with _output_dir(work) as (outputs, in_ram):
-        _compare_transcoders(size_mib, repeat, cases, ours, outputs, in_ram, iconv is not None)
+        _compare_transcoders(
+            size_mib, repeat, cases, ours, outputs, in_ram, iconv is not None, jobs
+        )
 
 
 def _compare_transcoders(
@@ -230,18 +240,23 @@ def _compare_transcoders(
     outputs: Path,
     in_ram: bool,
     with_iconv: bool,
+    jobs: tuple[int, ...] = (1, 2),
 ) -> None:
     print(
         f"transcoding {size_mib} MiB files; outputs written to {outputs}"
         + ("" if in_ram else " (NOT in RAM: the times include writeback to disk)")
         + f"; outputs checked equal byte for byte, then {repeat} interleaved rounds"
-        " (median and best); every side is a command and pays its start-up"
+        " (median and best); every side is a command and pays its start-up;"
+        f" {len(os.sched_getaffinity(0))} usable cores, load average"
+        f" {os.getloadavg()[0]:.2f} at the start"
     )
     if not with_iconv:
         print("iconv is not installed: its cases are left out")
     print(
-        f"{'case':46} {'peer s':>7} {'-j1 s':>7} {'ratio':>6} {'-j2 s':>7} {'ratio':>6}"
-        "   (ratio = peer / ours, median; best in brackets)"
+        f"{'case':46} {'peer s':>7}"
+        + "".join(f" {f'-j{j} s':>7} {'ratio':>6}" for j in jobs)
+        + "".join(f" {f'j1/j{j}':>6}" for j in jobs[1:])
+        + "   (ratio = peer / ours, median; best in brackets)"
     )
     cpu_lines = []
     for label, path, peer, our_args in cases:
@@ -249,8 +264,7 @@ def _compare_transcoders(
             continue
         sides = [
             peer,
-            Side("ours -j1", [*ours, *our_args, str(path)]),
-            Side("ours -j2", [*ours, *our_args, "-j", "2", str(path)]),
+            *(Side(f"ours -j{j}", [*ours, *our_args, "-j", str(j), str(path)]) for j in jobs),
         ]
         _check_same_output(sides, outputs)
         times: list[list[float]] = [[] for _ in sides]
@@ -265,10 +279,24 @@ def _compare_transcoders(
         median = [statistics.median(t) for t in times]
         best = [min(t) for t in times]
         print(
-            f"{label:46} {median[0]:7.2f} {median[1]:7.2f} {median[0] / median[1]:6.2f} "
-            f"{median[2]:7.2f} {median[0] / median[2]:6.2f}   "
-            f"[{best[0]:.2f} {best[1]:.2f} {best[0] / best[1]:.2f} {best[2]:.2f} "
-            f"{best[0] / best[2]:.2f}]"
+            f"{label:46} {median[0]:7.2f}"
+            + "".join(f" {m:7.2f} {median[0] / m:6.2f}" for m in median[1:])
+            + "".join(f" {median[1] / m:6.2f}" for m in median[2:])
+            + "   ["
+            + " ".join(f"{b:.2f}" for b in best)
+            + "]"
+        )
+        _report.record(
+            "transcode",
+            case=label,
+            peer=peer.label,
+            peer_s=median[0],
+            ours_s=median[1],
+            ratio=median[0] / median[1],
+            **{f"ours_j{j}_s": m for j, m in zip(jobs[1:], median[2:], strict=True)},
+            **{f"ratio_j{j}": median[0] / m for j, m in zip(jobs[1:], median[2:], strict=True)},
+            best_ratio=best[0] / best[1],
+            target=3.0,
         )
         mb = path.stat().st_size / 1e6
         cpu_median = [statistics.median(c) for c in cpus]
@@ -278,14 +306,20 @@ def _compare_transcoders(
                 f"{c:7.2f} " + (f"{c / mb * 1e3:6.2f}" if mb >= 1 else f"{'-':>6}")
                 for c in cpu_median
             )
-            + f"  {cpu_median[0] / cpu_median[1]:5.2f} {cpu_median[1] / cpu_median[2]:5.2f}"
-            + f"  {cpu_median[1] / median[1]:4.2f} {cpu_median[2] / median[2]:4.2f}"
+            + f"  {cpu_median[0] / cpu_median[1]:5.2f}"
+            + "".join(f" {cpu_median[1] / c:5.2f}" for c in cpu_median[2:])
+            + " "
+            + "".join(f" {c / m:4.2f}" for c, m in zip(cpu_median[1:], median[1:], strict=True))
         )
     print(
         "CPU seconds (user + system, the process and all it waited for; median), and ms per"
         " MB of input:\n"
-        f"{'case':46} {'peer s':>7} {'ms/MB':>6} {'-j1 s':>7} {'ms/MB':>6} {'-j2 s':>7}"
-        f" {'ms/MB':>6}  {'peer/-j1':>5} {'-j1/-j2':>5}  {'cores used -j1 -j2':>4}"
+        f"{'case':46} {'peer s':>7} {'ms/MB':>6}"
+        + "".join(f" {f'-j{j} s':>7} {'ms/MB':>6}" for j in jobs)
+        + f"  {'peer/-j1':>5}"
+        + "".join(f" {f'j1/j{j}':>5}" for j in jobs[1:])
+        + "  cores used "
+        + " ".join(f"-j{j}" for j in jobs)
     )
     for line in cpu_lines:
         print(line)
@@ -360,6 +394,14 @@ def bench_follow(seconds: float, work: Path) -> None:
         f"({written / seconds:,.0f} lines/s); the reader had all {received:,} of them "
         f"{elapsed - seconds:+.2f} s after the writer stopped; reader RSS "
         f"{rss_early:.0f} MiB after 1,000,000 lines, {rss_end:.0f} MiB at the end"
+    )
+    _report.record(
+        "follow-writer",
+        lines=written,
+        seconds=seconds,
+        behind_s=elapsed - seconds,
+        rss_early_mib=rss_early,
+        rss_end_mib=rss_end,
     )
 
     async def catch_up() -> tuple[int, float]:
@@ -474,9 +516,29 @@ def bench_follow_vs_open(work: Path, size_mib: int, rounds: int) -> None:
             f"open()/this {reference / took:4.2f}x  "
             f"(processor time {cpu:6.2f} s, {cpu_reference / cpu:4.2f}x)"
         )
+        if name != "for line in open()":
+            _report.record(
+                "follow-speed",
+                case=name,
+                file_system=_file_system(work),
+                peer="for line in open()",
+                peer_s=reference,
+                ours_s=took,
+                ratio=reference / took,
+                cpu_ratio=cpu_reference / cpu,
+                target=1.0 if "UTF-8" in name else None,
+            )
     for backend in ("asyncio", "trio"):
         ratio = best_of[f"follow() UTF-8, {backend}"] / best_of[f"follow() UTF-16LE, {backend}"]
         print(f"  UTF-16LE / UTF-8 following speed, {backend}: {ratio:.2f} (target >= 0.5)")
+        _report.record(
+            "follow-utf16",
+            backend=backend,
+            file_system=_file_system(work),
+            peer="follow() UTF-8",
+            ratio=ratio,
+            target=0.5,
+        )
 
 
 def bench_follow_keeps_up(work: Path, seconds: float, rates_mb: list[float]) -> None:
@@ -537,8 +599,33 @@ def bench_follow_keeps_up(work: Path, seconds: float, rates_mb: list[float]) -> 
             f"{count:,} of them {lag:+.2f} s after it stopped ({reader_mb:.0f} MB/s): "
             f"{'kept up' if kept_up else 'fell behind'}"
         )
+        _report.record(
+            "follow-keeps-up",
+            writer_mb_s=rate_mb,
+            reader_mb_s=reader_mb,
+            behind_s=lag,
+            kept_up=kept_up,
+        )
         if not kept_up:
             break
+
+
+def _file_system(path: Path) -> str:
+    """The type of the file system ``path`` is on (``ext4``, ``tmpfs``...), from
+    /proc/self/mounts; ``unknown`` where that cannot be read."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return "unknown"
+    best, kind = "", "unknown"
+    resolved = str(path.resolve())
+    for mount in mounts:
+        fields = mount.split()
+        point = fields[1]
+        inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
+        if len(fields) > 2 and inside and len(point) > len(best):
+            best, kind = point, fields[2]
+    return kind
 
 
 def current_rss() -> float:
@@ -566,11 +653,23 @@ def main() -> None:
     parser.add_argument(
         "--rates", default="100,200,300,400,600", help="writer MB/s to try, rising"
     )
+    parser.add_argument(
+        "--jobs",
+        default="1,2",
+        help="transcode: the -j values to time, the first being the reference (default 1,2)",
+    )
+    _report.add_option(parser)
     args = parser.parse_args()
+    with _report.reporting(args.json):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
+    jobs = tuple(int(j) for j in args.jobs.split(","))
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         work = Path(tmp)
         if args.only in (None, "transcode"):
-            bench_transcode(args.size, args.repeat, work, args.cases)
+            bench_transcode(args.size, args.repeat, work, args.cases, jobs)
         if args.only in (None, "follow"):
             bench_follow(args.follow_seconds, work)
         if args.only in (None, "follow", "follow-speed"):

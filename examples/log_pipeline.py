@@ -19,7 +19,8 @@ from pathlib import Path
 
 import anyio
 
-from utf8stream import FollowCheckpoint, follow, write_checkpoint
+from utf8stream import FollowCheckpoint, follow
+from utf8stream.follower import write_checkpoint
 
 KEEP = ("WARN", "ERROR")
 

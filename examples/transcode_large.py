@@ -1,4 +1,4 @@
-"""Transcode a large file lazily, in parallel, with progress: constant memory.
+"""Transcode a large file lazily in constant memory, with progress, in parallel where faster.
 
     python examples/transcode_large.py [FILE] [--size MiB] [--to utf-16-le] [--jobs 2]
 
@@ -43,7 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("file", nargs="?", help="a UTF-8 file (default: a generated sample)")
     parser.add_argument("--size", type=int, default=16, help="sample size in MiB")
     parser.add_argument("--to", default="utf-16-le", help="target encoding")
-    parser.add_argument("--jobs", type=int, default=2, help="worker processes")
+    parser.add_argument("--jobs", type=int, default=2, help="at most N worker processes")
     args = parser.parse_args(argv)
 
     with tempfile.TemporaryDirectory() as tmp:

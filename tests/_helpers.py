@@ -23,12 +23,13 @@ import pytest
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from utf8stream import ByteLine, LineEngine, Malformed, MalformedKind, Utf8DecodeError, Utf8Decoder
+from utf8stream import Malformed, MalformedKind, Utf8DecodeError, Utf8Decoder
 from utf8stream.core import _accel
+from utf8stream.lines import ByteLine, LineEngine
 
 if TYPE_CHECKING:  # the follower tests' helpers below import the apps layer when called
-    from utf8stream import ManyFollower
     from utf8stream.apps.follow import Follower, Line
+    from utf8stream.follower import ManyFollower
 
 K = MalformedKind
 
@@ -382,7 +383,7 @@ async def take_lines(
     """The next ``n`` records of a follower, or a failed test if they do not all come
     within ``timeout`` seconds: by default 5 for a ``Follower``, 10 for a
     ``ManyFollower`` (several files behind one watcher)."""
-    from utf8stream import ManyFollower
+    from utf8stream.follower import ManyFollower
 
     if timeout is None:
         timeout = 10.0 if isinstance(lines, ManyFollower) else 5.0

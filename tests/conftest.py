@@ -82,7 +82,7 @@ def implementation(request: pytest.FixtureRequest) -> Iterator[str]:
     Decoders (and encoders, and streams) created while ``use_accelerator`` is in force use
     the implementation it chose, so the objects a test creates use the one chosen here.
     """
-    from utf8stream import use_accelerator
+    from utf8stream.accel import use_accelerator
 
     with ExitStack() as stack:
         try:

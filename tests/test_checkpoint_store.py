@@ -1,4 +1,4 @@
-"""The checkpoint store of many followed files (issue 13, point 2): SQLite, transactional,
+"""The checkpoint store of many followed files: SQLite, transactional,
 no loss and no half batch whatever instant a ``kill -9`` hits, and one clear error for a
 file that is not a usable store."""
 
@@ -23,12 +23,13 @@ from _helpers import take_named
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from utf8stream import CheckpointError, FileIdentity, FollowCheckpoint, ManyFollower, follow_many
+from utf8stream import CheckpointError, FollowCheckpoint, follow_many
 from utf8stream.apps.checkpoints import (
     STORE_APPLICATION_ID,
     STORE_SCHEMA_VERSION,
     CheckpointStore,
 )
+from utf8stream.follower import FileIdentity, ManyFollower
 
 DIGEST = "ab" * 32
 
@@ -201,7 +202,8 @@ def test_a_closed_store_says_so(tmp_path: Path) -> None:
 WRITER = textwrap.dedent(
     """
     import sys
-    from utf8stream import FileIdentity, FollowCheckpoint
+    from utf8stream import FollowCheckpoint
+    from utf8stream.follower import FileIdentity
     from utf8stream.apps.checkpoints import CheckpointStore
 
     store = CheckpointStore(sys.argv[1])

@@ -20,13 +20,14 @@ from _helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import utf8stream.apps.dask as dask_module
 from utf8stream import (
     SameFileError,
     UnmappableCharacterError,
     Utf8DecodeError,
     transcode_file,
 )
+from utf8stream.apps.dask import sources
+from utf8stream.apps.dask import transcode as dask_transcode
 from utf8stream.dask import (
     FileSummary,
     MalformedRecord,
@@ -53,7 +54,7 @@ _SETTINGS = settings(
 def test_malformed_and_summary_equal_the_whole_file_decoder(
     tmp_path: Path, data: bytes, blocksize: int, variant: str, chunk: int
 ) -> None:
-    with mock.patch.object(dask_module, "_CHUNK", chunk):
+    with mock.patch.object(sources, "CHUNK", chunk):
         _check_malformed(tmp_path, data, blocksize, variant)
 
 
@@ -234,7 +235,7 @@ def test_transcode_files_removes_the_parts_when_the_joining_task_never_runs(
 
     with (
         dask.config.set(scheduler="sync"),
-        mock.patch.object(dask_module, "_assemble", dies),
+        mock.patch.object(dask_transcode, "assemble", dies),
         pytest.raises(WorkerDied),
     ):
         transcode_files(str(src), str(tmp_path / "out.txt"), blocksize=16)

@@ -20,8 +20,8 @@ from _helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import utf8stream.apps.dask as dask_module
 from utf8stream import LineTooLong
+from utf8stream.apps.dask import sources
 from utf8stream.dask import read_text
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -64,7 +64,7 @@ def test_every_blocksize_gives_the_sequential_lines(
 ) -> None:
     encoding, data, blocksize, options = case
     # Tasks read (and look for line starts) in chunks: tiny ones cut newlines too.
-    with dask.config.set(scheduler="sync"), mock.patch.object(dask_module, "_CHUNK", chunk):
+    with dask.config.set(scheduler="sync"), mock.patch.object(sources, "CHUNK", chunk):
         _compare(tmp_path / "f.txt", data, encoding, blocksize, options)
 
 

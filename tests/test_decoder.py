@@ -425,7 +425,7 @@ def test_a_decoder_is_freed_without_the_cycle_collector(errors: str, variant: st
         gc.enable()
 
 
-# -- the pure-Python path's cost per call (issue 14) ------------------------------------
+# -- the pure-Python path's cost per call ----------------------------------------------
 
 
 def python_calls(run: object) -> list[str]:
@@ -451,7 +451,7 @@ def test_pure_decode_of_a_clean_chunk_is_one_python_frame() -> None:
     """In pure Python a clean chunk (whole characters, or one cut at its end) costs one
     Python frame, ``decode`` itself, as codecs' incremental decoder costs one (it was
     ``decode`` and the scanner's ``feed``): what ``Utf8ReceiveStream`` pays per chunk."""
-    from utf8stream import use_accelerator
+    from utf8stream.accel import use_accelerator
 
     with use_accelerator(False):
         decoder = Utf8Decoder()
@@ -474,7 +474,7 @@ def test_pure_decode_takes_the_clean_path_again_after_the_dirty_window() -> None
     """After damage the scanner decides every chunk for a while (the dirty window: a
     failed strict attempt costs an exception), then a clean chunk is one frame again;
     ``decode_lines`` damage opens the window as ``decode``'s does."""
-    from utf8stream import use_accelerator
+    from utf8stream.accel import use_accelerator
     from utf8stream.core.scanner import _DIRTY_WINDOW
 
     with use_accelerator(False):
@@ -496,7 +496,7 @@ def test_pure_decode_takes_the_clean_path_again_after_the_dirty_window() -> None
 def test_a_callback_of_decode_lines_cannot_decode_on_the_clean_path() -> None:
     """The pure decoder's clean path is closed while its scanner cuts lines, as while it
     decodes: a callback's own ``decode`` is refused (and changes nothing)."""
-    from utf8stream import use_accelerator
+    from utf8stream.accel import use_accelerator
 
     refused: list[str] = []
     decoders: list[Utf8Decoder] = []
@@ -520,10 +520,10 @@ def test_a_callback_of_decode_lines_cannot_decode_on_the_clean_path() -> None:
 
 
 def test_the_decoder_keeps_its_state_in_slots() -> None:
-    """Issue 14: a ``Utf8Decoder`` has more attributes than CPython's shared-key instance
-    dictionaries hold (30), so in a ``__dict__`` every attribute the pure ``decode``
-    touched per call was a hashed lookup; in slots each is read at a fixed offset."""
-    from utf8stream import use_accelerator
+    """A ``Utf8Decoder`` has more attributes than CPython's shared-key instance
+    dictionaries hold, so in a ``__dict__`` every attribute the pure ``decode`` touches
+    per call would be a hashed lookup; in slots each is read at a fixed offset."""
+    from utf8stream.accel import use_accelerator
     from utf8stream.core._accel import built_accelerator
 
     for accelerated in (False, True) if built_accelerator() is not None else (False,):

@@ -1,6 +1,6 @@
 """``transcode_file`` with one worker reads a regular file a chunk ahead, in a thread of
-its own (``files._ReadAhead``), while the chunk before is transcoded; other inputs (pipes,
-file-like objects) are read in turn as before.  The output and counts are those of the
+its own (``streaming.ReadAhead``), while the chunk before is transcoded; other inputs (pipes,
+file-like objects) are read in turn.  The output and counts are those of the
 codecs for every chunk size; the thread is gone when the run ends, however it ends; a
 failed read is raised by the run."""
 
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from utf8stream import transcode_file
-from utf8stream.apps import files
+from utf8stream.apps.files import results, runs, streaming
 
 TEXT = "Größe €uro 😀 日本語 plain ASCII, " * 300
 
@@ -26,15 +26,15 @@ def readers() -> list[str]:
 
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """The ``_ReadAhead`` objects the runs make."""
+    """The ``ReadAhead`` objects the runs make."""
     made: list[Any] = []
 
-    class Spy(files._ReadAhead):
+    class Spy(streaming.ReadAhead):
         def __init__(self, *args: Any) -> None:
             super().__init__(*args)
             made.append(self)
 
-    monkeypatch.setattr(files, "_ReadAhead", Spy)
+    monkeypatch.setattr(streaming, "ReadAhead", Spy)
     return made
 
 
@@ -84,11 +84,11 @@ class FailingReader(io.BufferedReader):
 def test_a_failed_read_is_raised_and_the_thread_ends(tmp_path: Path) -> None:
     src = tmp_path / "in"
     src.write_bytes(b"abc" * 1000)
-    counter = files._Counter(None)
-    run = files._new_run("utf-8", "utf-16-le", "replace", "keep", "strict", counter)
+    counter = results.EventCounter(None)
+    run = runs.new_run("utf-8", "utf-16-le", "replace", "keep", "strict", counter)
     out = io.BytesIO()
     with FailingReader(io.FileIO(os.fspath(src))) as f, pytest.raises(OSError, match="Input"):
-        files._transcode_stream(f, out, run, 100, None, None)
+        streaming.transcode_stream(f, out, run, 100, None, None)
     assert readers() == []
     assert out.getvalue() == ("abc" * 100).encode("utf-16-le")[:400]  # two chunks written
 
@@ -98,10 +98,10 @@ def test_a_pipe_is_read_in_turn(tmp_path: Path, made: list[Any]) -> None:
     read_end, write_end = os.pipe()
     os.write(write_end, "pipe €".encode())
     os.close(write_end)
-    counter = files._Counter(None)
-    run = files._new_run("utf-8", "utf-16-le", "replace", "keep", "strict", counter)
+    counter = results.EventCounter(None)
+    run = runs.new_run("utf-8", "utf-16-le", "replace", "keep", "strict", counter)
     out = io.BytesIO()
     with open(read_end, "rb") as f:
-        files._transcode_stream(f, out, run, 4, None, None)
+        streaming.transcode_stream(f, out, run, 4, None, None)
     assert out.getvalue() == "pipe €".encode("utf-16-le")
     assert made == []

@@ -1,6 +1,6 @@
 """Checkpoints of the log follower read from files anyone may have edited or damaged:
 anything but a well-formed checkpoint is one ``CheckpointError``, never another exception
-and never a huge allocation (issue 11, point 6)."""
+and never a huge allocation."""
 
 from __future__ import annotations
 
@@ -15,14 +15,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from utf8stream import (
-    CheckpointError,
-    FileIdentity,
-    FollowCheckpoint,
-    follow,
-    read_checkpoint,
-    write_checkpoint,
-)
+from utf8stream import CheckpointError, FollowCheckpoint, follow
+from utf8stream.follower import FileIdentity, read_checkpoint, write_checkpoint
 
 DIGEST = hashlib.sha256(b"first line\n").hexdigest()
 VALID: dict[str, Any] = {

@@ -1,4 +1,4 @@
-"""follow_many(): glob patterns, one watcher, one checkpoint store (issue 13 point 2)."""
+"""follow_many(): glob patterns, one watcher, one checkpoint store."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ import anyio
 import pytest
 from _helpers import append, take_named
 
-from utf8stream import CheckpointError, CheckpointStore, ManyFollower, follow_many
+from utf8stream import CheckpointError, CheckpointStore, follow_many
+from utf8stream.follower import ManyFollower
 
 pytestmark = [pytest.mark.anyio]
 

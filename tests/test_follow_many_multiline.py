@@ -1,5 +1,5 @@
 """follow_many(multiline=...): multi-line events per file, each file's own timeout, and a
-store that never records a position inside an incomplete event (issue 13 point 5)."""
+store that never records a position inside an incomplete event."""
 
 from __future__ import annotations
 
@@ -12,8 +12,10 @@ import anyio
 import pytest
 from _helpers import append, take_lines
 
-from utf8stream import CheckpointStore, ManyFollower, MultilineJoiner, follow_many
+from utf8stream import CheckpointStore, follow_many
 from utf8stream.apps.follow import Line
+from utf8stream.follower import ManyFollower
+from utf8stream.lines import MultilineJoiner
 
 pytestmark = [pytest.mark.anyio]
 

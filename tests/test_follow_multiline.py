@@ -1,5 +1,5 @@
 """follow(multiline=...): multi-line events as Line records, flushed on timeout, at a
-rotation and at the end; the checkpoint never passes an event not handed out (issue 13)."""
+rotation and at the end; the checkpoint never passes an event not handed out."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import anyio
 import pytest
 from _helpers import append, take_lines, take_texts
 
-from utf8stream import MultilineJoiner
 from utf8stream.apps.follow import FollowCheckpoint, follow
+from utf8stream.lines import MultilineJoiner
 
 pytestmark = [pytest.mark.anyio]
 

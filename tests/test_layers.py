@@ -86,8 +86,8 @@ def _graph() -> dict[str, set[str]]:
 
 def test_the_graph_sees_imports_hidden_in_functions() -> None:
     graph = _graph()
-    # apps/files.py imports the async layer inside the function that needs it.
-    assert "utf8stream.aio.sources" in graph["utf8stream.apps.files"]
+    # open_text imports the async layer inside the function that needs it.
+    assert "utf8stream.aio.sources" in graph["utf8stream.apps.files.opentext"]
     assert "utf8stream.core.decoder" in graph["utf8stream.core.registry"]
 
 

@@ -17,10 +17,11 @@ from _helpers import run_engine
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from utf8stream import CodecLineDecoder, LineEngine, LineTooLong, line_decoder
+from utf8stream import LineTooLong
 from utf8stream.apps.follow import _start_of_last_lines
 from utf8stream.core import linecodec
 from utf8stream.core.linecodec import ByteLine, LineDecoder
+from utf8stream.lines import CodecLineDecoder, LineEngine, line_decoder
 
 #: Encodings with a fixed byte order (no byte-order mark), and their code-unit size.
 UNITS = {
@@ -310,8 +311,8 @@ def test_a_long_line_is_searched_once(
     count=st.integers(0, 8),
     block=st.sampled_from([4, 8, 12, 16, 64, 1 << 16]),
 )
-# A newline of two code units cut by a block edge (it was lost: a block dropped the
-# newlines that end past it, and the next one saw only "\n").
+# A newline of two code units cut by a block edge: a block keeps the newlines that end
+# past it, or the next one would see only "\n".
 @example(encoding="utf-32-le", newline="\r\n", text="\r\n", count=0, block=4)
 @example(encoding="utf-8", newline="\r\n", text="ab\r\nab", count=1, block=4)
 def test_start_of_the_last_lines(

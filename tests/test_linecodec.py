@@ -10,19 +10,17 @@ from _helpers import run_engine
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from utf8stream import (
+from utf8stream import LineSplitter, LineTooLong, Utf8Decoder
+from utf8stream.boundaries import cut_at_boundary
+from utf8stream.core.linecodec import ByteLine
+from utf8stream.lines import (
     CodecLineDecoder,
     LineBatch,
     LineDecoder,
     LineEngine,
-    LineSplitter,
-    LineTooLong,
-    Utf8Decoder,
     Utf8LineDecoder,
-    cut_at_boundary,
     line_decoder,
 )
-from utf8stream.core.linecodec import ByteLine
 
 ENCODINGS = [
     "utf-8",
@@ -557,7 +555,7 @@ def test_offsets_past_64_bits_in_every_encoding(encoding: str, start: int) -> No
     assert [line.text for line in lines] == texts
     widths = [len(t.encode(encoding)) for t in ["ab\n", "cd\r\n", "é\n", "last"]]
     starts = [start + sum(widths[:k]) for k in range(4)]
-    # A line's end is just past its newline (the README's UTF-16LE example: 0 14 héllo).
+    # A line's end is just past its newline (docs/layout.md's UTF-16LE example: 0 14 héllo).
     assert [(line.offset, line.end) for line in lines] == [
         (s, s + w) for s, w in zip(starts, widths, strict=True)
     ]

@@ -1,4 +1,4 @@
-"""The line splitter (sans-IO) and LineReceiveStream (issue 3, contract 5)."""
+"""The line splitter (sans-IO) and LineReceiveStream."""
 
 from __future__ import annotations
 
@@ -21,7 +21,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import (
-    LineItem,
     LineReceiveStream,
     LineSplitter,
     LineTooLong,
@@ -30,6 +29,7 @@ from utf8stream import (
     Utf8Decoder,
     Utf8ReceiveStream,
 )
+from utf8stream.lines import LineItem
 
 NEWLINES = [None, "\n", "\r\n", "\0", "<>"]
 POLICIES = ["raise", "truncate", "split", "skip"]

@@ -1,4 +1,4 @@
-"""as_byte_stream and real transports (issue 3, contract 6).
+"""as_byte_stream and real transports.
 
 TCP over loopback, a subprocess's stdout, files, a trio ``SocketStream`` and asyncio
 streams, each carrying multibyte text cut mid-character.
@@ -299,3 +299,70 @@ async def test_send_eof_on_an_asyncio_transport_that_cannot_half_close() -> None
     stream = AsyncioByteSendStream(_NoEofWriter())  # type: ignore[arg-type]
     with pytest.raises(NotImplementedError, match="cannot half-close"):
         await stream.send_eof()
+
+
+# -- what is not a byte stream, said at construction -----------------------------------
+
+
+def _wrong_transports(backend: str) -> dict[str, object]:
+    """What users pass by mistake: a number, and the event loop's own stream objects."""
+    wrong: dict[str, object] = {"int": 123, "bytes": b"data"}
+    if backend == "asyncio":
+        wrong["StreamReader"] = asyncio.StreamReader()
+    else:
+        send, receive = trio.testing.memory_stream_one_way_pair()
+        wrong["MemoryReceiveStream"], wrong["MemorySendStream"] = receive, send
+        wrong["StapledStream"] = trio.testing.memory_stream_pair()[0]
+    return wrong
+
+
+_ADAPTERS = {
+    "Utf8ReceiveStream": ("receive()", Utf8ReceiveStream),
+    "LineReceiveStream": ("receive()", LineReceiveStream),
+    "Utf8SendStream": ("send()", Utf8SendStream),
+    "Utf8Stream": ("receive() and send() and send_eof()", Utf8Stream),
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("adapter", sorted(_ADAPTERS))
+async def test_what_is_not_a_byte_stream_is_refused_at_construction(
+    anyio_backend: str, adapter: str
+) -> None:
+    needed, cls = _ADAPTERS[adapter]
+    for name, wrong in _wrong_transports(anyio_backend).items():
+        with pytest.raises(TypeError) as caught:
+            cls(wrong)
+        assert str(caught.value) == (
+            f"{adapter} needs an anyio stream (with {needed}), not {name}: wrap an asyncio "
+            f"StreamReader or StreamWriter, a trio stream or an anyio AsyncFile in "
+            f"as_byte_stream(), e.g. {adapter}(as_byte_stream(reader))"
+        )
+
+
+@pytest.mark.anyio
+async def test_the_wrapped_stream_the_error_suggests_is_read(anyio_backend: str) -> None:
+    if anyio_backend == "asyncio":
+        reader = asyncio.StreamReader()
+        reader.feed_data(DATA)
+        reader.feed_eof()
+        lines = LineReceiveStream(as_byte_stream(reader))
+    else:
+        send, receive = trio.testing.memory_stream_one_way_pair()
+        await send.send_all(DATA)
+        await send.aclose()
+        lines = LineReceiveStream(as_byte_stream(receive))
+    assert await read_lines(lines) == LINES
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("anyio_backend", ["trio"])
+async def test_valid_utf8_stream_refuses_what_is_not_a_trio_stream() -> None:
+    from utf8stream.aio.trio_stream import ValidUtf8ReceiveStream
+
+    _send, receive = anyio.create_memory_object_stream[bytes](1)
+    for wrong in (123, receive):
+        with pytest.raises(TypeError, match=r"needs a trio ReceiveStream \(with receive_some"):
+            ValidUtf8ReceiveStream(wrong)  # type: ignore[arg-type]
+    _send.close()
+    receive.close()

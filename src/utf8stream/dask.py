@@ -1,7 +1,7 @@
 """Block-parallel reading and transcoding on Dask, from any fsspec filesystem.
 
 Needs the ``dask`` extra (``pip install 'utf8stream[dask]'``); importing ``utf8stream``
-itself never imports Dask.  See ``utf8stream.apps.dask`` for how blocks are cut.
+itself never imports Dask.  See the package ``utf8stream.apps.dask`` for how blocks are cut.
 """
 
 from __future__ import annotations

@@ -382,9 +382,23 @@ def as_byte_stream(obj: trio.abc.ReceiveStream) -> ByteReceiveStream: ...
 @overload
 def as_byte_stream(obj: trio.abc.SendStream) -> ByteSendStream: ...
 def as_byte_stream(obj: object) -> TypedAttributeProvider:
-    """An anyio byte stream for ``obj`` (see the module docstring for what is accepted).
+    """An anyio byte stream for ``obj``, which the streams of this package read and write.
 
-    Raises ``TypeError`` for anything else.
+    ``obj``: an anyio byte stream or object stream of bytes (returned as it is), an
+    asyncio ``StreamReader``, ``StreamWriter`` or ``(reader, writer)`` pair, a trio
+    ``ReceiveStream``, ``SendStream`` or ``Stream``, or an anyio ``AsyncFile`` opened in
+    binary mode.  ``TypeError`` for anything else.  With asyncio::
+
+        reader, writer = await asyncio.open_connection("example.org", 7)
+        async for line in LineReceiveStream(as_byte_stream(reader)):
+            print(line)
+        text = Utf8Stream(as_byte_stream((reader, writer)))  # both directions
+
+    and with trio (under anyio's trio backend)::
+
+        stream = await trio.open_tcp_stream("example.org", 7)
+        async for text in Utf8ReceiveStream(as_byte_stream(stream)):
+            print(text, end="")
     """
     if isinstance(obj, _Anyio):
         return obj

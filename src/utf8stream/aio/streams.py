@@ -76,6 +76,20 @@ class StreamStatistics:
         return sum(n for k, n in self.malformed.items() if k is not MalformedKind.LOST_BYTES)
 
 
+def _check_transport(owner: str, transport: object, *methods: str) -> None:
+    """``TypeError`` at construction for what is not an anyio stream (an asyncio
+    ``StreamReader``, a trio stream, a number...), which would otherwise fail at the first
+    read with an ``AttributeError`` far from the mistake."""
+    if all(callable(getattr(transport, method, None)) for method in methods):
+        return
+    needed = " and ".join(f"{method}()" for method in methods)
+    raise TypeError(
+        f"{owner} needs an anyio stream (with {needed}), not {type(transport).__name__}: "
+        f"wrap an asyncio StreamReader or StreamWriter, a trio stream or an anyio AsyncFile "
+        f"in as_byte_stream(), e.g. {owner}(as_byte_stream(reader))"
+    )
+
+
 def _make_encoder(errors: str) -> Utf8Encoder:
     """The encoder behind ``Utf8SendStream``: the project's own, strict by default.
 
@@ -122,6 +136,7 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
     def __post_init__(
         self, errors: str, start_offset: int, gap: str, on_malformed: OnMalformed | None
     ) -> None:
+        _check_transport(type(self).__name__, self.transport, "receive")
         self.decoder = Utf8Decoder(
             errors, start_offset=start_offset, gap=gap, on_malformed=on_malformed
         )
@@ -274,6 +289,7 @@ class Utf8SendStream(ObjectSendStream[str]):
     _busy: bool = field(init=False, repr=False, default=False)
 
     def __post_init__(self, errors: str) -> None:
+        _check_transport(type(self).__name__, self.transport, "send")
         self._encoder = _make_encoder(errors)
 
     async def send(self, item: str) -> None:
@@ -335,6 +351,7 @@ class Utf8Stream(ObjectStream[str]):
         gap: str,
         on_malformed: OnMalformed | None,
     ) -> None:
+        _check_transport(type(self).__name__, self.transport, "receive", "send", "send_eof")
         self.receive_stream = Utf8ReceiveStream(
             self.transport,
             errors=errors,
@@ -461,6 +478,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         errors: str,
         encoding: str,
     ) -> None:
+        _check_transport(type(self).__name__, self.source, "receive")
         self.splitter = LineSplitter(
             newline=newline,
             keepends=keepends,

@@ -54,6 +54,12 @@ class ValidUtf8ReceiveStream(trio.abc.ReceiveStream):
         gap: str = "replace",
         on_malformed: OnMalformed | None = None,
     ) -> None:
+        if not callable(getattr(transport, "receive_some", None)):
+            # Checked now: a wrong argument would fail only at the first read.
+            raise TypeError(
+                f"ValidUtf8ReceiveStream needs a trio ReceiveStream (with receive_some()), "
+                f"not {type(transport).__name__}"
+            )
         self.transport = transport
         self.decoder = Utf8Decoder("replace", gap=gap, on_malformed=on_malformed)
         self._out = b""

@@ -9,19 +9,22 @@ error policy ``optu-8`` (``variants.optu8_errors``) for any codec.
 
 This is the only module of ``core`` with a process-wide side effect, and it sits above
 the decoder and the encoder (the codecs are built on them), so neither imports it.
+
+Registering costs nothing: the search function loads the variants, the decoder and the
+encoder only when ``codecs`` asks it for a name CPython's own codecs do not know.
 """
 
 from __future__ import annotations
 
 import codecs
-from typing import TYPE_CHECKING
 
-from .decoder import Utf8Decoder
-from .encoder import Utf8Encoder
-from .variants import OPTU8, Variant, get_variant, optu8_errors
+from .optu8 import OPTU8, optu8_errors
 
+TYPE_CHECKING = False  # ``typing`` itself is not imported by ``import utf8stream``
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
+
+    from .variants import Variant
 
 __all__: list[str] = []
 
@@ -35,6 +38,9 @@ def _codec_info(variant: Variant) -> codecs.CodecInfo:
     a surrogate pair split between two ``write()`` calls is therefore written as two
     3-byte halves; ``Utf8Encoder(variant="wtf-8")`` joins it.
     """
+    from .decoder import Utf8Decoder
+    from .encoder import Utf8Encoder
+
     name = variant.name
 
     class IncrementalDecoder(Utf8Decoder):
@@ -89,6 +95,8 @@ _CODECS: dict[str, codecs.CodecInfo] = {}
 
 
 def _search(name: str) -> codecs.CodecInfo | None:
+    from .variants import get_variant
+
     try:
         variant = get_variant(name)
     except ValueError:

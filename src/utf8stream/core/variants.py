@@ -38,11 +38,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._bytes import UTF8, ByteTable, byte_table
+from .optu8 import OPTU8, optu8_errors
 
 __all__ = ["OPTU8", "VARIANTS", "Variant", "get_variant", "optu8_errors"]
-
-#: The error policy that maps each byte b of a malformed unit to U+EF00+b and back.
-OPTU8 = "optu-8"
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,25 +153,3 @@ def get_variant(name: str) -> Variant:
     except (KeyError, AttributeError):
         known = ", ".join(repr(n) for n in VARIANTS)
         raise ValueError(f"unknown UTF-8 variant {name!r} (known: {known})") from None
-
-
-# -- the OPTU-8 error policy ------------------------------------------------------------
-
-
-def optu8_errors(exc: UnicodeError) -> tuple[str | bytes, int]:
-    """The ``optu-8`` error handler, for any codec.
-
-    Decoding: each byte b of the malformed input becomes U+EF00+b (U+EF80..U+EFFF for the
-    bytes that are malformed in UTF-8, which are all >= 0x80).  Encoding: characters in
-    U+EF00..U+EFFF that the codec cannot encode become the byte they stand for; anything
-    else raises.  (UTF-8 can encode U+EF80..U+EFFF, so a UTF-8 codec never asks: use
-    ``Utf8Encoder(errors="optu-8")``, which maps them back before encoding.)
-    """
-    if isinstance(exc, UnicodeDecodeError):
-        data = exc.object[exc.start : exc.end]
-        return "".join([chr(0xEF00 + b) for b in data]), exc.end
-    if isinstance(exc, UnicodeEncodeError):
-        chunk = exc.object[exc.start : exc.end]
-        if all(0xEF00 <= ord(c) <= 0xEFFF for c in chunk):
-            return bytes([ord(c) - 0xEF00 for c in chunk]), exc.end
-    raise exc

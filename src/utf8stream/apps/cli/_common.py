@@ -8,8 +8,11 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Iterator
-from typing import BinaryIO
+from collections.abc import Callable, Iterator, Sequence
+
+TYPE_CHECKING = False  # ``typing`` itself is not imported: ``--version`` needs nothing
+if TYPE_CHECKING:
+    from typing import Any, BinaryIO, NoReturn
 
 CHUNK_SIZE = 1 << 16
 EXIT_OK, EXIT_INVALID, EXIT_USAGE = 0, 1, 2
@@ -75,6 +78,38 @@ def silence_stdout() -> None:
         os.dup2(devnull, fd)
     finally:
         os.close(devnull)
+
+
+class Parser(argparse.ArgumentParser):
+    """The parser of the program and of each command (argparse makes the commands' of
+    the program's class).
+
+    A usage error is one line, as every other error: ``utf8stream: COMMAND: what is
+    wrong; try 'utf8stream COMMAND --help'``, exit status 2 (not argparse's usage block).
+    ``rewrite(parser, args)``: a command's translation of the short forms GNU tools
+    accept (``tail -3``) into its own options, applied to its arguments before parsing.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        rewrite: Callable[[Parser, list[str]], list[str]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.rewrite = rewrite
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> tuple[Any, list[str]]:
+        if self.rewrite is not None:
+            args = self.rewrite(self, list(sys.argv[1:] if args is None else args))
+        return super().parse_known_args(args, namespace)
+
+    def error(self, message: str) -> NoReturn:
+        command = self.prog.partition(" ")[2]
+        where = f"{command}: " if command else ""
+        self.exit(EXIT_USAGE, f"utf8stream: {where}{message}; try '{self.prog} --help'\n")
 
 
 # -- option types: argparse ``type=`` validators that speak the user's language ---------

@@ -2,9 +2,10 @@
 
 Every error is one line on stderr, ``utf8stream: FILE: what went wrong``, never a
 traceback.  Exit status: 0 success (and valid input for ``validate``), 1 invalid input
-(``validate``, or ``decode --errors strict``), 2 usage errors and files that cannot be read
-or written, 130 / 143 stopped by Ctrl-C / SIGTERM, 141 the reader of stdout went away
-(``| head``; ``validate`` says 1 instead when it has already seen invalid input).
+(``validate``, ``transcode`` as iconv, ``decode --errors strict``), 2 usage errors (one
+line too) and files that cannot be read or written, 130 / 143 stopped by Ctrl-C /
+SIGTERM, 141 the reader of stdout went away (``| head``; ``validate`` says 1 instead when
+it has already seen invalid input).
 """
 
 from __future__ import annotations
@@ -17,20 +18,22 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
 
-from ...core.decoder import Utf8Decoder
-from . import transcode
 from ._common import (
     EXIT_BROKEN_PIPE,
     EXIT_SIGINT,
     EXIT_SIGTERM,
     EXIT_USAGE,
     CommandError,
+    Parser,
     Terminated,
     silence_stdout,
     warn,
 )
+
+TYPE_CHECKING = False  # ``typing`` itself is not imported: ``--version`` needs nothing
+if TYPE_CHECKING:
+    from typing import Any
 
 _EPILOG = (
     "Errors are reported as 'utf8stream: FILE: what went wrong'. Exit status: 0 success, "
@@ -39,8 +42,8 @@ _EPILOG = (
 )
 
 
-#: The commands whose parsers ``transcode.add_parsers`` makes.
-_TRANSCODE_COMMANDS = ("transcode", "decode")
+#: The commands, in the order of the help.
+_COMMANDS = ("validate", "transcode", "decode", "tail")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,13 +52,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _build_parser(command: str | None) -> argparse.ArgumentParser:
-    """The parser; with ``command`` "transcode" or "decode" (the first argument), only
-    the parsers of those two, which parse that command line exactly as the whole parser
-    does (the top-level usage names no command), without importing the modules of the
-    others (tail's line engine: start-up counts against iconv on every file)."""
-    from ... import __version__  # the package is fully imported by the time this runs
+    """The parser; with ``command`` (the first argument) a command's name, only the
+    parser of that command (and of its sibling, for "transcode" and "decode"), which
+    parses that command line exactly as the whole parser does (the top-level usage names
+    no command), without importing the modules of the others; with "--version", none.
+    Start-up is the whole cost of a command run on a small file."""
+    from ... import __version__
 
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="utf8stream",
         description="Validate, repair and transcode UTF-8 streams in constant memory.",
         epilog=_EPILOG,
@@ -63,14 +67,21 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"utf8stream {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    if command in _TRANSCODE_COMMANDS:
-        transcode.add_parsers(sub)
+    if command == "--version":
         return parser
-    from . import tail, validate
+    every = command not in _COMMANDS
+    if every or command == "validate":
+        from . import validate
 
-    validate.add_parser(sub)
-    transcode.add_parsers(sub)
-    tail.add_parser(sub)
+        validate.add_parser(sub)
+    if every or command in ("transcode", "decode"):
+        from . import transcode
+
+        transcode.add_parsers(sub)
+    if every or command == "tail":
+        from . import tail
+
+        tail.add_parser(sub)
     return parser
 
 
@@ -129,8 +140,8 @@ def _ignore_further_signals() -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; ``argv`` None: ``sys.argv``, as the program itself."""
     arguments = sys.argv[1:] if argv is None else list(argv)
-    parser = _build_parser(arguments[0] if arguments else None)
-    args = parser.parse_args(arguments)
+    # The handling of Ctrl-C and SIGTERM is in place before the parser is built: that
+    # imports the command's modules, the longest part of a start-up.
     # Signal handlers can only be set from the main thread (main() may be called from
     # another one by a program that embeds it; SIGTERM then keeps its own handling).
     in_main_thread = threading.current_thread() is threading.main_thread()
@@ -145,7 +156,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # of that cleanup: it lands here too.  One arriving while the first is handled
         # here is caught by the outer ``try``; the first one decides the status.
         try:
-            status = _run(args)
+            status = _parse_and_run(arguments)
         except KeyboardInterrupt:
             status = EXIT_SIGINT
         except Terminated:
@@ -181,9 +192,16 @@ def _input_name(args: argparse.Namespace) -> str | None:
     return name if name is not None else (files[0] if len(files) == 1 else None)
 
 
+def _parse_and_run(arguments: list[str]) -> int:
+    parser = _build_parser(arguments[0] if arguments else None)
+    return _run(parser.parse_args(arguments))
+
+
 def _run(args: argparse.Namespace) -> int:
     try:
         if getattr(args, "errors", None) is not None:
+            from ...core.decoder import Utf8Decoder
+
             Utf8Decoder(args.errors)  # reject unknown policies before touching files
         code: int = args.run(args)
     except CommandError as exc:

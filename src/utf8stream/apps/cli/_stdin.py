@@ -51,6 +51,8 @@ class StdinOptions:
     from_start: bool
     in_bytes: bool
     joiner: MultilineJoiner | None = None
+    #: What ends a line: "\n", or "\0" (-z).
+    newline: str = "\n"
 
 
 async def _chunks(fd: int) -> AsyncIterator[bytes]:
@@ -103,7 +105,7 @@ class _Lines:
         self._engine = LineEngine(
             line_decoder(encoding, options.errors, start_offset=offset),
             # As for a FILE: cut at "\n" only; a "\r" stays in the text.
-            newline="\n",
+            newline=options.newline,
             max_line_bytes=options.max_line_bytes,
             on_overlong=options.on_overlong,
             offset=offset,
@@ -160,7 +162,7 @@ def _lines_are_bytes_apart(options: StdinOptions, head: bytes) -> bool:
 
 
 async def _last_lines_bytes(
-    chunks: AsyncIterator[bytes], head: bytes, number: int
+    chunks: AsyncIterator[bytes], head: bytes, number: int, newline: bytes
 ) -> tuple[bytearray, int]:
     """The input's end from the start of its last ``number`` lines (one more, at times;
     all of it when it has fewer), read to its end, and where that starts in the input."""
@@ -172,7 +174,7 @@ async def _last_lines_bytes(
         nonlocal start
         at = len(window)
         for _ in range(number + 1):  # the last line may have no newline: one more
-            at = window.rfind(b"\n", 0, at)
+            at = window.rfind(newline, 0, at)
             if at < 0:
                 return
         del window[: at + 1]
@@ -239,7 +241,7 @@ async def stdin_pieces(options: StdinOptions, fd: int = 0) -> AsyncIterator[list
     open_line: list[Piece] | None = None
     if number and _lines_are_bytes_apart(options, head):
         # Only the bytes of the last lines are kept as they pass, then cut and decoded.
-        window, start = await _last_lines_bytes(chunks, head, number)
+        window, start = await _last_lines_bytes(chunks, head, number, options.newline.encode())
         lines = _Lines(options, head, start)
         head = bytes(window)
 

@@ -31,112 +31,39 @@ import argparse
 import contextlib
 import glob
 import os
-import re
 import signal
 import stat
 import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from ...core.linecodec import line_decoder
-from ...core.lines import (
-    DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_ON_OVERLONG,
-    OVERLONG_POLICIES,
-    LineTooLong,
-)
-from ...core.multiline import DEFAULT_MAX_EVENT_BYTES, MULTILINE_PRESETS, MultilineJoiner
-from .._defaults import (
-    DEFAULT_MULTILINE_TIMEOUT,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_ROTATE_GRACE,
-    FOLLOW_ERRORS,
-)
+from ...core.lines import LineTooLong
+from ...core.multiline import DEFAULT_MAX_EVENT_BYTES, MultilineJoiner
+from . import _tail_options
 from ._common import (
     EXIT_BROKEN_PIPE,
     EXIT_OK,
     EXIT_SIGINT,
     EXIT_SIGTERM,
     CommandError,
-    non_negative_int,
-    positive_float,
-    positive_int,
+    Parser,
     silence_stdout,
     warn,
 )
 from ._stdin import Piece, StdinOptions, stdin_pieces
+from ._tail_options import Count
 
 if TYPE_CHECKING:
     from ..follow import FollowCheckpoint, Follower, Line
     from ..many import ManyFollower
 
-# The followers' defaults come from apps/_defaults.py, which imports nothing, so that
-# building the parser does not load the async layers.  The line limit and overlong policy
-# are the core's defaults for followers, shared with follow().
-ERROR_POLICIES = FOLLOW_ERRORS
 #: The FILE that means standard input, and what headers and messages call it.
 STDIN = "-"
 STDIN_NAME = "standard input"
 #: A file that cannot be opened or read: 1, as GNU tail (other commands say 2).
 EXIT_UNREADABLE = 1
-
-
-@dataclass(frozen=True)
-class _Count:
-    """The value of -n or -c: the last ``number``, or from the ``number``-th on (+N)."""
-
-    number: int
-    from_start: bool = False
-
-
-#: GNU tail's multiplier suffixes for N: b (512), and K, M, G, T, P, E, Z, Y, R, Q (k and
-#: m too) in powers of 1024, also written KiB, MiB, ..., or in powers of 1000 as kB, MB, ...
-_POWERS = {letter: power for power, letter in enumerate("KMGTPEZYRQ", 1)} | {"k": 1, "m": 2}
-_SUFFIXES = {
-    "": 1,
-    "b": 512,
-    **{letter: 1024**power for letter, power in _POWERS.items()},
-    **{letter + "iB": 1024**power for letter, power in _POWERS.items()},
-    **{letter + "B": 1000**power for letter, power in _POWERS.items()},
-}
-_COUNT = re.compile(r"([+-]?)([0-9]+)([A-Za-z]*)")
-
-
-def _count(text: str) -> _Count:
-    """``type=`` for -n and -c: N or -N (the last N), +N (from the Nth on, 1-based); N
-    may end in a multiplier suffix, as GNU tail's (``1K`` = 1024, ``1kB`` = 1000)."""
-    match = _COUNT.fullmatch(text) if text.isascii() else None
-    if match is None or match.group(3) not in _SUFFIXES:
-        raise argparse.ArgumentTypeError(
-            f"must be N (the last N) or +N (from the Nth on), with an optional multiplier "
-            f"suffix (b, K, kB, KiB, M, MB, MiB, G, ...), not {text!r}"
-        )
-    sign, digits, suffix = match.groups()
-    return _Count(int(digits) * _SUFFIXES[suffix], from_start=sign == "+")
-
-
-def _encoding(text: str) -> str:
-    """``type=`` for --encoding: one lines can be cut in (the core's line decoders), or
-    ``auto``."""
-    if text == "auto":
-        return text
-    try:
-        line_decoder(text, "replace")
-    except (LookupError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
-def _regex(text: str) -> str:
-    """``type=`` for --multiline-start and --multiline-continuation."""
-    try:
-        re.compile(text)
-    except re.error as exc:
-        raise argparse.ArgumentTypeError(f"not a valid regular expression: {exc}") from None
-    return text
 
 
 def _joiner(args: argparse.Namespace) -> MultilineJoiner | None:
@@ -152,26 +79,18 @@ def _joiner(args: argparse.Namespace) -> MultilineJoiner | None:
     return None
 
 
-def _grace(text: str) -> float:
-    """``type=`` for --rotate-grace: seconds, 0 included."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, not {text!r}")
-    return value
+def _newline(args: argparse.Namespace) -> str:
+    """What ends a line: \\n, or NUL with -z (GNU's --zero-terminated)."""
+    return "\0" if args.zero_terminated else "\n"
 
 
-def _line_limit(text: str) -> int:
-    """``type=`` for --max-line-bytes: room for one character at least."""
-    value = positive_int(text)
-    if value < 4:
-        raise argparse.ArgumentTypeError(f"must be at least 4 (one character), not {text!r}")
-    return value
+def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
+    """The parser of ``tail`` (its options: ``_tail_options.py``)."""
+    _tail_options.add_parser(sub, run_tail)
 
 
-def _cmd_tail(args: argparse.Namespace) -> int:
+def run_tail(args: argparse.Namespace) -> int:
+    """The command (its options: ``_tail_options.py``)."""
     import anyio  # the async layers load only for the commands that need them
 
     if not args.files:
@@ -187,11 +106,13 @@ def _cmd_tail(args: argparse.Namespace) -> int:
         warn("warning: --retry ignored; --retry is useful only when following")
     if args.pid is not None and not args.follow:
         warn("warning: PID ignored; --pid=PID is useful only when following")
+    if args.zero_terminated and _joiner(args) is not None:
+        raise CommandError("-z and --multiline* cannot be combined: events join lines with \\n")
     if args.max_event_bytes is not None and _joiner(args) is None:
         warn("warning: --max-event-bytes ignored; it is useful only with --multiline*")
     # A pattern, or one checkpoint for several FILEs: one follower of them all, whose
     # checkpoint store (SQLite) records them together.  Otherwise each FILE is followed
-    # as before, and one FILE's checkpoint is a JSON file.
+    # by a follower of its own, and one FILE's checkpoint is a JSON file.
     several = args.checkpoint and len(args.files) > 1
     if args.follow and (several or any(map(glob.has_magic, args.files))):
         return anyio.run(_tail_many, args)
@@ -207,7 +128,7 @@ def _start(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
     if args.offset is not None:
         return {"start": args.offset}, 0
     if args.bytes is not None:
-        count: _Count = args.bytes
+        count: Count = args.bytes
         if count.from_start:
             return {"start": max(count.number - 1, 0), "gap_at_start": False}, 0
         return {"last_bytes": count.number, "gap_at_start": False}, 0
@@ -225,7 +146,7 @@ def _stdin_is_a_file() -> bool:
 
 
 def _stdin_options(args: argparse.Namespace) -> StdinOptions:
-    count: _Count = args.lines if args.bytes is None else args.bytes
+    count: Count = args.lines if args.bytes is None else args.bytes
     return StdinOptions(
         encoding=args.encoding,
         errors=args.errors,
@@ -235,6 +156,7 @@ def _stdin_options(args: argparse.Namespace) -> StdinOptions:
         from_start=count.from_start,
         in_bytes=args.bytes is not None,
         joiner=_joiner(args),
+        newline=_newline(args),
     )
 
 
@@ -272,7 +194,7 @@ def _load_follower(
             encoding=args.encoding,
             # Cut at "\n" only, as GNU tail: a "\r" stays in the text it ends (CRLF) or
             # sits in (a lone CR), so writing each line back with "\n" passes it through.
-            newline="\n",
+            newline=_newline(args),
             max_line_bytes=args.max_line_bytes,
             on_overlong=args.on_overlong,
             errors=args.errors,
@@ -436,6 +358,7 @@ async def _tail(args: argparse.Namespace) -> int:
     import anyio
 
     files = [_load(args, name) for name in args.files]
+    line_end = _newline(args).encode()
     headers = args.verbose or (len(files) > 1 and not args.quiet)
     output = _Output(
         sys.stdout.buffer,
@@ -462,7 +385,7 @@ async def _tail(args: argparse.Namespace) -> int:
         # Surrogate escapes (--errors surrogateescape) become their bytes again.
         text = line.text.encode("utf-8", "surrogateescape")
         if line.terminated:
-            return output.write(text + b"\n")
+            return output.write(text + line_end)
         # With --checkpoint, the unfinished last line waits for the run that sees it whole
         # (standard input, never checkpointed, has none of its own).
         if (
@@ -679,7 +602,7 @@ async def _tail_many(args: argparse.Namespace) -> int:
             poll_interval=args.interval,
             rotate_grace=args.rotate_grace,
             encoding=args.encoding,
-            newline="\n",
+            newline=_newline(args),
             max_line_bytes=args.max_line_bytes,
             on_overlong=args.on_overlong,
             errors=args.errors,
@@ -692,6 +615,7 @@ async def _tail_many(args: argparse.Namespace) -> int:
             store.close()
         raise CommandError(str(exc)) from None
     output = _Output(sys.stdout.buffer, not args.quiet, None, None, many=many)
+    line_end = _newline(args).encode()
     status = EXIT_OK
     unreadable = 0
     failure: Exception | None = None
@@ -704,7 +628,7 @@ async def _tail_many(args: argparse.Namespace) -> int:
                 assert many.current is not None
                 output.switch_to(shown(many.current))
                 text = line.text.encode("utf-8", "surrogateescape")
-                full = write(text + b"\n" if line.terminated else text)
+                full = write(text + line_end if line.terminated else text)
                 if full or not many.has_pending():
                     await output.commit()
         except BrokenPipeError:
@@ -754,190 +678,3 @@ async def _tail_many(args: argparse.Namespace) -> int:
     if status == EXIT_OK and unreadable:
         return EXIT_UNREADABLE
     return status
-
-
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    tail = sub.add_parser(
-        "tail",
-        help="print the last lines of logs, and follow them",
-        description="Print the last 10 lines of each FILE, as GNU tail does (with "
-        "'==> FILE <==' headers when there are several). Lines are cut at \\n only and "
-        "printed with the ending they had (CRLF and CR pass through, a last line without "
-        "a newline gets none); malformed UTF-8 becomes U+FFFD (see --errors) and never "
-        "stops the reader. With -f or -F, keep following each FILE by name, across "
-        "rotation (rename and create, copytruncate: the lines written just before are "
-        "taken from the copy), truncation and restarts (--checkpoint; a file rotated and "
-        "compressed meanwhile is read decompressed, never printed as bytes). Input in "
-        "another encoding (--encoding) is printed as UTF-8. Notices (rotation, "
-        "truncation, a file gone or back, a damaged compressed copy, a line cut short) "
-        "go to stderr.",
-        epilog="Exit status: 0 success, 1 a FILE could not be opened or read (as GNU "
-        "tail; the others are still printed), 2 usage error or unusable checkpoint, 130 "
-        "/ 143 Ctrl-C / SIGTERM, 141 the reader of stdout went away. Errors and notices "
-        "are 'utf8stream: FILE: what happened' on stderr.",
-    )
-    tail.add_argument(
-        "files",
-        nargs="*",
-        metavar="FILE",
-        help="files to show; '-' or none: standard input (a pipe is read to its end)",
-    )
-    tail.add_argument(
-        "-f",
-        "--follow",
-        dest="follow",
-        action="store_true",
-        help="output lines as the files grow; each is followed by name, across rotation",
-    )
-    tail.add_argument(
-        "-F", dest="follow_retry", action="store_true", help="same as --follow --retry"
-    )
-    tail.add_argument(
-        "--retry",
-        action="store_true",
-        help="while following, wait for a file that cannot be opened (missing, "
-        "unreadable) instead of giving it up; notices go to stderr",
-    )
-    start = tail.add_mutually_exclusive_group()
-    start.add_argument(
-        "-n",
-        "--lines",
-        type=_count,
-        default=_Count(10),
-        metavar="[+]N",
-        help="the last N lines (default 10); +N: from line N on (+1: all); N may have a "
-        "multiplier suffix, as for -c",
-    )
-    start.add_argument(
-        "-c",
-        "--bytes",
-        type=_count,
-        metavar="[+]N",
-        help="the last N bytes; +N: from byte N on (a cut character is a malformed unit, "
-        "see --errors); N may end in a multiplier as in GNU tail: b 512, K 1024, kB 1000, "
-        "KiB 1024, M, MB, MiB, G, ...",
-    )
-    start.add_argument(
-        "--offset",
-        type=non_negative_int,
-        metavar="N",
-        help="start at byte offset N (0-based; mid-line: the line starts with one U+FFFD)",
-    )
-    tail.add_argument(
-        "-s",
-        "--sleep-interval",
-        dest="interval",
-        type=positive_float,
-        default=DEFAULT_POLL_INTERVAL,
-        metavar="SECONDS",
-        help="while following without kernel notification (no watchfiles, a network "
-        "file system), look for changes this often (default %(default)g)",
-    )
-    tail.add_argument("--interval", dest="interval", type=positive_float, help=argparse.SUPPRESS)
-    tail.add_argument(
-        "--pid",
-        type=positive_int,
-        metavar="PID",
-        help="with -f: stop once process PID has exited (after reading what it wrote)",
-    )
-    headers = tail.add_mutually_exclusive_group()
-    headers.add_argument(
-        "-q",
-        "--quiet",
-        "--silent",
-        action="store_true",
-        help="never print '==> FILE <==' headers",
-    )
-    headers.add_argument(
-        "-v", "--verbose", action="store_true", help="always print '==> FILE <==' headers"
-    )
-    tail.add_argument(
-        "--checkpoint",
-        metavar="CPFILE",
-        help="resume after the lines a previous run printed, and record progress there "
-        "(atomically, on every stop and after every write to stdout while following: "
-        "after kill -9 at most one write of lines is printed again); it belongs to "
-        "one FILE (a JSON file), and an unfinished last line is left for the run that "
-        "sees it whole; with -f and PATTERNs or several FILEs, a checkpoint store "
-        "(SQLite) of them all",
-    )
-    tail.add_argument(
-        "--max-line-bytes",
-        type=_line_limit,
-        default=DEFAULT_MAX_LINE_BYTES,
-        metavar="N",
-        help="longest line handled whole, in bytes (default 1 MiB; GNU tail has no "
-        "limit): memory stays bounded by it; see --on-overlong",
-    )
-    tail.add_argument(
-        "--on-overlong",
-        choices=sorted(OVERLONG_POLICIES),
-        default=DEFAULT_ON_OVERLONG,
-        help="a longer line is: split (default: read in pieces, printed unchanged), "
-        "truncate (its first N bytes, and a notice), skip (a notice), raise (an error, "
-        "exit 1)",
-    )
-    tail.add_argument(
-        "--encoding",
-        type=_encoding,
-        default="utf-8",
-        metavar="ENC",
-        help="the files' encoding (default utf-8; utf-16, utf-16-le, cp1252, ...), or "
-        "auto (each file's own, told by its first bytes: a byte-order mark, UTF-16's "
-        "zero bytes, valid UTF-8, else cp1252; kept in the checkpoint): lines are "
-        "printed in UTF-8, offsets and checkpoints stay exact",
-    )
-    tail.add_argument(
-        "--rotate-grace",
-        type=_grace,
-        default=DEFAULT_ROTATE_GRACE,
-        metavar="SECONDS",
-        help="a file renamed away is read until unchanged this long, since its writer "
-        "goes on until it reopens the name (default %(default)g)",
-    )
-    multiline = tail.add_mutually_exclusive_group()
-    multiline.add_argument(
-        "--multiline-start",
-        type=_regex,
-        metavar="REGEX",
-        help="join lines into events: a line REGEX matches (searched, anchor it with ^) "
-        "starts one, the others continue it; each event is printed as its lines",
-    )
-    multiline.add_argument(
-        "--multiline-continuation",
-        type=_regex,
-        metavar="REGEX",
-        help="join lines into events: a line REGEX matches continues the event before it",
-    )
-    multiline.add_argument(
-        "--multiline",
-        choices=sorted(MULTILINE_PRESETS),
-        metavar="PRESET",
-        help="join lines into events by a preset: "
-        + ", ".join(sorted(MULTILINE_PRESETS))
-        + " (a Python or Java stack trace joins the record before it)",
-    )
-    tail.add_argument(
-        "--multiline-timeout",
-        type=positive_float,
-        default=DEFAULT_MULTILINE_TIMEOUT,
-        metavar="SECONDS",
-        help="while following, print a file's last event once no line came to it for "
-        "this long (default %(default)g); a checkpoint never passes an event not printed",
-    )
-    tail.add_argument(
-        "--max-event-bytes",
-        type=positive_int,
-        metavar="N",
-        help="with --multiline*: an event larger than N bytes (its lines in the file, "
-        "endings included; default 1 MiB) is printed in pieces as it comes, each at most "
-        "N bytes unless one line is longer; memory stays bounded by it",
-    )
-    tail.add_argument(
-        "--errors",
-        choices=ERROR_POLICIES,
-        default="replace",
-        help="malformed bytes become: replace (U+FFFD, default), ignore (dropped), "
-        "backslashreplace (\\xNN), surrogateescape (the original bytes, unchanged)",
-    )
-    tail.set_defaults(run=_cmd_tail)

@@ -1,11 +1,20 @@
-"""``utf8stream decode`` and ``transcode``: repair and convert, iconv-like."""
+"""``utf8stream decode`` and ``transcode``: repair and convert, iconv-like.
+
+Malformed input, as iconv: ``transcode`` stops at the first malformed unit (exit status
+1, its byte offset on stderr) unless told what to do with it (``--errors``; ``-c`` and
+``ENC//IGNORE`` drop it, and unmappable characters too).  ``decode`` is a decoder and
+replaces by default.  Whatever repaired the input is said in one line on stderr (how
+many units, where the first was) unless ``-q``: nothing is changed silently.
+"""
 
 from __future__ import annotations
 
 import argparse
 import codecs
+import contextlib
 import encodings
 import encodings.aliases
+import os
 import pkgutil
 import signal
 import sys
@@ -15,7 +24,7 @@ from contextlib import contextmanager
 
 from ...core.decoder import Utf8Decoder
 from ...core.encoder import Utf8Encoder
-from ...core.events import Utf8DecodeError
+from ...core.events import Malformed, Utf8DecodeError
 from ...core.variants import VARIANTS
 from ..files import (
     SameFileError,
@@ -30,6 +39,7 @@ from ._common import (
     EXIT_INVALID,
     EXIT_OK,
     CommandError,
+    Parser,
     ProgressBar,
     chunks,
     positive_int,
@@ -71,8 +81,47 @@ def _file_errors(input_path: str, output_path: str) -> Iterator[None]:
         raise CommandError(exc.strerror or str(exc), exc.filename or input_path) from None
 
 
+class _FirstMalformed:
+    """``on_malformed`` keeping the first unit (the notice and the error name it)."""
+
+    def __init__(self) -> None:
+        self.event: Malformed | None = None
+
+    def __call__(self, event: Malformed) -> None:
+        if self.event is None:
+            self.event = event
+
+    @property
+    def offset(self) -> int | None:
+        return None if self.event is None else self.event.offset
+
+
+def _illegal_input(exc: UnicodeDecodeError, first: Malformed | None) -> str:
+    """iconv's message for a malformed unit under ``--errors strict``, with its bytes
+    and what is wrong with them."""
+    if isinstance(exc, Utf8DecodeError):
+        offset, data, why = exc.offset, exc.malformed.data, exc.kind.reason
+    elif first is not None:
+        # Said once: some codec paths add the offset to the reason.
+        why = exc.reason.split(" (the unit at byte offset")[0]
+        offset, data = first.offset, first.data
+    else:
+        return f"illegal input sequence: {exc}"
+    return f"illegal input sequence at position {offset} ({data.hex(' ')}: {why})"
+
+
+def _repair_notice(count: int, first: int | None, errors: str, how: str) -> str:
+    """The one line that says malformed input was repaired, and how."""
+    done = {"replace": "replaced with U+FFFD", "ignore": "dropped"}.get(errors, "handled")
+    units = "unit" if count == 1 else "units"
+    where = "" if first is None else f", the first at byte offset {first}"
+    return f"{count} malformed input {units} {done} ({how}){where}"
+
+
 def _cmd_decode(args: argparse.Namespace) -> int:
-    decoder = Utf8Decoder(args.errors)
+    first = _FirstMalformed()
+    rescan = args.errors != "strict" and _regular_file(args.file)  # see _first_unit
+    decoder = Utf8Decoder(args.errors, on_malformed=None if rescan else first)
     encode = Utf8Encoder(_output_errors(args.errors)).encode
     with (
         _file_errors(args.file, args.output),
@@ -88,16 +137,20 @@ def _cmd_decode(args: argparse.Namespace) -> int:
                     raise _Invalid(exc) from None  # the output file stays as it was
                 dst.write(encode(exc.partial, True))
                 dst.flush()
-                warn(str(exc), args.file)
+                warn(_illegal_input(exc, None), args.file)
                 return EXIT_INVALID
             dst.write(encode(text, final))
+    repaired = decoder.statistics().malformed_total
+    if repaired and not args.quiet:
+        offset = _first_unit(args.file, "utf-8") if rescan else first.offset
+        warn(_repair_notice(repaired, offset, args.errors, f"--errors {args.errors}"), args.file)
     return EXIT_OK
 
 
 class _Invalid(Exception):
     """Invalid input under a strict policy: leave the output block, then exit 1."""
 
-    def __init__(self, error: UnicodeError) -> None:
+    def __init__(self, error: Utf8DecodeError) -> None:
         super().__init__(str(error))
         self.error = error
 
@@ -106,21 +159,64 @@ def _decode_command(args: argparse.Namespace) -> int:
     try:
         return _cmd_decode(args)
     except _Invalid as exc:
-        warn(str(exc.error), args.file)
+        warn(_illegal_input(exc.error, None), args.file)
         return EXIT_INVALID
 
 
-def _target_and_policy(to_code: str, drop: bool) -> tuple[str, str]:
-    """iconv's ``ENC//TRANSLIT``, ``ENC//IGNORE`` and ``-c``, as an unmappable policy."""
-    name, *suffixes = to_code.split("//")
+def _target_and_policies(args: argparse.Namespace) -> tuple[str, str, str, str]:
+    """The target encoding, the policy for malformed input, iconv's ``ENC//TRANSLIT``,
+    ``ENC//IGNORE`` and ``-c`` as a policy for unmappable characters, and what chose
+    the input policy (for the notice).
+
+    As iconv: malformed input stops the run, unless ``-c`` or ``//IGNORE`` drop it (and
+    unmappable characters with it); ``--errors`` chooses for malformed input whatever
+    the rest says."""
+    name, *suffixes = args.to_code.split("//")
     flags = {s.upper() for s in suffixes if s}
     unknown = flags - {"TRANSLIT", "IGNORE"}
     if unknown:
-        raise CommandError(f"unknown suffix //{min(unknown)} in {to_code!r}")
-    drop = drop or "IGNORE" in flags
+        raise CommandError(f"unknown suffix //{min(unknown)} in {args.to_code!r}")
+    drop = args.drop or "IGNORE" in flags
     if "TRANSLIT" in flags:
-        return name, "translit-ignore" if drop else "translit"
-    return name, "ignore" if drop else "strict"
+        unmappable = "translit-ignore" if drop else "translit"
+    else:
+        unmappable = "ignore" if drop else "strict"
+    if args.errors is not None:
+        return name, args.errors, unmappable, f"--errors {args.errors}"
+    if drop:
+        return name, "ignore", unmappable, "-c" if args.drop else "//IGNORE"
+    return name, "strict", unmappable, ""
+
+
+def _first_unit(path: str, source: str) -> int | None:
+    """Where the first malformed unit of a UTF-8-family file is: read again up to it.
+
+    A file that can be read again is, rather than an ``on_malformed`` callback kept for
+    the whole run: a call in Python for each of what can be millions of units, where the
+    decoder otherwise counts them in C (``benchmarks/bench_files.py``'s repair of the
+    corrupted corpus), and the workers of a parallel run would send the parent them all.
+    """
+    decoder = Utf8Decoder("strict", variant=source)
+    with open(path, "rb") as f:
+        for chunk, final in with_final(chunks(f)):
+            try:
+                decoder.decode(chunk, final)
+            except Utf8DecodeError as exc:
+                return exc.offset
+    return None
+
+
+def _regular_file(path: str) -> bool:
+    """Whether ``path`` names a file that can be read again (``-`` is standard input)."""
+    return path != "-" and os.path.isfile(path)
+
+
+def _variant(encoding: str) -> str | None:
+    """The UTF-8 variant ``encoding`` names, if it names one."""
+    with contextlib.suppress(LookupError):
+        name = codecs.lookup(encoding).name.replace("_", "-")
+        return name if name in VARIANTS else None
+    return None
 
 
 def _summary_line(summary: TranscodeSummary, policy: str) -> str:
@@ -150,13 +246,21 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
     if args.output is not None and args.out is not None:
         raise CommandError(f"two outputs given: {args.out} and -o {args.output}")
     output = args.output or args.out or "-"
-    target, policy = _target_and_policy(args.to_code, args.drop)
+    target, errors, policy, how = _target_and_policies(args)
     source = args.from_code.split("//")[0]
     if args.dask is not None:
-        return _transcode_on_dask(args, output, source, target, policy)
+        return _transcode_on_dask(args, output, (source, target), (errors, policy, how))
     if args.blocksize is not None:
         raise CommandError("--blocksize is for --dask")
     bar = ProgressBar() if args.input != "-" and progress_wanted(output) else None
+    variant = _variant(source)
+    detected = args.bom == "detect"  # the codec a byte-order mark chooses may be another
+    utf8 = variant is not None and not detected
+    # The first repaired unit of a file is found again afterwards (see _first_unit); a
+    # UTF-8 family decoder's strict error says where it is; other codecs' say where in
+    # the chunk: the callback keeps the unit, with its offset in the input.
+    rescan = utf8 and errors != "strict" and _regular_file(args.input)
+    first = _FirstMalformed()
     try:
         with _file_errors(args.input, output):
             summary = transcode_file(
@@ -164,32 +268,44 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
                 output,
                 source=source,
                 target=target,
-                errors=args.errors,
+                errors=errors,
                 bom=args.bom,
                 unmappable=policy,
                 workers=args.jobs,
                 progress=bar,
+                on_malformed=None if rescan or (utf8 and errors == "strict") else first,
             )
     except UnicodeError as exc:
-        # Invalid input under --errors strict, or a character the target lacks.
-        if isinstance(exc, (Utf8DecodeError, UnmappableCharacterError)):
+        # Malformed input under --errors strict, or a character the target lacks.
+        if isinstance(exc, UnmappableCharacterError):
             warn(str(exc), args.input)
+        elif isinstance(exc, UnicodeDecodeError):
+            warn(_illegal_input(exc, first.event), args.input)
         else:
             warn(f"{type(exc).__name__}: {exc}", args.input)
         return EXIT_INVALID
     finally:
         if bar is not None:
             bar.close()
+    if summary.malformed_total and not args.quiet:
+        offset = _first_unit(args.input, variant) if rescan and variant else first.offset
+        warn(_repair_notice(summary.malformed_total, offset, errors, how), args.input)
     if args.verbose:
         warn(_summary_line(summary, policy))
     return EXIT_OK
 
 
 def _transcode_on_dask(
-    args: argparse.Namespace, output: str, source: str, target: str, policy: str
+    args: argparse.Namespace,
+    output: str,
+    source_target: tuple[str, str],
+    policies: tuple[str, str, str],
 ) -> int:
     """``--dask``: IN (files, a glob, fsspec URLs) transcoded in blocks on the cluster,
-    into OUT (a pattern with {name}, {stem} or {index} for several inputs)."""
+    into OUT (a pattern with {name}, {stem} or {index} for several inputs).  The notice
+    of repaired input names the first unit's offset where the input is a local file."""
+    (source, target), (errors, policy, how) = source_target, policies
+    variant = _variant(source) if args.bom != "detect" else None
     if "-" in (args.input, output):
         raise CommandError("--dask reads and writes files or URLs, not stdin or stdout")
     if args.jobs > 1:
@@ -203,16 +319,24 @@ def _transcode_on_dask(
                 output,
                 source=source,
                 target=target,
-                errors=args.errors,
+                errors=errors,
                 bom=args.bom,
                 unmappable=policy,
                 blocksize=args.blocksize or DEFAULT_BLOCKSIZE,
             )
-    except (Utf8DecodeError, UnmappableCharacterError) as exc:
+    except UnmappableCharacterError as exc:
         warn(str(exc), args.input)
         return EXIT_INVALID
-    if args.verbose:
-        for name, summary in summaries.items():
+    except Utf8DecodeError as exc:
+        warn(_illegal_input(exc, None), args.input)
+        return EXIT_INVALID
+    for name, summary in summaries.items():
+        shown = name if len(summaries) > 1 else args.input
+        if summary.malformed_total and not args.quiet:
+            local = variant is not None and _regular_file(name)
+            first = _first_unit(name, variant) if local and variant else None
+            warn(_repair_notice(summary.malformed_total, first, errors, how), shown)
+        if args.verbose:
             warn(_summary_line(summary, policy), name if len(summaries) > 1 else None)
     return EXIT_OK
 
@@ -237,12 +361,13 @@ def _known_encodings() -> list[list[str]]:
     return [[name, *sorted(groups[name] - {name})] for name in sorted(groups)]
 
 
-def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
     decode = sub.add_parser(
         "decode",
         help="write repaired UTF-8",
         description="Decode the input and write it back as UTF-8, malformed units "
-        "handled by the error policy (default: replace each with U+FFFD). Exit status 1 "
+        "handled by the error policy (default: replace each with U+FFFD; one line on "
+        "stderr then says how many, and where the first was, unless -q). Exit status 1 "
         "if --errors strict meets a malformed unit (standard output then holds "
         "everything before it; an output file is left as it was), 2 for bad options "
         "and files that cannot be read or written. " + _SAFETY,
@@ -256,6 +381,9 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "surrogatepass, or a registered codecs error handler",
     )
     decode.add_argument("-o", "--output", default="-", metavar="OUT", help="default: stdout")
+    decode.add_argument(
+        "-q", "--quiet", action="store_true", help="no notice of repaired input on stderr"
+    )
     decode.set_defaults(run=_decode_command)
 
     transcode = sub.add_parser(
@@ -264,14 +392,16 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         description="Convert IN from one encoding to another, as iconv does (IN and "
         "OUT default to stdin and stdout; - names them too). The UTF-8 side (utf-8, "
         "wtf-8, cesu-8, mutf-8, utf-8z) goes through utf8stream's own decoder and "
-        "encoder. Two policies: --errors for malformed input (default replace: U+FFFD), "
-        "and, for a character the target encoding cannot represent, iconv's: stop with "
-        "its position (default), -c or ENC//IGNORE to drop it, ENC//TRANSLIT to write "
-        "an approximation (its NFKD decomposition without combining marks, e.g. é as e "
-        "and ① as 1, or ? when that cannot be encoded either; ENC//TRANSLIT//IGNORE or "
-        "-c drops those instead). Exit status: 0 success (also when -c dropped "
-        "characters, as GNU iconv -c does; -v counts them), 1 invalid input under "
-        "--errors strict or an unmappable character under the default policy, 2 "
+        "encoder. As iconv: malformed input stops the run with its byte offset (exit "
+        "status 1) unless -c or ENC//IGNORE drop it or --errors says what to do (replace: "
+        "U+FFFD); input so repaired is said in one line on stderr (how many units, the "
+        "first one's offset) unless -q. For a character the target encoding cannot "
+        "represent, iconv's rules too: stop with its position (default), -c or "
+        "ENC//IGNORE to drop it, ENC//TRANSLIT to write an approximation as glibc does "
+        "(ü as u, ß as ss, — as --, € as EUR, ™ as (TM), or ? when there is none; "
+        "ENC//TRANSLIT//IGNORE or -c drops those instead). Exit status: 0 success (also "
+        "when -c dropped characters, as GNU iconv -c does; -v counts them), 1 malformed "
+        "input or an unmappable character that stopped the run, 2 "
         "unknown or non-text encodings, unusable policies, bad options, files that "
         "cannot be read or written, a failed worker process. " + _SAFETY,
     )
@@ -300,17 +430,18 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         "-c",
         dest="drop",
         action="store_true",
-        help="drop characters the target encoding cannot represent",
+        help="drop malformed input and characters the target encoding cannot "
+        "represent, as iconv -c (--errors still chooses for malformed input)",
     )
     transcode.add_argument(
         "-l", "--list", action="store_true", help="list the known encodings and exit"
     )
     transcode.add_argument(
         "--errors",
-        default="replace",
         metavar="POLICY",
-        help="policy for malformed input (default: replace); one that cannot decode "
-        "(xmlcharrefreplace, namereplace) is refused",
+        help="policy for malformed input: strict (default: stop, as iconv; ignore with "
+        "-c), replace (U+FFFD), ignore, backslashreplace, surrogateescape, ...; one that "
+        "cannot decode (xmlcharrefreplace, namereplace) is refused",
     )
     transcode.add_argument(
         "--bom",
@@ -324,14 +455,19 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         type=positive_int,
         default=1,
         metavar="N",
-        help="worker processes (a UTF-8-family input file into an output file); if one "
-        "fails or dies the whole run stops (exit status 2)",
+        help="at most N worker processes (a UTF-8-family input file into an output file), "
+        "used only where they are faster than one: never for UTF-8 into UTF-16/32 or the "
+        "repair, which one worker does as fast as it writes; if one fails or dies the "
+        "whole run stops (exit status 2)",
     )
     transcode.add_argument(
         "-v",
         "--verbose",
         action="store_true",
         help="print a summary on stderr: malformed input units by kind, unmappable characters",
+    )
+    transcode.add_argument(
+        "-q", "--quiet", action="store_true", help="no notice of repaired input on stderr"
     )
     add_dask_option(transcode)
     transcode.set_defaults(run=_cmd_transcode)

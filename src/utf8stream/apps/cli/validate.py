@@ -19,6 +19,7 @@ from ._common import (
     EXIT_OK,
     EXIT_USAGE,
     CommandError,
+    Parser,
     chunks,
     positive_int,
     silence_stdout,
@@ -236,7 +237,7 @@ def _report_unreadable(path: str, name: str, exc: OSError, args: argparse.Namesp
         print(_json({"file": name, "error": message, "errno": exc.errno}))
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(sub: argparse._SubParsersAction[Parser]) -> None:
     validate = sub.add_parser(
         "validate",
         help="report every malformed unit",

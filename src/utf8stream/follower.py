@@ -1,0 +1,15 @@
+"""The follower objects behind ``utf8stream.follow`` and ``utf8stream.follow_many``.
+
+``follow()`` and ``follow_many()`` (at the top level) are what most programs call.  Here:
+the objects they drive, for a program that wants to hold one (``Follower``,
+``ManyFollower``: ``statistics()``, ``checkpoint()``, ``aclose()``), the identity of a
+followed file (``FileIdentity``), and the checkpoint as a JSON file
+(``read_checkpoint``, ``write_checkpoint``; ``utf8stream.CheckpointStore`` keeps many).
+"""
+
+from __future__ import annotations
+
+from .apps.follow import FileIdentity, Follower, read_checkpoint, write_checkpoint
+from .apps.many import ManyFollower
+
+__all__ = ["FileIdentity", "Follower", "ManyFollower", "read_checkpoint", "write_checkpoint"]
