@@ -88,7 +88,8 @@ def test_a_file_created_while_stopped_is_printed_from_its_first_line(tmp_path: P
     try:
         assert follow.out(16) == b"==> b.log <==\n" + b"".join(b"b%d\n" % k for k in range(1, 16))
     finally:
-        assert follow.stop() == (143, b"", b"utf8stream: b.log: has appeared; following new file\n")
+        notice = b"utf8stream: b.log: has appeared; following new file\n"
+        assert follow.stop() == (143, b"", notice)
 
 
 def test_a_json_checkpoint_is_not_taken_for_a_store(tmp_path: Path) -> None:

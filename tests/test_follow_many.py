@@ -133,7 +133,7 @@ async def test_a_file_created_while_stopped_is_read_from_its_start(
         got = await take_named(lines, 16)
         await nothing_more(lines)
     # x.txt: a pattern the store knew no file of (its first run): ``start`` applies.
-    want = [("b.log", "b%d" % k) for k in range(1, 16)] + [("x.txt", "x1")]
+    want = [("b.log", f"b{k}") for k in range(1, 16)] + [("x.txt", "x1")]
     assert sorted(got) == sorted(want)
     assert ("appeared", "b.log") in notices
 

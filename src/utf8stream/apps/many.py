@@ -12,8 +12,9 @@ next to nothing).  The directories of the patterns are watched; a change to a fo
 file (or to the rotated file it drains) wakes that file's follower, any other change in
 them, and every ``rescan_interval``, looks for new matches, which are read from their
 start.  So is a file found on a restart that the store holds no checkpoint of while it
-holds one of another file of the same pattern: it was created since the last save.  A file whose name is gone (deleted, or rotated with nothing new at the name) is
-read to its end, kept for ``rotate_grace`` in case its writer still appends, then dropped.
+holds one of another file of the same pattern: it was created since the last save.  A
+file whose name is gone (deleted, or rotated with nothing new at the name) is read to its
+end, kept for ``rotate_grace`` in case its writer still appends, then dropped.
 
 Fairness: followers take turns.  A follower hands out what one read gave it (at most
 ``READ_SIZE`` bytes, and at most ``_QUANTUM`` lines) and goes to the back of the line; a
@@ -610,12 +611,13 @@ def follow_many(
     their start, and so are, on a restart, the files ``store`` holds no checkpoint of
     while it holds one of another file of their pattern (created since the last save;
     a pattern the store knows no file of, as on the first run with an empty store,
-    starts its files at ``start``); a file whose name is removed is read to its end and dropped once quiet
-    for ``rotate_grace``.  Each file is followed as ``follow()`` follows one (rotation,
-    copytruncate, compressed rotations); ``follow_options`` are ``follow()``'s
-    (``newline``, ``max_line_bytes``, ``on_overlong``, ``errors``, ``on_malformed``,
-    ``gap_at_start``).  ``encodings`` maps a pattern (as given) to its files' encoding;
-    the others use ``encoding``.  A file matched by several patterns belongs to the first.
+    starts its files at ``start``); a file whose name is removed is read to its end and
+    dropped once quiet for ``rotate_grace``.  Each file is followed as ``follow()``
+    follows one (rotation, copytruncate, compressed rotations); ``follow_options`` are
+    ``follow()``'s (``newline``, ``max_line_bytes``, ``on_overlong``, ``errors``,
+    ``on_malformed``, ``gap_at_start``).  ``encodings`` maps a pattern (as given) to its
+    files' encoding; the others use ``encoding``.  A file matched by several patterns
+    belongs to the first.
 
     ``multiline``: a ``MultilineJoiner`` or a preset name, as for ``follow()``: each
     ``Line`` is then a multi-line event of one file (each file has its own empty copy of
