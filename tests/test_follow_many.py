@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -146,6 +148,42 @@ async def test_the_first_run_with_an_empty_store_starts_at_start(tmp_path: Path)
     ) as lines:
         assert sorted(await take_named(lines, 2)) == [("a.log", "a3"), ("b.log", "b2")]
         await nothing_more(lines)
+
+
+async def test_a_copytruncate_between_the_open_and_the_first_read_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.log"
+    old = [f"old {k}" for k in range(200)]  # more than a fingerprint's 1,024 bytes
+    path.write_bytes("".join(f"{t}\n" for t in old).encode())
+    new = b"new 0\nnew 1\n"
+    db = tmp_path / "state.db"
+    notices: list[str] = []
+    async with follow_many(
+        [tmp_path / "*.log"],
+        store=db,
+        start="beginning",
+        autosave=False,
+        on_notice=lambda n: notices.append(n.kind),
+    ) as lines:
+        # Entering the block opened the file; nothing is read from it yet: copytruncate.
+        shutil.copyfile(path, tmp_path / "a.log.1")
+        os.truncate(path, 0)
+        append(path, new)
+        first = await take_named(lines, 100)
+        await lines.save()
+    assert first == [("a.log.1", t) for t in old[:100]]
+    assert notices == ["truncated"]
+    async with follow_many([tmp_path / "*.log"], store=db, autosave=False) as lines:
+        rest = await take_named(lines, 102)
+        await nothing_more(lines)
+        await lines.save()
+        (checkpoint,) = lines.checkpoints().values()
+    assert rest == [("a.log.1", t) for t in old[100:]] + [("a.log", "new 0"), ("a.log", "new 1")]
+    # The fingerprint describes the content the offset points into.
+    assert checkpoint.offset == len(new)
+    assert checkpoint.file.head_length == len(new)
+    assert checkpoint.file.head_sha256 == hashlib.sha256(new).hexdigest()
 
 
 async def test_lines_handed_out_after_the_last_save_come_again(tmp_path: Path) -> None:

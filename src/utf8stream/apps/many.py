@@ -206,6 +206,8 @@ class ManyFollower:
         joined = self._joiner is not None or any(j is not None for j in self._joiners.values())
         if joined and not multiline_timeout > 0:
             raise ValueError("multiline_timeout must be > 0")
+        if joined and follow_options.get("partial_after") is not None:
+            raise ValueError("partial_after is for lines: a multi-line event is handed out whole")
         self._multiline_timeout = multiline_timeout
         self._encoding = encoding
         self._start = start

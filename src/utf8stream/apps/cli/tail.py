@@ -70,7 +70,7 @@ from ._common import (
 from ._stdin import Piece, StdinOptions, stdin_pieces
 
 if TYPE_CHECKING:
-    from ..follow import FollowCheckpoint, Follower, Line
+    from ..follow import FollowCheckpoint, Follower, Line, Notice
     from ..many import ManyFollower
 
 # The followers' defaults come from apps/_defaults.py, which imports nothing, so that
@@ -251,6 +251,19 @@ def _load(args: argparse.Namespace, name: str) -> tuple[str, Follower | None, in
     return STDIN_NAME, None, 0
 
 
+def _tell(notice: Notice, name: str, checkpoint: str | None) -> None:
+    """A notice on stderr, under the name of what it is about: the FILE, or for a
+    checkpoint that does not fit its FILE, the checkpoint (the message names the FILE)."""
+    warn(notice.message, checkpoint if notice.kind == "checkpoint" and checkpoint else name)
+
+
+def _partial_after(args: argparse.Namespace, joiner: MultilineJoiner | None) -> float | None:
+    """Following, an unfinished line is shown as soon as it is read, as GNU tail shows
+    it (its rest follows when written; a checkpoint saved meanwhile covers what was
+    shown); an event is shown whole."""
+    return 0.0 if args.follow and joiner is None else None
+
+
 def _load_follower(
     args: argparse.Namespace, name: str, shown: str | None = None
 ) -> tuple[Follower, int]:
@@ -259,6 +272,7 @@ def _load_follower(
 
     checkpoint = None
     start, skip = _start(args)
+    joiner = _joiner(args)
     try:
         if args.checkpoint and os.path.exists(args.checkpoint):
             checkpoint = read_checkpoint(args.checkpoint)
@@ -278,9 +292,10 @@ def _load_follower(
             errors=args.errors,
             until_eof=not args.follow,
             retry=args.retry and args.follow,
-            on_notice=lambda notice: warn(notice.message, shown or name),
-            multiline=_joiner(args),
+            on_notice=lambda notice: _tell(notice, shown or name, args.checkpoint),
+            multiline=joiner,
             multiline_timeout=args.multiline_timeout,
+            partial_after=_partial_after(args, joiner),
         )
     except CheckpointError as exc:
         raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
@@ -670,6 +685,7 @@ async def _tail_many(args: argparse.Namespace) -> int:
             store = CheckpointStore(args.checkpoint, durable=False)
         except CheckpointError as exc:
             raise CommandError(f"not a usable checkpoint store: {exc}") from None
+    joiner = _joiner(args)
     try:
         many = follow_many(
             args.files,
@@ -683,9 +699,10 @@ async def _tail_many(args: argparse.Namespace) -> int:
             max_line_bytes=args.max_line_bytes,
             on_overlong=args.on_overlong,
             errors=args.errors,
-            on_notice=lambda notice: warn(notice.message, shown(notice.path)),
-            multiline=_joiner(args),
+            on_notice=lambda notice: _tell(notice, shown(notice.path), args.checkpoint),
+            multiline=joiner,
             multiline_timeout=args.multiline_timeout,
+            partial_after=_partial_after(args, joiner),
         )
     except ValueError as exc:
         if store is not None:
