@@ -73,6 +73,7 @@ import anyio.to_thread
 
 from ..core._accel import LINE_TYPE, implementation
 from ..core.events import Malformed
+from ..core.lastlines import start_of_last_lines
 from ..core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
 from ..core.lines import (
     DEFAULT_MAX_LINE_BYTES,
@@ -797,41 +798,6 @@ def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
     return None
 
 
-def _start_of_last_lines(
-    fd: int, size: int, count: int, engine: LineEngine, block: int = 1 << 16
-) -> int:
-    """Offset where the last ``count`` lines start, as ``tail -n`` counts them.
-
-    With ``count == 0``: the start of the unfinished last line (after the last newline),
-    so that it is delivered whole when it completes.  Newlines are the ``engine``'s,
-    found with ``bytes.find`` (memchr); ``block`` bytes are read first, and twice as
-    many each time after, up to 8 MiB, so a long line costs few reads.
-    """
-    unit = engine.decoder.unit
-    overlap = engine.newline_width - unit
-    found: list[list[int]] = []  # the line ends of each block read, the last block first
-    total = 0
-    pos = size
-    while pos > 0 and total <= count:
-        start = max(0, pos - block) // unit * unit
-        # A newline is the block's that holds its first byte.  Read a little on either
-        # side, so that one cut by an edge is seen whole, and so that the second half of
-        # a "\r\n" begun in the block before is not taken for a "\n" of its own.
-        lead = min(overlap, start)
-        data = os.pread(fd, lead + pos - start + overlap, start - lead)
-        first = start - lead
-        ends = [first + end for at, end in engine.newlines(data) if start <= first + at < pos]
-        found.append(ends)
-        total += len(ends)
-        pos = start
-        block = min(block * 2, 1 << 23)
-    if count == 0:
-        return next((ends[-1] for ends in found if ends), 0)
-    # Like tail -n: an unfinished last line counts as a line.
-    starts = [0, *[e for ends in reversed(found) for e in ends if e < size]]
-    return starts[-count] if count <= len(starts) else 0
-
-
 @dataclass
 class _Open:
     """The file being read; its line engine holds the unfinished line."""
@@ -1475,7 +1441,9 @@ class Follower:
         elif start == "end" and self._last_bytes is None:
             encoding = self._detect(fd) if self._auto else self._encoding
             engine = self._engine_for(0, fd, encoding=encoding)
-            offset = _start_of_last_lines(fd, size, self._last_lines, engine)
+            offset = start_of_last_lines(
+                lambda at, n: os.pread(fd, n, at), size, self._last_lines, engine
+            )
             self._attach(fd, self.path, offset, encoding)
         else:
             if start == "end":

@@ -67,7 +67,7 @@ from ._common import (
     silence_stdout,
     warn,
 )
-from ._stdin import Piece, StdinOptions, stdin_pieces
+from ._stdin import FromLine, Piece, StdinOptions, stdin_pieces
 
 if TYPE_CHECKING:
     from ..follow import FollowCheckpoint, Follower, Line, Notice
@@ -203,7 +203,8 @@ def _cmd_tail(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
-    """``follow()``'s arguments for where to start, and how many lines to skip first."""
+    """``follow()``'s arguments for where to start, and the line to show first (``-n +N``:
+    N; 0 for all)."""
     if args.offset is not None:
         return {"start": args.offset}, 0
     if args.bytes is not None:
@@ -213,7 +214,7 @@ def _start(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
         return {"last_bytes": count.number, "gap_at_start": False}, 0
     count = args.lines
     if count.from_start:
-        return {"start": "beginning"}, max(count.number - 1, 0)
+        return {"start": "beginning"}, count.number
     return {"last_lines": count.number}, 0
 
 
@@ -240,8 +241,8 @@ def _stdin_options(args: argparse.Namespace) -> StdinOptions:
 
 def _load(args: argparse.Namespace, name: str) -> tuple[str, Follower | None, int]:
     """What ``tail`` reads for one FILE: the name its header shows, its follower (None
-    for standard input that is not a regular file, read by ``stdin_pieces``), and how
-    many lines it skips first."""
+    for standard input that is not a regular file, read by ``stdin_pieces``), and the
+    line it shows first (``FromLine``)."""
     if name != STDIN:
         return (name, *_load_follower(args, name))
     if _stdin_is_a_file():  # ``< app.log``: a file, followed through the descriptor
@@ -267,16 +268,16 @@ def _partial_after(args: argparse.Namespace, joiner: MultilineJoiner | None) -> 
 def _load_follower(
     args: argparse.Namespace, name: str, shown: str | None = None
 ) -> tuple[Follower, int]:
-    """The follower of one FILE, and how many lines it skips first (``-n +N``)."""
+    """The follower of one FILE, and the line it shows first (``-n +N``: N; 0 for all)."""
     from ..follow import CheckpointError, follow, read_checkpoint
 
     checkpoint = None
-    start, skip = _start(args)
+    start, first = _start(args)
     joiner = _joiner(args)
     try:
         if args.checkpoint and os.path.exists(args.checkpoint):
             checkpoint = read_checkpoint(args.checkpoint)
-            skip = 0  # the checkpoint says where to go on
+            first = 0  # the checkpoint says where to go on
         follower = follow(
             name,
             **start,
@@ -299,7 +300,7 @@ def _load_follower(
         )
     except CheckpointError as exc:
         raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
-    return follower, skip
+    return follower, first
 
 
 class _Output:
@@ -531,16 +532,15 @@ async def _tail(args: argparse.Namespace) -> int:
 
     async def print_file(i: int) -> None:
         nonlocal status, failure, unreadable
-        name, follower, skip = files[i]
+        name, follower, first = files[i]
+        from_line = FromLine(first)
         turn = turns[i]
         try:
             if follower is None:
                 await print_stdin(i)
                 return
             async for line in follower:
-                if skip:  # -n +N: the lines before line N (a split line's pieces: one)
-                    if line.terminated:
-                        skip -= 1
+                if not from_line.keeps(line.terminated):
                     continue
                 if not turn.is_set():
                     held[i].append(line)
