@@ -1,7 +1,7 @@
 """Two builds of the C accelerator timed against each other in one process.
 
     .venv/bin/python benchmarks/ab_builds.py BEFORE.so [AFTER.so] [--corpora NAME ...]
-        [--size MiB] [--rounds N] [--chunk BYTES] [--lines]
+        [--size MiB] [--rounds N] [--chunk BYTES] [--lines] [--json]
 
 A before/after timing of a change to the decoding loop or its kernels, for a machine
 that other work keeps busy: both builds (``BEFORE.so``, e.g. a copy of another checkout's
@@ -40,6 +40,7 @@ from types import ModuleType
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _corpora
+import _report
 
 from utf8stream import Malformed
 from utf8stream.core._accel import ACCEL_KINDS
@@ -127,7 +128,13 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7, help="best of N (default 7)")
     parser.add_argument("--chunk", type=int, default=65536, help="bytes (default 65536)")
     parser.add_argument("--lines", action="store_true", help="time Units.lines, not feed")
+    _report.add_option(parser)
     args = parser.parse_args()
+    with _report.reporting(args.json):
+        compare(args)
+
+
+def compare(args: argparse.Namespace) -> None:
     after = args.after or next(SRC.glob("_speedups*.so"))
     sides = {"before": load("before", args.before), "after": load("after", after)}
     print(f"before {args.before}\nafter  {after}")
@@ -148,6 +155,16 @@ def main() -> None:
         print(
             f"{name:14} before {best['before'] * 1e3:8.2f} ms  after {best['after'] * 1e3:8.2f} ms"
             f"  before/after {best['before'] / best['after']:.3f}"
+        )
+        _report.record(
+            "ab-builds",
+            corpus=name,
+            call="Units.lines" if args.lines else "Units.feed",
+            chunk=args.chunk,
+            peer="before",
+            peer_s=best["before"],
+            ours_s=best["after"],
+            ratio=best["before"] / best["after"],
         )
 
 

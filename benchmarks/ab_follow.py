@@ -1,12 +1,12 @@
 """follow() of several source trees timed against each other and ``open()`` in one process.
 
     .venv/bin/python benchmarks/ab_follow.py [SRC ...] [--mib M] [--rounds N]
-        [--backends B ...] [--feed KIB]
+        [--backends B ...] [--feed KIB] [--json]
 
 A before/after timing of a change to the follower (bench_files.py's follow-speed: a
 finished file of 80-byte lines, ``follow()`` against ``for line in open()``) for a
-machine whose speed swings between processes (30-50 % on the VM these benchmarks run
-on: separate runs of bench_files.py compare processes as much as code).  Each ``SRC``
+machine whose speed swings between processes (separate runs of bench_files.py compare
+processes as much as code).  Each ``SRC``
 (a checkout's ``src``, default this checkout's; e.g. ``/work/main/src src``) has its
 ``utf8stream`` package, C accelerator included, copied under a name of its own
 (``tree0``, ``tree1``, ...) and imported side by side; every round then times
@@ -15,10 +15,7 @@ round.  Printed per side: the best and the median time, ``open()``'s best over i
 and the median of the rounds' own ratios to ``open()`` (a round's sides run moments
 apart: the steadier figure).  The lines are counted, not checked; bench_files.py checks
 that both sides give the same lines.  ``--feed`` sets the trees' ``FEED_SIZE`` (KiB).
-
-Measured with its first form (follow21, 100 MiB on ext4, 20-30 rounds, another
-helper's tests running): main's follower at 0.99-1.05x ``open()`` (median of ratios) on
-both backends in every run, and two copies of the same tree within 2 % of each other.
+Two copies of the same tree are the check of the method: their ratios should agree.
 """
 
 from __future__ import annotations
@@ -36,6 +33,9 @@ from pathlib import Path
 from types import ModuleType
 
 import anyio
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _report
 
 HERE = Path(__file__).resolve().parent
 LINE_80 = b"2026-11-22T00:00:00.000Z INFO worker-7 GET /api/v1/items/42 200".ljust(79) + b"\n"
@@ -65,7 +65,13 @@ def main() -> None:
         "--backends", nargs="+", default=["asyncio", "trio"], choices=["asyncio", "trio"]
     )
     parser.add_argument("--feed", type=int, help="the trees' FEED_SIZE, KiB")
+    _report.add_option(parser)
     args = parser.parse_args()
+    with _report.reporting(args.json):
+        compare(args)
+
+
+def compare(args: argparse.Namespace) -> None:
     sources = args.sources or [HERE.parent / "src"]
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
@@ -125,6 +131,15 @@ def main() -> None:
                 f"  open()/this best {min(reference) / min(taken):5.3f}"
                 f"  median of ratios {statistics.median(ratios):5.3f}"
                 f"  worst {min(ratios) if ratios else math.nan:5.3f}"
+            )
+            _report.record(
+                "ab-follow",
+                side=name,
+                peer="open()",
+                best_s=min(taken),
+                median_s=statistics.median(taken),
+                ratio=statistics.median(ratios),
+                best_ratio=min(reference) / min(taken),
             )
 
 

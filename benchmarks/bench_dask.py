@@ -1,7 +1,7 @@
 """`utf8stream.dask.read_text` against `dask.bag.read_text`, on the same cluster and files.
 
     .venv/bin/python benchmarks/bench_dask.py [--size MiB] [--blocksize MiB] [--repeat N]
-        [--workers 1,2]
+        [--workers 1,2] [--json]
 
 A UTF-8 file of mixed log lines (ASCII, Latin, Cyrillic, CJK, emoji; "\\n" newlines) and
 the same text in UTF-16LE.  For each worker count, a ``distributed.LocalCluster`` of that
@@ -33,6 +33,9 @@ from typing import Any, cast
 import dask
 import dask.bag
 import distributed
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _report
 
 from utf8stream.dask import read_text
 
@@ -80,7 +83,13 @@ def main() -> None:
     parser.add_argument("--blocksize", type=float, default=8, help="MiB (default 8)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--workers", default="1,2", help="worker counts (default 1,2)")
+    _report.add_option(parser)
     args = parser.parse_args()
+    with _report.reporting(args.json):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     blocksize = int(args.blocksize * 2**20)
     lines = make_lines(int(args.size * 2**20))
     text = "\n".join(lines) + "\n"
@@ -133,6 +142,19 @@ def main() -> None:
                 print(
                     f"  UTF-16LE utf8stream {mib16 / t_ours16:7.1f} MiB/s "
                     f"({expected[0] / t_ours16 / 1e6:.2f} M lines/s)"
+                )
+                _report.record(
+                    "dask",
+                    workers=workers,
+                    peer="dask.bag.read_text",
+                    peer_s=t_theirs,
+                    ours_s=t_ours,
+                    ratio=t_theirs / t_ours,
+                    target=0.9,
+                    utf8_mib_s=mib8 / t_ours,
+                    utf16le_mib_s=mib16 / t_ours16,
+                    utf16le_lines_expected=expected[0],
+                    utf16le_lines_dask=wrong[0],
                 )
     sys.stdout.flush()
 

@@ -1,7 +1,7 @@
 """Utf8Decoder against CPython's codecs incremental UTF-8 decoder, side by side.
 
     .venv/bin/python benchmarks/bench_decoder.py [--size MiB] [--repeat N] [--variants]
-        [--corpora NAME ...] [--chunks SIZE ...]
+        [--corpora NAME ...] [--chunks SIZE ...] [--json]
 
 Prints, for each corpus and chunk size, the best-of-N time of both decoders (their rounds
 interleaved: codecs, ours, codecs, ours, ...) and the ratio peer_time / our_time (higher
@@ -22,8 +22,8 @@ until the round ends, so each new string is written to memory no string of the r
 used (16 MiB of fresh pages from the kernel per round, for both sides: at 64 KiB of
 ASCII this page-fault and cache-miss cost is most of the time of either side).
 ``streamed``: each text is dropped as soon as it is made, as a stream's consumer does,
-so the next string reuses memory still in cache (the conditions of issue 14's reference
-table, whose codecs figures, e.g. 7,456 MB/s on ASCII, only a hot-memory run reaches).
+so the next string reuses memory still in cache (the conditions of simdutf's published
+figures, which only a hot-memory run reaches).
 
 Beside each row, ``copy``: the same chunks each copied into a new ``bytearray`` (kept or
 dropped alike), interleaved with the two decoders, and ``codecs / copy``: the ratio a
@@ -58,6 +58,7 @@ from functools import partial
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _report
 from _corpora import NAMES, build_corpora, chunked
 
 from utf8stream import Malformed, Utf8Decoder
@@ -257,6 +258,15 @@ def main_variants(corpora: dict[str, bytes], repeat: int) -> None:
             assert "".join(ours(chunks)) == text, f"{variant}: text differs from the peer's"
             peer_s, ours_s = best_times([peer, ours], chunks, repeat)
             print(f"{variant:8} {size:>6} {peer_s:12.4f} {ours_s:9.4f} {peer_s / ours_s:6.2f}")
+            _report.record(
+                "variants",
+                variant=variant,
+                chunk=size,
+                peer="codecs surrogatepass + fixups",
+                peer_s=peer_s,
+                ours_s=ours_s,
+                ratio=peer_s / ours_s,
+            )
 
 
 def main() -> None:
@@ -282,7 +292,13 @@ def main() -> None:
         default=["kept", "streamed"],
         help="kept: every text kept until the round ends; streamed: each dropped when made",
     )
+    _report.add_option(parser)
     args = parser.parse_args()
+    with _report.reporting(args.json):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     corpora = build_corpora(args.size * 1024 * 1024)
     print(
         f"Python {sys.version.split()[0]}, {args.size} MiB per corpus, best of {args.repeat},"
@@ -325,6 +341,20 @@ def main() -> None:
                     print(
                         f"{name:11} {size:>6} {label:14} {outputs:8} {peer:9.4f} {ours:9.4f}"
                         f" {ratio:6.2f} >= {target} {ok:6} {copy:9.4f} {peer / copy:11.2f}"
+                    )
+                    _report.record(
+                        "decoder",
+                        corpus=name,
+                        chunk=size,
+                        variant=label,
+                        outputs=outputs,
+                        peer="codecs",
+                        peer_s=peer,
+                        ours_s=ours,
+                        ratio=ratio,
+                        target=target,
+                        copy_s=copy,
+                        copy_ratio=peer / copy,
                     )
     for outputs, missed in failures.items():
         print(f"outputs {outputs}: {missed} target(s) missed")

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _report
 from _corpora import NAMES, build_corpora, chunked
 
 from utf8stream import Transcoder, Utf8Encoder
@@ -96,7 +97,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=8, help="MiB per corpus (default 8)")
     parser.add_argument("--repeat", type=int, default=7, help="best of N (default 7)")
+    _report.add_option(parser)
     args = parser.parse_args()
+    with _report.reporting(args.json):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     corpora = build_corpora(args.size * 1024 * 1024)
     print(
         f"Python {sys.version.split()[0]}, {args.size} MiB per corpus, 64 KiB chunks,"
@@ -133,6 +140,16 @@ def main() -> None:
             print(
                 f"{name:10} {label:26} {peer_label:30} {peer:8.4f} {mine:8.4f} {ratio:6.2f}"
                 f" {verdict}"
+            )
+            _report.record(
+                "encoder",
+                corpus=name,
+                ours=label,
+                peer=peer_label,
+                peer_s=peer,
+                ours_s=mine,
+                ratio=ratio,
+                target=target,
             )
     print(f"{failures} target(s) missed")
 

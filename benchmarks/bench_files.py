@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_files.py [--size MiB] [--repeat N] [--follow-seconds S]
         [--only transcode|follow|follow-speed] [--cases WORD ...] [--follow-mib MiB]
-        [--rates MB/s,...]
+        [--rates MB/s,...] [--json]
 
 Transcoding: the same file through a peer and `utf8stream transcode` (all as commands, so
 all pay their start-up), doing the same work: UTF-8 -> UTF-16LE of the mixed corpus
@@ -53,6 +53,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _report
 import anyio
 from _corpora import build_corpora
 
@@ -270,6 +271,18 @@ def _compare_transcoders(
             f"[{best[0]:.2f} {best[1]:.2f} {best[0] / best[1]:.2f} {best[2]:.2f} "
             f"{best[0] / best[2]:.2f}]"
         )
+        _report.record(
+            "transcode",
+            case=label,
+            peer=peer.label,
+            peer_s=median[0],
+            ours_s=median[1],
+            ratio=median[0] / median[1],
+            ours_j2_s=median[2],
+            ratio_j2=median[0] / median[2],
+            best_ratio=best[0] / best[1],
+            target=3.0,
+        )
         mb = path.stat().st_size / 1e6
         cpu_median = [statistics.median(c) for c in cpus]
         cpu_lines.append(
@@ -360,6 +373,14 @@ def bench_follow(seconds: float, work: Path) -> None:
         f"({written / seconds:,.0f} lines/s); the reader had all {received:,} of them "
         f"{elapsed - seconds:+.2f} s after the writer stopped; reader RSS "
         f"{rss_early:.0f} MiB after 1,000,000 lines, {rss_end:.0f} MiB at the end"
+    )
+    _report.record(
+        "follow-writer",
+        lines=written,
+        seconds=seconds,
+        behind_s=elapsed - seconds,
+        rss_early_mib=rss_early,
+        rss_end_mib=rss_end,
     )
 
     async def catch_up() -> tuple[int, float]:
@@ -474,9 +495,29 @@ def bench_follow_vs_open(work: Path, size_mib: int, rounds: int) -> None:
             f"open()/this {reference / took:4.2f}x  "
             f"(processor time {cpu:6.2f} s, {cpu_reference / cpu:4.2f}x)"
         )
+        if name != "for line in open()":
+            _report.record(
+                "follow-speed",
+                case=name,
+                file_system=_file_system(work),
+                peer="for line in open()",
+                peer_s=reference,
+                ours_s=took,
+                ratio=reference / took,
+                cpu_ratio=cpu_reference / cpu,
+                target=1.0 if "UTF-8" in name else None,
+            )
     for backend in ("asyncio", "trio"):
         ratio = best_of[f"follow() UTF-8, {backend}"] / best_of[f"follow() UTF-16LE, {backend}"]
         print(f"  UTF-16LE / UTF-8 following speed, {backend}: {ratio:.2f} (target >= 0.5)")
+        _report.record(
+            "follow-utf16",
+            backend=backend,
+            file_system=_file_system(work),
+            peer="follow() UTF-8",
+            ratio=ratio,
+            target=0.5,
+        )
 
 
 def bench_follow_keeps_up(work: Path, seconds: float, rates_mb: list[float]) -> None:
@@ -537,8 +578,33 @@ def bench_follow_keeps_up(work: Path, seconds: float, rates_mb: list[float]) -> 
             f"{count:,} of them {lag:+.2f} s after it stopped ({reader_mb:.0f} MB/s): "
             f"{'kept up' if kept_up else 'fell behind'}"
         )
+        _report.record(
+            "follow-keeps-up",
+            writer_mb_s=rate_mb,
+            reader_mb_s=reader_mb,
+            behind_s=lag,
+            kept_up=kept_up,
+        )
         if not kept_up:
             break
+
+
+def _file_system(path: Path) -> str:
+    """The type of the file system ``path`` is on (``ext4``, ``tmpfs``...), from
+    /proc/self/mounts; ``unknown`` where that cannot be read."""
+    try:
+        mounts = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return "unknown"
+    best, kind = "", "unknown"
+    resolved = str(path.resolve())
+    for mount in mounts:
+        fields = mount.split()
+        point = fields[1]
+        inside = resolved == point or resolved.startswith(point.rstrip("/") + "/")
+        if len(fields) > 2 and inside and len(point) > len(best):
+            best, kind = point, fields[2]
+    return kind
 
 
 def current_rss() -> float:
@@ -566,7 +632,13 @@ def main() -> None:
     parser.add_argument(
         "--rates", default="100,200,300,400,600", help="writer MB/s to try, rising"
     )
+    _report.add_option(parser)
     args = parser.parse_args()
+    with _report.reporting(args.json):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(dir=os.environ.get("BENCH_TMP")) as tmp:
         work = Path(tmp)
         if args.only in (None, "transcode"):

@@ -1,6 +1,7 @@
 """Async adapters against their peers, side by side, on asyncio and trio.
 
     .venv/bin/python benchmarks/bench_streams.py [--size MiB] [--repeat N]
+        [--only text|lines] [--json]
 
 Transports are fed from memory (``MemoryByteStream`` hands out pre-cut chunks without
 yielding to the event loop), so the figures measure the adapters, not a transport.
@@ -12,7 +13,7 @@ Prints best-of-N times (the peer's runs and ours interleaved) and ratios
   at 64 KiB and 4 KiB chunks (DESIGN.md section 8 target: >= 1.0);
 * ``async for line in LineReceiveStream(...)`` (64 KiB chunks) against sync
   ``io.TextIOWrapper`` line iteration reading 64 KiB at a time too (a 64 KiB
-  ``BufferedReader`` and ``_CHUNK_SIZE``; issue 14 target: >= 1.3) and against anyio's
+  ``BufferedReader`` and ``_CHUNK_SIZE``; target: >= 1.3) and against anyio's
   ``BufferedByteReceiveStream.receive_until(b"\\n")`` plus ``bytes.decode`` (target >= 3).
 
 Before anything is timed, the outputs are compared in full (the text, every line), not
@@ -39,6 +40,7 @@ from anyio.streams.buffered import BufferedByteReceiveStream
 from anyio.streams.text import TextReceiveStream
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _report
 from _corpora import NAMES, build_corpora, chunked
 
 from utf8stream import LineReceiveStream, Utf8ReceiveStream
@@ -229,6 +231,17 @@ def text_table(corpora: dict[str, bytes], repeat: int) -> int:
                 print(
                     f"{name:10} {size:>6} {backend:8} {peer:8.4f} {ours:8.4f} {ratio:6.2f}{flag}"
                 )
+                _report.record(
+                    "text",
+                    corpus=name,
+                    chunk=size,
+                    backend=backend,
+                    peer="anyio TextReceiveStream",
+                    peer_s=peer,
+                    ours_s=ours,
+                    ratio=ratio,
+                    target=1.0,
+                )
     return missed
 
 
@@ -281,6 +294,21 @@ def lines_table(corpora: dict[str, bytes], repeat: int) -> int:
                 f"{name:10} {backend:8} {n_ours:>7} {ours:8.4f} {sync_time:9.4f} {r_sync:6.2f}"
                 f" {until:12.4f} {r_until:6.2f}{flags}"
             )
+            for peer, peer_s, ratio, target in (
+                ("io.TextIOWrapper", sync_time, r_sync, 1.3),
+                ("anyio receive_until + decode", until, r_until, 3.0),
+            ):
+                _report.record(
+                    "lines",
+                    corpus=name,
+                    backend=backend,
+                    lines=n_ours,
+                    peer=peer,
+                    peer_s=peer_s,
+                    ours_s=ours,
+                    ratio=ratio,
+                    target=target,
+                )
     return missed
 
 
@@ -289,7 +317,13 @@ def main() -> None:
     parser.add_argument("--size", type=float, default=32, help="MiB per corpus (default 32)")
     parser.add_argument("--repeat", type=int, default=9, help="best of N (default 9)")
     parser.add_argument("--only", choices=("text", "lines"), help="run one of the two tables")
+    _report.add_option(parser)
     args = parser.parse_args()
+    with _report.reporting(args.json):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     corpora = build_corpora(int(args.size * 1024 * 1024))
     print(
         f"Python {sys.version.split()[0]}, {args.size:g} MiB per corpus, best of {args.repeat};"

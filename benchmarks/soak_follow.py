@@ -1,7 +1,7 @@
-"""Lines lost and repeated by followers of a log under rotation: the README's table.
+"""Lines lost and repeated by followers of a log under rotation (docs/benchmarks.md).
 
     .venv/bin/python benchmarks/soak_follow.py [--seconds S] [--rate LINES] [--seed N]
-        [--modes create,copytruncate,compress,dateext]
+        [--modes create,copytruncate,compress,dateext] [--json]
 
 The scenario of tests/test_soak.py (tests/_soak.py): a writer appends numbered lines at
 --rate lines/s while the log is rotated every 0.3-0.9 s in each mode, for --seconds per
@@ -32,7 +32,9 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+import _report
 from _soak import (
     MANY_RATE,
     MODES,
@@ -105,6 +107,17 @@ def main_many(seconds: float, rate: float, seed: int) -> None:
         print(f"{label}: {verdict}, {result.backend}, {result.restarts} kills", flush=True)
         for line in many_cells(result):
             print(f"  {line}", flush=True)
+        for name, counted in sorted(result.files.items()):
+            _report.record(
+                "soak-many",
+                consumer=label,
+                file=name,
+                mode=result.modes[name],
+                kills=result.restarts,
+                written=counted.written,
+                missing=counted.missing,
+                duplicates=counted.duplicates,
+            )
 
 
 def main() -> None:
@@ -114,7 +127,13 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=random.SystemRandom().randrange(2**32))
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--many", action="store_true", help="the many-file soak instead")
+    _report.add_option(parser)
     args = parser.parse_args()
+    with _report.reporting(args.json):
+        run(args)
+
+
+def run(args: argparse.Namespace) -> None:
     if args.many:
         main_many(args.seconds, MANY_RATE if args.rate is None else args.rate, args.seed)
         return
@@ -132,11 +151,20 @@ def main() -> None:
     for mode in modes:
         cells = []
         rotations = 0
-        for runner in FOLLOWERS.values():
+        for follower, runner in FOLLOWERS.items():
             with tempfile.TemporaryDirectory() as tmp:
                 result = runner(Path(tmp), mode, args.seconds, args.rate, args.seed)
             rotations = max(rotations, result.rotations)
             cells.append(cell(result))
+            _report.record(
+                "soak",
+                mode=mode,
+                follower=follower,
+                rotations=result.rotations,
+                kills=result.restarts,
+                missing=result.missing,
+                duplicates=result.duplicates,
+            )
         print(f"| {mode} (~{rotations} rotations) | " + " | ".join(cells) + " |", flush=True)
 
 

@@ -1,4 +1,4 @@
-"""The checkpoint store of many followed files (issue 13, point 2): SQLite, transactional,
+"""The checkpoint store of many followed files: SQLite, transactional,
 no loss and no half batch whatever instant a ``kill -9`` hits, and one clear error for a
 file that is not a usable store."""
 

@@ -82,7 +82,7 @@ def test_follow_prints_lines_as_they_come(tmp_path: Path) -> None:
         time.sleep(0.05)
         log.write_bytes(b"rotated\n")
         assert proc.stdout.readline() == b"rotated\n"
-        # SIGTERM ends it at once (it used to hang: anyio's worker thread never stopped).
+        # SIGTERM ends it at once, anyio's worker thread included.
         proc.terminate()
         assert proc.wait(5) == 143
     finally:

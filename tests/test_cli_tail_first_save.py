@@ -1,9 +1,9 @@
 """tail -F --checkpoint saves where it starts as soon as the file is open.
 
-A run killed (kill -9) before its first periodic save used to leave no checkpoint at all,
-and the next run then started at the end of whatever file the path named by then: after a
-rotation, the lines written to the old file in between were never printed (found by the
-soak test).
+A run killed (kill -9) before its first periodic save must still leave a checkpoint:
+without one, the next run would start at the end of whatever file the path named by then,
+and after a rotation the lines written to the old file in between would never be
+printed.
 """
 
 from __future__ import annotations

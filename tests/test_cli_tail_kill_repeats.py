@@ -2,8 +2,8 @@
 
 The checkpoint is saved right after every write to stdout (one write of at most 64 KiB of
 lines), so a SIGKILL can only repeat the lines of the write it came during or just after,
-before the save.  It used to be saved every half second: a kill repeated everything
-printed since, up to tens of thousands of lines.
+before the save.  A save on a timer instead would let a kill repeat everything printed
+since the last one.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``utf8stream tail -F 'PATTERN'... --checkpoint DB`` (issue 13 point 2): the real console
+"""``utf8stream tail -F 'PATTERN'... --checkpoint DB``: the real console
 script in a subprocess, with real files and signals."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Compressed rotations (issue 13, point 4): recognised by their magic bytes, fingerprinted
+"""Compressed rotations: recognised by their magic bytes, fingerprinted
 over the decompressed head as the plain file was, drained from a decompressed offset, and
 a truncated or corrupt one is a ``CompressedFileError``, never bytes handed on as text."""
 

@@ -425,7 +425,7 @@ def test_a_decoder_is_freed_without_the_cycle_collector(errors: str, variant: st
         gc.enable()
 
 
-# -- the pure-Python path's cost per call (issue 14) ------------------------------------
+# -- the pure-Python path's cost per call ----------------------------------------------
 
 
 def python_calls(run: object) -> list[str]:
@@ -520,9 +520,9 @@ def test_a_callback_of_decode_lines_cannot_decode_on_the_clean_path() -> None:
 
 
 def test_the_decoder_keeps_its_state_in_slots() -> None:
-    """Issue 14: a ``Utf8Decoder`` has more attributes than CPython's shared-key instance
-    dictionaries hold (30), so in a ``__dict__`` every attribute the pure ``decode``
-    touched per call was a hashed lookup; in slots each is read at a fixed offset."""
+    """A ``Utf8Decoder`` has more attributes than CPython's shared-key instance
+    dictionaries hold, so in a ``__dict__`` every attribute the pure ``decode`` touches
+    per call would be a hashed lookup; in slots each is read at a fixed offset."""
     from utf8stream import use_accelerator
     from utf8stream.core._accel import built_accelerator
 

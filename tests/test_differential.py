@@ -446,8 +446,8 @@ VARIANT_POLICIES = [
     raise_at=st.frozensets(st.integers(1, 10), max_size=4),
     steps=variant_script,
 )
-# Found by the deep profile: the checkpoint's carried text (a lone high half, then a
-# surrogateescape byte) came back from JSON joined into one character.
+# The checkpoint's carried text (a lone high half, then a surrogateescape byte) must come
+# back from JSON as two code points, not joined into one character.
 @example(
     variant_policy=("wtf-8", "surrogateescape"),
     behaviour="record",

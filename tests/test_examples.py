@@ -1,4 +1,4 @@
-"""Each example runs standalone and terminates (issue 3, contract 7)."""
+"""Each example runs standalone and terminates."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The application examples (issue 5) run standalone, terminate and do what they say."""
+"""The application examples run standalone, terminate and do what they say."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``transcode_file`` with one worker reads a regular file a chunk ahead, in a thread of
 its own (``files._ReadAhead``), while the chunk before is transcoded; other inputs (pipes,
-file-like objects) are read in turn as before.  The output and counts are those of the
+file-like objects) are read in turn.  The output and counts are those of the
 codecs for every chunk size; the thread is gone when the run ends, however it ends; a
 failed read is raised by the run."""
 

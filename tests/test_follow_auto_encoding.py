@@ -1,4 +1,4 @@
-"""encoding="auto": each followed file's encoding told by its first bytes (issue 13).
+"""encoding="auto": each followed file's encoding told by its first bytes.
 
 A byte-order mark, then UTF-16's zero bytes, then UTF-8 validity, then cp1252; decided on
 the first 64 KiB (or what the file holds when its first bytes are read), kept in the

@@ -1,6 +1,6 @@
 """Checkpoints of the log follower read from files anyone may have edited or damaged:
 anything but a well-formed checkpoint is one ``CheckpointError``, never another exception
-and never a huge allocation (issue 11, point 6)."""
+and never a huge allocation."""
 
 from __future__ import annotations
 

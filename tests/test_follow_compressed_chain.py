@@ -1,10 +1,9 @@
 """Rotations compressed before the follower reached them are read, in rotation order.
 
-Found by the soak test (the CLI killed and restarted under compress + delaycompress lost
-thousands of lines): after the file holding the position, the follower took only the
-plain rotated files, by modification time, so a rotation compressed meanwhile
-(``app.log.2.gz`` when ``app.log.1`` is the next plain one) was never read.  The same
-happened to a follower left behind by two rotations while it drained a renamed file.
+After the file holding the position, the follower takes the rotated files in rotation
+order, compressed ones included: a rotation compressed meanwhile (``app.log.2.gz`` when
+``app.log.1`` is the next plain one) is read, not skipped for the plain files.  The same
+holds for a follower left behind by two rotations while it drains a renamed file.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """follow() takes unread bytes from a rotated copy: copytruncate's ``app.log.1`` (plain or
-compressed) and a rotation compressed while the follower was stopped (issue 13)."""
+compressed) and a rotation compressed while the follower was stopped."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The follower's hot path (issue 13): with the C accelerator, each slice of a read after
+"""The follower's hot path: with the C accelerator, each slice of a read after
 the first is cut into ``Line`` records in one call (``LineEngine.feed_records``, the
 accelerator's ``line_records``), with no queue, no item and no checkpoint made per
 slice; reads from the page cache become the bytes read with no copy (``ReadBuffer``).

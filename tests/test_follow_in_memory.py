@@ -1,8 +1,7 @@
 """A file on a file system held in memory (tmpfs, ramfs: Linux's mount table says) is
 read in the event loop's thread, though tmpfs refuses ``RWF_NOWAIT``: a read there is a
-copy from memory, and a worker thread per read cost more than the read (issue 13: the
-follower was slower on tmpfs than on ext4).  The lines are the same, and the follower
-stays a cancellation point at each read."""
+copy from memory, and a worker thread per read would cost more than the read.  The
+lines are the same, and the follower stays a cancellation point at each read."""
 
 from __future__ import annotations
 
@@ -118,8 +117,8 @@ async def test_a_log_of_cr_line_ends_is_read_once(
         texts = [line.text async for line in lines]
     assert texts == data.decode().splitlines()
     # Each read from the last line end (at most a line of 60 bytes back), with its
-    # anchor of 32 bytes, and the file's head fingerprinted: about 3 % more than the file
-    # (reads ended at the last \n: 85 % more).
+    # anchor of 32 bytes, and the file's head fingerprinted: a few per cent more than the
+    # file (reads ended at the last \n only would read most of it twice).
     assert read <= len(data) * 1.1
 
 
@@ -127,10 +126,10 @@ async def test_an_overlong_line_ended_by_cr_at_a_slice_end_raises_past_its_cr(
     tmp_path: Path, implementation: str
 ) -> None:
     """A long read is fed in slices, and with universal newlines a slice may end at a
-    \\r: it used to end just past it, where the engine holds the \\r (it may start a
-    \\r\\n), so an overlong line ended by it raised ``LineTooLong`` with the checkpoint
-    before its \\r, and a follower resumed from there gave an empty line that the file
-    does not hold.  Both implementations: past the \\r, and no empty line."""
+    \\r.  A slice that ended just past it would leave the \\r held by the engine (it may
+    start a \\r\\n), so an overlong line ended by it would raise ``LineTooLong`` with the
+    checkpoint before its \\r, and a follower resumed from there would give an empty line
+    that the file does not hold.  Both implementations: past the \\r, and no empty line."""
     data = b"x" * 30 + b"\r\n" + b"x\r" + b"x" * 200 + b"\r" + b"y" * 70_000 + b"\r" + b"z\n"
     path = tmp_path / "app.log"
     path.write_bytes(data)

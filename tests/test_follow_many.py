@@ -1,4 +1,4 @@
-"""follow_many(): glob patterns, one watcher, one checkpoint store (issue 13 point 2)."""
+"""follow_many(): glob patterns, one watcher, one checkpoint store."""
 
 from __future__ import annotations
 

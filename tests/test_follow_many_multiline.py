@@ -1,5 +1,5 @@
 """follow_many(multiline=...): multi-line events per file, each file's own timeout, and a
-store that never records a position inside an incomplete event (issue 13 point 5)."""
+store that never records a position inside an incomplete event."""
 
 from __future__ import annotations
 

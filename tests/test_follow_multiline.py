@@ -1,5 +1,5 @@
 """follow(multiline=...): multi-line events as Line records, flushed on timeout, at a
-rotation and at the end; the checkpoint never passes an event not handed out (issue 13)."""
+rotation and at the end; the checkpoint never passes an event not handed out."""
 
 from __future__ import annotations
 

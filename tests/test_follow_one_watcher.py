@@ -1,7 +1,7 @@
 """follow() keeps one Watcher for its life: waits neither make nor enter watchers.
 
-A single-file follower entered its watcher (a kernel notifier and its thread, a snapshot)
-at every wait; now the first wait enters one, a rotation re-targets it (the directory
+Entering a watcher (a kernel notifier and its thread, a snapshot) at every wait would cost
+that much per wait: the first wait enters one, a rotation re-targets it (the directory
 stays watched by the same notifier) and ``aclose`` closes it.
 """
 

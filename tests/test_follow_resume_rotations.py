@@ -1,9 +1,8 @@
 """A restart from a checkpoint reads every rotation made while it was stopped.
 
-Found by the soak test: after draining the copy that held the checkpoint's position, the
-follower went straight to the live file, so the rotations made after that copy were
-never read (two copytruncates in a row; or a compressed rotation whose position was its
-very end, followed by a plain one).
+After draining the copy that holds the checkpoint's position, the follower must read the
+rotations made after that copy before the live file: two copytruncates in a row, or a
+compressed rotation whose position is its very end, followed by a plain one.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The follower's hot path for UTF-16LE/BE (issue 13): each slice of a read cut into
+"""The follower's hot path for UTF-16LE/BE: each slice of a read cut into
 ``Line`` records in one C call (``LineEngine.feed_records`` through
 ``CodecLineDecoder.unit_records``, the accelerator's ``utf16_line_records``), the
 well-formed lines only.  Nothing handed out may change: the lines, their offsets, the

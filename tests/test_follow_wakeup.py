@@ -1,5 +1,5 @@
 """follow() at the end of its data: woken by the kernel, polling where it cannot be, and a
-file renamed away read until it has been quiet for ``rotate_grace`` (issue 13)."""
+file renamed away read until it has been quiet for ``rotate_grace``."""
 
 from __future__ import annotations
 

@@ -315,8 +315,8 @@ def reader(fd: int) -> Callable[[int, int], bytes]:
     count=st.integers(0, 8),
     block=st.sampled_from([4, 8, 12, 16, 64, 1 << 16]),
 )
-# A newline of two code units cut by a block edge (it was lost: a block dropped the
-# newlines that end past it, and the next one saw only "\n").
+# A newline of two code units cut by a block edge: a block keeps the newlines that end
+# past it, or the next one would see only "\n".
 @example(encoding="utf-32-le", newline="\r\n", text="\r\n", count=0, block=4)
 @example(encoding="utf-8", newline="\r\n", text="ab\r\nab", count=1, block=4)
 def test_start_of_the_last_lines(

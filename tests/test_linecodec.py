@@ -557,7 +557,7 @@ def test_offsets_past_64_bits_in_every_encoding(encoding: str, start: int) -> No
     assert [line.text for line in lines] == texts
     widths = [len(t.encode(encoding)) for t in ["ab\n", "cd\r\n", "é\n", "last"]]
     starts = [start + sum(widths[:k]) for k in range(4)]
-    # A line's end is just past its newline (the README's UTF-16LE example: 0 14 héllo).
+    # A line's end is just past its newline (docs/layout.md's UTF-16LE example: 0 14 héllo).
     assert [(line.offset, line.end) for line in lines] == [
         (s, s + w) for s, w in zip(starts, widths, strict=True)
     ]

@@ -1,4 +1,4 @@
-"""The line splitter (sans-IO) and LineReceiveStream (issue 3, contract 5)."""
+"""The line splitter (sans-IO) and LineReceiveStream."""
 
 from __future__ import annotations
 

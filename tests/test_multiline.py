@@ -1,4 +1,4 @@
-"""Multi-line events (issue 13, point 5): lines joined by a start or continuation pattern,
+"""Multi-line events: lines joined by a start or continuation pattern,
 bounded by ``max_event_bytes``, flushed by the caller's clock, and a checkpoint that never
 passes an incomplete event."""
 

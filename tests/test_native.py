@@ -73,8 +73,8 @@ async def test_awaiting_after_the_list_was_emptied_is_an_error() -> None:
 async def test_a_ready_item_is_awaited_on_the_iterator_itself(implementation: str) -> None:
     """As in C, ``__anext__`` of a ready item returns the iterator itself, which takes
     the item when awaited: no object is made per item, and in pure Python a ready item
-    costs two Python frames (``__anext__``, ``__await__``; issue 14: it was three, and
-    an awaitable object per item)."""
+    costs two Python frames (``__anext__``, ``__await__``), with no awaitable object
+    per item."""
     import sys
 
     items: list[object] = ["c", "b", "a"]

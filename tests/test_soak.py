@@ -26,10 +26,9 @@ SECONDS = float(os.environ.get("UTF8STREAM_SOAK_SECONDS", "2"))
 # The run, then the catch-up (bounded by CATCH_UP_SECONDS and QUIET_SECONDS): a long run is
 # not cut short by the suite's timeout.
 pytestmark = pytest.mark.timeout(SECONDS + 300)
-#: Every mode: the killed CLI's losses under compress + delaycompress (a rotation
-#: compressed before the follower reached it was skipped) have their own tests
-#: (test_follow_compressed_chain.py), its repeats (everything printed since a periodic
-#: save) test_cli_tail_kill_repeats.py.
+#: Every mode.  The killed CLI's two risks have their own tests too: a rotation compressed
+#: before the follower reached it (test_follow_compressed_chain.py) and the lines repeated
+#: after a kill (test_cli_tail_kill_repeats.py).
 CLI_MODES = MODES
 
 

@@ -1,4 +1,4 @@
-"""as_byte_stream and real transports (issue 3, contract 6).
+"""as_byte_stream and real transports.
 
 TCP over loopback, a subprocess's stdout, files, a trio ``SocketStream`` and asyncio
 streams, each carrying multibyte text cut mid-character.

@@ -729,10 +729,10 @@ def test_offsets_past_63_bits_are_refused_by_the_c_line_cutter() -> None:
 
 
 def test_the_pure_fast_path_agrees_at_its_edges() -> None:
-    """Issue 14: the pure decoder decodes a clean chunk itself (CPython's strict decoder,
-    no scanner frame).  Where that stops (a malformed unit, a surrogate's start ED A0..BF
+    """The pure decoder decodes a clean chunk itself (CPython's strict decoder, no
+    scanner frame).  Where that stops (a malformed unit, a surrogate's start ED A0..BF
     cut by the chunk's end, a held prefix at the end, the dirty window after damage, a
-    memoryview) the scanner decides as before: the C decoder agrees call by call."""
+    memoryview) the scanner decides: the C decoder agrees call by call."""
     script: list[tuple[bytes | memoryview, bool]] = [
         (b"plain", False),
         (b"caf\xc3", False),

@@ -1,9 +1,9 @@
-"""Decoder mode: a plain UTF-8 decoder's common path in one C call (issue 14).
+"""Decoder mode: a plain UTF-8 decoder's common path in one C call.
 
 With the C scanner in use and nothing held besides a proper prefix, the scanner holds
 the decoder's position and prefix and ``decoder.decode`` is one C call per chunk
 (``BoundDecode`` in ``_speedups.c``); every other path leaves that mode and goes through
-``decoder.py`` as before.  These tests enter and leave it at each boundary (held state,
+``decoder.py``.  These tests enter and leave it at each boundary (held state,
 checkpoints, a switch of implementation, a raising callback, gaps, the position limit,
 other inputs) and compare with the pure-Python decoder, which never uses it.
 """
@@ -405,12 +405,11 @@ def test_a_released_memoryview_is_refused_as_before() -> None:
 
 def test_line_splitter_chunk_is_one_engine_call() -> None:
     """``LineSplitter.feed_bytes`` over a decoder in decoder mode (what
-    ``LineReceiveStream`` pays per chunk, issue 14): below it, the decoder's public
-    seam (``on_malformed``, ``stream_mark`` before and after, ``line_units``: no other
-    module reads the decoder's privates, issue 12) and the engine's ``feed_cut``, which
-    calls the C scanner's ``lines`` itself (it was twenty calls: the engine's layers,
-    the rest's search).  Same lines, counts and positions; a held ``\\r`` and a line
-    over the limit too."""
+    ``LineReceiveStream`` pays per chunk): below it, the decoder's public seam
+    (``on_malformed``, ``stream_mark`` before and after, ``line_units``: no other module
+    reads the decoder's privates) and the engine's ``feed_cut``, which calls the C
+    scanner's ``lines`` itself, not the engine's layers one by one.  Same lines, counts
+    and positions; a held ``\\r`` and a line over the limit too."""
     import sys
 
     from utf8stream import LineSplitter, LineTooLong
@@ -451,11 +450,10 @@ def test_line_splitter_chunk_is_one_engine_call() -> None:
 
 @pytest.mark.anyio
 async def test_line_stream_chunk_costs_four_python_calls() -> None:
-    """``async for`` over ``LineReceiveStream`` (issue 14): per chunk of its byte
-    source, the iterator's refill, the source's ``receive``, the splitter's
-    ``feed_bytes`` and the engine's ``feed_cut`` (it was about thirty: a wrapper
-    coroutine, ``overlong_lines`` twice, ``cast``, and ``feed_bytes``' twenty); the
-    lines themselves cost none."""
+    """``async for`` over ``LineReceiveStream``: per chunk of its byte source, the
+    iterator's refill, the source's ``receive``, the splitter's ``feed_bytes`` and the
+    engine's ``feed_cut``, and no wrapper coroutine or helper between them; the lines
+    themselves cost none."""
     import sys
 
     from anyio import EndOfStream

@@ -1,4 +1,4 @@
-"""Utf8ReceiveStream, Utf8SendStream, Utf8Stream (issue 3, contracts 1-4).
+"""Utf8ReceiveStream, Utf8SendStream, Utf8Stream.
 
 Every test runs on asyncio and on trio (the ``anyio_backend`` fixture in conftest.py).
 """
@@ -418,7 +418,7 @@ def test_line_stream_encoding_refusals() -> None:
 
 
 async def test_the_state_read_per_chunk_is_the_streams_own() -> None:
-    """Issue 14: what ``receive``/``__anext__`` read per chunk is set in the instance,
+    """What ``receive``/``__anext__`` read per chunk is set in the instance,
     not left to the dataclass's class defaults (each read of a class attribute through
     an instance is a lookup in the class and in the instance's dictionary; an instance's
     own is read at a fixed place), and stays so after a stream has been read."""

@@ -1,5 +1,5 @@
 """The log follower: every line once, whole, across small writes, rotation, truncation,
-restarts and cancellation (issue 5).  Writers run as concurrent tasks."""
+restarts and cancellation.  Writers run as concurrent tasks."""
 
 from __future__ import annotations
 
@@ -701,7 +701,7 @@ async def test_last_bytes_and_stop_at_end(tmp_path: Path) -> None:
 async def test_a_read_ending_inside_an_overlong_lines_newline_loses_nothing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str, newline: str | None, length: int
 ) -> None:
-    """Issue 12: reads of 16 bytes end right after the ``\\r`` of the overlong line's
+    """Reads of 16 bytes end right after the ``\\r`` of the overlong line's
     ``\\r\\n`` (or lone ``\\r``); the line after it must still come, whole."""
     monkeypatch.setattr(tail_module, "READ_SIZE", 16)
     path = tmp_path / "app.log"

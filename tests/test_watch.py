@@ -1,4 +1,4 @@
-"""The follower's wake-up (issue 13, point 1): the kernel says when a followed file may
+"""The follower's wake-up: the kernel says when a followed file may
 have changed, polling stands in where it cannot, and no change is ever lost, not even by
 a cancelled wait.  Every test runs on asyncio and on trio."""
 
@@ -454,8 +454,8 @@ async def test_polling_looks_once_per_interval_and_surveys_only_when_it_must(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """What 1,000 quiet polled files cost is what a poll does: one snapshot per
-    ``poll_interval``, not one per wait (a caller's ``wait(0)`` then ``wait(t)`` used to
-    take two), and no survey of links and file systems at each poll where no kernel
+    ``poll_interval``, not one per wait (a caller's ``wait(0)`` then ``wait(t)`` takes
+    one), and no survey of links and file systems at each poll where no kernel
     watch can take over (``force_polling``): only every ``rescan_interval``."""
     counts = {"snapshot": 0, "survey": 0}
     take_snapshot, survey = Watcher._take_snapshot, Watcher._survey

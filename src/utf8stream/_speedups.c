@@ -940,9 +940,9 @@ DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO
    emoji): mixed_blocks_avx2 takes 32 positions a step, whatever lengths they mix, with
    no branch on them; where it stops (a malformed unit, the end) the loops below go on,
    and it is tried again 64 bytes on, so that damaged text pays for few blocks that
-   fail.  (It used to be kept to segments whose characters average more than 1.25 bytes,
-   European text left to the loops; with 32 bytes a step it is faster there too: the
-   loops mispredict a branch at each accented letter.) */
+   fail.  It runs on every UCS-4 segment, European text with one emoji included: the
+   loops mispredict a branch at each accented letter (``benchmarks/bench_decoder.py``,
+   the mixed and web corpora). */
 #define MIXED_BLOCKS_AVX2(TYPE)                                                          \
     if (j >= mixed_from_ && j + 32 <= e && out_end - o >= 32) {                          \
         Py_ssize_t c_ = mixed_blocks_avx2(buf, &j, e, (Py_UCS4 *)(void *)o, out_end - o, &acc); \
@@ -967,10 +967,10 @@ DEFINE_DECODE(own_decode4, Py_UCS4, 0x10FFFFu, ASCII_BLOCK_UCS4, 16, NO_ATTR, NO
 /* The same passes compiled for AVX2: 32 ASCII bytes a block, eight three-byte
    characters a step, and UCS-2 and UCS-4 text of mixed lengths by mixed_blocks_avx2
    (above);
-   everything else (two- and four-byte runs, every malformed unit) as above.  (AVX2
-   kernels for ASCII with two-byte characters and for four-byte runs were tried and
-   measured slower than these loops on mixed European text, emoji and damaged text at
-   64 KiB; they are not kept.) */
+   everything else (two- and four-byte runs, every malformed unit) as above: on mixed
+   European text, emoji and damaged text these loops beat an AVX2 kernel for ASCII with
+   two-byte characters or for four-byte runs (``benchmarks/ab_builds.py`` compares two
+   builds of this file). */
 DEFINE_DECODE(own_decode1_avx2, Py_UCS1, 0xFFu, ASCII_BLOCK32_UCS1, 32, AVX2_FN,
               NO_TWO_BLOCKS, three_byte_blocks_avx2, four_byte_blocks, NO_MIXED_BLOCKS)
 DEFINE_DECODE(own_decode2_avx2, Py_UCS2, 0xFFFFu, ASCII_BLOCK32_UCS2, 32, AVX2_FN,
@@ -2345,7 +2345,7 @@ short_line(const unsigned char *b, Py_ssize_t i, Py_ssize_t e, Py_ssize_t n, int
         /* The kernel for a mix of lengths (emoji among words: about two bytes a
            character); a line of nearly all four-byte characters (dense emoji, nearly
            four bytes a character) decodes faster by the scalar loop, whose branch then
-           goes one way (the kernel takes more instructions there, measured). */
+           goes one way (``benchmarks/ab_builds.py --lines`` on the dense-emoji corpus). */
         bad = short_decode4_into(b + i, b + e, s, avx2 && e - i < 3 * chars);
         break;
     }
@@ -3403,9 +3403,9 @@ static PyType_Spec ReadBuffer_spec = {
 
 /* ReadAhead(fd): the follower's next read, done ahead in a thread of its own while the
    lines of the last one are handed out.  Catching up with a file the page cache holds,
-   the copy from the kernel is a quarter of the follower's time (100 MiB of 80-byte lines
-   on tmpfs: 27 ms of 110); done meanwhile on another processor, it is off the event
-   loop's path.  ``start(offset, size, nowait)`` asks for the read (with RWF_NOWAIT when
+   the copy from the kernel is a large part of the follower's time
+   (``benchmarks/ab_follow.py``); done meanwhile on another processor, it is off the
+   event loop's path.  ``start(offset, size, nowait)`` asks for the read (with RWF_NOWAIT when
    ``nowait``: then it never waits for storage, as the follower's own reads in the loop);
    ``take(offset, size)`` returns its bytes, exactly those of ``os.pread(fd, size,
    offset)`` (or of ``os.preadv(fd, [buffer], offset, RWF_NOWAIT)``) done when it was

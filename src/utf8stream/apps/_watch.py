@@ -68,7 +68,7 @@ NETWORK_FILESYSTEMS = frozenset(
 
 #: Once the notifier sees a change it waits this long for more (a burst of writes is one
 #: wake-up) but never longer than ``_DEBOUNCE_MS`` in all: a writer that never pauses
-#: still wakes the follower every 50 ms.
+#: still wakes the follower every ``_DEBOUNCE_MS``.
 _STEP_MS = 20
 _DEBOUNCE_MS = 50
 #: How long entering waits for a notifier to say it is watching (it says so within a

@@ -727,7 +727,7 @@ def _transcode_stream(
 class _ReadAhead:
     """Reads a regular file in a thread of its own, a chunk ahead: two input buffers take
     turns, one read while the other is transcoded.  On two cores the copy of the read
-    (as long as the transcoding, or longer) no longer waits for the transcoding, nor the
+    (as long as the transcoding, or longer) does not wait for the transcoding, nor the
     transcoding for it; the writer thread overlaps both.  Only for regular files, whose
     reads end at once: after an error or an interruption, ``close`` stops the thread
     after its current read (a pipe's could wait for ever).  A failed read is raised by

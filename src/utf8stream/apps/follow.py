@@ -123,8 +123,8 @@ CACHED_READ_SIZE = 1 << 18
 #: handed out: the records of a whole read (three times its size) would not stay in the
 #: processor's second-level cache between being built and being used; those of a slice
 #: do (none stay in the first level, whatever the size).  Each slice also costs a run of
-#: Python (about 17,000 instructions): measured on 80-byte lines, 128 KiB slices were
-#: 1-7 % faster than 64 KiB ones, 32 KiB 5 % and 16 KiB 11 % slower.
+#: Python, which a larger slice spreads over more lines: ``benchmarks/ab_follow.py
+#: --feed KIB`` compares sizes.
 FEED_SIZE = 1 << 17
 #: How often a follower woken by the kernel looks whether ``stop_at_end()`` was called.
 _FLAG_CHECK_INTERVAL = 0.25
@@ -140,7 +140,7 @@ class FileIdentity:
     Inodes are reused after a delete, so ``(device, inode)`` alone is not enough: the
     fingerprint (SHA-256 of the first ``head_length`` bytes) must match too.
     ``encoding``: with ``encoding="auto"``, the one detected for the file (kept in the
-    checkpoint, so a restart reads it as before), else None.
+    checkpoint, so a restart reads it the same way), else None.
     """
 
     device: int
@@ -774,8 +774,8 @@ def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
 
     Whether its first bytes still match the fingerprint decides where reading resumes.
     A compressed file is never it, even on a reused inode, and neither is a file of
-    another name: the inode of a deleted rotation is soon another file's (found by the
-    soak test: the temporary file of the checkpoint being written was read as the log).
+    another name: the inode of a deleted rotation is soon another file's (the temporary
+    file of a checkpoint being written, say, which must not be read as the log).
     """
     try:
         candidates = sorted(path.parent.iterdir())

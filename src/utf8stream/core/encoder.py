@@ -113,8 +113,9 @@ def _as_pairs(out: bytes, text: str, pattern: re.Pattern[bytes]) -> bytes:
     many, C passes only: CESU-8 is UTF-8 applied to each UTF-16 code unit, and the one C
     codec that turns code units into code points without joining pairs is
     ``unicode_escape``, so the units are spelled ``\\uXXXX`` (hex, then strided slice
-    assignments) and decoded, then encoded with ``surrogatepass``.  About 15 ns per
-    character, which pays off from one supplementary character in 40.
+    assignments) and decoded, then encoded with ``surrogatepass``: a cost per character,
+    where the substitution's is per supplementary character, so the C passes win from
+    about one supplementary character in 40 (``benchmarks/bench_encoder.py``, CESU-8).
     """
     units = text.encode("utf-16-be", "surrogatepass")
     n = len(units) // 2

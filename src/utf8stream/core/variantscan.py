@@ -19,9 +19,9 @@ the variant does, so it starts and ends where UTF-8 units start and end (ED A0 c
 is one unit of the variant's and two of UTF-8's: the second is absorbed).  The bytes a
 variant forbids but UTF-8 allows (00 in MUTF-8 and UTF-8Z, F0..F4 in CESU-8 and MUTF-8)
 are first translated into a byte UTF-8 forbids (``Variant.translate``), so that they are
-units too.  (Asking the callback for each of UTF-8's units instead costs three Python
-calls per surrogate half: measured, slower than the old scanner built on CPython's
-decoder.)
+units too.  (Asking the callback for each of UTF-8's units instead would cost three
+Python calls per surrogate half, which text dense in halves pays for in full:
+``benchmarks/bench_decoder.py --variants``.)
 
 The tail that a non-final call holds (a proper prefix, or a complete high half and the
 start of a low half after it: ``held_prefix_set``) is cut off before anything is

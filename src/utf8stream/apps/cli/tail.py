@@ -191,7 +191,7 @@ def _cmd_tail(args: argparse.Namespace) -> int:
         warn("warning: --max-event-bytes ignored; it is useful only with --multiline*")
     # A pattern, or one checkpoint for several FILEs: one follower of them all, whose
     # checkpoint store (SQLite) records them together.  Otherwise each FILE is followed
-    # as before, and one FILE's checkpoint is a JSON file.
+    # by a follower of its own, and one FILE's checkpoint is a JSON file.
     several = args.checkpoint and len(args.files) > 1
     if args.follow and (several or any(map(glob.has_magic, args.files))):
         return anyio.run(_tail_many, args)
