@@ -75,3 +75,23 @@ async def test_a_checkpoint_that_fits_is_resumed_without_a_word(tmp_path: Path) 
     with open(path, "ab") as f:
         f.write(b"more\n")
     assert await resumed(path, checkpoint, 1) == (["more"], [])
+
+
+async def test_a_checkpoint_whose_file_is_gone_is_told(tmp_path: Path) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(CONTENT)
+    checkpoint = await stopped_at_the_end(path)
+    # Moved where no rotation of it is looked for (kept: its inode is not reused).
+    (tmp_path / "elsewhere").mkdir()
+    path.rename(tmp_path / "elsewhere" / "x")
+    path.write_bytes(b"new\n")
+    texts, notices = await resumed(path, checkpoint, 1)
+    assert texts == ["new"]
+    assert [(n.kind, n.message) for n in notices] == [
+        (
+            "checkpoint",
+            f"checkpoint at byte 2000 does not fit {path}: its file is neither there nor"
+            " among its rotations (what it held past that byte is lost); reading the file"
+            " there now from the beginning",
+        )
+    ]

@@ -179,8 +179,9 @@ class Notice:
     ``"damaged"`` (a rotated compressed copy that cannot be read to its end: none of it
     is read as text), ``"checkpoint"`` (the checkpoint resumed from does not fit its
     file: its offset is past the file's end, or the file's first bytes are not the
-    fingerprinted ones, and no rotated copy holds them: the file is read from its
-    beginning; the message says which and gives the checkpoint's offset).
+    fingerprinted ones, or the file is gone, and no rotated copy holds its bytes: the
+    file at the path is read from its beginning; the message says which and gives the
+    checkpoint's offset).
     ``path`` is the path followed; ``message`` is a sentence for a human.
     """
 
@@ -1502,7 +1503,14 @@ class Follower:
             return
         if fd < 0:
             fd = await self._open(self.path)
-        self._attach(fd, self.path, 0)  # our file is gone: the path is a new file
+        # Our file is gone: the path is a new file.
+        self._notice(
+            "checkpoint",
+            f"checkpoint at byte {cp.offset} does not fit {self.path}: its file is neither"
+            " there nor among its rotations (what it held past that byte is lost);"
+            " reading the file there now from the beginning",
+        )
+        self._attach(fd, self.path, 0)
 
     async def _resume_from_copy(self, cp: FollowCheckpoint) -> bool:
         """Go on reading the checkpoint's file from a rotated copy, if one holds it.
