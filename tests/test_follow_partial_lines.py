@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from _helpers import append, take_lines
 
-from utf8stream import follow, follow_many
+from utf8stream import Line, follow, follow_many
 
 pytestmark = [pytest.mark.anyio]
 
 
-def shown(lines: list) -> list[tuple[str, int, bool]]:  # type: ignore[type-arg]
+def shown(lines: list[Line]) -> list[tuple[str, int, bool]]:
     return [(line.text, line.offset, line.terminated) for line in lines]
 
 

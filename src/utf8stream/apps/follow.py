@@ -2394,16 +2394,10 @@ def follow(
     reopens the path, and longer while nothing was written at the path and some process
     still has the old file open for writing (Linux, from ``/proc``); then the new file
     is read.
-    ``partial_after``: seconds (0 included).  Only complete lines are handed out while
-    following, unless this is given: then an unfinished last line that has waited that
-    long for its newline is handed out as it is so far, a ``Line`` with
-    ``terminated=False`` (as ``tail -f`` shows a progress line), and the checkpoint
-    stands just past its bytes (``mid_line``).  The rest of the line comes as the next
-    ``Line``, at the offset after that piece (perhaps in pieces again): the pieces
-    joined are the line, no byte lost or repeated, a restart from that checkpoint
-    included.  A character or a newline (``\r`` of ``\r\n``) cut by the end of the
-    data waits for its next bytes; ``max_line_bytes`` counts from the last piece.  Not
-    with ``multiline`` (an event is handed out whole).
+    ``partial_after``: seconds; an unfinished last line that has waited that long for its
+    newline is handed out as it is (``terminated=False``), the checkpoint just past it
+    (``mid_line``), its rest as the next ``Line``: the pieces joined are the line, no byte
+    lost or repeated (``LineEngine.cut_unfinished``; not with ``multiline``).
     ``multiline``: a ``MultilineJoiner`` or the name of one of its presets
     (``"python"``, ``"java"``, ``"indented"``): each ``Line`` is then an event, its lines
     joined with ``"\\n"`` at the offset of its first line.  An event never spans two
