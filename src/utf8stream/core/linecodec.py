@@ -339,6 +339,12 @@ class CodecLineDecoder:
         self._decoder = codecs.getincrementaldecoder(self._fixed)(self.errors)
         self._one_char_units = self._units_are_chars()
 
+    @property
+    def codec(self) -> str:
+        """The codec the bytes are decoded with: ``encoding``, with its byte order once
+        the first bytes told it."""
+        return self._fixed or self.encoding
+
     def _units_are_chars(self) -> bool:
         """Whether ``decode_units`` can apply: the byte order is known, the error policy
         gives a code unit at most one character, and for a one-byte unit the codec
@@ -833,6 +839,30 @@ class LineEngine:
             elif item.line is not None:
                 yield ByteLine(item.line, item.offset, item.end, item.terminated)
 
+    def cut_unfinished(self) -> list[LineBatch | LineItem]:
+        """The unfinished line's bytes so far as a piece of it, for a reader that shows
+        a line before its end comes (``tail -f``): one ``LineItem``, mid-line and not
+        terminated, or nothing.
+
+        Bytes that may begin a newline, or a character the next bytes may complete,
+        stay held; so does a line past the limit under a policy other than
+        ``"split"``.  The rest of the line comes as the next line, from the offset
+        after the piece (a checkpoint there resumes with no gap), and the limit counts
+        from there: the pieces joined are the line.
+        """
+        if not self._started or self.overlong:
+            return []
+        held = self.partial
+        body = len(held) - self._newline_start(held)
+        body -= _incomplete_tail(self.decoder, held[:body])
+        if body <= 0 or (self.line_start == self._origin and body <= self.decoder.prelude):
+            return []  # (a byte-order mark alone is no text yet)
+        text = self.decoder.decode(held[:body])
+        start = self.line_start
+        self.line_start += body
+        self.partial = held[body:]
+        return [LineItem(text, start, start + body, True, False)]
+
     @property
     def buffered(self) -> int:
         """Bytes held of the unfinished line, plus the characters of a truncated head
@@ -1218,6 +1248,23 @@ class LineEngine:
             out.append(LineItem(text, offset + pos, end, True, False))
             pos += size
         return pos
+
+
+def _incomplete_tail(decoder: LineDecoder, data: bytes) -> int:
+    """How many bytes at the end of ``data`` (which starts on a character) begin a
+    character that the next bytes may complete."""
+    if isinstance(decoder, Utf8LineDecoder):
+        for size in (3, 2, 1):
+            if len(data) >= size and is_proper_prefix(data[-size:]):
+                return size
+        return 0
+    odd = len(data) % decoder.unit
+    if isinstance(decoder, CodecLineDecoder):
+        # The codec's own incremental decoder holds back exactly such bytes.
+        probe = codecs.getincrementaldecoder(decoder.codec)("replace")
+        probe.decode(data[: len(data) - odd])
+        return odd + len(probe.getstate()[0])
+    return odd
 
 
 def _rfind_unit(buf: bytes, sub: bytes, start: int, end: int, unit: int) -> int:
