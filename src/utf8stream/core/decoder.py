@@ -97,7 +97,7 @@ from ._accel import (
 from ._accel import (
     built_accelerator as _accel_module,
 )
-from ._bytes import is_continuation, is_high_half
+from ._bytes import classify_unit, is_continuation, is_high_half, is_proper_prefix
 from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
 from .scanner import PyScanner, Scanner, held_prefix_set, scanner_type
 from .variants import OPTU8, get_variant
@@ -956,6 +956,44 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             self._resume_orphan = scanner.resume_orphan
         parts.append(scanner.partial)
         self._recover(exc, parts, data, final)
+
+    def end_pending(self, next_byte: int) -> str:
+        """The text of a held proper prefix that ``next_byte`` does not continue.
+
+        ``next_byte`` is the byte the next ``decode`` will start with, not decoded here:
+        the prefix is the malformed unit that call would begin with, reported, counted
+        and given its text now, so that the text of the bytes decoded so far is
+        complete (a piece of a line cut there).  ``""`` when nothing such is held: no
+        prefix, one ``next_byte`` continues, a variant's, or input held after a failure.
+        """
+        self._refuse_if_reporting("end_pending")
+        self._pull()
+        pending = self._pending
+        if (
+            not pending
+            or self._variant.name != "utf-8"
+            or self._unread
+            or self._carry
+            or self._gap_open
+            or is_proper_prefix(pending + bytes((next_byte,)))
+        ):
+            return ""
+        self._leave()
+        self._pending = b""
+        kind = classify_unit(pending + bytes((next_byte,)), 0, len(pending), False)
+        self._counts[kind] += 1
+        policy = self._policy
+        try:
+            text = policy.map_unit(_malformed(self._position - len(pending), pending, kind))
+        except BaseException:
+            # As after a failed ``decode``: the unit is consumed, a callback's text waits
+            # for the next call.
+            self._carry, policy.failed_text = policy.failed_text, ""
+            raise
+        finally:
+            self._sync()
+        self._chars += len(text)
+        return text
 
     def mark_gap(self, lost: int | None = None) -> None:
         """Declare that bytes were lost here (``lost`` of them, if known).

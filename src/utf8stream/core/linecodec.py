@@ -115,6 +115,11 @@ class LineDecoder(Protocol):
         """The longest prefix of ``data`` (which starts on a character) of at most
         ``limit`` bytes that ends on a character boundary; at least one code unit."""
 
+    def decode_piece(self, data: bytes, after: int) -> str:
+        """``decode(data)`` for a piece of a line (cut by ``cut``) whose next byte is
+        ``after``: a malformed unit at its end is decided by that byte now, so the text
+        of the piece is all of it (the piece's own U+FFFD is not left to the next)."""
+
     def mark_gap(self, lost: int | None = None) -> None:
         """Bytes are missing here (``lost`` of them if known): the next text starts
         with one U+FFFD, and decoding starts afresh."""
@@ -191,6 +196,9 @@ class Utf8LineDecoder:
                     break
                 cut = start
         return cut or limit
+
+    def decode_piece(self, data: bytes, after: int) -> str:
+        return self.decode(data) + self.decoder.end_pending(after)
 
     def text_split_exact(self, newline: str | None) -> bool:
         return _text_split_exact(self.decoder.errors, newline)
@@ -446,6 +454,10 @@ class CodecLineDecoder:
             if not decoder.decode(b"", True):
                 return size
         return max(unit, cut)
+
+    def decode_piece(self, data: bytes, after: int) -> str:
+        # ``cut`` ends a piece where the codec holds nothing back.
+        return self.decode(data)
 
     def mark_gap(self, lost: int | None = None) -> None:
         self._decoder = codecs.getincrementaldecoder(self._fixed or self.encoding)(self.errors)
@@ -1161,7 +1173,7 @@ class LineEngine:
             out.append(LineItem(tail, offset + pos, end, False, True))
             return
         cut = self.decoder.cut(content, self._max)
-        head = self.decoder.decode(content[:cut])
+        head = self.decoder.decode_piece(content[:cut], content[cut])
         self.decoder.decode_line(content[cut:], ending)  # for its events; not delivered
         if self.on_overlong == "truncate":
             out.append(LineItem(head + self._kept(ending), offset, end, False, True))
@@ -1187,7 +1199,7 @@ class LineEngine:
             return rest[pos:]
         self._found_overlong(self.line_start)
         cut = self.decoder.cut(rest[:body], self._max)
-        head = self.decoder.decode(rest[:cut])
+        head = self.decoder.decode_piece(rest[:cut], rest[cut])
         self.decoder.decode(rest[cut:body])
         self.overlong = True
         self._head, self._head_offset = head, self.line_start
@@ -1213,7 +1225,7 @@ class LineEngine:
         limit = self._max
         while len(content) - pos > limit:
             size = self.decoder.cut(content[pos : pos + limit + 1], limit)
-            text = self.decoder.decode(content[pos : pos + size])
+            text = self.decoder.decode_piece(content[pos : pos + size], content[pos + size])
             end = offset + pos + size
             out.append(LineItem(text, offset + pos, end, True, False))
             pos += size
