@@ -14,5 +14,11 @@ setup(
             depends=["src/utf8stream/_transcode.h", "src/utf8stream/_simd.h"],
             optional=True,
         ),
+        # The follower's record type and read buffers: the apps layer's own extension.
+        Extension(
+            "utf8stream.apps._follow_speedups",
+            ["src/utf8stream/apps/_follow_speedups.c"],
+            optional=True,
+        ),
     ],
 )

@@ -897,32 +897,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._position = offsets[-1]
         return DecodedLines(parts, offsets)
 
-    def line_records(
-        self,
-        data: bytes,
-        start: int,
-        stop: int,
-        sep: int,
-        limit: int,
-        record: type,
-        file: object,
-        path: str,
-    ) -> tuple[list[Any], int, int] | None:
-        """``decode_lines`` of a slice of ``data`` (whose ``data[start]`` is at
-        ``position``, nothing held before it), the lines made records at once: the C
-        accelerator's ``line_records`` (see there: ``record`` is its ``Line`` type);
-        ``None`` where it does not apply (pure Python, or what makes ``decode_lines``
-        return ``None``), and nothing changes.  Returns ``(records, cut, end)``: the
-        records last first, where the lines cut end, where the slice ends (just past its
-        last newline byte before ``stop``)."""
-        units = self._dm
-        if units is None or not self._cuts_lines or units.pending:
-            return None
-        found: tuple[list[Any], int, int] = _accel_module().line_records(
-            units, data, start, stop, sep, limit, record, file, path
-        )
-        return found
-
     def _scanner_failed(
         self,
         exc: BaseException,

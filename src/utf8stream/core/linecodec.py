@@ -21,9 +21,9 @@ encoding plugs in by implementing ``LineDecoder``.  A decoder may also offer
 ``decode_units(data)``: the text of whole lines when each code unit is one character
 (UTF-16/32 without surrogate pairs, single-byte codecs), else ``None``; the engine then
 cuts the decoded text and computes the offsets instead of searching the bytes line by
-line (``CodecLineDecoder`` does).  For the follower's slices, a decoder may offer
-``line_records`` (UTF-8) or ``unit_records`` (UTF-16LE/BE, ``CodecLineDecoder``): the
-complete lines of a slice cut into records in one C call (``feed_records``).
+line (``CodecLineDecoder`` does).  A reader of long reads feeds them in slices
+(``feed_slice``): the lines of a slice come out as plain data, texts and offsets, for
+the reader to make its own records of.
 Newlines are searched with ``bytes.find`` (memchr), never with a regular expression,
 and the unfinished line held between reads is not searched again.
 
@@ -167,7 +167,6 @@ class Utf8LineDecoder:
         self.decoder = decoder
         self.decode = decoder.decode
         self.decode_lines = decoder.decode_lines
-        self.line_records = decoder.line_records
         self.mark_gap = decoder.mark_gap
 
     def begin(self, head: bytes, resumed: bool = False) -> None:
@@ -233,9 +232,6 @@ def _holds_bytes(name: str) -> bool:
             return True
     return False
 
-
-#: The UTF-16 codecs of a fixed byte order: whether big-endian (``unit_records``).
-_UTF16_BIG = {"utf_16_le": False, "utf_16_be": True}
 
 #: Error policies under which a code unit decodes to at most one character.
 _ONE_CHAR_ERRORS = frozenset({"strict", "replace", "ignore"})
@@ -404,37 +400,6 @@ class CodecLineDecoder:
         except UnicodeDecodeError:
             return None  # errors="strict": ``decode`` raises it where it belongs
         return text if len(text) * self.unit == len(data) else None
-
-    def unit_records(
-        self,
-        data: bytes,
-        start: int,
-        stop: int,
-        position: int,
-        sep: int,
-        limit: int,
-        record: type,
-        file: object,
-        path: str,
-    ) -> tuple[list[Any], int, int] | None:
-        """``Utf8Decoder.line_records`` for UTF-16LE/BE (``data[start]`` at ``position``,
-        nothing held before it; ``sep``: the newline's code unit, -1 for universal): the
-        accelerator's ``utf16_line_records``, which cuts and decodes the well-formed
-        lines of the slice in one call and stops before any other (a lone surrogate is
-        left to ``decode``, under this decoder's error policy).  ``None`` where it does
-        not apply (pure Python, another codec, a gap or a byte-order mark to drop, bytes
-        held), and nothing changes."""
-        big = _UTF16_BIG.get(self._fixed)
-        if big is None or self._gap or self._bom_left:
-            return None
-        if self._decoder.getstate()[0]:
-            return None
-        if position + stop - start >= ACCEL_MAX_POSITION:
-            return None  # the C cutter counts in 64-bit integers; ``decode`` takes any offset
-        found: tuple[list[Any], int, int] | None = implementation().utf16_line_records(
-            data, start, stop, position, big, sep, limit, record, file, path
-        )
-        return found
 
     def decode_line(self, content: bytes, ending: bytes) -> str:
         # The newline is known text: only the content is decoded, to its end, so no
@@ -606,26 +571,6 @@ class LineEngine:
         self._units: Callable[[bytes], str | None] | None = (
             getattr(decoder, "decode_units", None) if plain else None
         )
-        #: The decoder's cut of a slice into records (``feed_records``), where the fast
-        #: path applies; else None.
-        self._line_records: Callable[..., tuple[list[Any], int, int] | None] | None = (
-            getattr(decoder, "line_records", None) if self._sep is not None else None
-        )
-        #: ``feed_records``' newline for ``_line_records``: ``_sep``, or for a decoder
-        #: of two-byte code units (``unit_records``: UTF-16) its newline's code unit.
-        self._records_sep = self._sep
-        self._unit_records: Callable[..., tuple[list[Any], int, int] | None] | None = getattr(
-            decoder, "unit_records", None
-        )
-        if (
-            self._unit_records is not None
-            and decoder.unit == 2
-            and not self.keepends
-            and (newline is None or (len(newline) == 1 and not 0xD800 <= ord(newline) < 0xE000))
-            and (newline is None or ord(newline) < 0x10000)
-        ):
-            self._records_sep = -1 if newline is None else ord(newline)
-            self._line_records = self._utf16_records
         self._started = decoder.prelude == 0 or head is not None
         if head is not None:
             decoder.begin(head, resumed=offset > 0)
@@ -674,61 +619,45 @@ class LineEngine:
         self._take(data, out)
         return out
 
-    def feed_records(
-        self, data: bytes, start: int, stop: int, record: type, file: object, path: str
-    ) -> tuple[list[Any], int, int, list[LineBatch | LineItem]] | None:
-        """``feed`` of a slice of a long read, for a reader of ``Line``-like records
-        (the follower's hot path: one call, no object per line but its record).
+    def feed_slice(
+        self, data: bytes, start: int, stop: int
+    ) -> tuple[LineBatch, int, list[LineBatch | LineItem]] | None:
+        """``feed`` of a slice of a long read, the complete lines at its start in bulk
+        (a reader of long reads: the follower's hot path, one call per slice).
 
-        The slice is ``data[start:end]``, ``end`` where ``slice_end`` ends it (past
-        its last ``\n`` newline or ``newline``'s byte before ``stop``, or past the unit
-        after a ``\r`` after it) (``len(data)`` if
-        ``stop`` reaches it).  Returns ``(records, after, end, items)``: the complete
-        lines of the slice as ``record(text, offset, file, path, True)`` made by the
-        accelerator, last first, and the offset just past them in the source; then
-        ``items``, what ``feed`` gives for the rest of the slice (a
-        line too long, an unfinished line; mostly nothing).  ``None`` when this does
-        not apply (no accelerator, a line held, an overlong line under way, a decoder
-        that cannot), and nothing was fed: the caller feeds the slice the usual way.
-        The same lines, offsets, events and state as ``feed`` either way.
+        The slice is ``data[start:end]``, ``end`` where ``slice_end`` ends it before
+        ``stop`` (``len(data)`` if ``stop`` reaches it).  Returns ``(batch, end, items)``:
+        the slice's complete lines at its start as one ``LineBatch`` (decoded in the same
+        pass as they are cut, by the decoder's ``decode_lines``), then ``items``, what
+        ``feed`` gives for the rest of the slice (a line too long, an unfinished line;
+        mostly nothing).  ``None`` when this does not apply (a line held, an overlong
+        line under way, a decoder that cannot cut lines), and nothing was fed: the
+        caller feeds the slice the usual way.  The same lines, offsets, events and
+        state as ``feed`` either way.
         """
-        cut_records = self._line_records
+        sep = self._sep
         if (
-            cut_records is None
+            sep is None
             or self.partial
             or self.overlong
             or not self._started
+            or self._units is not None
             or type(data) is not bytes
         ):
             return None
-        found = cut_records(data, start, stop, self._records_sep, self._max, record, file, path)
+        end = self.slice_end(data, start, stop) if stop < len(data) else len(data)
+        piece = memoryview(data)[start:end]
+        found = self.decoder.decode_lines(b"", piece, sep, self._max, self._offset_mode)
         if found is None:
             return None
-        records, cut, end = found
-        moved = cut - start
-        self.position += moved
-        self.line_start += moved
-        if records:
+        texts, offsets = found
+        after = offsets[-1]
+        moved = after - self.position
+        self.position = self.line_start = after
+        if texts:
             self._splitting = False
-        after = self.position
-        items = self.feed(memoryview(data)[cut:end]) if cut < end else []
-        return records, after, end, items
-
-    def _utf16_records(
-        self,
-        data: bytes,
-        start: int,
-        stop: int,
-        sep: int,
-        limit: int,
-        record: type,
-        file: object,
-        path: str,
-    ) -> tuple[list[Any], int, int] | None:
-        """``_line_records`` for a UTF-16 decoder (``unit_records``), which is told where
-        the slice starts in the source."""
-        assert self._unit_records is not None
-        return self._unit_records(data, start, stop, self.position, sep, limit, record, file, path)
+        items = self.feed(piece[moved:]) if moved < len(piece) else []
+        return LineBatch(texts, offsets), end, items
 
     def finish(self, *, lost: int = 0, unfinished: bool = False) -> list[LineBatch | LineItem]:
         """The end of the stream: the unfinished last line is complete now.
