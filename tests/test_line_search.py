@@ -19,7 +19,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import LineTooLong
-from utf8stream.core import linecodec
+from utf8stream.core import _linebulk, linecodec
 from utf8stream.core.lastlines import start_of_last_lines
 from utf8stream.core.linecodec import ByteLine, LineDecoder
 from utf8stream.lines import CodecLineDecoder, LineEngine, line_decoder
@@ -263,7 +263,7 @@ def test_a_long_line_is_searched_once(
     universal, fixed, last = (
         linecodec._universal_ends,
         linecodec._fixed_ends,
-        linecodec._rfind_unit,
+        _linebulk._rfind_unit,
     )
 
     def count_universal(
@@ -285,7 +285,7 @@ def test_a_long_line_is_searched_once(
 
     monkeypatch.setattr(linecodec, "_universal_ends", count_universal)
     monkeypatch.setattr(linecodec, "_fixed_ends", count_fixed)
-    monkeypatch.setattr(linecodec, "_rfind_unit", count_last)
+    monkeypatch.setattr(_linebulk, "_rfind_unit", count_last)
     engine = LineEngine(
         line_decoder(encoding), newline=newline, max_line_bytes=1 << 20, on_overlong=on_overlong
     )

@@ -16,9 +16,9 @@ offset of every line, in any encoding it has a ``LineDecoder`` for); every byte 
 through its decoder in order, so malformed units are reported with their absolute
 offsets and never stop the reader.  The follower keeps files, rotation and checkpoints.
 A read is cut ``FEED_SIZE`` bytes at a time as its lines are handed out; in the common
-case (the accelerator, nothing held or pending) a slice is one C call that makes its
-``Line`` records (``LineEngine.feed_records``), and the checkpoint is worked out only
-when asked (each record holds its offset).
+case (the accelerator, nothing held or pending) a slice is one C call that cuts and
+decodes its lines (``LineEngine.feed_slice``) and one that makes them ``Line`` records,
+and the checkpoint is worked out only when asked (each record holds its offset).
 
 Only complete lines are delivered (the last line of a file is delivered when the file is
 left behind by rotation or truncation).  A line longer than ``max_line_bytes`` is handled
@@ -71,7 +71,7 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from ..core._accel import LINE_TYPE, implementation
+from ..core._accel import implementation
 from ..core.events import Malformed
 from ..core.lastlines import start_of_last_lines
 from ..core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
@@ -95,6 +95,8 @@ from ._defaults import (
     DEFAULT_ROTATE_GRACE,
     FOLLOW_ERRORS,
 )
+from ._follow_accel import LINE_TYPE
+from ._follow_accel import implementation as follow_implementation
 from ._holders import held_for_writing
 from ._identity import FINGERPRINT_BYTES, head_fingerprint
 from ._sniff import AUTO, DETECTED_ENCODINGS, SNIFF_BYTES, sniff_encoding
@@ -916,16 +918,16 @@ def _fed_to(f: _Open, end: int) -> None:
 
 def _slice_records(f: _Open) -> tuple[list[Line], int, list[LineBatch | LineItem]] | None:
     """The next ``FEED_SIZE`` slice of ``f``'s last read cut into ``Line`` records in one
-    call (``LineEngine.feed_records``), and marked fed: the records, the offset after
+    call (``LineEngine.feed_slice``, made records), and marked fed: the records, the offset after
     them, and what else the slice gave; None where that does not apply (nothing fed)."""
     at = f.unfed_at
     stop = min(at + FEED_SIZE, f.unfed_end)
-    found = f.engine.feed_records(f.unfed, at, stop, Line, f.identity, f.path)
+    found = f.engine.feed_slice(f.unfed, at, stop)
     if found is None:
         return None
-    lines, after, end, items = found
+    (texts, offsets), end, items = found
     _fed_to(f, end)
-    return lines, after, items
+    return _records(texts, offsets, f.identity, f.path), offsets[-1], items
 
 
 class _Block:
@@ -965,7 +967,7 @@ def _records(
     texts: list[str], offsets: Sequence[int], file: FileIdentity, path: str
 ) -> list[Line]:
     """``Line`` records for ``texts`` (at ``offsets``), last first."""
-    records: list[Line] = implementation().records(Line, texts, offsets, file, path, True)
+    records: list[Line] = follow_implementation().records(Line, texts, offsets, file, path, True)
     return records
 
 
@@ -1126,7 +1128,7 @@ class Follower:
 
     def _next_block(self) -> Line | None:
         """The hot path, when the ready lines ran out: the next slice of the last read
-        cut into a block of records in one call (``LineEngine.feed_records``), with no
+        cut into a block of records in one call (``LineEngine.feed_slice``), with no
         queue, no item and no checkpoint made; None where it does not apply (the next
         slice goes the general way, ``_advance``): anything queued or pending, the
         lines before not a block of this file that ends where the engine stands.
@@ -1683,7 +1685,7 @@ class Follower:
                 return found
             buffer = self._scratch
             if buffer is None:
-                buffer = self._scratch = implementation().ReadBuffer(CACHED_READ_SIZE)
+                buffer = self._scratch = follow_implementation().ReadBuffer(CACHED_READ_SIZE)
             try:
                 data = _read_cached(f.fd, buffer, size, offset, at_least)
             except OSError as exc:
@@ -1705,7 +1707,7 @@ class Follower:
             _stop_reading_ahead(f)
             return
         if f.readahead is None:
-            kind = implementation().ReadAhead
+            kind = follow_implementation().ReadAhead
             if kind.threads() >= _READ_AHEAD_THREADS:
                 return  # enough files are read ahead (many followed at once)
             f.readahead = kind(f.fd)
