@@ -10,8 +10,23 @@ setup(
     ext_modules=[
         Extension(
             "utf8stream._speedups",
-            ["src/utf8stream/_speedups.c", "src/utf8stream/_transcode.c"],
-            depends=["src/utf8stream/_transcode.h", "src/utf8stream/_simd.h"],
+            # The core's C sources, in the layer they belong to: _speedups.c is one
+            # translation unit that includes its parts (core/_*.h).
+            ["src/utf8stream/core/_speedups.c", "src/utf8stream/core/_transcode.c"],
+            depends=[
+                f"src/utf8stream/core/{name}.h"
+                for name in (
+                    "_table37", "_state", "_decode", "_simd", "_feed", "_decoder_mode",
+                    "_lines", "_units", "_encoder", "_iterator", "_transcode",
+                    "_transcode_simd",
+                )
+            ],
+            optional=True,
+        ),
+        # The follower's record type and read buffers: the apps layer's own extension.
+        Extension(
+            "utf8stream.apps._follow_speedups",
+            ["src/utf8stream/apps/_follow_speedups.c"],
             optional=True,
         ),
     ],

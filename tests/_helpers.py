@@ -368,6 +368,17 @@ def line_within(pipe: IO[bytes], seconds: float) -> bytes:
     return result[0]
 
 
+def bytes_within(pipe: IO[bytes], count: int, seconds: float) -> bytes:
+    """The next ``count`` bytes of ``pipe`` (newline or not), or ``AssertionError`` if
+    they do not all come within ``seconds``."""
+    result: list[bytes] = []
+    reader = threading.Thread(target=lambda: result.append(pipe.read(count)), daemon=True)
+    reader.start()
+    reader.join(seconds)
+    assert result, f"not {count} bytes from the command within {seconds} s"
+    return result[0]
+
+
 # -- following files ------------------------------------------------------------------
 
 

@@ -201,25 +201,18 @@ def reference_byte_lines(
             out.append(content.decode("utf-8", "replace") + end)
             continue
         pieces = []
-        moved = ""
         while len(content) > limit:
             stop = limit
             while not _unit_boundary(content, stop):
                 stop -= 1
             # A truncated sequence at the cut: the piece ends before it (the decoder knows
-            # it is malformed only at the next byte); if it is the whole piece, its U+FFFD
-            # comes with the next piece.
+            # it is malformed only at the next byte), unless it is the whole piece, which
+            # the next byte ends: its U+FFFD is the piece's.
             while (held := _held(content[:stop])) and held < stop:
                 stop -= held
-            text = content[:stop].decode("utf-8", "replace")
-            if held:
-                pieces.append(moved)
-                moved = text
-            else:
-                pieces.append(moved + text)
-                moved = ""
+            pieces.append(content[:stop].decode("utf-8", "replace"))
             content = content[stop:]
-        pieces.append(moved + content.decode("utf-8", "replace"))
+        pieces.append(content.decode("utf-8", "replace"))
         if policy == "raise":
             out.append(("LineTooLong", pieces[0]))
         elif policy == "truncate":

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from _helpers import append, line_within
+from _helpers import append, bytes_within, line_within
 
 from utf8stream.apps.cli import main
 from utf8stream.follower import read_checkpoint
@@ -170,6 +170,19 @@ def test_checkpoint_of_another_file_is_refused(tmp_path: Path) -> None:
     line = one_error_line(tail("--checkpoint", str(cp), str(log)), 2)
     assert line == (
         f"utf8stream: {cp}: not a usable checkpoint: it is for another file ({other}), not {log}"
+    )
+
+
+def test_a_checkpoint_that_does_not_fit_its_file_is_a_notice(tmp_path: Path) -> None:
+    log, cp = tmp_path / "app.log", tmp_path / "cp.json"
+    log.write_bytes(numbered(1000, 1200))  # 2,000 bytes: more than the fingerprint's 1,024
+    assert tail("-n", "1", "--checkpoint", str(cp), str(log)).stdout == b"line 1199\n"
+    os.truncate(log, 1500)  # shorter than the checkpoint's offset, the same first bytes
+    result = tail("--checkpoint", str(cp), str(log))
+    assert (result.returncode, result.stdout) == (0, numbered(1000, 1150))
+    assert result.stderr.decode() == (
+        f"utf8stream: {cp}: checkpoint at byte 2000 does not fit {log}: it is past the end"
+        " of the file (1500 bytes); reading it from the beginning\n"
     )
 
 
@@ -336,6 +349,32 @@ class Follow:
             self.proc.kill()
         assert self.proc.stdout is not None and self.proc.stderr is not None
         return status, self.proc.stdout.read(), self.proc.stderr.read()
+
+
+@pytest.mark.parametrize("files", [["p.log"], ["p*.log"]], ids=["file", "pattern"])
+def test_an_unfinished_line_is_shown_at_once_and_its_rest_once(
+    tmp_path: Path, files: list[str]
+) -> None:
+    log, cp = tmp_path / "p.log", tmp_path / "cp"
+    log.write_bytes(b"old\n")
+    argv = ("-f", "-q", "-n0", *(str(tmp_path / f) for f in files), "--checkpoint", str(cp))
+    follow = Follow(*argv)
+    try:
+        append(log, b"Downloading 50%")
+        assert follow.proc.stdout is not None
+        assert bytes_within(follow.proc.stdout, 15, READ_DEADLINE) == b"Downloading 50%"
+        append(log, b" 80%")
+        assert bytes_within(follow.proc.stdout, 4, READ_DEADLINE) == b" 80%"
+    finally:
+        assert follow.stop() == (143, b"", b"")
+    # The checkpoint covers what was shown: the next run shows the rest of the line.
+    append(log, b" 100%\nnext\n")
+    follow = Follow(*argv)
+    try:
+        assert follow.out() == b" 100%\n"
+        assert follow.out() == b"next\n"
+    finally:
+        assert follow.stop() == (143, b"", b"")
 
 
 def test_follow_waits_for_a_missing_file(tmp_path: Path) -> None:

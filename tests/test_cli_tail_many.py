@@ -76,6 +76,22 @@ def test_patterns_headers_new_files_and_a_store_across_restarts(tmp_path: Path) 
         assert follow.stop() == (143, b"", b"")
 
 
+def test_a_file_created_while_stopped_is_printed_from_its_first_line(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_bytes(b"".join(b"%d\n" % k for k in range(1, 31)))
+    follow = Follow(tmp_path, "-F", "*.log", "--checkpoint", "cp.db")
+    try:
+        assert follow.out(11) == b"==> a.log <==\n" + b"".join(b"%d\n" % k for k in range(21, 31))
+    finally:
+        assert follow.stop() == (143, b"", b"")
+    (tmp_path / "b.log").write_bytes(b"".join(b"b%d\n" % k for k in range(1, 16)))
+    follow = Follow(tmp_path, "-F", "*.log", "--checkpoint", "cp.db")
+    try:
+        assert follow.out(16) == b"==> b.log <==\n" + b"".join(b"b%d\n" % k for k in range(1, 16))
+    finally:
+        notice = b"utf8stream: b.log: has appeared; following new file\n"
+        assert follow.stop() == (143, b"", notice)
+
+
 def test_a_json_checkpoint_is_not_taken_for_a_store(tmp_path: Path) -> None:
     (tmp_path / "a.log").write_bytes(b"a\n")
     (tmp_path / "cp.json").write_text("{}")

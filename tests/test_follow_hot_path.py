@@ -1,15 +1,15 @@
-"""The follower's hot path: with the C accelerator, each slice of a read after
-the first is cut into ``Line`` records in one call (``LineEngine.feed_records``, the
-accelerator's ``line_records``), with no queue, no item and no checkpoint made per
-slice; reads from the page cache become the bytes read with no copy (``ReadBuffer``).
-Nothing the follower hands out may change: the lines, their offsets, the checkpoint
-after each of them, the statistics and the malformed units reported are those of the
-general path (pure Python, which has neither), whatever the slices and the lines."""
+"""The follower's hot path: each slice of a read after the first is cut into lines in one
+call (``LineEngine.feed_slice``: the lines as plain data, cut and decoded by the
+decoder's scanner) and made ``Line`` records in one more (``records``), with no queue,
+no item and no checkpoint made per slice; reads from the page cache become the bytes
+read with no copy (``ReadBuffer``).  Nothing the follower hands out may change: the
+lines, their offsets, the checkpoint after each of them, the statistics and the
+malformed units reported are those of the general path (pure Python, each slice fed
+through ``feed``), whatever the slices and the lines."""
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,10 +19,12 @@ import pytest
 from _helpers import needs_c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_simd import module_with  # (imported here, where the accelerator is in use)
 
 import utf8stream.apps.follow as follow_module
 from utf8stream import follow
-from utf8stream.core import _accel, _native
+from utf8stream.apps import _follow_accel, _follow_native
+from utf8stream.core import _accel
 from utf8stream.core.linecodec import LineEngine, line_decoder
 
 
@@ -38,13 +40,14 @@ def small_slices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
     """Everything a follower over ``path`` hands out: each line with its offset and
     whether it was terminated, the checkpoint after each, the statistics, the
-    malformed units; and how many slices took the hot path."""
+    malformed units; and how many slices took the hot path.  ``accelerated=False``:
+    pure Python, and no slice on the hot path (each goes through ``feed``)."""
     got: dict[str, Any] = {"lines": [], "checkpoints": [], "malformed": [], "hot": 0, "cold": 0}
-    real = LineEngine.feed_records
+    real = LineEngine.feed_slice
     feed = LineEngine.feed
 
     def counting(self: LineEngine, *args: Any) -> Any:
-        found = real(self, *args)
+        found = real(self, *args) if accelerated else None
         got["hot"] += found is not None
         return found
 
@@ -66,13 +69,13 @@ def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
             got["statistics"] = lines.statistics()
             got["end"] = lines.checkpoint()
 
-    LineEngine.feed_records = counting  # type: ignore[method-assign]
+    LineEngine.feed_slice = counting  # type: ignore[method-assign]
     LineEngine.feed = general  # type: ignore[method-assign]
     try:
         with _accel.use_accelerator(accelerated):
             anyio.run(run)
     finally:
-        LineEngine.feed_records = real  # type: ignore[method-assign]
+        LineEngine.feed_slice = real  # type: ignore[method-assign]
         LineEngine.feed = feed  # type: ignore[method-assign]
     return got
 
@@ -133,10 +136,8 @@ def test_the_hot_path_hands_out_what_the_general_path_does(
 def test_long_runs_of_lines_in_one_slice(
     tmp_path: Path, newline: str | None, runs: list[tuple[bytes, int]]
 ) -> None:
-    """Slices of many lines (the follower's own sizes): runs of ASCII lines, which
-    ``line_records`` cuts itself, and of other lines (characters, malformed bytes, \\r),
-    which it has ``cut_lines`` cut 64 at a time, on either side of that count and
-    mixed, give what the general path gives."""
+    """Slices of many lines (the follower's own sizes): runs of ASCII lines and of other
+    lines (characters, malformed bytes, \\r), mixed, give what the general path gives."""
     path = tmp_path / "app.log"
     path.write_bytes(b"".join(piece * n for piece, n in runs))
     options = {"max_line_bytes": 40, "newline": newline}
@@ -190,88 +191,48 @@ def test_an_on_malformed_that_raises_on_the_hot_path_loses_nothing(
     anyio.run(run)
 
 
-@needs_c
-def test_line_records_cuts_a_slice_into_records_last_first() -> None:
-    speedups = _accel.built_accelerator()
+@pytest.mark.usefixtures("implementation")
+def test_feed_slice_cuts_a_slice_into_lines() -> None:
     decoder = line_decoder("utf-8", "replace", start_offset=100)
     engine = LineEngine(decoder, offset=100, packed_offsets=True)
     data = b"ab\ncd\r\nef\rgh\nij"
-    identity = follow_module.FileIdentity(1, 2)
-    found = engine.feed_records(data, 0, 9, follow_module.Line, identity, "p")
+    found = engine.feed_slice(data, 0, 9)
     assert found is not None
-    records, after, end, items = found
+    (texts, offsets), end, items = found
     # The slice ends just past its last \n before byte 9.
-    assert (after, end, items) == (107, 7, [])
-    assert [(r.text, r.offset, r.file, r.path, r.terminated) for r in records] == [
-        ("cd", 103, identity, "p", True),
-        ("ab", 100, identity, "p", True),
-    ]
-    assert type(records[0]) is speedups.Line
+    assert (texts, list(offsets), end, items) == (["ab", "cd"], [100, 103, 107], 7, [])
     assert (engine.position, engine.line_start, engine.partial) == (107, 107, b"")
     # The rest of the data: up to its end, the unfinished last line held.
-    found = engine.feed_records(data, 7, 100, follow_module.Line, identity, "p")
+    found = engine.feed_slice(data, 7, 100)
     assert found is not None
-    records, after, end, items = found
-    assert [(r.text, r.offset) for r in records] == [("gh", 110), ("ef", 107)]
-    assert (after, end, items) == (113, len(data), [])
+    (texts, offsets), end, items = found
+    assert (texts, list(offsets), end, items) == (["ef", "gh"], [107, 110, 113], len(data), [])
     assert engine.partial == b"ij"
     # A line held: the hot path does not apply, and nothing changes.
-    assert engine.feed_records(b"kl\n", 0, 3, follow_module.Line, identity, "p") is None
+    assert engine.feed_slice(b"kl\n", 0, 3) is None
     assert engine.position == 115
     # Universal newlines: a \r after the last \n that a byte follows before ``stop``
     # ends the slice past that byte, as ``slice_end`` ends it: the \r's line is
     # complete, and the byte after it is held as an unfinished line.
     engine = LineEngine(line_decoder("utf-8", "replace", start_offset=100), offset=100)
-    found = engine.feed_records(data, 0, 11, follow_module.Line, identity, "p")
+    found = engine.feed_slice(data, 0, 11)
     assert found is not None
-    records, after, end, items = found
-    assert [(r.text, r.offset) for r in records] == [("ef", 107), ("cd", 103), ("ab", 100)]
-    assert (after, end, items, engine.partial) == (110, 11, [], b"g")
+    (texts, offsets), end, items = found
+    assert (texts, list(offsets), end, items) == (["ab", "cd", "ef"], [100, 103, 107, 110], 11, [])
+    assert engine.partial == b"g"
     assert engine.slice_end(data, 0, 11) == 11
-
-
-@needs_c
-def test_line_records_hold_one_reference_each_to_their_fields() -> None:
-    """The records of a slice take their references to the type, the file, the path and
-    True together (one addition per object, not one per record): each record holds one
-    of each, given back when it is freed, whatever the number of records."""
-    speedups = _accel.built_accelerator()
-    identity = follow_module.FileIdentity(1, 2)
-    path = "".join(["p", "ath"])  # a string of its own
-    line = follow_module.Line
-    # True's count, where it has one (an immortal object's stays put from 3.12 on).
-    objects = (line, identity, path) + ((True,) if sys.version_info < (3, 12) else ())
-    for n in (0, 1, 2, 5, 300):
-        engine = LineEngine(line_decoder("utf-8", "replace"), packed_offsets=True)
-        data = b"".join(b"line %d\n" % k for k in range(n))
-        held = [sys.getrefcount(x) for x in objects]
-        found = engine.feed_records(data, 0, len(data), line, identity, path)
-        assert found is not None
-        records = found[0]
-        assert len(records) == n
-        assert all(type(r) is speedups.Line for r in records)
-        assert [r.text for r in reversed(records)] == [f"line {k}" for k in range(n)]
-        now = [sys.getrefcount(x) for x in objects]
-        assert [b - a for a, b in zip(held, now, strict=True)] == [n] * len(objects)
-        while records:
-            records.pop()  # freed one by one, as the follower hands them out
-        del found
-        assert [sys.getrefcount(x) for x in objects] == held
 
 
 @needs_c
 @pytest.mark.parametrize("no_avx2", [None, "1"])
 @pytest.mark.parametrize("shift", range(0, 40, 3))
-def test_line_records_finds_each_newline_and_character_in_a_block(
+def test_lines_finds_each_newline_and_character_in_a_block(
     no_avx2: str | None, shift: int
 ) -> None:
-    """``line_records`` looks for the end of an ASCII line 32 bytes a step (with AVX2
-    where the processor has it, else as ``Units.lines`` does): lines of every length to
-    100 bytes, a two-byte character at several places in some, each line moved through
-    every place in a block; the records are the lines, at their offsets, whichever
+    """The scanner's ``lines`` (what ``feed_slice`` cuts a slice with) over lines of
+    every length to 100 bytes, a two-byte character at several places in some, each
+    line moved through every place in a block: the lines at their offsets, whichever
     module object (AVX2 or SSE2) cuts them."""
-    from test_simd import module_with
-
     module = _accel.built_accelerator() if no_avx2 is None else module_with(no_avx2)
     lines = [b"x" * k + b"\n" for k in range(101)]
     lines += [
@@ -283,37 +244,27 @@ def test_line_records_finds_each_newline_and_character_in_a_block(
     data = b"y" * shift + b"\n" + b"".join(lines) + b"tail"
     events: list[Any] = []
     units = module.Units("\ufffd", events.append)
-    units.enter(1000, b"")
-    found = module.line_records(units, data, 0, len(data), 10, 1 << 20, module.Line, None, "p")
-    records, cut, end = found
+    texts, offsets = units.lines(b"", data, 1000, 10, 1 << 20, 2)
     expected, at = [], 1000
     for piece in data.split(b"\n")[:-1]:
         expected.append((piece.decode(), at))
         at += len(piece) + 1
-    assert [(r.text, r.offset) for r in reversed(records)] == expected
-    assert (cut, end) == (len(data) - len(b"tail"), len(data))
+    assert list(zip(texts, offsets, strict=False)) == expected
+    assert offsets[-1] == 1000 + len(data) - len(b"tail")
     assert events == []
 
 
-@needs_c
-@pytest.mark.parametrize("no_avx2", [None, "1"])
-@pytest.mark.parametrize("newline", [10, -1])
-def test_line_records_cuts_many_lines_up_to_any_slice_end(
-    no_avx2: str | None, newline: int
-) -> None:
-    """``line_records`` over hundreds of lines of varied lengths (empty ones, \\r\\n and
+@pytest.mark.usefixtures("implementation")
+@pytest.mark.parametrize("newline", [None, "\n"])
+def test_feed_slice_cuts_many_lines_up_to_any_slice_end(newline: str | None) -> None:
+    """``feed_slice`` over hundreds of lines of varied lengths (empty ones, \\r\\n and
     lone \\r with universal newlines, a line with a character among them), the slice
     ending at every place of its last blocks with lines after it, and at the data's own
-    end: the records are the lines of the slice, at their offsets, on the AVX2 and the
-    SSE2 module objects; the list they come in is a list like any other: it shrinks,
-    grows and empties."""
-    from test_simd import module_with
-
-    module = _accel.built_accelerator() if no_avx2 is None else module_with(no_avx2)
+    end: the lines of the slice, at their offsets."""
     lines = [b"z" * ((k * 37) % 131) + b"\n" for k in range(300)]
     lines[5] = b"\n"
     lines[150] = b"caf" + "\u00e9".encode() + b"\n"
-    if newline == -1:
+    if newline is None:
         lines[70] = b"crlf" * 5 + b"\r\n"
         lines[200] = b"cr" * 9 + b"\r"
     data = b"".join(lines)
@@ -321,10 +272,11 @@ def test_line_records_cuts_many_lines_up_to_any_slice_end(
     for line in lines:
         starts.append(starts[-1] + len(line))
     for stop in [*range(len(data) - 300, len(data) - 300 + 70), len(data)]:
-        units = module.Units("\ufffd", None)
-        units.enter(500, b"")
-        found = module.line_records(units, data, 0, stop, newline, 1 << 20, module.Line, None, "p")
-        records, cut, end = found
+        decoder = line_decoder("utf-8", "replace", start_offset=500)
+        engine = LineEngine(decoder, offset=500, newline=newline, packed_offsets=True)
+        found = engine.feed_slice(data, 0, stop)
+        assert found is not None
+        (texts, offsets), end, items = found
         # The slice ends past the last newline byte before stop (\n: a \r after it
         # is not one here, and none is near the slices' ends).
         last = data.rindex(b"\n", 0, stop) + 1 if stop < len(data) else len(data)
@@ -333,38 +285,29 @@ def test_line_records_cuts_many_lines_up_to_any_slice_end(
             for line, at in zip(lines, starts, strict=False)
             if at + len(line) <= last
         ]
-        assert (cut, end) == (last, last)
-        assert [(r.text, r.offset) for r in reversed(records)] == expected
-        assert type(records) is list
-        head = records[-1]
-        while len(records) > 3:
-            records.pop()
-        records.append(head)
-        records.extend([head] * 1000)
-        assert len(records) == 1004
-        del records[:]
-        assert records == []
+        assert (end, items, offsets[-1]) == (last, [], 500 + last)
+        assert list(zip(texts, offsets, strict=False)) == expected
 
 
 @needs_c
-def test_the_pure_python_engine_has_no_hot_path() -> None:
-    with _accel.use_accelerator(False):
-        decoder = line_decoder("utf-8", "replace")
-    engine = LineEngine(decoder, packed_offsets=True)
-    line = follow_module.Line
-    assert engine.feed_records(b"a\nb\n", 0, 4, line, None, "") is None
+def test_the_hot_path_declines_where_the_decoder_cannot_cut_lines() -> None:
+    """A policy other than U+FFFD: the decoder does not cut lines itself, the slice is
+    fed the usual way, and nothing changed."""
+    engine = LineEngine(line_decoder("utf-8", "backslashreplace"), packed_offsets=True)
+    assert engine.feed_slice(b"a\nb\n", 0, 4) is None
     assert engine.position == 0
 
 
 @pytest.mark.parametrize("implementation", ["c", "python"])
 def test_a_read_buffer_gives_what_was_read(tmp_path: Path, implementation: str) -> None:
     if implementation == "c":
-        speedups = _accel.built_accelerator()
-        if speedups is None:
+        if _accel.built_accelerator() is None:
             pytest.skip("C accelerator not built")
-        kind: Any = speedups.ReadBuffer
+        with _accel.use_accelerator(True):
+            kind: Any = _follow_accel.implementation().ReadBuffer
+        assert kind is not _follow_native.ReadBuffer
     else:
-        kind = _native.ReadBuffer
+        kind = _follow_native.ReadBuffer
     path = tmp_path / "data"
     path.write_bytes(bytes(range(256)) * 4)
     buffer = kind(300)

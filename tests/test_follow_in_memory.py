@@ -145,3 +145,24 @@ async def test_an_overlong_line_ended_by_cr_at_a_slice_end_raises_past_its_cr(
     async with follow(path, checkpoint=checkpoint, on_overlong="truncate", **options) as lines:
         rest = [(line.text, line.offset) async for line in lines]
     assert rest == [("y" * 100, 235), ("z", 70_236)]
+
+
+async def test_a_split_piece_that_is_one_cut_off_sequence_resumes_without_loss(
+    tmp_path: Path, implementation: str
+) -> None:
+    """Each E2 82 is one malformed unit that the next byte ends; the first piece of the
+    overlong line is the first unit alone, and a follower resumed after it gives the
+    rest: three U+FFFD in all, whether it ran through or stopped there."""
+    path = tmp_path / "app.log"
+    path.write_bytes(b"\xe2\x82" * 3 + b"\nok\n")
+    options: dict[str, Any] = {"until_eof": True, "max_line_bytes": 4, "on_overlong": "split"}
+    async with follow(path, start="beginning", **options) as lines:
+        whole = [(line.text, line.offset) async for line in lines]
+    assert whole == [("\ufffd", 0), ("\ufffd\ufffd", 2), ("ok", 7)]
+    async with follow(path, start="beginning", **options) as lines:
+        first = await lines.__anext__()
+        checkpoint = lines.checkpoint()
+    assert (first.text, checkpoint.offset, checkpoint.mid_line) == ("\ufffd", 2, True)
+    async with follow(path, checkpoint=checkpoint, **options) as lines:
+        rest = [(line.text, line.offset) async for line in lines]
+    assert rest == whole[1:]

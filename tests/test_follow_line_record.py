@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from utf8stream import Line
+from utf8stream.apps import _follow_accel as _accel
 from utf8stream.apps.follow import _DECLARED_LINE, FileIdentity
-from utf8stream.core import _accel
 
 IDENTITY = FileIdentity(7, 9, 3, "ab" * 32, "utf-8")
 ARGS: tuple[Any, ...] = ("text é", 1 << 40, IDENTITY)

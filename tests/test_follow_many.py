@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import sqlite3
 from pathlib import Path
 
@@ -99,12 +101,11 @@ async def test_restart_from_the_store_neither_loses_nor_repeats(tmp_path: Path) 
     (tmp_path / "f1.log").write_bytes(b"f1.log 4\n")
     (tmp_path / "f9.log").write_bytes(b"f9.log 0\n")
     async with follow_many([tmp_path / "*.log"], store=str(db), start="end") as lines:
-        seen += await take_named(lines, 10)
+        seen += await take_named(lines, 11)
         await nothing_more(lines)
     texts = [t for _, t in seen]
+    # f9.log was created since the last save: read from its start, whatever ``start``.
     expected = [f"{name} {k}" for name in names for k in range(4)] + ["f1.log 4", "f9.log 0"]
-    # f9.log existed when the second run started but had no checkpoint: start="end".
-    expected.remove("f9.log 0")
     assert sorted(texts) == sorted(expected)
     for name in names:  # in order per file
         mine = [t for t in texts if t.startswith(name)]
@@ -112,6 +113,78 @@ async def test_restart_from_the_store_neither_loses_nor_repeats(tmp_path: Path) 
     with CheckpointStore(db) as store:
         saved = store.load_all()
     assert sorted(saved) == sorted(str(tmp_path / n) for n in [*names, "f9.log"])
+
+
+@pytest.mark.parametrize("start", ["end", "beginning"])
+async def test_a_file_created_while_stopped_is_read_from_its_start(
+    tmp_path: Path, start: str
+) -> None:
+    (tmp_path / "a.log").write_bytes(b"a1\na2\n")
+    (tmp_path / "x.txt").write_bytes(b"x1\n")
+    db = tmp_path / "state.db"
+    async with follow_many([tmp_path / "*.log"], store=db, start=start, last_lines=1) as lines:
+        assert await take_named(lines, 1 if start == "end" else 2)
+    (tmp_path / "b.log").write_bytes(b"".join(b"b%d\n" % k for k in range(1, 16)))
+    notices: list[tuple[str, str]] = []
+    async with follow_many(
+        [tmp_path / "*.log", tmp_path / "*.txt"],
+        store=db,
+        start=start,
+        last_lines=1,
+        on_notice=lambda n: notices.append((n.kind, os.path.basename(n.path))),
+    ) as lines:
+        got = await take_named(lines, 16)
+        await nothing_more(lines)
+    # x.txt: a pattern the store knew no file of (its first run): ``start`` applies.
+    want = [("b.log", f"b{k}") for k in range(1, 16)] + [("x.txt", "x1")]
+    assert sorted(got) == sorted(want)
+    assert ("appeared", "b.log") in notices
+
+
+async def test_the_first_run_with_an_empty_store_starts_at_start(tmp_path: Path) -> None:
+    (tmp_path / "a.log").write_bytes(b"a1\na2\na3\n")
+    (tmp_path / "b.log").write_bytes(b"b1\nb2\n")
+    async with follow_many(
+        [tmp_path / "*.log"], store=tmp_path / "state.db", last_lines=1
+    ) as lines:
+        assert sorted(await take_named(lines, 2)) == [("a.log", "a3"), ("b.log", "b2")]
+        await nothing_more(lines)
+
+
+async def test_a_copytruncate_between_the_open_and_the_first_read_loses_nothing(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "a.log"
+    old = [f"old {k}" for k in range(200)]  # more than a fingerprint's 1,024 bytes
+    path.write_bytes("".join(f"{t}\n" for t in old).encode())
+    new = b"new 0\nnew 1\n"
+    db = tmp_path / "state.db"
+    notices: list[str] = []
+    async with follow_many(
+        [tmp_path / "*.log"],
+        store=db,
+        start="beginning",
+        autosave=False,
+        on_notice=lambda n: notices.append(n.kind),
+    ) as lines:
+        # Entering the block opened the file; nothing is read from it yet: copytruncate.
+        shutil.copyfile(path, tmp_path / "a.log.1")
+        os.truncate(path, 0)
+        append(path, new)
+        first = await take_named(lines, 100)
+        await lines.save()
+    assert first == [("a.log.1", t) for t in old[:100]]
+    assert notices == ["truncated"]
+    async with follow_many([tmp_path / "*.log"], store=db, autosave=False) as lines:
+        rest = await take_named(lines, 102)
+        await nothing_more(lines)
+        await lines.save()
+        (checkpoint,) = lines.checkpoints().values()
+    assert rest == [("a.log.1", t) for t in old[100:]] + [("a.log", "new 0"), ("a.log", "new 1")]
+    # The fingerprint describes the content the offset points into.
+    assert checkpoint.offset == len(new)
+    assert checkpoint.file.head_length == len(new)
+    assert checkpoint.file.head_sha256 == hashlib.sha256(new).hexdigest()
 
 
 async def test_lines_handed_out_after_the_last_save_come_again(tmp_path: Path) -> None:

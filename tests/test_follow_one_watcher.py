@@ -8,6 +8,7 @@ stays watched by the same notifier) and ``aclose`` closes it.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from utf8stream.apps._watch import Watcher
 
 pytestmark = [pytest.mark.anyio]
 
-REAL_NOTIFIER = _watch._notifier_class()
+REAL_WATCH = _watch._watch_function()
 
 
 async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -40,22 +41,21 @@ async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.Monke
             return await super().__aenter__()
 
     class CountingNotifier:
-        def __init__(self, *args: Any) -> None:
-            assert REAL_NOTIFIER is not None
-            self.inner = REAL_NOTIFIER(*args)
-            self.closed = False
-            notifiers.append(self)
+        closed = False
 
-        def watch(self, *args: Any) -> object:
-            return self.inner.watch(*args)
-
-        def close(self) -> None:
-            self.closed = True
-            self.inner.close()
+    def counting_watch(*directories: str, **options: Any) -> Iterator[Any]:
+        """``watchfiles.watch``, each call (a notifier) counted, and its end seen."""
+        assert REAL_WATCH is not None
+        notifier = CountingNotifier()
+        notifiers.append(notifier)
+        try:
+            yield from REAL_WATCH(*directories, **options)
+        finally:
+            notifier.closed = True
 
     monkeypatch.setattr(follow_module, "Watcher", CountingWatcher)
-    if REAL_NOTIFIER is not None:
-        monkeypatch.setattr(_watch, "_notifier_class", lambda: CountingNotifier)
+    if REAL_WATCH is not None:
+        monkeypatch.setattr(_watch, "_watch_function", lambda: counting_watch)
     log = tmp_path / "app.log"
     log.write_bytes(b"0\n")
     async with follow(log, start="beginning", poll_interval=0.01, rotate_grace=0.05) as lines:
@@ -76,6 +76,6 @@ async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.Monke
             assert (await lines.__anext__()).text == "new"
     assert len(made) == 1
     assert len(entered) == 1
-    if REAL_NOTIFIER is not None:
+    if REAL_WATCH is not None:
         [notifier] = notifiers  # the directory stayed under the same notifier
         assert notifier.closed  # by aclose

@@ -19,15 +19,17 @@ from _helpers import needs_c
 
 import utf8stream.apps.follow as follow_module
 from utf8stream import FollowCheckpoint, follow
-from utf8stream.core import _native
-from utf8stream.core._accel import built_accelerator
+from utf8stream.apps import _follow_accel
+from utf8stream.apps import _follow_native as _native
+from utf8stream.core._accel import built_accelerator, use_accelerator
 
 pytestmark = pytest.mark.anyio
 
 
 def read_ahead_type() -> Any:
-    built = built_accelerator()
-    assert built is not None
+    with use_accelerator(True):
+        built = _follow_accel.implementation()
+    assert built is not _native
     return built.ReadAhead
 
 

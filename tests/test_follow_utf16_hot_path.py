@@ -1,10 +1,9 @@
-"""The follower's hot path for UTF-16LE/BE: each slice of a read cut into
-``Line`` records in one C call (``LineEngine.feed_records`` through
-``CodecLineDecoder.unit_records``, the accelerator's ``utf16_line_records``), the
-well-formed lines only.  Nothing handed out may change: the lines, their offsets, the
-checkpoints and the state after them are those of the general path (the engine's
-``feed``, which the pure-Python build always takes), whatever the slices, the byte
-order, the newline mode, the error policy and the malformed units."""
+"""The follower over UTF-16LE/BE: each slice of a read cut where ``slice_end`` ends it and
+fed to the line engine, whose lines of code units are cut and decoded in bulk
+(``CodecLineDecoder.decode_units`` and ``split_lines``).  Nothing handed out may depend
+on the slices or the implementation: the lines, their offsets, the checkpoints and the
+state after them are those of one feed of all the bytes, in C and in pure Python,
+whatever the byte order, the newline mode, the error policy and the malformed units."""
 
 from __future__ import annotations
 
@@ -23,9 +22,6 @@ import utf8stream.apps.follow as follow_module
 from utf8stream import follow
 from utf8stream.core import _accel
 from utf8stream.core.linecodec import LineBatch, LineEngine, LineItem, LineTooLong, line_decoder
-
-LINE = follow_module.Line
-IDENTITY = follow_module.FileIdentity(1, 2)
 
 #: Code units of every sort, as text (``unit`` encodes them in either byte order): ASCII,
 #: Latin-1, other BMP characters, a surrogate pair, newlines of three kinds, lone
@@ -74,33 +70,24 @@ def engine(encoding: str, **options: Any) -> LineEngine:
     return LineEngine(decoder, packed_offsets=True, **options)
 
 
-def sliced(data: bytes, encoding: str, slices: list[int], c: bool, **options: Any) -> Any:
+def sliced(data: bytes, encoding: str, slices: list[int], **options: Any) -> Any:
     """The follower's way: slices of the sizes ``slices`` (in turn) cut as ``slice_end``
-    cuts them, through ``feed_records`` (``c``; the general ``feed`` where it declines)
-    or through ``feed`` alone; the lines, the state after the last slice, and how many
-    slices were cut in C."""
+    cuts them and fed; the lines, and the state after the last slice."""
     e = engine(encoding, **options)
     got: list[Any] = []
-    at, taken, k = 0, 0, 0
+    at, k = 0, 0
     while at < len(data):
         stop = min(len(data), at + slices[k % len(slices)])
         k += 1
-        found = e.feed_records(data, at, stop, LINE, IDENTITY, "p") if c else None
-        if found is None:
-            end = e.slice_end(data, at, stop) if stop < len(data) else len(data)
-            got.extend(e.feed(memoryview(data)[at:end]))
-        else:
-            records, _after, end, items = found
-            got.extend(reversed(records))
-            got.extend(items)
-            taken += 1
+        end = e.slice_end(data, at, stop) if stop < len(data) else len(data)
+        got.extend(e.feed(memoryview(data)[at:end]))
         at = end
     state = (e.position, e.line_start, e.partial, e.overlong, e.buffered)
     got.extend(e.finish())
-    return normalized(got), state, taken
+    return normalized(got), state
 
 
-@needs_c
+@pytest.mark.usefixtures("implementation")
 @pytest.mark.parametrize("big", [False, True])
 @pytest.mark.parametrize(
     "options",
@@ -121,7 +108,7 @@ def sliced(data: bytes, encoding: str, slices: list[int], c: bool, **options: An
     odd=st.booleans(),
     slices=st.lists(st.integers(1, 90), min_size=1, max_size=6),
 )
-def test_the_c_cut_gives_what_the_general_path_gives(
+def test_slices_give_what_one_feed_gives(
     big: bool,
     options: dict[str, Any],
     parts: list[str],
@@ -130,84 +117,63 @@ def test_the_c_cut_gives_what_the_general_path_gives(
 ) -> None:
     data = encode(parts, big) + (b"\x41" if odd else b"")  # a torn last code unit
     encoding = "utf-16-be" if big else "utf-16-le"
-    lines, state, _taken = sliced(data, encoding, slices, True, **options)
-    expected, expected_state, taken = sliced(data, encoding, slices, False, **options)
-    assert taken == 0
-    assert (lines, state) == (expected, expected_state)
+    lines, state = sliced(data, encoding, slices, **options)
+    whole, whole_state = sliced(data, encoding, [len(data) + 1], **options)
+    assert (raised_anywhere(lines), state) == (raised_anywhere(whole), whole_state)
 
 
-@needs_c
-@pytest.mark.parametrize("big", [False, True])
-def test_well_formed_lines_are_cut_in_c_and_stop_before_a_malformed_one(big: bool) -> None:
-    encoding = "utf-16-be" if big else "utf-16-le"
-    speedups = _accel.built_accelerator()
-    data = encode(["ab\r\n", "\xe9\u20ac\U0001f600\n", "c\r", "d\ud800e\n", "f\n"], big)
-    found = speedups.utf16_line_records(data, 0, 1000, 100, big, -1, 1000, LINE, IDENTITY, "p")
-    records, cut, end = found
-    # Offsets by construction: two bytes a code unit, a surrogate pair four.
-    assert [(r.text, r.offset, r.file, r.path, r.terminated) for r in records] == [
-        ("c", 118, IDENTITY, "p", True),
-        ("\xe9\u20ac\U0001f600", 108, IDENTITY, "p", True),
-        ("ab", 100, IDENTITY, "p", True),
+def raised_anywhere(lines: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The lines, a ``LineTooLong`` as its start alone: it is raised as soon as the bytes
+    seen pass the limit (where depends on how the bytes came: mid-line, then the end of
+    the line skipped, or at its end), and a skipped line's end is no line."""
+    return [
+        (line,) if isinstance(line, tuple) else (line, *rest)
+        for line, *rest in lines
+        if line is not None
     ]
-    assert type(records[0]) is speedups.Line
-    # The line with a lone surrogate is the general path's, and what follows it.
-    assert (cut, end) == (22, len(data))
-    # The engine: the same lines, the rest through ``feed`` (its policy's U+FFFD).
-    e = engine(encoding, errors="replace")
-    records, after, end, items = e.feed_records(data, 0, 1000, LINE, IDENTITY, "p")
-    assert [r.text for r in records] == ["c", "\xe9\u20ac\U0001f600", "ab"]
-    assert (after, end) == (22, len(data))
-    assert normalized(items) == [("d\ufffde", 22, True, False), ("f", 30, True, False)]
 
 
-@needs_c
+@pytest.mark.usefixtures("implementation")
 @pytest.mark.parametrize("big", [False, True])
-def test_a_slice_ends_after_its_last_aligned_newline_unit(big: bool) -> None:
-    speedups = _accel.built_accelerator()
+def test_lines_of_code_units_and_their_offsets(big: bool) -> None:
+    encoding = "utf-16-be" if big else "utf-16-le"
+    data = encode(["ab\r\n", "\xe9\u20ac\U0001f600\n", "c\r", "d\ud800e\n", "f\n"], big)
+    # Offsets by construction: two bytes a code unit, a surrogate pair four; a lone
+    # surrogate is the policy's U+FFFD.
+    lines, _ = sliced(data, encoding, [1000], errors="replace")
+    assert lines == [
+        ("ab", 0, True, False),
+        ("\xe9\u20ac\U0001f600", 8, True, False),
+        ("c", 18, True, False),
+        ("d\ufffde", 22, True, False),
+        ("f", 30, True, False),
+    ]
     # U+0A0A and U+010A hold a newline byte at either alignment: no newline.
     data = encode(["ab\n", "\u0a0a\u010a\n", "cd"], big)
-    cut_records = speedups.utf16_line_records
-    records, cut, end = cut_records(data, 0, 12, 0, big, -1, 100, LINE, IDENTITY, "")
-    assert [r.text for r in records] == ["\u0a0a\u010a", "ab"] and (cut, end) == (12, 12)
-    records, cut, end = cut_records(data, 0, 11, 0, big, -1, 100, LINE, IDENTITY, "")
-    assert [r.text for r in records] == ["ab"] and (cut, end) == (6, 6)
-    # No newline before ``stop``: the slice is all of it, and no line is complete.
-    records, cut, end = cut_records(data, 6, 11, 6, big, -1, 100, LINE, IDENTITY, "")
-    assert (records, cut, end) == ([], 6, 11)
-    # A \r after the last \n that a unit follows before ``stop`` ends the slice too,
-    # past that unit, as ``LineEngine.slice_end`` ends it: the \r's line is complete,
-    # the unit after it left to the general path.
-    data = encode(["ab\n", "c\r", "de"], big)
-    records, cut, end = cut_records(data, 0, 12, 0, big, -1, 100, LINE, IDENTITY, "")
-    assert [r.text for r in records] == ["c", "ab"] and (cut, end) == (10, 12)
-    e = engine("utf-16-be" if big else "utf-16-le", errors="replace")
-    assert e.slice_end(data, 0, 12) == 12
-    # A \r at the end of the data may be the first half of \r\n: held.
-    data = encode(["a\r", "b\r"], big)
-    records, cut, end = cut_records(data, 0, 100, 0, big, -1, 100, LINE, IDENTITY, "")
-    assert [r.text for r in records] == ["a"] and (cut, end) == (4, 8)
-    # A line longer than the limit (content bytes) stops the cut.
-    data = encode(["abc\n", "abcd\n"], big)
-    records, cut, end = cut_records(data, 0, 100, 0, big, 10, 6, LINE, IDENTITY, "")
-    assert [r.text for r in records] == ["abc"] and (cut, end) == (8, len(data))
+    e = engine(encoding, errors="replace")
+    assert (e.slice_end(data, 0, 12), e.slice_end(data, 0, 11)) == (12, 6)
+    lines, _ = sliced(data, encoding, [11], errors="replace")
+    assert lines == [
+        ("ab", 0, True, False),
+        ("\u0a0a\u010a", 6, True, False),
+        ("cd", 12, False, False),
+    ]
 
 
-@needs_c
+@pytest.mark.usefixtures("implementation")
 @pytest.mark.parametrize("big", [False, True])
 def test_each_line_decodes_as_the_codec_decodes_it(big: bool) -> None:
-    """Lines of 0 to 40 code units, ASCII but for one character anywhere (the ASCII test
-    and the narrowing go 16 units a step, the last step overlapping the one before)."""
+    """Lines of 0 to 40 code units, ASCII but for one character anywhere."""
     encoding = "utf-16-be" if big else "utf-16-le"
-    cut_records = _accel.built_accelerator().utf16_line_records
+    texts = []
     for length in range(41):
         for odd in ["", "\x80", "\xff", "\u0100", "\u20ac", "\U0001f600"]:
             for at in range(length + 1) if odd else [0]:
                 text = "".join(chr(0x21 + (k * 7) % 90) for k in range(length))
-                text = text[:at] + odd + text[at:]
-                data = (text + "\n").encode(encoding)
-                records, cut, end = cut_records(data, 0, 999, 0, big, -1, 999, LINE, None, "")
-                assert (records[0].text, cut, end) == (data[:-2].decode(encoding), end, end)
+                texts.append(text[:at] + odd + text[at:])
+    data = "".join(text + "\n" for text in texts).encode(encoding)
+    lines, _ = sliced(data, encoding, [4096], errors="replace", max_line_bytes=None)
+    assert [text for text, *_ in lines] == texts
 
 
 def test_slice_end_looks_for_a_cr_only_before_the_end_it_is_given() -> None:
@@ -217,46 +183,6 @@ def test_slice_end_looks_for_a_cr_only_before_the_end_it_is_given() -> None:
     e = engine("utf-16-le", errors="replace")
     data = "abc\rd".encode("utf-16-le")
     assert e.slice_end(data, 0, 1) == 1
-
-
-@needs_c
-def test_the_c_cut_refuses_bad_arguments() -> None:
-    cut_records = _accel.built_accelerator().utf16_line_records
-    with pytest.raises(TypeError):
-        cut_records(b"a\x00\n\x00", 0, 4, 0, False, -1, 10, object, None, "")
-    for sep in (-2, 0xD800, 0x10000):
-        with pytest.raises(ValueError):
-            cut_records(b"a\x00\n\x00", 0, 4, 0, False, sep, 10, LINE, None, "")
-    with pytest.raises(ValueError):
-        cut_records(b"a\x00\n\x00", 5, 4, 0, False, -1, 10, LINE, None, "")
-
-
-@needs_c
-def test_no_c_cut_where_it_does_not_apply() -> None:
-    data = "a\nb\n".encode("utf-16-le")
-    # Pure Python: no hot path.
-    with _accel.use_accelerator(False):
-        e = engine("utf-16-le", errors="replace")
-        assert e.feed_records(data, 0, 8, LINE, None, "") is None
-    # Lines that keep their newlines, a newline of two characters, UTF-32: none either.
-    options: dict[str, Any]
-    for encoding, options in [
-        ("utf-16-le", {"keepends": True}),
-        ("utf-16-le", {"newline": "\r\n"}),
-        ("utf-32-le", {}),
-    ]:
-        e = engine(encoding, errors="replace", **options)
-        assert e.feed_records(data, 0, 8, LINE, None, "") is None
-    # A byte held by the decoder (a torn code unit after a gap, say), or a gap to mark.
-    e = engine("utf-16-le", errors="replace")
-    e.decoder.mark_gap()
-    assert e.feed_records(data, 0, 8, LINE, None, "") is None
-    # "utf-16" once its byte order is known takes it, after the mark.
-    e = engine("utf-16", errors="replace")
-    e.feed(codecs.BOM_UTF16_LE + "x\n".encode("utf-16-le"))
-    found = e.feed_records(data, 0, 8, LINE, None, "")
-    assert found is not None
-    assert [(r.text, r.offset) for r in found[0]] == [("b", 10), ("a", 6)]
 
 
 @pytest.fixture
@@ -270,14 +196,8 @@ def small_slices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
     """Each line a follower hands out (text, offset, terminated), the checkpoint after
-    each, and the checkpoint at the end; how many slices were cut in C."""
-    got: dict[str, Any] = {"lines": [], "checkpoints": [], "hot": 0}
-    real = LineEngine.feed_records
-
-    def counting(self: LineEngine, *args: Any) -> Any:
-        found = real(self, *args)
-        got["hot"] += found is not None
-        return found
+    each, and the checkpoint at the end."""
+    got: dict[str, Any] = {"lines": [], "checkpoints": []}
 
     async def run() -> None:
         async with follow(path, start="beginning", until_eof=True, **options) as lines:
@@ -286,12 +206,8 @@ def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
                 got["checkpoints"].append(lines.checkpoint().offset)
             got["end"] = lines.checkpoint()
 
-    LineEngine.feed_records = counting  # type: ignore[method-assign]
-    try:
-        with _accel.use_accelerator(accelerated):
-            anyio.run(run)
-    finally:
-        LineEngine.feed_records = real  # type: ignore[method-assign]
+    with _accel.use_accelerator(accelerated):
+        anyio.run(run)
     return got
 
 
@@ -305,7 +221,7 @@ def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(parts=st.lists(st.sampled_from(UNITS), max_size=60), odd=st.booleans())
-def test_the_follower_hands_out_what_the_general_path_does(
+def test_the_follower_hands_out_the_same_in_c_and_in_python(
     tmp_path: Path,
     small_slices: None,
     encoding: str,
@@ -326,19 +242,13 @@ def test_the_follower_hands_out_what_the_general_path_does(
         "max_line_bytes": 40,
         "on_overlong": on_overlong,
     }
-    fast = follow_all(path, True, **options)
-    slow = follow_all(path, False, **options)
-    assert slow["hot"] == 0
-    assert {k: v for k, v in fast.items() if k != "hot"} == {
-        k: v for k, v in slow.items() if k != "hot"
-    }
+    assert follow_all(path, True, **options) == follow_all(path, False, **options)
 
 
-@needs_c
-def test_the_follower_cuts_utf16_slices_in_c(tmp_path: Path, small_slices: None) -> None:
+@pytest.mark.usefixtures("implementation")
+def test_the_follower_reads_utf16_lines(tmp_path: Path, small_slices: None) -> None:
     path = tmp_path / "app.log"
     lines = [f"line {k} \xe9\u20ac\U0001f600" for k in range(200)]
     path.write_bytes("".join(f"{line}\r\n" for line in lines).encode("utf-16-le"))
-    got = follow_all(path, True, encoding="utf-16-le")
+    got = follow_all(path, _accel.accelerated(), encoding="utf-16-le")
     assert [text for text, _, _ in got["lines"]] == lines
-    assert got["hot"] > 50

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -18,8 +19,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import LineTooLong
-from utf8stream.apps.follow import _start_of_last_lines
-from utf8stream.core import linecodec
+from utf8stream.core import _linebulk, linecodec
+from utf8stream.core.lastlines import start_of_last_lines
 from utf8stream.core.linecodec import ByteLine, LineDecoder
 from utf8stream.lines import CodecLineDecoder, LineEngine, line_decoder
 
@@ -262,7 +263,7 @@ def test_a_long_line_is_searched_once(
     universal, fixed, last = (
         linecodec._universal_ends,
         linecodec._fixed_ends,
-        linecodec._rfind_unit,
+        _linebulk._rfind_unit,
     )
 
     def count_universal(
@@ -284,7 +285,7 @@ def test_a_long_line_is_searched_once(
 
     monkeypatch.setattr(linecodec, "_universal_ends", count_universal)
     monkeypatch.setattr(linecodec, "_fixed_ends", count_fixed)
-    monkeypatch.setattr(linecodec, "_rfind_unit", count_last)
+    monkeypatch.setattr(_linebulk, "_rfind_unit", count_last)
     engine = LineEngine(
         line_decoder(encoding), newline=newline, max_line_bytes=1 << 20, on_overlong=on_overlong
     )
@@ -301,6 +302,10 @@ def test_a_long_line_is_searched_once(
     # split piece (the line is longer than the limit) is cut from what was searched
     # already, so at most the one piece is searched again.
     assert searched <= 3 * fed + (1 << 20 if on_overlong == "split" else 0)
+
+
+def reader(fd: int) -> Callable[[int, int], bytes]:
+    return lambda offset, n: os.pread(fd, n, offset)
 
 
 @settings(max_examples=300, deadline=None)
@@ -330,8 +335,13 @@ def test_start_of_the_last_lines(
     with tempfile.TemporaryFile() as f:
         f.write(data)
         f.flush()
-        found = _start_of_last_lines(f.fileno(), len(data), count, engine, block=block)
+        found = start_of_last_lines(reader(f.fileno()), len(data), count, engine, block=block)
     assert found == expected
+    # The same search over bytes in memory (the window standard input keeps).
+    in_memory = start_of_last_lines(
+        lambda offset, n: data[offset : offset + n], len(data), count, engine, block=block
+    )
+    assert in_memory == expected
 
 
 def test_start_of_the_last_lines_of_a_long_line_reads_growing_blocks(
@@ -350,7 +360,7 @@ def test_start_of_the_last_lines_of_a_long_line_reads_growing_blocks(
             return pread(fd, size, offset)
 
         monkeypatch.setattr(os, "pread", counted)
-        assert _start_of_last_lines(f.fileno(), len(data), 1, engine) == 2
+        assert start_of_last_lines(reader(f.fileno()), len(data), 1, engine) == 2
     assert len(reads) < 12 and max(reads) <= (8 << 20) + 2
 
 
@@ -362,9 +372,9 @@ def test_a_crlf_cut_by_the_first_block_edge_still_ends_a_line(newline: str | Non
     with tempfile.TemporaryFile() as f:
         f.write(data)
         f.flush()
-        assert _start_of_last_lines(f.fileno(), len(data), 1, engine) == 3
-        assert _start_of_last_lines(f.fileno(), len(data), 0, engine) == 3
-        assert _start_of_last_lines(f.fileno(), len(data), 2, engine) == 0
+        assert start_of_last_lines(reader(f.fileno()), len(data), 1, engine) == 3
+        assert start_of_last_lines(reader(f.fileno()), len(data), 0, engine) == 3
+        assert start_of_last_lines(reader(f.fileno()), len(data), 2, engine) == 0
 
 
 @pytest.mark.parametrize("encoding", ["utf-16-be", "utf-16-le", "utf-32-le"])

@@ -569,3 +569,54 @@ def test_an_engine_and_its_utf8_decoder_must_start_at_the_same_offset() -> None:
         LineEngine(line_decoder("utf-8"), offset=5)
     engine = LineEngine(line_decoder("utf-8", start_offset=5), offset=5)
     assert [line.offset for line in engine.records(engine.feed(b"a\nb\n"))] == [5, 7]
+
+
+def _joined(lines: list[ByteLine]) -> list[ByteLine]:
+    """Pieces (unterminated records followed by more) joined into the lines they are."""
+    out: list[ByteLine] = []
+    for line in lines:
+        if out and not out[-1].terminated:
+            assert out[-1].end == line.offset  # pieces tile the line
+            head = out.pop()
+            line = ByteLine(head.text + line.text, head.offset, line.end, line.terminated)
+        out.append(line)
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    encoding=st.sampled_from(ENCODINGS),
+    newline=st.sampled_from(NEWLINES),
+    text=st.text(alphabet=ALPHABET, max_size=40),
+    cuts=st.lists(st.integers(0, 200), max_size=8),
+)
+def test_unfinished_lines_cut_after_every_chunk_join_into_the_lines(
+    encoding: str, newline: str | None, text: str, cuts: list[int]
+) -> None:
+    text = _encodable(text, encoding)
+    data = text.encode(encoding)
+    engine = _engine(encoding, newline)
+    lines: list[ByteLine] = []
+    start = 0
+    for cut in [*sorted(cuts), len(data)]:
+        lines += engine.records(engine.feed(data[start:cut]))
+        pieces = list(engine.records(engine.cut_unfinished()))
+        for piece in pieces:
+            # A piece is text of its own bytes: no character or newline cut in two.
+            assert not piece.terminated
+            codec = encoding if piece.offset == 0 else _fixed(encoding)  # a mark first
+            assert data[piece.offset : piece.end].decode(codec) == piece.text
+        lines += pieces
+        start = max(start, cut)
+    lines += engine.records(engine.finish())
+    assert _joined(lines) == _oracle(text, encoding, newline)
+
+
+def test_what_may_begin_a_newline_or_a_character_stays_held() -> None:
+    engine = _engine("utf-8", None)
+    assert engine.feed(b"caf\xc3") == []
+    assert list(engine.records(engine.cut_unfinished())) == [ByteLine("caf", 0, 3, False)]
+    assert engine.feed(b"\xa9\r") == []
+    assert list(engine.records(engine.cut_unfinished())) == [ByteLine("é", 3, 5, False)]
+    assert engine.cut_unfinished() == []  # the \r may be the first half of \r\n
+    assert list(engine.records(engine.feed(b"\nx"))) == [ByteLine("", 5, 7)]

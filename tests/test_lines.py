@@ -599,6 +599,33 @@ async def test_a_line_stream_counts_source_bytes(policy: str) -> None:
         assert stream.statistics().overlong_lines == 1
 
 
+@pytest.mark.usefixtures("implementation")
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        ("split", ["\ufffd", "\ufffd\ufffd"]),
+        ("truncate", ["\ufffd"]),
+        ("raise", [("LineTooLong", "\ufffd")]),
+        ("skip", []),
+    ],
+)
+def test_a_piece_that_is_one_cut_off_sequence_keeps_its_replacement(
+    policy: str, expected: list[object]
+) -> None:
+    # Each E2 82 is one malformed unit (one U+FFFD) that the next byte ends: the first
+    # piece, cut before the second unit so that it ends on a boundary, is that unit.
+    data = b"\xe2\x82" * 3 + b"\n"
+    for points in ([], [1, 2, 3], list(range(len(data)))):
+        splitter = LineSplitter(max_line_bytes=4, on_overlong=policy)
+        decoder = Utf8Decoder()
+        out: list[str | LineTooLong] = []
+        for chunk in cut(data, points):
+            out += splitter.feed_bytes(decoder, chunk)
+        out += splitter.feed_bytes(decoder, b"", True) + splitter.flush()
+        assert as_comparable(out) == expected
+        assert decoder.statistics().malformed == {MalformedKind.INCOMPLETE_SEQUENCE: 3}
+
+
 def test_sync_decoder_hands_over_the_held_bytes_before_a_gap() -> None:
     splitter = LineSplitter()
     decoder = Utf8Decoder()

@@ -4,16 +4,13 @@ errors for the same calls.  (The scanners have their own differential tests.)"""
 
 from __future__ import annotations
 
-import pickle
 import sys
-from array import array
 from typing import Any
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from utf8stream.apps.follow import FileIdentity, Line
 from utf8stream.core import _accel
 from utf8stream.core.scanner import scanner_type
 
@@ -75,7 +72,6 @@ async def test_a_ready_item_is_awaited_on_the_iterator_itself(implementation: st
     the item when awaited: no object is made per item, and in pure Python a ready item
     costs two Python frames (``__anext__``, ``__await__``), with no awaitable object
     per item."""
-    import sys
 
     items: list[object] = ["c", "b", "a"]
     iterator = buffered(items, [])
@@ -108,74 +104,6 @@ def test_the_iterator_protocol_gives_the_item_in_stop_iteration() -> None:
     with pytest.raises(StopIteration) as stop:
         next(iterator.__anext__().__await__())
     assert stop.value.value == (1, 2)
-
-
-# -- records: Line records in bulk ------------------------------------------------------
-
-
-def test_records_build_lines_last_first() -> None:
-    identity = FileIdentity(1, 2)
-    impl = _accel.implementation()
-    out = impl.records(Line, ["a", "b", "c"], [0, 2, 4, 6], identity, "p", True)
-    assert out == [
-        Line("c", 4, identity, "p"),
-        Line("b", 2, identity, "p"),
-        Line("a", 0, identity, "p"),
-    ]
-    assert all(type(r) is Line for r in out)
-    assert impl.records(Line, [], [0], identity, "p", True) == []
-    with pytest.raises(ValueError, match="fewer offsets"):
-        impl.records(Line, ["a", "b"], [0], identity, "p", True)
-    with pytest.raises(TypeError, match="the Line type expected"):
-        impl.records(FileIdentity, ["a"], [0], identity, "p", True)
-
-
-def test_records_are_made_in_the_list_of_texts() -> None:
-    """The records take the place of the texts in the list given (the follower's batch:
-    no second list, no string's reference count touched), last first at every length;
-    a refused call leaves the list as it was, and no reference is lost or leaked."""
-    identity = FileIdentity(1, 2)
-    impl = _accel.implementation()
-    for n in range(6):
-        words = [f"line {k} " + "x" * k for k in range(n)]  # strings of their own
-        texts = list(words)
-        before = [sys.getrefcount(w) for w in words]
-        out = impl.records(Line, texts, list(range(n + 1)), identity, "p", True)
-        assert out is texts
-        assert out == [Line(words[k], k, identity, "p") for k in reversed(range(n))]
-        assert [sys.getrefcount(w) for w in words] == before
-        del out, texts
-        assert [sys.getrefcount(w) for w in words] == [r - 1 for r in before]
-    texts = ["a", "b"]
-    with pytest.raises(ValueError, match="fewer offsets"):
-        impl.records(Line, texts, [0], identity, "p", True)
-    with pytest.raises(TypeError, match="the Line type expected"):
-        impl.records(FileIdentity, texts, [0, 1, 2], identity, "p", True)
-    assert texts == ["a", "b"]
-
-
-def test_records_from_packed_offsets_are_the_same_lines(implementation: str) -> None:
-    """The follower's blocks keep their offsets packed (int64, format "q"): the records
-    built from them are those built from a list, field for field; the C record makes
-    its offset's int when it is read (once: then it keeps it)."""
-    identity = FileIdentity(1, 2)
-    impl = _accel.implementation()
-    offsets = [0, 2, (1 << 62) + 5, (1 << 63) - 1]
-    packed = memoryview(array("q", offsets)).cast("B").cast("q")
-    out = impl.records(Line, ["a", "b", "c"], packed, identity, "p", True)
-    listed = impl.records(Line, ["a", "b", "c"], offsets, identity, "p", True)
-    assert out == listed
-    assert [r.offset for r in out] == [(1 << 62) + 5, 2, 0]
-    assert all(type(r.offset) is int for r in out)
-    assert out[0].offset is out[0].offset
-    assert [hash(r) for r in out] == [hash(r) for r in listed]
-    assert [repr(r) for r in out] == [repr(r) for r in listed]
-    assert pickle.loads(pickle.dumps(out[0])) == listed[0]
-    with pytest.raises(ValueError, match="fewer offsets"):
-        impl.records(Line, ["a", "b"], memoryview(array("q", [0])), identity, "p", True)
-    if implementation == "accelerated":
-        with pytest.raises(TypeError, match="format 'q'"):
-            impl.records(Line, ["a"], memoryview(array("i", [0, 1])), identity, "p", True)
 
 
 # -- PlainEncoder: the encoder's one-call path -----------------------------------------
@@ -288,21 +216,31 @@ def test_split_lines_refuses_what_it_does_not_cut() -> None:
 def test_every_name_reached_through_implementation_exists_in_both() -> None:
     """The library calls the compiled module and its pure twin through ``implementation()``
     and never asks which it got: every name it reaches that way is in ``_native``
-    (``__all__``) and, where the accelerator is built, in ``_speedups`` too."""
+    (``__all__``) and, where the accelerator is built, in ``_speedups`` too; the same for
+    the follower's pair (``follow_implementation()``: ``_follow_native`` and
+    ``_follow_speedups``)."""
     import re
     from pathlib import Path
 
     import utf8stream
+    from utf8stream.apps import _follow_accel, _follow_native
     from utf8stream.core import _native
 
     package = Path(utf8stream.__file__).parent
-    used = {
-        name
-        for source in package.rglob("*.py")
-        for name in re.findall(r"implementation\(\)\s*\.\s*(\w+)", source.read_text())
-    }
-    assert {"records", "split_lines", "utf16_line_records"} <= used
-    assert used <= set(_native.__all__)
+
+    def used(call: str) -> set[str]:
+        return {
+            name
+            for source in package.rglob("*.py")
+            for name in re.findall(call + r"\(\)\s*\.\s*(\w+)", source.read_text())
+        }
+
+    core, follower = used(r"(?<![\w.])implementation"), used("follow_implementation")
+    assert {"split_lines", "BufferedAsyncIterator"} <= core
+    assert {"records", "ReadBuffer", "ReadAhead"} == follower
+    assert core <= set(_native.__all__)
+    assert follower <= set(_follow_native.__all__)
     built = _accel.built_accelerator()
     if built is not None:
-        assert all(hasattr(built, name) for name in used)
+        assert all(hasattr(built, name) for name in core)
+        assert all(hasattr(_follow_accel.implementation(), name) for name in follower)

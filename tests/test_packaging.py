@@ -85,14 +85,17 @@ def test_the_sdist_carries_what_its_tests_need() -> None:
         name for line in manifest if line.startswith("include ") for name in line.split()[1:]
     }
     assert {"LICENSE", "README.md", "mkdocs.yml"} <= included
-    # The accelerator's header (its C files go in as the extension's sources).
-    assert "src/utf8stream/*.h" in included
+    # The core accelerator's headers (its C files go in as the extension's sources).
+    assert "src/utf8stream/core/*.h" in included
 
 
 def test_the_wheel_ships_the_typing_files_and_not_the_c_source() -> None:
     setuptools = PYPROJECT["tool"]["setuptools"]
     assert setuptools["exclude-package-data"]["utf8stream"] == ["*.c", "*.h"]
+    assert setuptools["exclude-package-data"]["utf8stream.core"] == ["*.c", "*.h"]
+    assert setuptools["exclude-package-data"]["utf8stream.apps"] == ["*.c"]
     assert setuptools["package-data"]["utf8stream"] == ["py.typed", "*.pyi"]
+    assert setuptools["package-data"]["utf8stream.apps"] == ["*.pyi"]
     package = ROOT / "src" / "utf8stream"
     assert (package / "py.typed").is_file() and (package / "_speedups.pyi").is_file()
 

@@ -8,7 +8,7 @@ import os
 import random
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -249,7 +249,7 @@ async def test_a_missing_directory_is_polled_until_it_appears(tmp_path: Path) ->
 async def test_without_watchfiles_it_polls_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_watch, "_notifier_class", lambda: None)
+    monkeypatch.setattr(_watch, "_watch_function", lambda: None)
     followed = tmp_path / "app.log"
     async with Watcher([followed], poll_interval=0.05) as w:
         assert w.mode == "polling"
@@ -283,15 +283,17 @@ async def test_on_a_network_file_system_it_polls(
         assert (await timed_wait(w))[0] == {str(local_log)}
 
 
-class FailingToStart:
-    def __init__(self, *args: object) -> None:
-        raise OSError(28, "inotify watch limit reached")
+def failing_to_start(*directories: str, **options: Any) -> Iterator[set[tuple[int, str]]]:
+    """``watchfiles.watch`` where the kernel refuses the watches: it raises at its first
+    step, before it asks its stop event anything."""
+    raise OSError(28, "inotify watch limit reached")
+    yield set()
 
 
 async def test_a_notifier_that_does_not_start_falls_back_to_polling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_watch, "_notifier_class", lambda: FailingToStart)
+    monkeypatch.setattr(_watch, "_watch_function", lambda: failing_to_start)
     followed = tmp_path / "app.log"
     async with Watcher([followed], poll_interval=0.05) as w:
         assert w.mode == "polling"
@@ -301,17 +303,15 @@ async def test_a_notifier_that_does_not_start_falls_back_to_polling(
         assert (await timed_wait(w))[0] == {str(followed)}
 
 
-class OtherSignature:
-    """A later watchfiles whose notifier takes other arguments (it is not public API)."""
-
-    def __init__(self, paths: list[str]) -> None:
-        raise AssertionError("not reached: the watcher passes more arguments")
+def other_signature(*directories: str) -> Iterator[set[tuple[int, str]]]:
+    """A later watchfiles whose ``watch`` takes other arguments."""
+    raise AssertionError("not reached: the watcher passes more arguments")
 
 
 async def test_a_notifier_taking_other_arguments_falls_back_to_polling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_watch, "_notifier_class", lambda: OtherSignature)
+    monkeypatch.setattr(_watch, "_watch_function", lambda: other_signature)
     followed = tmp_path / "app.log"
     async with Watcher([followed], poll_interval=0.05) as w:
         assert w.mode == "polling"
@@ -322,21 +322,17 @@ async def test_a_notifier_taking_other_arguments_falls_back_to_polling(
         assert (await timed_wait(w))[0] == {str(followed)}
 
 
-class FailingWhileWatching:
-    def __init__(self, *args: object) -> None:
-        pass
-
-    def watch(self, *args: object) -> object:
-        raise RuntimeError("the notifier broke")
-
-    def close(self) -> None:
-        pass
+def failing_while_watching(*directories: str, **options: Any) -> Iterator[set[tuple[int, str]]]:
+    """Watching (it has asked its stop event), then broken."""
+    options["stop_event"].is_set()
+    raise RuntimeError("the notifier broke")
+    yield set()
 
 
 async def test_a_notifier_that_fails_falls_back_without_spinning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_watch, "_notifier_class", lambda: FailingWhileWatching)
+    monkeypatch.setattr(_watch, "_watch_function", lambda: failing_while_watching)
     followed = tmp_path / "app.log"
     async with Watcher([followed], poll_interval=0.05, rescan_interval=NEVER) as w:
         assert await w.wait(0.2) == set()
@@ -346,38 +342,37 @@ async def test_a_notifier_that_fails_falls_back_without_spinning(
         assert (await timed_wait(w))[0] == {str(followed)}
 
 
-REAL_NOTIFIER = _watch._notifier_class()
+REAL_WATCH = _watch._watch_function()
 
 
 class RecordingNotifier:
-    """The real notifier, recording whether it is still watching and whether it was closed."""
+    """A call of the real ``watchfiles.watch``: whether it still runs, or has ended (its
+    notifier closed)."""
 
     made: ClassVar[list[RecordingNotifier]] = []
 
-    def __init__(self, *args: Any) -> None:
-        assert REAL_NOTIFIER is not None
-        self.inner = REAL_NOTIFIER(*args)
+    def __init__(self) -> None:
         self.watching = 0
         self.closed = False
         self.made.append(self)
 
-    def watch(self, *args: Any) -> object:
-        self.watching += 1
-        try:
-            return self.inner.watch(*args)
-        finally:
-            self.watching -= 1
 
-    def close(self) -> None:
-        self.closed = True
-        self.inner.close()
+def recording_watch(*directories: str, **options: Any) -> Iterator[set[tuple[int, str]]]:
+    assert REAL_WATCH is not None
+    notifier = RecordingNotifier()
+    notifier.watching += 1
+    try:
+        yield from REAL_WATCH(*directories, **options)
+    finally:
+        notifier.watching -= 1
+        notifier.closed = True
 
 
 async def test_a_cancelled_block_stops_the_notifier_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     RecordingNotifier.made.clear()
-    monkeypatch.setattr(_watch, "_notifier_class", lambda: RecordingNotifier)
+    monkeypatch.setattr(_watch, "_watch_function", lambda: recording_watch)
     start = time.monotonic()
     with anyio.move_on_after(0.2) as scope:
         async with Watcher([tmp_path / "app.log"], poll_interval=NEVER) as w:
@@ -388,6 +383,15 @@ async def test_a_cancelled_block_stops_the_notifier_at_once(
     [notifier] = RecordingNotifier.made
     assert notifier.closed
     assert notifier.watching == 0
+
+
+def test_the_watcher_uses_watchfiles_public_api_only() -> None:
+    source = Path(_watch.__file__).read_text()
+    assert "_rust_notify" not in source and "RustNotify" not in source
+    if REAL_WATCH is not None:
+        import watchfiles
+
+        assert REAL_WATCH is watchfiles.watch
 
 
 async def test_an_error_in_the_block_comes_out_as_itself(tmp_path: Path, mode: str) -> None:

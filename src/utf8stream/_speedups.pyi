@@ -63,50 +63,6 @@ class BoundDecode:
     __func__: Callable[..., str]
     def __call__(self, input: Any, final: bool = False) -> str: ...  # noqa: A002
 
-class Line:
-    text: Any
-    offset: Any
-    file: Any
-    path: Any
-    terminated: Any
-    def __init__(
-        self, text: Any, offset: Any, file: Any, path: Any = "", terminated: Any = True
-    ) -> None: ...
-
-def records(
-    cls: type[_T],
-    texts: list[str],
-    offsets: Sequence[int],
-    file: Any,
-    path: str,
-    terminated: bool,
-    /,
-) -> list[_T]: ...
-def line_records(
-    units: Units,
-    data: bytes,
-    start: int,
-    stop: int,
-    sep: int,
-    limit: int,
-    cls: type,
-    file: Any,
-    path: str,
-    /,
-) -> tuple[list[Any], int, int]: ...
-def utf16_line_records(
-    data: bytes,
-    start: int,
-    stop: int,
-    position: int,
-    big: bool,
-    sep: int,
-    limit: int,
-    cls: type,
-    file: Any,
-    path: str,
-    /,
-) -> tuple[list[Any], int, int]: ...
 def split_lines(
     text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: int, /
 ) -> tuple[list[str], Sequence[int]] | None: ...
@@ -153,11 +109,3 @@ class ByteTranscoder:
 #: The decoder's kernels, and the byte transcoder's: "avx2" (chosen at import when the CPU
 #: has AVX2 and BMI2 and UTF8STREAM_NO_AVX2 is not set), "sse2" or "none".
 simd: str
-
-class ReadAhead:
-    def __init__(self, fd: int) -> None: ...
-    def start(self, offset: int, size: int, nowait: bool, /) -> bool: ...
-    def take(self, offset: int, size: int, /) -> bytes | None: ...
-    def close(self) -> None: ...
-    @staticmethod
-    def threads() -> int: ...

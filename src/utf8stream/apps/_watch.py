@@ -23,6 +23,18 @@ that only a completed wait replaces, so a cancelled wait loses nothing.  A kerne
 still drop events (a full inotify queue, a watched directory deleted and made again), so
 every ``rescan_interval`` a kernel-watched directory is also compared with its snapshot,
 and a directory replaced under the notifier gets a new one.
+
+The notifier is ``watchfiles.watch`` (its public API: non-recursive, no filter, no
+timeout, stopped by ``stop_event``), run in a thread of its own.  Two things the follower
+needs that API does not say, and how they are had from what it documents:
+
+* *when the kernel watches are in place*: the snapshot must be taken after that, or a
+  change between the two would be in neither.  ``stop_event`` may be any object with an
+  ``is_set()`` method, which the notifier asks at every ``step`` once it is watching;
+  the first ask tells that it is (``_StopEvent``), and entering waits for it.
+* *a notifier that cannot start* (inotify's watch limit, a directory gone meanwhile):
+  the generator raises at its first step, in the notifier's thread, not where it was
+  made; the thread reports it, and the directories are polled until the next rescan.
 """
 
 from __future__ import annotations
@@ -30,10 +42,10 @@ from __future__ import annotations
 import importlib
 import os
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.from_thread
@@ -44,7 +56,6 @@ from ._defaults import DEFAULT_POLL_INTERVAL
 
 if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
-    from watchfiles._rust_notify import RustNotify
 
 __all__ = ["NETWORK_FILESYSTEMS", "Watcher", "filesystem_type"]
 
@@ -60,6 +71,9 @@ NETWORK_FILESYSTEMS = frozenset(
 #: still wakes the follower every ``_DEBOUNCE_MS``.
 _STEP_MS = 20
 _DEBOUNCE_MS = 50
+#: How long entering waits for a notifier to say it is watching (it says so within a
+#: step; this bounds a notifier that never does).
+_START_TIMEOUT = 5.0
 
 #: What a poll compares: device, inode, size, modification and change times.
 _Signature = tuple[int, int, int, int, int]
@@ -112,13 +126,18 @@ def _is_network(fs_type: str | None) -> bool:
     return fs_type is not None and (fs_type in NETWORK_FILESYSTEMS or fs_type.startswith("fuse."))
 
 
-def _notifier_class() -> type[RustNotify] | None:
+#: ``watchfiles.watch``'s signature: the directories, then keywords.
+WatchFunction = Callable[..., Iterator[set[tuple[Any, str]]]]
+
+
+def _watch_function() -> WatchFunction | None:
+    """``watchfiles.watch``, or None where the ``utf8stream[watch]`` extra is missing."""
     try:
-        module = importlib.import_module("watchfiles._rust_notify")
-    except ImportError:  # the utf8stream[watch] extra is not installed
+        module = importlib.import_module("watchfiles")
+    except ImportError:
         return None
-    notifier: type[RustNotify] = module.RustNotify
-    return notifier
+    watch: WatchFunction = module.watch
+    return watch
 
 
 def _directory_identity(directory: str) -> tuple[int, int] | None:
@@ -129,13 +148,32 @@ def _directory_identity(directory: str) -> tuple[int, int] | None:
     return (st.st_dev, st.st_ino) if os.path.isdir(directory) else None
 
 
+class _StopEvent:
+    """The notifier's ``stop_event``, which it asks ``is_set()`` at every step once its
+    kernel watches are in place: the first ask sets ``watching``."""
+
+    def __init__(self) -> None:
+        self.stop = threading.Event()
+        self.watching = threading.Event()
+        self._told = False
+
+    def is_set(self) -> bool:
+        if not self._told:
+            self._told = True
+            self.watching.set()
+        return self.stop.is_set()
+
+    def set(self) -> None:
+        self.stop.set()
+
+
 class _Notifier:
     """One running kernel notifier over some directories, stopped by its own event."""
 
-    def __init__(self, notify: RustNotify, directories: dict[str, tuple[int, int]]) -> None:
-        self.notify = notify
+    def __init__(self, watch: WatchFunction, directories: dict[str, tuple[int, int]]) -> None:
+        self.watch = watch
         self.directories = directories
-        self.stop = threading.Event()
+        self.stop = _StopEvent()
         # Its own thread, not one of the pool the follower's reads share, which it would
         # hold for as long as it runs.
         self.thread: threading.Thread | None = None
@@ -257,6 +295,7 @@ class Watcher:
             # The notifier first, the snapshot second: a change between the two is in
             # the notifier's queue, so none falls between them.
             self._apply(await anyio.to_thread.run_sync(self._survey, self._kernel_allowed()))
+            await self._until_watching()
             self._snapshot = await anyio.to_thread.run_sync(self._take_snapshot)
             self._last_scan = self._last_survey = anyio.current_time()
         except BaseException:
@@ -279,6 +318,14 @@ class Watcher:
         self._token = None
         with anyio.CancelScope(shield=True):
             await self._join_stopped()
+
+    async def _until_watching(self) -> None:
+        """Return once the notifier just started watches (or has failed to start)."""
+        notifier = self._notifier
+        if notifier is not None and not notifier.stop.watching.is_set():
+            await anyio.to_thread.run_sync(
+                notifier.stop.watching.wait, _START_TIMEOUT, abandon_on_cancel=True
+            )
 
     async def _join_stopped(self) -> None:
         for thread in list(self._threads):
@@ -368,31 +415,21 @@ class Watcher:
         self._stop_notifier()
         self._threads = [thread for thread in self._threads if thread.is_alive()]
         if wanted:
-            notifier_class = _notifier_class()
-            if notifier_class is None:
+            watch = _watch_function()
+            if watch is None:
                 reason = "watchfiles is not installed (the utf8stream[watch] extra)"
                 wanted = {}
             else:
-                try:
-                    notify = notifier_class(sorted(wanted), False, False, 0, False, False)
-                except (OSError, RuntimeError, TypeError) as exc:
-                    # inotify's watch limit, a directory gone since it was looked at...
-                    # TypeError: a watchfiles whose notifier (not its public API) takes
-                    # other arguments; polling still works.
-                    reason = f"the kernel notifier did not start: {exc}"
-                    self._kernel_retry_at = anyio.current_time() + self._rescan_interval
-                    wanted = {}
-                else:
-                    notifier = _Notifier(notify, wanted)
-                    notifier.thread = threading.Thread(
-                        target=self._collect,
-                        args=(notifier, self._token),
-                        name="utf8stream-watch",
-                        daemon=True,
-                    )
-                    self._notifier = notifier
-                    self._threads.append(notifier.thread)
-                    notifier.thread.start()
+                notifier = _Notifier(watch, wanted)
+                notifier.thread = threading.Thread(
+                    target=self._collect,
+                    args=(notifier, self._token),
+                    name="utf8stream-watch",
+                    daemon=True,
+                )
+                self._notifier = notifier
+                self._threads.append(notifier.thread)
+                notifier.thread.start()
         self._set_polled(wanted, reason)
 
     def _set_polled(self, kernel: dict[str, tuple[int, int]], reason: str | None) -> None:
@@ -406,26 +443,44 @@ class Watcher:
 
     def _collect(self, notifier: _Notifier, token: EventLoopToken | None) -> None:
         """The notifier's thread: hand the kernel's changes to the event loop until the
-        notifier is stopped (or the loop is gone), then close it."""
+        notifier is stopped (or the loop is gone); the generator closes the notifier."""
+        stop = notifier.stop
+        changes: Iterator[set[tuple[Any, str]]] | None = None
         try:
-            while not notifier.stop.is_set():
-                try:
-                    changes = notifier.notify.watch(_DEBOUNCE_MS, _STEP_MS, 0, notifier.stop)
-                except Exception as exc:  # a watched directory vanished, a notifier error
-                    anyio.from_thread.run_sync(self._failed, notifier, exc, token=token)
-                    return
-                if isinstance(changes, set) and changes:
-                    paths = [path for _, path in changes]
-                    anyio.from_thread.run_sync(self._note, paths, token=token)
+            try:
+                changes = notifier.watch(
+                    *sorted(notifier.directories),
+                    watch_filter=None,
+                    debounce=_DEBOUNCE_MS,
+                    step=_STEP_MS,
+                    stop_event=stop,
+                    rust_timeout=0,
+                    debug=False,
+                    raise_interrupt=False,
+                    force_polling=False,
+                    recursive=False,
+                    ignore_permission_denied=False,
+                )
+                for found in changes:
+                    if found:
+                        paths = [path for _, path in found]
+                        anyio.from_thread.run_sync(self._note, paths, token=token)
+            except Exception as exc:  # inotify's limit, a directory gone, a notifier error
+                started = stop.watching.is_set()
+                anyio.from_thread.run_sync(self._failed, notifier, exc, started, token=token)
         except Exception:  # the event loop has ended: nobody waits any more
-            notifier.stop.set()
+            stop.set()
         finally:
-            notifier.notify.close()
+            stop.watching.set()  # (failed: entering waits no longer)
+            if changes is not None:
+                changes.close()  # type: ignore[attr-defined]
 
-    def _failed(self, notifier: _Notifier, exc: Exception) -> None:
+    def _failed(self, notifier: _Notifier, exc: Exception, started: bool) -> None:
         if self._notifier is notifier:
             self._notifier = None
-            self._fallback_reason = f"the kernel notifier failed: {exc}"
+            what = "failed" if started else "did not start"
+            self._fallback_reason = f"the kernel notifier {what}: {exc}"
+            self._set_polled({}, self._fallback_reason)
             # Polled until the next rescan: a notifier failing at once, again and
             # again, must not spin.
             self._kernel_retry_at = anyio.current_time() + self._rescan_interval
@@ -501,13 +556,14 @@ class Watcher:
         if (
             self._replan_due
             or now >= self._last_survey + self._rescan_interval
-            or (kernel_allowed and self._polled and _notifier_class() is not None)
+            or (kernel_allowed and self._polled and _watch_function() is not None)
         ):
             survey = await anyio.to_thread.run_sync(
                 self._survey, kernel_allowed, abandon_on_cancel=True
             )
             self._apply(survey)
             self._last_survey = now
+            await self._until_watching()  # a notifier just started: then the snapshot
         # Abandoned on cancellation (a stat on a hung network mount must not hold up a
         # cancel): its result is then dropped and the old snapshot stays, so the next scan
         # finds the same differences.  Nothing awaits from here on.

@@ -16,9 +16,9 @@ offset of every line, in any encoding it has a ``LineDecoder`` for); every byte 
 through its decoder in order, so malformed units are reported with their absolute
 offsets and never stop the reader.  The follower keeps files, rotation and checkpoints.
 A read is cut ``FEED_SIZE`` bytes at a time as its lines are handed out; in the common
-case (the accelerator, nothing held or pending) a slice is one C call that makes its
-``Line`` records (``LineEngine.feed_records``), and the checkpoint is worked out only
-when asked (each record holds its offset).
+case (the accelerator, nothing held or pending) a slice is one C call that cuts and
+decodes its lines (``LineEngine.feed_slice``) and one that makes them ``Line`` records,
+and the checkpoint is worked out only when asked (each record holds its offset).
 
 Only complete lines are delivered (the last line of a file is delivered when the file is
 left behind by rotation or truncation).  A line longer than ``max_line_bytes`` is handled
@@ -71,8 +71,9 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from ..core._accel import LINE_TYPE, implementation
+from ..core._accel import implementation
 from ..core.events import Malformed
+from ..core.lastlines import start_of_last_lines
 from ..core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
 from ..core.lines import (
     DEFAULT_MAX_LINE_BYTES,
@@ -94,6 +95,8 @@ from ._defaults import (
     DEFAULT_ROTATE_GRACE,
     FOLLOW_ERRORS,
 )
+from ._follow_accel import LINE_TYPE
+from ._follow_accel import implementation as follow_implementation
 from ._holders import held_for_writing
 from ._identity import FINGERPRINT_BYTES, head_fingerprint
 from ._sniff import AUTO, DETECTED_ENCODINGS, SNIFF_BYTES, sniff_encoding
@@ -153,7 +156,15 @@ class FileIdentity:
 
 
 #: What a ``Notice`` can be about.
-NOTICE_KINDS = ("inaccessible", "appeared", "replaced", "truncated", "overlong", "damaged")
+NOTICE_KINDS = (
+    "inaccessible",
+    "appeared",
+    "replaced",
+    "truncated",
+    "overlong",
+    "damaged",
+    "checkpoint",
+)
 
 
 @dataclass(frozen=True)
@@ -168,7 +179,11 @@ class Notice:
     line passed ``max_line_bytes`` and was truncated or skipped; split lines lose
     nothing and come as pieces with ``terminated=False``, ``"raise"`` raises),
     ``"damaged"`` (a rotated compressed copy that cannot be read to its end: none of it
-    is read as text).
+    is read as text), ``"checkpoint"`` (the checkpoint resumed from does not fit its
+    file: its offset is past the file's end, or the file's first bytes are not the
+    fingerprinted ones, or the file is gone, and no rotated copy holds its bytes: the
+    file at the path is read from its beginning; the message says which and gives the
+    checkpoint's offset).
     ``path`` is the path followed; ``message`` is a sentence for a human.
     """
 
@@ -478,6 +493,17 @@ def _matches(fd: int, identity: FileIdentity) -> bool:
     return head_fingerprint(head) == (identity.head_length, identity.head_sha256)
 
 
+def _head_holds(f: _Open, data: bytes) -> bool:
+    """Whether the first bytes of ``f``, of which ``data`` was just read from its start,
+    are still the fingerprinted ones (else it was truncated, perhaps rewritten, since it
+    was opened: nothing read yet, no anchor tells)."""
+    length = f.identity.head_length
+    if not length:
+        return True
+    head = data[:length] if len(data) >= length else os.pread(f.fd, length, 0)
+    return head_fingerprint(head) == (length, f.identity.head_sha256)
+
+
 #: ``os.RWF_NOWAIT`` where ``preadv`` takes it (Linux), else None.
 _NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None) if hasattr(os, "preadv") else None
 #: What ``preadv`` with ``RWF_NOWAIT`` raises where the file system cannot tell whether a
@@ -775,41 +801,6 @@ def _find_rotated(path: Path, identity: FileIdentity) -> Path | None:
     return None
 
 
-def _start_of_last_lines(
-    fd: int, size: int, count: int, engine: LineEngine, block: int = 1 << 16
-) -> int:
-    """Offset where the last ``count`` lines start, as ``tail -n`` counts them.
-
-    With ``count == 0``: the start of the unfinished last line (after the last newline),
-    so that it is delivered whole when it completes.  Newlines are the ``engine``'s,
-    found with ``bytes.find`` (memchr); ``block`` bytes are read first, and twice as
-    many each time after, up to 8 MiB, so a long line costs few reads.
-    """
-    unit = engine.decoder.unit
-    overlap = engine.newline_width - unit
-    found: list[list[int]] = []  # the line ends of each block read, the last block first
-    total = 0
-    pos = size
-    while pos > 0 and total <= count:
-        start = max(0, pos - block) // unit * unit
-        # A newline is the block's that holds its first byte.  Read a little on either
-        # side, so that one cut by an edge is seen whole, and so that the second half of
-        # a "\r\n" begun in the block before is not taken for a "\n" of its own.
-        lead = min(overlap, start)
-        data = os.pread(fd, lead + pos - start + overlap, start - lead)
-        first = start - lead
-        ends = [first + end for at, end in engine.newlines(data) if start <= first + at < pos]
-        found.append(ends)
-        total += len(ends)
-        pos = start
-        block = min(block * 2, 1 << 23)
-    if count == 0:
-        return next((ends[-1] for ends in found if ends), 0)
-    # Like tail -n: an unfinished last line counts as a line.
-    starts = [0, *[e for ends in reversed(found) for e in ends if e < size]]
-    return starts[-count] if count <= len(starts) else 0
-
-
 @dataclass
 class _Open:
     """The file being read; its line engine holds the unfinished line."""
@@ -824,6 +815,8 @@ class _Open:
     #: When a rotated-away file was first seen at its end with nothing new (monotonic
     #: time), for its grace period; None while it yields data.
     quiet_since: float | None = None
+    #: When its last new bytes were read (the event loop's clock): ``partial_after``.
+    fed_at: float = 0.0
     #: Reading the rest of the file from a rotated copy (``fd`` is -1, or with
     #: ``resume_live`` the truncated file, read again from 0 once the copy is done).
     copy: _Copy | None = None
@@ -925,16 +918,16 @@ def _fed_to(f: _Open, end: int) -> None:
 
 def _slice_records(f: _Open) -> tuple[list[Line], int, list[LineBatch | LineItem]] | None:
     """The next ``FEED_SIZE`` slice of ``f``'s last read cut into ``Line`` records in one
-    call (``LineEngine.feed_records``), and marked fed: the records, the offset after
+    call (``LineEngine.feed_slice``, made records), and marked fed: the records, the offset after
     them, and what else the slice gave; None where that does not apply (nothing fed)."""
     at = f.unfed_at
     stop = min(at + FEED_SIZE, f.unfed_end)
-    found = f.engine.feed_records(f.unfed, at, stop, Line, f.identity, f.path)
+    found = f.engine.feed_slice(f.unfed, at, stop)
     if found is None:
         return None
-    lines, after, end, items = found
+    (texts, offsets), end, items = found
     _fed_to(f, end)
-    return lines, after, items
+    return _records(texts, offsets, f.identity, f.path), offsets[-1], items
 
 
 class _Block:
@@ -974,7 +967,7 @@ def _records(
     texts: list[str], offsets: Sequence[int], file: FileIdentity, path: str
 ) -> list[Line]:
     """``Line`` records for ``texts`` (at ``offsets``), last first."""
-    records: list[Line] = implementation().records(Line, texts, offsets, file, path, True)
+    records: list[Line] = follow_implementation().records(Line, texts, offsets, file, path, True)
     return records
 
 
@@ -1006,8 +999,11 @@ class Follower:
         until_eof: bool = False,
         retry: bool = False,
         on_notice: Callable[[Notice], object] | None = None,
+        partial_after: float | None = None,
     ) -> None:
         check_line_options(newline, max_line_bytes, on_overlong)
+        if partial_after is not None and not partial_after >= 0:
+            raise ValueError("partial_after must be None or a number of seconds >= 0")
         if not (start in ("end", "beginning") or (isinstance(start, int) and start >= 0)):
             raise ValueError("start must be 'end', 'beginning' or a byte offset")
         if last_lines < 0:
@@ -1056,6 +1052,7 @@ class Follower:
         self._watcher: Watcher | None = None
         self._on_malformed = on_malformed
         self._until_eof = until_eof
+        self._partial_after = partial_after
         self._retry = retry
         self._on_notice = on_notice
         #: The last "inaccessible" notice while the path cannot be opened, else None.
@@ -1131,7 +1128,7 @@ class Follower:
 
     def _next_block(self) -> Line | None:
         """The hot path, when the ready lines ran out: the next slice of the last read
-        cut into a block of records in one call (``LineEngine.feed_records``), with no
+        cut into a block of records in one call (``LineEngine.feed_slice``), with no
         queue, no item and no checkpoint made; None where it does not apply (the next
         slice goes the general way, ``_advance``): anything queued or pending, the
         lines before not a block of this file that ends where the engine stands.
@@ -1447,7 +1444,9 @@ class Follower:
         elif start == "end" and self._last_bytes is None:
             encoding = self._detect(fd) if self._auto else self._encoding
             engine = self._engine_for(0, fd, encoding=encoding)
-            offset = _start_of_last_lines(fd, size, self._last_lines, engine)
+            offset = start_of_last_lines(
+                lambda at, n: os.pread(fd, n, at), size, self._last_lines, engine
+            )
             self._attach(fd, self.path, offset, encoding)
         else:
             if start == "end":
@@ -1477,6 +1476,7 @@ class Follower:
                 # made at later truncations (copytruncate again) come before the path.
                 os.close(fd)
                 return
+            self._misfit(fd, cp, offset)
             self._attach(fd, self.path, offset, cp.file.encoding if offset else None)
             return
         # The path names another file now: was ours rotated away while we were stopped?
@@ -1489,6 +1489,7 @@ class Follower:
             if offset == cp.offset or not await self._resume_from_copy(cp):
                 if fd >= 0:
                     os.close(fd)
+                self._misfit(rfd, cp, offset)
                 self._attach(rfd, str(rotated), offset, cp.file.encoding if offset else None)
                 self._draining = True  # drain it and its successors, then the path
                 return
@@ -1504,7 +1505,14 @@ class Follower:
             return
         if fd < 0:
             fd = await self._open(self.path)
-        self._attach(fd, self.path, 0)  # our file is gone: the path is a new file
+        # Our file is gone: the path is a new file.
+        self._notice(
+            "checkpoint",
+            f"checkpoint at byte {cp.offset} does not fit {self.path}: its file is neither"
+            " there nor among its rotations (what it held past that byte is lost);"
+            " reading the file there now from the beginning",
+        )
+        self._attach(fd, self.path, 0)
 
     async def _resume_from_copy(self, cp: FollowCheckpoint) -> bool:
         """Go on reading the checkpoint's file from a rotated copy, if one holds it.
@@ -1560,6 +1568,25 @@ class Follower:
                 return copy, chunks
         return None
 
+    def _misfit(self, fd: int, cp: FollowCheckpoint, offset: int) -> None:
+        """Tell that the checkpoint does not fit the file open as ``fd``, read from
+        ``offset`` (0) instead of the checkpoint's."""
+        if offset == cp.offset:
+            return
+        size = os.fstat(fd).st_size
+        if not _matches(fd, cp.file):
+            why = (
+                f"the file's first {cp.file.head_length} bytes are not the checkpoint's"
+                " (rewritten, or another file)"
+            )
+        else:
+            why = f"it is past the end of the file ({size} bytes)"
+        self._notice(
+            "checkpoint",
+            f"checkpoint at byte {cp.offset} does not fit {self.path}: {why};"
+            " reading it from the beginning",
+        )
+
     @staticmethod
     def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
         """The checkpoint's offset if ``fd`` is still its file, else 0.
@@ -1598,9 +1625,11 @@ class Follower:
             return
         # Read the anchor again with the new bytes: if the bytes before our position
         # changed, the file was truncated and rewritten (perhaps past its old size).
+        # Nothing read yet (no anchor): the first bytes must still be the fingerprinted
+        # ones, or the file was truncated between its open and this first read.
         n = len(f.anchor)
         data = await self._pread(f, READ_SIZE + n, f.read_pos - n, n + 1)
-        if data[:n] != f.anchor:
+        if data[:n] != f.anchor or (not f.read_pos and not _head_holds(f, data)):
             _stop_reading_ahead(f)
             await self._truncated(f)
             return
@@ -1619,8 +1648,14 @@ class Follower:
             if self._until_eof:
                 self._finish(f, unfinished=True)
                 self._at_eof = True
-            else:
-                await self._wait_for_change(f)
+                return
+            due = self._partial_due(f)
+            if due is not None and due <= 0:
+                self._queue_items(f, f.engine.cut_unfinished())
+                if self._queue:
+                    return
+                due = None  # what is held cannot be cut yet: the next bytes decide
+            await self._wait_for_change(f, due)
 
     async def _pread(self, f: _Open, size: int, offset: int, at_least: int) -> bytes:
         """``os.pread(f.fd, size, offset)``, or fewer bytes (at least ``at_least``, or
@@ -1650,7 +1685,7 @@ class Follower:
                 return found
             buffer = self._scratch
             if buffer is None:
-                buffer = self._scratch = implementation().ReadBuffer(CACHED_READ_SIZE)
+                buffer = self._scratch = follow_implementation().ReadBuffer(CACHED_READ_SIZE)
             try:
                 data = _read_cached(f.fd, buffer, size, offset, at_least)
             except OSError as exc:
@@ -1672,7 +1707,7 @@ class Follower:
             _stop_reading_ahead(f)
             return
         if f.readahead is None:
-            kind = implementation().ReadAhead
+            kind = follow_implementation().ReadAhead
             if kind.threads() >= _READ_AHEAD_THREADS:
                 return  # enough files are read ahead (many followed at once)
             f.readahead = kind(f.fd)
@@ -1710,6 +1745,13 @@ class Follower:
                 await self._wait_for_change(f, self._rotate_grace or self._poll_interval)
                 return True
         return await self._move_on(f)
+
+    def _partial_due(self, f: _Open) -> float | None:
+        """Seconds until the unfinished last line of ``f`` is handed out as it is
+        (``partial_after``); None if it is not to be, or nothing is held."""
+        if self._partial_after is None or not f.engine.partial or f.engine.overlong:
+            return None
+        return f.fed_at + self._partial_after - anyio.current_time()
 
     def _writer_may_hold(self, f: _Open) -> bool:
         """Whether the writer of the renamed-away ``f`` may still append to it: nothing
@@ -2093,6 +2135,7 @@ class Follower:
             end = f.engine.slice_end(data, start, end)
         f.read_pos += end - start
         f.quiet_since = None
+        f.fed_at = anyio.current_time()
         f.anchor = (f.anchor + data[max(start, end - ANCHOR_BYTES) : end])[-ANCHOR_BYTES:]
         if f.identity.head_length < FINGERPRINT_BYTES and f.read_pos > f.identity.head_length:
             # A young file: fingerprint more of it, so a reused inode is recognised.
@@ -2179,6 +2222,8 @@ class _MultilineFollower(Follower):
     """
 
     def __init__(self, joiner: MultilineJoiner, timeout: float, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("partial_after") is not None:
+            raise ValueError("partial_after is for lines: a multi-line event is handed out whole")
         super().__init__(*args, **kwargs)
         self._joiner = joiner
         self._multiline_timeout = timeout
@@ -2322,6 +2367,7 @@ def follow(
     on_notice: Callable[[Notice], object] | None = None,
     multiline: MultilineJoiner | str | None = None,
     multiline_timeout: float = DEFAULT_MULTILINE_TIMEOUT,
+    partial_after: float | None = None,
 ) -> Follower:
     """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
 
@@ -2350,6 +2396,10 @@ def follow(
     reopens the path, and longer while nothing was written at the path and some process
     still has the old file open for writing (Linux, from ``/proc``); then the new file
     is read.
+    ``partial_after``: seconds; an unfinished last line that has waited that long for its
+    newline is handed out as it is (``terminated=False``), the checkpoint just past it
+    (``mid_line``), its rest as the next ``Line``: the pieces joined are the line, no byte
+    lost or repeated (``LineEngine.cut_unfinished``; not with ``multiline``).
     ``multiline``: a ``MultilineJoiner`` or the name of one of its presets
     (``"python"``, ``"java"``, ``"indented"``): each ``Line`` is then an event, its lines
     joined with ``"\\n"`` at the offset of its first line.  An event never spans two
@@ -2384,6 +2434,7 @@ def follow(
         "until_eof": until_eof,
         "retry": retry,
         "on_notice": on_notice,
+        "partial_after": partial_after,
     }
     if multiline is not None:
         joiner = MultilineJoiner.preset(multiline) if isinstance(multiline, str) else multiline

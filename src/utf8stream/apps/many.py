@@ -11,8 +11,10 @@ file per wait would cost a thread and a kernel watch each (1,000 quiet files mus
 next to nothing).  The directories of the patterns are watched; a change to a followed
 file (or to the rotated file it drains) wakes that file's follower, any other change in
 them, and every ``rescan_interval``, looks for new matches, which are read from their
-start.  A file whose name is gone (deleted, or rotated with nothing new at the name) is
-read to its end, kept for ``rotate_grace`` in case its writer still appends, then dropped.
+start.  So is a file found on a restart that the store holds no checkpoint of while it
+holds one of another file of the same pattern: it was created since the last save.  A
+file whose name is gone (deleted, or rotated with nothing new at the name) is read to its
+end, kept for ``rotate_grace`` in case its writer still appends, then dropped.
 
 Fairness: followers take turns.  A follower hands out what one read gave it (at most
 ``READ_SIZE`` bytes, and at most ``_QUANTUM`` lines) and goes to the back of the line; a
@@ -204,6 +206,8 @@ class ManyFollower:
         joined = self._joiner is not None or any(j is not None for j in self._joiners.values())
         if joined and not multiline_timeout > 0:
             raise ValueError("multiline_timeout must be > 0")
+        if joined and follow_options.get("partial_after") is not None:
+            raise ValueError("partial_after is for lines: a multi-line event is handed out whole")
         self._multiline_timeout = multiline_timeout
         self._encoding = encoding
         self._start = start
@@ -275,8 +279,11 @@ class ManyFollower:
             # Watched first, listed second: a file created in between is in both.
             found = await anyio.to_thread.run_sync(self._matches)
             resumable = [key for key in self._resumed if self._pattern_of(key) is not None]
+            # A pattern the store holds a file of was followed before: a file of it that
+            # the store does not know is new since the last save, and read from its start.
+            known = {self._pattern_of(key) for key in resumable}
             for path in dict.fromkeys([*resumable, *found]):
-                self._add(path, at_start=True)
+                self._add(path, at_start=self._pattern_of(path) not in known)
             for member in self._members.values():
                 await member.open_now()
         except BaseException:
@@ -464,7 +471,7 @@ class ManyFollower:
                 path, joiner, start=self._start, last_lines=self._last_lines, **options
             )
         else:
-            # Created while we follow: every line of it is new.
+            # Created while we follow, or since the last save: every line of it is new.
             member = self._member(path, joiner, start="beginning", **options)
             if self._on_notice is not None:
                 self._on_notice(Notice("appeared", path, "has appeared; following new file"))
@@ -603,12 +610,16 @@ def follow_many(
     async for line in lines: ...``.  Only the file name part of a pattern may hold
     wildcards.  Files matching when the block is entered start at ``start`` (``"end"``,
     with ``last_lines``, or ``"beginning"``); files that appear later are read from
-    their start; a file whose name is removed is read to its end and dropped once quiet
-    for ``rotate_grace``.  Each file is followed as ``follow()`` follows one (rotation,
-    copytruncate, compressed rotations); ``follow_options`` are ``follow()``'s
-    (``newline``, ``max_line_bytes``, ``on_overlong``, ``errors``, ``on_malformed``,
-    ``gap_at_start``).  ``encodings`` maps a pattern (as given) to its files' encoding;
-    the others use ``encoding``.  A file matched by several patterns belongs to the first.
+    their start, and so are, on a restart, the files ``store`` holds no checkpoint of
+    while it holds one of another file of their pattern (created since the last save;
+    a pattern the store knows no file of, as on the first run with an empty store,
+    starts its files at ``start``); a file whose name is removed is read to its end and
+    dropped once quiet for ``rotate_grace``.  Each file is followed as ``follow()``
+    follows one (rotation, copytruncate, compressed rotations); ``follow_options`` are
+    ``follow()``'s (``newline``, ``max_line_bytes``, ``on_overlong``, ``errors``,
+    ``on_malformed``, ``gap_at_start``).  ``encodings`` maps a pattern (as given) to its
+    files' encoding; the others use ``encoding``.  A file matched by several patterns
+    belongs to the first.
 
     ``multiline``: a ``MultilineJoiner`` or a preset name, as for ``follow()``: each
     ``Line`` is then a multi-line event of one file (each file has its own empty copy of

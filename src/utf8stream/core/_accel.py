@@ -18,7 +18,7 @@ from typing import Any
 from . import _native
 from .events import Malformed, MalformedKind
 
-__all__ = ["LINE_TYPE", "accelerated", "accelerator", "implementation", "use_accelerator"]
+__all__ = ["accelerated", "accelerator", "implementation", "use_accelerator"]
 
 #: The kinds the accelerator counts, in the order of its counters (``Units.drain``).
 ACCEL_KINDS = (
@@ -60,12 +60,6 @@ def _load() -> Any:
 _built: Any = _load()
 #: The implementation in use (None: pure Python).
 _current: Any = _built
-
-#: The C type of the follower's ``Line`` records, when the accelerator is built (else
-#: None: ``Line`` is the frozen dataclass that declares it).  A public class cannot
-#: change, so this is decided once: under ``use_accelerator(False)`` too, ``Line`` is
-#: this type, and the pure-Python ``records`` builds it through its constructor.
-LINE_TYPE: type | None = None if _built is None else _built.Line
 
 
 def accelerated() -> bool:

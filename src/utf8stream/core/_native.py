@@ -1,10 +1,10 @@
 """The pure-Python side of what ``_speedups`` offers beyond the scanner, name for name.
 
 markupsafe's ``_native``/``_speedups`` pattern: ``_accel.implementation()`` returns the
-compiled module or this one, so the encoder, the line streams and the follower call one
-interface and never ask which is in use.  (The scanner pair is ``PyScanner`` and
-``_speedups.Units``, chosen by ``scanner.scanner_type()``.)  Nothing here is faster than
-the Python code it stands in for; it is the same behaviour through the same seam.
+compiled module or this one, so the encoder and the line streams call one interface and
+never ask which is in use.  (The scanner pair is ``PyScanner`` and ``_speedups.Units``,
+chosen by ``scanner.scanner_type()``.)  Nothing here is faster than the Python code it
+stands in for; it is the same behaviour through the same seam.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import codecs
 import re
 import threading
-from collections.abc import Awaitable, Callable, Generator, Sequence
+from collections.abc import Awaitable, Callable, Generator
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -26,81 +26,10 @@ __all__ = [
     "BufferedAsyncIterator",
     "ByteTranscoder",
     "PlainEncoder",
-    "ReadAhead",
-    "ReadBuffer",
-    "records",
     "split_lines",
-    "utf16_line_records",
 ]
 
 _T = TypeVar("_T")
-
-
-class ReadBuffer(bytearray):
-    """``ReadBuffer(size)``: a buffer of ``size`` bytes that a read fills in place, then
-    ``take(n)`` gives its first ``n`` bytes as bytes.  The accelerator's hands out the
-    buffer itself (no copy); this one copies them."""
-
-    def take(self, n: int) -> bytes:
-        if not 0 <= n <= len(self):
-            raise ValueError("take: 0 <= n <= size")
-        with memoryview(self) as whole:
-            return whole[:n].tobytes()
-
-
-class ReadAhead:
-    """``ReadAhead(fd)``: the accelerator's reads a file ahead in a thread of its own
-    (the follower's next read, while the lines of the last are handed out).  Without it
-    nothing is read ahead: ``start`` says so (False) and ``take`` finds nothing (None),
-    so the follower reads as it always does."""
-
-    def __init__(self, fd: int) -> None:
-        self.fd = fd
-
-    def start(self, offset: int, size: int, nowait: bool, /) -> bool:
-        if offset < 0 or size < 0:
-            raise ValueError("start: offset and size must be non-negative")
-        return False
-
-    def take(self, offset: int, size: int, /) -> bytes | None:
-        return None
-
-    def close(self) -> None:
-        pass
-
-    @staticmethod
-    def threads() -> int:
-        return 0
-
-
-#: The fields of the follower's ``Line``, in the order of its constructor's arguments.
-_LINE_FIELDS = ("text", "offset", "file", "path", "terminated")
-
-
-def records(
-    cls: type[_T],
-    texts: list[str],
-    offsets: Sequence[int],
-    file: Any,
-    path: str,
-    terminated: bool,
-    /,
-) -> list[_T]:
-    """One ``cls`` (the follower's ``Line``) per text, with the offset at the same index
-    (``offsets``: a list, or packed int64 offsets) and the three constants, last first
-    (the order a reader pops them in): made in ``texts`` itself, which is returned."""
-    if getattr(cls, "__match_args__", None) != _LINE_FIELDS:
-        raise TypeError("records: the Line type expected")
-    if len(offsets) < len(texts):
-        raise ValueError("records: fewer offsets than texts")
-    built = [
-        cls(text, offset, file, path, terminated)  # type: ignore[call-arg]
-        for text, offset in zip(texts, offsets, strict=False)
-    ]
-    built.reverse()
-    made: list[_T] = texts  # type: ignore[assignment]
-    made[:] = built
-    return made
 
 
 def each_offset_mode(mode: int, who: str) -> bool:
@@ -115,25 +44,6 @@ def each_offset_mode(mode: int, who: str) -> bool:
 
 
 _UNIVERSAL_NEWLINE = re.compile("(\r\n|\r|\n)")
-
-
-def utf16_line_records(
-    data: bytes,
-    start: int,
-    stop: int,
-    position: int,
-    big: bool,
-    sep: int,
-    limit: int,
-    cls: type,
-    file: Any,
-    path: str,
-    /,
-) -> None:
-    """The accelerator's cut of a UTF-16 slice into ``Line`` records in one call, which
-    has no faster form in Python: None (it does not apply), and the line engine cuts the
-    slice its general way, into the same lines at the same offsets."""
-    return None
 
 
 def split_lines(

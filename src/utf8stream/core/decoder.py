@@ -80,15 +80,11 @@ bytes with that codec instead of applying ``errors`` (in ``_Policy.unit_text``).
 from __future__ import annotations
 
 import codecs
-import enum
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, fields
-from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
+from . import _decoderboundary, _decoderfail, _decoderlines, _decodermode, decoderstate
 from ._accel import (
-    ACCEL_KINDS,
     ACCEL_MAX_POSITION,
     accelerated,
     accelerator,
@@ -97,10 +93,21 @@ from ._accel import (
 from ._accel import (
     built_accelerator as _accel_module,
 )
-from ._bytes import is_continuation, is_high_half
-from .events import DecoderStatistics, Malformed, MalformedKind, Utf8DecodeError
+from ._decoderlines import DecodedLines
+from ._policy import (
+    _GAP_POLICIES,
+    _REPLACEMENT,
+    ERROR_POLICIES,
+    _fallback_table,
+    _Policy,
+)
+from ._policy import (
+    OnMalformed as OnMalformed,
+)
+from .decoderstate import GAP_ABSORB_SHIFT, GAP_SKIP_SHIFT, DecoderCheckpoint, DecoderStateFlag
+from .events import MalformedKind
 from .scanner import PyScanner, Scanner, held_prefix_set, scanner_type
-from .variants import OPTU8, get_variant
+from .variants import get_variant
 from .variantscan import VariantScanner
 
 # ``accelerated``, ``accelerator`` and ``use_accelerator`` live in ``_accel``; they stay
@@ -118,8 +125,6 @@ __all__ = [
     "use_accelerator",
 ]
 
-#: A surrogate code point (a lone half, or a surrogateescape byte) in carried text.
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _utf8_decode = codecs.utf_8_decode
 
 if TYPE_CHECKING:
@@ -127,82 +132,6 @@ if TYPE_CHECKING:
 
 #: What the internals work on: anything indexable by byte.
 Bytes = bytes | bytearray | memoryview
-OnMalformed = Callable[[Malformed], object]
-
-#: Error policies understood without a ``codecs.register_error`` lookup.
-ERROR_POLICIES = (
-    "replace",
-    "strict",
-    "ignore",
-    "backslashreplace",
-    "surrogateescape",
-    "surrogatepass",
-    OPTU8,
-)
-_GAP_POLICIES = ("replace", "skip")
-
-
-class DecodedLines(NamedTuple):
-    """What ``Utf8Decoder.decode_lines`` returns."""
-
-    #: Each complete line's text, without its newline.
-    texts: list[str]
-    #: The absolute offset of each line's first byte, then the offset where the
-    #: undecoded rest begins (the decoder's new ``position``).  A list, or with
-    #: ``each_offset=2`` possibly a ``memoryview`` of int64 (format ``"q"``).
-    offsets: Sequence[int]
-
-
-class DecoderStateFlag(enum.IntFlag):
-    """The single-bit flags in the integer of ``Utf8Decoder.getstate()``.
-
-    ``GAP_OPEN``: a gap is open; the buffered bytes belong to it, and two small counters
-    share the integer: at ``GAP_ABSORB_SHIFT`` (3 bits) the bytes the gap holds or will
-    take whatever they are, at ``GAP_SKIP_SHIFT`` (2 bits) the continuation bytes it may
-    still swallow.  Otherwise the buffered bytes are a held proper prefix, or, when they
-    are not one, the unread rest of a call that failed, which ends the stream if
-    ``UNREAD_FINAL`` is set.  ``ORPHAN_LOW``: the buffered bytes start with a low
-    surrogate half whose high half was already decoded (WTF-8).  The values are part of
-    the state ``io.TextIOWrapper.tell()`` stores in its cookies, so they never change.
-    """
-
-    GAP_OPEN = 1
-    UNREAD_FINAL = 64
-    ORPHAN_LOW = 128
-
-
-#: Where the gap counters sit in ``getstate()``'s integer (see ``DecoderStateFlag``).
-GAP_ABSORB_SHIFT = 1
-GAP_SKIP_SHIFT = 4
-_GAP_ABSORB_MASK = 7
-_GAP_SKIP_MASK = 3
-_REPLACEMENT = "\ufffd"
-
-
-def _fallback_table(codec: str) -> tuple[str | None, ...]:
-    """What each byte decodes to in a single-byte codec (None where it is undefined)."""
-    info = codecs.lookup(codec)  # LookupError for unknown names, as codecs does
-    table: list[str | None] = []
-    for b in range(256):
-        try:
-            text = info.decode(bytes((b,)), "strict")[0]
-        except UnicodeDecodeError:
-            table.append(None)
-            continue
-        table.append(text)
-        if len(text) != 1:
-            raise ValueError(f"fallback codec {codec!r} is not a single-byte codec")
-    every_byte = bytes(range(256))
-    one_shot = info.decode(every_byte, "surrogateescape")[0]
-    if one_shot != "".join(c if c is not None else chr(0xDC00 + b) for b, c in enumerate(table)):
-        raise ValueError(f"fallback codec {codec!r} is not a single-byte codec")
-    return tuple(table)
-
-
-_new_object = object.__new__
-_set_offset = Malformed.__dict__["offset"].__set__
-_set_data = Malformed.__dict__["data"].__set__
-_set_kind = Malformed.__dict__["kind"].__set__
 
 
 def _byte_view(data: ReadableBuffer) -> Bytes:
@@ -210,220 +139,6 @@ def _byte_view(data: ReadableBuffer) -> Bytes:
         return data
     view = memoryview(data)
     return view if view.format in ("B", "b", "c") and view.ndim == 1 else view.cast("B")
-
-
-def _malformed(offset: int, data: bytes, kind: MalformedKind) -> Malformed:
-    """``Malformed(offset, data, kind)`` without the frozen-dataclass ``__init__`` cost."""
-    event: Malformed = _new_object(Malformed)
-    _set_offset(event, offset)
-    _set_data(event, data)
-    _set_kind(event, kind)
-    return event
-
-
-def _escape_surrogates(data: bytes) -> str:
-    return "".join([chr(0xDC00 + b) for b in data])
-
-
-def _escape_backslash(data: bytes) -> str:
-    return "".join([f"\\x{b:02x}" for b in data])
-
-
-class _Policy:
-    """What a malformed unit becomes, and the reporting of events to ``on_malformed``.
-
-    A mapping scanner's callback is ``map_unit``.  The decoder holds this object and the
-    scanner; this object holds no reference to the decoder, so that no reference cycle
-    keeps a decoder (and what its scanner holds) alive until the cyclic collector runs.
-    """
-
-    __slots__ = (
-        "codec",
-        "constant",
-        "custom",
-        "errors",
-        "failed_text",
-        "fallback_table",
-        "gap_policy",
-        "on_malformed",
-        "reporting",
-        "surrogates_pass",
-    )
-
-    def __init__(
-        self,
-        errors: str,
-        codec: str,
-        gap_policy: str,
-        fallback_table: tuple[str | None, ...] | None,
-        on_malformed: OnMalformed | None,
-    ) -> None:
-        self.errors = errors
-        self.codec = codec
-        self.gap_policy = gap_policy
-        self.fallback_table = fallback_table
-        self.on_malformed = on_malformed
-        self.surrogates_pass = errors == "surrogatepass"
-        self.constant: str | None = None
-        self.custom: Callable[[UnicodeError], tuple[str | bytes, int]] | None = None
-        if errors == "replace":
-            self.constant = _REPLACEMENT
-        elif errors == "ignore":
-            self.constant = ""
-        elif errors not in ERROR_POLICIES:
-            # Raises LookupError for unknown names, as codecs does.
-            self.custom = codecs.lookup_error(errors)
-        #: True while ``on_malformed`` runs from here (a scanner keeps its own flag).
-        self.reporting = False
-        #: The text of the unit whose callback raised, for ``Utf8Decoder._recover``.
-        self.failed_text = ""
-
-    def map_unit(self, event: Malformed) -> str:
-        """A mapping scanner's callback: report the unit, return its text (or raise)."""
-        if self.on_malformed is not None:
-            self.report(event)
-        return self.unit_text(event)
-
-    def report(self, event: Malformed) -> None:
-        """Hand ``event`` to the callback; if it raises, keep the unit's text for later.
-
-        ``Utf8Decoder._recover`` puts that text after the text decoded before the unit,
-        so a raising callback loses nothing (the decoder's class docstring).
-        """
-        callback = self.on_malformed
-        assert callback is not None
-        self.reporting = True
-        try:
-            callback(event)
-        except BaseException:
-            self.failed_text = self.text_despite_failure(event)
-            raise
-        finally:
-            self.reporting = False
-
-    def gap_text(self) -> str:
-        return _REPLACEMENT if self.gap_policy == "replace" else ""
-
-    def text_despite_failure(self, event: Malformed) -> str:
-        """The text of the unit of ``event``, whose callback raised."""
-        if event.kind is MalformedKind.LOST_BYTES:
-            return self.gap_text()
-        try:
-            return self.unit_text(event)
-        except Utf8DecodeError:
-            return ""  # strict: the unit has no text, the callback's exception stands for it
-
-    def unit_text(self, event: Malformed) -> str:
-        """The text for one unit: surrogatepass, the fallback codec, or the policy."""
-        data, kind = event.data, event.kind
-        if self.surrogates_pass and kind is MalformedKind.SURROGATE and len(data) == 3:
-            return data.decode("utf-8", "surrogatepass")
-        table = self.fallback_table
-        if table is not None:
-            chars = [table[b] for b in data]
-            if None not in chars:
-                return "".join(chars)  # type: ignore[arg-type]
-        constant = self.constant
-        if constant is not None:
-            return constant
-        errors = self.errors
-        if errors == "surrogateescape":
-            return _escape_surrogates(data)
-        if errors == "backslashreplace":
-            return _escape_backslash(data)
-        if errors == OPTU8:
-            return "".join([chr(0xEF00 + b) for b in data])
-        if self.custom is not None:
-            return self._call_custom(data, kind)
-        # strict, and surrogatepass for anything that is not a surrogate
-        raise Utf8DecodeError(event, "", self.codec)
-
-    def _call_custom(self, data: bytes, kind: MalformedKind) -> str:
-        assert self.custom is not None
-        exc = UnicodeDecodeError(self.codec, data, 0, len(data), kind.reason)
-        result = self.custom(exc)
-        if (
-            not isinstance(result, tuple)
-            or len(result) != 2
-            or not isinstance(result[0], str)
-            or not isinstance(result[1], int)
-        ):
-            raise TypeError(
-                f"error handler {self.errors!r} must return a (str, int) tuple, not {result!r}"
-            )
-        replacement: str = result[0]
-        resume: int = result[1]
-        if resume < 0:
-            resume += len(data)
-        if resume != len(data):
-            raise ValueError(
-                f"error handler {self.errors!r} must resume at the end of the unit "
-                f"({len(data)}), not at {resume}"
-            )
-        return replacement
-
-
-@dataclass(frozen=True)
-class DecoderCheckpoint:
-    """An immutable, serialisable snapshot of a ``Utf8Decoder``.
-
-    A decoder built from it with ``Utf8Decoder.from_checkpoint`` continues exactly as the
-    original would have: same text, same events, same offsets.
-    """
-
-    position: int
-    start_offset: int = 0
-    errors: str = "replace"
-    gap: str = "replace"
-    variant: str = "utf-8"
-    fallback: str | None = None
-    orphan_low: bool = False
-    pending: bytes = b""
-    unread: bytes = b""
-    unread_final: bool = False
-    carry: str = ""
-    gap_open: bool = False
-    gap_data: bytes = b""
-    gap_offset: int | None = None
-    gap_skip: int = 0
-    lost_total: int = 0
-    chars_out: int = 0
-    gaps: int = 0
-    malformed_counts: dict[str, int] = field(default_factory=dict)
-
-    _BYTES_FIELDS: ClassVar[tuple[str, ...]] = ("pending", "unread", "gap_data")
-
-    def to_json(self) -> str:
-        """Serialise to a JSON object (bytes as hex strings)."""
-        raw: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
-        for name in self._BYTES_FIELDS:
-            raw[name] = raw[name].hex()
-        if _SURROGATE.search(self.carry):
-            # JSON reads the escapes of a high and a low surrogate as one character (a
-            # surrogateescape byte after a lone high half would come back joined to it):
-            # such text is written as its code points.
-            raw["carry_code_points"] = [ord(c) for c in raw.pop("carry")]
-        raw["version"] = 1
-        import json  # here: importing the decoder (and starting the CLI) does without it
-
-        return json.dumps(raw, sort_keys=True)
-
-    @classmethod
-    def from_json(cls, text: str) -> DecoderCheckpoint:
-        """Inverse of ``to_json``."""
-        import json
-
-        raw = json.loads(text)
-        if not isinstance(raw, dict) or raw.pop("version", None) != 1:
-            raise ValueError("not a utf8stream decoder checkpoint (version 1)")
-        for name in cls._BYTES_FIELDS:
-            raw[name] = bytes.fromhex(raw.get(name, ""))
-        if "carry_code_points" in raw:
-            raw["carry"] = "".join(map(chr, raw.pop("carry_code_points")))
-        unknown = set(raw) - {f.name for f in fields(cls)}
-        if unknown:
-            raise ValueError(f"unknown checkpoint fields: {sorted(unknown)}")
-        return cls(**raw)
 
 
 class Utf8Decoder(codecs.IncrementalDecoder):
@@ -468,6 +183,10 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     """
 
     errors: str
+    # Set by the decoder-mode functions (``_decodermode``): the scanner ``decode`` hands
+    # a call to as it is, and the type of input its clean path takes (see there).
+    _ready: Scanner | None
+    _clean: type[bytes] | None
 
     # Every attribute in a slot: the instance has too many for CPython's shared-key
     # dictionaries (30), so in a ``__dict__`` each access is a hashed lookup; in slots the
@@ -639,75 +358,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         #: WTF-8: the buffered bytes start with a low half whose high half was decoded.
         self._orphan_low = False
 
-    def _sync(self) -> None:
-        """After a change of state: is anything held that the boundary must handle?
-
-        With nothing held, a C scanner takes the decoder's position and held prefix and
-        ``decode`` is one C call per chunk (decoder mode: the ready path of ``decode``
-        in C, ``BoundDecode`` in ``_speedups.c``; anything else it hands to ``decode``
-        here).  Whatever changes the state otherwise leaves decoder mode first
-        (``_leave``), and ``_pull`` reads the state without leaving.
-        """
-        units = self._dm
-        if units is not None:
-            # The state is the C scanner's, and nothing is held: whatever changes the
-            # state here leaves decoder mode first.
-            if units is self._scanner:
-                return
-            self._leave()  # the scanner was replaced (a test's wrapper)
-        if self._in_c and self._position >= ACCEL_MAX_POSITION:
-            self._build_scanner()
-        held = self._gap_open or self._unread or self._carry or self._orphan_low
-        #: The scanner, when decode() can hand it the call as it is; else None.
-        self._ready = None if held else self._scanner
-        units = self._dm_units
-        if not held and units is not None and units is self._scanner:
-            units.enter(self._position, self._pending)
-            self._dm = units
-            self._ready = None  # decode() here in decoder mode goes to the boundary
-        self._set_clean()
-
-    def _set_clean(self) -> None:
-        """``_clean``: ``bytes`` when the ready scanner is the plain pure-Python one and
-        ``decode`` may run its clean path itself (one Python frame per call, as codecs'
-        incremental decoder has): no damage lately, no callback in progress; else None.
-        ``decode`` compares the input's type with it, one test per call.  Asked again
-        after every call of the scanner, where its state changes (``decode`` and
-        ``decode_lines`` set it to None while they call the scanner, so that a call from
-        inside a callback never takes the clean path)."""
-        ready = self._ready
-        self._clean = (
-            bytes
-            if type(ready) is PyScanner
-            and ready._dirty <= 0  # noqa: SLF001
-            and not ready.reporting
-            else None
-        )
-
-    def _pull(self) -> None:
-        """In decoder mode, read the position and held prefix from the C scanner."""
-        units = self._dm
-        if units is not None:
-            self._position = units.position
-            self._pending = units.pending
-
-    def _leave(self) -> None:
-        """Leave decoder mode (if in it): the state is this object's again."""
-        units = self._dm
-        if units is not None:
-            self._dm = None
-            self._position, self._pending = units.leave()
-            self._ready = self._scanner  # nothing was held
-            self._set_clean()
-
-    def _c_failed(self, exc: BaseException, pending: bytes, data: bytes, final: bool) -> None:
-        """The C ``decode`` of decoder mode failed (the scanner raised while it decoded
-        ``pending + data``; ``position`` counts ``data``): keep what ``decode`` keeps."""
-        self._leave()
-        scanner = self._scanner
-        assert scanner is not None
-        self._scanner_failed(exc, scanner, pending + data, final, [], len(data))
-
     # -- public API ------------------------------------------------------------------
 
     @property
@@ -805,48 +455,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         finally:
             self._set_clean()
 
-    def _boundary(self, data: bytes, final: bool) -> tuple[list[str], bytes, bool]:
-        """What is held goes first: carried text, unread input, an open gap.
-
-        Returns the text so far, and the bytes and finality for the scanner (no bytes
-        while a gap stays open).  ``position`` then counts ``data``.
-        """
-        self._refuse_if_reporting("decode")
-        self._leave()
-        parts: list[str] = []
-        if self._carry:
-            parts.append(self._carry)
-            self._carry = ""
-        unread = self._unread
-        full = (unread or self._pending) + data  # all input not consumed before this call
-        if unread:
-            final = final or self._unread_final
-            self._unread = b""
-            self._unread_final = False
-        buf = unread + data
-        self._position += len(data)
-        if self._gap_open:
-            try:
-                taken = self._consume_gap(buf, final, parts)
-            except BaseException as exc:
-                self._recover(exc, parts, full, final)
-                raise
-            buf = b"" if self._gap_open else buf[taken:]
-        if self._orphan_low:
-            scanner = self._scanner
-            assert isinstance(scanner, VariantScanner)
-            scanner.orphan_low = True
-            self._orphan_low = False
-        return parts, buf, final
-
-    def _output(self, parts: list[str], scanned: str) -> str:
-        """The text of a call that started at the boundary; ``scanned``: the scanner's."""
-        self._sync()
-        parts.append(scanned)
-        text = "".join(parts)
-        self._chars += len(text) - len(scanned)  # the scanner counts its own
-        return text
-
     # -- the line seam: decoding and cutting lines in one pass -----------------------------
     #
     # The line engine asks the decoder to cut lines from the bytes while it decodes them.
@@ -854,162 +462,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     # held at the boundary) ``decode_lines`` returns ``None`` and changes nothing: the
     # engine then calls ``decode()`` and cuts the text itself.  Same text, events,
     # statistics either way.
-
-    def decode_lines(
-        self,
-        head: bytes,
-        data: bytes | memoryview,
-        sep: int,
-        limit: int,
-        each_offset: int = True,
-    ) -> DecodedLines | None:
-        """Decode the complete lines at the start of ``head + data``, or return ``None``.
-
-        For a reader that holds its unfinished line itself (the line engine); also
-        ``None`` while a prefix is held.  ``head + data`` starts at ``position``.  Lines
-        end at the byte ``sep`` (-1: universal newlines; a ``\r`` that ends the buffer
-        ends no line yet); decoding stops before the first unterminated line or the
-        first line with more than ``limit`` bytes, which the reader handles with
-        ``decode()``.  Events and statistics are those of ``decode()`` of the bytes
-        consumed.  A callback that raises leaves this decoder unusable (the follower
-        catches that).  ``each_offset=False``: ``offsets`` holds only the end of the
-        last line (a reader that hands out no offsets saves an int per line);
-        ``each_offset=2``: all of them, packed where the accelerator cuts the lines (a
-        ``memoryview`` of int64: no int object per line; a list otherwise).
-        """
-        parts: list[str]
-        offsets: Sequence[int]
-        units = self._dm
-        if units is not None:
-            if not self._cuts_lines or units.pending:
-                return None
-            parts, offsets = units.lines(head, data, units.position, sep, limit, each_offset)
-            units.position = offsets[-1]
-            return DecodedLines(parts, offsets)
-        scanner = self._ready
-        if scanner is None or not self._cuts_lines or self._pending:
-            return None
-        self._clean = None  # until the scanner is done (a callback may call decode)
-        try:
-            parts, offsets = scanner.lines(head, data, self._position, sep, limit, each_offset)
-        finally:
-            self._set_clean()
-        self._position = offsets[-1]
-        return DecodedLines(parts, offsets)
-
-    def line_records(
-        self,
-        data: bytes,
-        start: int,
-        stop: int,
-        sep: int,
-        limit: int,
-        record: type,
-        file: object,
-        path: str,
-    ) -> tuple[list[Any], int, int] | None:
-        """``decode_lines`` of a slice of ``data`` (whose ``data[start]`` is at
-        ``position``, nothing held before it), the lines made records at once: the C
-        accelerator's ``line_records`` (see there: ``record`` is its ``Line`` type);
-        ``None`` where it does not apply (pure Python, or what makes ``decode_lines``
-        return ``None``), and nothing changes.  Returns ``(records, cut, end)``: the
-        records last first, where the lines cut end, where the slice ends (just past its
-        last newline byte before ``stop``)."""
-        units = self._dm
-        if units is None or not self._cuts_lines or units.pending:
-            return None
-        found: tuple[list[Any], int, int] = _accel_module().line_records(
-            units, data, start, stop, sep, limit, record, file, path
-        )
-        return found
-
-    def _scanner_failed(
-        self,
-        exc: BaseException,
-        scanner: Scanner,
-        data: bytes,
-        final: bool,
-        parts: list[str],
-        fed: int,
-    ) -> None:
-        """The scanner raised while it decoded ``data``, which ends at ``position``.
-
-        ``fed``: the length of the call's input, already added to ``position``.
-        """
-        if scanner.reporting:
-            # This call came from inside the callback of a call in progress, and the
-            # scanner refused it before it changed anything.
-            self._position -= fed
-            return
-        if scanner.fail_start < 0:
-            # Not at a unit (no memory for the text): the call is undone and its input
-            # kept; units it reported before failing are reported and counted again.
-            self._resume_at = self._position - len(data)
-            self._recover(exc, parts, data, final)
-            return
-        self._resume_at = scanner.resume_at
-        if self._inline is not None:
-            # The user's callback raised inside the scanner: its unit's text is the
-            # constant (``_Policy.report`` keeps it otherwise).
-            self._policy.failed_text = self._inline
-        if isinstance(scanner, VariantScanner):
-            self._resume_orphan = scanner.resume_orphan
-        parts.append(scanner.partial)
-        self._recover(exc, parts, data, final)
-
-    def mark_gap(self, lost: int | None = None) -> None:
-        """Declare that bytes were lost here (``lost`` of them, if known).
-
-        The held partial sequence and up to three continuation bytes at the start of the
-        following input belong to the gap: one ``LOST_BYTES`` event and, with
-        ``gap="replace"``, one U+FFFD.  Consecutive gaps merge into one.  If a strict-mode
-        error left input unread, that input is decoded first (its text is returned by the
-        next ``decode``), which may raise the next ``Utf8DecodeError`` here.  A variant's
-        complete high surrogate half, held to see what follows, is decided first: the gap
-        follows it, so it is lone.
-        """
-        self._refuse_if_reporting("mark_gap")
-        if lost is not None and (not isinstance(lost, int) or lost < 0):
-            raise ValueError("lost must be a non-negative integer or None")
-        self._leave()
-        if self._unread:
-            self._carry = self.decode(b"", self._unread_final)
-            self._chars -= len(self._carry)  # counted when a later call returns it
-            self._leave()  # that call may have entered decoder mode: the state is changed here
-        position = self._position
-        if lost:
-            self._position += lost
-            self._lost_total += lost
-        head = b""
-        if self._variant.holds_pairs and is_high_half(self._pending, 0):
-            # A variant's complete high half, held to see what follows: a gap follows.
-            head, self._pending = self._pending[:3], self._pending[3:]
-        if not self._gap_open:
-            self._gaps += 1
-            self._gap_open = True
-            self._gap_data = self._pending
-            self._gap_offset = position - len(self._pending) if self._pending else None
-            self._gap_skip = 3
-            self._gap_absorb = 0
-            self._pending = b""
-        self._sync()
-        if head:
-            # Decided as the end of a stream: nothing follows the high half.
-            scanner = self._scanner
-            assert scanner is not None
-            try:
-                text, _ = scanner.feed(b"", head, True, position - len(self._gap_data))
-            except BaseException:
-                policy = self._policy
-                if scanner.fail_start >= 0 and self._inline is not None:
-                    policy.failed_text = self._inline
-                self._carry += scanner.partial + policy.failed_text
-                policy.failed_text = ""
-                self._sync()
-                raise
-            self._chars -= len(text)  # counted when a later call returns it
-            self._carry += text
-            self._sync()
 
     def reset(self) -> None:
         """Forget held bytes and any open gap; the position returns to ``start_offset``.
@@ -1020,79 +472,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._leave()
         self._clear(self._start_offset)
         self._sync()
-
-    def getstate(self) -> tuple[bytes, int]:
-        """``(buffered bytes, flags)`` per the ``codecs.IncrementalDecoder`` contract.
-
-        ``flags`` is an ``int`` made of ``DecoderStateFlag`` bits and, while a gap is
-        open, its two counters (``GAP_ABSORB_SHIFT``, ``GAP_SKIP_SHIFT``).
-
-        Feeding the buffered bytes to a decoder after ``setstate((b"", flags))`` puts it in
-        the same state, which is what ``io.TextIOWrapper.tell()`` relies on.  Text held
-        back after a callback raised is not part of this state (``checkpoint`` has it).
-        """
-        self._refuse_if_reporting("getstate")
-        self._pull()
-        if self._gap_open:
-            absorb = len(self._gap_data) + self._gap_absorb
-            flags = (
-                DecoderStateFlag.GAP_OPEN
-                | (absorb << GAP_ABSORB_SHIFT)
-                | (self._gap_skip << GAP_SKIP_SHIFT)
-            )
-            return (self._gap_data, int(flags))
-        orphan = DecoderStateFlag.ORPHAN_LOW if self._orphan_low else 0
-        if self._unread:
-            final = DecoderStateFlag.UNREAD_FINAL if self._unread_final else 0
-            return (self._unread, int(final | orphan))
-        return (self._pending, int(orphan))
-
-    def setstate(self, state: tuple[bytes, int]) -> None:
-        self._refuse_if_reporting("setstate")
-        buffered, flags = state
-        buffered = bytes(buffered)
-        self._leave()
-        self._clear(self._position)
-        if flags & DecoderStateFlag.GAP_OPEN:
-            self._gap_open = True
-            self._gap_data = buffered
-            absorb = (flags >> GAP_ABSORB_SHIFT) & _GAP_ABSORB_MASK
-            self._gap_absorb = max(0, absorb - len(buffered))
-            self._gap_skip = (flags >> GAP_SKIP_SHIFT) & _GAP_SKIP_MASK
-        elif buffered in self._prefixes:
-            self._pending = buffered
-        else:
-            self._unread = buffered
-            self._unread_final = bool(flags & DecoderStateFlag.UNREAD_FINAL)
-        self._orphan_low = bool(flags & DecoderStateFlag.ORPHAN_LOW)
-        self._sync()
-
-    def checkpoint(self) -> DecoderCheckpoint:
-        """An immutable snapshot from which ``from_checkpoint`` continues exactly."""
-        self._refuse_if_reporting("checkpoint")
-        self._pull()
-        self._fold_counts()
-        return DecoderCheckpoint(
-            position=self._position,
-            start_offset=self._start_offset,
-            errors=self.errors,
-            gap=self._gap_policy,
-            variant=self._variant.name,
-            fallback=self._fallback,
-            orphan_low=self._orphan_low,
-            pending=self._pending,
-            unread=self._unread,
-            unread_final=self._unread_final,
-            carry=self._carry,
-            gap_open=self._gap_open,
-            gap_data=self._gap_data,
-            gap_offset=self._gap_offset,
-            gap_skip=self._gap_skip + self._gap_absorb * 4,
-            lost_total=self._lost_total,
-            chars_out=self._chars,
-            gaps=self._gaps,
-            malformed_counts={k.name: n for k, n in self._counts.items() if n},
-        )
 
     @classmethod
     def from_checkpoint(
@@ -1128,94 +507,31 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         decoder._sync()
         return decoder
 
-    def statistics(self) -> DecoderStatistics:
-        """Bytes fed, characters produced, malformed units by kind, gaps.
-
-        Exact at any time, also inside a callback (see ``on_malformed`` in the class
-        docstring for what it counts there).
-        """
-        self._pull()
-        self._fold_counts()
-        return DecoderStatistics(
-            bytes_fed=self._position - self._start_offset - self._lost_total,
-            chars_out=self._chars,
-            malformed=MappingProxyType({k: n for k, n in self._counts.items() if n}),
-            gaps=self._gaps,
-            lost_bytes_declared=self._lost_total,
-        )
-
-    def _fold_counts(self) -> None:
-        """Add what the scanner counted since the last fold to ``_counts``/``_chars``."""
-        counts = self._counts
-        scanner = self._scanner
-        if scanner is not None:
-            *by_kind, chars = scanner.drain()
-            self._chars += chars
-            for kind, n in zip(ACCEL_KINDS, by_kind, strict=True):
-                if n:
-                    counts[kind] += n
+    # The rest of the decoder, by responsibility, in modules of their own.
+    getstate = decoderstate.getstate
+    setstate = decoderstate.setstate
+    checkpoint = decoderstate.checkpoint
+    statistics = decoderstate.statistics
+    _fold_counts = decoderstate.fold_counts
+    _boundary = _decoderboundary.boundary
+    _output = _decoderboundary.output
+    mark_gap = _decoderboundary.mark_gap
+    _consume_gap = _decoderboundary.consume_gap
+    _gap_take = _decoderboundary.gap_take
+    _report_gap = _decoderboundary.report_gap
+    decode_lines = _decoderlines.decode_lines
+    end_pending = _decoderlines.end_pending
+    _sync = _decodermode.sync
+    _set_clean = _decodermode.set_clean
+    _pull = _decodermode.pull
+    _leave = _decodermode.leave
+    _c_failed = _decodermode.c_failed
+    _scanner_failed = _decoderfail.scanner_failed
+    _recover = _decoderfail.recover
 
     # -- the boundary --------------------------------------------------------------------
 
-    def _consume_gap(self, buf: bytes, final: bool, parts: list[str]) -> int:
-        """Swallow the bytes that belong to an open gap; close it once that is decided."""
-        n = len(buf)
-        base = self._position - n
-        i = 0
-        while self._gap_absorb and i < n:
-            self._gap_take(buf, i, base)
-            self._gap_absorb -= 1
-            i += 1
-        while self._gap_skip and i < n and is_continuation(buf[i]):
-            self._gap_take(buf, i, base)
-            self._gap_skip -= 1
-            i += 1
-        if self._gap_absorb == 0 and (i < n or self._gap_skip == 0 or final):
-            offset = self._gap_offset if self._gap_offset is not None else base + i
-            data = self._gap_data
-            self._gap_open = False
-            self._gap_data = b""
-            self._gap_offset = None
-            parts.append(self._report_gap(data, offset, base + i))
-        return i
-
-    def _gap_take(self, buf: bytes, i: int, base: int) -> None:
-        if self._gap_offset is None:
-            self._gap_offset = base + i
-        self._gap_data += buf[i : i + 1]
-
-    def _report_gap(self, data: bytes, offset: int, resume: int) -> str:
-        self._counts[MalformedKind.LOST_BYTES] += 1
-        self._resume_at = resume
-        self._resume_orphan = False
-        policy = self._policy
-        if policy.on_malformed is not None:
-            policy.report(_malformed(offset, data, MalformedKind.LOST_BYTES))
-        return policy.gap_text()
-
     # -- failure recovery ------------------------------------------------------------
-
-    def _recover(self, exc: BaseException, parts: list[str], full: bytes, final: bool) -> None:
-        """After a failure: keep the unconsumed input, hand over the decoded text.
-
-        ``full`` ends at ``position`` and holds every byte not consumed yet.
-        """
-        keep = min(len(full), max(0, self._position - self._resume_at))
-        self._pending = b""
-        self._unread = full[len(full) - keep :]
-        self._unread_final = final  # the rest still ends the stream if this call did
-        self._orphan_low = bool(keep) and self._resume_orphan
-        self._resume_orphan = False
-        policy = self._policy
-        parts.append(policy.failed_text)  # the unit whose callback raised, if one did
-        policy.failed_text = ""
-        partial = "".join(parts)
-        if isinstance(exc, Utf8DecodeError):
-            exc.partial = partial
-            self._chars += len(partial)
-        else:
-            self._carry = partial
-        self._sync()
 
 
 def _install_decoder_mode() -> None:

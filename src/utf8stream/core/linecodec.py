@@ -21,9 +21,9 @@ encoding plugs in by implementing ``LineDecoder``.  A decoder may also offer
 ``decode_units(data)``: the text of whole lines when each code unit is one character
 (UTF-16/32 without surrogate pairs, single-byte codecs), else ``None``; the engine then
 cuts the decoded text and computes the offsets instead of searching the bytes line by
-line (``CodecLineDecoder`` does).  For the follower's slices, a decoder may offer
-``line_records`` (UTF-8) or ``unit_records`` (UTF-16LE/BE, ``CodecLineDecoder``): the
-complete lines of a slice cut into records in one C call (``feed_records``).
+line (``CodecLineDecoder`` does).  A reader of long reads feeds them in slices
+(``feed_slice``): the lines of a slice come out as plain data, texts and offsets, for
+the reader to make its own records of.
 Newlines are searched with ``bytes.find`` (memchr), never with a regular expression,
 and the unfinished line held between reads is not searched again.
 
@@ -36,27 +36,30 @@ unfinished line (bounded by the limit) between calls.
 from __future__ import annotations
 
 import codecs
-import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from itertools import accumulate
-from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, runtime_checkable
+from collections.abc import Callable, Iterator
 
-from ._accel import ACCEL_MAX_POSITION, implementation
+from . import _linebulk, _lineoverlong
 from ._bytes import is_proper_prefix
-from .boundaries import char_start, cut_at_boundary
+from ._linetypes import (
+    _CR,
+    _LF,
+    ByteLine,
+    LineBatch,
+    LineItem,
+)
+from .linedecoders import (
+    CodecLineDecoder,
+    LineDecoder,
+    Utf8LineDecoder,
+    line_decoder,
+)
 from .lineoptions import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_ON_OVERLONG,
     LineTooLong,
     check_line_options,
 )
-
-if TYPE_CHECKING:
-    from .decoder import DecodedLines, Utf8Decoder
-    from .events import Malformed
 
 __all__ = [
     "ByteLine",
@@ -68,460 +71,6 @@ __all__ = [
     "Utf8LineDecoder",
     "line_decoder",
 ]
-
-_CR = "\r"
-_LF = "\n"
-_UNIVERSAL_TEXT = re.compile("\r\n|\r|\n")
-_UNIVERSAL_KEPT = re.compile("(\r\n|\r|\n)")
-# Codecs whose newline byte is not self-delimiting: shift states (ISO-2022, HZ, UTF-7)
-# or escapes that decode to a newline.
-_REFUSED = re.compile(r"iso2022|hz|utf_7|unicode_escape|idna|punycode|undefined")
-
-
-@runtime_checkable
-class LineDecoder(Protocol):
-    """What the line engine needs of a decoder: the interface a new encoding implements.
-
-    ``unit``: the code-unit size in bytes; a newline is found only at a multiple of it
-    from the start of the stream.  ``prelude``: how many bytes ``begin`` wants to see
-    before the byte order is known (a byte-order mark), else 0.
-    """
-
-    @property
-    def encoding(self) -> str: ...
-
-    @property
-    def unit(self) -> int: ...
-
-    @property
-    def prelude(self) -> int: ...
-
-    def begin(self, head: bytes, resumed: bool = False) -> None:
-        """The first bytes of the stream (``prelude`` of them, or all there ever are).
-
-        ``resumed``: decoding starts later in the stream, not at ``head``."""
-
-    def encode_newline(self, text: str) -> bytes:
-        """The bytes of ``text`` (a newline); ``ValueError`` if they are not self-delimiting."""
-
-    def decode(self, data: bytes, final: bool = False) -> str:
-        """Decode the next bytes of the stream, incrementally."""
-
-    def decode_line(self, content: bytes, ending: bytes) -> str:
-        """The text of the rest of a line, ``content``, which ``ending`` (its newline's
-        bytes, or ``b""`` at the end) ends: nothing stays held after it."""
-
-    def cut(self, data: bytes, limit: int) -> int:
-        """The longest prefix of ``data`` (which starts on a character) of at most
-        ``limit`` bytes that ends on a character boundary; at least one code unit."""
-
-    def mark_gap(self, lost: int | None = None) -> None:
-        """Bytes are missing here (``lost`` of them if known): the next text starts
-        with one U+FFFD, and decoding starts afresh."""
-
-    def decode_lines(
-        self,
-        head: bytes,
-        data: bytes | memoryview,
-        sep: int,
-        limit: int,
-        each_offset: int = True,
-    ) -> DecodedLines | None:
-        """The fast path: the complete lines at the start of ``head + data``, decoded, or
-        ``None`` (then the engine cuts and decodes them itself).  See
-        ``Utf8Decoder.decode_lines`` (``each_offset``: 0, 1, or 2 for packed offsets)."""
-
-    def text_split_exact(self, newline: str | None) -> bool:
-        """Whether decoded text has exactly the newlines its bytes have (no replacement
-        makes one, none is hidden by dropping bytes around it)."""
-
-
-def _text_split_exact(errors: str, newline: str | None) -> bool:
-    """The rule for the standard error policies (see ``LineDecoder.text_split_exact``).
-
-    A replacement may contain newline characters (U+FFFD or ``\\xff`` with an unusual
-    delimiter), and ``"ignore"`` joins the text around a dropped byte (``\\r`` + bad
-    byte + ``\\n`` becomes one ``\\r\\n``).  Surrogate escapes never match.
-    """
-    if newline is None:
-        return errors != "ignore"
-    produced = {"replace": "\ufffd", "backslashreplace": "\\x0123456789abcdef"}.get(errors, "")
-    if errors == "ignore" and len(newline) > 1:
-        return False
-    return not set(produced) & set(newline)
-
-
-class Utf8LineDecoder:
-    """``LineDecoder`` for UTF-8, over a ``Utf8Decoder`` (events, statistics, gaps)."""
-
-    unit = 1
-    prelude = 0
-    encoding = "utf-8"
-
-    def __init__(self, decoder: Utf8Decoder) -> None:
-        self.decoder = decoder
-        self.decode = decoder.decode
-        self.decode_lines = decoder.decode_lines
-        self.line_records = decoder.line_records
-        self.mark_gap = decoder.mark_gap
-
-    def begin(self, head: bytes, resumed: bool = False) -> None:
-        pass
-
-    def decode_line(self, content: bytes, ending: bytes) -> str:
-        # A newline is valid and ends any held prefix: the text ends with its characters.
-        text = self.decode(content + ending)
-        width = len(ending) if ending.isascii() else len(ending.decode("utf-8"))
-        return text[: len(text) - width]
-
-    def encode_newline(self, text: str) -> bytes:
-        # Every encoded character is self-delimiting in UTF-8.
-        return text.encode("utf-8")
-
-    def cut(self, data: bytes, limit: int) -> int:
-        cut = cut_at_boundary(data, limit)
-        # A malformed unit that starts like a character is held by the decoder until the
-        # byte after it: a cut just after it would give the piece's U+FFFD to the next
-        # piece.  Cut before it instead (unless it is all there is), and before the
-        # one that may then end the piece.
-        if cut < len(data):
-            while cut > 0:
-                start = char_start(data, cut - 1)
-                if not (start and is_proper_prefix(data[start:cut])):
-                    break
-                cut = start
-        return cut or limit
-
-    def text_split_exact(self, newline: str | None) -> bool:
-        return _text_split_exact(self.decoder.errors, newline)
-
-
-def _codec_name(encoding: str) -> str:
-    try:
-        info = codecs.lookup(encoding)
-    except LookupError:
-        raise ValueError(f"unknown encoding {encoding!r}") from None
-    # ``_is_text_encoding`` is how the codecs module itself tells text codecs from others.
-    if not getattr(info, "_is_text_encoding", True):
-        raise ValueError(f"{info.name!r} is not a text encoding")
-    return info.name.replace("-", "_")
-
-
-_UNIT_CODECS = {
-    "utf_16": 2,
-    "utf_16_le": 2,
-    "utf_16_be": 2,
-    "utf_32": 4,
-    "utf_32_le": 4,
-    "utf_32_be": 4,
-}
-
-
-@lru_cache(maxsize=64)
-def _holds_bytes(name: str) -> bool:
-    """Whether a decoder of ``name`` ever holds a byte back (a multi-byte codec)."""
-    for x in range(256):
-        if not codecs.getincrementaldecoder(name)("replace").decode(bytes([x])):
-            return True
-    return False
-
-
-#: The UTF-16 codecs of a fixed byte order: whether big-endian (``unit_records``).
-_UTF16_BIG = {"utf_16_le": False, "utf_16_be": True}
-
-#: Error policies under which a code unit decodes to at most one character.
-_ONE_CHAR_ERRORS = frozenset({"strict", "replace", "ignore"})
-
-
-@lru_cache(maxsize=64)
-def _one_char_bytes(name: str) -> bool:
-    """Whether every byte on its own decodes to exactly one character in ``name``
-    (an undefined one to one U+FFFD); with ``_holds_bytes`` false: a single-byte codec."""
-    return all(len(bytes([x]).decode(name, "replace")) == 1 for x in range(256))
-
-
-@lru_cache(maxsize=64)
-def _self_delimiting(name: str, newlines: bytes) -> bool:
-    """Whether each byte of ``newlines`` is never part of a longer character in ``name``.
-
-    Tried exhaustively after every prefix the codec holds back (lead bytes, and for
-    GB18030 its two- and three-byte prefixes): each prefix followed by a newline byte
-    must still decode to that newline.  One decode of all of them at a time: a newline
-    taken into a character is missing from the count.
-    """
-    held = [b""]
-    for depth in range(3):  # a character is at most four bytes
-        # A prefix with a newline in it is no prefix: that newline ended the line.
-        candidates = [
-            prefix + bytes([byte])
-            for prefix in held
-            for byte in range(256)
-            if byte not in newlines
-        ]
-        for newline in newlines:
-            ending = bytes([newline]) + b"A"  # an ASCII letter: the next prefix starts afresh
-            text = ending.join(candidates).decode(name, "replace") + ending.decode(name)
-            if text.count(ending.decode(name)) != len(candidates):
-                return False
-        held = [c for c in candidates if depth < 2 and _incomplete(c, name)]
-        if not held:
-            break
-    return True
-
-
-def _incomplete(data: bytes, name: str) -> bool:
-    """Whether ``data`` is the start of a longer character in ``name``."""
-    try:
-        data.decode(name)
-    except UnicodeDecodeError as exc:
-        return exc.start == 0 and exc.end == len(data) and "incomplete" in exc.reason
-    return False
-
-
-class CodecLineDecoder:
-    """``LineDecoder`` for any Python text codec whose newlines can be found in its bytes.
-
-    UTF-16 and UTF-32 (newlines at code-unit-aligned offsets; ``"utf-16"`` and
-    ``"utf-32"`` read a byte-order mark like the codecs do, the platform's order without
-    one; ``"utf-8-sig"`` drops a leading mark) and legacy single- and multi-byte codecs
-    (``cp1252``, ``latin-1``, ``shift_jis``, ``gb18030``, ``euc-jp``, ...) in which the
-    newline bytes are never part of another character.  Stateful codecs (ISO-2022, HZ,
-    UTF-7) and escape codecs are refused with ``ValueError``.  Malformed bytes follow
-    ``errors``.
-    """
-
-    def __init__(self, encoding: str, errors: str = "replace") -> None:
-        name = _codec_name(encoding)
-        if _REFUSED.search(name):
-            raise ValueError(
-                f"{name!r}: its newline bytes are not self-delimiting (a stateful or escape"
-                " codec), so lines cannot be cut in its bytes"
-            )
-        codecs.lookup_error(errors)
-        self.encoding = name
-        self.errors = errors
-        self.unit = _UNIT_CODECS.get(name, 1)
-        if errors == "surrogateescape" and self.unit > 1:
-            # Python's handler escapes only bytes from 0x80 on: a lone surrogate such as
-            # 00 D8 would raise UnicodeDecodeError in the middle of the stream.
-            raise ValueError(
-                f"errors='surrogateescape' cannot decode {name!r}: its malformed code units"
-                " hold bytes below 0x80, which it cannot escape (use replace or"
-                " backslashreplace)"
-            )
-        self.prelude = {"utf_16": 2, "utf_32": 4, "utf_8_sig": 3}.get(name, 0)
-        #: The codec with a fixed byte order, once known (for newlines and cuts).
-        self._fixed = name if not self.prelude else ""
-        self._decoder = codecs.getincrementaldecoder(name)(errors)
-        self._gap = False
-        self._bom_left = 0  # byte-order-mark bytes still to drop
-        self._one_char_units = self._units_are_chars()
-
-    def begin(self, head: bytes, resumed: bool = False) -> None:
-        if not self.prelude:
-            return
-        if self.encoding == "utf_8_sig":
-            mark = codecs.BOM_UTF8 if head.startswith(codecs.BOM_UTF8) else b""
-            self._fixed = "utf_8"
-        else:
-            bits = self.unit * 8
-            little = codecs.BOM_UTF32_LE if self.unit == 4 else codecs.BOM_UTF16_LE
-            big = codecs.BOM_UTF32_BE if self.unit == 4 else codecs.BOM_UTF16_BE
-            if head.startswith(little):
-                order, mark = "le", little
-            elif head.startswith(big):
-                order, mark = "be", big
-            else:
-                order, mark = ("le" if sys.byteorder == "little" else "be"), b""
-            self._fixed = f"utf_{bits}_{order}"
-        self._bom_left = 0 if resumed else len(mark)
-        # Line by line, a decoder must not look for a mark again after each newline.
-        self._decoder = codecs.getincrementaldecoder(self._fixed)(self.errors)
-        self._one_char_units = self._units_are_chars()
-
-    def _units_are_chars(self) -> bool:
-        """Whether ``decode_units`` can apply: the byte order is known, the error policy
-        gives a code unit at most one character, and for a one-byte unit the codec
-        decodes every byte on its own to one character (single-byte codecs)."""
-        if not self._fixed or self.errors not in _ONE_CHAR_ERRORS:
-            return False
-        return self.unit > 1 or (not _holds_bytes(self._fixed) and _one_char_bytes(self._fixed))
-
-    def encode_newline(self, text: str) -> bytes:
-        fixed = self._fixed
-        if not fixed:
-            raise RuntimeError("begin() first: the byte order is not known yet")
-        try:
-            data = text.encode(fixed)
-        except UnicodeEncodeError:
-            raise ValueError(f"newline {text!r} cannot be encoded in {fixed!r}") from None
-        # Universal newlines ask for "\r" and "\n": one exhaustive check for both.
-        if self.unit == 1 and not (
-            len(data) == len(text)
-            and _self_delimiting(fixed, bytes(sorted(set("\r\n".encode(fixed) + data))))
-        ):
-            raise ValueError(
-                f"newline {text!r} is not self-delimiting in {fixed!r}: its bytes may be"
-                " part of another character"
-            )
-        return data
-
-    def decode(self, data: bytes, final: bool = False) -> str:
-        if self._bom_left:
-            drop = min(self._bom_left, len(data))
-            self._bom_left -= drop
-            data = data[drop:]
-        text = self._decoder.decode(data, final)
-        if self._gap:
-            self._gap = False
-            text = "\ufffd" + text
-        return text
-
-    def decode_units(self, data: bytes) -> str | None:
-        """The text of ``data`` (whole lines) if each of its code units decodes to exactly
-        one character, else ``None``; the decoder's state is unchanged either way (after
-        whole lines, ``decode`` would hold nothing back).
-
-        Then a line's byte offset is its character index times ``unit``: the line engine
-        cuts the text instead of searching the bytes line by line.  Under the policies
-        in ``_ONE_CHAR_ERRORS`` a code unit gives at most one character, so a text of
-        one character per unit proves it (no surrogate pair, nothing dropped).
-        """
-        if not self._one_char_units or self._gap or self._bom_left:
-            return None
-        if self._decoder.getstate()[0]:  # a character's first bytes are held
-            return None
-        try:
-            text = data.decode(self._fixed, self.errors)
-        except UnicodeDecodeError:
-            return None  # errors="strict": ``decode`` raises it where it belongs
-        return text if len(text) * self.unit == len(data) else None
-
-    def unit_records(
-        self,
-        data: bytes,
-        start: int,
-        stop: int,
-        position: int,
-        sep: int,
-        limit: int,
-        record: type,
-        file: object,
-        path: str,
-    ) -> tuple[list[Any], int, int] | None:
-        """``Utf8Decoder.line_records`` for UTF-16LE/BE (``data[start]`` at ``position``,
-        nothing held before it; ``sep``: the newline's code unit, -1 for universal): the
-        accelerator's ``utf16_line_records``, which cuts and decodes the well-formed
-        lines of the slice in one call and stops before any other (a lone surrogate is
-        left to ``decode``, under this decoder's error policy).  ``None`` where it does
-        not apply (pure Python, another codec, a gap or a byte-order mark to drop, bytes
-        held), and nothing changes."""
-        big = _UTF16_BIG.get(self._fixed)
-        if big is None or self._gap or self._bom_left:
-            return None
-        if self._decoder.getstate()[0]:
-            return None
-        if position + stop - start >= ACCEL_MAX_POSITION:
-            return None  # the C cutter counts in 64-bit integers; ``decode`` takes any offset
-        found: tuple[list[Any], int, int] | None = implementation().utf16_line_records(
-            data, start, stop, position, big, sep, limit, record, file, path
-        )
-        return found
-
-    def decode_line(self, content: bytes, ending: bytes) -> str:
-        # The newline is known text: only the content is decoded, to its end, so no
-        # malformed prefix can take the newline into a character (GB18030's decoder would).
-        text = self.decode(content, final=True)
-        self._decoder.reset()
-        return text
-
-    def cut(self, data: bytes, limit: int) -> int:
-        unit = self.unit
-        cut = min(limit, len(data)) // unit * unit
-        # A character is at most four bytes: of four cuts, one ends on a boundary unless
-        # the bytes are malformed, and then any cut is as good as another.
-        for size in range(cut, max(unit, cut - 4) - 1, -unit):
-            decoder = codecs.getincrementaldecoder(self._fixed or self.encoding)("replace")
-            decoder.decode(data[:size])
-            if not decoder.decode(b"", True):
-                return size
-        return max(unit, cut)
-
-    def mark_gap(self, lost: int | None = None) -> None:
-        self._decoder = codecs.getincrementaldecoder(self._fixed or self.encoding)(self.errors)
-        self._gap = True
-
-    def decode_lines(
-        self,
-        head: bytes,
-        data: bytes | memoryview,
-        sep: int,
-        limit: int,
-        each_offset: int = True,
-    ) -> DecodedLines | None:
-        return None
-
-    def text_split_exact(self, newline: str | None) -> bool:
-        # A multi-byte decoder may take a newline into a malformed sequence.
-        holds = self.unit == 1 and _holds_bytes(self._fixed or self.encoding)
-        return not holds and _text_split_exact(self.errors, newline)
-
-
-def line_decoder(
-    encoding: str = "utf-8",
-    errors: str = "replace",
-    *,
-    start_offset: int = 0,
-    on_malformed: Callable[[Malformed], object] | None = None,
-) -> LineDecoder:
-    """The ``LineDecoder`` for ``encoding``: ``Utf8LineDecoder`` for UTF-8 (malformed
-    units reported to ``on_malformed`` with offsets from ``start_offset``), else
-    ``CodecLineDecoder``."""
-    if _codec_name(encoding) == "utf_8":
-        from .decoder import Utf8Decoder
-
-        return Utf8LineDecoder(
-            Utf8Decoder(errors, start_offset=start_offset, on_malformed=on_malformed)
-        )
-    if on_malformed is not None:
-        raise ValueError("on_malformed is reported by the UTF-8 decoder only")
-    return CodecLineDecoder(encoding, errors)
-
-
-@dataclass(frozen=True, slots=True)
-class ByteLine:
-    """One line (without its newline), where its bytes start and end in the source, and
-    whether a newline ended it (not: the last line at the end of the input, or a piece of
-    an overlong line split by ``on_overlong="split"``)."""
-
-    text: str
-    offset: int
-    end: int
-    terminated: bool = True
-
-
-class LineBatch(NamedTuple):
-    """Complete, ordinary lines of one ``feed``, in bulk: ``offsets`` is each line's first
-    byte, then the offset just past the last line (only that last one from an engine
-    made with ``each_offset=False``).  ``offsets`` is a sequence of ints: a list, or from
-    an engine made with ``packed_offsets=True`` possibly a ``memoryview`` of int64
-    (format ``"q"``), which holds no int object per line."""
-
-    texts: list[str]
-    offsets: Sequence[int]
-
-
-class LineItem(NamedTuple):
-    """One line the engine hands out on its own: ``line`` is its text, a ``LineTooLong``
-    to raise (``on_overlong="raise"``), or ``None`` for a skipped line; ``end`` is where
-    the next line starts (for a checkpoint); ``mid_line``: a piece of a split line, or a
-    raise before the overlong line ended."""
-
-    line: str | LineTooLong | None
-    offset: int
-    end: int
-    mid_line: bool
-    terminated: bool
 
 
 class LineEngine:
@@ -594,26 +143,6 @@ class LineEngine:
         self._units: Callable[[bytes], str | None] | None = (
             getattr(decoder, "decode_units", None) if plain else None
         )
-        #: The decoder's cut of a slice into records (``feed_records``), where the fast
-        #: path applies; else None.
-        self._line_records: Callable[..., tuple[list[Any], int, int] | None] | None = (
-            getattr(decoder, "line_records", None) if self._sep is not None else None
-        )
-        #: ``feed_records``' newline for ``_line_records``: ``_sep``, or for a decoder
-        #: of two-byte code units (``unit_records``: UTF-16) its newline's code unit.
-        self._records_sep = self._sep
-        self._unit_records: Callable[..., tuple[list[Any], int, int] | None] | None = getattr(
-            decoder, "unit_records", None
-        )
-        if (
-            self._unit_records is not None
-            and decoder.unit == 2
-            and not self.keepends
-            and (newline is None or (len(newline) == 1 and not 0xD800 <= ord(newline) < 0xE000))
-            and (newline is None or ord(newline) < 0x10000)
-        ):
-            self._records_sep = -1 if newline is None else ord(newline)
-            self._line_records = self._utf16_records
         self._started = decoder.prelude == 0 or head is not None
         if head is not None:
             decoder.begin(head, resumed=offset > 0)
@@ -661,62 +190,6 @@ class LineEngine:
             data, self.partial = self.partial, b""
         self._take(data, out)
         return out
-
-    def feed_records(
-        self, data: bytes, start: int, stop: int, record: type, file: object, path: str
-    ) -> tuple[list[Any], int, int, list[LineBatch | LineItem]] | None:
-        """``feed`` of a slice of a long read, for a reader of ``Line``-like records
-        (the follower's hot path: one call, no object per line but its record).
-
-        The slice is ``data[start:end]``, ``end`` where ``slice_end`` ends it (past
-        its last ``\n`` newline or ``newline``'s byte before ``stop``, or past the unit
-        after a ``\r`` after it) (``len(data)`` if
-        ``stop`` reaches it).  Returns ``(records, after, end, items)``: the complete
-        lines of the slice as ``record(text, offset, file, path, True)`` made by the
-        accelerator, last first, and the offset just past them in the source; then
-        ``items``, what ``feed`` gives for the rest of the slice (a
-        line too long, an unfinished line; mostly nothing).  ``None`` when this does
-        not apply (no accelerator, a line held, an overlong line under way, a decoder
-        that cannot), and nothing was fed: the caller feeds the slice the usual way.
-        The same lines, offsets, events and state as ``feed`` either way.
-        """
-        cut_records = self._line_records
-        if (
-            cut_records is None
-            or self.partial
-            or self.overlong
-            or not self._started
-            or type(data) is not bytes
-        ):
-            return None
-        found = cut_records(data, start, stop, self._records_sep, self._max, record, file, path)
-        if found is None:
-            return None
-        records, cut, end = found
-        moved = cut - start
-        self.position += moved
-        self.line_start += moved
-        if records:
-            self._splitting = False
-        after = self.position
-        items = self.feed(memoryview(data)[cut:end]) if cut < end else []
-        return records, after, end, items
-
-    def _utf16_records(
-        self,
-        data: bytes,
-        start: int,
-        stop: int,
-        sep: int,
-        limit: int,
-        record: type,
-        file: object,
-        path: str,
-    ) -> tuple[list[Any], int, int] | None:
-        """``_line_records`` for a UTF-16 decoder (``unit_records``), which is told where
-        the slice starts in the source."""
-        assert self._unit_records is not None
-        return self._unit_records(data, start, stop, self.position, sep, limit, record, file, path)
 
     def finish(self, *, lost: int = 0, unfinished: bool = False) -> list[LineBatch | LineItem]:
         """The end of the stream: the unfinished last line is complete now.
@@ -790,31 +263,6 @@ class LineEngine:
         self._splitting = False
         self.line_start = self.position
 
-    def _finish_overlong(
-        self,
-        content: bytes,
-        ending: bytes,
-        lost: int,
-        unfinished: bool,
-        out: list[LineBatch | LineItem],
-    ) -> None:
-        """``finish`` for a last line found overlong only now: judged like any line."""
-        start = self.line_start
-        self._complete_line(content, ending, start, out)
-        if lost:
-            self.decoder.mark_gap(lost=lost)
-        gap = self.decoder.decode(b"", final=True)
-        last = out[-1]
-        assert isinstance(last, LineItem)
-        if isinstance(last.line, str):
-            last = last._replace(line=last.line + gap)
-        if unfinished:
-            # The stream goes on later: a checkpoint reads the last piece (or the whole
-            # line) again, with what follows it.
-            stop = last.offset if isinstance(last.line, str) else start
-            last = last._replace(offset=stop, end=stop)
-        out[-1] = last._replace(terminated=bool(ending))
-
     def records(self, items: list[LineBatch | LineItem]) -> Iterator[ByteLine]:
         """``items`` as ``ByteLine`` records, in order; skipped lines left out.
 
@@ -832,6 +280,30 @@ class LineEngine:
                 raise item.line
             elif item.line is not None:
                 yield ByteLine(item.line, item.offset, item.end, item.terminated)
+
+    def cut_unfinished(self) -> list[LineBatch | LineItem]:
+        """The unfinished line's bytes so far as a piece of it, for a reader that shows
+        a line before its end comes (``tail -f``): one ``LineItem``, mid-line and not
+        terminated, or nothing.
+
+        Bytes that may begin a newline, or a character the next bytes may complete,
+        stay held; so does a line past the limit under a policy other than
+        ``"split"``.  The rest of the line comes as the next line, from the offset
+        after the piece (a checkpoint there resumes with no gap), and the limit counts
+        from there: the pieces joined are the line.
+        """
+        if not self._started or self.overlong:
+            return []
+        held = self.partial
+        body = len(held) - self._newline_start(held)
+        body -= _incomplete_tail(self.decoder, held[:body])
+        if body <= 0 or (self.line_start == self._origin and body <= self.decoder.prelude):
+            return []  # (a byte-order mark alone is no text yet)
+        text = self.decoder.decode(held[:body])
+        start = self.line_start
+        self.line_start += body
+        self.partial = held[body:]
+        return [LineItem(text, start, start + body, True, False)]
 
     @property
     def buffered(self) -> int:
@@ -955,45 +427,6 @@ class LineEngine:
             buf = self.partial + data if self.partial else bytes(data)
         self._take_rest(buf, base, out)
 
-    def feed_cut(
-        self, units: Any, data: bytes | memoryview
-    ) -> tuple[list[Any], list[LineBatch | LineItem]] | None:
-        """``feed(data)`` for a caller that knows that its decoder's ``decode_lines``
-        is ``units.lines`` at ``units.position`` (a ``Utf8Decoder`` in decoder mode with
-        nothing held, its splitter's source passing the bytes through): the same lines
-        and state, with the layers between cut out (one Python call per chunk).  Returns
-        the texts of the lines ``units.lines`` cut (a list of the caller's to keep) and
-        what ``feed`` would return after their ``LineBatch`` (mostly nothing: an
-        overlong line and those after it); ``None`` when the engine is not on its fast
-        path (nothing is changed then).
-        """
-        sep = self._sep
-        if sep is None or self.overlong or not self._started or self._units is not None:
-            return None
-        if self._offset_mode:
-            return None  # (an engine that hands out offsets: they are not kept here)
-        partial = self.partial
-        base = self.line_start
-        self.position += len(data)
-        texts, offsets = units.lines(partial, data, units.position, sep, self._max, 0)
-        end = offsets[-1]
-        units.position = end
-        more: list[LineBatch | LineItem] = []
-        if texts:
-            self._splitting = False
-        used, held = end - base, len(partial)
-        rest = data[used - held :] if used >= held else partial[used:] + data
-        buf = rest if type(rest) is bytes else bytes(rest)
-        if len(buf) <= self._max:
-            # ``lines`` stops before an unterminated line, a \r that may be the first
-            # half of \r\n, or a line over the limit (more than ``_max`` bytes then):
-            # here no line ends in ``buf``, and ``_take_rest`` would only keep it.
-            self.line_start = end
-            self.partial = buf
-        else:
-            self._take_rest(buf, end, more)
-        return texts, more
-
     def _take_rest(self, buf: bytes, base: int, out: list[LineBatch | LineItem]) -> None:
         """``_take`` after the fast path: ``buf`` (at ``base``) is what it left, the held
         bytes and the new ones, or the bytes after the lines it cut."""
@@ -1025,207 +458,34 @@ class LineEngine:
             rest = self._overlong_unfinished(rest, body, out)
         self.partial = rest
 
-    def _take_units(
-        self, buf: bytes, base: int, scanned: int, out: list[LineBatch | LineItem]
-    ) -> int:
-        """The complete lines of ``buf`` when each of their code units is one character
-        (``CodecLineDecoder.decode_units``: UTF-16/32 text without surrogate pairs,
-        single-byte codecs): one decode, one split of the text, and the offsets by
-        arithmetic; the bytes are searched only for the last newline.
-
-        Returns how many bytes were used; 0 when this does not apply (the decoder's
-        state is then untouched) and the lines need the byte-by-byte search.
-        """
-        assert self._units is not None
-        end = self._last_line_end(buf, scanned)
-        if not end or not self.decoder.text_split_exact(self.newline):
-            return 0
-        if base + end >= ACCEL_MAX_POSITION:
-            return 0  # offsets past 64 bits: the byte-by-byte search takes any offset
-        text = self._units(buf[:end])
-        if text is None:
-            return 0
-        newline = self.newline
-        unit = self._unit
-        if not self.keepends and (newline is None or len(newline) == 1):
-            split_lines = implementation().split_lines
-            cut = split_lines(text, newline, base, unit, self._max, self._offset_mode)
-            if cut is None:
-                return 0  # a line too long: cut it the other way
-            contents, offsets = cut
-        else:
-            # Each line keeps its newline, or the newline is longer than a character.
-            if newline is None:
-                if _CR not in text:
-                    newline = _LF
-                elif text.count(_CR) == text.count(_LF) == text.count(_CR + _LF):
-                    newline = _CR + _LF
-                else:
-                    return 0  # mixed newlines
-            contents = text.split(newline)
-            contents.pop()  # the empty remainder after the last newline
-            if max(map(len, contents)) * unit > self._max:
-                return 0
-            width = len(newline)
-            if self.each_offset:
-                widths = [(len(c) + width) * unit for c in contents]
-                offsets = list(accumulate(widths, initial=base))
-            else:
-                offsets = [base + end]
-            if self.keepends:
-                contents = [c + newline for c in contents]
-        out.append(LineBatch(contents, offsets))
-        self._splitting = False
-        return end
-
-    def _last_line_end(self, buf: bytes, start: int) -> int:
-        """Where the last complete line of ``buf`` ends (0: none), as ``_line_ends``
-        (looking from ``start`` on) would find it, with two searches from the end."""
-        unit = self._unit
-        size = len(buf) // unit * unit
-        if self.newline is None:
-            if buf.endswith(self._cr, 0, size):
-                size -= unit  # the \r may be the first half of \r\n
-            last_lf = _rfind_unit(buf, self._lf, start, size, unit)
-            # Only a \r after the last \n matters: the search for one stops there (a file
-            # with none would be searched whole, and a two-byte search is not memrchr).
-            after_lf = max(start, last_lf + unit)
-            at = max(last_lf, _rfind_unit(buf, self._cr, after_lf, size, unit))
-            return at + unit if at >= 0 else 0
-        at = _rfind_unit(buf, self._nl, start, size, unit)
-        return at + len(self._nl) if at >= 0 else 0
-
-    def _take_block(
-        self, buf: bytes, base: int, ends: list[tuple[int, int]], out: list[LineBatch | LineItem]
-    ) -> int:
-        """The common case, in bulk: complete lines, none too long.
-
-        One decode for all of them, one split of the text, where the text has exactly
-        the newlines the bytes have.  Returns how many bytes were used, 0 when the lines
-        need the one-by-one path.
-        """
-        # Asked each time: a decoder may change what it decodes (the splitter's does).
-        if not self.decoder.text_split_exact(self.newline):
-            return 0
-        starts = [0, *[after for _, after in ends[:-1]]]
-        block_end = ends[-1][1]
-        if (
-            block_end > self._max
-            and max(e - s for s, (e, _) in zip(starts, ends, strict=True)) > self._max
-        ):
-            return 0
-        text = self.decoder.decode(buf[:block_end])
-        newline = self.newline
-        if self.keepends:
-            if newline is None:
-                parts = _UNIVERSAL_KEPT.split(text)
-                contents = [a + b for a, b in zip(parts[::2], parts[1::2], strict=False)]
-            else:
-                contents = [line + newline for line in text.split(newline)]
-                contents.pop()
-        elif newline is None:
-            contents = text.split(_LF) if _CR not in text else _UNIVERSAL_TEXT.split(text)
-            contents.pop()  # the empty remainder after the last newline
-        else:
-            contents = text.split(newline)
-            contents.pop()
-        offsets = [base + s for s in starts] if self.each_offset else []
-        offsets.append(base + block_end)
-        out.append(LineBatch(contents, offsets))
-        self._splitting = False
-        return block_end
-
-    def _complete_line(
-        self, content: bytes, ending: bytes, offset: int, out: list[LineBatch | LineItem]
-    ) -> None:
-        end = offset + len(content) + len(ending)
-        continuing, self._splitting = self._splitting, False
-        if self.overlong:  # the end of a line that passed the limit earlier
-            self.decoder.decode_line(content, ending)
-            self.overlong = False
-            if self.on_overlong == "truncate":
-                head = self._head + self._kept(ending)
-                out.append(LineItem(head, self._head_offset, end, False, True))
-            else:
-                out.append(LineItem(None, end, end, False, True))
-            return
-        if len(content) <= self._max:
-            text = self.decoder.decode_line(content, ending) + self._kept(ending)
-            out.append(LineItem(text, offset, end, False, True))
-            return
-        if not continuing:
-            self._found_overlong(offset)
-        if self.on_overlong == "split":
-            pos = self._split_pieces(content, offset, out)
-            tail = self.decoder.decode_line(content[pos:], ending) + self._kept(ending)
-            out.append(LineItem(tail, offset + pos, end, False, True))
-            return
-        cut = self.decoder.cut(content, self._max)
-        head = self.decoder.decode(content[:cut])
-        self.decoder.decode_line(content[cut:], ending)  # for its events; not delivered
-        if self.on_overlong == "truncate":
-            out.append(LineItem(head + self._kept(ending), offset, end, False, True))
-        elif self.on_overlong == "raise":
-            out.append(LineItem(LineTooLong(head, self._max), end, end, False, True))
-        else:
-            out.append(LineItem(None, end, end, False, True))
-
-    def _overlong_unfinished(
-        self, rest: bytes, body: int, out: list[LineBatch | LineItem]
-    ) -> bytes:
-        """An unfinished line passed the limit: act now, so memory stays bounded.
-
-        ``rest[:body]`` is the line so far; what follows may begin its newline, and is
-        returned to be held (with whatever the split leaves).
-        """
-        if self.on_overlong == "split":
-            if not self._splitting:
-                self._found_overlong(self.line_start)
-            self._splitting = True
-            pos = self._split_pieces(rest[:body], self.line_start, out)
-            self.line_start += pos
-            return rest[pos:]
-        self._found_overlong(self.line_start)
-        cut = self.decoder.cut(rest[:body], self._max)
-        head = self.decoder.decode(rest[:cut])
-        self.decoder.decode(rest[cut:body])
-        self.overlong = True
-        self._head, self._head_offset = head, self.line_start
-        self.line_start += body
-        if self.on_overlong == "raise":
-            # Raised when the caller gets there; a checkpoint stands mid-line, after the
-            # bytes already skipped.
-            error = LineTooLong(head, self._max)
-            out.append(LineItem(error, self.line_start, self.line_start, True, False))
-        return rest[body:]
-
-    def _found_overlong(self, offset: int) -> None:
-        if self._on_overlong_line is not None:
-            self._on_overlong_line(offset)
-
-    def _split_pieces(self, content: bytes, offset: int, out: list[LineBatch | LineItem]) -> int:
-        """Hand out pieces of at most max_line_bytes while more than that remain.
-
-        Returns how many bytes of ``content`` went out.  Each piece ends on a character
-        boundary; a checkpoint after a piece resumes mid-line with no gap.
-        """
-        pos = 0
-        limit = self._max
-        while len(content) - pos > limit:
-            size = self.decoder.cut(content[pos : pos + limit + 1], limit)
-            text = self.decoder.decode(content[pos : pos + size])
-            end = offset + pos + size
-            out.append(LineItem(text, offset + pos, end, True, False))
-            pos += size
-        return pos
+    # The rest of the engine, by responsibility, in modules of their own.
+    _finish_overlong = _lineoverlong.finish_overlong
+    _complete_line = _lineoverlong.complete_line
+    _overlong_unfinished = _lineoverlong.overlong_unfinished
+    _found_overlong = _lineoverlong.found_overlong
+    _split_pieces = _lineoverlong.split_pieces
+    feed_slice = _linebulk.feed_slice
+    feed_cut = _linebulk.feed_cut
+    _take_units = _linebulk.take_units
+    _last_line_end = _linebulk.last_line_end
+    _take_block = _linebulk.take_block
 
 
-def _rfind_unit(buf: bytes, sub: bytes, start: int, end: int, unit: int) -> int:
-    """The last ``sub`` in ``buf[start:end]`` at a multiple of ``unit``, or -1."""
-    at = buf.rfind(sub, start, end)
-    while at > 0 and at % unit:
-        at = buf.rfind(sub, start, at + len(sub) - 1)
-    return at
+def _incomplete_tail(decoder: LineDecoder, data: bytes) -> int:
+    """How many bytes at the end of ``data`` (which starts on a character) begin a
+    character that the next bytes may complete."""
+    if isinstance(decoder, Utf8LineDecoder):
+        for size in (3, 2, 1):
+            if len(data) >= size and is_proper_prefix(data[-size:]):
+                return size
+        return 0
+    odd = len(data) % decoder.unit
+    if isinstance(decoder, CodecLineDecoder):
+        # The codec's own incremental decoder holds back exactly such bytes.
+        probe = codecs.getincrementaldecoder(decoder.codec)("replace")
+        probe.decode(data[: len(data) - odd])
+        return odd + len(probe.getstate()[0])
+    return odd
 
 
 def _fixed_ends(buf: bytes, nl: bytes, unit: int, start: int) -> list[tuple[int, int]]:

@@ -121,6 +121,12 @@ class _SplitterSource:
         text = self.decode(content + ending)
         return text[: len(text) - len(ending.decode("utf-8", "surrogatepass"))]
 
+    def decode_piece(self, data: bytes, after: int) -> str:
+        text = self.decode(data)
+        if self.raw is not None and not self.text_left:  # the piece ends in the bytes
+            text += self.raw.decoder.end_pending(after)
+        return text
+
     def cut(self, data: bytes, limit: int) -> int:
         raw = self.raw
         if raw is not None and self.text_left < min(limit, len(data)):

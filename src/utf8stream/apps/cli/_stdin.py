@@ -22,6 +22,7 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from ...core.lastlines import start_of_last_lines
 from ...core.linecodec import ByteLine, LineEngine, line_decoder
 from ...core.multiline import MultilineJoiner
 from .._sniff import AUTO, sniff_encoding
@@ -90,6 +91,22 @@ async def _chunks(fd: int) -> AsyncIterator[bytes]:
     finally:
         with contextlib.suppress(queue.Full):  # full: nobody waits
             ahead.put_nowait(b"")  # a worker left waiting, when stopped, goes free
+
+
+class FromLine:
+    """``-n +N``: the lines before line ``N`` (1-based) are left out; a line split in
+    pieces (an overlong line, an unfinished one shown early) counts once, at its end."""
+
+    def __init__(self, number: int) -> None:
+        self._skip = max(number - 1, 0)
+
+    def keeps(self, terminated: bool) -> bool:
+        """Whether the next line or piece (``terminated``: its line ends there) is shown."""
+        if not self._skip:
+            return True
+        if terminated:
+            self._skip -= 1
+        return False
 
 
 class _Lines:
@@ -162,23 +179,25 @@ def _lines_are_bytes_apart(options: StdinOptions, head: bytes) -> bool:
 
 
 async def _last_lines_bytes(
-    chunks: AsyncIterator[bytes], head: bytes, number: int, newline: bytes
+    chunks: AsyncIterator[bytes], head: bytes, number: int, newline: str
 ) -> tuple[bytearray, int]:
-    """The input's end from the start of its last ``number`` lines (one more, at times;
-    all of it when it has fewer), read to its end, and where that starts in the input."""
+    """The input's end from the start of its last ``number`` lines (all of it when it has
+    fewer), read to its end, and where that starts in the input (UTF-8, cut at
+    ``newline``)."""
     window = bytearray(head)
     start = 0
     limit = 4 * READ_SIZE
+    engine = LineEngine(line_decoder("utf-8"), newline=newline)
 
     def trim() -> None:
         nonlocal start
-        at = len(window)
-        for _ in range(number + 1):  # the last line may have no newline: one more
-            at = window.rfind(newline, 0, at)
-            if at < 0:
-                return
-        del window[: at + 1]
-        start += at + 1
+        # The last line so far counts even unfinished: the bytes still to come only
+        # add to it.
+        at = start_of_last_lines(
+            lambda offset, n: bytes(window[offset : offset + n]), len(window), number, engine
+        )
+        del window[:at]
+        start += at
 
     async for data in chunks:
         window += data
@@ -220,16 +239,10 @@ async def stdin_pieces(options: StdinOptions, fd: int = 0) -> AsyncIterator[list
         return
     lines = _Lines(options, head, 0)
     if options.from_start:
-        skip = max(number - 1, 0)  # -n +N: the lines before line N (a split line: one)
+        from_line = FromLine(number)
 
         def after_skip(pieces: list[Piece]) -> list[Piece]:
-            nonlocal skip
-            for k, piece in enumerate(pieces):
-                if not skip:
-                    return pieces[k:]
-                if piece.terminated:
-                    skip -= 1
-            return []
+            return [piece for piece in pieces if from_line.keeps(piece.terminated)]
 
         yield after_skip(lines.feed(head))
         async for data in chunks:
@@ -241,7 +254,7 @@ async def stdin_pieces(options: StdinOptions, fd: int = 0) -> AsyncIterator[list
     open_line: list[Piece] | None = None
     if number and _lines_are_bytes_apart(options, head):
         # Only the bytes of the last lines are kept as they pass, then cut and decoded.
-        window, start = await _last_lines_bytes(chunks, head, number, options.newline.encode())
+        window, start = await _last_lines_bytes(chunks, head, number, options.newline)
         lines = _Lines(options, head, start)
         head = bytes(window)
 

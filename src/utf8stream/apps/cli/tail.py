@@ -52,11 +52,11 @@ from ._common import (
     silence_stdout,
     warn,
 )
-from ._stdin import Piece, StdinOptions, stdin_pieces
+from ._stdin import FromLine, Piece, StdinOptions, stdin_pieces
 from ._tail_options import Count
 
 if TYPE_CHECKING:
-    from ..follow import FollowCheckpoint, Follower, Line
+    from ..follow import FollowCheckpoint, Follower, Line, Notice
     from ..many import ManyFollower
 
 #: The FILE that means standard input, and what headers and messages call it.
@@ -124,7 +124,8 @@ def run_tail(args: argparse.Namespace) -> int:
 
 
 def _start(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
-    """``follow()``'s arguments for where to start, and how many lines to skip first."""
+    """``follow()``'s arguments for where to start, and the line to show first (``-n +N``:
+    N; 0 for all)."""
     if args.offset is not None:
         return {"start": args.offset}, 0
     if args.bytes is not None:
@@ -134,7 +135,7 @@ def _start(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
         return {"last_bytes": count.number, "gap_at_start": False}, 0
     count = args.lines
     if count.from_start:
-        return {"start": "beginning"}, max(count.number - 1, 0)
+        return {"start": "beginning"}, count.number
     return {"last_lines": count.number}, 0
 
 
@@ -162,8 +163,8 @@ def _stdin_options(args: argparse.Namespace) -> StdinOptions:
 
 def _load(args: argparse.Namespace, name: str) -> tuple[str, Follower | None, int]:
     """What ``tail`` reads for one FILE: the name its header shows, its follower (None
-    for standard input that is not a regular file, read by ``stdin_pieces``), and how
-    many lines it skips first."""
+    for standard input that is not a regular file, read by ``stdin_pieces``), and the
+    line it shows first (``FromLine``)."""
     if name != STDIN:
         return (name, *_load_follower(args, name))
     if _stdin_is_a_file():  # ``< app.log``: a file, followed through the descriptor
@@ -173,18 +174,32 @@ def _load(args: argparse.Namespace, name: str) -> tuple[str, Follower | None, in
     return STDIN_NAME, None, 0
 
 
+def _tell(notice: Notice, name: str, checkpoint: str | None) -> None:
+    """A notice on stderr, under the name of what it is about: the FILE, or for a
+    checkpoint that does not fit its FILE, the checkpoint (the message names the FILE)."""
+    warn(notice.message, checkpoint if notice.kind == "checkpoint" and checkpoint else name)
+
+
+def _partial_after(args: argparse.Namespace, joiner: MultilineJoiner | None) -> float | None:
+    """Following, an unfinished line is shown as soon as it is read, as GNU tail shows
+    it (its rest follows when written; a checkpoint saved meanwhile covers what was
+    shown); an event is shown whole."""
+    return 0.0 if args.follow and joiner is None else None
+
+
 def _load_follower(
     args: argparse.Namespace, name: str, shown: str | None = None
 ) -> tuple[Follower, int]:
-    """The follower of one FILE, and how many lines it skips first (``-n +N``)."""
+    """The follower of one FILE, and the line it shows first (``-n +N``: N; 0 for all)."""
     from ..follow import CheckpointError, follow, read_checkpoint
 
     checkpoint = None
-    start, skip = _start(args)
+    start, first = _start(args)
+    joiner = _joiner(args)
     try:
         if args.checkpoint and os.path.exists(args.checkpoint):
             checkpoint = read_checkpoint(args.checkpoint)
-            skip = 0  # the checkpoint says where to go on
+            first = 0  # the checkpoint says where to go on
         follower = follow(
             name,
             **start,
@@ -200,13 +215,14 @@ def _load_follower(
             errors=args.errors,
             until_eof=not args.follow,
             retry=args.retry and args.follow,
-            on_notice=lambda notice: warn(notice.message, shown or name),
-            multiline=_joiner(args),
+            on_notice=lambda notice: _tell(notice, shown or name, args.checkpoint),
+            multiline=joiner,
             multiline_timeout=args.multiline_timeout,
+            partial_after=_partial_after(args, joiner),
         )
     except CheckpointError as exc:
         raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
-    return follower, skip
+    return follower, first
 
 
 class _Output:
@@ -439,16 +455,15 @@ async def _tail(args: argparse.Namespace) -> int:
 
     async def print_file(i: int) -> None:
         nonlocal status, failure, unreadable
-        name, follower, skip = files[i]
+        name, follower, first = files[i]
+        from_line = FromLine(first)
         turn = turns[i]
         try:
             if follower is None:
                 await print_stdin(i)
                 return
             async for line in follower:
-                if skip:  # -n +N: the lines before line N (a split line's pieces: one)
-                    if line.terminated:
-                        skip -= 1
+                if not from_line.keeps(line.terminated):
                     continue
                 if not turn.is_set():
                     held[i].append(line)
@@ -593,6 +608,7 @@ async def _tail_many(args: argparse.Namespace) -> int:
             store = CheckpointStore(args.checkpoint, durable=False)
         except CheckpointError as exc:
             raise CommandError(f"not a usable checkpoint store: {exc}") from None
+    joiner = _joiner(args)
     try:
         many = follow_many(
             args.files,
@@ -606,9 +622,10 @@ async def _tail_many(args: argparse.Namespace) -> int:
             max_line_bytes=args.max_line_bytes,
             on_overlong=args.on_overlong,
             errors=args.errors,
-            on_notice=lambda notice: warn(notice.message, shown(notice.path)),
-            multiline=_joiner(args),
+            on_notice=lambda notice: _tell(notice, shown(notice.path), args.checkpoint),
+            multiline=joiner,
             multiline_timeout=args.multiline_timeout,
+            partial_after=_partial_after(args, joiner),
         )
     except ValueError as exc:
         if store is not None:

@@ -36,11 +36,46 @@ reader and a writer thread), ``output`` (the output file, renamed into place),
 
 from __future__ import annotations
 
-from .codecrun import UNMAPPABLE_POLICIES
-from .opentext import open_text
-from .output import check_distinct, open_binary, open_output
-from .results import SameFileError, TranscodeSummary, UnmappableCharacterError, WorkerError
-from .transcode import atranscode_file, transcode_file
+import importlib
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .codecrun import UNMAPPABLE_POLICIES
+    from .opentext import open_text
+    from .output import check_distinct, open_binary, open_output
+    from .results import (
+        SameFileError,
+        TranscodeSummary,
+        UnmappableCharacterError,
+        WorkerError,
+    )
+    from .transcode import atranscode_file, transcode_file
+
+# Each name loads its module on first use: ``validate`` needs ``open_binary`` only, and
+# start-up counts for every small file a shell loop runs it on.
+_MODULES = {
+    "UNMAPPABLE_POLICIES": "codecrun",
+    "open_text": "opentext",
+    "check_distinct": "output",
+    "open_binary": "output",
+    "open_output": "output",
+    "SameFileError": "results",
+    "TranscodeSummary": "results",
+    "UnmappableCharacterError": "results",
+    "WorkerError": "results",
+    "atranscode_file": "transcode",
+    "transcode_file": "transcode",
+}
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "UNMAPPABLE_POLICIES",

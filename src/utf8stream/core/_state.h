@@ -1,0 +1,62 @@
+/* The core accelerator's shared state and object layouts (one translation unit: see
+   _speedups.c). */
+
+#ifndef UTF8STREAM_STATE_H
+#define UTF8STREAM_STATE_H
+
+/* ---- module state ------------------------------------------------------------------ */
+
+#include "_table37.h"
+
+/* Everything the module keeps lives here, one per module object (PEP 489 multi-phase
+   initialisation): no static globals, so two module objects (a second import of the
+   extension, a subinterpreter) share nothing.  The types are heap types created per
+   module; each holds its module, so an object finds the state through its type. */
+typedef struct {
+    PyTypeObject *units_type;
+    PyTypeObject *encoder_type;
+    PyTypeObject *buffered_type;
+    /* Set by setup(), from Python: */
+    PyObject *kinds[N_KINDS]; /* MalformedKind members, in the order above */
+    PyTypeObject *event_type; /* Malformed */
+    Py_ssize_t slot_offset, slot_data, slot_kind; /* where its slots are */
+    PyObject *empty; /* "" */
+    PyObject *str_final, *str_c_failed; /* interned names */
+    PyTypeObject *bound_decode_type;
+    PyTypeObject *decoder_method_type;
+    int ready;
+    int simd; /* SIMD_AVX2, SIMD_SSE2 or SIMD_NONE: the kernels used (_simd.h) */
+    int prefetchw; /* the CPU has PREFETCHW (with AVX2: ascii_copy_avx2) */
+} module_state;
+
+static inline module_state *
+get_state(PyObject *module)
+{
+    return (module_state *)PyModule_GetState(module);
+}
+
+/* ---- Units -------------------------------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *replacement; /* str */
+    PyObject *callback;    /* callable or None */
+    PyObject *partial;     /* after a failure at a unit: the text of the call before it */
+    int maps;              /* no replacement: the callback's result is each unit's text */
+    long long counts[N_KINDS];
+    long long chars;       /* characters returned by feed() since the last drain */
+    Py_ssize_t fail_start; /* -1: the call did not fail at a unit */
+    long long resume_at;
+    Py_ssize_t repl_len;   /* length of replacement: 0 or 1 */
+    Py_UCS4 repl_char;
+    int reporting;         /* the callback is running: this object refuses to decode */
+    /* Decoder mode (enter()/leave(), decode()): this object holds its Utf8Decoder's
+       position and held prefix, and decode() is that decoder's decode. */
+    int dm;
+    long long position;    /* in decoder mode: the decoder's position */
+    PyObject *pending;     /* in decoder mode: the held proper prefix (bytes), else NULL */
+    module_state *state;   /* of the module that made this object's type (which keeps
+                              that module, and so the state, alive) */
+} UnitsObject;
+
+#endif /* UTF8STREAM_STATE_H */

@@ -1,0 +1,158 @@
+"""The structure a reader can hold, checked: sizes of the Python and C sources of the
+layers listed in ``LAYERS``, the core extension's exported names (nothing only the
+follower uses), and no record type, file identity or path taken by a function of the core.
+
+A layer is added by adding its directory to ``LAYERS``.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from utf8stream.core import _accel
+
+PACKAGE = Path(__file__).resolve().parent.parent / "src" / "utf8stream"
+#: The layers whose sources are held to the sizes below.
+LAYERS = ("core", "aio")
+
+MAX_PY_FILE, MAX_CLASS, MAX_METHODS, MAX_FUNCTION = 800, 400, 30, 100
+MAX_C_FILE, MAX_C_FUNCTION = 1500, 150
+
+#: What the core extension (``utf8stream._speedups``) exports: the scanner and what its
+#: decoder, encoder, line streams and byte transcoder call.  A name only the follower
+#: uses belongs in the apps layer's extension (``utf8stream.apps._follow_speedups``).
+CORE_EXPORTS = {
+    "BoundDecode",
+    "BufferedAsyncIterator",
+    "ByteTranscoder",
+    "DecoderMethod",
+    "PlainEncoder",
+    "Units",
+    "_classify_all",
+    "setup",
+    "simd",
+    "split_lines",
+}
+#: Parameter names that would be a caller's record type, file identity or path.
+CALLERS_TYPES = {"record", "records", "record_type", "line_type", "file", "identity", "path"}
+
+
+def sources(suffixes: tuple[str, ...]) -> list[Path]:
+    return sorted(
+        path
+        for layer in LAYERS
+        for path in (PACKAGE / layer).rglob("*")
+        if path.suffix in suffixes
+    )
+
+
+def python_sizes(path: Path) -> list[str]:
+    """What in ``path`` is over its size, as ``name: size``."""
+    text = path.read_text("utf-8")
+    over = []
+    if len(text.splitlines()) > MAX_PY_FILE:
+        over.append(f"the file: {len(text.splitlines())} lines")
+    for node in ast.walk(ast.parse(text)):
+        if not isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        size = (node.end_lineno or node.lineno) - node.lineno + 1
+        if isinstance(node, ast.ClassDef):
+            methods = sum(isinstance(x, ast.FunctionDef | ast.AsyncFunctionDef) for x in node.body)
+            if size > MAX_CLASS or methods > MAX_METHODS:
+                over.append(f"class {node.name}: {size} lines, {methods} methods")
+        elif size > MAX_FUNCTION:
+            over.append(f"{node.name}: {size} lines")
+    return over
+
+
+def c_definitions(text: str) -> list[tuple[str, int]]:
+    """The functions (a body opened by a ``{`` alone on a line at the left margin) and the
+    multi-line macros of a C source, with their sizes in lines."""
+    lines = text.splitlines()
+    found = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if line.startswith("#define") and line.rstrip().endswith("\\"):
+            end = i
+            while lines[end].rstrip().endswith("\\"):
+                end += 1
+            found.append((line.split()[1].split("(")[0], end - i + 1))
+            i = end + 1
+            continue
+        if line == "{":
+            head = i - 1
+            while head > 0 and "(" not in lines[head]:
+                head -= 1
+            name = re.search(r"(\w+)\s*\(", lines[head])
+            depth, end = 0, i
+            while True:
+                depth += lines[end].count("{") - lines[end].count("}")
+                if depth == 0:
+                    break
+                end += 1
+            found.append((name.group(1) if name else "?", end - head + 1))
+            i = end + 1
+            continue
+        i += 1
+    return found
+
+
+@pytest.mark.parametrize("path", sources((".py",)), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_python_files_classes_and_functions_are_small(path: Path) -> None:
+    assert python_sizes(path) == []
+
+
+@pytest.mark.parametrize("path", sources((".c", ".h")), ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_c_files_functions_and_macros_are_small(path: Path) -> None:
+    text = path.read_text("utf-8")
+    assert len(text.splitlines()) <= MAX_C_FILE
+    assert [(name, size) for name, size in c_definitions(text) if size > MAX_C_FUNCTION] == []
+
+
+def test_the_c_size_check_sees_functions_and_macros() -> None:
+    text = "static int\nf(int a)\n{\n    if (a) {\n        return 1;\n    }\n    return 0;\n}\n"
+    text += "#define M(x) \\\n    do { \\\n    } while (0)\n"
+    assert c_definitions(text) == [("f", 7), ("M", 3)]
+
+
+def test_the_python_size_check_sees_what_is_too_big(tmp_path: Path) -> None:
+    path = tmp_path / "big.py"
+    body = "".join(f"    def m{k}(self) -> None:\n        pass\n" for k in range(31))
+    path.write_text(f"class C:\n{body}\n\ndef f() -> None:\n" + "    pass\n" * 100)
+    assert python_sizes(path) == ["class C: 63 lines, 31 methods", "f: 101 lines"]
+
+
+def test_the_core_extension_exports_nothing_only_the_follower_uses() -> None:
+    stub = ast.parse((PACKAGE / "_speedups.pyi").read_text("utf-8"))
+    declared = {
+        target.id if isinstance(target, ast.Name) else target.name  # type: ignore[attr-defined]
+        for node in stub.body
+        for target in (
+            [node]
+            if isinstance(node, ast.ClassDef | ast.FunctionDef)
+            else [node.target]
+            if isinstance(node, ast.AnnAssign)
+            else []
+        )
+    }
+    assert declared == CORE_EXPORTS
+    built = _accel.built_accelerator()
+    if built is not None:
+        assert {name for name in dir(built) if not name.startswith("__")} == CORE_EXPORTS
+
+
+def test_no_core_function_takes_a_callers_record_type_identity_or_path() -> None:
+    found = [
+        f"{path.name}: {node.name}({arg.arg})"
+        for path in sorted((PACKAGE / "core").glob("*.py"))
+        for node in ast.walk(ast.parse(path.read_text("utf-8")))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        for arg in (*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs)
+        if arg.arg in CALLERS_TYPES
+    ]
+    assert found == []
