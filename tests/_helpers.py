@@ -35,8 +35,8 @@ K = MalformedKind
 
 
 def examples(count: int) -> int:
-    """``count`` examples under the ``ci`` and ``dev`` profiles, scaled like the loaded
-    profile's ``max_examples`` (ten times as many under ``deep``)."""
+    """``count`` scaled as the loaded profile scales Hypothesis' default ``max_examples``
+    (half under the ``ci`` and ``dev`` profiles, ten times under ``deep``)."""
     loaded = settings.default
     assert loaded is not None
     return count * loaded.max_examples // settings.get_profile("default").max_examples

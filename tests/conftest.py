@@ -30,11 +30,17 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 # itself loads its built-in "ci" profile when it sees CI).  The profile must be loaded
 # before any test module builds a settings object: those inherit from it.
 _BASE = settings.get_profile("default")
+# The default run (ci and dev) draws half of Hypothesis' default number of examples, so that
+# the README's test command stays short: Hypothesis tries the small and boundary cases
+# first, and every short input of the decoding core is checked exhaustively besides
+# (test_table.py, test_scanner_units.py).  ``deep`` draws twenty times as many.
+_DEFAULT_RUN = _BASE.max_examples // 2
 # A submission must never fail CI on a roll of the dice: CI draws the same examples on
 # every run, and a slow shared runner cannot trip a timing check.
 settings.register_profile(
     "ci",
     parent=_BASE,
+    max_examples=_DEFAULT_RUN,
     derandomize=True,
     database=None,
     deadline=None,
@@ -42,7 +48,9 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 # Local runs stay random, so that they keep finding new cases.
-settings.register_profile("dev", parent=_BASE, derandomize=False, deadline=None)
+settings.register_profile(
+    "dev", parent=_BASE, derandomize=False, deadline=None, max_examples=_DEFAULT_RUN
+)
 settings.register_profile(
     "deep", parent=_BASE, derandomize=False, deadline=None, max_examples=10 * _BASE.max_examples
 )

@@ -220,6 +220,7 @@ WRITER = textwrap.dedent(
 )
 
 
+@pytest.mark.soak  # seven writer processes killed at random instants
 def test_kill_9_at_random_instants_loses_nothing_and_never_splits_a_batch(
     tmp_path: Path,
 ) -> None:

@@ -22,6 +22,7 @@ ONE_WRITE = (1 << 16) + 100  # tail's batch, and the line that filled it
 LINES = 150_000
 
 
+@pytest.mark.soak  # four runs over 11 MB of lines, three of them killed
 @pytest.mark.parametrize("many", [False, True], ids=["one FILE", "a PATTERN"])
 def test_a_kill_repeats_at_most_one_write(tmp_path: Path, many: bool) -> None:
     """A JSON checkpoint for one FILE; a checkpoint store for a pattern (follow_many)."""

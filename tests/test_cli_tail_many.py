@@ -135,7 +135,7 @@ def test_multiline_events_per_file_with_headers_and_a_store_across_kill_9(
     follow = Follow(tmp_path, *argv, "--multiline-timeout", "0.2")
     try:
         got = follow.out(6)
-        time.sleep(0.5)
+        time.sleep(0.5)  # quiet: each event was printed once, nothing follows
     finally:
         assert follow.stop() == (143, b"", b"")
     blocks = sorted(block.strip(b"\n") for block in got.split(b"\n\n"))

@@ -1,7 +1,11 @@
 """``utf8stream.dask`` on a real ``distributed.LocalCluster``: two worker *processes*
 (one thread each), so every block's task, its arguments (the fsspec filesystem, the
 options, the sniffed head) and its results (lines, ``LineTooLong``, ``Utf8DecodeError``)
-cross a process boundary.  One cluster for the module, to keep the suite fast."""
+cross a process boundary.  One cluster for the module, to keep the suite fast.
+
+Everything that starts a cluster or waits for one is in the soak step (``-m soak``): the
+cluster's worker processes take seconds to start.  The CLI's refusals need none and run
+by default."""
 
 from __future__ import annotations
 
@@ -33,6 +37,8 @@ from utf8stream import LineTooLong, UnmappableCharacterError, Utf8DecodeError, t
 from utf8stream.dask import malformed, read_text, transcode_files, validate_files
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+#: The tests that start a cluster (the ``client`` fixture or ``--dask local:N``).
+on_a_cluster = pytest.mark.soak
 
 _SETTINGS = settings(
     max_examples=examples(12),
@@ -61,12 +67,14 @@ def on_cluster(client: Client) -> Iterator[Client]:
         yield client
 
 
+@on_a_cluster
 def test_the_workers_are_other_processes(on_cluster: Client) -> None:
     pids = on_cluster.run(os.getpid)
     assert len(pids) == 2
     assert os.getpid() not in pids.values()
 
 
+@on_a_cluster
 @_SETTINGS
 @given(
     encoding=st.sampled_from(sorted(ENCODINGS)),
@@ -89,6 +97,7 @@ def test_read_text_on_worker_processes(
         assert bag.compute() == expected
 
 
+@on_a_cluster
 def test_overlong_line_error_crosses_the_process_boundary(
     tmp_path: Path, on_cluster: Client
 ) -> None:
@@ -99,6 +108,7 @@ def test_overlong_line_error_crosses_the_process_boundary(
     assert raised.value.partial == "éééé"
 
 
+@on_a_cluster
 @_SETTINGS
 @given(data=utf8_contents, blocksize=st.integers(1, 48))
 def test_malformed_on_worker_processes(
@@ -115,6 +125,7 @@ def test_malformed_on_worker_processes(
     assert (summary.bytes, summary.characters) == (len(data), characters)
 
 
+@on_a_cluster
 @_SETTINGS
 @given(data=utf8_contents, blocksize=st.integers(1, 48), options=transcodings())
 def test_transcode_files_on_worker_processes(
@@ -146,6 +157,7 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@on_a_cluster
 def test_cli_validate_on_the_cluster_reports_as_validate(tmp_path: Path, client: Client) -> None:
     (tmp_path / "a.txt").write_bytes(_BAD)
     (tmp_path / "b.txt").write_bytes(b"fine\n")
@@ -170,6 +182,7 @@ def test_cli_validate_on_the_cluster_reports_as_validate(tmp_path: Path, client:
     assert plain.returncode == 1
 
 
+@on_a_cluster
 def test_cli_validate_fsspec_url_and_glob(tmp_path: Path, client: Client) -> None:
     (tmp_path / "a.log").write_bytes(b"x\xff\n")
     (tmp_path / "b.log").write_bytes(b"ok\n")
@@ -186,6 +199,7 @@ def test_cli_validate_fsspec_url_and_glob(tmp_path: Path, client: Client) -> Non
     assert "Traceback" not in by_glob.stderr
 
 
+@on_a_cluster
 def test_cli_transcode_on_the_cluster_is_the_sequential_output(
     tmp_path: Path, client: Client
 ) -> None:
@@ -220,18 +234,25 @@ def test_cli_dask_refusals_are_one_line(tmp_path: Path) -> None:
         2,
         "utf8stream: --dask reads files or URLs, not the standard input\n",
     )
-    nobody = _cli("transcode", "--dask", "tcp://127.0.0.1:9", "in.txt", "out.txt", cwd=tmp_path)
-    assert nobody.returncode == 2
-    assert nobody.stderr.startswith(
-        "utf8stream: cannot reach the Dask scheduler tcp://127.0.0.1:9"
-    )
-    assert nobody.stderr.count("\n") == 1
     bad = _cli("validate", "--dask", "local:0", "in.txt", cwd=tmp_path)
     assert bad.returncode == 2 and "positive number of worker processes" in bad.stderr
     alone = _cli("transcode", "--blocksize", "1MiB", "in.txt", "out.txt", cwd=tmp_path)
     assert (alone.returncode, alone.stderr) == (2, "utf8stream: --blocksize is for --dask\n")
 
 
+@pytest.mark.soak  # waits out the CLI's connection timeout
+def test_cli_unreachable_scheduler_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "in.txt").write_bytes(b"x\n")
+    nobody = _cli("transcode", "--dask", "tcp://127.0.0.1:9", "in.txt", "out.txt", cwd=tmp_path)
+    assert nobody.returncode == 2
+    assert nobody.stderr.startswith(
+        "utf8stream: cannot reach the Dask scheduler tcp://127.0.0.1:9"
+    )
+    assert nobody.stderr.count("\n") == 1
+    assert not (tmp_path / "out.txt").exists()
+
+
+@on_a_cluster
 def test_cli_local_cluster(tmp_path: Path) -> None:
     (tmp_path / "in.txt").write_bytes(_BAD)
     plain = _cli("validate", "in.txt", cwd=tmp_path)

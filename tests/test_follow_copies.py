@@ -204,7 +204,7 @@ async def test_a_compressed_rotation_is_read_once_while_the_path_is_waited_for(
     path.unlink()  # and no new file yet
 
     async def create_soon() -> None:
-        await anyio.sleep(0.3)
+        await anyio.sleep(0.3)  # the path stays missing a while
         path.write_bytes(b"three\n")
 
     async with (

@@ -56,7 +56,7 @@ async def test_two_files_interleaving_events_are_joined_per_file(
         # follower between the other file's lines.
         for data in (b"1 a\n", b"1 b\n", b"  a, 1\n", b"  b, 1\n", b"  a, 2\n"):
             append(a if b" a" in data else b, data)
-            await anyio.sleep(0.05)
+            await anyio.sleep(0.05)  # the follower reads each line before the next
         append(b, b"2 b\n")
         append(a, b"2 a\n")
         got = seen(await take_lines(lines, 2))
@@ -70,6 +70,7 @@ async def test_two_files_interleaving_events_are_joined_per_file(
         await nothing_more(lines)
 
 
+@pytest.mark.soak  # three timeouts of real time, the busy file written all along
 async def test_each_file_has_its_own_timeout(tmp_path: Path) -> None:
     quiet, busy = tmp_path / "quiet.log", tmp_path / "busy.log"
     quiet.write_bytes(b"")

@@ -215,7 +215,7 @@ async def test_an_event_never_spans_a_rotation(tmp_path: Path) -> None:
     ) as lines:
 
         async def rotate_soon() -> None:
-            await anyio.sleep(0.2)
+            await anyio.sleep(0.2)  # the first event is held open when the file rotates
             os.rename(path, tmp_path / "app.log.1")
             path.write_bytes(b"  indented, but in the new file\nrecord two\n")
 

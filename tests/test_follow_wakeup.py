@@ -44,7 +44,7 @@ async def test_without_kernel_notification_the_follower_polls(
     path.write_bytes(b"first\n")
     async with follow(path, start="beginning", poll_interval=0.02, rotate_grace=0) as lines:
         assert await take_texts(lines, 1) == ["first"]
-        await anyio.sleep(0.1)
+        await anyio.sleep(0.1)  # the follower waits at the end: its poll finds it
         append(path, b"second\n")
         assert await take_texts(lines, 1) == ["second"]
         os.rename(path, tmp_path / "app.log.1")
@@ -70,7 +70,7 @@ async def test_a_writer_appending_to_the_renamed_file_after_the_rename_loses_not
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(read_all)  # reading while the writer writes
-                await anyio.sleep(0.1)
+                await anyio.sleep(0.1)  # the follower reads to the end before the rename
                 os.rename(path, tmp_path / "app.log.1")
                 path.write_bytes(b"new 0\n")  # the new file appears at once
                 for i in range(1, 6):  # the writer has not reopened yet
@@ -101,12 +101,12 @@ async def test_a_renamed_file_its_writer_still_holds_is_drained_past_the_grace(
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(read_all)  # the follower runs all along
-                await anyio.sleep(0.2)
+                await anyio.sleep(0.2)  # the follower reads to the end before the rename
                 os.rename(path, tmp_path / "app.log.1")
                 path.write_bytes(b"")  # logrotate's new, empty file
                 await anyio.sleep(1.0)  # ten grace periods, the writer silent
                 writer.write(b"old 1\n")
-                await anyio.sleep(0.2)
+                await anyio.sleep(0.2)  # the late line is read before the writer reopens
                 writer.close()  # it reopens the path (postrotate) and writes there
                 append(path, b"new 0\n")
     finally:
@@ -139,7 +139,7 @@ async def test_stop_at_end_ends_a_follower_woken_by_the_kernel(tmp_path: Path) -
         assert await take_texts(lines, 1) == ["one"]
 
         async def stop_soon() -> None:
-            await anyio.sleep(0.2)
+            await anyio.sleep(0.2)  # the follower is waiting when told to stop
             lines.stop_at_end()
 
         with anyio.fail_after(5):
@@ -165,7 +165,7 @@ async def test_caught_up_once_the_lines_the_file_held_are_handed_out(tmp_path: P
             with anyio.fail_after(10):
                 while len(seen) < 50_000:
                     seen.append((await lines.__anext__()).text)
-                await anyio.sleep(0.1)
+                await anyio.sleep(0.1)  # quiet, and no one asks: not caught up
                 assert seen_when_caught_up == []  # not until the follower waits for more
                 # Asked for a line the file does not hold yet, it waits: caught up.
                 with anyio.move_on_after(0.3):

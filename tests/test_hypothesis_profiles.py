@@ -47,12 +47,12 @@ def test_every_property_inherits_the_loaded_profile() -> None:
         assert test._hypothesis_internal_use_seed is None, name
 
 
-def run_profile_check(**env: str) -> str:
-    """Run the test above in a fresh pytest with ``env``; return its report header."""
+def run_profile_check(target: str, **env: str) -> str:
+    """Run pytest on ``target`` (``--collect-only`` for the header alone) in a fresh
+    interpreter with ``env``; return its report header."""
     clean = {k: v for k, v in os.environ.items() if k not in ("CI", "HYPOTHESIS_PROFILE")}
-    test = f"{Path(__file__).name}::test_every_property_inherits_the_loaded_profile"
     result = subprocess.run(
-        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", test],
+        [sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider", *target.split()],
         capture_output=True,
         text=True,
         timeout=300,
@@ -76,8 +76,19 @@ def run_profile_check(**env: str) -> str:
 def test_the_environment_chooses_the_profile(
     env: dict[str, str], profile: str, shown: str
 ) -> None:
-    header = run_profile_check(**env)
+    # Collecting this module imports no other test module: the header comes at once.
+    header = run_profile_check(f"--collect-only {Path(__file__).name}", **env)
     assert f"hypothesis profile {profile!r}" in header
     assert shown in header
     if profile != "ci":
         assert "derandomize" not in header  # random, as Hypothesis' own default
+
+
+# The same check in a child under each profile (every test module imported again, hence
+# the soak step); test_every_property_inherits_the_loaded_profile covers this run's.
+@pytest.mark.soak
+@pytest.mark.parametrize("env", [{"CI": "true"}, {}], ids=["ci", "dev"])
+def test_every_property_inherits_each_profile(env: dict[str, str]) -> None:
+    run_profile_check(
+        f"{Path(__file__).name}::test_every_property_inherits_the_loaded_profile", **env
+    )

@@ -8,8 +8,9 @@ SIGKILL at random moments and restarted from its checkpoint, must lose none and 
 at most the lines of the one write to stdout a kill came during or just after.
 
 Short by default (a few seconds per scenario); ``UTF8STREAM_SOAK_SECONDS=300`` makes a
-long run.  Under CI the rotation times and kills are the same on every run (fixed seeds);
-elsewhere they are random, and ``UTF8STREAM_SOAK_SEED`` replays the seed a failure names.
+long run.  In the soak step (``pytest -m soak``; .ci/run runs it after the default run).
+Under CI the rotation times and kills are the same on every run (fixed seeds); elsewhere
+they are random, and ``UTF8STREAM_SOAK_SEED`` replays the seed a failure names.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from _soak import MODES, RATE, run_cli, run_follow, scenario_seconds
 SECONDS = float(os.environ.get("UTF8STREAM_SOAK_SECONDS", "2"))
 # The run, then the catch-up (bounded by CATCH_UP_SECONDS and QUIET_SECONDS): a long run is
 # not cut short by the suite's timeout.
-pytestmark = pytest.mark.timeout(SECONDS + 300)
+pytestmark = [pytest.mark.soak, pytest.mark.timeout(SECONDS + 300)]
 #: Every mode.  The killed CLI's two risks have their own tests too: a rotation compressed
 #: before the follower reached it (test_follow_compressed_chain.py) and the lines repeated
 #: after a kill (test_cli_tail_kill_repeats.py).

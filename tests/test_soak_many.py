@@ -10,7 +10,8 @@ transaction.  It is killed with SIGKILL every 0.3-2 s and restarted.  At the end
 table must hold every sequence number of every file exactly once, in order per file: no
 window of repeats, no loss.
 
-Short by default; ``UTF8STREAM_SOAK_SECONDS=300`` makes a long run.  Under CI the seed
+Short by default; ``UTF8STREAM_SOAK_SECONDS=300`` makes a long run.  In the soak step
+(``pytest -m soak``).  Under CI the seed
 is fixed; elsewhere it is new on each run, and ``UTF8STREAM_SOAK_SEED`` replays one.
 """
 
@@ -28,6 +29,7 @@ SECONDS = max(3.0, float(os.environ.get("UTF8STREAM_SOAK_SECONDS", "3")))
 
 # The run, then its waits (each bounded by MANY_DEADLINE): a long run is not cut short by
 # the suite's timeout.
+@pytest.mark.soak
 @pytest.mark.timeout(SECONDS + 600)
 def test_many_files_consumer_killed_writes_every_line_exactly_once(
     tmp_path: Path, record_property: pytest.RecordProperty

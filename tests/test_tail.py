@@ -339,10 +339,10 @@ async def test_cancellation_loses_and_repeats_nothing(tmp_path: Path, via: str) 
             data = (line + "\n").encode()
             cut = rnd.randrange(len(data))
             append(path, data[:cut])
-            await anyio.sleep(0)
+            await anyio.sleep(0)  # a read may come between the halves
             append(path, data[cut:])
             if rnd.random() < 0.3:
-                await anyio.sleep(0.001)
+                await anyio.sleep(0.001)  # the writer pauses now and then
 
     got: list[str] = []
     follower = follow(path, start="beginning", poll_interval=0.001)

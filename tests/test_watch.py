@@ -164,7 +164,7 @@ async def test_a_wait_cancelled_during_a_poll_keeps_the_difference(
         take_snapshot = w._take_snapshot
 
         def slow_snapshot() -> Any:
-            time.sleep(0.3)
+            time.sleep(0.3)  # outlasts the wait that is cancelled
             return take_snapshot()
 
         monkeypatch.setattr(w, "_take_snapshot", slow_snapshot)
