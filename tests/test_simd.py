@@ -436,8 +436,8 @@ def test_decoder_over_long_clean_runs_with_errors(
 #: Modules of the core suite that drive the decoding loop against an oracle (C against
 #: pure Python, the conformance corpus, Table 3-7 exhaustively): run once more in a fresh
 #: interpreter with UTF8STREAM_NO_AVX2=1, so that the SSE2 and scalar path stays tested
-#: where AVX2 is used.  (The whole core list, .ci/sanitize's, took most of the suite's
-#: time; the properties above compare the two paths in one process besides.)
+#: where AVX2 is used.  Three modules, not .ci/sanitize's whole core list: the properties
+#: above compare the two paths in one process besides.
 CORE_MODULES = [
     "test_speedups.py",
     "test_corpus.py",
