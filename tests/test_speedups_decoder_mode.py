@@ -408,8 +408,8 @@ def test_line_splitter_chunk_is_one_engine_call() -> None:
     ``LineReceiveStream`` pays per chunk, issue 14): below it, the decoder's public
     seam (``on_malformed``, ``stream_mark`` before and after) and the engine's
     ``feed_cut``, which calls the decoder's ``decode_lines``, one call of the C
-    scanner's ``lines`` (it was twenty calls: the engine's layers, the rest's search).  Same lines, counts and positions; a held ``\\r`` and a line
-    over the limit too."""
+    scanner's ``lines`` (it was twenty calls: the engine's layers, the rest's search).
+    Same lines, counts and positions; a held ``\\r`` and a line over the limit too."""
     import sys
 
     from utf8stream import LineSplitter, LineTooLong
