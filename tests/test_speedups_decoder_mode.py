@@ -406,10 +406,9 @@ def test_a_released_memoryview_is_refused_as_before() -> None:
 def test_line_splitter_chunk_is_one_engine_call() -> None:
     """``LineSplitter.feed_bytes`` over a decoder in decoder mode (what
     ``LineReceiveStream`` pays per chunk): below it, the decoder's public seam
-    (``on_malformed``, ``stream_mark`` before and after, ``line_units``: no other module
-    reads the decoder's privates) and the engine's ``feed_cut``, which calls the C
-    scanner's ``lines`` itself, not the engine's layers one by one.  Same lines, counts
-    and positions; a held ``\\r`` and a line over the limit too."""
+    (``on_malformed``, ``stream_mark`` before and after) and the engine's ``feed_cut``,
+    which calls the decoder's ``decode_lines``, one call of the C scanner's ``lines``.
+    Same lines, counts and positions; a held ``\\r`` and a line over the limit too."""
     import sys
 
     from utf8stream import LineSplitter, LineTooLong
@@ -423,7 +422,8 @@ def test_line_splitter_chunk_is_one_engine_call() -> None:
     decoder = Utf8Decoder()
     splitter = LineSplitter(max_line_bytes=12, on_overlong="raise")
     out: list[object] = list(splitter.feed_bytes(decoder, b"first li"))
-    SEAM = ["feed_bytes", "on_malformed", "stream_mark", "line_units", "feed_cut", "stream_mark"]
+    SEAM = ["feed_bytes", "on_malformed", "stream_mark", "feed_cut", "decode_lines"]
+    SEAM += ["<lambda>", "stream_mark"]  # (decode_lines' DecodedLines, a NamedTuple)
     for chunk, calls in (
         (b"ne\nsecond\r\nthi", SEAM),
         (b"rd\r", SEAM),
@@ -449,11 +449,11 @@ def test_line_splitter_chunk_is_one_engine_call() -> None:
 
 
 @pytest.mark.anyio
-async def test_line_stream_chunk_costs_four_python_calls() -> None:
+async def test_line_stream_chunk_costs_a_few_python_calls() -> None:
     """``async for`` over ``LineReceiveStream``: per chunk of its byte source, the
-    iterator's refill, the source's ``receive``, the splitter's ``feed_bytes`` and the
-    engine's ``feed_cut``, and no wrapper coroutine or helper between them; the lines
-    themselves cost none."""
+    iterator's refill, the source's ``receive``, the splitter's ``feed_bytes``, the
+    engine's ``feed_cut`` and the decoder's ``decode_lines``, and no wrapper coroutine or
+    helper between them; the lines themselves cost none."""
     import sys
 
     from anyio import EndOfStream
@@ -494,7 +494,7 @@ async def test_line_stream_chunk_costs_four_python_calls() -> None:
     assert lines == [f"line {k}" for k in range(60)]
     # Per chunk: the refill, the source, the splitter, the decoder's seam, the engine.
     per_chunk = ["_refill", "receive", "feed_bytes", "on_malformed", "stream_mark"]
-    per_chunk += ["line_units", "feed_cut", "stream_mark"]
+    per_chunk += ["feed_cut", "decode_lines", "<lambda>", "stream_mark"]
     refills = len(names) // len(per_chunk)
     assert refills > 10
     assert names == per_chunk * refills

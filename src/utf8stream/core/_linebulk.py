@@ -5,6 +5,7 @@ its class."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
@@ -65,16 +66,16 @@ def feed_slice(
 
 
 def feed_cut(
-    self: LineEngine, units: Any, data: bytes | memoryview
+    self: LineEngine, decode_lines: Callable[..., Any], data: bytes | memoryview
 ) -> tuple[list[Any], list[LineBatch | LineItem]] | None:
-    """``feed(data)`` for a caller that knows that its decoder's ``decode_lines``
-    is ``units.lines`` at ``units.position`` (a ``Utf8Decoder`` in decoder mode with
-    nothing held, its splitter's source passing the bytes through): the same lines
-    and state, with the layers between cut out (one Python call per chunk).  Returns
-    the texts of the lines ``units.lines`` cut (a list of the caller's to keep) and
-    what ``feed`` would return after their ``LineBatch`` (mostly nothing: an
-    overlong line and those after it); ``None`` when the engine is not on its fast
-    path (nothing is changed then).
+    """``feed(data)`` for a caller whose decoder decodes the bytes as they are (a
+    splitter's source passing them through): ``decode_lines`` is that decoder's (its
+    scanner cuts and decodes the lines in one pass).  The same lines and state as
+    ``feed``, with the layers between cut out (one Python call per chunk).  Returns the
+    texts of the lines it cut (a list of the caller's to keep) and what ``feed`` would
+    return after their ``LineBatch`` (mostly nothing: an overlong line and those after
+    it); ``None`` when the engine or the decoder is not on its fast path (nothing is
+    changed then).
     """
     sep = self._sep
     if sep is None or self.overlong or not self._started or self._units is not None:
@@ -83,10 +84,12 @@ def feed_cut(
         return None  # (an engine that hands out offsets: they are not kept here)
     partial = self.partial
     base = self.line_start
+    found = decode_lines(partial, data, sep, self._max, 0)
+    if found is None:
+        return None
+    texts, offsets = found
     self.position += len(data)
-    texts, offsets = units.lines(partial, data, units.position, sep, self._max, 0)
     end = offsets[-1]
-    units.position = end
     more: list[LineBatch | LineItem] = []
     if texts:
         self._splitting = False

@@ -548,22 +548,6 @@ def _install_decoder_mode() -> None:
 _install_decoder_mode()
 
 
-def line_units(decoder: Utf8Decoder) -> Any:
-    """The line engine's seam into a decoder in decoder mode (``LineSplitter.feed_bytes``,
-    once per chunk): the C scanner whose ``lines`` the engine may call itself, because
-    it is what ``decoder.decode_lines`` would call — nothing held, lines cut with U+FFFD
-    for a malformed unit, ``decode_lines`` not overridden; else None."""
-    units = decoder._dm  # noqa: SLF001 (the decoder's own module)
-    if (
-        units is None
-        or units.pending
-        or not decoder._cuts_lines  # noqa: SLF001
-        or type(decoder).decode_lines is not Utf8Decoder.decode_lines
-    ):
-        return None
-    return units
-
-
 def stream_mark(decoder: Utf8Decoder) -> tuple[int, Any]:
     """``(decoder.position, decoder.getstate())`` in one call (in decoder mode, read
     from the C scanner): the line engine compares it between chunks to tell whether the

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ._bytes import is_continuation
-from .decoder import Utf8Decoder, line_units, stream_mark
+from .decoder import Utf8Decoder, stream_mark
 from .linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder
 from .lineoptions import (
     DEFAULT_MAX_LINE_BYTES,
@@ -277,11 +277,10 @@ class LineSplitter:
         cut = None
         # Not while text fed before is still to decode, nor where the decoder's positions
         # are not the engine's (``shifted``): the engine then cuts the lines itself.
-        units = None if source.text_left or source.shifted or not data else line_units(decoder)
-        if units is not None:
-            # Decoder mode, nothing held, the source passing the bytes through:
-            # ``decode_lines`` is ``units.lines``, which the engine calls itself.
-            cut = self._engine.feed_cut(units, data)
+        if not (source.text_left or source.shifted or not data):
+            # The source passes the bytes through: the decoder's ``decode_lines`` cuts
+            # them (None where it cannot: the engine's own way below).
+            cut = self._engine.feed_cut(decoder.decode_lines, data)
         if cut is not None:
             out, more = cut
             self._lines += len(out)
