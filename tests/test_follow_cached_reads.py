@@ -16,7 +16,7 @@ import anyio
 import pytest
 from _follow_reads import check_turns_and_cancellation, numbered, read_all
 
-import utf8stream.apps.follow as follow_module
+import utf8stream.apps.follow._follower as follow_module
 from utf8stream import follow
 
 pytestmark = pytest.mark.anyio

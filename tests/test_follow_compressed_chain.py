@@ -196,8 +196,9 @@ def test_a_name_that_stops_being_compressed_while_looked_at_is_passed_over(
     seen compressed names a file that is not (the next rotation's, not compressed yet)
     when it is read.  It is passed over, with no problem told, instead of a ValueError
     ending the follower."""
-    from utf8stream.apps import follow as follow_module
-    from utf8stream.apps.follow import FileIdentity, _find_copy
+    from utf8stream.apps.follow import FileIdentity
+    from utf8stream.apps.follow import _follower as follow_module
+    from utf8stream.apps.follow._follower import _find_copy
 
     log = tmp_path / "app.log"
     log.write_bytes(lines("a", 5))

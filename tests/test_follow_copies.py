@@ -17,8 +17,8 @@ import pytest
 from _helpers import append, take_texts
 
 from utf8stream import Malformed, MalformedKind
-from utf8stream.apps import follow as follow_module
 from utf8stream.apps.follow import FollowCheckpoint, Notice, follow
+from utf8stream.apps.follow import _follower as follow_module
 
 pytestmark = [pytest.mark.anyio]
 

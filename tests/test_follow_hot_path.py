@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_simd import module_with  # (imported here, where the accelerator is in use)
 
-import utf8stream.apps.follow as follow_module
+import utf8stream.apps.follow._follower as follow_module
 from utf8stream import follow
 from utf8stream.apps import _follow_accel, _follow_native
 from utf8stream.core import _accel

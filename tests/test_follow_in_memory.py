@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from _follow_reads import check_turns_and_cancellation, numbered
 
-import utf8stream.apps.follow as follow_module
+import utf8stream.apps.follow._follower as follow_module
 from utf8stream import LineTooLong, follow
 
 pytestmark = pytest.mark.anyio

@@ -18,8 +18,8 @@ from _helpers import append
 
 from utf8stream import follow
 from utf8stream.apps import _watch
-from utf8stream.apps import follow as follow_module
 from utf8stream.apps._watch import Watcher
+from utf8stream.apps.follow import _follower as follow_module
 
 pytestmark = [pytest.mark.anyio]
 

@@ -17,7 +17,7 @@ import anyio
 import pytest
 from _helpers import needs_c
 
-import utf8stream.apps.follow as follow_module
+import utf8stream.apps.follow._follower as follow_module
 from utf8stream import FollowCheckpoint, follow
 from utf8stream.apps import _follow_accel
 from utf8stream.apps import _follow_native as _native

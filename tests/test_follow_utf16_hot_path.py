@@ -18,7 +18,7 @@ from _helpers import needs_c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import utf8stream.apps.follow as follow_module
+import utf8stream.apps.follow._follower as follow_module
 from utf8stream import follow
 from utf8stream.core import _accel
 from utf8stream.core.linecodec import LineBatch, LineEngine, LineItem, LineTooLong, line_decoder

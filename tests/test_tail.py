@@ -14,7 +14,6 @@ import pytest
 from _helpers import append, take_texts
 
 from utf8stream import Malformed, MalformedKind
-from utf8stream.apps import follow as tail_module
 from utf8stream.apps.follow import (
     FileIdentity,
     FollowCheckpoint,
@@ -25,6 +24,7 @@ from utf8stream.apps.follow import (
     follow,
     write_checkpoint,
 )
+from utf8stream.apps.follow import _follower as tail_module
 from utf8stream.core.lines import LineTooLong
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("implementation")]

@@ -66,7 +66,7 @@ from ..core.multiline import MultilineJoiner
 from ._defaults import DEFAULT_MULTILINE_TIMEOUT, DEFAULT_POLL_INTERVAL, DEFAULT_ROTATE_GRACE
 from ._watch import Watcher
 from .checkpoints import CheckpointStore
-from .follow import (
+from .follow._follower import (
     FollowCheckpoint,
     Follower,
     Line,

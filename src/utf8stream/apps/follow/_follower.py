@@ -71,36 +71,36 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
-from ..core._accel import implementation
-from ..core.events import Malformed
-from ..core.lastlines import start_of_last_lines
-from ..core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
-from ..core.lines import (
+from ...core._accel import implementation
+from ...core.events import Malformed
+from ...core.lastlines import start_of_last_lines
+from ...core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
+from ...core.lines import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_ON_OVERLONG,
     LineTooLong,
     check_line_options,
 )
-from ..core.multiline import MultilineEvent, MultilineJoiner
-from ._compressed import (
+from ...core.multiline import MultilineEvent, MultilineJoiner
+from .._compressed import (
     CompressedFileError,
     compression_of,
     decompressed_size,
     matches,
     read_from,
 )
-from ._defaults import (
+from .._defaults import (
     DEFAULT_MULTILINE_TIMEOUT,
     DEFAULT_POLL_INTERVAL,
     DEFAULT_ROTATE_GRACE,
     FOLLOW_ERRORS,
 )
-from ._follow_accel import LINE_TYPE
-from ._follow_accel import implementation as follow_implementation
-from ._holders import held_for_writing
-from ._identity import FINGERPRINT_BYTES, head_fingerprint
-from ._sniff import AUTO, DETECTED_ENCODINGS, SNIFF_BYTES, sniff_encoding
-from ._watch import Watcher
+from .._follow_accel import LINE_TYPE
+from .._follow_accel import implementation as follow_implementation
+from .._holders import held_for_writing
+from .._identity import FINGERPRINT_BYTES, head_fingerprint
+from .._sniff import AUTO, DETECTED_ENCODINGS, SNIFF_BYTES, sniff_encoding
+from .._watch import Watcher
 
 __all__ = [
     "NOTICE_KINDS",
