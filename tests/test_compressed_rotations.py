@@ -29,7 +29,7 @@ from utf8stream.apps._compressed import (
     read_from,
 )
 from utf8stream.apps.follow import FINGERPRINT_BYTES
-from utf8stream.apps.follow._follower import _identity_of
+from utf8stream.apps.follow._reading import _identity_of
 
 COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
     "gzip": gzip.compress,
