@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import stat
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator
@@ -75,8 +74,6 @@ from ...core.lines import (
 )
 from .._compressed import (
     CompressedFileError,
-    compression_of,
-    matches,
 )
 from .._defaults import (
     DEFAULT_POLL_INTERVAL,
@@ -86,17 +83,16 @@ from .._defaults import (
 from .._follow_accel import implementation as follow_implementation
 from .._holders import held_for_writing
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
-from .._sniff import AUTO, SNIFF_BYTES, sniff_encoding
+from .._sniff import AUTO, sniff_encoding
 from .._watch import Watcher
 from ._checkpoint import CheckpointError, FollowCheckpoint, _validated
 from ._feed import FEED_SIZE, _Block, _fed_to, _Item, _records, _slice_records
 from ._reading import (
     _NOWAIT,
     _NOWAIT_UNSUPPORTED,
-    _READ_AHEAD,
-    _READ_AHEAD_THREADS,
     CACHED_READ_SIZE,
     READ_SIZE,
+    _detect,
     _head_holds,
     _identity_of,
     _in_loop_size,
@@ -105,23 +101,21 @@ from ._reading import (
     _matches,
     _Open,
     _open_regular,
+    _read_ahead,
     _read_cached,
+    _resume_offset,
     _stop_reading_ahead,
     _taken_ahead,
     _unit_of,
 )
 from ._records import FileIdentity, FollowerStatistics, Line, Notice
 from ._rotation import (
-    _COMPRESSED_SUFFIX,
     _Copy,
     _find_copy,
     _find_rotated,
-    _is_compressed,
-    _Next,
-    _numbers_grow_newer,
+    _next_file,
     _open_compressed,
     _open_copy,
-    _rotation_key,
 )
 
 __all__ = ["Follower"]
@@ -489,7 +483,7 @@ class Follower:
         if not self._auto:
             encoding = self._encoding
         elif encoding is None:
-            encoding = self._detect(fd)
+            encoding = _detect(fd)
         offset = min(offset, st.st_size)
         offset -= offset % _unit_of(encoding or "utf-8")  # lines start on a code unit
         anchor_len = min(ANCHOR_BYTES, offset)
@@ -547,12 +541,6 @@ class Follower:
     async def _open(self, path: str) -> int:
         return await anyio.to_thread.run_sync(_open_regular, path)
 
-    def _detect(self, fd: int) -> str | None:
-        """``encoding="auto"``: the encoding of the file open as ``fd``, told by its first
-        bytes; None while it has none (decided when its first bytes are read)."""
-        head = os.pread(fd, SNIFF_BYTES, 0)
-        return sniff_encoding(head, whole=False) if head else None
-
     def _copy_encoding(self, copy: _Copy, known: str | None) -> str:
         """The encoding of a rotated copy: ``known`` (its checkpoint's), else detected."""
         if not self._auto:
@@ -604,7 +592,7 @@ class Follower:
             # A file that appeared while we waited is new: all of it is unread.
             self._attach(fd, self.path, 0)
         elif start == "end" and self._last_bytes is None:
-            encoding = self._detect(fd) if self._auto else self._encoding
+            encoding = _detect(fd) if self._auto else self._encoding
             engine = self._engine_for(0, fd, encoding=encoding)
             offset = start_of_last_lines(
                 lambda at, n: os.pread(fd, n, at), size, self._last_lines, engine
@@ -632,7 +620,7 @@ class Follower:
         except OSError:
             fd = -1  # perhaps rotated away and not there again yet: look for ours
         if fd >= 0 and cp.file.same_inode(os.fstat(fd)):
-            offset = self._resume_offset(fd, cp)
+            offset = _resume_offset(fd, cp)
             if offset != cp.offset and await self._resume_from_copy(cp):
                 # Truncated while we were stopped: its copy holds the rest, and the copies
                 # made at later truncations (copytruncate again) come before the path.
@@ -645,7 +633,7 @@ class Follower:
         rotated = await anyio.to_thread.run_sync(_find_rotated, Path(self.path), cp.file)
         if rotated is not None:
             rfd = await self._open(str(rotated))
-            offset = self._resume_offset(rfd, cp)
+            offset = _resume_offset(rfd, cp)
             # Other first bytes: a new rotation on our file's inode, if a copy (compressed
             # after its rotation) holds our file; else our file, rewritten.
             if offset == cp.offset or not await self._resume_from_copy(cp):
@@ -749,18 +737,6 @@ class Follower:
             " reading it from the beginning",
         )
 
-    @staticmethod
-    def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
-        """The checkpoint's offset if ``fd`` is still its file, else 0.
-
-        Same inode but other first bytes, or shorter than the offset: the file was
-        truncated and rewritten, or it is a new file that reuses the inode.  Either way
-        the old offset means nothing in it and all of it is unread.
-        """
-        if _matches(fd, cp.file) and os.fstat(fd).st_size >= cp.offset:
-            return cp.offset
-        return 0
-
     # -- reading -------------------------------------------------------------------
 
     async def _fill(self) -> None:
@@ -798,7 +774,7 @@ class Follower:
         if len(data) > n:
             f.known_size = max(os.fstat(f.fd).st_size, f.read_pos + len(data) - n)
             self._take(f, data, n)  # the anchor is skipped, not sliced off (a copy)
-            self._read_ahead(f, full=len(data) == _in_loop_size(READ_SIZE + n))
+            _read_ahead(f, full=len(data) == _in_loop_size(READ_SIZE + n))
             return
         _stop_reading_ahead(f)  # caught up: a quiet file needs no thread
         if self._until_eof and not self._draining:
@@ -861,21 +837,6 @@ class Follower:
         self._unyielded = 0
         return await anyio.to_thread.run_sync(os.pread, f.fd, size, offset)
 
-    def _read_ahead(self, f: _Open, full: bool) -> None:
-        """After a read done in the loop: if it came back full (more is likely there),
-        start the next one in a thread (``ReadAhead``) while its lines are handed out;
-        else (caught up) stop that thread, as a quiet file needs none."""
-        if not full or not _READ_AHEAD or not (f.in_memory or (f.nowait and _NOWAIT is not None)):
-            _stop_reading_ahead(f)
-            return
-        if f.readahead is None:
-            kind = follow_implementation().ReadAhead
-            if kind.threads() >= _READ_AHEAD_THREADS:
-                return  # enough files are read ahead (many followed at once)
-            f.readahead = kind(f.fd)
-        n = len(f.anchor)  # what the next read in ``_read_more`` asks for
-        f.readahead.start(f.read_pos - n, _in_loop_size(READ_SIZE + n), not f.in_memory)
-
     async def _look_around(self, f: _Open) -> bool:
         """At the end of the data: handle truncation and rotation; True if acted."""
         st = os.fstat(f.fd)
@@ -931,7 +892,9 @@ class Follower:
         ``f`` kept) if that is the path and it cannot be opened now."""
         exclude: set[str] = set()
         for _ in range(_FIND_ATTEMPTS):
-            target = await anyio.to_thread.run_sync(self._next_file, f, exclude)
+            target = await anyio.to_thread.run_sync(
+                _next_file, self.path, self._visited, f, exclude
+            )
             if target.compression is not None:
                 opened = await anyio.to_thread.run_sync(_open_compressed, target)
                 if opened is None:
@@ -1062,145 +1025,6 @@ class Follower:
             return "path gone"
         return "same" if f.identity.same_inode(st) else "changed"
 
-    def _next_file(self, f: _Open, exclude: set[str]) -> _Next:
-        """The file to read after the rotated ``f``: the next newer rotation, else the path.
-
-        Several rotations may have happened while we were stopped or not being iterated.
-        Where the rotated files are named by a scheme (``_rotation_key``: logrotate's
-        numbers or dates), the next is the oldest one named newer than ``f``, compressed
-        or not (a compressed one is read decompressed); when a file and its compressed
-        twin share a name (compression under way), the plain one.  Otherwise the plain
-        files last written after ``f`` are read in the order of their modification times
-        (a compressed file's time is that of its compression, so those are left out).
-        ``exclude``: paths not to take (found damaged).  Runs in a worker thread.
-        """
-        live = Path(self.path)
-        try:
-            live_st = live.stat()
-            live_inode = (live_st.st_dev, live_st.st_ino)
-        except OSError:
-            live_inode = None
-        try:
-            siblings = list(live.parent.iterdir())
-        except OSError:
-            return _Next(self.path)
-        entries: list[tuple[Path, os.stat_result]] = []
-        for candidate in siblings:
-            if candidate == live or not candidate.name.startswith(live.name):
-                continue
-            try:
-                cst = candidate.stat()
-            except OSError:
-                continue
-            if stat.S_ISREG(cst.st_mode) and (cst.st_dev, cst.st_ino) != live_inode:
-                entries.append((candidate, cst))
-        reference = self._reference_key(f, entries)
-        if reference is None:
-            return self._next_by_time(f, entries, exclude)
-        flip = reference[0] == "number" and _numbers_grow_newer(live.name, entries)
-        if flip:
-            reference = ("number", -reference[1], "")
-        best: tuple[tuple[str, int, str], bool, _Next] | None = None
-        for candidate, cst in entries:
-            key = _rotation_key(live.name, candidate.name)
-            if key is not None and flip and key[0] == "number":
-                key = ("number", -key[1], "")
-            if key is None or key[0] != reference[0] or key <= reference:
-                continue
-            if str(candidate) in exclude or (best is not None and key > best[0]):
-                continue
-            try:
-                compression = compression_of(candidate)
-            except OSError:
-                continue
-            if compression is None and self._read_before(candidate, cst):
-                continue
-            found = _Next(str(candidate), cst.st_dev, cst.st_ino, compression)
-            # Of a file and its compressed twin (compression under way: the twin may be
-            # empty still, with no magic bytes to tell it), the plain one.
-            twin = compression is not None or bool(_COMPRESSED_SUFFIX.search(candidate.name))
-            if best is None or (key, twin) < best[:2]:
-                best = (key, twin, found)
-        return _Next(self.path) if best is None else best[2]
-
-    def _reference_key(
-        self, f: _Open, entries: list[tuple[Path, os.stat_result]]
-    ) -> tuple[str, int, str] | None:
-        """The rotation key of the name ``f``'s file has now, if it has one.
-
-        A plain file deleted after its compression (``delaycompress``: ``app.log.2``
-        became ``app.log.2.gz`` while we read it) is known by the fingerprint of its
-        compressed copy's decompressed head; of several with it, the oldest is taken
-        (reading a file twice is better than skipping one).
-        """
-        live_name = Path(self.path).name
-        inode = (
-            (f.identity.device, f.identity.inode)
-            if f.copy is None
-            else (f.copy.device, f.copy.inode)
-        )
-        for candidate, cst in entries:
-            if (cst.st_dev, cst.st_ino) == inode:
-                return _rotation_key(live_name, candidate.name)
-        if f.copy is not None or f.identity.head_length == 0:
-            return None
-        keys = []
-        for candidate, _ in entries:
-            key = _rotation_key(live_name, candidate.name)
-            if key is None:
-                continue
-            try:
-                if compression_of(candidate) is not None and matches(
-                    candidate, f.identity.head_length, f.identity.head_sha256
-                ):
-                    keys.append(key)
-            except (ValueError, OSError):  # CompressedFileError too; or changed meanwhile
-                continue
-        return min(keys) if keys else None
-
-    def _next_by_time(
-        self, f: _Open, entries: list[tuple[Path, os.stat_result]], exclude: set[str]
-    ) -> _Next:
-        """The plain rotated file last written after ``f`` the soonest, not read yet."""
-        if f.copy is None:
-            mtime = os.fstat(f.fd).st_mtime_ns
-            skip = (f.identity.device, f.identity.inode)
-        else:
-            # A compressed copy's time is that of its compression: every plain one counts.
-            mtime = f.copy.mtime_ns if f.copy.compression is None else 0
-            skip = (f.copy.device, f.copy.inode)
-        newer: list[tuple[int, str, os.stat_result]] = []
-        for candidate, cst in entries:
-            if (
-                (cst.st_dev, cst.st_ino) != skip
-                and cst.st_mtime_ns >= mtime
-                and str(candidate) not in exclude
-                and not _COMPRESSED_SUFFIX.search(candidate.name)  # perhaps being written
-                and not _is_compressed(candidate)
-                and not self._read_before(candidate, cst)
-            ):
-                newer.append((cst.st_mtime_ns, str(candidate), cst))
-        if not newer:
-            return _Next(self.path)
-        _, path, cst = min(newer, key=lambda n: (n[0], n[1]))
-        return _Next(path, cst.st_dev, cst.st_ino)
-
-    def _read_before(self, candidate: Path, st: os.stat_result) -> bool:
-        """Whether ``candidate`` is a rotated file already read to its end: its inode was
-        seen, and its first bytes are still those of the file seen there (after a delete,
-        logrotate's ``rotate N``, the inode may be a new log's)."""
-        seen = self._visited.get((st.st_dev, st.st_ino))
-        if seen is None:
-            return False
-        try:
-            fd = os.open(candidate, os.O_RDONLY)
-        except OSError:
-            return True  # unreadable now: nothing to read from it either
-        try:
-            return _matches(fd, seen)
-        finally:
-            os.close(fd)
-
     async def _truncated(self, f: _Open) -> None:
         """The file shrank or was rewritten: restart at 0, reporting vanished bytes.
 
@@ -1284,7 +1108,7 @@ class Follower:
         complete ones (those of the first ``FEED_SIZE`` bytes; the rest when asked)."""
         if f.undecided:
             # The first bytes of a file that was empty: its encoding is told now.
-            encoding = self._detect(f.fd) or sniff_encoding(data[start:], whole=False)
+            encoding = _detect(f.fd) or sniff_encoding(data[start:], whole=False)
             f.engine = self._engine_for(f.read_pos, f.fd, encoding=encoding)
             f.identity = dataclasses.replace(f.identity, encoding=encoding)
             f.undecided = False

@@ -12,10 +12,13 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...core.linecodec import LineEngine, Utf8LineDecoder, line_decoder
+from .._follow_accel import implementation as follow_implementation
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
+from .._sniff import SNIFF_BYTES, sniff_encoding
 from ._records import FileIdentity
 
 if TYPE_CHECKING:
+    from ._checkpoint import FollowCheckpoint
     from ._rotation import _Copy
 
 
@@ -107,7 +110,7 @@ def _read_cached(fd: int, buffer: Any, size: int, offset: int, at_least: int) ->
     return data
 
 
-#: Whether a file being caught up with is read ahead in a thread (``Follower._read_ahead``).
+#: Whether a file being caught up with is read ahead in a thread (``_read_ahead``).
 _READ_AHEAD = True
 #: At most this many files are read ahead at once in a process (many followers catching
 #: up together, as ``follow_many`` at its start, share the processors anyway).
@@ -221,3 +224,38 @@ class _Open:
     #: While catching up (each read done in the loop came back full): the next read,
     #: started in a thread of its own as this one's lines are handed out (``ReadAhead``).
     readahead: Any = None
+
+
+def _detect(fd: int) -> str | None:
+    """``encoding="auto"``: the encoding of the file open as ``fd``, told by its first
+    bytes; None while it has none (decided when its first bytes are read)."""
+    head = os.pread(fd, SNIFF_BYTES, 0)
+    return sniff_encoding(head, whole=False) if head else None
+
+
+def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
+    """The checkpoint's offset if ``fd`` is still its file, else 0.
+
+    Same inode but other first bytes, or shorter than the offset: the file was
+    truncated and rewritten, or it is a new file that reuses the inode.  Either way
+    the old offset means nothing in it and all of it is unread.
+    """
+    if _matches(fd, cp.file) and os.fstat(fd).st_size >= cp.offset:
+        return cp.offset
+    return 0
+
+
+def _read_ahead(f: _Open, full: bool) -> None:
+    """After a read done in the loop: if it came back full (more is likely there),
+    start the next one in a thread (``ReadAhead``) while its lines are handed out;
+    else (caught up) stop that thread, as a quiet file needs none."""
+    if not full or not _READ_AHEAD or not (f.in_memory or (f.nowait and _NOWAIT is not None)):
+        _stop_reading_ahead(f)
+        return
+    if f.readahead is None:
+        kind = follow_implementation().ReadAhead
+        if kind.threads() >= _READ_AHEAD_THREADS:
+            return  # enough files are read ahead (many followed at once)
+        f.readahead = kind(f.fd)
+    n = len(f.anchor)  # what the next read in ``_read_more`` asks for
+    f.readahead.start(f.read_pos - n, _in_loop_size(READ_SIZE + n), not f.in_memory)

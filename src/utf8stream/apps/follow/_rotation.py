@@ -10,7 +10,7 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from itertools import pairwise
 from pathlib import Path
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from .._compressed import (
     CompressedFileError,
@@ -21,8 +21,11 @@ from .._compressed import (
 )
 from .._identity import head_fingerprint
 from .._sniff import SNIFF_BYTES
-from ._reading import READ_SIZE
+from ._reading import READ_SIZE, _matches
 from ._records import FileIdentity
+
+if TYPE_CHECKING:
+    from ._reading import _Open
 
 
 def _is_compressed(path: Path) -> bool:
@@ -270,3 +273,152 @@ def _rotation_key(live_name: str, name: str) -> tuple[str, int, str] | None:
     if number is not None:
         return ("number", -int(number[1]), "")
     return (f"text {rest[0]} {len(rest)}", 0, rest)
+
+
+def _next_file(
+    path: str, visited: dict[tuple[int, int], FileIdentity], f: _Open, exclude: set[str]
+) -> _Next:
+    """The file to read after the rotated ``f``: the next newer rotation, else the path.
+
+    Several rotations may have happened while we were stopped or not being iterated.
+    Where the rotated files are named by a scheme (``_rotation_key``: logrotate's
+    numbers or dates), the next is the oldest one named newer than ``f``, compressed
+    or not (a compressed one is read decompressed); when a file and its compressed
+    twin share a name (compression under way), the plain one.  Otherwise the plain
+    files last written after ``f`` are read in the order of their modification times
+    (a compressed file's time is that of its compression, so those are left out).
+    ``exclude``: paths not to take (found damaged).  Runs in a worker thread.
+    """
+    live = Path(path)
+    try:
+        live_st = live.stat()
+        live_inode = (live_st.st_dev, live_st.st_ino)
+    except OSError:
+        live_inode = None
+    try:
+        siblings = list(live.parent.iterdir())
+    except OSError:
+        return _Next(path)
+    entries: list[tuple[Path, os.stat_result]] = []
+    for candidate in siblings:
+        if candidate == live or not candidate.name.startswith(live.name):
+            continue
+        try:
+            cst = candidate.stat()
+        except OSError:
+            continue
+        if stat.S_ISREG(cst.st_mode) and (cst.st_dev, cst.st_ino) != live_inode:
+            entries.append((candidate, cst))
+    reference = _reference_key(path, f, entries)
+    if reference is None:
+        return _next_by_time(path, visited, f, entries, exclude)
+    flip = reference[0] == "number" and _numbers_grow_newer(live.name, entries)
+    if flip:
+        reference = ("number", -reference[1], "")
+    best: tuple[tuple[str, int, str], bool, _Next] | None = None
+    for candidate, cst in entries:
+        key = _rotation_key(live.name, candidate.name)
+        if key is not None and flip and key[0] == "number":
+            key = ("number", -key[1], "")
+        if key is None or key[0] != reference[0] or key <= reference:
+            continue
+        if str(candidate) in exclude or (best is not None and key > best[0]):
+            continue
+        try:
+            compression = compression_of(candidate)
+        except OSError:
+            continue
+        if compression is None and _read_before(visited, candidate, cst):
+            continue
+        found = _Next(str(candidate), cst.st_dev, cst.st_ino, compression)
+        # Of a file and its compressed twin (compression under way: the twin may be
+        # empty still, with no magic bytes to tell it), the plain one.
+        twin = compression is not None or bool(_COMPRESSED_SUFFIX.search(candidate.name))
+        if best is None or (key, twin) < best[:2]:
+            best = (key, twin, found)
+    return _Next(path) if best is None else best[2]
+
+
+def _reference_key(
+    path: str, f: _Open, entries: list[tuple[Path, os.stat_result]]
+) -> tuple[str, int, str] | None:
+    """The rotation key of the name ``f``'s file has now, if it has one.
+
+    A plain file deleted after its compression (``delaycompress``: ``app.log.2``
+    became ``app.log.2.gz`` while we read it) is known by the fingerprint of its
+    compressed copy's decompressed head; of several with it, the oldest is taken
+    (reading a file twice is better than skipping one).
+    """
+    live_name = Path(path).name
+    inode = (
+        (f.identity.device, f.identity.inode) if f.copy is None else (f.copy.device, f.copy.inode)
+    )
+    for candidate, cst in entries:
+        if (cst.st_dev, cst.st_ino) == inode:
+            return _rotation_key(live_name, candidate.name)
+    if f.copy is not None or f.identity.head_length == 0:
+        return None
+    keys = []
+    for candidate, _ in entries:
+        key = _rotation_key(live_name, candidate.name)
+        if key is None:
+            continue
+        try:
+            if compression_of(candidate) is not None and matches(
+                candidate, f.identity.head_length, f.identity.head_sha256
+            ):
+                keys.append(key)
+        except (ValueError, OSError):  # CompressedFileError too; or changed meanwhile
+            continue
+    return min(keys) if keys else None
+
+
+def _next_by_time(
+    path: str,
+    visited: dict[tuple[int, int], FileIdentity],
+    f: _Open,
+    entries: list[tuple[Path, os.stat_result]],
+    exclude: set[str],
+) -> _Next:
+    """The plain rotated file last written after ``f`` the soonest, not read yet."""
+    if f.copy is None:
+        mtime = os.fstat(f.fd).st_mtime_ns
+        skip = (f.identity.device, f.identity.inode)
+    else:
+        # A compressed copy's time is that of its compression: every plain one counts.
+        mtime = f.copy.mtime_ns if f.copy.compression is None else 0
+        skip = (f.copy.device, f.copy.inode)
+    newer: list[tuple[int, str, os.stat_result]] = []
+    for candidate, cst in entries:
+        if (
+            (cst.st_dev, cst.st_ino) != skip
+            and cst.st_mtime_ns >= mtime
+            and str(candidate) not in exclude
+            and not _COMPRESSED_SUFFIX.search(candidate.name)  # perhaps being written
+            and not _is_compressed(candidate)
+            and not _read_before(visited, candidate, cst)
+        ):
+            newer.append((cst.st_mtime_ns, str(candidate), cst))
+    if not newer:
+        return _Next(path)
+    _, path, cst = min(newer, key=lambda n: (n[0], n[1]))
+    return _Next(path, cst.st_dev, cst.st_ino)
+
+
+def _read_before(
+    visited: dict[tuple[int, int], FileIdentity], candidate: Path, st: os.stat_result
+) -> bool:
+    """Whether ``candidate`` is a rotated file already read to its end: its inode was
+    seen, and its first bytes are still those of the file seen there (after a delete,
+    logrotate's ``rotate N``, the inode may be a new log's)."""
+    seen = visited.get((st.st_dev, st.st_ino))
+    if seen is None:
+        return False
+    try:
+        fd = os.open(candidate, os.O_RDONLY)
+    except OSError:
+        return True  # unreadable now: nothing to read from it either
+    try:
+        return _matches(fd, seen)
+    finally:
+        os.close(fd)
