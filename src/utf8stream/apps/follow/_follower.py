@@ -78,7 +78,6 @@ from .._compressed import (
 from .._defaults import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_ROTATE_GRACE,
-    FOLLOW_ERRORS,
 )
 from .._follow_accel import implementation as follow_implementation
 from .._holders import held_for_writing
@@ -87,6 +86,7 @@ from .._sniff import AUTO, sniff_encoding
 from .._watch import Watcher
 from ._checkpoint import CheckpointError, FollowCheckpoint, _validated
 from ._feed import FEED_SIZE, _Block, _fed_to, _Item, _records, _slice_records
+from ._options import check_options
 from ._reading import (
     _NOWAIT,
     _NOWAIT_UNSUPPORTED,
@@ -158,22 +158,9 @@ class Follower:
         partial_after: float | None = None,
     ) -> None:
         check_line_options(newline, max_line_bytes, on_overlong)
-        if partial_after is not None and not partial_after >= 0:
-            raise ValueError("partial_after must be None or a number of seconds >= 0")
-        if not (start in ("end", "beginning") or (isinstance(start, int) and start >= 0)):
-            raise ValueError("start must be 'end', 'beginning' or a byte offset")
-        if last_lines < 0:
-            raise ValueError("last_lines must be non-negative")
-        if not poll_interval > 0:
-            raise ValueError("poll_interval must be > 0")
-        if not rotate_grace >= 0:
-            raise ValueError("rotate_grace must be >= 0")
-        if last_bytes is not None and last_bytes < 0:
-            raise ValueError("last_bytes must be non-negative")
-        if errors not in FOLLOW_ERRORS:
-            raise ValueError(
-                f"errors must be one of {FOLLOW_ERRORS}: one bad byte never stops a follower"
-            )
+        check_options(
+            start, last_lines, last_bytes, poll_interval, rotate_grace, errors, partial_after
+        )
         #: "auto": each file's encoding is detected from its first bytes (``_detect``).
         self._auto = encoding == AUTO
         self._encoding = "utf-8" if self._auto else encoding
