@@ -4,10 +4,10 @@ A package of modules of one responsibility each: ``_records`` (file identity, li
 notice, statistics), ``_checkpoint`` (the checkpoint's JSON format, its validation and its
 file), ``_reading`` (opening and reading a file: page cache, memory file systems,
 read-ahead), ``_rotation`` (rotated copies, plain or compressed, and the order of their
-names), ``_feed`` (a read cut into records in bulk), ``_follower`` (the ``Follower``; its
-docstring tells how it works), ``_multiline`` (lines joined into events) and ``_follow``
-(``follow()``).  The names are loaded on first use, so importing the package costs
-nothing until one is used.
+names), ``_feed`` (a read cut into records in bulk), ``_options`` (the options' checks),
+``_follower`` (the ``Follower``; its docstring tells how it works), ``_multiline`` (lines
+joined into events) and ``_follow`` (``follow()``).  The names are loaded on first use,
+so importing the package costs nothing until one is used.
 """
 
 from __future__ import annotations
