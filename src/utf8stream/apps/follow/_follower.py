@@ -79,7 +79,6 @@ from .._defaults import (
     DEFAULT_POLL_INTERVAL,
     DEFAULT_ROTATE_GRACE,
 )
-from .._follow_accel import implementation as follow_implementation
 from .._holders import held_for_writing
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
 from .._sniff import AUTO, sniff_encoding
@@ -88,9 +87,6 @@ from ._checkpoint import CheckpointError, FollowCheckpoint, _validated
 from ._feed import FEED_SIZE, _Block, _fed_to, _Item, _records, _slice_records
 from ._options import check_options
 from ._reading import (
-    _NOWAIT,
-    _NOWAIT_UNSUPPORTED,
-    CACHED_READ_SIZE,
     READ_SIZE,
     _detect,
     _head_holds,
@@ -102,10 +98,9 @@ from ._reading import (
     _Open,
     _open_regular,
     _read_ahead,
-    _read_cached,
+    _Reads,
     _resume_offset,
     _stop_reading_ahead,
-    _taken_ahead,
     _unit_of,
 )
 from ._records import FileIdentity, FollowerStatistics, Line, Notice
@@ -202,9 +197,7 @@ class Follower:
         self._inaccessible: str | None = None
         self._at_eof = False
         self._file: _Open | None = None
-        #: Scratch space of the reads the page cache holds (``_read_cached``).
-        self._scratch: Any = None
-        self._unyielded = 0  # bytes read since the event loop last ran other tasks
+        self._reads = _Reads()  # where each read is done
         # True while reading a file that was rotated away from ``path``: at its end, go
         # on with the next rotated file (by modification time), then with ``path``.
         self._draining = False
@@ -753,7 +746,7 @@ class Follower:
         # Nothing read yet (no anchor): the first bytes must still be the fingerprinted
         # ones, or the file was truncated between its open and this first read.
         n = len(f.anchor)
-        data = await self._pread(f, READ_SIZE + n, f.read_pos - n, n + 1)
+        data = await self._reads.pread(f, READ_SIZE + n, f.read_pos - n, n + 1)
         if data[:n] != f.anchor or (not f.read_pos and not _head_holds(f, data)):
             _stop_reading_ahead(f)
             await self._truncated(f)
@@ -781,48 +774,6 @@ class Follower:
                     return
                 due = None  # what is held cannot be cut yet: the next bytes decide
             await self._wait_for_change(f, due)
-
-    async def _pread(self, f: _Open, size: int, offset: int, at_least: int) -> bytes:
-        """``os.pread(f.fd, size, offset)``, or fewer bytes (at least ``at_least``, or
-        all there are): from the page cache at once where it holds them (up to
-        ``CACHED_READ_SIZE``; always, for a file held in memory: ``_in_memory``), else
-        in a worker thread, since a read from storage may take milliseconds.  A
-        cancellation point either way; cancelled, nothing is read.
-        """
-        if f.in_memory or (f.nowait and _NOWAIT is not None):
-            # A reader that never waits must still be cancellable at each read, and let
-            # the other tasks run as often as it did with a thread per ``READ_SIZE``
-            # read (a turn of the event loop per read would cost more than the read).
-            if self._unyielded >= READ_SIZE:
-                self._unyielded = 0
-                await anyio.lowlevel.checkpoint()
-            else:
-                await anyio.lowlevel.checkpoint_if_cancelled()
-            found = _taken_ahead(f, size, offset, at_least)
-            if found is not None:
-                self._unyielded += len(found)
-                return found
-            if f.in_memory:
-                # A file in memory: the read is a copy from memory, whatever its size
-                # (at most ``CACHED_READ_SIZE``, to bound the time the loop is held).
-                found = os.pread(f.fd, _in_loop_size(size), offset)
-                self._unyielded += len(found)
-                return found
-            buffer = self._scratch
-            if buffer is None:
-                buffer = self._scratch = follow_implementation().ReadBuffer(CACHED_READ_SIZE)
-            try:
-                data = _read_cached(f.fd, buffer, size, offset, at_least)
-            except OSError as exc:
-                if exc.errno not in _NOWAIT_UNSUPPORTED:
-                    raise
-                f.nowait = False  # this file system cannot tell: read it in threads
-                data = None
-            if data is not None:
-                self._unyielded += len(data)
-                return data
-        self._unyielded = 0
-        return await anyio.to_thread.run_sync(os.pread, f.fd, size, offset)
 
     async def _look_around(self, f: _Open) -> bool:
         """At the end of the data: handle truncation and rotation; True if acted."""

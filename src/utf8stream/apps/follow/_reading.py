@@ -1,5 +1,5 @@
 """How the follower opens and reads a file: identity, page cache, memory file systems,
-read-ahead, and the state of the file being read."""
+read-ahead, where each read is done (``_Reads``), and the state of the file being read."""
 
 from __future__ import annotations
 
@@ -10,6 +10,10 @@ import stat
 from collections.abc import Generator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
 
 from ...core.linecodec import LineEngine, Utf8LineDecoder, line_decoder
 from .._follow_accel import implementation as follow_implementation
@@ -123,7 +127,7 @@ def _in_loop_size(size: int) -> int:
 
 
 def _taken_ahead(f: _Open, size: int, offset: int, at_least: int) -> bytes | None:
-    """The read ``_pread`` asks for, if ``f``'s ``ReadAhead`` started it: its bytes, if
+    """The read ``_Reads.pread`` asks for, if ``f``'s ``ReadAhead`` started it: its bytes, if
     they are what the read done now in the loop would give; else None, and the read is
     done now.  A log's bytes do not change once written, so bytes read moments ago are
     the bytes there now, unless the file was truncated since: then it is shorter than
@@ -259,3 +263,55 @@ def _read_ahead(f: _Open, full: bool) -> None:
         f.readahead = kind(f.fd)
     n = len(f.anchor)  # what the next read in ``_read_more`` asks for
     f.readahead.start(f.read_pos - n, _in_loop_size(READ_SIZE + n), not f.in_memory)
+
+
+class _Reads:
+    """Where a follower's reads are done (``pread``): in the event loop's thread what the
+    page cache or a file system in memory holds, else in a worker thread."""
+
+    def __init__(self) -> None:
+        #: Scratch space of the reads the page cache holds (``_read_cached``).
+        self._scratch: Any = None
+        self._unyielded = 0  # bytes read since the event loop last ran other tasks
+
+    async def pread(self, f: _Open, size: int, offset: int, at_least: int) -> bytes:
+        """``os.pread(f.fd, size, offset)``, or fewer bytes (at least ``at_least``, or
+        all there are): from the page cache at once where it holds them (up to
+        ``CACHED_READ_SIZE``; always, for a file held in memory: ``_in_memory``), else
+        in a worker thread, since a read from storage may take milliseconds.  A
+        cancellation point either way; cancelled, nothing is read.
+        """
+        if f.in_memory or (f.nowait and _NOWAIT is not None):
+            # A reader that never waits must still be cancellable at each read, and let
+            # the other tasks run as often as it did with a thread per ``READ_SIZE``
+            # read (a turn of the event loop per read would cost more than the read).
+            if self._unyielded >= READ_SIZE:
+                self._unyielded = 0
+                await anyio.lowlevel.checkpoint()
+            else:
+                await anyio.lowlevel.checkpoint_if_cancelled()
+            found = _taken_ahead(f, size, offset, at_least)
+            if found is not None:
+                self._unyielded += len(found)
+                return found
+            if f.in_memory:
+                # A file in memory: the read is a copy from memory, whatever its size
+                # (at most ``CACHED_READ_SIZE``, to bound the time the loop is held).
+                found = os.pread(f.fd, _in_loop_size(size), offset)
+                self._unyielded += len(found)
+                return found
+            buffer = self._scratch
+            if buffer is None:
+                buffer = self._scratch = follow_implementation().ReadBuffer(CACHED_READ_SIZE)
+            try:
+                data = _read_cached(f.fd, buffer, size, offset, at_least)
+            except OSError as exc:
+                if exc.errno not in _NOWAIT_UNSUPPORTED:
+                    raise
+                f.nowait = False  # this file system cannot tell: read it in threads
+                data = None
+            if data is not None:
+                self._unyielded += len(data)
+                return data
+        self._unyielded = 0
+        return await anyio.to_thread.run_sync(os.pread, f.fd, size, offset)
