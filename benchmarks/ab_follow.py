@@ -48,7 +48,8 @@ def load_trees(sources: list[Path], into: Path) -> list[tuple[str, ModuleType]]:
     modules = []
     for k, src in enumerate(sources):
         package = src / "utf8stream"
-        if not (package / "apps" / "follow.py").exists():
+        follower = package / "apps" / "follow"
+        if not (follower.with_suffix(".py").exists() or follower.is_dir()):
             raise SystemExit(f"{src}: no utf8stream package with a follower")
         name = f"tree{k}"
         shutil.copytree(package, into / name, ignore=shutil.ignore_patterns("__pycache__"))
@@ -79,9 +80,13 @@ def compare(args: argparse.Namespace) -> None:
         lines = args.mib * 2**20 // len(LINE_80)
         path.write_bytes(LINE_80 * lines)
         trees = load_trees(sources, work / "trees")
-        for _, module in trees:
+        for name, module in trees:
             if args.feed:
-                module.FEED_SIZE = args.feed << 10  # type: ignore[attr-defined]
+                # A tree's follower is one module, or a package of modules loaded on use.
+                assert module.follow is not None
+                for held_name, held in list(sys.modules.items()):
+                    if held_name.startswith(f"{name}.apps.follow") and hasattr(held, "FEED_SIZE"):
+                        held.FEED_SIZE = args.feed << 10
 
         def time_open() -> float:
             start, count = time.perf_counter(), 0

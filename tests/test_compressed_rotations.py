@@ -28,7 +28,8 @@ from utf8stream.apps._compressed import (
     matches,
     read_from,
 )
-from utf8stream.apps.follow import FINGERPRINT_BYTES, _identity_of
+from utf8stream.apps.follow import FINGERPRINT_BYTES
+from utf8stream.apps.follow._reading import _identity_of
 
 COMPRESSORS: dict[str, Callable[[bytes], bytes]] = {
     "gzip": gzip.compress,

@@ -15,9 +15,10 @@ from typing import Any
 import anyio
 import pytest
 from _follow_reads import check_turns_and_cancellation, numbered, read_all
+from _helpers import set_in_follower
 
-import utf8stream.apps.follow as follow_module
 from utf8stream import follow
+from utf8stream.apps.follow import _reading
 
 pytestmark = pytest.mark.anyio
 
@@ -27,7 +28,7 @@ def not_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about files on storage: where pytest's temporary directory is on
     tmpfs (read in the event loop whatever the page cache says, test_follow_in_memory.py),
     its files are taken for files on storage, so the tests hold on any machine."""
-    monkeypatch.setattr(follow_module, "_in_memory", lambda st: False)
+    set_in_follower(monkeypatch, "_in_memory", lambda st: False)
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +36,7 @@ def no_read_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests fake ``os.preadv`` to see each read done in the loop; the accelerator's
     read-ahead thread reads with its own ``preadv2``, so it is off here (it has its own
     tests: test_follow_read_ahead.py)."""
-    monkeypatch.setattr(follow_module, "_READ_AHEAD", False)
+    set_in_follower(monkeypatch, "_READ_AHEAD", False)
 
 
 def fake_preadv(
@@ -46,14 +47,14 @@ def fake_preadv(
     asked: list[int] = []
 
     def preadv(fd: int, buffers: Any, offset: int, flags: int = 0) -> int:
-        assert flags == follow_module._NOWAIT
+        assert flags == _reading._NOWAIT
         asked.append(offset)
         (buffer,) = buffers
         return answer(fd, buffer, offset)
 
     monkeypatch.setattr(os, "preadv", preadv, raising=False)
-    if follow_module._NOWAIT is None:
-        monkeypatch.setattr(follow_module, "_NOWAIT", 8)
+    if _reading._NOWAIT is None:
+        set_in_follower(monkeypatch, "_NOWAIT", 8)
     return asked
 
 
@@ -66,8 +67,8 @@ def from_memory(fd: int, buffer: Any, offset: int) -> int:
 async def test_reads_the_page_cache_holds_take_no_worker_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
 ) -> None:
-    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
-    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 1000)
+    set_in_follower(monkeypatch, "READ_SIZE", 4096)
+    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 1000)
     data = numbered(3000)
     path = tmp_path / "app.log"
     path.write_bytes(data)
@@ -108,7 +109,7 @@ async def test_a_short_cached_read_that_is_not_the_end_goes_to_a_thread(
 ) -> None:
     """Fewer bytes than asked for and the file goes on past them (the page cache lacks
     the rest?): a thread reads them, so no line is cut short."""
-    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
+    set_in_follower(monkeypatch, "READ_SIZE", 4096)
     data = numbered(3000)
     path = tmp_path / "app.log"
     path.write_bytes(data)
@@ -120,7 +121,7 @@ async def test_a_short_cached_read_that_is_not_the_end_goes_to_a_thread(
 async def test_a_read_that_would_wait_goes_to_a_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
 ) -> None:
-    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
+    set_in_follower(monkeypatch, "READ_SIZE", 4096)
     data = numbered(3000)
     path = tmp_path / "app.log"
     path.write_bytes(data)
@@ -160,7 +161,7 @@ async def test_a_short_cached_read_goes_to_a_thread(
 async def test_a_file_system_that_cannot_tell_is_read_in_threads(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
 ) -> None:
-    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
+    set_in_follower(monkeypatch, "READ_SIZE", 4096)
     data = numbered(3000)
     path = tmp_path / "app.log"
     path.write_bytes(data)
@@ -193,8 +194,8 @@ async def test_other_tasks_run_while_cached_reads_go_on(
 ) -> None:
     """Reads that never wait still give the event loop a turn once per ``READ_SIZE``
     bytes (as a thread per read did), and a cancellation stops the reader at a read."""
-    monkeypatch.setattr(follow_module, "READ_SIZE", 2048)
-    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 512)
+    set_in_follower(monkeypatch, "READ_SIZE", 2048)
+    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 512)
     data = numbered(4000)  # about 190 KiB
     path = tmp_path / "app.log"
     path.write_bytes(data)
@@ -209,17 +210,17 @@ async def test_the_real_page_cache(tmp_path: Path, thread_reads: list[int]) -> N
     path = tmp_path / "app.log"
     path.write_bytes(data)
     assert await read_all(path) == data.decode().splitlines()
-    tells = follow_module._NOWAIT is not None
+    tells = _reading._NOWAIT is not None
     if tells:
         fd = os.open(path, os.O_RDONLY)
         try:
-            os.preadv(fd, [bytearray(16)], 0, follow_module._NOWAIT)
+            os.preadv(fd, [bytearray(16)], 0, _reading._NOWAIT)
         except OSError as exc:
-            assert exc.errno in follow_module._NOWAIT_UNSUPPORTED
+            assert exc.errno in _reading._NOWAIT_UNSUPPORTED
             tells = False
         finally:
             os.close(fd)
     if tells:
         assert thread_reads == []
     else:
-        assert len(thread_reads) >= len(data) // follow_module.READ_SIZE
+        assert len(thread_reads) >= len(data) // _reading.READ_SIZE

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import anyio
 import pytest
+from _helpers import set_in_follower
 
 from utf8stream import FollowCheckpoint, follow
 from utf8stream.apps._identity import head_fingerprint
@@ -196,20 +197,20 @@ def test_a_name_that_stops_being_compressed_while_looked_at_is_passed_over(
     seen compressed names a file that is not (the next rotation's, not compressed yet)
     when it is read.  It is passed over, with no problem told, instead of a ValueError
     ending the follower."""
-    from utf8stream.apps import follow as follow_module
-    from utf8stream.apps.follow import FileIdentity, _find_copy
+    from utf8stream.apps.follow import FileIdentity, _rotation
+    from utf8stream.apps.follow._rotation import _find_copy
 
     log = tmp_path / "app.log"
     log.write_bytes(lines("a", 5))
     racing = tmp_path / "app.log.2.gz"
     racing.write_bytes(lines("x", 5))  # the next rotation's file, not compressed yet
-    real = follow_module.compression_of
+    real = _rotation.compression_of
 
     def seen_compressed(path: str | os.PathLike[str]) -> str | None:
         # As it was when its first bytes were looked at: a gzip file.
         return "gzip" if Path(path) == racing else real(path)
 
-    monkeypatch.setattr(follow_module, "compression_of", seen_compressed)
+    set_in_follower(monkeypatch, "compression_of", seen_compressed)
     identity = FileIdentity(1, 2, *head_fingerprint(lines("a", 5)))
     problems: list[str] = []
     assert _find_copy(log, identity, 0, problems) is None

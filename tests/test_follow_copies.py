@@ -14,10 +14,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import append, take_texts
+from _helpers import append, set_in_follower, take_texts
 
 from utf8stream import Malformed, MalformedKind
-from utf8stream.apps import follow as follow_module
 from utf8stream.apps.follow import FollowCheckpoint, Notice, follow
 
 pytestmark = [pytest.mark.anyio]
@@ -77,9 +76,9 @@ async def test_only_the_bytes_no_copy_holds_are_a_gap(
     and the next read is done ahead before the copytruncate: the file is shorter then
     than the bytes read ahead, so they are not taken, and the truncation is handled the
     same (test_follow_read_ahead.py)."""
-    monkeypatch.setattr(follow_module, "READ_SIZE", 16)
+    set_in_follower(monkeypatch, "READ_SIZE", 16)
     if read_ahead:
-        monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)
+        set_in_follower(monkeypatch, "_in_memory", lambda st: True)
     path = tmp_path / "app.log"
     records = [f"line {i:03d}" for i in range(10)]  # 9 bytes each, with the newline
     path.write_bytes("".join(r + "\n" for r in records).encode())
@@ -244,7 +243,7 @@ async def test_the_copys_unread_part_is_read_in_bounded_steps(
     copy comes after one read of it, not after all of it was cut into lines."""
     import tracemalloc
 
-    monkeypatch.setattr(follow_module, "READ_SIZE", 1 << 16)
+    set_in_follower(monkeypatch, "READ_SIZE", 1 << 16)
     path = tmp_path / "app.log"
     path.write_bytes(b"one\n")
     unread = [f"late {i:06d} {'x' * 66}" for i in range(100_000)]  # 80 bytes a line

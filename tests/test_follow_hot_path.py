@@ -16,12 +16,11 @@ from typing import Any
 
 import anyio
 import pytest
-from _helpers import needs_c
+from _helpers import needs_c, set_in_follower
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_simd import module_with  # (imported here, where the accelerator is in use)
 
-import utf8stream.apps.follow as follow_module
 from utf8stream import follow
 from utf8stream.apps import _follow_accel, _follow_native
 from utf8stream.core import _accel
@@ -31,9 +30,9 @@ from utf8stream.core.linecodec import LineEngine, line_decoder
 @pytest.fixture
 def small_slices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Reads and slices of a few bytes, so a short file has many of each."""
-    monkeypatch.setattr(follow_module, "READ_SIZE", 256)
-    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 200)
-    monkeypatch.setattr(follow_module, "FEED_SIZE", 37)
+    set_in_follower(monkeypatch, "READ_SIZE", 256)
+    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 200)
+    set_in_follower(monkeypatch, "FEED_SIZE", 37)
     yield
 
 

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 from _follow_reads import check_turns_and_cancellation, numbered
+from _helpers import set_in_follower
 
-import utf8stream.apps.follow as follow_module
 from utf8stream import LineTooLong, follow
+from utf8stream.apps.follow import _reading
 
 pytestmark = pytest.mark.anyio
 
@@ -37,31 +38,29 @@ def test_the_mount_table_tells_a_file_system_in_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, expected: bool
 ) -> None:
     st = os.stat(tmp_path)
-    monkeypatch.setattr(follow_module, "_MOUNTINFO", str(mount_table(tmp_path, st, kind)))
-    assert follow_module._in_memory(st) is expected
+    set_in_follower(monkeypatch, "_MOUNTINFO", str(mount_table(tmp_path, st, kind)))
+    assert _reading._in_memory(st) is expected
 
 
 def test_without_a_mount_table_nothing_is_in_memory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(follow_module, "_MOUNTINFO", str(tmp_path / "none"))
-    assert follow_module._in_memory(os.stat(tmp_path)) is False
+    set_in_follower(monkeypatch, "_MOUNTINFO", str(tmp_path / "none"))
+    assert _reading._in_memory(os.stat(tmp_path)) is False
     (tmp_path / "garbled").write_text("23 1\n\n- - -\n")
-    monkeypatch.setattr(follow_module, "_MOUNTINFO", str(tmp_path / "garbled"))
-    assert follow_module._in_memory(os.stat(tmp_path)) is False
+    set_in_follower(monkeypatch, "_MOUNTINFO", str(tmp_path / "garbled"))
+    assert _reading._in_memory(os.stat(tmp_path)) is False
 
 
 async def test_a_file_in_memory_is_read_with_no_worker_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
 ) -> None:
-    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
-    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 1000)
+    set_in_follower(monkeypatch, "READ_SIZE", 4096)
+    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 1000)
     data = numbered(3000)
     path = tmp_path / "app.log"
     path.write_bytes(data)
-    monkeypatch.setattr(
-        follow_module, "_MOUNTINFO", str(mount_table(tmp_path, os.stat(path), "tmpfs"))
-    )
+    set_in_follower(monkeypatch, "_MOUNTINFO", str(mount_table(tmp_path, os.stat(path), "tmpfs")))
 
     def refused(*args: Any) -> int:  # what tmpfs says to RWF_NOWAIT
         raise OSError(errno.EOPNOTSUPP, "Operation not supported")
@@ -76,12 +75,12 @@ async def test_a_file_in_memory_is_read_with_no_worker_thread(
 async def test_reads_in_memory_let_other_tasks_run_and_can_be_cancelled(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(follow_module, "READ_SIZE", 2048)
-    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 512)
+    set_in_follower(monkeypatch, "READ_SIZE", 2048)
+    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 512)
     data = numbered(4000)
     path = tmp_path / "app.log"
     path.write_bytes(data)
-    monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)
+    set_in_follower(monkeypatch, "_in_memory", lambda st: True)
     await check_turns_and_cancellation(path, data)
 
 
@@ -91,10 +90,10 @@ async def test_a_log_of_cr_line_ends_is_read_once(
     """Lines ended by \\r with a rare \\n among them: a long read ends at its last line
     end, \\r or \\n, so what follows is read again only from there (a read ended at its
     last \\n read up to half of each read twice)."""
-    monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)
-    monkeypatch.setattr(follow_module, "READ_SIZE", 4096)
-    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 4096)
-    monkeypatch.setattr(follow_module, "FEED_SIZE", 1024)
+    set_in_follower(monkeypatch, "_in_memory", lambda st: True)
+    set_in_follower(monkeypatch, "READ_SIZE", 4096)
+    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 4096)
+    set_in_follower(monkeypatch, "FEED_SIZE", 1024)
     # A \n about every 2100 bytes: with 4096-byte reads, each read held one, about
     # halfway, and the rest was read again.
     data = b"".join(

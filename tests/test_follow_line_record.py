@@ -15,7 +15,8 @@ import pytest
 
 from utf8stream import Line
 from utf8stream.apps import _follow_accel as _accel
-from utf8stream.apps.follow import _DECLARED_LINE, FileIdentity
+from utf8stream.apps.follow import FileIdentity
+from utf8stream.apps.follow._records import _DECLARED_LINE
 
 IDENTITY = FileIdentity(7, 9, 3, "ab" * 32, "utf-8")
 ARGS: tuple[Any, ...] = ("text é", 1 << 40, IDENTITY)
@@ -33,7 +34,7 @@ def test_line_is_the_accelerators_type_when_built() -> None:
         # Not tracked by the garbage collector: what makes it cheap per line.
         assert not gc.is_tracked(Line(*ARGS))
     assert (Line.__module__, Line.__qualname__, Line.__name__) == (
-        "utf8stream.apps.follow",
+        "utf8stream.apps.follow._records",
         "Line",
         "Line",
     )

@@ -14,11 +14,10 @@ from typing import Any
 
 import anyio
 import pytest
-from _helpers import append
+from _helpers import append, set_in_follower
 
 from utf8stream import follow
 from utf8stream.apps import _watch
-from utf8stream.apps import follow as follow_module
 from utf8stream.apps._watch import Watcher
 
 pytestmark = [pytest.mark.anyio]
@@ -53,7 +52,7 @@ async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.Monke
         finally:
             notifier.closed = True
 
-    monkeypatch.setattr(follow_module, "Watcher", CountingWatcher)
+    set_in_follower(monkeypatch, "Watcher", CountingWatcher)
     if REAL_WATCH is not None:
         monkeypatch.setattr(_watch, "_watch_function", lambda: counting_watch)
     log = tmp_path / "app.log"

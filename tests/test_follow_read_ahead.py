@@ -15,12 +15,12 @@ from typing import Any
 
 import anyio
 import pytest
-from _helpers import needs_c
+from _helpers import needs_c, set_in_follower
 
-import utf8stream.apps.follow as follow_module
 from utf8stream import FollowCheckpoint, follow
 from utf8stream.apps import _follow_accel
 from utf8stream.apps import _follow_native as _native
+from utf8stream.apps.follow import _follower, _reading
 from utf8stream.core._accel import built_accelerator, use_accelerator
 
 pytestmark = pytest.mark.anyio
@@ -95,7 +95,7 @@ def test_it_reads_through_its_own_descriptor(data_file: Path) -> None:
 
 
 @needs_c
-@pytest.mark.skipif(follow_module._NOWAIT is None, reason="no RWF_NOWAIT on this platform")
+@pytest.mark.skipif(_reading._NOWAIT is None, reason="no RWF_NOWAIT on this platform")
 @pytest.mark.parametrize("where", ["tmp_path", "/dev/shm"])
 def test_nowait_reads_as_preadv_with_rwf_nowait(tmp_path: Path, where: str) -> None:
     directory = tmp_path if where == "tmp_path" else Path(where)
@@ -107,7 +107,7 @@ def test_nowait_reads_as_preadv_with_rwf_nowait(tmp_path: Path, where: str) -> N
     try:
         buffer = bytearray(4096)
         try:
-            n = os.preadv(fd, [buffer], 100, follow_module._NOWAIT)
+            n = os.preadv(fd, [buffer], 100, _reading._NOWAIT)
             expected: bytes | int = bytes(buffer[:n])
         except OSError as exc:
             expected = exc.errno or 0
@@ -190,15 +190,15 @@ def test_without_the_accelerator_nothing_is_read_ahead(fd: int) -> None:
 def reads_without_waiting(path: Path) -> bool:
     """Whether the follower reads ``path`` in the event loop (its file system keeps its
     files in memory, or ``RWF_NOWAIT`` works on it), so that it reads ahead."""
-    if follow_module._in_memory(os.stat(path)):
+    if _reading._in_memory(os.stat(path)):
         return True
-    if follow_module._NOWAIT is None:
+    if _reading._NOWAIT is None:
         return False
     fd = os.open(path, os.O_RDONLY)
     try:
-        os.preadv(fd, [bytearray(16)], 0, follow_module._NOWAIT)
+        os.preadv(fd, [bytearray(16)], 0, _reading._NOWAIT)
     except OSError as exc:
-        return exc.errno not in follow_module._NOWAIT_UNSUPPORTED
+        return exc.errno not in _reading._NOWAIT_UNSUPPORTED
     finally:
         os.close(fd)
     return True
@@ -226,18 +226,18 @@ async def test_the_lines_are_the_same_with_and_without_it(
     path.write_bytes(data)
     in_loop = reads_without_waiting(path)
     taken: list[bool] = []
-    original = follow_module._taken_ahead
+    original = _reading._taken_ahead
 
     def counting(*args: Any) -> bytes | None:
         found = original(*args)
         taken.append(found is not None)
         return found
 
-    monkeypatch.setattr(follow_module, "_taken_ahead", counting)
+    set_in_follower(monkeypatch, "_taken_ahead", counting)
     try:
         with_it = await follow_whole(path)
         used = sum(taken)
-        monkeypatch.setattr(follow_module, "_READ_AHEAD", False)
+        set_in_follower(monkeypatch, "_READ_AHEAD", False)
         without = await follow_whole(path)
     finally:
         path.unlink()
@@ -249,7 +249,7 @@ async def test_the_lines_are_the_same_with_and_without_it(
     assert with_it[0] == expected
     assert with_it == without
     if built_accelerator() is not None and (where != "tmp_path" or in_loop):
-        assert used >= len(data) // follow_module.CACHED_READ_SIZE - 2
+        assert used >= len(data) // _reading.CACHED_READ_SIZE - 2
     else:
         assert used == 0
 
@@ -262,9 +262,9 @@ async def test_no_thread_is_kept_once_caught_up(
     """Caught up, the follower stops its read-ahead thread: after a short read, and
     after a full one that ended where the file does (the next read has nothing new)."""
     size = 256  # each read: the anchor again and 256 - ANCHOR_BYTES new bytes
-    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", size)
-    monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)  # reads in the loop
-    step = size - min(follow_module.ANCHOR_BYTES, size)
+    set_in_follower(monkeypatch, "CACHED_READ_SIZE", size)
+    set_in_follower(monkeypatch, "_in_memory", lambda st: True)  # reads in the loop
+    step = size - min(_follower.ANCHOR_BYTES, size)
     assert step > 0
     total = size + 40 * step + (0 if last_read == "full" else step // 2)
     body = numbered(20_000)[: total - 1]
@@ -310,8 +310,8 @@ async def test_at_most_so_many_files_are_read_ahead_at_once(
 ) -> None:
     """Followers catching up together (as follow_many at its start) share the limit:
     beyond it a file is read as without read-ahead, with the same lines."""
-    monkeypatch.setattr(follow_module, "_READ_AHEAD_THREADS", 1)
-    monkeypatch.setattr(follow_module, "_in_memory", lambda st: True)  # reads in the loop
+    set_in_follower(monkeypatch, "_READ_AHEAD_THREADS", 1)
+    set_in_follower(monkeypatch, "_in_memory", lambda st: True)  # reads in the loop
     kind = read_ahead_type()
     assert kind.threads() == 0
     data = numbered(30_000)

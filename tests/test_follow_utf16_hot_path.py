@@ -14,11 +14,10 @@ from typing import Any
 
 import anyio
 import pytest
-from _helpers import needs_c
+from _helpers import needs_c, set_in_follower
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import utf8stream.apps.follow as follow_module
 from utf8stream import follow
 from utf8stream.core import _accel
 from utf8stream.core.linecodec import LineBatch, LineEngine, LineItem, LineTooLong, line_decoder
@@ -188,9 +187,9 @@ def test_slice_end_looks_for_a_cr_only_before_the_end_it_is_given() -> None:
 @pytest.fixture
 def small_slices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Reads and slices of a few bytes, so a short file has many of each."""
-    monkeypatch.setattr(follow_module, "READ_SIZE", 256)
-    monkeypatch.setattr(follow_module, "CACHED_READ_SIZE", 200)
-    monkeypatch.setattr(follow_module, "FEED_SIZE", 38)
+    set_in_follower(monkeypatch, "READ_SIZE", 256)
+    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 200)
+    set_in_follower(monkeypatch, "FEED_SIZE", 38)
     yield
 
 

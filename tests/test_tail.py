@@ -11,10 +11,9 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import append, take_texts
+from _helpers import append, set_in_follower, take_texts
 
 from utf8stream import Malformed, MalformedKind
-from utf8stream.apps import follow as tail_module
 from utf8stream.apps.follow import (
     FileIdentity,
     FollowCheckpoint,
@@ -22,6 +21,7 @@ from utf8stream.apps.follow import (
     FollowerStatistics,
     Line,
     Notice,
+    _rotation,
     follow,
     write_checkpoint,
 )
@@ -157,7 +157,7 @@ async def test_rotation_sequence(tmp_path: Path) -> None:
 async def test_copytruncate_with_unread_bytes_reports_a_gap(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tail_module, "READ_SIZE", 64)
+    set_in_follower(monkeypatch, "READ_SIZE", 64)
     path = tmp_path / "app.log"
     lines_in = [f"line {i:03d} " + "x" * 20 for i in range(20)]
     path.write_bytes("".join(line + "\n" for line in lines_in).encode())
@@ -297,7 +297,7 @@ async def test_overlong_policies(tmp_path: Path, policy: str) -> None:
 async def test_overlong_unfinished_line_is_bounded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tail_module, "READ_SIZE", 100)
+    set_in_follower(monkeypatch, "READ_SIZE", 100)
     path = tmp_path / "app.log"
     path.write_bytes(b"z" * 1000)  # no newline yet
     async with follow(
@@ -581,7 +581,7 @@ def test_a_compressed_file_on_the_checkpoints_inode_is_not_ours(tmp_path: Path) 
     for candidate, found in ((compressed, None), (plain, plain)):
         st = candidate.stat()
         identity = FileIdentity(st.st_dev, st.st_ino)
-        assert tail_module._find_rotated(tmp_path / "app.log", identity) == found
+        assert _rotation._find_rotated(tmp_path / "app.log", identity) == found
 
 
 # -- notices: what is not a line is told, not printed ------------------------------------
@@ -590,7 +590,7 @@ def test_a_compressed_file_on_the_checkpoints_inode_is_not_ours(tmp_path: Path) 
 async def test_truncation_is_a_notice_not_a_line_of_replacement_characters(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tail_module, "READ_SIZE", 64)
+    set_in_follower(monkeypatch, "READ_SIZE", 64)
     path = tmp_path / "app.log"
     lines_in = [f"line {i:03d} " + "x" * 22 for i in range(20)]  # 32 bytes with "\n"
     path.write_bytes("".join(line + "\n" for line in lines_in).encode())
@@ -703,7 +703,7 @@ async def test_a_read_ending_inside_an_overlong_lines_newline_loses_nothing(
 ) -> None:
     """Reads of 16 bytes end right after the ``\\r`` of the overlong line's
     ``\\r\\n`` (or lone ``\\r``); the line after it must still come, whole."""
-    monkeypatch.setattr(tail_module, "READ_SIZE", 16)
+    set_in_follower(monkeypatch, "READ_SIZE", 16)
     path = tmp_path / "app.log"
     ending = b"\r\n" if newline else b"\r"
     # (A \r at the very end would wait for what follows: the last line ends in \n.)
@@ -733,7 +733,7 @@ async def test_a_read_ending_inside_an_overlong_lines_newline_loses_nothing(
 async def test_a_line_at_the_limit_before_a_cut_crlf_is_not_overlong(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(tail_module, "READ_SIZE", 9)
+    set_in_follower(monkeypatch, "READ_SIZE", 9)
     path = tmp_path / "app.log"
     path.write_bytes(b"12345678\r\nnext\r\n")  # the first read ends after the \r
     async with follow(
@@ -780,7 +780,7 @@ async def test_overlong_lines_at_every_read_size(
     path = tmp_path / "app.log"
     path.write_bytes(data)
     for read_size in (1, 4, 16):
-        monkeypatch.setattr(tail_module, "READ_SIZE", read_size)
+        set_in_follower(monkeypatch, "READ_SIZE", read_size)
         got: list[str] = []
         async with follow(
             path,
@@ -871,7 +871,7 @@ def test_follow_refuses_encodings_lines_cannot_be_cut_in() -> None:
 async def test_statistics_count_each_overlong_line_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str
 ) -> None:
-    monkeypatch.setattr(tail_module, "READ_SIZE", 7)  # the long line comes in many reads
+    set_in_follower(monkeypatch, "READ_SIZE", 7)  # the long line comes in many reads
     path = tmp_path / "app.log"
     path.write_bytes(b"a\n" + b"x" * 100 + b"\nb\n")
     lines = []

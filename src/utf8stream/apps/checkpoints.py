@@ -60,7 +60,7 @@ from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from .follow import CHECKPOINT_MAX_BYTES, CheckpointError, FollowCheckpoint
+from .follow._checkpoint import CHECKPOINT_MAX_BYTES, CheckpointError, FollowCheckpoint
 
 __all__ = ["STORE_SCHEMA_VERSION", "CheckpointStore"]
 

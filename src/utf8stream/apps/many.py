@@ -66,14 +66,11 @@ from ..core.multiline import MultilineJoiner
 from ._defaults import DEFAULT_MULTILINE_TIMEOUT, DEFAULT_POLL_INTERVAL, DEFAULT_ROTATE_GRACE
 from ._watch import Watcher
 from .checkpoints import CheckpointStore
-from .follow import (
-    FollowCheckpoint,
-    Follower,
-    Line,
-    Notice,
-    _MultilineFollower,
-    _Open,
-)
+from .follow._checkpoint import FollowCheckpoint
+from .follow._follower import Follower
+from .follow._multiline import _MultilineFollower
+from .follow._reading import _Open
+from .follow._records import Line, Notice
 
 __all__ = ["ManyFollower", "follow_many"]
 

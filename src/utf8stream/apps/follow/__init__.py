@@ -1,0 +1,79 @@
+"""Follow a growing log file: no line lost, none repeated, across rotation and restarts.
+
+A package of modules of one responsibility each: ``_records`` (file identity, line,
+notice, statistics), ``_checkpoint`` (the checkpoint's JSON format, its validation and its
+file), ``_reading`` (opening and reading a file: page cache, memory file systems,
+read-ahead), ``_rotation`` (rotated copies, plain or compressed, and the order of their
+names), ``_feed`` (a read cut into records in bulk), ``_options`` (the options' checks),
+``_follower`` (the ``Follower``; its docstring tells how it works), ``_multiline`` (lines
+joined into events) and ``_follow`` (``follow()``).  The names are loaded on first use,
+so importing the package costs nothing until one is used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    # Some names not in ``__all__`` are imported from here too: ``_HOMES`` lists them.
+    from .._defaults import FOLLOW_ERRORS  # noqa: F401
+    from .._identity import FINGERPRINT_BYTES  # noqa: F401
+    from ._checkpoint import (  # noqa: F401
+        CHECKPOINT_MAX_BYTES,
+        CheckpointError,
+        FollowCheckpoint,
+        read_checkpoint,
+        write_checkpoint,
+    )
+    from ._feed import FEED_SIZE  # noqa: F401
+    from ._follow import follow
+    from ._follower import Follower
+    from ._reading import READ_SIZE  # noqa: F401
+    from ._records import NOTICE_KINDS, FileIdentity, FollowerStatistics, Line, Notice
+
+__all__ = [
+    "NOTICE_KINDS",
+    "CheckpointError",
+    "FileIdentity",
+    "FollowCheckpoint",
+    "Follower",
+    "FollowerStatistics",
+    "Line",
+    "Notice",
+    "follow",
+    "read_checkpoint",
+    "write_checkpoint",
+]
+
+_HOMES = {
+    "._records": ("NOTICE_KINDS", "FileIdentity", "FollowerStatistics", "Line", "Notice"),
+    "._checkpoint": (
+        "CHECKPOINT_MAX_BYTES",
+        "CheckpointError",
+        "FollowCheckpoint",
+        "read_checkpoint",
+        "write_checkpoint",
+    ),
+    "._reading": ("READ_SIZE",),
+    "._feed": ("FEED_SIZE",),
+    "._follower": ("Follower",),
+    "._follow": ("follow",),
+    ".._defaults": ("FOLLOW_ERRORS",),
+    ".._identity": ("FINGERPRINT_BYTES",),
+}
+_LAZY = {name: module for module, names in _HOMES.items() for name in names}
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

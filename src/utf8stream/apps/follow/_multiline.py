@@ -1,0 +1,170 @@
+"""The multi-line follower: a follower whose lines are joined into events."""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import AsyncIterator
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+from ...core.multiline import MultilineEvent, MultilineJoiner
+from ._checkpoint import FollowCheckpoint
+from ._follower import Follower
+from ._reading import _Open
+from ._records import FileIdentity, Line
+
+
+class _EventDue(Exception):
+    """The held event's timeout has passed and the file has nothing more: hand it out."""
+
+
+class _MultilineFollower(Follower):
+    """A follower whose ``Line`` records are multi-line events (``follow(multiline=)``).
+
+    The lines come from the plain follower, with the offset just past each (its
+    checkpoint); they go through the joiner, which holds the incomplete event.  A line
+    from another file (another inode, or an offset before the last: a truncation) ends
+    the event held.  Each event keeps the checkpoint taken just before its first line:
+    the checkpoint is that of the first event not handed out (queued or held), else the
+    plain one.  The pieces of a line longer than ``max_line_bytes`` (``on_overlong=
+    "split"``) are joined to its start (``MultilineJoiner.extend``), not as lines.  An
+    event is ``terminated`` as its last line is; one that ends in the
+    unfinished last line of ``until_eof`` (or ``stop_at_end()``), which the plain
+    checkpoint stays before, is not complete either: handed out, it leaves the checkpoint
+    before its first line, and a later run reads it again whole.
+
+    The timeout is kept where the follower waits for its file (``_wait_for_change``,
+    the only wait once a file is open, so whenever an event is held): the wait ends when
+    the held event is due, and once due, the next wait raises ``_EventDue`` instead, so
+    the file is always looked at first.  Lines that reached the file in time join the
+    event even when the consumer came back late; only a file with nothing more ends it.
+    Where there is no file to look at (its path cannot be opened now), the step is
+    bounded by the event's timeout instead.
+    """
+
+    def __init__(self, joiner: MultilineJoiner, timeout: float, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("partial_after") is not None:
+            raise ValueError("partial_after is for lines: a multi-line event is handed out whole")
+        super().__init__(*args, **kwargs)
+        self._joiner = joiner
+        self._multiline_timeout = timeout
+        #: Complete events not handed out, each with the checkpoint before its first line.
+        self._events: deque[tuple[Line, FollowCheckpoint]] = deque()
+        #: The event held by the joiner: the checkpoint before it, its file and path.
+        self._held: tuple[FollowCheckpoint, FileIdentity, str] | None = None
+        self._last: tuple[int, int, int] | None = None  # device, inode, end of last line
+        self._line_end: FollowCheckpoint | None = None  # the plain checkpoint after it
+        self._last_terminated = True  # whether the last line read had its newline
+        self._last_open = False  # ... and whether the plain checkpoint stayed before it
+        #: Before an event handed out whose last line was unfinished (at the end).
+        self._unfinished: FollowCheckpoint | None = None
+
+    def __aiter__(self) -> AsyncIterator[Line]:
+        return self
+
+    async def __anext__(self) -> Line:
+        events = self._events
+        while not events:
+            await self._join_more()
+        return events.popleft()[0]
+
+    async def _join_more(self) -> None:
+        """Take one more line (or the held event, due, or the end) and queue the events
+        it completes."""
+        try:
+            left = self._due_in()
+            if left is not None and self._file is None:
+                # No file to look at (its path cannot be opened now, after a copy was
+                # drained): waiting for it, or trying it, ends when the event is due.
+                if left <= 0:
+                    self._flush()
+                    return
+                with anyio.move_on_after(left):  # cancelling a step loses nothing
+                    await self._join_line()
+                return
+            await self._join_line()
+        except _EventDue:
+            self._flush()
+        except StopAsyncIteration:
+            self._flush()
+            if not self._events:
+                raise
+
+    def _due_in(self) -> float | None:
+        """Seconds until the held event is due (<= 0: it is); None if none is held."""
+        since = self._joiner.pending_since
+        return None if since is None else self._multiline_timeout - (anyio.current_time() - since)
+
+    def hand_out_held(self) -> bool:
+        """Queue the held event now (its file is gone); whether events wait to go out."""
+        self._flush()
+        return bool(self._events)
+
+    async def _wait_for_change(self, f: _Open, timeout: float | None = None) -> None:
+        left = self._due_in()
+        if left is not None:
+            if left <= 0:
+                raise _EventDue  # (raised where a wait begins: the state is complete)
+            timeout = left if timeout is None else min(timeout, left)
+        await super()._wait_for_change(f, timeout)
+
+    async def _join_line(self) -> None:
+        before = self._line_end
+        line = await Follower.__anext__(self)
+        after = Follower.checkpoint(self)
+        self._line_end = after
+        self._unfinished = None
+        where = (line.file.device, line.file.inode)
+        piece = before is not None and before.mid_line  # the rest of a line cut in pieces
+        if self._last is not None and (where != self._last[:2] or line.offset < self._last[2]):
+            self._flush()  # another file: the event held is complete
+            piece = False
+        self._last = (*where, after.offset)
+        held = self._held is not None
+        previous = self._last_terminated  # of the last line of the events this completes
+        self._last_terminated = line.terminated
+        self._last_open = not line.terminated and after.offset <= line.offset
+        now = anyio.current_time()
+        if piece:
+            events = self._joiner.extend(line.text, line.offset, after.offset, now)
+        else:
+            events = self._joiner.feed([(line.text, line.offset, after.offset)], now)
+        for event in events:
+            self._queue_event(event, previous)
+        if self._joiner.pending_since is None:
+            self._held = None
+        elif events or not held:  # this line began the event now held
+            start = before or FollowCheckpoint(self._followed, line.file, line.offset)
+            self._held = (start, line.file, line.path)
+
+    def _flush(self) -> None:
+        event = self._joiner.flush()
+        if event is not None:
+            assert self._held is not None
+            if self._last_open:  # the unfinished last line: the event is not complete
+                self._unfinished = self._held[0]
+            self._queue_event(event, self._last_terminated)
+        self._held = None
+
+    def _queue_event(self, event: MultilineEvent, terminated: bool) -> None:
+        """Queue an event: the one held until now."""
+        assert self._held is not None
+        start, file, path = self._held
+        self._events.append((Line(event.text, event.offset, file, path, terminated), start))
+
+    def checkpoint(self) -> FollowCheckpoint:
+        """Where a new follower resumes: before the first line of the first event not
+        handed out, else just past the last line read."""
+        if self._events:
+            return self._events[0][1]
+        if self._held is not None:
+            return self._held[0]
+        if self._unfinished is not None:
+            return self._unfinished
+        return Follower.checkpoint(self)
+
+    def has_pending(self) -> bool:
+        return bool(self._events) or Follower.has_pending(self)

@@ -1,0 +1,317 @@
+"""How the follower opens and reads a file: identity, page cache, memory file systems,
+read-ahead, where each read is done (``_Reads``), and the state of the file being read."""
+
+from __future__ import annotations
+
+import errno
+import functools
+import os
+import stat
+from collections.abc import Generator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.lowlevel
+import anyio.to_thread
+
+from ...core.linecodec import LineEngine, Utf8LineDecoder, line_decoder
+from .._follow_accel import implementation as follow_implementation
+from .._identity import FINGERPRINT_BYTES, head_fingerprint
+from .._sniff import SNIFF_BYTES, sniff_encoding
+from ._records import FileIdentity
+
+if TYPE_CHECKING:
+    from ._checkpoint import FollowCheckpoint
+    from ._rotation import _Copy
+
+
+READ_SIZE = 1 << 20
+#: How much a read that the page cache holds takes, done in the event loop's thread with
+#: no worker thread (``_read_cached``): copying it blocks the loop for some tens of
+#: microseconds, a worker thread's round trip costs more than that.
+CACHED_READ_SIZE = 1 << 18
+
+
+@functools.cache
+def _is_utf8(encoding: str) -> bool:
+    return isinstance(line_decoder(encoding, "strict"), Utf8LineDecoder)
+
+
+@functools.cache
+def _unit_of(encoding: str) -> int:
+    return line_decoder(encoding, "strict").unit
+
+
+def _open_regular(path: str) -> int:
+    """``os.open`` for reading, refusing a directory (it opens, but cannot be read)."""
+    fd = os.open(path, os.O_RDONLY)
+    if stat.S_ISDIR(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+    return fd
+
+
+def _identity_of(fd: int) -> FileIdentity:
+    st = os.fstat(fd)
+    head = os.pread(fd, FINGERPRINT_BYTES, 0)
+    length, digest = head_fingerprint(head)
+    return FileIdentity(st.st_dev, st.st_ino, length, digest)
+
+
+def _matches(fd: int, identity: FileIdentity) -> bool:
+    """Is the file open as ``fd`` the one ``identity`` describes?"""
+    st = os.fstat(fd)
+    if not identity.same_inode(st):
+        return False
+    head = os.pread(fd, identity.head_length, 0)
+    return head_fingerprint(head) == (identity.head_length, identity.head_sha256)
+
+
+def _head_holds(f: _Open, data: bytes) -> bool:
+    """Whether the first bytes of ``f``, of which ``data`` was just read from its start,
+    are still the fingerprinted ones (else it was truncated, perhaps rewritten, since it
+    was opened: nothing read yet, no anchor tells)."""
+    length = f.identity.head_length
+    if not length:
+        return True
+    head = data[:length] if len(data) >= length else os.pread(f.fd, length, 0)
+    return head_fingerprint(head) == (length, f.identity.head_sha256)
+
+
+#: ``os.RWF_NOWAIT`` where ``preadv`` takes it (Linux), else None.
+_NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None) if hasattr(os, "preadv") else None
+#: What ``preadv`` with ``RWF_NOWAIT`` raises where the file system cannot tell whether a
+#: read would wait (tmpfs, many network file systems): that file is read in a thread.
+_NOWAIT_UNSUPPORTED = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}
+
+
+def _read_cached(fd: int, buffer: Any, size: int, offset: int, at_least: int) -> bytes | None:
+    """Up to ``size`` bytes (at most ``len(buffer)``) of ``fd`` at ``offset`` if the page
+    cache holds them (at least ``at_least`` of them, or all the file holds from
+    ``offset``; else None), read without waiting for storage or for a lock
+    (``RWF_NOWAIT``), so in the event loop's thread: what the kernel does then is a copy
+    from memory.  ``buffer`` is a ``ReadBuffer`` (``implementation()``'s): the bytes
+    returned are the buffer itself with the accelerator (no second copy of what was
+    read), a copy of it without.  Raises ``OSError`` with an errno of
+    ``_NOWAIT_UNSUPPORTED`` where the file system cannot say."""
+    assert _NOWAIT is not None
+    with memoryview(buffer) as whole, whole[: min(size, len(whole))] as space:
+        try:
+            n = os.preadv(fd, (space,), offset, _NOWAIT)
+        except BlockingIOError:  # not in the page cache (or a lock is held)
+            return None
+    if n < at_least or n == 0:
+        # A short read: the end of the file (what a read at the end of a finished file
+        # or of a quiet live one gives every time: no worker thread for that), or bytes
+        # not cached.  The size after the read tells: if the file ends where the read
+        # did, every byte there was was read (it grew since? the next read has it).
+        if offset + n < os.fstat(fd).st_size:
+            return None
+        if n == 0:
+            return b""  # the buffer is kept for the next read
+    data: bytes = buffer.take(n)
+    return data
+
+
+#: Whether a file being caught up with is read ahead in a thread (``_read_ahead``).
+_READ_AHEAD = True
+#: At most this many files are read ahead at once in a process (many followers catching
+#: up together, as ``follow_many`` at its start, share the processors anyway).
+_READ_AHEAD_THREADS = max(2, os.cpu_count() or 2)
+
+
+def _in_loop_size(size: int) -> int:
+    """How much of a read of ``size`` bytes is done in the event loop's thread at once."""
+    return min(size, CACHED_READ_SIZE)
+
+
+def _taken_ahead(f: _Open, size: int, offset: int, at_least: int) -> bytes | None:
+    """The read ``_Reads.pread`` asks for, if ``f``'s ``ReadAhead`` started it: its bytes, if
+    they are what the read done now in the loop would give; else None, and the read is
+    done now.  A log's bytes do not change once written, so bytes read moments ago are
+    the bytes there now, unless the file was truncated since: then it is shorter than
+    the bytes read (or it would have been regrown past them in those moments by a writer
+    that does not append, as after a copytruncate, and then the bytes read are the ones
+    its copy holds).  A failed read is done again too (its error is the present one),
+    and a short one counts only where the file ends there (``_read_cached``'s rule)."""
+    if f.readahead is None:
+        return None
+    try:
+        data: bytes | None = f.readahead.take(offset, _in_loop_size(size))
+    except OSError:
+        return None
+    if data is None:
+        return None
+    n = len(data)
+    size_now = os.fstat(f.fd).st_size
+    if size_now < offset + n:
+        return None  # truncated since: what is there now is read now
+    if not f.in_memory and (n < at_least or n == 0) and offset + n < size_now:
+        return None
+    return data
+
+
+def _stop_reading_ahead(f: _Open) -> None:
+    if f.readahead is not None:
+        f.readahead.close()
+        f.readahead = None
+
+
+#: File systems whose files live in memory: the page cache is their storage, so a read
+#: never waits for a disk (tmpfs, which refuses ``RWF_NOWAIT``; ramfs).
+_MEMORY_FILE_SYSTEMS = frozenset({"tmpfs", "ramfs"})
+_MOUNTINFO = "/proc/self/mountinfo"
+
+
+def _in_memory(st: os.stat_result) -> bool:
+    """Whether the file ``st`` describes lives on a file system held in memory (Linux's
+    mount table says; False wherever it cannot be told).
+
+    Such a file is read in the event loop's thread, as a read the page cache holds is
+    elsewhere: a copy from memory, where a worker thread's round trip (and the bytes
+    read on another processor's cache) would cost more than the read.  The exception
+    is memory swapped out, which any access may wait for."""
+    wanted = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    try:
+        with open(_MOUNTINFO, encoding="utf-8", errors="replace") as table:
+            for entry in table:
+                fields = entry.split()
+                # id, parent, major:minor, root, mount point, options, [optional...], -,
+                # type, source, super options
+                if len(fields) > 7 and fields[2] == wanted and "-" in fields[6:]:
+                    kind = fields[fields.index("-", 6) + 1]
+                    return kind in _MEMORY_FILE_SYSTEMS
+    except (OSError, IndexError):
+        pass
+    return False
+
+
+@dataclass
+class _Open:
+    """The file being read; its line engine holds the unfinished line."""
+
+    fd: int
+    path: str
+    identity: FileIdentity
+    engine: LineEngine
+    read_pos: int  # next byte to read
+    known_size: int = 0  # size at the last look: did unread bytes vanish?
+    anchor: bytes = b""  # the bytes just before read_pos, to notice a rewrite
+    #: When a rotated-away file was first seen at its end with nothing new (monotonic
+    #: time), for its grace period; None while it yields data.
+    quiet_since: float | None = None
+    #: When its last new bytes were read (the event loop's clock): ``partial_after``.
+    fed_at: float = 0.0
+    #: Reading the rest of the file from a rotated copy (``fd`` is -1, or with
+    #: ``resume_live`` the truncated file, read again from 0 once the copy is done).
+    copy: _Copy | None = None
+    #: The copy's bytes still to read, one chunk per read (None once read to its end).
+    chunks: Generator[bytes, None, None] | None = None
+    resume_live: bool = False
+    lost: int = 0  # bytes of the file that no copy holds, reported when it is left
+    #: ``encoding="auto"`` and the file was empty: its engine waits for its first bytes.
+    undecided: bool = False
+    #: The last read's bytes from ``unfed_at`` on are not cut into lines yet (the engine
+    #: gets them ``FEED_SIZE`` at a time, as the lines before them run out).
+    unfed: bytes = b""
+    unfed_at: int = 0
+    #: Where the bytes of ``unfed`` to cut end: just past its last newline when the read
+    #: was cut short there (``_take``), else its length.
+    unfed_end: int = 0
+    #: False once the file system said it cannot tell whether a read would wait
+    #: (``_read_cached``): the file is read in worker threads only.
+    nowait: bool = True
+    #: The file system keeps its files in memory (``_in_memory``): every read is done in
+    #: the event loop's thread.
+    in_memory: bool = False
+    #: While catching up (each read done in the loop came back full): the next read,
+    #: started in a thread of its own as this one's lines are handed out (``ReadAhead``).
+    readahead: Any = None
+
+
+def _detect(fd: int) -> str | None:
+    """``encoding="auto"``: the encoding of the file open as ``fd``, told by its first
+    bytes; None while it has none (decided when its first bytes are read)."""
+    head = os.pread(fd, SNIFF_BYTES, 0)
+    return sniff_encoding(head, whole=False) if head else None
+
+
+def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
+    """The checkpoint's offset if ``fd`` is still its file, else 0.
+
+    Same inode but other first bytes, or shorter than the offset: the file was
+    truncated and rewritten, or it is a new file that reuses the inode.  Either way
+    the old offset means nothing in it and all of it is unread.
+    """
+    if _matches(fd, cp.file) and os.fstat(fd).st_size >= cp.offset:
+        return cp.offset
+    return 0
+
+
+def _read_ahead(f: _Open, full: bool) -> None:
+    """After a read done in the loop: if it came back full (more is likely there),
+    start the next one in a thread (``ReadAhead``) while its lines are handed out;
+    else (caught up) stop that thread, as a quiet file needs none."""
+    if not full or not _READ_AHEAD or not (f.in_memory or (f.nowait and _NOWAIT is not None)):
+        _stop_reading_ahead(f)
+        return
+    if f.readahead is None:
+        kind = follow_implementation().ReadAhead
+        if kind.threads() >= _READ_AHEAD_THREADS:
+            return  # enough files are read ahead (many followed at once)
+        f.readahead = kind(f.fd)
+    n = len(f.anchor)  # what the next read in ``_read_more`` asks for
+    f.readahead.start(f.read_pos - n, _in_loop_size(READ_SIZE + n), not f.in_memory)
+
+
+class _Reads:
+    """Where a follower's reads are done (``pread``): in the event loop's thread what the
+    page cache or a file system in memory holds, else in a worker thread."""
+
+    def __init__(self) -> None:
+        #: Scratch space of the reads the page cache holds (``_read_cached``).
+        self._scratch: Any = None
+        self._unyielded = 0  # bytes read since the event loop last ran other tasks
+
+    async def pread(self, f: _Open, size: int, offset: int, at_least: int) -> bytes:
+        """``os.pread(f.fd, size, offset)``, or fewer bytes (at least ``at_least``, or
+        all there are): from the page cache at once where it holds them (up to
+        ``CACHED_READ_SIZE``; always, for a file held in memory: ``_in_memory``), else
+        in a worker thread, since a read from storage may take milliseconds.  A
+        cancellation point either way; cancelled, nothing is read.
+        """
+        if f.in_memory or (f.nowait and _NOWAIT is not None):
+            # A reader that never waits must still be cancellable at each read, and let
+            # the other tasks run as often as it did with a thread per ``READ_SIZE``
+            # read (a turn of the event loop per read would cost more than the read).
+            if self._unyielded >= READ_SIZE:
+                self._unyielded = 0
+                await anyio.lowlevel.checkpoint()
+            else:
+                await anyio.lowlevel.checkpoint_if_cancelled()
+            found = _taken_ahead(f, size, offset, at_least)
+            if found is not None:
+                self._unyielded += len(found)
+                return found
+            if f.in_memory:
+                # A file in memory: the read is a copy from memory, whatever its size
+                # (at most ``CACHED_READ_SIZE``, to bound the time the loop is held).
+                found = os.pread(f.fd, _in_loop_size(size), offset)
+                self._unyielded += len(found)
+                return found
+            buffer = self._scratch
+            if buffer is None:
+                buffer = self._scratch = follow_implementation().ReadBuffer(CACHED_READ_SIZE)
+            try:
+                data = _read_cached(f.fd, buffer, size, offset, at_least)
+            except OSError as exc:
+                if exc.errno not in _NOWAIT_UNSUPPORTED:
+                    raise
+                f.nowait = False  # this file system cannot tell: read it in threads
+                data = None
+            if data is not None:
+                self._unyielded += len(data)
+                return data
+        self._unyielded = 0
+        return await anyio.to_thread.run_sync(os.pread, f.fd, size, offset)
