@@ -94,7 +94,8 @@ def measure(sources: list[Path], cases: list[str], rounds: int, small: str) -> d
     """Every case of every tree, ``rounds`` times, interleaved in a shuffled order."""
     for src in sources:
         compileall.compile_dir(str(src), quiet=1)
-    jobs = [("pass", None)] + [(case, src) for src in sources for case in cases if case != "pass"]
+    jobs: list[tuple[str, Path | None]] = [("pass", None)]
+    jobs += [(case, src) for src in sources for case in cases if case != "pass"]
     times: dict[tuple[str, Path | None], list[float]] = {job: [] for job in jobs}
     shuffle = random.Random(0).shuffle
     for job in jobs:  # a warm-up round: the page cache, the bytecode
@@ -102,9 +103,9 @@ def measure(sources: list[Path], cases: list[str], rounds: int, small: str) -> d
     for _ in range(rounds):
         order = list(jobs)
         shuffle(order)
-        for case, src in order:
-            times[case, src].append(
-                _run_once(_command(case, small), _environment(src or sources[0]))
+        for case, tree in order:
+            times[case, tree].append(
+                _run_once(_command(case, small), _environment(tree or sources[0]))
             )
     floor = times["pass", None]
     return {
@@ -125,7 +126,7 @@ def importtime(src: Path, case: str, small: str, top: int) -> dict[str, Any]:
     command.insert(1, "-X")
     command.insert(2, "importtime")
     done = subprocess.run(command, env=_environment(src), capture_output=True, text=True)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for line in done.stderr.splitlines():
         if not line.startswith("import time:") or "self [us]" in line:
             continue

@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/soak_follow.py [--seconds S] [--rate LINES] [--seed N]
         [--modes create,copytruncate,compress,dateext] [--json]
 
-The scenario of tests/test_soak.py (tests/_soak.py): a writer appends numbered lines at
+The scenario of tests/apps/follow/test_soak.py (tests/_soak.py): a writer appends numbered lines at
 --rate lines/s while the log is rotated every 0.3-0.9 s in each mode, for --seconds per
 mode and follower.  Followers: `follow()` in-process; the `utf8stream tail -F
 --checkpoint` CLI left running; the same CLI killed with SIGKILL every 0.2-1.5 s and
@@ -13,7 +13,7 @@ more than once (dup); "disorder" and "garbled" appear when there are any.
 
     .venv/bin/python benchmarks/soak_follow.py --many [--seconds S] [--rate LINES] [--seed N]
 
-The many-file scenario of tests/test_soak_many.py instead (``run_many``): five logs under
+The many-file scenario of tests/apps/follow/test_soak_many.py instead (``run_many``): five logs under
 one glob, one per rotation mode (one appearing mid-run, one removed), --rate lines/s each
 (default 2,000), and a consumer process running `follow_many(store=...)` that writes the
 lines into a table of the store's database, killed with SIGKILL every 0.2-1.2 s and

@@ -1,4 +1,4 @@
-"""The soak scenario shared by tests/test_soak.py and benchmarks/soak_follow.py.
+"""The soak scenario shared by tests/apps/follow/test_soak.py and benchmarks/soak_follow.py.
 
 A writer process appends sequence-numbered lines (``app.log <seq> <padding>``) at a steady
 rate; a rotator thread rotates the log the ways logrotate does.  Where ``logrotate`` is
@@ -22,7 +22,7 @@ A follower (in-process ``follow()``, the ``tail -F --checkpoint`` CLI killed wit
 at random moments and restarted, or GNU ``tail -F``) reads throughout; at the end the
 sequence numbers it gave are compared with those written.
 
-``run_many`` (tests/test_soak_many.py): five such logs under one glob (``f0.log``...,
+``run_many`` (tests/apps/follow/test_soak_many.py): five such logs under one glob (``f0.log``...,
 each with its own writer, whose lines start with the file's name, and its own rotator
 mode; one appears mid-run, one is removed), and a consumer process running
 ``follow_many(store=..., autosave=False)`` that writes each batch into a table of the

@@ -23,7 +23,9 @@ TESTS = Path(__file__).resolve().parent
 
 def hypothesis_tests() -> Iterator[tuple[str, Any]]:
     """``(name, test)`` for every ``@given`` test in every test module."""
-    for path in sorted(TESTS.glob("test_*.py")):
+    for path in sorted(TESTS.rglob("test_*.py")):
+        if str(path.parent) not in sys.path:  # as pytest's rootdir-relative import does
+            sys.path.insert(0, str(path.parent))
         module = importlib.import_module(path.stem)
         for name, test in vars(module).items():
             if getattr(test, "is_hypothesis_test", False):

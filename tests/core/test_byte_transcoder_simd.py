@@ -18,8 +18,8 @@ import random
 from typing import Any
 
 import pytest
+from _extension import HAS_AVX2, module_with
 from test_byte_transcoder import run, str_path
-from test_simd import HAS_AVX2, module_with
 
 from utf8stream import Malformed
 from utf8stream.core import _accel, _native

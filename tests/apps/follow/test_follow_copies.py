@@ -75,7 +75,7 @@ async def test_only_the_bytes_no_copy_holds_are_a_gap(
     each full one followed by the next done ahead in a thread (with the accelerator),
     and the next read is done ahead before the copytruncate: the file is shorter then
     than the bytes read ahead, so they are not taken, and the truncation is handled the
-    same (test_follow_read_ahead.py)."""
+    same (apps/follow/test_reading_ahead.py)."""
     set_in_follower(monkeypatch, "READ_SIZE", 16)
     if read_ahead:
         set_in_follower(monkeypatch, "_in_memory", lambda st: True)

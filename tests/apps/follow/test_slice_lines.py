@@ -16,10 +16,10 @@ from typing import Any
 
 import anyio
 import pytest
+from _extension import module_with
 from _helpers import needs_c, set_in_follower
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_simd import module_with  # (imported here, where the accelerator is in use)
 
 from utf8stream import follow
 from utf8stream.apps import _follow_accel, _follow_native

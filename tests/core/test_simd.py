@@ -17,7 +17,6 @@ import ctypes
 import itertools
 import mmap
 import os
-import platform
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -26,10 +25,10 @@ from types import ModuleType
 from typing import Any
 
 import pytest
+from _extension import HAS_AVX2, X86_64, module_with
 from _helpers import CORE, event_tuples, reference_decode
 from hypothesis import given
 from hypothesis import strategies as st
-from test_speedups_module import fresh_module, set_up
 
 from utf8stream import Malformed, Utf8Decoder
 from utf8stream.core import _accel
@@ -40,37 +39,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 TESTS = Path(__file__).resolve().parent
-
-
-def cpu_flags() -> set[str]:
-    try:
-        text = Path("/proc/cpuinfo").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return set()
-    for line in text.splitlines():
-        if line.startswith("flags"):
-            return set(line.split(":", 1)[1].split())
-    return set()
-
-
-X86_64 = platform.machine().lower() in ("x86_64", "amd64")
-HAS_AVX2 = X86_64 and {"avx2", "bmi2"} <= cpu_flags()
-
-
-def module_with(no_avx2: str | None) -> ModuleType:
-    """A new module object from the extension in use, made (and set up) with
-    ``UTF8STREAM_NO_AVX2`` set to ``no_avx2`` (None: unset)."""
-    saved = os.environ.pop("UTF8STREAM_NO_AVX2", None)
-    try:
-        if no_avx2 is not None:
-            os.environ["UTF8STREAM_NO_AVX2"] = no_avx2
-        module = fresh_module()
-    finally:
-        os.environ.pop("UTF8STREAM_NO_AVX2", None)
-        if saved is not None:
-            os.environ["UTF8STREAM_NO_AVX2"] = saved
-    set_up(module)
-    return module
 
 
 # -- the dispatch ------------------------------------------------------------------------
@@ -461,9 +429,9 @@ def test_core_suite_without_avx2() -> None:
             "-x",
             "-p",
             "no:cacheprovider",
-            *(f"tests/{name}" for name in CORE_MODULES),
+            *(str(TESTS / name) for name in CORE_MODULES),
         ],
-        cwd=TESTS.parent,
+        cwd=TESTS.parents[1],
         env=env,
         capture_output=True,
         text=True,

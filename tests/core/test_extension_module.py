@@ -11,9 +11,9 @@ import gc
 import importlib
 import importlib.util
 import weakref
-from types import ModuleType
 
 import pytest
+from _extension import fresh_module, set_up
 
 from utf8stream import Malformed, MalformedKind
 from utf8stream.core import _accel
@@ -22,25 +22,6 @@ speedups = _accel.accelerator()
 pytestmark = pytest.mark.skipif(
     speedups is None, reason="the C accelerator is not built here (pure-Python install)"
 )
-
-
-def fresh_module() -> ModuleType:
-    """A new module object from the same extension file, executed but not set up."""
-    spec = importlib.util.spec_from_file_location(speedups.__name__, speedups.__file__)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def set_up(module: ModuleType) -> None:
-    module.setup(
-        _accel.ACCEL_KINDS,
-        Malformed,
-        Malformed.__dict__["offset"],
-        Malformed.__dict__["data"],
-        Malformed.__dict__["kind"],
-    )
 
 
 def test_a_second_module_object_has_its_own_types_and_state() -> None:

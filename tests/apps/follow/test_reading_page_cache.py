@@ -26,8 +26,9 @@ pytestmark = pytest.mark.anyio
 @pytest.fixture(autouse=True)
 def not_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests are about files on storage: where pytest's temporary directory is on
-    tmpfs (read in the event loop whatever the page cache says, test_follow_in_memory.py),
-    its files are taken for files on storage, so the tests hold on any machine."""
+    tmpfs (read in the event loop whatever the page cache says,
+    apps/follow/test_reading_memory_fs.py), its files are taken for files on storage, so
+    the tests hold on any machine."""
     set_in_follower(monkeypatch, "_in_memory", lambda st: False)
 
 
@@ -35,7 +36,7 @@ def not_in_memory(monkeypatch: pytest.MonkeyPatch) -> None:
 def no_read_ahead(monkeypatch: pytest.MonkeyPatch) -> None:
     """These tests fake ``os.preadv`` to see each read done in the loop; the accelerator's
     read-ahead thread reads with its own ``preadv2``, so it is off here (it has its own
-    tests: test_follow_read_ahead.py)."""
+    tests: apps/follow/test_reading_ahead.py)."""
     set_in_follower(monkeypatch, "_READ_AHEAD", False)
 
 
