@@ -9,6 +9,7 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+from . import linesearch
 from ._accel import ACCEL_MAX_POSITION, implementation
 from ._linetypes import (
     _CR,
@@ -17,7 +18,6 @@ from ._linetypes import (
     _UNIVERSAL_TEXT,
     LineBatch,
     LineItem,
-    _rfind_unit,
 )
 
 if TYPE_CHECKING:
@@ -169,13 +169,13 @@ def last_line_end(self: LineEngine, buf: bytes, start: int) -> int:
     if self.newline is None:
         if buf.endswith(self._cr, 0, size):
             size -= unit  # the \r may be the first half of \r\n
-        last_lf = _rfind_unit(buf, self._lf, start, size, unit)
+        last_lf = linesearch.last_unit(buf, self._lf, start, size, unit)
         # Only a \r after the last \n matters: the search for one stops there (a file
         # with none would be searched whole, and a two-byte search is not memrchr).
         after_lf = max(start, last_lf + unit)
-        at = max(last_lf, _rfind_unit(buf, self._cr, after_lf, size, unit))
+        at = max(last_lf, linesearch.last_unit(buf, self._cr, after_lf, size, unit))
         return at + unit if at >= 0 else 0
-    at = _rfind_unit(buf, self._nl, start, size, unit)
+    at = linesearch.last_unit(buf, self._nl, start, size, unit)
     return at + len(self._nl) if at >= 0 else 0
 
 

@@ -50,11 +50,3 @@ class LineItem(NamedTuple):
     end: int
     mid_line: bool
     terminated: bool
-
-
-def _rfind_unit(buf: bytes, sub: bytes, start: int, end: int, unit: int) -> int:
-    """The last ``sub`` in ``buf[start:end]`` at a multiple of ``unit``, or -1."""
-    at = buf.rfind(sub, start, end)
-    while at > 0 and at % unit:
-        at = buf.rfind(sub, start, at + len(sub) - 1)
-    return at
