@@ -14,8 +14,6 @@ from ._accel import ACCEL_MAX_POSITION, implementation
 from ._linetypes import (
     _CR,
     _LF,
-    _UNIVERSAL_KEPT,
-    _UNIVERSAL_TEXT,
     LineBatch,
     LineItem,
 )
@@ -203,20 +201,7 @@ def take_block(
     ):
         return 0
     text = self.decoder.decode(buf[:block_end])
-    newline = self.newline
-    if self.keepends:
-        if newline is None:
-            parts = _UNIVERSAL_KEPT.split(text)
-            contents = [a + b for a, b in zip(parts[::2], parts[1::2], strict=False)]
-        else:
-            contents = [line + newline for line in text.split(newline)]
-            contents.pop()
-    elif newline is None:
-        contents = text.split(_LF) if _CR not in text else _UNIVERSAL_TEXT.split(text)
-        contents.pop()  # the empty remainder after the last newline
-    else:
-        contents = text.split(newline)
-        contents.pop()
+    contents = linesearch.split_text(text, self.newline, self.keepends)
     offsets = [base + s for s in starts] if self.each_offset else []
     offsets.append(base + block_end)
     out.append(LineBatch(contents, offsets))

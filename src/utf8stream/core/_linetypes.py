@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -12,8 +11,6 @@ from .lineoptions import LineTooLong
 
 _CR = "\r"
 _LF = "\n"
-_UNIVERSAL_TEXT = re.compile("\r\n|\r|\n")
-_UNIVERSAL_KEPT = re.compile("(\r\n|\r|\n)")
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,7 +14,12 @@ the scanner (``_lines.h``), tested against it.
 
 from __future__ import annotations
 
-__all__ = ["last_unit", "line_ends"]
+import re
+
+__all__ = ["last_unit", "line_ends", "split_text"]
+
+_UNIVERSAL = re.compile("\r\n|\r|\n")
+_UNIVERSAL_KEPT = re.compile("(\r\n|\r|\n)")
 
 
 def line_ends(
@@ -44,6 +49,27 @@ def last_unit(buf: bytes, sub: bytes, start: int, end: int, unit: int, shift: in
     while at >= 0 and (at + shift) % unit:
         at = buf.rfind(sub, start, at + len(sub) - 1)
     return at
+
+
+def split_text(text: str, newline: str | None, keepends: bool = False) -> list[str]:
+    """The lines of ``text``, the decoded text of whole lines the search above cut (it
+    ends in a newline), with their newlines if ``keepends``; ``newline`` None for
+    universal newlines.  The text has exactly the newlines of its bytes, so one split of
+    the text (``str.split``, C-speed) cuts all the lines of a block decoded in one call,
+    where decoding line by line would cost a call per line."""
+    if newline is None:
+        if "\r" not in text:
+            newline = "\n"  # str.split is many times faster than a regex
+        elif keepends:
+            parts = _UNIVERSAL_KEPT.split(text)  # line, newline, ..., line, newline, ""
+            return [a + b for a, b in zip(parts[::2], parts[1::2], strict=False)]
+        else:
+            lines = _UNIVERSAL.split(text)
+            lines.pop()  # the empty rest after the last newline
+            return lines
+    lines = text.split(newline)
+    lines.pop()
+    return [line + newline for line in lines] if keepends else lines
 
 
 def _fixed_ends(buf: bytes, nl: bytes, unit: int, start: int) -> list[tuple[int, int]]:

@@ -23,7 +23,6 @@ of the two is in use (``variantscan.py``), not a third implementation.
 from __future__ import annotations
 
 import codecs
-import re
 import threading
 from collections.abc import Callable, Container, Sequence
 from typing import Protocol
@@ -101,7 +100,6 @@ _utf8_decode = codecs.utf_8_decode
 #: per process, and gets nothing but the exception).
 _local = threading.local()
 _KIND_INDEX = {kind: i for i, kind in enumerate(ACCEL_KINDS)}
-_UNIVERSAL = re.compile("\r\n|\r|\n")
 _BYTE = [bytes([b]) for b in range(128)]
 #: After a malformed unit, decode with the error handler for this many bytes before
 #: trying the strict decoder again: a failed strict attempt costs an exception, which a
@@ -341,14 +339,7 @@ class PyScanner:
         finally:
             self._records = []
         self._chars += len(text)
-        if sep >= 0:
-            texts = text.split(chr(sep))
-        elif "\r" in text:
-            texts = _UNIVERSAL.split(text)
-        else:
-            texts = text.split("\n")  # str.split is many times faster than a regex
-        texts.pop()  # the empty rest after the last newline
-        return texts, offsets
+        return linesearch.split_text(text, chr(sep) if sep >= 0 else None), offsets
 
     @staticmethod
     def _cut_lines(
