@@ -156,3 +156,69 @@ def test_no_core_function_takes_a_callers_record_type_identity_or_path() -> None
         if arg.arg in CALLERS_TYPES
     ]
     assert found == []
+
+
+#: The modules that search text or bytes for newlines: the line engine's search
+#: (``linesearch``: forwards, backwards, and the split of decoded lines) and the pure twin
+#: of the C cut of text whose code units are characters (``_native.split_lines``).
+LINE_SEARCH = {"core/linesearch.py", "core/_native.py"}
+#: Not line readers: a line number for a report (``validate``'s ``line:column`` counts
+#: ``\n``), and the kernel's tables under /proc read by the follower's watchers.
+NOT_LINE_READERS = {"apps/_linecol.py", "apps/_holders.py", "apps/_watch.py"}
+#: The methods of ``str`` and ``bytes`` that search for their argument.
+SEARCHES = {"find", "rfind", "index", "rindex", "count", "split", "rsplit", "partition"}
+
+
+def newline_searches(tree: ast.AST) -> list[str]:
+    """The searches for a newline in a module: a ``str``/``bytes`` search method given a
+    literal that holds ``\\r`` or ``\\n``, ``splitlines()``, a regular expression whose
+    pattern holds one; as ``line: call``."""
+
+    def newline(node: ast.expr) -> bool:
+        value = node.value if isinstance(node, ast.Constant) else None
+        if isinstance(value, bytes):
+            value = value.decode("latin-1")
+        return isinstance(value, str) and any(c in value for c in ("\r", "\n", r"\r", r"\n"))
+
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+            continue
+        name = node.func.attr
+        if (
+            name == "splitlines"
+            or (name in SEARCHES and node.args and newline(node.args[0]))
+            or (name == "compile" and node.args and newline(node.args[0]))
+        ):
+            found.append(f"{node.lineno}: {name}")
+    return found
+
+
+def test_only_the_line_engine_searches_for_newlines() -> None:
+    """Every line reader gets its line ends from the line engine's one search."""
+    found = {
+        name: calls
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (name := str(path.relative_to(PACKAGE))) not in LINE_SEARCH | NOT_LINE_READERS
+        if (calls := newline_searches(ast.parse(path.read_text("utf-8"))))
+    }
+    assert found == {}
+    # In C: the scanner's one byte search (``line_stop``) and the code-unit search of
+    # ``split_lines``; no ``memchr`` of a newline.
+    c_sources = sorted(PACKAGE.rglob("*.c")) + sorted(PACKAGE.rglob("*.h"))
+    memchr = re.compile(r"memchr\([^;]*'\\[rn]'")
+    assert [p.name for p in c_sources if memchr.search(p.read_text("utf-8"))] == []
+
+
+def test_the_newline_search_check_sees_each_kind_of_search() -> None:
+    source = (
+        'a.find(b"\\n")\nb.rfind("\\r", 0)\nc.splitlines()\nre.compile(rb"[\\r\\n]")\n'
+        'd.split("\\r\\n")\ne.find(b"x")\nf.split(sep)\n'
+    )
+    assert newline_searches(ast.parse(source)) == [
+        "1: find",
+        "2: rfind",
+        "3: splitlines",
+        "4: compile",
+        "5: split",
+    ]

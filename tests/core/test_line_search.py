@@ -19,7 +19,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import LineTooLong
-from utf8stream.core import _linebulk, linecodec
+from utf8stream.core import linesearch
 from utf8stream.core.lastlines import start_of_last_lines
 from utf8stream.core.linecodec import ByteLine, LineDecoder
 from utf8stream.lines import CodecLineDecoder, LineEngine, line_decoder
@@ -260,32 +260,26 @@ def test_a_long_line_is_searched_once(
     """Each read is searched for newlines, not the unfinished line held from before
     (with a 1 MiB limit, that was up to 1 MiB searched again per read)."""
     searched = 0
-    universal, fixed, last = (
-        linecodec._universal_ends,
-        linecodec._fixed_ends,
-        _linebulk._rfind_unit,
-    )
+    ends, last = linesearch.line_ends, linesearch.last_unit
 
-    def count_universal(
-        buf: bytes, cr: bytes, lf: bytes, unit: int, start: int, hold_cr: bool
+    def count_ends(
+        buf: bytes,
+        newline: bytes | tuple[bytes, bytes],
+        unit: int,
+        start: int = 0,
+        hold_cr: bool = True,
     ) -> list[tuple[int, int]]:
         nonlocal searched
         searched += len(buf) - start
-        return universal(buf, cr, lf, unit, start, hold_cr)
+        return ends(buf, newline, unit, start, hold_cr)
 
-    def count_fixed(buf: bytes, nl: bytes, unit: int, start: int) -> list[tuple[int, int]]:
-        nonlocal searched
-        searched += len(buf) - start
-        return fixed(buf, nl, unit, start)
-
-    def count_last(buf: bytes, sub: bytes, start: int, end: int, unit: int) -> int:
+    def count_last(buf: bytes, sub: bytes, start: int, end: int, unit: int, shift: int = 0) -> int:
         nonlocal searched
         searched += end - start
-        return last(buf, sub, start, end, unit)
+        return last(buf, sub, start, end, unit, shift)
 
-    monkeypatch.setattr(linecodec, "_universal_ends", count_universal)
-    monkeypatch.setattr(linecodec, "_fixed_ends", count_fixed)
-    monkeypatch.setattr(_linebulk, "_rfind_unit", count_last)
+    monkeypatch.setattr(linesearch, "line_ends", count_ends)
+    monkeypatch.setattr(linesearch, "last_unit", count_last)
     engine = LineEngine(
         line_decoder(encoding), newline=newline, max_line_bytes=1 << 20, on_overlong=on_overlong
     )

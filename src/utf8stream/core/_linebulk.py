@@ -9,15 +9,13 @@ from collections.abc import Callable
 from itertools import accumulate
 from typing import TYPE_CHECKING, Any
 
+from . import linesearch
 from ._accel import ACCEL_MAX_POSITION, implementation
 from ._linetypes import (
     _CR,
     _LF,
-    _UNIVERSAL_KEPT,
-    _UNIVERSAL_TEXT,
     LineBatch,
     LineItem,
-    _rfind_unit,
 )
 
 if TYPE_CHECKING:
@@ -169,13 +167,13 @@ def last_line_end(self: LineEngine, buf: bytes, start: int) -> int:
     if self.newline is None:
         if buf.endswith(self._cr, 0, size):
             size -= unit  # the \r may be the first half of \r\n
-        last_lf = _rfind_unit(buf, self._lf, start, size, unit)
+        last_lf = linesearch.last_unit(buf, self._lf, start, size, unit)
         # Only a \r after the last \n matters: the search for one stops there (a file
         # with none would be searched whole, and a two-byte search is not memrchr).
         after_lf = max(start, last_lf + unit)
-        at = max(last_lf, _rfind_unit(buf, self._cr, after_lf, size, unit))
+        at = max(last_lf, linesearch.last_unit(buf, self._cr, after_lf, size, unit))
         return at + unit if at >= 0 else 0
-    at = _rfind_unit(buf, self._nl, start, size, unit)
+    at = linesearch.last_unit(buf, self._nl, start, size, unit)
     return at + len(self._nl) if at >= 0 else 0
 
 
@@ -203,20 +201,7 @@ def take_block(
     ):
         return 0
     text = self.decoder.decode(buf[:block_end])
-    newline = self.newline
-    if self.keepends:
-        if newline is None:
-            parts = _UNIVERSAL_KEPT.split(text)
-            contents = [a + b for a, b in zip(parts[::2], parts[1::2], strict=False)]
-        else:
-            contents = [line + newline for line in text.split(newline)]
-            contents.pop()
-    elif newline is None:
-        contents = text.split(_LF) if _CR not in text else _UNIVERSAL_TEXT.split(text)
-        contents.pop()  # the empty remainder after the last newline
-    else:
-        contents = text.split(newline)
-        contents.pop()
+    contents = linesearch.split_text(text, self.newline, self.keepends)
     offsets = [base + s for s in starts] if self.each_offset else []
     offsets.append(base + block_end)
     out.append(LineBatch(contents, offsets))

@@ -547,8 +547,8 @@ Units_lines(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
            at its end (the reader held it), so that line is head + data up to its first
            newline byte, and one byte more (to tell \r\n from \r).  Only these bytes are
            joined.  A head that does hold a newline is joined with all of data. */
-        int whole = sep < 0 ? memchr(h, '\n', nh) != NULL || memchr(h, '\r', nh - 1) != NULL
-                            : memchr(h, (int)sep, nh) != NULL;
+        Py_ssize_t e_head = line_stop(h, 0, nh, sep, 0);
+        int whole = e_head < nh && !(sep < 0 && e_head == nh - 1 && h[e_head] == '\r');
         Py_ssize_t take = n;
         if (!whole) {
             Py_ssize_t e0 = line_stop(b, 0, n, sep, 0);

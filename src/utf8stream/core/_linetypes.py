@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -12,8 +11,6 @@ from .lineoptions import LineTooLong
 
 _CR = "\r"
 _LF = "\n"
-_UNIVERSAL_TEXT = re.compile("\r\n|\r|\n")
-_UNIVERSAL_KEPT = re.compile("(\r\n|\r|\n)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,11 +47,3 @@ class LineItem(NamedTuple):
     end: int
     mid_line: bool
     terminated: bool
-
-
-def _rfind_unit(buf: bytes, sub: bytes, start: int, end: int, unit: int) -> int:
-    """The last ``sub`` in ``buf[start:end]`` at a multiple of ``unit``, or -1."""
-    at = buf.rfind(sub, start, end)
-    while at > 0 and at % unit:
-        at = buf.rfind(sub, start, at + len(sub) - 1)
-    return at

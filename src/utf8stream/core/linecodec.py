@@ -24,8 +24,8 @@ cuts the decoded text and computes the offsets instead of searching the bytes li
 line (``CodecLineDecoder`` does).  A reader of long reads feeds them in slices
 (``feed_slice``): the lines of a slice come out as plain data, texts and offsets, for
 the reader to make its own records of.
-Newlines are searched with ``bytes.find`` (memchr), never with a regular expression,
-and the unfinished line held between reads is not searched again.
+Newlines are searched for by ``linesearch`` (``bytes.find``, memchr), and the unfinished
+line held between reads is not searched again.
 
 ``LineEngine`` owns everything else, once: the newline modes (``None`` = universal
 ``\\n``/``\\r\\n``/``\\r``, or a fixed newline string), ``max_line_bytes`` (a limit on a
@@ -39,7 +39,7 @@ import codecs
 import sys
 from collections.abc import Callable, Iterator
 
-from . import _linebulk, _lineoverlong
+from . import _linebulk, _lineoverlong, linesearch
 from ._bytes import is_proper_prefix
 from ._linetypes import (
     _CR,
@@ -341,9 +341,7 @@ class LineEngine:
         unit = self._unit
         # A newline counts at a code unit: a multiple of ``unit`` from the line's start.
         shift = self.position - self.line_start - start
-        at = data.rfind(nl, start, end)
-        while at >= start and (at + shift) % unit:
-            at = data.rfind(nl, start, at + len(nl) - 1)
+        at = linesearch.last_unit(data, nl, start, end, unit, shift)
         found = at + len(nl) if at >= start else -1
         if self.newline is None:
             # Universal newlines: a \r after the last \n, followed by a unit before
@@ -356,9 +354,9 @@ class LineEngine:
             # "raise") has its checkpoint after its \r, and only that unit is held.
             lo = max(found, start)
             # (A negative end would count from the end of ``data``: none then.)
-            cr = data.rfind(self._cr, lo, end - unit) if end >= unit else -1
-            while cr >= lo and (cr + shift) % unit:
-                cr = data.rfind(self._cr, lo, cr + unit - 1)
+            cr = -1
+            if end >= unit:
+                cr = linesearch.last_unit(data, self._cr, lo, end - unit, unit, shift)
             if cr >= lo:
                 found = cr + 2 * unit
         return found if found >= 0 else end
@@ -385,9 +383,8 @@ class LineEngine:
     ) -> list[tuple[int, int]]:
         """``(content end, next line start)`` for each complete line in ``buf``, looked
         for from ``start`` on (a code-unit offset; the bytes before it hold none)."""
-        if self.newline is None:
-            return _universal_ends(buf, self._cr, self._lf, self._unit, start, hold_cr)
-        return _fixed_ends(buf, self._nl, self._unit, start)
+        nl = (self._cr, self._lf) if self.newline is None else self._nl
+        return linesearch.line_ends(buf, nl, self._unit, start, hold_cr)
 
     def _newline_start(self, data: bytes) -> int:
         """How many bytes at the end of ``data`` may be the first part of a newline, or
@@ -486,70 +483,3 @@ def _incomplete_tail(decoder: LineDecoder, data: bytes) -> int:
         probe.decode(data[: len(data) - odd])
         return odd + len(probe.getstate()[0])
     return odd
-
-
-def _fixed_ends(buf: bytes, nl: bytes, unit: int, start: int) -> list[tuple[int, int]]:
-    """``LineEngine._line_ends`` for one newline: ``bytes.find`` is memchr-fast, where a
-    regular expression scans a long line at a few tens of MB/s."""
-    out: list[tuple[int, int]] = []
-    find = buf.find
-    width = len(nl)
-    at = find(nl, start)
-    while at >= 0:
-        if at % unit:
-            at = find(nl, at + 1)
-            continue
-        out.append((at, at + width))
-        at = find(nl, at + width)
-    return out
-
-
-def _universal_ends(
-    buf: bytes, cr: bytes, lf: bytes, unit: int, start: int, hold_cr: bool
-) -> list[tuple[int, int]]:
-    """``LineEngine._line_ends`` for universal newlines (``cr`` and ``lf`` are one code
-    unit each): ``\\r\\n``, ``\\r`` and ``\\n`` found with ``bytes.find``.
-
-    With ``hold_cr``, a ``\\r`` with no whole code unit after it ends no line yet: it may
-    be the first half of ``\\r\\n``.
-    """
-    out: list[tuple[int, int]] = []
-    find = buf.find
-    lf_at = find(lf, start)
-    cr_at = find(cr, start)
-    if unit == 1 and cr_at < 0:  # the common case: "\n" only
-        while lf_at >= 0:
-            out.append((lf_at, lf_at + 1))
-            lf_at = find(lf, lf_at + 1)
-        return out
-    if unit == 1 and buf.count(cr, start) == buf.count(lf, start) == buf.count(cr + lf, start):
-        # "\r\n" only (Windows): one search, as cheap as for "\n".
-        while cr_at >= 0:
-            out.append((cr_at, cr_at + 2))
-            cr_at = find(cr, cr_at + 2)
-        return out
-    while cr_at >= 0 and cr_at % unit:
-        cr_at = find(cr, cr_at + 1)
-    size = len(buf)
-    while lf_at >= 0 or cr_at >= 0:
-        # The "\n"s before the next "\r" (all of them when there is none), in a tight loop.
-        before = cr_at if cr_at >= 0 else size
-        while 0 <= lf_at < before:
-            if lf_at % unit:
-                lf_at = find(lf, lf_at + 1)
-                continue
-            out.append((lf_at, lf_at + unit))
-            lf_at = find(lf, lf_at + unit)
-        if cr_at < 0:
-            break
-        after = cr_at + unit
-        if lf_at == after:
-            after += unit
-            lf_at = find(lf, after)
-        elif hold_cr and size < after + unit:
-            break  # the \r may be the first half of \r\n
-        out.append((cr_at, after))
-        cr_at = find(cr, after)
-        while cr_at >= 0 and cr_at % unit:
-            cr_at = find(cr, cr_at + 1)
-    return out

@@ -23,12 +23,11 @@ of the two is in use (``variantscan.py``), not a third implementation.
 from __future__ import annotations
 
 import codecs
-import re
 import threading
 from collections.abc import Callable, Container, Sequence
-from itertools import accumulate
 from typing import Protocol
 
+from . import linesearch
 from ._accel import ACCEL_KINDS, accelerator
 from ._bytes import (
     LONE_KIND,
@@ -101,9 +100,6 @@ _utf8_decode = codecs.utf_8_decode
 #: per process, and gets nothing but the exception).
 _local = threading.local()
 _KIND_INDEX = {kind: i for i, kind in enumerate(ACCEL_KINDS)}
-_UNIVERSAL = re.compile("\r\n|\r|\n")
-_NEWLINE_BYTE = re.compile(rb"[\r\n]")
-_NEWLINE_SEQ = re.compile(rb"(\r\n|\r|\n)")
 _BYTE = [bytes([b]) for b in range(128)]
 #: After a malformed unit, decode with the error handler for this many bytes before
 #: trying the strict decoder again: a failed strict attempt costs an exception, which a
@@ -335,10 +331,7 @@ class PyScanner:
         buf = head + data
         self._fail_start = -1
         self._partial = ""
-        cut = self._cut_lines(buf, position, sep, limit, each)
-        if cut is None:
-            cut = self._cut_line_by_line(buf, position, sep, limit, each)
-        i, offsets = cut
+        i, offsets = self._cut_lines(buf, position, sep, limit, each)
         if not i:
             return [], offsets
         try:
@@ -346,73 +339,28 @@ class PyScanner:
         finally:
             self._records = []
         self._chars += len(text)
-        if sep >= 0:
-            texts = text.split(chr(sep))
-        elif "\r" in text:
-            texts = _UNIVERSAL.split(text)
-        else:
-            texts = text.split("\n")  # str.split is many times faster than a regex
-        texts.pop()  # the empty rest after the last newline
-        return texts, offsets
+        return linesearch.split_text(text, chr(sep) if sep >= 0 else None), offsets
 
     @staticmethod
     def _cut_lines(
         buf: bytes, position: int, sep: int, limit: int, each_offset: bool
-    ) -> tuple[int, list[int]] | None:
-        """Where the complete lines of ``buf`` end, and the offsets, found by C-speed
-        searches and splits; ``None`` when one of them is longer than ``limit`` (the
-        line-by-line cut then says where to stop)."""
-        if sep >= 0:
-            i = buf.rfind(sep) + 1
-        else:
-            last = max(buf.rfind(b"\n"), buf.rfind(b"\r"))
-            if last >= 0 and last == len(buf) - 1 and buf[last] == 0x0D:  # perhaps \r\n
-                last = max(buf.rfind(b"\n", 0, last), buf.rfind(b"\r", 0, last))
-            i = last + 1
-        if i <= limit:  # no line can be longer than what holds them all
-            if not each_offset:
-                return i, [position + i]
-            if not i:
-                return 0, [position]
-        if sep >= 0:
-            lines = buf[:i].split(_BYTE[sep])
-            lines.pop()
-            if lines and max(map(len, lines)) > limit:
-                return None
-            if not each_offset:
-                return i, [position + i]
-            return i, list(accumulate([len(line) + 1 for line in lines], initial=position))
-        pieces = _NEWLINE_SEQ.split(buf[:i])  # line, newline, line, newline, ..., b""
-        if max(map(len, pieces[0::2])) > limit:
-            return None
-        if not each_offset:
-            return i, [position + i]
-        return i, list(accumulate(map(len, pieces), initial=position))[0::2]
-
-    @staticmethod
-    def _cut_line_by_line(
-        buf: bytes, position: int, sep: int, limit: int, each_offset: bool
     ) -> tuple[int, list[int]]:
-        """``_cut_lines``, one line at a time, stopping before the first overlong one."""
-        n = len(buf)
+        """Where the complete lines of ``buf`` end, stopping before the first line longer
+        than ``limit``, and the offsets (each line's start, then the end; the end only
+        without ``each_offset``): the line engine's search."""
+        newline = (b"\r", b"\n") if sep < 0 else _BYTE[sep]
+        if not each_offset:
+            # No line can be longer than what holds them all: the last end is enough.
+            i = _last_line_end(buf, newline)
+            if i <= limit:
+                return i, [position + i]
         offsets: list[int] = []
         i = 0
-        while True:
-            if sep >= 0:
-                e = buf.find(sep, i)
-                width = 1
-            else:
-                match = _NEWLINE_BYTE.search(buf, i)
-                if match is None:
-                    break
-                e = match.start()
-                width = 2 if buf[e : e + 2] == b"\r\n" else 1
-                if e == n - 1 and buf[e] == 0x0D:
-                    break  # perhaps the first half of \r\n
-            if e < 0 or e - i > limit:
+        for end, after in linesearch.line_ends(buf, newline, 1):
+            if end - i > limit:
                 break
             offsets.append(position + i)
-            i = e + width
+            i = after
         offsets.append(position + i)
         if not each_offset:
             del offsets[:-1]
@@ -485,6 +433,16 @@ class PyScanner:
             raise ValueError("lines need a one-character replacement")
         if not -1 <= sep <= 127:
             raise ValueError("sep must be -1 or an ASCII byte value")
+
+
+def _last_line_end(buf: bytes, newline: bytes | tuple[bytes, bytes]) -> int:
+    """Just past the last complete line of ``buf`` (0: none); a ``\\r`` at the end may be
+    the first half of ``\\r\\n``."""
+    if not isinstance(newline, tuple):
+        return linesearch.last_unit(buf, newline, 0, len(buf), 1) + 1
+    size = len(buf) - buf.endswith(b"\r")
+    lf = linesearch.last_unit(buf, b"\n", 0, size, 1)
+    return max(lf, linesearch.last_unit(buf, b"\r", lf + 1, size, 1)) + 1
 
 
 def scanner_type() -> Callable[[str | None, OnUnit | None], Scanner]:

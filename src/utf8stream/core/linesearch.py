@@ -1,0 +1,131 @@
+"""The line engine's search for line ends in encoded bytes: the only code in Python that
+looks for newlines.  Two functions, one per direction, for any code-unit size (1 for
+UTF-8 and the ASCII-compatible codecs, 2 and 4 for UTF-16/32): a newline counts only
+at a multiple of the unit from the start of the bytes searched.
+
+``line_ends`` finds every line end forwards (the line engine, the pure scanner's cut of
+lines, the Dask splitter's line starts); ``last_unit`` finds the last newline unit
+backwards (the end of the last complete line of a read, the end of a slice of a long
+read, the last N lines of ``tail``).  Both search with ``bytes.find``/``bytes.rfind``
+(memchr): a regular expression scans a long line at a few tens of MB/s.  The C scanner
+cuts lines in the pass that decodes them; that cut is this search's fast path inside
+the scanner (``_lines.h``), tested against it.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["last_unit", "line_ends", "split_text"]
+
+_UNIVERSAL = re.compile("\r\n|\r|\n")
+_UNIVERSAL_KEPT = re.compile("(\r\n|\r|\n)")
+
+
+def line_ends(
+    buf: bytes,
+    newline: bytes | tuple[bytes, bytes],
+    unit: int,
+    start: int = 0,
+    hold_cr: bool = True,
+) -> list[tuple[int, int]]:
+    """``(content end, next line start)`` for each complete line in ``buf``, looked for
+    from ``start`` on (a code-unit offset; the bytes before it hold none).
+
+    ``newline`` is the encoded fixed newline, or for universal newlines (``\\r\\n``,
+    ``\\r`` and ``\\n``) the pair of the encoded ``\\r`` and ``\\n`` units.  With
+    ``hold_cr``, a universal ``\\r`` with no whole code unit after it ends no line yet: it
+    may be the first half of ``\\r\\n``.
+    """
+    if isinstance(newline, tuple):
+        return _universal_ends(buf, newline[0], newline[1], unit, start, hold_cr)
+    return _fixed_ends(buf, newline, unit, start)
+
+
+def last_unit(buf: bytes, sub: bytes, start: int, end: int, unit: int, shift: int = 0) -> int:
+    """The last ``sub`` in ``buf[start:end]`` at a code unit, or -1: at an offset ``at``
+    with ``at + shift`` a multiple of ``unit``."""
+    at = buf.rfind(sub, start, end)
+    while at >= 0 and (at + shift) % unit:
+        at = buf.rfind(sub, start, at + len(sub) - 1)
+    return at
+
+
+def split_text(text: str, newline: str | None, keepends: bool = False) -> list[str]:
+    """The lines of ``text``, the decoded text of whole lines the search above cut (it
+    ends in a newline), with their newlines if ``keepends``; ``newline`` None for
+    universal newlines.  The text has exactly the newlines of its bytes, so one split of
+    the text (``str.split``, C-speed) cuts all the lines of a block decoded in one call,
+    where decoding line by line would cost a call per line."""
+    if newline is None:
+        if "\r" not in text:
+            newline = "\n"  # str.split is many times faster than a regex
+        elif keepends:
+            parts = _UNIVERSAL_KEPT.split(text)  # line, newline, ..., line, newline, ""
+            return [a + b for a, b in zip(parts[::2], parts[1::2], strict=False)]
+        else:
+            lines = _UNIVERSAL.split(text)
+            lines.pop()  # the empty rest after the last newline
+            return lines
+    lines = text.split(newline)
+    lines.pop()
+    return [line + newline for line in lines] if keepends else lines
+
+
+def _fixed_ends(buf: bytes, nl: bytes, unit: int, start: int) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    find = buf.find
+    width = len(nl)
+    at = find(nl, start)
+    while at >= 0:
+        if at % unit:
+            at = find(nl, at + 1)
+            continue
+        out.append((at, at + width))
+        at = find(nl, at + width)
+    return out
+
+
+def _universal_ends(
+    buf: bytes, cr: bytes, lf: bytes, unit: int, start: int, hold_cr: bool
+) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    find = buf.find
+    lf_at = find(lf, start)
+    cr_at = find(cr, start)
+    if unit == 1 and cr_at < 0:  # the common case: "\n" only
+        while lf_at >= 0:
+            out.append((lf_at, lf_at + 1))
+            lf_at = find(lf, lf_at + 1)
+        return out
+    if unit == 1 and buf.count(cr, start) == buf.count(lf, start) == buf.count(cr + lf, start):
+        # "\r\n" only (Windows): one search, as cheap as for "\n".
+        while cr_at >= 0:
+            out.append((cr_at, cr_at + 2))
+            cr_at = find(cr, cr_at + 2)
+        return out
+    while cr_at >= 0 and cr_at % unit:
+        cr_at = find(cr, cr_at + 1)
+    size = len(buf)
+    while lf_at >= 0 or cr_at >= 0:
+        # The "\n"s before the next "\r" (all of them when there is none), in a tight loop.
+        before = cr_at if cr_at >= 0 else size
+        while 0 <= lf_at < before:
+            if lf_at % unit:
+                lf_at = find(lf, lf_at + 1)
+                continue
+            out.append((lf_at, lf_at + unit))
+            lf_at = find(lf, lf_at + unit)
+        if cr_at < 0:
+            break
+        after = cr_at + unit
+        if lf_at == after:
+            after += unit
+            lf_at = find(lf, after)
+        elif hold_cr and size < after + unit:
+            break  # the \r may be the first half of \r\n
+        out.append((cr_at, after))
+        cr_at = find(cr, after)
+        while cr_at >= 0 and cr_at % unit:
+            cr_at = find(cr, cr_at + 1)
+    return out
