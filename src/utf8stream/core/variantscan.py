@@ -244,6 +244,8 @@ class VariantScanner:
         "_translate",
         "_units",
         "orphan_low",
+        "pending",
+        "position",
     )
 
     def __init__(
@@ -274,6 +276,9 @@ class VariantScanner:
         self._fail_start = -1
         self._partial = ""
         self.orphan_low = False
+        #: The stream's state (see ``Scanner``).
+        self.position = 0
+        self.pending = b""
         #: Every item of the variant is a character when nothing around it is malformed
         #: (not so with surrogatepass, where each half is a unit): the fast path of
         #: ``feed``.
@@ -309,6 +314,17 @@ class VariantScanner:
     @property
     def resume_orphan(self) -> bool:
         return self._units.resume_orphan
+
+    def decode(self, data: bytes, final: bool = False, /) -> str:
+        if self._units.reporting:
+            self._refuse()
+        position = self.position = self.position + len(data)
+        text, self.pending = self.feed(self.pending, data, final, position)
+        return text
+
+    @staticmethod
+    def _refuse() -> None:
+        raise RuntimeError("a Utf8Decoder cannot decode from inside its own on_malformed callback")
 
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
