@@ -46,7 +46,7 @@ class Units:
     # The stream's state (``scanner.Scanner``), kept by ``decode``.
     position: int
     pending: bytes
-    def decode(self, data: bytes, final: bool = False, /) -> str: ...
+    def decode(self, data: Any, final: bool = False, /) -> str: ...
 
 def split_lines(
     text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: int, /

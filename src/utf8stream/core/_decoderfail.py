@@ -6,21 +6,27 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .events import Utf8DecodeError
-from .scanner import Scanner
+from .scanner import Scanner, as_bytes
 from .variantscan import VariantScanner
 
 if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer as Buffer
+
     from .decoder import Utf8Decoder
 
 
 def scanner_failed(
-    self: Utf8Decoder, exc: BaseException, scanner: Scanner, data: bytes, final: bool
+    self: Utf8Decoder, exc: BaseException, scanner: Scanner, data: Buffer, final: bool
 ) -> None:
     """``scanner.decode(data, final)`` raised: keep what the failure leaves behind."""
     if scanner.reporting:
         # This call came from inside the callback of a call in progress, and the
         # scanner refused it before it changed anything.
         return
+    try:
+        data = as_bytes(data)
+    except (TypeError, ValueError):
+        return  # not bytes-like (or a released view): refused, nothing changed
     # The scanner's prefix is as it was before the call; its position counts ``data``.
     self._recover_scan(exc, scanner, scanner.pending + data, final, [])
 

@@ -1,7 +1,7 @@
 /* The stream's state (position, held prefix) and Units.decode, the next chunk of a
    stream.  Part of the _speedups translation unit (see _speedups.c). */
 
-/* decode(data, final=False) -> str
+/* decode(data, final=False) -> str (data: any bytes-like object)
 
    position += len(data); the text of pending + data; the new held prefix.  On failure
    the held prefix stays as it was (the decoder keeps pending + data as what the
@@ -11,8 +11,8 @@
 static PyObject *
 Units_decode(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs < 1 || nargs > 2 || !PyBytes_CheckExact(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "decode(data: bytes, final: bool = False)");
+    if (nargs < 1 || nargs > 2) {
+        PyErr_SetString(PyExc_TypeError, "decode(data, final=False)");
         return NULL;
     }
     if (refuse_reentry(self) < 0) {
@@ -23,7 +23,22 @@ Units_decode(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     PyObject *data = args[0];
+    if (PyBytes_CheckExact(data)) {
+        Py_INCREF(data);
+    }
+    else if (PyObject_CheckBuffer(data)) {
+        data = PyBytes_FromObject(data); /* any bytes-like object: its bytes */
+        if (data == NULL) {
+            return NULL;
+        }
+    }
+    else {
+        PyErr_Format(PyExc_TypeError, "a bytes-like object is required, not '%.100s'",
+                     Py_TYPE(data)->tp_name);
+        return NULL;
+    }
     if (self->position > LLONG_MAX - PyBytes_GET_SIZE(data)) {
+        Py_DECREF(data);
         PyErr_SetString(PyExc_OverflowError, "position past the C scanner's range");
         return NULL;
     }
@@ -38,6 +53,7 @@ Units_decode(UnitsObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_XSETREF(self->pending, held);
     }
     Py_DECREF(pending);
+    Py_DECREF(data);
     return text;
 }
 

@@ -97,7 +97,7 @@ from ._policy import (
 )
 from .decoderstate import GAP_ABSORB_SHIFT, GAP_SKIP_SHIFT, DecoderCheckpoint, DecoderStateFlag
 from .events import MalformedKind
-from .scanner import PyScanner, Scanner, held_prefix_set, scanner_type
+from .scanner import PyScanner, Scanner, as_bytes, held_prefix_set, scanner_type
 from .variants import get_variant
 from .variantscan import VariantScanner
 
@@ -118,16 +118,6 @@ __all__ = [
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
-
-#: What the internals work on: anything indexable by byte.
-Bytes = bytes | bytearray | memoryview
-
-
-def _byte_view(data: ReadableBuffer) -> Bytes:
-    if isinstance(data, (bytes, bytearray)):
-        return data
-    view = memoryview(data)
-    return view if view.format in ("B", "b", "c") and view.ndim == 1 else view.cast("B")
 
 
 class Utf8Decoder(codecs.IncrementalDecoder):
@@ -386,16 +376,15 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         scanner = self._ready
         if scanner is None:
             return self._decode_held(input, final)
-        data = input if type(input) is bytes else bytes(_byte_view(input))
         try:
-            return scanner.decode(data, final)
+            return scanner.decode(input, final)
         except BaseException as exc:
-            self._scanner_failed(exc, scanner, data, final)
+            self._scanner_failed(exc, scanner, input, final)
             raise
 
     def _decode_held(self, input: ReadableBuffer, final: bool) -> str:  # noqa: A002
         """``decode`` with something held at the boundary."""
-        data = input if type(input) is bytes else bytes(_byte_view(input))
+        data = as_bytes(input)
         parts, data, final = self._boundary(data, final)
         scanner = self._scanner
         # The one scanner call: ``pending + data`` ends at ``position``.

@@ -27,7 +27,7 @@ import re
 import threading
 from collections.abc import Callable, Container, Sequence
 from itertools import accumulate
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from ._accel import ACCEL_KINDS, accelerator
 from ._bytes import (
@@ -41,7 +41,10 @@ from ._native import each_offset_mode
 from .events import Malformed, MalformedKind
 from .variants import Variant
 
-__all__ = ["PyScanner", "Scanner", "held_prefix_set", "scanner_type"]
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer as Buffer
+
+__all__ = ["PyScanner", "Scanner", "as_bytes", "held_prefix_set", "scanner_type"]
 
 OnUnit = Callable[[Malformed], object]
 
@@ -51,9 +54,9 @@ class Scanner(Protocol):
 
     The scanner holds the state of its stream: ``position``, the absolute offset of the
     next byte, and ``pending``, the held proper prefix of a cut character (its decoder
-    reads and sets both).  ``decode(data, final)``: the next chunk of the stream:
-    ``position`` counts ``data``, the text of ``pending + data`` is returned and its
-    held prefix becomes ``pending`` (after a failure ``pending`` is unchanged and
+    reads and sets both).  ``decode(data, final)``: the next chunk of the stream (any
+    bytes-like ``data``): ``position`` counts ``data``, the text of ``pending + data``
+    is returned and its held prefix becomes ``pending`` (after a failure ``pending`` is unchanged and
     ``position`` counts ``data``; a call refused, nothing changed).
     ``feed(pending, data, final, position)``: decode ``pending + data`` (``pending`` a
     held proper prefix), which ends at the absolute offset ``position``, leaving the
@@ -86,7 +89,7 @@ class Scanner(Protocol):
     def reporting(self) -> int: ...
     @property
     def partial(self) -> str: ...
-    def decode(self, data: bytes, final: bool = False, /) -> str: ...
+    def decode(self, data: Buffer, final: bool = False, /) -> str: ...
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
     ) -> tuple[str, bytes]: ...
@@ -171,6 +174,16 @@ def _on_unit(exc: UnicodeError) -> tuple[str, int]:
 
 
 codecs.register_error(_HANDLER_NAME, _on_unit)
+
+
+def as_bytes(data: Buffer) -> bytes:
+    """The bytes of a bytes-like object (a view of wider items: their bytes)."""
+    if type(data) is bytes:
+        return data
+    if isinstance(data, bytearray):
+        return bytes(data)
+    view = memoryview(data)
+    return bytes(view if view.format in ("B", "b", "c") and view.ndim == 1 else view.cast("B"))
 
 
 class _ProperPrefixes:
@@ -275,9 +288,11 @@ class PyScanner:
     def partial(self) -> str:
         return self._partial
 
-    def decode(self, data: bytes, final: bool = False, /) -> str:
+    def decode(self, data: Buffer, final: bool = False, /) -> str:
         if self._reporting:
             self._refuse_reentry()
+        if type(data) is not bytes:
+            data = as_bytes(data)
         pending = self.pending
         buf = pending + data if pending else data
         position = self.position = self.position + len(data)

@@ -34,12 +34,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container
+from typing import TYPE_CHECKING
 
 from ._accel import ACCEL_KINDS
 from ._bytes import ByteTable, classify_unit, is_high_half, is_low_half
 from .events import Malformed, MalformedKind
-from .scanner import OnUnit, Scanner, held_prefix_set
+from .scanner import OnUnit, Scanner, as_bytes, held_prefix_set
 from .variants import Variant
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer as Buffer
 
 __all__ = ["VariantScanner"]
 
@@ -315,9 +319,10 @@ class VariantScanner:
     def resume_orphan(self) -> bool:
         return self._units.resume_orphan
 
-    def decode(self, data: bytes, final: bool = False, /) -> str:
+    def decode(self, data: Buffer, final: bool = False, /) -> str:
         if self._units.reporting:
             self._refuse()
+        data = as_bytes(data)
         position = self.position = self.position + len(data)
         text, self.pending = self.feed(self.pending, data, final, position)
         return text
