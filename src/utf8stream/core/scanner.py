@@ -56,8 +56,8 @@ class Scanner(Protocol):
     next byte, and ``pending``, the held proper prefix of a cut character (its decoder
     reads and sets both).  ``decode(data, final)``: the next chunk of the stream (any
     bytes-like ``data``): ``position`` counts ``data``, the text of ``pending + data``
-    is returned and its held prefix becomes ``pending`` (after a failure ``pending`` is unchanged and
-    ``position`` counts ``data``; a call refused, nothing changed).
+    is returned and its held prefix becomes ``pending`` (after a failure ``pending`` is
+    unchanged and ``position`` counts ``data``; a call refused, nothing changed).
     ``feed(pending, data, final, position)``: decode ``pending + data`` (``pending`` a
     held proper prefix), which ends at the absolute offset ``position``, leaving the
     stream's state alone; returns the text and the new held prefix.
