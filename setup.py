@@ -16,8 +16,17 @@ setup(
             depends=[
                 f"src/utf8stream/core/{name}.h"
                 for name in (
-                    "_table37", "_state", "_decode", "_simd", "_feed", "_decoder_mode",
-                    "_lines", "_units", "_encoder", "_iterator", "_transcode",
+                    "_table37",
+                    "_state",
+                    "_decode",
+                    "_simd",
+                    "_feed",
+                    "_stream",
+                    "_lines",
+                    "_units",
+                    "_encoder",
+                    "_iterator",
+                    "_transcode",
                     "_transcode_simd",
                 )
             ],

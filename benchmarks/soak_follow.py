@@ -13,12 +13,13 @@ more than once (dup); "disorder" and "garbled" appear when there are any.
 
     .venv/bin/python benchmarks/soak_follow.py --many [--seconds S] [--rate LINES] [--seed N]
 
-The many-file scenario of tests/apps/follow/test_soak_many.py instead (``run_many``): five logs under
-one glob, one per rotation mode (one appearing mid-run, one removed), --rate lines/s each
-(default 2,000), and a consumer process running `follow_many(store=...)` that writes the
-lines into a table of the store's database, killed with SIGKILL every 0.2-1.2 s and
-restarted; two consumers: `save(also=)` (rows and checkpoints in one transaction) and,
-for comparison, autosave with the rows committed apart (neither exactly nor at least once).
+The many-file scenario of tests/apps/follow/test_soak_many.py instead (``run_many``): five
+logs under one glob, one per rotation mode (one appearing mid-run, one removed), --rate
+lines/s each (default 2,000), and a consumer process running `follow_many(store=...)` that
+writes the lines into a table of the store's database, killed with SIGKILL every 0.2-1.2 s
+and restarted; two consumers: `save(also=)` (rows and checkpoints in one transaction) and,
+for comparison, autosave with the rows committed apart (neither exactly nor at least
+once).
 """
 
 from __future__ import annotations

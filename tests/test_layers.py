@@ -189,7 +189,7 @@ _DECODER_INSIDERS: dict[str, set[str]] = {"utf8stream.core.decoder": set()}
 
 def test_no_module_calls_decoder_privates() -> None:
     private = _private_decoder_names()
-    assert {"_scanner", "_pending", "_ready"} <= private
+    assert {"_scanner", "_ready"} <= private
     for path in PACKAGE_DIR.rglob("*.py"):
         name = _module_name(path)
         if name == "utf8stream.core.decoder":

@@ -26,10 +26,8 @@ MAX_C_FILE, MAX_C_FUNCTION = 1500, 150
 #: decoder, encoder, line streams and byte transcoder call.  A name only the follower
 #: uses belongs in the apps layer's extension (``utf8stream.apps._follow_speedups``).
 CORE_EXPORTS = {
-    "BoundDecode",
     "BufferedAsyncIterator",
     "ByteTranscoder",
-    "DecoderMethod",
     "PlainEncoder",
     "Units",
     "_classify_all",
@@ -221,4 +219,74 @@ def test_the_newline_search_check_sees_each_kind_of_search() -> None:
         "3: splitlines",
         "4: compile",
         "5: split",
+    ]
+
+
+def _replacing_assignments(tree: ast.Module) -> list[str]:
+    """Attributes set on a class from outside its body: ``setattr(Class, ...)``,
+    ``Class.name = ...`` (a class spelled, as this project names them, in CapWords)."""
+
+    def is_class(node: ast.expr) -> bool:
+        return isinstance(node, ast.Name) and node.id[:1].isupper()
+
+    found = []
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id == "setattr"
+            and node.args
+            and is_class(node.args[0])
+        ):
+            found.append(f"setattr({ast.unparse(node.args[0])}, ...)")
+        targets = (
+            node.targets
+            if isinstance(node, ast.Assign)
+            else [node.target]
+            if isinstance(node, ast.AugAssign | ast.AnnAssign)
+            else []
+        )
+        found += [
+            ast.unparse(t) for t in targets if isinstance(t, ast.Attribute) and is_class(t.value)
+        ]
+    return found
+
+
+def test_no_method_is_replaced_at_import() -> None:
+    """A class's methods are those its body defines: no module sets one on a class
+    afterwards, and no core class holds a callable made by an extension module (the
+    decoder's ``decode`` is the Python function its class defines)."""
+    found = [
+        f"{path.relative_to(PACKAGE)}: {what}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for what in _replacing_assignments(ast.parse(path.read_text("utf-8")))
+    ]
+    assert found == []
+    import importlib
+    import inspect
+
+    from utf8stream import Utf8Decoder
+
+    foreign = []
+    for path in sorted((PACKAGE / "core").glob("*.py")):
+        module = importlib.import_module(f"utf8stream.core.{path.stem}")
+        for cls in vars(module).values():
+            if not inspect.isclass(cls) or cls.__module__ != module.__name__:
+                continue
+            for name, value in vars(cls).items():
+                made_by = type(value).__module__
+                if made_by.startswith("utf8stream") and callable(value):
+                    foreign.append(f"{cls.__qualname__}.{name}: {type(value).__name__}")
+    assert foreign == []
+    assert inspect.isfunction(vars(Utf8Decoder)["decode"])
+
+
+def test_the_replacement_check_sees_a_method_set_from_outside() -> None:
+    tree = ast.parse(
+        "setattr(Utf8Decoder, 'decode', fast)\nUtf8Decoder.decode = fast\n"
+        "setattr(decoder, 'x', 1)\ndecoder.x = 1\nclass C:\n    y = 1\n"
+    )
+    assert sorted(_replacing_assignments(tree)) == [
+        "Utf8Decoder.decode",
+        "setattr(Utf8Decoder, ...)",
     ]

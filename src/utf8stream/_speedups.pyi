@@ -43,25 +43,10 @@ class Units:
         /,
     ) -> tuple[list[str], Sequence[int]]: ...
     def drain(self) -> tuple[int, ...]: ...
-    # Decoder mode (``Utf8Decoder._sync``): the decoder's position and held prefix.
-    dm: int
+    # The stream's state (``scanner.Scanner``), kept by ``decode``.
     position: int
-    @property
-    def pending(self) -> bytes: ...
-    def enter(self, position: int, pending: bytes, /) -> None: ...
-    def leave(self) -> tuple[int, bytes]: ...
-
-class DecoderMethod:
-    """``Utf8Decoder.decode``: a ``BoundDecode`` for a decoder in decoder mode."""
-
-    __func__: Callable[..., str]
-    def __init__(self, func: Callable[..., str], /) -> None: ...
-    def __get__(self, obj: object, owner: type | None = None, /) -> Any: ...
-
-class BoundDecode:
-    __self__: Any
-    __func__: Callable[..., str]
-    def __call__(self, input: Any, final: bool = False) -> str: ...  # noqa: A002
+    pending: bytes
+    def decode(self, data: Any, final: bool = False, /) -> str: ...
 
 def split_lines(
     text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: int, /

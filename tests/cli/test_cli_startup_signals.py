@@ -78,3 +78,35 @@ def test_a_signal_at_any_moment_of_tail_start_up(
         outcomes.append((delay, process.returncode, stderr.decode(errors="replace")[-300:]))
     wrong = [o for o in outcomes if o[1] != status or o[2]]
     assert not wrong, "\n".join(map(repr, wrong))
+
+
+#: A Ctrl-C that lands while a class is being made by an import: Python 3.11 wraps what a
+#: descriptor's ``__set_name__`` raises in a ``RuntimeError`` (anyio's stream classes are
+#: made so when ``tail`` imports them).  The import of the command's first module does it
+#: here, at a known moment.
+_INTERRUPTED_CLASS = """\
+import sys
+
+class Finder:
+    def find_spec(self, name, path=None, target=None):
+        if name == "utf8stream.apps.cli._main":
+            class Field:
+                def __set_name__(self, owner, name):
+                    raise KeyboardInterrupt
+            class Made:
+                field = Field()
+        return None
+
+sys.meta_path.insert(0, Finder())
+from utf8stream.apps.cli import main
+sys.exit(main())
+"""
+
+
+def test_ctrl_c_while_an_import_makes_a_class_is_no_traceback(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_CLASS, "--version"],
+        capture_output=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr) == (130, b"")

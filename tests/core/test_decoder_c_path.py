@@ -1,11 +1,9 @@
-"""Decoder mode: a plain UTF-8 decoder's common path in one C call.
+"""The stream's state in the C scanner: a plain UTF-8 decoder's common path.
 
-With the C scanner in use and nothing held besides a proper prefix, the scanner holds
-the decoder's position and prefix and ``decoder.decode`` is one C call per chunk
-(``BoundDecode`` in ``_speedups.c``); every other path leaves that mode and goes through
-``decoder.py``.  These tests enter and leave it at each boundary (held state,
-checkpoints, a switch of implementation, a raising callback, gaps, the position limit,
-other inputs) and compare with the pure-Python decoder, which never uses it.
+The scanner holds the stream's position and held prefix, and with nothing held at the
+boundary ``decoder.decode`` is one call of the scanner's ``decode``.  These tests cross
+each boundary (held state, checkpoints, a switch of implementation, a raising callback,
+gaps, the position limit, other inputs) and compare with the pure-Python decoder.
 """
 
 from __future__ import annotations
@@ -33,7 +31,6 @@ from utf8stream import (
 )
 from utf8stream.accel import use_accelerator
 from utf8stream.core._accel import ACCEL_MAX_POSITION
-from utf8stream.core.scanner import PyScanner
 
 pytestmark = pytest.mark.skipif(
     not decoder_module.accelerated(),
@@ -43,13 +40,6 @@ pytestmark = pytest.mark.skipif(
 
 class Boom(Exception):
     pass
-
-
-def in_mode(decoder: Utf8Decoder) -> bool:
-    """The decoder is in decoder mode, and ``decode`` is the one C call."""
-    mode = decoder._dm is not None
-    assert mode == (type(decoder.decode).__name__ == "BoundDecode")
-    return mode
 
 
 def pure(**kwargs: Any) -> Utf8Decoder:
@@ -70,15 +60,13 @@ def pure(**kwargs: Any) -> Utf8Decoder:
         {"start_offset": 12345},
     ],
 )
-def test_plain_utf8_with_the_c_scanner_is_in_decoder_mode(kwargs: dict[str, Any]) -> None:
+def test_plain_utf8_with_the_c_scanner(kwargs: dict[str, Any]) -> None:
     decoder = Utf8Decoder(**kwargs)
-    assert in_mode(decoder)
     assert decoder.decode(b"h\xc3\xa9llo") == "héllo"
-    assert in_mode(decoder)
     assert decoder.position == kwargs.get("start_offset", 0) + 6
 
 
-def test_other_decoders_are_not_in_decoder_mode() -> None:
+def test_a_subclass_decodes_through_its_own_decode() -> None:
     class Own(Utf8Decoder):
         def decode(self, input: Any, final: bool = False) -> str:  # noqa: A002
             return super().decode(input, final).upper()
@@ -86,41 +74,37 @@ def test_other_decoders_are_not_in_decoder_mode() -> None:
     class Inherits(Utf8Decoder):
         pass
 
-    assert not in_mode(Utf8Decoder(variant="wtf-8"))
-    assert not in_mode(Utf8Decoder("surrogatepass"))
-    assert not in_mode(pure())
-    assert not in_mode(Utf8Decoder(start_offset=ACCEL_MAX_POSITION))
     own = Own()
-    assert not in_mode(own)
     assert own.decode(b"ab\xc3") == "AB"
     assert own.decode(b"\xa9") == "É"
-    assert in_mode(Inherits())
+    inherits = Inherits()
+    assert inherits.decode(b"\xe2\x82") == ""
+    assert inherits.decode(b"\xac") == "€"
+    for decoder in (Utf8Decoder(variant="wtf-8"), Utf8Decoder("surrogatepass"), pure()):
+        assert decoder.decode(b"a\xc3") == "a"
+        assert decoder.decode(b"\xa9") == "é"
 
 
 def test_the_state_is_read_from_the_c_scanner() -> None:
     decoder = Utf8Decoder(start_offset=10)
     assert decoder.decode(b"ab\xe2\x82") == "ab"
-    assert in_mode(decoder)
     assert decoder.position == 14
     assert decoder.buffered == 2
     assert decoder.getstate() == (b"\xe2\x82", 0)
     checkpoint = decoder.checkpoint()
     assert (checkpoint.position, checkpoint.pending, checkpoint.chars_out) == (14, b"\xe2\x82", 2)
     assert decoder.statistics().bytes_fed == 4
-    assert in_mode(decoder)  # reading left nothing
     assert decoder.decode(b"\xac", final=True) == "€"
     assert decoder.statistics().chars_out == 3
 
 
-def test_a_gap_leaves_decoder_mode_and_its_end_returns_to_it() -> None:
+def test_a_gap_and_its_end() -> None:
     events: list[Malformed] = []
     decoder = Utf8Decoder(on_malformed=events.append)
-    decode = decoder.decode  # taken in decoder mode, used after it is left
+    decode = decoder.decode  # taken before the gap, used after it
     assert decode(b"ab\xe2\x82") == "ab"
     decoder.mark_gap(5)
-    assert not in_mode(decoder)
     assert decode(b"\xacxy") == "\ufffdxy"  # the held prefix and \xac are the gap's
-    assert in_mode(decoder)
     assert [(e.offset, e.data, e.kind) for e in events] == [
         (2, b"\xe2\x82\xac", MalformedKind.LOST_BYTES)
     ]
@@ -128,7 +112,7 @@ def test_a_gap_leaves_decoder_mode_and_its_end_returns_to_it() -> None:
     assert decoder.statistics().lost_bytes_declared == 5
 
 
-def test_a_raising_callback_leaves_decoder_mode_and_loses_nothing() -> None:
+def test_a_raising_callback_loses_nothing() -> None:
     def callback(event: Malformed) -> None:
         if event.data == b"\xff":
             raise Boom
@@ -137,7 +121,6 @@ def test_a_raising_callback_leaves_decoder_mode_and_loses_nothing() -> None:
     assert decoder.decode(b"\xf0\x9f") == ""
     with pytest.raises(Boom):
         decoder.decode(b"\x98\x80a\xffb\xfec")
-    assert not in_mode(decoder)
     checkpoint = decoder.checkpoint()
     assert (checkpoint.carry, checkpoint.unread, checkpoint.position) == (
         "😀a\ufffd",
@@ -145,23 +128,20 @@ def test_a_raising_callback_leaves_decoder_mode_and_loses_nothing() -> None:
         9,
     )
     assert decoder.decode(b"d") == "😀a\ufffdb\ufffdcd"
-    assert in_mode(decoder)
     assert decoder.statistics().malformed == {MalformedKind.INVALID_BYTE: 2}
 
 
-def test_a_strict_error_leaves_decoder_mode() -> None:
+def test_a_strict_error_keeps_the_rest() -> None:
     decoder = Utf8Decoder("strict")
     with pytest.raises(Utf8DecodeError) as info:
         decoder.decode(b"ab\xffcd")
     assert info.value.partial == "ab"
     assert info.value.offset == 2
-    assert not in_mode(decoder)
     assert decoder.getstate() == (b"cd", 0)
     assert decoder.decode(b"e") == "cde"
-    assert in_mode(decoder)
 
 
-def test_a_callback_cannot_drive_its_decoder_in_decoder_mode() -> None:
+def test_a_callback_cannot_drive_its_decoder() -> None:
     seen: list[Any] = []
 
     def callback(event: Malformed) -> None:
@@ -173,11 +153,10 @@ def test_a_callback_cannot_drive_its_decoder_in_decoder_mode() -> None:
     assert decoder.decode(b"a\xffb") == "a\ufffdb"
     assert seen == [(3, 3)]  # the chunk counts while its units are reported
     assert decoder.position == 3
-    assert in_mode(decoder)
 
 
 @pytest.mark.parametrize("restore_accelerated", [True, False])
-def test_a_checkpoint_taken_in_decoder_mode_continues_exactly(restore_accelerated: bool) -> None:
+def test_a_checkpoint_continues_exactly(restore_accelerated: bool) -> None:
     events: list[Malformed] = []
     decoder = Utf8Decoder(on_malformed=events.append)
     assert decoder.decode(b"x\xff\xe6\x97") == "x\ufffd"
@@ -185,7 +164,6 @@ def test_a_checkpoint_taken_in_decoder_mode_continues_exactly(restore_accelerate
     later: list[Malformed] = []
     with use_accelerator(restore_accelerated):
         restored = Utf8Decoder.from_checkpoint(checkpoint, on_malformed=later.append)
-    assert in_mode(restored) == restore_accelerated
     for d in (decoder, restored):
         assert d.decode(b"\xa5y\xc3") == "日y"
         assert d.decode(b"(", final=True) == "\ufffd("
@@ -198,24 +176,19 @@ def test_a_decoder_keeps_its_implementation_across_a_switch() -> None:
     fast = Utf8Decoder()
     with use_accelerator(False):
         slow = Utf8Decoder()
-        assert in_mode(fast)
         assert fast.decode(b"\xe2\x82") == ""
-    assert not in_mode(slow)
-    assert isinstance(slow._scanner, PyScanner)
     assert slow.decode(b"\xe2\x82") == ""
     assert fast.decode(b"\xac") == slow.decode(b"\xac") == "€"
 
 
-def test_setstate_and_reset_in_decoder_mode() -> None:
+def test_setstate_and_reset() -> None:
     decoder = Utf8Decoder(start_offset=3)
     decoder.decode(b"abc\xf0")
     decoder.setstate((b"\xe2\x82", 0))
-    assert in_mode(decoder)
     assert decoder.decode(b"\xac") == "€"
     assert decoder.position == 8
     decoder.decode(b"\xc3")
     decoder.reset()
-    assert in_mode(decoder)
     assert (decoder.position, decoder.buffered) == (3, 0)
     assert decoder.decode(b"\xa9") == "\ufffd"
 
@@ -223,25 +196,27 @@ def test_setstate_and_reset_in_decoder_mode() -> None:
 def test_the_position_limit_hands_over_to_the_python_scanner() -> None:
     events: list[Malformed] = []
     decoder = Utf8Decoder(start_offset=ACCEL_MAX_POSITION - 4, on_malformed=events.append)
-    assert in_mode(decoder)
     assert decoder.decode(b"a\xffb") == "a\ufffdb"
-    assert in_mode(decoder)
-    assert decoder.decode(b"cd\xfee") == "cd\ufffde"  # reaches the limit: decoder.py's path
+    assert decoder.decode(b"cd\xfee") == "cd\ufffde"  # reaches the limit
     assert [e.offset for e in events] == [ACCEL_MAX_POSITION - 3, ACCEL_MAX_POSITION + 1]
     assert decoder.position == ACCEL_MAX_POSITION + 3
     assert decoder.decode(b"f") == "f"
-    assert isinstance(decoder._scanner, PyScanner)
-    assert not in_mode(decoder)
+    # Offsets past 64 bits: a gap that long, a checkpoint that far.
+    decoder.mark_gap(1 << 64)
+    assert decoder.decode(b"\x80g\xff") == "\ufffdg\ufffd"
+    far = ACCEL_MAX_POSITION + 4 + (1 << 64)
+    assert [e.offset for e in events[2:]] == [far, far + 2]  # the gap takes \x80
+    restored = Utf8Decoder.from_checkpoint(decoder.checkpoint(), on_malformed=events.append)
+    assert restored.decode(b"\xfe") == "\ufffd"
+    assert events[-1].offset == far + 3 == restored.position - 1
 
 
 def test_other_inputs_and_arguments() -> None:
     decoder = Utf8Decoder()
     assert decoder.decode(bytearray(b"a\xc3")) == "a"
     assert decoder.decode(memoryview(b"x\xa9b")[1:]) == "éb"
-    assert in_mode(decoder)
     # A memoryview of 16-bit items: its bytes, by decoder.py's path.
     assert decoder.decode(memoryview(array.array("H", [0x6261]))) == "ab"
-    assert in_mode(decoder)
     assert decoder.decode(input=b"\xe2\x82") == ""
     assert decoder.decode(b"\xac", True) == "€"
     assert decoder.decode(b"\xc3", final=1) == "\ufffd"
@@ -257,11 +232,12 @@ def test_other_inputs_and_arguments() -> None:
     assert decoder.decode(b"z") == "z"
 
 
-def test_a_bound_decode_keeps_its_decoder_and_no_cycle_keeps_it_longer() -> None:
+def test_decode_is_a_bound_method_that_keeps_its_decoder() -> None:
     gc.disable()
     try:
         decoder = Utf8Decoder(on_malformed=lambda event: None)
         decode = decoder.decode
+        assert type(decode) is types.MethodType
         ref = weakref.ref(decoder)
         del decoder
         assert ref() is not None
@@ -271,23 +247,10 @@ def test_a_bound_decode_keeps_its_decoder_and_no_cycle_keeps_it_longer() -> None
         assert ref() is None
     finally:
         gc.enable()
+    assert list(inspect.signature(Utf8Decoder().decode).parameters) == ["input", "final"]
 
 
-def test_a_bound_decode_compares_hashes_and_shows_its_signature_as_a_bound_method() -> None:
-    decoder, other = Utf8Decoder(), Utf8Decoder()
-    assert type(decoder.decode) is not types.MethodType  # decoder mode's own C callable
-    with use_accelerator(False):
-        pure = Utf8Decoder()
-    # What a bound method gives: equal for the same decoder, by identity.
-    assert decoder.decode == decoder.decode and hash(decoder.decode) == hash(decoder.decode)
-    assert decoder.decode != other.decode
-    assert len({decoder.decode, decoder.decode, other.decode}) == 2
-    assert decoder.decode != pure.decode
-    assert inspect.signature(decoder.decode) == inspect.signature(pure.decode)
-    assert list(inspect.signature(decoder.decode).parameters) == ["input", "final"]
-
-
-def test_decode_lines_in_decoder_mode() -> None:
+def test_decode_lines_and_decode_share_the_state() -> None:
     decoder = Utf8Decoder()
     assert decoder.decode(b"ab") == "ab"
     lines = decoder.decode_lines(b"x\n", b"y\xffz\nrest", -1, 100)
@@ -295,7 +258,6 @@ def test_decode_lines_in_decoder_mode() -> None:
     assert lines.texts == ["x", "y\ufffdz"]
     assert lines.offsets == [2, 4, 8]
     assert decoder.position == 8
-    assert in_mode(decoder)
     decoder.decode(b"\xc3")
     assert decoder.decode_lines(b"", b"\xa9\n", -1, 100) is None  # a prefix is held
 
@@ -381,7 +343,7 @@ class Side:
     st.booleans(),
     st.lists(_STEP, max_size=12),
 )
-def test_decoder_mode_agrees_with_the_pure_decoder(
+def test_the_c_scanner_agrees_with_the_pure_decoder(
     errors: str, raising: bool, steps: list[tuple[Any, ...]]
 ) -> None:
     fast = Side(True, errors, raising)
@@ -389,7 +351,6 @@ def test_decoder_mode_agrees_with_the_pure_decoder(
     for step in [*steps, ("decode", b"", True)]:
         assert fast.step(step) == slow.step(step), step
         assert fast.observed() == slow.observed(), step
-    assert not in_mode(slow.decoder)
 
 
 def test_a_released_memoryview_is_refused_as_before() -> None:
@@ -398,13 +359,12 @@ def test_a_released_memoryview_is_refused_as_before() -> None:
     view.release()
     with pytest.raises(ValueError, match="released"):
         decoder.decode(view)
-    assert in_mode(decoder)
     assert decoder.decode(memoryview(b"abc")[::2]) == "ac"  # a strided view: its bytes
     assert decoder.position == 2
 
 
 def test_line_splitter_chunk_is_one_engine_call() -> None:
-    """``LineSplitter.feed_bytes`` over a decoder in decoder mode (what
+    """``LineSplitter.feed_bytes`` over a decoder with the C scanner (what
     ``LineReceiveStream`` pays per chunk): below it, the decoder's public seam
     (``on_malformed``, ``stream_mark`` before and after) and the engine's ``feed_cut``,
     which calls the decoder's ``decode_lines``, one call of the C scanner's ``lines``.

@@ -21,19 +21,19 @@ def boundary(self: Utf8Decoder, data: bytes, final: bool) -> tuple[list[str], by
     while a gap stays open).  ``position`` then counts ``data``.
     """
     self._refuse_if_reporting("decode")
-    self._leave()
     parts: list[str] = []
     if self._carry:
         parts.append(self._carry)
         self._carry = ""
     unread = self._unread
-    full = (unread or self._pending) + data  # all input not consumed before this call
+    scanner = self._scanner
+    full = (unread or scanner.pending) + data  # all input not consumed before this call
     if unread:
         final = final or self._unread_final
         self._unread = b""
         self._unread_final = False
     buf = unread + data
-    self._position += len(data)
+    scanner.position += len(data)
     if self._gap_open:
         try:
             taken = self._consume_gap(buf, final, parts)
@@ -42,7 +42,6 @@ def boundary(self: Utf8Decoder, data: bytes, final: bool) -> tuple[list[str], by
             raise
         buf = b"" if self._gap_open else buf[taken:]
     if self._orphan_low:
-        scanner = self._scanner
         assert isinstance(scanner, VariantScanner)
         scanner.orphan_low = True
         self._orphan_low = False
@@ -72,32 +71,32 @@ def mark_gap(self: Utf8Decoder, lost: int | None = None) -> None:
     self._refuse_if_reporting("mark_gap")
     if lost is not None and (not isinstance(lost, int) or lost < 0):
         raise ValueError("lost must be a non-negative integer or None")
-    self._leave()
     if self._unread:
         self._carry = self.decode(b"", self._unread_final)
         self._chars -= len(self._carry)  # counted when a later call returns it
-        self._leave()  # that call may have entered decoder mode: the state is changed here
-    position = self._position
+    position = self._scanner.position
     if lost:
-        self._position += lost
+        self._move_to(position + lost)
         self._lost_total += lost
+    scanner = self._scanner
     head = b""
-    if self._variant.holds_pairs and is_high_half(self._pending, 0):
+    pending = scanner.pending
+    if self._variant.holds_pairs and is_high_half(pending, 0):
         # A variant's complete high half, held to see what follows: a gap follows.
-        head, self._pending = self._pending[:3], self._pending[3:]
+        head, pending = pending[:3], pending[3:]
+        scanner.pending = pending
     if not self._gap_open:
         self._gaps += 1
         self._gap_open = True
-        self._gap_data = self._pending
-        self._gap_offset = position - len(self._pending) if self._pending else None
+        self._gap_data = pending
+        self._gap_offset = position - len(pending) if pending else None
         self._gap_skip = 3
         self._gap_absorb = 0
-        self._pending = b""
+        scanner.pending = b""
     self._sync()
     if head:
         # Decided as the end of a stream: nothing follows the high half.
         scanner = self._scanner
-        assert scanner is not None
         try:
             text, _ = scanner.feed(b"", head, True, position - len(self._gap_data))
         except BaseException:
@@ -116,7 +115,7 @@ def mark_gap(self: Utf8Decoder, lost: int | None = None) -> None:
 def consume_gap(self: Utf8Decoder, buf: bytes, final: bool, parts: list[str]) -> int:
     """Swallow the bytes that belong to an open gap; close it once that is decided."""
     n = len(buf)
-    base = self._position - n
+    base = self._scanner.position - n
     i = 0
     while self._gap_absorb and i < n:
         self._gap_take(buf, i, base)

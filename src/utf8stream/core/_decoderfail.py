@@ -6,35 +6,44 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from .events import Utf8DecodeError
-from .scanner import Scanner
+from .scanner import Scanner, as_bytes
 from .variantscan import VariantScanner
 
 if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer as Buffer
+
     from .decoder import Utf8Decoder
 
 
 def scanner_failed(
+    self: Utf8Decoder, exc: BaseException, scanner: Scanner, data: Buffer, final: bool
+) -> None:
+    """``scanner.decode(data, final)`` raised: keep what the failure leaves behind."""
+    if scanner.reporting:
+        # This call came from inside the callback of a call in progress, and the
+        # scanner refused it before it changed anything.
+        return
+    try:
+        data = as_bytes(data)
+    except (TypeError, ValueError):
+        return  # not bytes-like (or a released view): refused, nothing changed
+    # The scanner's prefix is as it was before the call; its position counts ``data``.
+    self._recover_scan(exc, scanner, scanner.pending + data, final, [])
+
+
+def recover_scan(
     self: Utf8Decoder,
     exc: BaseException,
     scanner: Scanner,
     data: bytes,
     final: bool,
     parts: list[str],
-    fed: int,
 ) -> None:
-    """The scanner raised while it decoded ``data``, which ends at ``position``.
-
-    ``fed``: the length of the call's input, already added to ``position``.
-    """
-    if scanner.reporting:
-        # This call came from inside the callback of a call in progress, and the
-        # scanner refused it before it changed anything.
-        self._position -= fed
-        return
+    """The scanner raised while it decoded ``data``, which ends at ``position``."""
     if scanner.fail_start < 0:
         # Not at a unit (no memory for the text): the call is undone and its input
         # kept; units it reported before failing are reported and counted again.
-        self._resume_at = self._position - len(data)
+        self._resume_at = scanner.position - len(data)
         self._recover(exc, parts, data, final)
         return
     self._resume_at = scanner.resume_at
@@ -55,8 +64,9 @@ def recover(
 
     ``full`` ends at ``position`` and holds every byte not consumed yet.
     """
-    keep = min(len(full), max(0, self._position - self._resume_at))
-    self._pending = b""
+    scanner = self._scanner
+    keep = min(len(full), max(0, scanner.position - self._resume_at))
+    scanner.pending = b""
     self._unread = full[len(full) - keep :]
     self._unread_final = final  # the rest still ends the stream if this call did
     self._orphan_low = bool(keep) and self._resume_orphan

@@ -49,22 +49,11 @@ def decode_lines(
     """
     parts: list[str]
     offsets: Sequence[int]
-    units = self._dm
-    if units is not None:
-        if not self._cuts_lines or units.pending:
-            return None
-        parts, offsets = units.lines(head, data, units.position, sep, limit, each_offset)
-        units.position = offsets[-1]
-        return DecodedLines(parts, offsets)
     scanner = self._ready
-    if scanner is None or not self._cuts_lines or self._pending:
+    if scanner is None or not self._cuts_lines or scanner.pending:
         return None
-    self._clean = None  # until the scanner is done (a callback may call decode)
-    try:
-        parts, offsets = scanner.lines(head, data, self._position, sep, limit, each_offset)
-    finally:
-        self._set_clean()
-    self._position = offsets[-1]
+    parts, offsets = scanner.lines(head, data, scanner.position, sep, limit, each_offset)
+    scanner.position = offsets[-1]
     return DecodedLines(parts, offsets)
 
 
@@ -78,8 +67,8 @@ def end_pending(self: Utf8Decoder, next_byte: int) -> str:
     prefix, one ``next_byte`` continues, a variant's, or input held after a failure.
     """
     self._refuse_if_reporting("end_pending")
-    self._pull()
-    pending = self._pending
+    scanner = self._scanner
+    pending = scanner.pending
     if (
         not pending
         or self._variant.name != "utf-8"
@@ -89,13 +78,12 @@ def end_pending(self: Utf8Decoder, next_byte: int) -> str:
         or is_proper_prefix(pending + bytes((next_byte,)))
     ):
         return ""
-    self._leave()
-    self._pending = b""
+    scanner.pending = b""
     kind = classify_unit(pending + bytes((next_byte,)), 0, len(pending), False)
     self._counts[kind] += 1
     policy = self._policy
     try:
-        text = policy.map_unit(_malformed(self._position - len(pending), pending, kind))
+        text = policy.map_unit(_malformed(scanner.position - len(pending), pending, kind))
     except BaseException:
         # As after a failed ``decode``: the unit is consumed, a callback's text waits
         # for the next call.

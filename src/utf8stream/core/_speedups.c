@@ -36,7 +36,7 @@
  * One translation unit of files of one responsibility each, so that the hot functions
  * inline across them as in one file: _table37.h (Table 3-7, shared with _transcode.c),
  * _state.h (module state, object layouts), _decode.h and _simd.h (the decoding loop and
- * its SIMD kernels), _feed.h (Units.feed), _decoder_mode.h, _lines.h (line cutting),
+ * its SIMD kernels), _feed.h (Units.feed), _stream.h (the stream state: Units.decode), _lines.h (line cutting),
  * _units.h (the Units type), _encoder.h, _iterator.h; the module here.
  */
 
@@ -57,7 +57,7 @@
 #include "_state.h"
 #include "_decode.h"
 #include "_feed.h"
-#include "_decoder_mode.h"
+#include "_stream.h"
 #include "_lines.h"
 #include "_units.h"
 #include "_encoder.h"
@@ -167,7 +167,8 @@ module_exec(PyObject *m)
 {
     module_state *st = get_state(m);
     st->empty = PyUnicode_New(0, 0);
-    if (st->empty == NULL) {
+    st->empty_bytes = PyBytes_FromStringAndSize(NULL, 0);
+    if (st->empty == NULL || st->empty_bytes == NULL) {
         return -1;
     }
     st->simd = simd_level();
@@ -175,11 +176,6 @@ module_exec(PyObject *m)
     st->prefetchw = has_prefetchw();
 #endif
     if (PyModule_AddStringConstant(m, "simd", simd_name(st->simd)) < 0) {
-        return -1;
-    }
-    st->str_final = PyUnicode_InternFromString("final");
-    st->str_c_failed = PyUnicode_InternFromString("_c_failed");
-    if (st->str_final == NULL || st->str_c_failed == NULL) {
         return -1;
     }
     st->units_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Units_spec, NULL);
@@ -192,16 +188,6 @@ module_exec(PyObject *m)
     }
     st->buffered_type = (PyTypeObject *)PyType_FromModuleAndSpec(m, &Buffered_spec, NULL);
     if (st->buffered_type == NULL || PyModule_AddType(m, st->buffered_type) < 0) {
-        return -1;
-    }
-    st->bound_decode_type =
-        (PyTypeObject *)PyType_FromModuleAndSpec(m, &BoundDecode_spec, NULL);
-    if (st->bound_decode_type == NULL || PyModule_AddType(m, st->bound_decode_type) < 0) {
-        return -1;
-    }
-    st->decoder_method_type =
-        (PyTypeObject *)PyType_FromModuleAndSpec(m, &DecoderMethod_spec, NULL);
-    if (st->decoder_method_type == NULL || PyModule_AddType(m, st->decoder_method_type) < 0) {
         return -1;
     }
     return utf8stream_add_byte_transcoder(m);
@@ -219,10 +205,7 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     }
     Py_VISIT(st->event_type);
     Py_VISIT(st->empty);
-    Py_VISIT(st->str_final);
-    Py_VISIT(st->bound_decode_type);
-    Py_VISIT(st->decoder_method_type);
-    Py_VISIT(st->str_c_failed);
+    Py_VISIT(st->empty_bytes);
     return 0;
 }
 
@@ -238,10 +221,7 @@ module_clear(PyObject *m)
     }
     Py_CLEAR(st->event_type);
     Py_CLEAR(st->empty);
-    Py_CLEAR(st->str_final);
-    Py_CLEAR(st->bound_decode_type);
-    Py_CLEAR(st->decoder_method_type);
-    Py_CLEAR(st->str_c_failed);
+    Py_CLEAR(st->empty_bytes);
     st->ready = 0;
     return 0;
 }

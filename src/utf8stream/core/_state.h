@@ -21,9 +21,7 @@ typedef struct {
     PyTypeObject *event_type; /* Malformed */
     Py_ssize_t slot_offset, slot_data, slot_kind; /* where its slots are */
     PyObject *empty; /* "" */
-    PyObject *str_final, *str_c_failed; /* interned names */
-    PyTypeObject *bound_decode_type;
-    PyTypeObject *decoder_method_type;
+    PyObject *empty_bytes; /* b"" */
     int ready;
     int simd; /* SIMD_AVX2, SIMD_SSE2 or SIMD_NONE: the kernels used (_simd.h) */
     int prefetchw; /* the CPU has PREFETCHW (with AVX2: ascii_copy_avx2) */
@@ -50,11 +48,9 @@ typedef struct {
     Py_ssize_t repl_len;   /* length of replacement: 0 or 1 */
     Py_UCS4 repl_char;
     int reporting;         /* the callback is running: this object refuses to decode */
-    /* Decoder mode (enter()/leave(), decode()): this object holds its Utf8Decoder's
-       position and held prefix, and decode() is that decoder's decode. */
-    int dm;
-    long long position;    /* in decoder mode: the decoder's position */
-    PyObject *pending;     /* in decoder mode: the held proper prefix (bytes), else NULL */
+    /* The stream's state, read and written by its decoder (decode() keeps it): */
+    long long position;    /* absolute offset of the next byte */
+    PyObject *pending;     /* the held proper prefix (bytes); NULL: none */
     module_state *state;   /* of the module that made this object's type (which keeps
                               that module, and so the state, alive) */
 } UnitsObject;

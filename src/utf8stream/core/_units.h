@@ -127,10 +127,8 @@ static PyMethodDef Units_methods[] = {
      "lines(head, data, position, sep, limit) -> (parts, offsets)"},
     {"drain", (PyCFunction)Units_drain, METH_NOARGS,
      "drain() -> tuple: units counted by kind since the last drain"},
-    {"enter", (PyCFunction)(void (*)(void))Units_enter, METH_FASTCALL,
-     "enter(position, pending): decoder mode, holding the decoder's state"},
-    {"leave", (PyCFunction)Units_leave, METH_NOARGS,
-     "leave() -> (position, pending): out of decoder mode, the state handed back"},
+    {"decode", (PyCFunction)(void (*)(void))Units_decode, METH_FASTCALL,
+     "decode(data, final=False) -> str: the next chunk of the stream"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -142,9 +140,8 @@ static PyMemberDef Units_members[] = {
      "absolute offset just past that unit"},
     {"reporting", T_INT, offsetof(UnitsObject, reporting), READONLY,
      "true while the callback runs"},
-    {"dm", T_INT, offsetof(UnitsObject, dm), READONLY, "true in decoder mode"},
     {"position", T_LONGLONG, offsetof(UnitsObject, position), 0,
-     "in decoder mode: the decoder's position"},
+     "absolute offset of the next byte of the stream"},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -180,8 +177,8 @@ Units_get_partial(UnitsObject *self, void *Py_UNUSED(closure))
 }
 
 static PyGetSetDef Units_getset[] = {
-    {"pending", (getter)Units_get_pending, NULL,
-     "in decoder mode: the held proper prefix", NULL},
+    {"pending", (getter)Units_get_pending, (setter)Units_set_pending,
+     "the held proper prefix of the stream (bytes)", NULL},
     {"partial", (getter)Units_get_partial, NULL,
      "after the callback raised at a unit (fail_start >= 0): the text before that unit",
      NULL},

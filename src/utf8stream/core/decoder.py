@@ -42,17 +42,11 @@ One path, whatever the policy, variant or implementation: boundary, scanner, tai
 So valid data never sees a Python loop, and the Python work per chunk is O(1) plus, for
 a policy other than a constant, one call per malformed unit.
 
-Decoder mode (small chunks pay for every Python step): with the C scanner in
-use for plain UTF-8 and nothing held besides a pending prefix, that scanner holds the
-decoder's ``position`` and ``pending`` and ``decoder.decode`` is one C call per chunk
-(``_speedups.DecoderMethod`` gives a ``BoundDecode``), doing the path above with nothing
-held: ``position += len(data)``, the scanner call, the new prefix.  Everything else
-stays here: ``_sync`` enters the mode and is the only place that decides it; every
-method that changes the state leaves it first (``_leave``), the read-only ones read the
-state from the scanner (``_pull``); an input or argument it does not take as it is, the
-position limit, and a call after the mode was left run ``decode`` below (which leaves the
-mode at the boundary); a failure calls ``_c_failed``, which leaves the mode and keeps
-what the failure leaves behind exactly as ``decode`` does.
+The stream's state lives in one place, the scanner: its ``position`` (the absolute
+offset of the next byte) and ``pending`` (the held prefix).  With nothing held at the
+boundary (``_ready``), ``decode`` is one call of the scanner's ``decode``, which
+counts the chunk, decodes it and keeps the new prefix; ``getstate``, ``checkpoint``
+and the boundary read and set that state through the scanner's attributes.
 
 Strict mode, and any exception raised by a policy or callback, never poisons the decoder:
 the scanner says where the failing unit was (``fail_start``, ``resume_at``) and hands
@@ -83,15 +77,12 @@ import codecs
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from . import _decoderboundary, _decoderfail, _decoderlines, _decodermode, decoderstate
+from . import _decoderboundary, _decoderfail, _decoderlines, decoderstate
 from ._accel import (
     ACCEL_MAX_POSITION,
     accelerated,
     accelerator,
     use_accelerator,
-)
-from ._accel import (
-    built_accelerator as _accel_module,
 )
 from ._decoderlines import DecodedLines
 from ._policy import (
@@ -106,7 +97,7 @@ from ._policy import (
 )
 from .decoderstate import GAP_ABSORB_SHIFT, GAP_SKIP_SHIFT, DecoderCheckpoint, DecoderStateFlag
 from .events import MalformedKind
-from .scanner import PyScanner, Scanner, held_prefix_set, scanner_type
+from .scanner import PyScanner, Scanner, as_bytes, held_prefix_set, scanner_type
 from .variants import get_variant
 from .variantscan import VariantScanner
 
@@ -125,20 +116,8 @@ __all__ = [
     "use_accelerator",
 ]
 
-_utf8_decode = codecs.utf_8_decode
-
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
-
-#: What the internals work on: anything indexable by byte.
-Bytes = bytes | bytearray | memoryview
-
-
-def _byte_view(data: ReadableBuffer) -> Bytes:
-    if isinstance(data, (bytes, bytearray)):
-        return data
-    view = memoryview(data)
-    return view if view.format in ("B", "b", "c") and view.ndim == 1 else view.cast("B")
 
 
 class Utf8Decoder(codecs.IncrementalDecoder):
@@ -183,10 +162,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     """
 
     errors: str
-    # Set by the decoder-mode functions (``_decodermode``): the scanner ``decode`` hands
-    # a call to as it is, and the type of input its clean path takes (see there).
+    #: The scanner, which holds the stream's position and held prefix.
+    _scanner: Scanner
+    #: The scanner when ``decode`` may hand it a call as it is (nothing held at the
+    #: boundary); else None (``_sync``).
     _ready: Scanner | None
-    _clean: type[bytes] | None
 
     # Every attribute in a slot: the instance has too many for CPython's shared-key
     # dictionaries (30), so in a ``__dict__`` each access is a hashed lookup; in slots the
@@ -195,12 +175,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     __slots__ = (
         "_carry",
         "_chars",
-        "_clean",
         "_counts",
         "_cuts_lines",
-        "_dm",
-        "_dm_allowed",
-        "_dm_units",
         "_fallback",
         "_fallback_table",
         "_gap_absorb",
@@ -216,9 +192,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         "_new_utf8_scanner",
         "_on_malformed",
         "_orphan_low",
-        "_pending",
         "_policy",
-        "_position",
         "_prefixes",
         "_ready",
         "_resume_at",
@@ -259,15 +233,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         self._lost_total = 0
         #: The UTF-8 scanner implementation this decoder uses (C or Python), chosen once.
         self._new_utf8_scanner = scanner_type()
-        self._scanner: Scanner | None = None
-        #: Decoder mode (``_sync``): the C scanner, which holds ``_position`` and
-        #: ``_pending``; None otherwise.  ``_speedups.DecoderMethod`` reads it.
-        self._dm: Any = None
-        #: Whether this decoder may use decoder mode: not a subclass's own ``decode``.
-        self._dm_allowed = type(self).decode is Utf8Decoder.decode
         self._resume_orphan = False
-        self._clear(start_offset)
         self._set_policy(errors)
+        self._clear(start_offset)
         self._sync()
 
     @property
@@ -279,15 +247,13 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     def on_malformed(self, callback: OnMalformed | None) -> None:
         self._on_malformed = callback
         self._policy.on_malformed = callback  # read again for each unit
-        scanner = self._scanner
-        if scanner is not None and self._inline is not None:
+        if self._inline is not None:
             # In place, so that a callback replacing itself keeps the counts of the call
             # in progress; the scanner reads it again for each unit.
-            scanner.callback = callback
+            self._scanner.callback = callback
 
     def _refuse_if_reporting(self, what: str) -> None:
-        scanner = self._scanner
-        if self._policy.reporting or (scanner is not None and scanner.reporting):
+        if self._policy.reporting or self._scanner.reporting:
             raise RuntimeError(
                 f"{what}() called on a Utf8Decoder from inside its own on_malformed callback"
             )
@@ -303,25 +269,23 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             if policy.fallback_table is None and not policy.surrogates_pass
             else None
         )
-        self._build_scanner()
+        self._build_scanner(self._start_offset, b"")
 
-    def _build_scanner(self) -> None:
+    def _build_scanner(self, position: int, pending: bytes) -> None:
         """Make the scanner for this decoder's variant, policy and position.
 
         Plain UTF-8 (``errors`` other than surrogatepass) gets the implementation chosen
         when the decoder was made, except past ``ACCEL_MAX_POSITION``: the C scanner
         counts offsets in 64-bit integers, so there the Python one takes over and both
         implementations accept every offset.  A variant, or surrogatepass, gets a
-        ``VariantScanner`` around that same implementation.
+        ``VariantScanner`` around that same implementation.  The new scanner takes
+        the stream's state, ``position`` and ``pending``.
         """
-        if self._scanner is not None:
-            self._leave()
-            self._fold_counts()
         inline = self._inline
         policy = self._policy
         callback = self._on_malformed if inline is not None else policy.map_unit
         utf8_scanner: Callable[[str | None, OnMalformed | None], Scanner] = (
-            PyScanner if self._position >= ACCEL_MAX_POSITION else self._new_utf8_scanner
+            PyScanner if position >= ACCEL_MAX_POSITION else self._new_utf8_scanner
         )
         scanner: Scanner
         if self._variant.name != "utf-8" or policy.surrogates_pass:
@@ -330,21 +294,35 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             )
         else:
             scanner = utf8_scanner(inline, callback)
+        scanner.position = position
+        scanner.pending = pending
         self._scanner = scanner
         #: The scanner cuts lines (``decode_lines``): UTF-8, U+FFFD.
         self._cuts_lines = inline == _REPLACEMENT and not isinstance(scanner, VariantScanner)
         self._in_c = utf8_scanner is not PyScanner
-        #: The scanner, if it can be put in decoder mode (``_sync``): the C one, for plain
-        #: UTF-8, in a decoder whose ``decode`` is this class's.
-        self._dm_units = (
-            scanner
-            if self._dm_allowed and type(scanner) is utf8_scanner and hasattr(scanner, "enter")
-            else None
-        )
+
+    def _move_to(self, position: int) -> None:
+        """Set the stream's position: past the C scanner's range, on a Python one (the
+        counts of the old scanner folded)."""
+        if self._in_c and position >= ACCEL_MAX_POSITION:
+            self._fold_counts()
+            self._build_scanner(position, self._scanner.pending)
+        self._scanner.position = position
+
+    def _sync(self) -> None:
+        """After a change of state: may ``decode`` hand a call to the scanner as it is?
+
+        Only with nothing held at the boundary; and the C scanner gives way to the
+        Python one where it stops counting.
+        """
+        self._move_to(self._scanner.position)
+        held = self._gap_open or self._unread or self._carry or self._orphan_low
+        self._ready = None if held else self._scanner
 
     def _clear(self, position: int) -> None:
-        self._position = position
-        self._pending = b""
+        scanner = self._scanner
+        scanner.position = position
+        scanner.pending = b""
         self._unread = b""
         self._unread_final = False
         self._carry = ""
@@ -363,8 +341,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     @property
     def position(self) -> int:
         """Absolute offset of the next byte this decoder will receive."""
-        units = self._dm
-        return self._position if units is None else int(units.position)
+        return self._scanner.position
 
     @property
     def start_offset(self) -> int:
@@ -387,8 +364,7 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     @property
     def buffered(self) -> int:
         """Bytes held between calls (pending prefix, unread rest, or gap bytes)."""
-        self._pull()
-        return len(self._pending) + len(self._unread) + len(self._gap_data)
+        return len(self._scanner.pending) + len(self._unread) + len(self._gap_data)
 
     def decode(self, input: ReadableBuffer, final: bool = False) -> str:  # noqa: A002
         """Decode a chunk; return everything that is already certain.
@@ -397,63 +373,28 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         sequence is held back.  With ``final=True`` a held prefix becomes one
         ``TRUNCATED_AT_END`` unit.
         """
-        if type(input) is self._clean:
-            # Pure Python, nothing held at the boundary, no damage lately (``_clean`` is
-            # ``bytes`` only then): the clean path of ``PyScanner.feed`` here, one
-            # Python frame per call (as codecs' incremental decoder).  CPython's strict
-            # decoder does it all, or fails having changed nothing, and ``feed`` below
-            # decides the units from the same state.
-            pending = self._pending
-            buf = pending + input if pending else input
-            try:
-                text, used = _utf8_decode(buf, "strict", final)
-            except UnicodeDecodeError:
-                pass
-            else:
-                size = len(buf)
-                if used == size:
-                    if pending:
-                        self._pending = b""
-                        size -= len(pending)
-                    self._position += size
-                    self._chars += len(text)
-                    return text
-                tail = buf[used:]
-                # A character cut by the chunk's end: CPython holds exactly the proper
-                # prefixes, and ED A0..BF (a surrogate's start, certain already: ``feed``
-                # decides it).
-                if tail[0] != 0xED or len(tail) < 2 or tail[1] < 0xA0:
-                    self._pending = tail
-                    self._position += len(input)
-                    self._chars += len(text)
-                    return text
-        data = input if type(input) is bytes else bytes(_byte_view(input))
-        self._clean = None  # until the scanner is done (a callback may call decode)
+        scanner = self._ready
+        if scanner is None:
+            return self._decode_held(input, final)
         try:
-            scanner = self._ready
-            parts: list[str] | None = None
-            if scanner is None:
-                parts, data, final = self._boundary(data, final)
-                scanner = self._scanner
-                assert scanner is not None
-            else:
-                self._position += len(data)
-            # The one scanner call: ``pending + data`` ends at ``position``.
-            pending = self._pending
-            try:
-                text, self._pending = scanner.feed(pending, data, final, self._position)
-            except BaseException as exc:
-                # ``fed``: what to take back from ``position`` if the scanner refused a
-                # call from inside a callback (only the common path can reach it: the
-                # boundary refuses such calls itself).
-                fed = len(data) if parts is None else 0
-                self._scanner_failed(exc, scanner, pending + data, final, parts or [], fed)
-                raise
-            if parts is None:
-                return text
-            return self._output(parts, text)
-        finally:
-            self._set_clean()
+            return scanner.decode(input, final)
+        except BaseException as exc:
+            self._scanner_failed(exc, scanner, input, final)
+            raise
+
+    def _decode_held(self, input: ReadableBuffer, final: bool) -> str:  # noqa: A002
+        """``decode`` with something held at the boundary."""
+        data = as_bytes(input)
+        parts, data, final = self._boundary(data, final)
+        scanner = self._scanner
+        # The one scanner call: ``pending + data`` ends at ``position``.
+        pending = scanner.pending
+        try:
+            text, scanner.pending = scanner.feed(pending, data, final, scanner.position)
+        except BaseException as exc:
+            self._recover_scan(exc, scanner, pending + data, final, parts)
+            raise
+        return self._output(parts, text)
 
     # -- the line seam: decoding and cutting lines in one pass -----------------------------
     #
@@ -469,7 +410,6 @@ class Utf8Decoder(codecs.IncrementalDecoder):
         Statistics are cumulative and survive a reset.
         """
         self._refuse_if_reporting("reset")
-        self._leave()
         self._clear(self._start_offset)
         self._sync()
 
@@ -487,10 +427,9 @@ class Utf8Decoder(codecs.IncrementalDecoder):
             variant=cp.variant,
             fallback=cp.fallback,
         )
-        decoder._leave()
-        decoder._position = cp.position
+        decoder._move_to(cp.position)
+        decoder._scanner.pending = cp.pending
         decoder._orphan_low = cp.orphan_low
-        decoder._pending = cp.pending
         decoder._unread = cp.unread
         decoder._unread_final = cp.unread_final
         decoder._carry = cp.carry
@@ -521,12 +460,8 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     _report_gap = _decoderboundary.report_gap
     decode_lines = _decoderlines.decode_lines
     end_pending = _decoderlines.end_pending
-    _sync = _decodermode.sync
-    _set_clean = _decodermode.set_clean
-    _pull = _decodermode.pull
-    _leave = _decodermode.leave
-    _c_failed = _decodermode.c_failed
     _scanner_failed = _decoderfail.scanner_failed
+    _recover_scan = _decoderfail.recover_scan
     _recover = _decoderfail.recover
 
     # -- the boundary --------------------------------------------------------------------
@@ -534,25 +469,11 @@ class Utf8Decoder(codecs.IncrementalDecoder):
     # -- failure recovery ------------------------------------------------------------
 
 
-def _install_decoder_mode() -> None:
-    """``Utf8Decoder.decode`` becomes the C descriptor over it, where the C module is built.
-
-    For a decoder in decoder mode it gives the one-C-call ``decode``; for any other, the
-    ordinary bound method (``_speedups.DecoderMethod``).
-    """
-    built = _accel_module()
-    if built is not None and hasattr(built, "DecoderMethod"):
-        setattr(Utf8Decoder, "decode", built.DecoderMethod(Utf8Decoder.decode))  # noqa: B010
-
-
-_install_decoder_mode()
-
-
 def stream_mark(decoder: Utf8Decoder) -> tuple[int, Any]:
-    """``(decoder.position, decoder.getstate())`` in one call (in decoder mode, read
-    from the C scanner): the line engine compares it between chunks to tell whether the
-    decoder was used elsewhere."""
-    units = decoder._dm  # noqa: SLF001
-    if units is not None:
-        return units.position, (units.pending, 0)
+    """``(decoder.position, decoder.getstate())``, read from the scanner where nothing
+    is held at the boundary: the line engine compares it between chunks to tell whether
+    the decoder was used elsewhere."""
+    scanner = decoder._ready  # noqa: SLF001
+    if scanner is not None:
+        return scanner.position, (scanner.pending, 0)
     return decoder.position, decoder.getstate()

@@ -120,7 +120,6 @@ def getstate(self: Utf8Decoder) -> tuple[bytes, int]:
     back after a callback raised is not part of this state (``checkpoint`` has it).
     """
     self._refuse_if_reporting("getstate")
-    self._pull()
     if self._gap_open:
         absorb = len(self._gap_data) + self._gap_absorb
         flags = (
@@ -133,15 +132,14 @@ def getstate(self: Utf8Decoder) -> tuple[bytes, int]:
     if self._unread:
         final = DecoderStateFlag.UNREAD_FINAL if self._unread_final else 0
         return (self._unread, int(final | orphan))
-    return (self._pending, int(orphan))
+    return (self._scanner.pending, int(orphan))
 
 
 def setstate(self: Utf8Decoder, state: tuple[bytes, int]) -> None:
     self._refuse_if_reporting("setstate")
     buffered, flags = state
     buffered = bytes(buffered)
-    self._leave()
-    self._clear(self._position)
+    self._clear(self._scanner.position)
     if flags & DecoderStateFlag.GAP_OPEN:
         self._gap_open = True
         self._gap_data = buffered
@@ -149,7 +147,7 @@ def setstate(self: Utf8Decoder, state: tuple[bytes, int]) -> None:
         self._gap_absorb = max(0, absorb - len(buffered))
         self._gap_skip = (flags >> GAP_SKIP_SHIFT) & _GAP_SKIP_MASK
     elif buffered in self._prefixes:
-        self._pending = buffered
+        self._scanner.pending = buffered
     else:
         self._unread = buffered
         self._unread_final = bool(flags & DecoderStateFlag.UNREAD_FINAL)
@@ -160,17 +158,17 @@ def setstate(self: Utf8Decoder, state: tuple[bytes, int]) -> None:
 def checkpoint(self: Utf8Decoder) -> DecoderCheckpoint:
     """An immutable snapshot from which ``from_checkpoint`` continues exactly."""
     self._refuse_if_reporting("checkpoint")
-    self._pull()
     self._fold_counts()
+    scanner = self._scanner
     return DecoderCheckpoint(
-        position=self._position,
+        position=scanner.position,
         start_offset=self._start_offset,
         errors=self.errors,
         gap=self._gap_policy,
         variant=self._variant.name,
         fallback=self._fallback,
         orphan_low=self._orphan_low,
-        pending=self._pending,
+        pending=scanner.pending,
         unread=self._unread,
         unread_final=self._unread_final,
         carry=self._carry,
@@ -191,10 +189,9 @@ def statistics(self: Utf8Decoder) -> DecoderStatistics:
     Exact at any time, also inside a callback (see ``on_malformed`` in the class
     docstring for what it counts there).
     """
-    self._pull()
     self._fold_counts()
     return DecoderStatistics(
-        bytes_fed=self._position - self._start_offset - self._lost_total,
+        bytes_fed=self._scanner.position - self._start_offset - self._lost_total,
         chars_out=self._chars,
         malformed=MappingProxyType({k: n for k, n in self._counts.items() if n}),
         gaps=self._gaps,
@@ -205,10 +202,8 @@ def statistics(self: Utf8Decoder) -> DecoderStatistics:
 def fold_counts(self: Utf8Decoder) -> None:
     """Add what the scanner counted since the last fold to ``_counts``/``_chars``."""
     counts = self._counts
-    scanner = self._scanner
-    if scanner is not None:
-        *by_kind, chars = scanner.drain()
-        self._chars += chars
-        for kind, n in zip(ACCEL_KINDS, by_kind, strict=True):
-            if n:
-                counts[kind] += n
+    *by_kind, chars = self._scanner.drain()
+    self._chars += chars
+    for kind, n in zip(ACCEL_KINDS, by_kind, strict=True):
+        if n:
+            counts[kind] += n

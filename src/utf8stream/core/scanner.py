@@ -25,7 +25,7 @@ from __future__ import annotations
 import codecs
 import threading
 from collections.abc import Callable, Container, Sequence
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from . import linesearch
 from ._accel import ACCEL_KINDS, accelerator
@@ -40,7 +40,10 @@ from ._native import each_offset_mode
 from .events import Malformed, MalformedKind
 from .variants import Variant
 
-__all__ = ["PyScanner", "Scanner", "held_prefix_set", "scanner_type"]
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer as Buffer
+
+__all__ = ["PyScanner", "Scanner", "as_bytes", "held_prefix_set", "scanner_type"]
 
 OnUnit = Callable[[Malformed], object]
 
@@ -48,9 +51,15 @@ OnUnit = Callable[[Malformed], object]
 class Scanner(Protocol):
     """What the decoder asks of a scanner (``Units`` in ``_speedups.c`` documents each).
 
+    The scanner holds the state of its stream: ``position``, the absolute offset of the
+    next byte, and ``pending``, the held proper prefix of a cut character (its decoder
+    reads and sets both).  ``decode(data, final)``: the next chunk of the stream (any
+    bytes-like ``data``): ``position`` counts ``data``, the text of ``pending + data``
+    is returned and its held prefix becomes ``pending`` (after a failure ``pending`` is
+    unchanged and ``position`` counts ``data``; a call refused, nothing changed).
     ``feed(pending, data, final, position)``: decode ``pending + data`` (``pending`` a
-    held proper prefix), which ends at the absolute offset ``position``; returns the
-    text and the new held prefix.
+    held proper prefix), which ends at the absolute offset ``position``, leaving the
+    stream's state alone; returns the text and the new held prefix.
     ``lines(head, data, position, sep, limit, each_offset=True)``: the complete lines
     at the start of ``head + data`` (which starts at ``position``), up to the first
     longer than ``limit`` bytes: ``(texts, offsets)``, ``offsets`` holding each line's
@@ -68,6 +77,8 @@ class Scanner(Protocol):
     """
 
     callback: OnUnit | None
+    position: int
+    pending: bytes
 
     @property
     def fail_start(self) -> int: ...
@@ -77,6 +88,7 @@ class Scanner(Protocol):
     def reporting(self) -> int: ...
     @property
     def partial(self) -> str: ...
+    def decode(self, data: Buffer, final: bool = False, /) -> str: ...
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
     ) -> tuple[str, bytes]: ...
@@ -160,6 +172,16 @@ def _on_unit(exc: UnicodeError) -> tuple[str, int]:
 codecs.register_error(_HANDLER_NAME, _on_unit)
 
 
+def as_bytes(data: Buffer) -> bytes:
+    """The bytes of a bytes-like object (a view of wider items: their bytes)."""
+    if type(data) is bytes:
+        return data
+    if isinstance(data, bytearray):
+        return bytes(data)
+    view = memoryview(data)
+    return bytes(view if view.format in ("B", "b", "c") and view.ndim == 1 else view.cast("B"))
+
+
 class _ProperPrefixes:
     """``seq in prefixes``: ``seq`` is a proper prefix of a well-formed sequence.
 
@@ -215,6 +237,8 @@ class PyScanner:
         "_resume_at",
         "_shift",
         "callback",
+        "pending",
+        "position",
     )
 
     def __init__(self, replacement: str | None, callback: OnUnit | None) -> None:
@@ -239,6 +263,10 @@ class PyScanner:
         self._base = 0
         self._shift = 0
         self._dirty = 0
+        #: The stream's state, read and written by its decoder: the absolute offset of
+        #: the next byte, and the held proper prefix.
+        self.position = 0
+        self.pending = b""
 
     @property
     def fail_start(self) -> int:
@@ -256,16 +284,48 @@ class PyScanner:
     def partial(self) -> str:
         return self._partial
 
+    def decode(self, data: Buffer, final: bool = False, /) -> str:
+        if self._reporting:
+            self._refuse_reentry()
+        if type(data) is not bytes:
+            data = as_bytes(data)
+        pending = self.pending
+        buf = pending + data if pending else data
+        position = self.position = self.position + len(data)
+        if self._dirty <= 0:
+            # The common case: clean input, decoded by CPython's strict decoder with no
+            # other Python frame (``_scan``'s first step, inline: small chunks pay for
+            # every frame).
+            try:
+                text, used = _utf8_decode(buf, "strict", final)
+            except UnicodeDecodeError:
+                pass
+            else:
+                if used == len(buf):
+                    self._chars += len(text)
+                    if pending:
+                        self.pending = b""
+                    return text
+                tail = buf[used:]
+                if tail[0] != 0xED or len(tail) < 2 or tail[1] < 0xA0:  # see ``_scan``
+                    self._chars += len(text)
+                    self.pending = tail
+                    return text
+        text, self.pending = self._damaged(buf, final, position)
+        return text
+
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /
     ) -> tuple[str, bytes]:
         if self._reporting:
             self._refuse_reentry()
-        buf = pending + data if pending else data
+        return self._scan(pending + data if pending else data, final, position)
+
+    def _scan(self, buf: bytes, final: bool, position: int) -> tuple[str, bytes]:
+        """The text of ``buf``, which ends at ``position``, and the held prefix."""
         self._fail_start = -1
         if self._dirty <= 0:
-            # The common case: clean input, decoded by CPython's strict decoder with no
-            # other Python frame; small chunks pay for every call.
+            # The common case: clean input, decoded by CPython's strict decoder.
             try:
                 text, used = _utf8_decode(buf, "strict", final)
             except UnicodeDecodeError:
@@ -281,8 +341,12 @@ class PyScanner:
                 if tail[0] != 0xED or len(tail) < 2 or tail[1] < 0xA0:
                     self._chars += len(text)
                     return text, tail
-        # Damaged (or recently so): the error handler decides each unit.  ``_decode``
-        # inline, one Python frame less per call.
+        return self._damaged(buf, final, position)
+
+    def _damaged(self, buf: bytes, final: bool, position: int) -> tuple[str, bytes]:
+        """``_scan`` of damaged (or recently damaged) input: the error handler decides
+        each unit.  ``_decode`` inline, one Python frame less per call."""
+        self._fail_start = -1
         self._partial = ""
         self._dirty -= len(buf)
         base = position - len(buf)

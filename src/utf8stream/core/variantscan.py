@@ -34,12 +34,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container
+from typing import TYPE_CHECKING
 
 from ._accel import ACCEL_KINDS
 from ._bytes import ByteTable, classify_unit, is_high_half, is_low_half
 from .events import Malformed, MalformedKind
-from .scanner import OnUnit, Scanner, held_prefix_set
+from .scanner import OnUnit, Scanner, as_bytes, held_prefix_set
 from .variants import Variant
+
+if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer as Buffer
 
 __all__ = ["VariantScanner"]
 
@@ -244,6 +248,8 @@ class VariantScanner:
         "_translate",
         "_units",
         "orphan_low",
+        "pending",
+        "position",
     )
 
     def __init__(
@@ -274,6 +280,9 @@ class VariantScanner:
         self._fail_start = -1
         self._partial = ""
         self.orphan_low = False
+        #: The stream's state (see ``Scanner``).
+        self.position = 0
+        self.pending = b""
         #: Every item of the variant is a character when nothing around it is malformed
         #: (not so with surrogatepass, where each half is a unit): the fast path of
         #: ``feed``.
@@ -309,6 +318,18 @@ class VariantScanner:
     @property
     def resume_orphan(self) -> bool:
         return self._units.resume_orphan
+
+    def decode(self, data: Buffer, final: bool = False, /) -> str:
+        if self._units.reporting:
+            self._refuse()
+        data = as_bytes(data)
+        position = self.position = self.position + len(data)
+        text, self.pending = self.feed(self.pending, data, final, position)
+        return text
+
+    @staticmethod
+    def _refuse() -> None:
+        raise RuntimeError("a Utf8Decoder cannot decode from inside its own on_malformed callback")
 
     def feed(
         self, pending: bytes, data: bytes, final: bool, position: int, /

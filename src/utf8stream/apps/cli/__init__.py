@@ -31,15 +31,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         from ._main import main as run
 
         return run(argv)
-    except KeyboardInterrupt:
+    except BaseException as exc:
+        status = _signal_status(exc)
+        if status is None:
+            raise
         if program:  # the program is exiting: a second signal must not change that
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        return _EXIT_SIGINT
+        return status
 
 
 def _exit_terminated(signum: int, frame: object) -> None:
     raise SystemExit(_EXIT_SIGTERM)
+
+
+def _signal_status(exc: BaseException | None) -> int | None:
+    """130 or 143 if ``exc`` is Ctrl-C or SIGTERM, or was raised because of one: Python
+    3.11 wraps an exception raised while a class is made (a descriptor's ``__set_name__``,
+    in a module being imported) in a ``RuntimeError`` whose cause it is."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, KeyboardInterrupt):
+            return _EXIT_SIGINT
+        if isinstance(exc, SystemExit) and exc.code == _EXIT_SIGTERM:
+            return _EXIT_SIGTERM
+        exc = exc.__cause__ or exc.__context__
+    return None
 
 
 def build_parser() -> argparse.ArgumentParser:
