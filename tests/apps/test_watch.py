@@ -450,6 +450,7 @@ def test_this_machines_mounts_are_read(tmp_path: Path) -> None:
     assert (found is not None) == os.path.exists("/proc/self/mounts")
 
 
+@pytest.mark.soak  # timing-bound: it counts the polls of real intervals
 async def test_polling_looks_once_per_interval_and_surveys_only_when_it_must(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -109,6 +109,7 @@ def test_a_json_checkpoint_is_not_taken_for_a_store(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.soak  # a kill-and-restart run, with the kill soaks
 @pytest.mark.parametrize("files", [["*.log"], ["a.log", "b.log"]], ids=["pattern", "files"])
 def test_multiline_events_per_file_with_headers_and_a_store_across_kill_9(
     tmp_path: Path, files: list[str]

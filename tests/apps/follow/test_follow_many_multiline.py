@@ -292,7 +292,13 @@ def test_multiline_options_are_checked(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("seed", "max_line_bytes"), [(1, 1 << 20), (2, 1 << 20), (3, 16)], ids=["1", "2", "pieces"]
+    ("seed", "max_line_bytes"),
+    [
+        pytest.param(1, 1 << 20, id="1"),
+        # A second seed of the same scenario: with the kill soaks.
+        pytest.param(2, 1 << 20, id="2", marks=pytest.mark.soak),
+        pytest.param(3, 16, id="pieces"),
+    ],
 )
 async def test_random_kills_mid_event_give_every_event_once_in_order(
     tmp_path: Path, seed: int, max_line_bytes: int

@@ -14,7 +14,8 @@ from _helpers import append, needs_proc_fdinfo, take_texts
 from utf8stream.apps import _watch
 from utf8stream.apps.follow import follow
 
-pytestmark = [pytest.mark.anyio]
+# Timing-bound: each test waits out real poll intervals and grace periods (the soak step).
+pytestmark = [pytest.mark.anyio, pytest.mark.soak]
 
 
 async def test_the_kernel_wakes_the_follower_long_before_its_poll_interval(
