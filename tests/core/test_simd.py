@@ -309,7 +309,7 @@ def test_no_kernel_reads_past_the_input(no_avx2: str | None) -> None:
     if no_avx2 is not None:
         env["UTF8STREAM_NO_AVX2"] = no_avx2
     code = (
-        f"import sys; sys.path.insert(0, {str(TESTS)!r}); import test_simd; "
+        f"import sys; sys.path[:0] = [{str(TESTS)!r}, {str(TESTS.parent)!r}]; import test_simd; "
         "test_simd.check_no_read_past_the_input()"
     )
     result = subprocess.run(
