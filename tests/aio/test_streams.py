@@ -133,8 +133,10 @@ async def receive_under_cancellation(receive: object, rng: random.Random) -> tup
         cancelled += scope.cancelled_caught
 
 
+#: The second way in of each cancellation test is timing-bound like the first (thousands of
+#: real cancel scopes): it runs with the soaks.
 @pytest.mark.parametrize("seed", [1])
-@pytest.mark.parametrize("method", ["receive", "__anext__"])
+@pytest.mark.parametrize("method", ["receive", pytest.param("__anext__", marks=pytest.mark.soak)])
 async def test_cancelled_receives_lose_and_duplicate_nothing(seed: int, method: str) -> None:
     data = lossy_sample(seed)
     rng = random.Random(seed)
@@ -150,7 +152,7 @@ async def test_cancelled_receives_lose_and_duplicate_nothing(seed: int, method: 
 
 @pytest.mark.usefixtures("implementation")
 @pytest.mark.parametrize("seed", [3])
-@pytest.mark.parametrize("method", ["receive", "iteration"])
+@pytest.mark.parametrize("method", ["receive", pytest.param("iteration", marks=pytest.mark.soak)])
 async def test_cancelled_line_receives_lose_and_duplicate_nothing(seed: int, method: str) -> None:
     """Also through ``async for`` (a loop ended by a cancellation is started again)."""
     data = lossy_sample(seed)

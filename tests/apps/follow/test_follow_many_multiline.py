@@ -295,11 +295,11 @@ def test_multiline_options_are_checked(tmp_path: Path) -> None:
     ("seed", "max_line_bytes"),
     [
         pytest.param(1, 1 << 20, id="1"),
-        # A second seed of the same scenario: with the kill soaks.
-        pytest.param(2, 1 << 20, id="2", marks=pytest.mark.soak),
+        pytest.param(2, 1 << 20, id="2"),
         pytest.param(3, 16, id="pieces"),
     ],
 )
+@pytest.mark.soak  # kill-and-restart runs, with the kill soaks
 async def test_random_kills_mid_event_give_every_event_once_in_order(
     tmp_path: Path, seed: int, max_line_bytes: int
 ) -> None:
