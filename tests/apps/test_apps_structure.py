@@ -24,7 +24,6 @@ STILL_OVER = {
     "many.py": ["class ManyFollower"],
     # The tail command's modes and its parser, to become small functions built from the
     # follower's options object.
-    "cli/_tail_options.py": ["add_parser"],
     "cli/tail.py": ["_tail", "_tail_many"],
     "cli/transcode.py": ["add_parsers"],
 }

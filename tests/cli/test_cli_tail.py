@@ -683,24 +683,33 @@ def test_option_values_are_checked(tmp_path: Path, argv: list[str], message: str
 
 
 def test_the_commands_defaults_are_the_librarys() -> None:
+    """The follower's options of the command are ``FollowOptions``'s fields: the same
+    names, defaults and choices."""
+    import dataclasses
     import inspect
 
-    from utf8stream.apps.cli import _tail_options as tail_options
-    from utf8stream.apps.follow import FOLLOW_ERRORS, follow
-    from utf8stream.apps.many import follow_many
-
-    default = inspect.signature(follow).parameters["max_line_bytes"].default
-    assert default == tail_options.DEFAULT_MAX_LINE_BYTES
-    assert tail_options.ERROR_POLICIES == FOLLOW_ERRORS
     from utf8stream.apps._watch import Watcher
     from utf8stream.apps.cli._main import build_parser
+    from utf8stream.follower import FollowOptions
 
     args = build_parser().parse_args(["tail", "app.log"])
-    for function in (follow, follow_many):
-        parameters = inspect.signature(function).parameters
-        assert parameters["rotate_grace"].default == args.rotate_grace == 1.0
-        assert parameters["poll_interval"].default == args.interval == 0.25
-        assert parameters["multiline_timeout"].default == args.multiline_timeout == 5.0
+    on_the_command_line = [
+        field for field in dataclasses.fields(FollowOptions) if field.metadata["option"].flags
+    ]
+    assert {field.name for field in on_the_command_line} >= {
+        "poll_interval",
+        "rotate_grace",
+        "max_line_bytes",
+        "on_overlong",
+        "errors",
+        "encoding",
+        "multiline",
+        "multiline_timeout",
+        "retry",
+    }
+    for field in on_the_command_line:
+        assert getattr(args, field.name) == field.default, field.name
+    assert (args.rotate_grace, args.poll_interval, args.multiline_timeout) == (1.0, 0.25, 5.0)
     assert inspect.signature(Watcher).parameters["poll_interval"].default == 0.25
 
 

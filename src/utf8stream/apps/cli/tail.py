@@ -204,7 +204,7 @@ def _load_follower(
             name,
             **start,
             checkpoint=checkpoint,
-            poll_interval=args.interval,
+            poll_interval=args.poll_interval,
             rotate_grace=args.rotate_grace,
             encoding=args.encoding,
             # Cut at "\n" only, as GNU tail: a "\r" stays in the text it ends (CRLF) or
@@ -516,7 +516,7 @@ async def _tail(args: argparse.Namespace) -> int:
 
     async def stop_after_pid(pid: int) -> None:
         while _alive(pid):
-            await anyio.sleep(args.interval)
+            await anyio.sleep(args.poll_interval)
         for _, follower, _ in files:
             if follower is not None:
                 follower.stop_at_end()
@@ -615,7 +615,7 @@ async def _tail_many(args: argparse.Namespace) -> int:
             store=store,
             autosave=False,  # saved here, as of what reached stdout
             **start,
-            poll_interval=args.interval,
+            poll_interval=args.poll_interval,
             rotate_grace=args.rotate_grace,
             encoding=args.encoding,
             newline=_newline(args),
