@@ -22,9 +22,7 @@ APPS = PACKAGE / "apps"
 STILL_OVER = {
     "follow/_follower.py": ["the file", "class Follower"],
     "many.py": ["class ManyFollower"],
-    # The tail command's modes and its parser, to become small functions built from the
-    # follower's options object.
-    "cli/tail.py": ["_tail", "_tail_many"],
+    # The transcode commands' parsers, to become small functions.
     "cli/transcode.py": ["add_parsers"],
 }
 #: The followers that still subclass ``Follower`` to replace how it waits.
