@@ -3,9 +3,9 @@ to (``tests/test_structure.py``), no class overriding another class's private me
 no private name of a third-party package imported anywhere in the package.
 
 The follower is not yet its own state machine: what is still over the limits is named
-in ``STILL_OVER`` and
-``STILL_OVERRIDDEN``, and the tests fail as soon as those lists are not exactly what is
-found (a new violation, or one fixed without the list being shortened).
+in ``STILL_OVER`` and ``STILL_OVERRIDDEN``, and the tests fail as soon as those lists are
+not exactly what is found (a new violation, or one fixed without the list being
+shortened).
 """
 
 from __future__ import annotations
