@@ -7,8 +7,9 @@ input, Ctrl-C, SIGTERM, a closed output pipe), and while following it is also sa
 after every write to stdout; a saved checkpoint covers exactly the lines written to
 stdout, so a restart repeats none and loses none.  After a SIGKILL none is lost, and only
 the lines of one write can repeat: lines go out in one ``write`` of at most 64 KiB
-(``_Output.BATCH_BYTES``) and the line that filled it, and a kill during that write, or
-after it returned and before the save that follows it, leaves the checkpoint before them.
+(``_tail_output.Output.BATCH_BYTES``) and the line that filled it, and a kill during that
+write, or after it returned and before the save that follows it, leaves the checkpoint
+before them.
 That window cannot be closed: to a pipe, writing lines and recording that they were
 written are two steps, and no reader can tell the run that repeats them which it got.
 The saves are not fsynced (``write_checkpoint(durable=False)``, the store's
