@@ -10,6 +10,7 @@ Nothing here loads the async layers, so that the command line builds its parser 
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Callable, Mapping
@@ -122,8 +123,15 @@ def _encoding(value: object) -> str | None:
         return None
     if not isinstance(value, str):
         return "must be the name of an encoding, or 'auto'"
+    return _codec_problem(value)
+
+
+@functools.lru_cache(maxsize=64)
+def _codec_problem(name: str) -> str | None:
+    """Why lines cannot be cut in the encoding ``name`` (None: they can).  Asked for each
+    follower ``follow_many`` makes: known once per name."""
     try:
-        line_decoder(value, "replace")
+        line_decoder(name, "replace")
     except (LookupError, ValueError) as exc:
         return str(exc)
     return None
@@ -187,11 +195,9 @@ def _line_limit_text(text: str) -> int:
 
 
 def _encoding_text(text: str) -> str:
-    if text != _AUTO:
-        try:
-            line_decoder(text, "replace")
-        except (LookupError, ValueError) as exc:
-            raise ValueError(str(exc)) from None
+    problem = None if text == _AUTO else _codec_problem(text)
+    if problem is not None:
+        raise ValueError(problem)
     return text
 
 
@@ -394,12 +400,8 @@ class FollowOptions:
     force_polling: bool = field(default=False, metadata=_meta(takes="many"))
 
     def __post_init__(self) -> None:
-        for each in fields(self):
-            problem = _FIELDS[each.name].problem
-            value = getattr(self, each.name)
-            wrong = None if problem is None else problem(value)
-            if wrong is not None:
-                raise ValueError(f"{each.name}={value!r}: {wrong}")
+        for name, problem in _CHECKS:
+            _check(name, getattr(self, name), problem)
         joined = self.multiline is not None or any(
             each is not None for each in (self.multilines or {}).values()
         )
@@ -414,17 +416,13 @@ class FollowOptions:
         """The keyword arguments of ``follow()`` (``"follow"``) or ``follow_many()``
         (``"many"``) that these options are; a ``ValueError`` if they set an option the
         function does not take (none is dropped unseen)."""
-        kwargs: dict[str, Any] = {}
-        for each in fields(self):
-            value = getattr(self, each.name)
-            if _FIELDS[each.name].takes in (function, "both"):
-                kwargs[each.name] = value
-            elif value != each.default:
-                name = "follow()" if function == "follow" else "follow_many()"
-                raise ValueError(f"{name} does not take {each.name}=")
+        for name, default in _NOT_TAKEN[function]:
+            if getattr(self, name) != default:
+                caller = "follow()" if function == "follow" else "follow_many()"
+                raise ValueError(f"{caller} does not take {name}=")
         if function == "many" and self.start not in ("end", "beginning"):
             raise ValueError("follow_many()'s start must be 'end' or 'beginning'")
-        return kwargs
+        return {name: getattr(self, name) for name in _TAKEN[function]}
 
     @staticmethod
     def joiner_of(multiline: MultilineJoiner | str | None) -> MultilineJoiner | None:
@@ -433,10 +431,27 @@ class FollowOptions:
 
 
 _FIELDS: dict[str, Option] = {each.name: each.metadata["option"] for each in fields(FollowOptions)}
+#: The fields each function takes, and those it does not (with their defaults).
+_TAKEN = {
+    function: [each.name for each in fields(FollowOptions) if _FIELDS[each.name].takes != other]
+    for function, other in (("follow", "many"), ("many", "follow"))
+}
+_NOT_TAKEN = {
+    function: [(e.name, e.default) for e in fields(FollowOptions) if e.name not in taken]
+    for function, taken in _TAKEN.items()
+}
+#: The fields whose values have a range, and what says a value is out of it.
+_CHECKS = [(name, option.problem) for name, option in _FIELDS.items() if option.problem]
 
 
 def _is_utf8(encoding: str) -> bool:
     return encoding == _AUTO or isinstance(line_decoder(encoding, "replace"), Utf8LineDecoder)
+
+
+def _check(name: str, value: object, problem: Callable[[Any], str | None]) -> None:
+    wrong = problem(value)
+    if wrong is not None:
+        raise ValueError(f"{name}={value!r}: {wrong}")
 
 
 def check_options(
@@ -448,14 +463,18 @@ def check_options(
     errors: str,
     partial_after: float | None,
 ) -> None:
-    """``Follower``'s check of these options: ``FollowOptions``'s (a ``ValueError`` for
-    the first out of its range)."""
-    FollowOptions(
-        start=start,
-        last_lines=last_lines,
-        last_bytes=last_bytes,
-        poll_interval=poll_interval,
-        rotate_grace=rotate_grace,
-        errors=errors,
-        partial_after=partial_after,
-    )
+    """``Follower``'s check of these options: ``FollowOptions``'s checks of them (a
+    ``ValueError`` for the first out of its range)."""
+    given = {
+        "start": start,
+        "last_lines": last_lines,
+        "last_bytes": last_bytes,
+        "poll_interval": poll_interval,
+        "rotate_grace": rotate_grace,
+        "errors": errors,
+        "partial_after": partial_after,
+    }
+    for name, value in given.items():
+        problem = _FIELDS[name].problem
+        assert problem is not None
+        _check(name, value, problem)
