@@ -26,6 +26,7 @@ from .._defaults import (
     DEFAULT_ROTATE_GRACE,
     FOLLOW_ERRORS,
 )
+from .._sniff import AUTO
 from ._public import public
 
 if TYPE_CHECKING:
@@ -34,14 +35,12 @@ if TYPE_CHECKING:
     from ._checkpoint import FollowCheckpoint
     from ._records import Notice
 
-__all__ = ["DEFAULT_START", "FollowOptions", "Option", "check_options"]
+__all__ = ["DEFAULT_START", "FollowOptions", "Option", "check_options", "option_of"]
 
 #: Which function takes an option: ``follow()``, ``follow_many()``, or both.
 Takes = Literal["follow", "many", "both"]
 #: Where a follower starts by default: at the end (``follow_many`` takes no byte offset).
 DEFAULT_START: Literal["end", "beginning"] = "end"
-#: ``encoding="auto"``: each file's encoding told by its first bytes.
-_AUTO = "auto"
 
 
 @dataclass(frozen=True)
@@ -119,7 +118,7 @@ def _newline(value: object) -> str | None:
 
 
 def _encoding(value: object) -> str | None:
-    if value == _AUTO:
+    if value == AUTO:
         return None
     if not isinstance(value, str):
         return "must be the name of an encoding, or 'auto'"
@@ -170,6 +169,9 @@ def _each(problem: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
 
 
 def _number_text(problem: Callable[[Any], str | None]) -> Callable[[str], float]:
+    """A number of seconds from the command line, in the range ``problem`` checks, and
+    finite (``inf`` and ``nan`` are refused in its words: -1 is out of every range)."""
+
     def parse(text: str) -> float:
         try:
             value = float(text)
@@ -181,6 +183,9 @@ def _number_text(problem: Callable[[Any], str | None]) -> Callable[[str], float]
         return value
 
     return parse
+
+
+_line_limit = _count(4, "must be at least 4 (one character)")
 
 
 def _line_limit_text(text: str) -> int:
@@ -195,13 +200,10 @@ def _line_limit_text(text: str) -> int:
 
 
 def _encoding_text(text: str) -> str:
-    problem = None if text == _AUTO else _codec_problem(text)
+    problem = None if text == AUTO else _codec_problem(text)
     if problem is not None:
         raise ValueError(problem)
     return text
-
-
-_line_limit = _count(4, "must be at least 4 (one character)")
 
 
 @public("utf8stream.follower")
@@ -445,7 +447,7 @@ _CHECKS = [(name, option.problem) for name, option in _FIELDS.items() if option.
 
 
 def _is_utf8(encoding: str) -> bool:
-    return encoding == _AUTO or isinstance(line_decoder(encoding, "replace"), Utf8LineDecoder)
+    return encoding == AUTO or isinstance(line_decoder(encoding, "replace"), Utf8LineDecoder)
 
 
 def _check(name: str, value: object, problem: Callable[[Any], str | None]) -> None:
