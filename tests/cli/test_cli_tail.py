@@ -150,6 +150,12 @@ def test_bytes_with_a_suffix(tmp_path: Path) -> None:
         (["--max-line-bytes", "x"], "argument --max-line-bytes: must be an integer"),
         (["--errors", "strict"], "argument --errors: invalid choice: 'strict'"),
         (["--on-overlong", "wrap"], "argument --on-overlong: invalid choice: 'wrap'"),
+        (["--rotate-grace", "-1"], "argument --rotate-grace: must be a number of seconds >= 0"),
+        (["--rotate-grace", "inf"], "argument --rotate-grace: must be a number of seconds >= 0"),
+        (["--rotate-grace", "soon"], "argument --rotate-grace: must be a number, not 'soon'"),
+        (["--multiline-timeout", "0"], "argument --multiline-timeout: must be a positive number"),
+        (["--multiline", "cobol"], "argument --multiline: invalid choice: 'cobol'"),
+        (["--interval", "0"], "argument --interval: must be a positive number, not '0'"),
     ],
 )
 def test_option_values_are_checked(tmp_path: Path, argv: list[str], message: str) -> None:

@@ -43,23 +43,38 @@ Takes = Literal["follow", "many", "both"]
 DEFAULT_START: Literal["end", "beginning"] = "end"
 
 
-@dataclass(frozen=True)
 class Option:
-    """What a field of ``FollowOptions`` says besides its type and default."""
+    """What a field of ``FollowOptions`` says besides its type and default (a plain class:
+    a dataclass more would cost every ``tail`` run its making)."""
 
-    #: The function that takes it: ``follow()``, ``follow_many()`` or both.
-    takes: Takes = "both"
-    #: What is wrong with a value (``None``: nothing), said after the option's name.
-    problem: Callable[[Any], str | None] | None = None
-    #: ``utf8stream tail``'s flags for it (none: the command sets it otherwise).
-    flags: tuple[str, ...] = ()
-    help: str = ""
-    metavar: str | None = None
-    choices: tuple[str, ...] | None = None
-    #: The value of the command line's text; a ``ValueError`` says what is wrong with it.
-    parse: Callable[[str], Any] | None = None
-    #: The mutually exclusive group of the command line it belongs to.
-    group: str | None = None
+    __slots__ = ("choices", "flags", "group", "help", "metavar", "parse", "problem", "takes")
+
+    def __init__(
+        self,
+        *,
+        takes: Takes = "both",
+        problem: Callable[[Any], str | None] | None = None,
+        flags: tuple[str, ...] = (),
+        help: str = "",  # noqa: A002  (argparse's name)
+        metavar: str | None = None,
+        choices: tuple[str, ...] | None = None,
+        parse: Callable[[str], Any] | None = None,
+        group: str | None = None,
+    ) -> None:
+        #: The function that takes it: ``follow()``, ``follow_many()`` or both.
+        self.takes = takes
+        #: What is wrong with a value (``None``: nothing), said after the option's name.
+        self.problem = problem
+        #: ``utf8stream tail``'s flags for it (none: the command sets it otherwise), help,
+        #: metavar and choices.
+        self.flags = flags
+        self.help = help
+        self.metavar = metavar
+        self.choices = choices
+        #: The value of the command line's text; a ``ValueError`` says what is wrong.
+        self.parse = parse
+        #: The mutually exclusive group of the command line it belongs to.
+        self.group = group
 
 
 def _meta(**option: Any) -> dict[str, Option]:
