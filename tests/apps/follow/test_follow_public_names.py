@@ -9,7 +9,7 @@ import pickle
 import pytest
 
 import utf8stream
-from utf8stream import CheckpointError, FollowCheckpoint, Line, Notice
+from utf8stream import CheckpointError, CheckpointStore, FollowCheckpoint, Line, Notice
 from utf8stream.follower import FileIdentity, FollowOptions
 from utf8stream.stats import FollowerStatistics
 
@@ -38,7 +38,7 @@ def test_a_public_record_pickles_and_names_its_public_module(value: object) -> N
 
 
 def test_the_top_level_ones_name_the_top_level() -> None:
-    for cls in (Line, Notice, FollowCheckpoint, CheckpointError):
+    for cls in (Line, Notice, FollowCheckpoint, CheckpointError, CheckpointStore):
         assert cls.__module__ == "utf8stream"
         assert getattr(utf8stream, cls.__name__) is cls
 
