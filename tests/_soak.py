@@ -410,7 +410,7 @@ def _wait_for(path: Path, total: int) -> None:
 #: A follower whose output has not grown for this long has given all it will.
 QUIET_SECONDS = 5.0
 #: The CLI saves its checkpoint right after each write to stdout (at most
-#: ``tail._Output.BATCH_BYTES`` and the line that filled it): after a SIGKILL, only the
+#: ``_tail_output.Output.BATCH_BYTES`` and the line that filled it): after a SIGKILL, only the
 #: lines of the one write made before the kill and not yet recorded may come again.
 REPEAT_BYTES = (1 << 16) + 200
 

@@ -3,13 +3,27 @@
 ``follow()`` and ``follow_many()`` (at the top level) are what most programs call.  Here:
 the objects they drive, for a program that wants to hold one (``Follower``,
 ``ManyFollower``: ``statistics()``, ``checkpoint()``, ``aclose()``), the identity of a
-followed file (``FileIdentity``), and the checkpoint as a JSON file
+followed file (``FileIdentity``), the options of ``follow()`` and ``follow_many()`` as
+one checked value (``FollowOptions``), and the checkpoint as a JSON file
 (``read_checkpoint``, ``write_checkpoint``; ``utf8stream.CheckpointStore`` keeps many).
 """
 
 from __future__ import annotations
 
-from .apps.follow import FileIdentity, Follower, read_checkpoint, write_checkpoint
+from .apps.follow import (
+    FileIdentity,
+    Follower,
+    FollowOptions,
+    read_checkpoint,
+    write_checkpoint,
+)
 from .apps.many import ManyFollower
 
-__all__ = ["FileIdentity", "Follower", "ManyFollower", "read_checkpoint", "write_checkpoint"]
+__all__ = [
+    "FileIdentity",
+    "FollowOptions",
+    "Follower",
+    "ManyFollower",
+    "read_checkpoint",
+    "write_checkpoint",
+]

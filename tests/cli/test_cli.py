@@ -477,3 +477,31 @@ def test_validate_into_head_unfinished_is_not_valid(tmp_path: Path) -> None:
     status, err, head_out = _validate_into_head(["--summary", str(path), "-"], stdin=VALID)
     assert head_out.startswith(f"{path}: valid;".encode())
     assert (status, err) == (141, "")
+
+
+def run(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, bytes]:
+    code = main(list(argv))
+    return code, capsysbinary.readouterr().out
+
+
+@pytest.mark.parametrize("policy", ["optu-8", "surrogateescape"])
+def test_decode_round_trips_bad_bytes(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], policy: str
+) -> None:
+    data = b"a\xff\xc3\xa9\xed\xa0\x80 \xe2\x82"
+    (tmp_path / "in").write_bytes(data)
+    assert run(capsysbinary, "decode", "--errors", policy, str(tmp_path / "in")) == (0, data)
+
+
+def test_transcode_command(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes("Grüße \xff".encode("utf-8", "surrogateescape") + b"\xff")
+    argv = ["transcode", "--errors", "replace", "-t", "utf-16-le", str(src), str(dst)]
+    assert run(capsysbinary, *argv)[0] == 0
+    assert dst.read_bytes() == "Grüße ÿ\ufffd".encode("utf-16-le")
+    assert run(capsysbinary, "transcode", str(src), str(dst))[0] == 1  # as iconv
+    assert run(capsysbinary, "transcode", "-f", "nope", str(src), str(dst))[0] == 2
+    assert run(capsysbinary, "transcode", "-f", "latin-1", "-t", "utf-8", str(src), "-") == (
+        0,
+        src.read_bytes().decode("latin-1").encode("utf-8"),
+    )

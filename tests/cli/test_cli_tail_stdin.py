@@ -233,3 +233,53 @@ def test_a_closed_standard_input_is_an_error_not_a_traceback() -> None:
     assert result.returncode == 1
     assert result.stderr.decode().startswith("utf8stream: standard input: error reading: ")
     assert "Traceback" not in result.stderr.decode()
+
+
+def _long_lines_text(seed: int) -> bytes:
+    """Short lines and lines far longer than the window kept of a pipe, some of them
+    without their newline at the end."""
+    rng = random.Random(seed)
+    lines = []
+    for i in range(40):
+        size = rng.choice([3, 30, 5000, 300_000])
+        lines.append(f"{i}:" + "é" * (size // 2))
+    return "\n".join(lines).encode() + rng.choice([b"\n", b""])
+
+
+@pytest.mark.parametrize("seed", range(2))
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["-n", "3"],
+        ["-n", "7", "--max-line-bytes", "1000", "--on-overlong", "truncate"],
+        ["-n", "7", "--max-line-bytes", "1000", "--on-overlong", "skip"],
+        ["-n", "2", "--max-line-bytes", "64"],
+        [
+            "-n",
+            "5",
+            "--encoding",
+            "utf-16-le",
+            "--max-line-bytes",
+            "999",
+            "--on-overlong",
+            "truncate",
+        ],
+    ],
+)
+def test_the_last_lines_of_a_pipe_are_those_of_the_same_file(
+    tmp_path: Path, seed: int, argv: list[str]
+) -> None:
+    """One search for the last lines: a pipe shows what the same bytes in a FILE show
+    (the follower's start, read with positional reads), whatever the line policy."""
+    data = _long_lines_text(seed)
+    if "utf-16-le" in argv:
+        data = data.decode().encode("utf-16-le")
+    log = tmp_path / "app.log"
+    log.write_bytes(data)
+    from_file = subprocess.run(
+        [UTF8STREAM, "tail", *argv, str(log)], capture_output=True, timeout=60, check=False
+    )
+    from_pipe = tail_of(data, *argv, timeout=60)
+    assert from_file.returncode == 0, from_file.stderr
+    assert (from_pipe.returncode, from_pipe.stdout) == (0, from_file.stdout)
+    assert from_pipe.stdout  # something was shown

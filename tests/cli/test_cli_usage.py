@@ -48,6 +48,15 @@ def _run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
             "'keep', 'strip', 'add', 'detect'); try 'utf8stream transcode --help'",
         ),
         (
+            ["tail", "--bogus"],
+            "utf8stream: tail: unrecognized arguments: --bogus; try 'utf8stream tail --help'",
+        ),
+        (
+            ["decode", "--bogus", "--also"],
+            "utf8stream: decode: unrecognized arguments: --bogus --also; "
+            "try 'utf8stream decode --help'",
+        ),
+        (
             ["frobnicate"],
             "utf8stream: argument COMMAND: invalid choice: 'frobnicate' (choose from "
             "'validate', 'decode', 'transcode', 'tail'); try 'utf8stream --help'",

@@ -1,6 +1,6 @@
-"""The followers' defaults, in one place: ``follow()``, ``follow_many()``, the watcher and
-the ``tail`` command read them here.  Nothing is imported, so the command line can build
-its parser without loading the async layers."""
+"""The followers' default values: ``FollowOptions`` (``follow/_options.py``, from which
+``follow()``, ``follow_many()`` and the ``tail`` command take them), the follower classes
+and the watcher read them here.  Nothing is imported, so the watcher imports no more."""
 
 from __future__ import annotations
 

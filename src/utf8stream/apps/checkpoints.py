@@ -61,6 +61,7 @@ from pathlib import Path
 from types import TracebackType
 
 from .follow._checkpoint import CHECKPOINT_MAX_BYTES, CheckpointError, FollowCheckpoint
+from .follow._public import public
 
 __all__ = ["STORE_SCHEMA_VERSION", "CheckpointStore"]
 
@@ -97,6 +98,7 @@ def _key_bytes(key: str) -> bytes:
     return data
 
 
+@public("utf8stream")
 class CheckpointStore:
     """The checkpoints of many followed files in one SQLite file, saved transactionally.
 

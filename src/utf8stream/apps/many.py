@@ -62,6 +62,7 @@ from typing import Any
 import anyio
 import anyio.to_thread
 
+from ..core.events import Malformed
 from ..core.multiline import MultilineJoiner
 from ._defaults import DEFAULT_MULTILINE_TIMEOUT, DEFAULT_POLL_INTERVAL, DEFAULT_ROTATE_GRACE
 from ._watch import Watcher
@@ -69,6 +70,7 @@ from .checkpoints import CheckpointStore
 from .follow._checkpoint import FollowCheckpoint
 from .follow._follower import Follower
 from .follow._multiline import _MultilineFollower
+from .follow._options import DEFAULT_START, FollowOptions
 from .follow._reading import _Open
 from .follow._records import Line, Notice
 
@@ -583,23 +585,29 @@ def _joiner_of(multiline: MultilineJoiner | str | None) -> MultilineJoiner | Non
 def follow_many(
     patterns: str | os.PathLike[str] | Iterable[str | os.PathLike[str]],
     *,
-    store: CheckpointStore | str | os.PathLike[str] | None = None,
-    encoding: str = "utf-8",
-    encodings: Mapping[str, str] | None = None,
-    start: str = "end",
-    last_lines: int = 0,
-    save_every: int = 1000,
-    save_interval: float = 1.0,
-    autosave: bool = True,
-    rescan_interval: float = 5.0,
-    poll_interval: float = DEFAULT_POLL_INTERVAL,
-    rotate_grace: float = DEFAULT_ROTATE_GRACE,
-    force_polling: bool = False,
-    on_notice: Callable[[Notice], object] | None = None,
-    multiline: MultilineJoiner | str | None = None,
-    multilines: Mapping[str, MultilineJoiner | str | None] | None = None,
-    multiline_timeout: float = DEFAULT_MULTILINE_TIMEOUT,
-    **follow_options: Any,
+    store: CheckpointStore | str | os.PathLike[str] | None = FollowOptions.store,
+    encoding: str = FollowOptions.encoding,
+    encodings: Mapping[str, str] | None = FollowOptions.encodings,
+    start: str = DEFAULT_START,
+    last_lines: int = FollowOptions.last_lines,
+    save_every: int = FollowOptions.save_every,
+    save_interval: float = FollowOptions.save_interval,
+    autosave: bool = FollowOptions.autosave,
+    rescan_interval: float = FollowOptions.rescan_interval,
+    poll_interval: float = FollowOptions.poll_interval,
+    rotate_grace: float = FollowOptions.rotate_grace,
+    force_polling: bool = FollowOptions.force_polling,
+    on_notice: Callable[[Notice], object] | None = FollowOptions.on_notice,
+    multiline: MultilineJoiner | str | None = FollowOptions.multiline,
+    multilines: Mapping[str, MultilineJoiner | str | None] | None = FollowOptions.multilines,
+    multiline_timeout: float = FollowOptions.multiline_timeout,
+    newline: str | None = FollowOptions.newline,
+    max_line_bytes: int = FollowOptions.max_line_bytes,
+    on_overlong: str = FollowOptions.on_overlong,
+    errors: str = FollowOptions.errors,
+    on_malformed: Callable[[Malformed], object] | None = FollowOptions.on_malformed,
+    gap_at_start: bool = FollowOptions.gap_at_start,
+    partial_after: float | None = FollowOptions.partial_after,
 ) -> ManyFollower:
     """Follow every file the glob ``patterns`` match, like ``tail -F`` on each.
 
@@ -612,11 +620,12 @@ def follow_many(
     a pattern the store knows no file of, as on the first run with an empty store,
     starts its files at ``start``); a file whose name is removed is read to its end and
     dropped once quiet for ``rotate_grace``.  Each file is followed as ``follow()``
-    follows one (rotation, copytruncate, compressed rotations); ``follow_options`` are
-    ``follow()``'s (``newline``, ``max_line_bytes``, ``on_overlong``, ``errors``,
-    ``on_malformed``, ``gap_at_start``).  ``encodings`` maps a pattern (as given) to its
+    follows one (rotation, copytruncate, compressed rotations); ``newline``,
+    ``max_line_bytes``, ``on_overlong``, ``errors``, ``on_malformed``, ``gap_at_start``
+    and ``partial_after`` are as ``follow()``'s.  ``encodings`` maps a pattern (as given) to its
     files' encoding; the others use ``encoding``.  A file matched by several patterns
-    belongs to the first.
+    belongs to the first.  The options, their defaults and their checks are
+    ``FollowOptions``'s (``follow_many(patterns, **options.as_kwargs("many"))``).
 
     ``multiline``: a ``MultilineJoiner`` or a preset name, as for ``follow()``: each
     ``Line`` is then a multi-line event of one file (each file has its own empty copy of
@@ -634,10 +643,7 @@ def follow_many(
     ``kill -9`` the lines handed out since the last save come again; none is lost.
     ``save(also=write)`` writes the program's rows in the save's transaction: exactly once.
     """
-    if isinstance(patterns, (str, os.PathLike)):
-        patterns = [patterns]
-    return ManyFollower(
-        patterns,
+    options = FollowOptions(
         store=store,
         encoding=encoding,
         encodings=encodings,
@@ -654,5 +660,14 @@ def follow_many(
         multiline=multiline,
         multilines=multilines,
         multiline_timeout=multiline_timeout,
-        **follow_options,
+        newline=newline,
+        max_line_bytes=max_line_bytes,
+        on_overlong=on_overlong,
+        errors=errors,
+        on_malformed=on_malformed,
+        gap_at_start=gap_at_start,
+        partial_after=partial_after,
     )
+    if isinstance(patterns, (str, os.PathLike)):
+        patterns = [patterns]
+    return ManyFollower(patterns, **options.as_kwargs("many"))

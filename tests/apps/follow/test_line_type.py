@@ -34,7 +34,7 @@ def test_line_is_the_accelerators_type_when_built() -> None:
         # Not tracked by the garbage collector: what makes it cheap per line.
         assert not gc.is_tracked(Line(*ARGS))
     assert (Line.__module__, Line.__qualname__, Line.__name__) == (
-        "utf8stream.apps.follow._records",
+        "utf8stream",
         "Line",
         "Line",
     )

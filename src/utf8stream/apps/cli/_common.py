@@ -106,6 +106,28 @@ class Parser(argparse.ArgumentParser):
             args = self.rewrite(self, list(sys.argv[1:] if args is None else args))
         return super().parse_known_args(args, namespace)
 
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: Any = None
+    ) -> Any:
+        """As argparse's, but arguments no parser took are the command's error: argparse
+        leaves them to the program's parser, whose message names no command."""
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            self._parser_of(getattr(parsed, "command", None)).error(
+                f"unrecognized arguments: {' '.join(extras)}"
+            )
+        return parsed
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        self.commands = super().add_subparsers(**kwargs)
+        return self.commands
+
+    def _parser_of(self, command: str | None) -> Parser:
+        """The parser of ``command`` (itself when it has none by that name)."""
+        commands = getattr(self, "commands", None)
+        found = None if commands is None or command is None else commands.choices.get(command)
+        return found if isinstance(found, Parser) else self
+
     def error(self, message: str) -> NoReturn:
         command = self.prog.partition(" ")[2]
         where = f"{command}: " if command else ""

@@ -1,18 +1,21 @@
 """``tail -`` (or no FILE): standard input when it is a pipe or a terminal.
 
 Such an input cannot be read again or from its end, so it is read once, to its end, as
-GNU tail does (``-f`` does not keep it open): the last N lines are kept as they pass
-(N lines at most, each at most ``--max-line-bytes``), the last N bytes likewise, and
-``+N`` shows everything from line or byte N on as it comes.  The lines are cut by the
-core's ``LineEngine`` with the same options as a FILE's (encoding, ``auto`` included,
-error policy, line limit and its policy, multi-line events), so a line of standard input
-is shown exactly as the same line of a file.  A standard input that is a regular file
+GNU tail does (``-f`` does not keep it open).  ``-n N``: the bytes from the start of the
+last N lines are kept as they pass, found by the search that finds a FILE's
+(``core/lastlines.py``), so a pipe and the same bytes in a FILE show the same lines; a
+line longer than ``--max-line-bytes`` is kept only that long unless it is shown whole
+(``split``).  With ``--multiline*`` the last N events are kept instead (an event is known
+only once its lines are joined).  ``-c N``: the last N bytes likewise; ``+N`` shows
+everything from line or byte N on as it comes.  The lines are cut by the core's
+``LineEngine`` with the same options as a FILE's (encoding, ``auto`` included, error
+policy, line limit and its policy, multi-line events), so a line of standard input is
+shown exactly as the same line of a file.  A standard input that is a regular file
 (``< app.log``) is not read here: ``tail`` follows it as a FILE.
 """
 
 from __future__ import annotations
 
-import codecs
 import contextlib
 import os
 import queue
@@ -164,30 +167,49 @@ class _Lines:
         return pieces
 
 
-def _lines_are_bytes_apart(options: StdinOptions, head: bytes) -> bool:
-    """Whether the last N lines can be found in the bytes before anything is decoded:
-    UTF-8 (a newline byte is never inside a character or a malformed unit, so decoding
-    from just after one gives what decoding everything would), an overlong line split in
-    pieces (shown whole: no notice, nothing dropped, so every line counts), no error
-    that decoding the earlier lines would raise, no multi-line events."""
-    if options.joiner is not None or options.on_overlong != "split" or options.errors == "strict":
-        return False
+def _scan_engine(options: StdinOptions, head: bytes) -> LineEngine:
+    """The line engine whose newlines ``start_of_last_lines`` counts: the input's encoding
+    (its byte order told by ``head``) and newline, as for a FILE."""
     encoding = options.encoding
     if encoding == AUTO:
         encoding = sniff_encoding(head, whole=False)
-    return codecs.lookup(encoding).name == "utf-8"
+    decoder = line_decoder(encoding, options.errors)
+    return LineEngine(decoder, newline=options.newline, head=head if decoder.prelude else None)
+
+
+def _shorten_overlong(window: bytearray, engine: LineEngine, keep: int) -> None:
+    """Drop the bytes past the first ``keep`` of each line of ``window`` (which starts a
+    line) longer than that, the unfinished last one too: ``truncate``, ``skip`` and
+    ``raise`` show none of them, the line needs only stay too long.  Whole code units
+    are dropped, so the bytes that follow stay aligned."""
+    unit = engine.decoder.unit
+    keep = -(-keep // unit) * unit
+    newlines = engine.newlines(bytes(window))
+    starts = [0, *[end for _, end in newlines]]
+    ends = [at for at, _ in newlines]
+    # The unfinished last line: what is past ``keep`` of it, in whole code units.
+    last = starts[-1] + keep
+    if len(window) > last:
+        del window[last : len(window) - (len(window) - last) % unit]
+    for start, end in reversed(list(zip(starts, ends, strict=False))):
+        if end - start > keep:
+            del window[start + keep : end - (end - start - keep) % unit]
 
 
 async def _last_lines_bytes(
-    chunks: AsyncIterator[bytes], head: bytes, number: int, newline: str
+    chunks: AsyncIterator[bytes],
+    head: bytes,
+    number: int,
+    engine: LineEngine,
+    keep: int | None = None,
 ) -> tuple[bytearray, int]:
     """The input's end from the start of its last ``number`` lines (all of it when it has
-    fewer), read to its end, and where that starts in the input (UTF-8, cut at
-    ``newline``)."""
+    fewer), read to its end, and where that starts in the input: the search of a FILE's
+    last lines (``start_of_last_lines``), over a window of the bytes kept as they pass.
+    ``keep``: a line longer than that is kept only that long (``_shorten_overlong``)."""
     window = bytearray(head)
     start = 0
     limit = 4 * READ_SIZE
-    engine = LineEngine(line_decoder("utf-8"), newline=newline)
 
     def trim() -> None:
         nonlocal start
@@ -198,6 +220,8 @@ async def _last_lines_bytes(
         )
         del window[:at]
         start += at
+        if keep is not None:
+            _shorten_overlong(window, engine, keep)
 
     async for data in chunks:
         window += data
@@ -214,64 +238,111 @@ async def stdin_pieces(options: StdinOptions, fd: int = 0) -> AsyncIterator[list
     # What ``auto`` decides on: the first read (a pipe's writer may be slow to write
     # more, and nothing is shown before the decision).
     head = await anext(chunks, b"")
+    if options.in_bytes and options.from_start:
+        shown = _from_byte(options, chunks, head)
+    elif options.in_bytes:
+        shown = _last_bytes(options, chunks, head)
+    elif options.from_start:
+        shown = _from_line(options, chunks, head)
+    elif options.joiner is not None:
+        shown = _last_events(options, chunks, head)
+    else:
+        shown = _last_lines(options, chunks, head)
+    async for pieces in shown:
+        yield pieces
+
+
+async def _from_byte(
+    options: StdinOptions, chunks: AsyncIterator[bytes], head: bytes
+) -> AsyncIterator[list[Piece]]:
+    """``-c +N``: from byte N on (1-based), as it comes."""
+    skip = max(options.number - 1, 0)
+    lines = _Lines(options, head, skip)
+    yield lines.feed(head[skip:])
+    seen = len(head)
+    async for data in chunks:
+        before, seen = seen, seen + len(data)
+        yield lines.feed(data[skip - before :] if before < skip else data)
+    yield lines.finish()
+
+
+async def _last_bytes(
+    options: StdinOptions, chunks: AsyncIterator[bytes], head: bytes
+) -> AsyncIterator[list[Piece]]:
+    """``-c N``: the last N bytes, kept as they pass."""
     number = options.number
-    if options.in_bytes:
-        if options.from_start:
-            skip = max(number - 1, 0)
-            lines = _Lines(options, head, skip)
-            yield lines.feed(head[skip:])
-            seen = len(head)
-            async for data in chunks:
-                before, seen = seen, seen + len(data)
-                yield lines.feed(data[skip - before :] if before < skip else data)
-        else:
-            last = bytearray(head)
-            seen = len(head)
-            async for data in chunks:
-                seen += len(data)
-                last += data
-                if len(last) > 2 * number + READ_SIZE:
-                    del last[: len(last) - number]
-            tail = bytes(last[len(last) - number :]) if number else b""
-            lines = _Lines(options, head, seen - len(tail))
-            yield lines.feed(tail)
-        yield lines.finish()
-        return
+    last = bytearray(head)
+    seen = len(head)
+    async for data in chunks:
+        seen += len(data)
+        last += data
+        if len(last) > 2 * number + READ_SIZE:
+            del last[: len(last) - number]
+    tail = bytes(last[len(last) - number :]) if number else b""
+    lines = _Lines(options, head, seen - len(tail))
+    yield lines.feed(tail) + lines.finish()
+
+
+async def _from_line(
+    options: StdinOptions, chunks: AsyncIterator[bytes], head: bytes
+) -> AsyncIterator[list[Piece]]:
+    """``-n +N``: the line engine's lines from line N on (``FromLine``), as they come."""
     lines = _Lines(options, head, 0)
-    if options.from_start:
-        from_line = FromLine(number)
+    from_line = FromLine(options.number)
 
-        def after_skip(pieces: list[Piece]) -> list[Piece]:
-            return [piece for piece in pieces if from_line.keeps(piece.terminated)]
+    def after_skip(pieces: list[Piece]) -> list[Piece]:
+        return [piece for piece in pieces if from_line.keeps(piece.terminated)]
 
-        yield after_skip(lines.feed(head))
-        async for data in chunks:
-            yield after_skip(lines.feed(data))
-        yield after_skip(lines.finish())
+    yield after_skip(lines.feed(head))
+    async for data in chunks:
+        yield after_skip(lines.feed(data))
+    yield after_skip(lines.finish())
+
+
+async def _last_lines(
+    options: StdinOptions, chunks: AsyncIterator[bytes], head: bytes
+) -> AsyncIterator[list[Piece]]:
+    """``-n N``: the last N lines, found as a FILE's are (``start_of_last_lines``, lines
+    as the line engine counts them before any policy), then cut and decoded."""
+    if not options.number:
+        async for _ in chunks:
+            pass
+        yield []
         return
-    # The last N lines, each with its pieces (an overlong line split by its policy).
+    engine = _scan_engine(options, head)
+    # A line longer than the limit is shown whole (split) or never past it: then only
+    # its start is kept, and memory stays bounded by the limit.
+    keep = None if options.on_overlong == "split" else options.max_line_bytes + 8
+    window, start = await _last_lines_bytes(chunks, head, options.number, engine, keep)
+    lines = _Lines(options, head, start)
+    yield lines.feed(bytes(window)) + lines.finish()
+
+
+async def _last_events(
+    options: StdinOptions, chunks: AsyncIterator[bytes], head: bytes
+) -> AsyncIterator[list[Piece]]:
+    """``-n N`` with ``--multiline*``: the last N events, each with its pieces (an event
+    cut at ``--max-event-bytes`` counts once per piece).  Events are known only once
+    joined, so every line is cut and joined, and the last N kept as they pass."""
+    number = options.number
+    lines = _Lines(options, head, 0)
     kept: deque[list[Piece]] = deque(maxlen=number)
-    open_line: list[Piece] | None = None
-    if number and _lines_are_bytes_apart(options, head):
-        # Only the bytes of the last lines are kept as they pass, then cut and decoded.
-        window, start = await _last_lines_bytes(chunks, head, number, options.newline)
-        lines = _Lines(options, head, start)
-        head = bytes(window)
+    open_event: list[Piece] | None = None
 
     def keep(pieces: list[Piece]) -> None:
-        nonlocal open_line
+        nonlocal open_event
         if not number:
             return
         for piece in pieces:
-            if open_line is None:
-                open_line = []
-                kept.append(open_line)
-            open_line.append(piece)
+            if open_event is None:
+                open_event = []
+                kept.append(open_event)
+            open_event.append(piece)
             if piece.terminated:
-                open_line = None
+                open_event = None
 
     keep(lines.feed(head))
-    async for data in chunks:  # nothing left when the bytes were kept instead
+    async for data in chunks:
         keep(lines.feed(data))
     keep(lines.finish())
-    yield [piece for line in kept for piece in line]
+    yield [piece for event in kept for piece in event]

@@ -8,23 +8,12 @@ from __future__ import annotations
 
 import argparse
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from typing import Any
 
-from ...core.linecodec import line_decoder
-from ...core.lines import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, OVERLONG_POLICIES
-from ...core.multiline import MULTILINE_PRESETS
-from .._defaults import (
-    DEFAULT_MULTILINE_TIMEOUT,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_ROTATE_GRACE,
-    FOLLOW_ERRORS,
-)
-from ._common import Parser, non_negative_int, positive_float, positive_int
-
-#: The followers' policies for malformed bytes (from apps/_defaults.py, which imports
-#: nothing, so that building the parser does not load the async layers).
-ERROR_POLICIES = FOLLOW_ERRORS
+from ..follow._options import FollowOptions, option_of
+from ._common import Parser, non_negative_int, positive_int
 
 
 @dataclass(frozen=True)
@@ -90,18 +79,6 @@ def _gnu_short_forms(parser: Parser, args: list[str]) -> list[str]:
     return rewritten
 
 
-def _encoding(text: str) -> str:
-    """``type=`` for --encoding: one lines can be cut in (the core's line decoders), or
-    ``auto``."""
-    if text == "auto":
-        return text
-    try:
-        line_decoder(text, "replace")
-    except (LookupError, ValueError) as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-    return text
-
-
 def _regex(text: str) -> str:
     """``type=`` for --multiline-start and --multiline-continuation."""
     try:
@@ -111,29 +88,58 @@ def _regex(text: str) -> str:
     return text
 
 
-def _grace(text: str) -> float:
-    """``type=`` for --rotate-grace: seconds, 0 included."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a number, not {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, not {text!r}")
-    return value
+def _typed(parse: Callable[[str], Any]) -> Callable[[str], Any]:
+    """``type=`` for a follower option: ``FollowOptions``'s reading of its text, whose
+    ``ValueError`` says what is wrong with it."""
+
+    def typed(text: str) -> Any:
+        try:
+            return parse(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return typed
 
 
-def _line_limit(text: str) -> int:
-    """``type=`` for --max-line-bytes: room for one character at least."""
-    value = positive_int(text)
-    if value < 4:
-        raise argparse.ArgumentTypeError(f"must be at least 4 (one character), not {text!r}")
-    return value
+def _add_follower_options(
+    parser: Parser, groups: Mapping[str, argparse._MutuallyExclusiveGroup]
+) -> None:
+    """The options ``FollowOptions`` gives a command-line form: its flags, help, type,
+    choices and default (``args.NAME`` is the field ``NAME``)."""
+    for each in fields(FollowOptions):
+        option = option_of(each.name)
+        if not option.flags:
+            continue
+        target = groups[option.group] if option.group is not None else parser
+        if isinstance(each.default, bool):
+            target.add_argument(
+                *option.flags, dest=each.name, action="store_true", help=option.help
+            )
+            continue
+        typed: dict[str, Any] = {} if option.parse is None else {"type": _typed(option.parse)}
+        target.add_argument(
+            *option.flags,
+            dest=each.name,
+            default=each.default,
+            choices=option.choices,
+            metavar=option.metavar,
+            help=option.help,
+            **typed,
+        )
+    # An older name of -s, kept working.
+    parser.add_argument(
+        "--interval",
+        dest="poll_interval",
+        type=_typed(option_of("poll_interval").parse or float),
+        help=argparse.SUPPRESS,
+    )
 
 
 def add_parser(
     sub: argparse._SubParsersAction[Parser], run: Callable[[argparse.Namespace], int]
 ) -> None:
-    """The parser of ``tail``, whose arguments go to ``run``."""
+    """The parser of ``tail``, whose arguments go to ``run``: its own options, and the
+    follower's from ``FollowOptions``."""
     tail = sub.add_parser(
         "tail",
         rewrite=_gnu_short_forms,
@@ -154,27 +160,21 @@ def add_parser(
         "/ 143 Ctrl-C / SIGTERM, 141 the reader of stdout went away. Errors and notices "
         "are 'utf8stream: FILE: what happened' on stderr.",
     )
+    _add_what_to_show(tail)
+    _add_following(tail)
+    _add_output(tail)
+    multiline = _add_multiline(tail)
+    _add_follower_options(tail, {"multiline": multiline})
+    tail.set_defaults(run=run)
+
+
+def _add_what_to_show(tail: Parser) -> None:
+    """The FILEs, and where in each the lines shown start."""
     tail.add_argument(
         "files",
         nargs="*",
         metavar="FILE",
         help="files to show; '-' or none: standard input (a pipe is read to its end)",
-    )
-    tail.add_argument(
-        "-f",
-        "--follow",
-        dest="follow",
-        action="store_true",
-        help="output lines as the files grow; each is followed by name, across rotation",
-    )
-    tail.add_argument(
-        "-F", dest="follow_retry", action="store_true", help="same as --follow --retry"
-    )
-    tail.add_argument(
-        "--retry",
-        action="store_true",
-        help="while following, wait for a file that cannot be opened (missing, "
-        "unreadable) instead of giving it up; notices go to stderr",
     )
     start = tail.add_mutually_exclusive_group()
     start.add_argument(
@@ -201,23 +201,40 @@ def add_parser(
         metavar="N",
         help="start at byte offset N (0-based; mid-line: the line starts with one U+FFFD)",
     )
+
+
+def _add_following(tail: Parser) -> None:
+    """-f, -F, --pid and --checkpoint (--retry and the waits: ``FollowOptions``)."""
     tail.add_argument(
-        "-s",
-        "--sleep-interval",
-        dest="interval",
-        type=positive_float,
-        default=DEFAULT_POLL_INTERVAL,
-        metavar="SECONDS",
-        help="while following without kernel notification (no watchfiles, a network "
-        "file system), look for changes this often (default %(default)g)",
+        "-f",
+        "--follow",
+        dest="follow",
+        action="store_true",
+        help="output lines as the files grow; each is followed by name, across rotation",
     )
-    tail.add_argument("--interval", dest="interval", type=positive_float, help=argparse.SUPPRESS)
+    tail.add_argument(
+        "-F", dest="follow_retry", action="store_true", help="same as --follow --retry"
+    )
     tail.add_argument(
         "--pid",
         type=positive_int,
         metavar="PID",
         help="with -f: stop once process PID has exited (after reading what it wrote)",
     )
+    tail.add_argument(
+        "--checkpoint",
+        metavar="CPFILE",
+        help="resume after the lines a previous run printed, and record progress there "
+        "(atomically, on every stop and after every write to stdout while following: "
+        "after kill -9 at most one write of lines is printed again); it belongs to "
+        "one FILE (a JSON file), and an unfinished last line is left for the run that "
+        "sees it whole; with -f and PATTERNs or several FILEs, a checkpoint store "
+        "(SQLite) of them all",
+    )
+
+
+def _add_output(tail: Parser) -> None:
+    """Headers, and what ends a line."""
     headers = tail.add_mutually_exclusive_group()
     headers.add_argument(
         "-q",
@@ -230,55 +247,16 @@ def add_parser(
         "-v", "--verbose", action="store_true", help="always print '==> FILE <==' headers"
     )
     tail.add_argument(
-        "--checkpoint",
-        metavar="CPFILE",
-        help="resume after the lines a previous run printed, and record progress there "
-        "(atomically, on every stop and after every write to stdout while following: "
-        "after kill -9 at most one write of lines is printed again); it belongs to "
-        "one FILE (a JSON file), and an unfinished last line is left for the run that "
-        "sees it whole; with -f and PATTERNs or several FILEs, a checkpoint store "
-        "(SQLite) of them all",
-    )
-    tail.add_argument(
         "-z",
         "--zero-terminated",
         action="store_true",
         help="lines end with NUL, not newline (read and written; headers keep theirs)",
     )
-    tail.add_argument(
-        "--max-line-bytes",
-        type=_line_limit,
-        default=DEFAULT_MAX_LINE_BYTES,
-        metavar="N",
-        help="longest line handled whole, in bytes (default 1 MiB; GNU tail has no "
-        "limit): memory stays bounded by it; see --on-overlong",
-    )
-    tail.add_argument(
-        "--on-overlong",
-        choices=sorted(OVERLONG_POLICIES),
-        default=DEFAULT_ON_OVERLONG,
-        help="a longer line is: split (default: read in pieces, printed unchanged), "
-        "truncate (its first N bytes, and a notice), skip (a notice), raise (an error, "
-        "exit 1)",
-    )
-    tail.add_argument(
-        "--encoding",
-        type=_encoding,
-        default="utf-8",
-        metavar="ENC",
-        help="the files' encoding (default utf-8; utf-16, utf-16-le, cp1252, ...), or "
-        "auto (each file's own, told by its first bytes: a byte-order mark, UTF-16's "
-        "zero bytes, valid UTF-8, else cp1252; kept in the checkpoint): lines are "
-        "printed in UTF-8, offsets and checkpoints stay exact",
-    )
-    tail.add_argument(
-        "--rotate-grace",
-        type=_grace,
-        default=DEFAULT_ROTATE_GRACE,
-        metavar="SECONDS",
-        help="a file renamed away is read until unchanged this long, since its writer "
-        "goes on until it reopens the name (default %(default)g)",
-    )
+
+
+def _add_multiline(tail: Parser) -> argparse._MutuallyExclusiveGroup:
+    """The joiners of lines into events given by a pattern (the presets, --multiline,
+    and the timeout: ``FollowOptions``), in one group with --multiline."""
     multiline = tail.add_mutually_exclusive_group()
     multiline.add_argument(
         "--multiline-start",
@@ -293,22 +271,6 @@ def add_parser(
         metavar="REGEX",
         help="join lines into events: a line REGEX matches continues the event before it",
     )
-    multiline.add_argument(
-        "--multiline",
-        choices=sorted(MULTILINE_PRESETS),
-        metavar="PRESET",
-        help="join lines into events by a preset: "
-        + ", ".join(sorted(MULTILINE_PRESETS))
-        + " (a Python or Java stack trace joins the record before it)",
-    )
-    tail.add_argument(
-        "--multiline-timeout",
-        type=positive_float,
-        default=DEFAULT_MULTILINE_TIMEOUT,
-        metavar="SECONDS",
-        help="while following, print a file's last event once no line came to it for "
-        "this long (default %(default)g); a checkpoint never passes an event not printed",
-    )
     tail.add_argument(
         "--max-event-bytes",
         type=positive_int,
@@ -317,11 +279,4 @@ def add_parser(
         "endings included; default 1 MiB) is printed in pieces as it comes, each at most "
         "N bytes unless one line is longer; memory stays bounded by it",
     )
-    tail.add_argument(
-        "--errors",
-        choices=ERROR_POLICIES,
-        default="replace",
-        help="malformed bytes become: replace (U+FFFD, default), ignore (dropped), "
-        "backslashreplace (\\xNN), surrogateescape (the original bytes, unchanged)",
-    )
-    tail.set_defaults(run=run)
+    return multiline

@@ -7,8 +7,9 @@ input, Ctrl-C, SIGTERM, a closed output pipe), and while following it is also sa
 after every write to stdout; a saved checkpoint covers exactly the lines written to
 stdout, so a restart repeats none and loses none.  After a SIGKILL none is lost, and only
 the lines of one write can repeat: lines go out in one ``write`` of at most 64 KiB
-(``_Output.BATCH_BYTES``) and the line that filled it, and a kill during that write, or
-after it returned and before the save that follows it, leaves the checkpoint before them.
+(``_tail_output.Output.BATCH_BYTES``) and the line that filled it, and a kill during that
+write, or after it returned and before the save that follows it, leaves the checkpoint
+before them.
 That window cannot be closed: to a pipe, writing lines and recording that they were
 written are two steps, and no reader can tell the run that repeats them which it got.
 The saves are not fsynced (``write_checkpoint(durable=False)``, the store's
@@ -28,19 +29,20 @@ printed.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import glob
 import os
 import signal
 import stat
 import sys
 import threading
-from collections.abc import AsyncIterator, Iterator
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, BinaryIO
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import fields
+from typing import TYPE_CHECKING, Any
 
 from ...core.lines import LineTooLong
 from ...core.multiline import DEFAULT_MAX_EVENT_BYTES, MultilineJoiner
+from ..follow._options import FollowOptions, option_of
 from . import _tail_options
 from ._common import (
     EXIT_BROKEN_PIPE,
@@ -54,9 +56,13 @@ from ._common import (
 )
 from ._stdin import FromLine, Piece, StdinOptions, stdin_pieces
 from ._tail_options import Count
+from ._tail_output import Output
 
 if TYPE_CHECKING:
-    from ..follow import FollowCheckpoint, Follower, Line, Notice
+    import anyio.abc
+
+    from ..checkpoints import CheckpointStore
+    from ..follow import Follower, Line, Notice
     from ..many import ManyFollower
 
 #: The FILE that means standard input, and what headers and messages call it.
@@ -93,6 +99,22 @@ def run_tail(args: argparse.Namespace) -> int:
     """The command (its options: ``_tail_options.py``)."""
     import anyio  # the async layers load only for the commands that need them
 
+    _check_arguments(args)
+    # A pattern, or one checkpoint for several FILEs: one follower of them all, whose
+    # checkpoint store (SQLite) records them together.  Otherwise each FILE is followed
+    # by a follower of its own, and one FILE's checkpoint is a JSON file.
+    several = args.checkpoint and len(args.files) > 1
+    if args.follow and (several or any(map(glob.has_magic, args.files))):
+        return anyio.run(_tail_many, args)
+    if several:
+        raise CommandError(
+            "--checkpoint records one file: give each FILE its own run and checkpoint"
+        )
+    return anyio.run(_tail_files, args)
+
+
+def _check_arguments(args: argparse.Namespace) -> None:
+    """Refuse what cannot be done, warn of what is ignored, as GNU tail does."""
     if not args.files:
         args.files = [STDIN]  # as GNU tail: no FILE is standard input
     if STDIN in args.files:
@@ -110,33 +132,61 @@ def run_tail(args: argparse.Namespace) -> int:
         raise CommandError("-z and --multiline* cannot be combined: events join lines with \\n")
     if args.max_event_bytes is not None and _joiner(args) is None:
         warn("warning: --max-event-bytes ignored; it is useful only with --multiline*")
-    # A pattern, or one checkpoint for several FILEs: one follower of them all, whose
-    # checkpoint store (SQLite) records them together.  Otherwise each FILE is followed
-    # by a follower of its own, and one FILE's checkpoint is a JSON file.
-    several = args.checkpoint and len(args.files) > 1
-    if args.follow and (several or any(map(glob.has_magic, args.files))):
-        return anyio.run(_tail_many, args)
-    if args.checkpoint and len(args.files) > 1:
-        raise CommandError(
-            "--checkpoint records one file: give each FILE its own run and checkpoint"
-        )
-    return anyio.run(_tail, args)
+
+
+# -- where the lines shown start: the modes of -n, -c and --offset ----------------------
 
 
 def _start(args: argparse.Namespace) -> tuple[dict[str, Any], int]:
-    """``follow()``'s arguments for where to start, and the line to show first (``-n +N``:
+    """``follow()``'s options for where to start, and the line to show first (``-n +N``:
     N; 0 for all)."""
     if args.offset is not None:
         return {"start": args.offset}, 0
     if args.bytes is not None:
-        count: Count = args.bytes
-        if count.from_start:
-            return {"start": max(count.number - 1, 0), "gap_at_start": False}, 0
-        return {"last_bytes": count.number, "gap_at_start": False}, 0
-    count = args.lines
+        return _start_bytes(args.bytes), 0
+    return _start_lines(args.lines)
+
+
+def _start_bytes(count: Count) -> dict[str, Any]:
+    """``-c N``: the last N bytes; ``-c +N``: from byte N on (1-based).  A cut character
+    is a malformed unit, as GNU tail prints its bytes (no U+FFFD for the gap)."""
+    if count.from_start:
+        return {"start": max(count.number - 1, 0), "gap_at_start": False}
+    return {"last_bytes": count.number, "gap_at_start": False}
+
+
+def _start_lines(count: Count) -> tuple[dict[str, Any], int]:
+    """``-n N``: the last N lines (the follower finds where they start); ``-n +N``: from
+    the beginning, showing from line N on (``FromLine``, over the line engine's lines)."""
     if count.from_start:
         return {"start": "beginning"}, count.number
     return {"last_lines": count.number}, 0
+
+
+def _follow_options(args: argparse.Namespace, **given: Any) -> FollowOptions:
+    """The follower's options the command line gives (``FollowOptions``'s own flags, and
+    what -z and --multiline* say), with ``given``: the rest."""
+    joiner = _joiner(args)
+    flagged = {
+        f.name: getattr(args, f.name) for f in fields(FollowOptions) if option_of(f.name).flags
+    }
+    return FollowOptions(
+        **{
+            **flagged,
+            # Cut at "\n" only, as GNU tail: a "\r" stays in the text it ends (CRLF) or
+            # sits in (a lone CR), so writing each line back with "\n" passes it through.
+            "newline": _newline(args),
+            "multiline": joiner,
+            # Following, an unfinished line is shown as soon as it is read, as GNU tail
+            # shows it (its rest follows when written; a checkpoint saved meanwhile covers
+            # what was shown); an event is shown whole.
+            "partial_after": 0.0 if args.follow and joiner is None else None,
+            **given,
+        }
+    )
+
+
+# -- one FILE, several FILEs, standard input --------------------------------------------
 
 
 def _stdin_is_a_file() -> bool:
@@ -180,13 +230,6 @@ def _tell(notice: Notice, name: str, checkpoint: str | None) -> None:
     warn(notice.message, checkpoint if notice.kind == "checkpoint" and checkpoint else name)
 
 
-def _partial_after(args: argparse.Namespace, joiner: MultilineJoiner | None) -> float | None:
-    """Following, an unfinished line is shown as soon as it is read, as GNU tail shows
-    it (its rest follows when written; a checkpoint saved meanwhile covers what was
-    shown); an event is shown whole."""
-    return 0.0 if args.follow and joiner is None else None
-
-
 def _load_follower(
     args: argparse.Namespace, name: str, shown: str | None = None
 ) -> tuple[Follower, int]:
@@ -195,136 +238,22 @@ def _load_follower(
 
     checkpoint = None
     start, first = _start(args)
-    joiner = _joiner(args)
     try:
         if args.checkpoint and os.path.exists(args.checkpoint):
             checkpoint = read_checkpoint(args.checkpoint)
             first = 0  # the checkpoint says where to go on
-        follower = follow(
-            name,
+        options = _follow_options(
+            args,
             **start,
             checkpoint=checkpoint,
-            poll_interval=args.interval,
-            rotate_grace=args.rotate_grace,
-            encoding=args.encoding,
-            # Cut at "\n" only, as GNU tail: a "\r" stays in the text it ends (CRLF) or
-            # sits in (a lone CR), so writing each line back with "\n" passes it through.
-            newline=_newline(args),
-            max_line_bytes=args.max_line_bytes,
-            on_overlong=args.on_overlong,
-            errors=args.errors,
             until_eof=not args.follow,
             retry=args.retry and args.follow,
             on_notice=lambda notice: _tell(notice, shown or name, args.checkpoint),
-            multiline=joiner,
-            multiline_timeout=args.multiline_timeout,
-            partial_after=_partial_after(args, joiner),
         )
+        follower = follow(name, **options.as_kwargs("follow"))
     except CheckpointError as exc:
         raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
     return follower, first
-
-
-class _Output:
-    """Lines to stdout, with ``==> FILE <==`` headers, and the checkpoint of what stdout
-    has really been given.
-
-    Lines are gathered here and go out in one write at ``flush`` (when the follower has
-    nothing more ready, or ``BATCH_BYTES`` are gathered).  With a checkpoint, each flush
-    that wrote lines is followed at once by a save of the position just past them
-    (without fsync: a process killed with SIGKILL loses nothing the kernel was given), so
-    a SIGKILL repeats at most the lines of the one write between its return and the save.
-    """
-
-    BATCH_BYTES = 1 << 16
-
-    def __init__(
-        self,
-        out: BinaryIO,
-        headers: bool,
-        follower: Follower | None,
-        checkpoint_path: str | None,
-        many: ManyFollower | None = None,
-        following: bool = True,
-    ):
-        self.out = out
-        self.following = following  # saved after every flush, not only on stopping
-        self.headers = headers
-        self.current: str | None = None  # the file whose lines are being written
-        self.follower = follower
-        self.checkpoint_path = checkpoint_path
-        self.batch: list[bytes] = []
-        self.batch_size = 0
-        self.delivered: FollowCheckpoint | None = None  # as of the last good flush
-        self.saved: FollowCheckpoint | None = None  # what the checkpoint file says
-        #: With several files (-f), their store and checkpoints as of the last good flush.
-        self.many = many
-        self.many_delivered: dict[str, FollowCheckpoint] | None = None
-        self.broken = False
-
-    def switch_to(self, name: str) -> None:
-        """Lines of ``name`` come next: a header if they are not the previous ones'."""
-        if self.headers and name != self.current:
-            blank = b"" if self.current is None else b"\n"
-            self.write(blank + b"==> " + os.fsencode(name) + b" <==\n")
-        self.current = name
-
-    def write(self, data: bytes) -> bool:
-        """Gather ``data``; True once a batch is full (time to flush)."""
-        self.batch.append(data)
-        self.batch_size += len(data)
-        return self.batch_size >= self.BATCH_BYTES
-
-    def flush(self) -> None:
-        """Send the lines handed out so far to stdout: they are delivered (and recorded
-        in a checkpoint file at once)."""
-        if self.batch:
-            self.out.write(b"".join(self.batch))
-            self.out.flush()
-            self.batch.clear()
-            self.batch_size = 0
-        if self.follower is not None:
-            # RuntimeError: the file could not be opened, there is no position to record.
-            with contextlib.suppress(RuntimeError):
-                self.delivered = self.follower.checkpoint()
-            if self.following:
-                self.record(durable=False)
-        if self.many is not None:
-            self.many_delivered = self.many.checkpoints()
-
-    def record(self, durable: bool) -> None:
-        """Write the checkpoint of what was delivered, if it moved (or ``durable``)."""
-        if not self.checkpoint_path or self.delivered is None:
-            return
-        if durable or self.delivered != self.saved:
-            from ..follow import write_checkpoint
-
-            try:
-                write_checkpoint(self.delivered, self.checkpoint_path, durable=durable)
-            except OSError as exc:  # not the FILE's error: said of the checkpoint
-                raise CommandError(exc.strerror or str(exc), self.checkpoint_path) from None
-            self.saved = self.delivered
-
-    async def commit(self) -> None:
-        """``flush``, and with several files, one transaction for what they delivered."""
-        self.flush()
-        if self.many is not None and self.many_delivered is not None:
-            await self.many.save(self.many_delivered)
-
-    def save(self) -> None:
-        """Flush, and record the position after the last line delivered (on disk)."""
-        if not self.broken:
-            try:
-                self.flush()
-            except BrokenPipeError:
-                self.broken = True
-        self.record(durable=True)
-
-    async def save_all(self) -> None:
-        """``save``, and with several files, one transaction for what they delivered."""
-        self.save()
-        if self.many is not None and self.many_delivered is not None:
-            await self.many.save(self.many_delivered)
 
 
 def _left_for_later(follower: Follower, line: Line) -> bool:
@@ -369,195 +298,239 @@ def _stop_signals() -> Iterator[AsyncIterator[signal.Signals] | None]:
         yield signals
 
 
-async def _tail(args: argparse.Namespace) -> int:
-    """Print lines of the files; with -f/-F keep following them (by name)."""
-    import anyio
+async def _stop_on_signal(
+    signals: AsyncIterator[signal.Signals], stop: Callable[[int], None]
+) -> None:
+    """``stop`` with the exit status of the first Ctrl-C or SIGTERM."""
+    async for signum in signals:
+        stop(EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM)
 
-    files = [_load(args, name) for name in args.files]
-    line_end = _newline(args).encode()
-    headers = args.verbose or (len(files) > 1 and not args.quiet)
-    output = _Output(
-        sys.stdout.buffer,
-        headers,
-        files[0][1] if args.checkpoint else None,  # never standard input
-        args.checkpoint,
-        following=args.follow,
-    )
-    status = EXIT_OK
-    unreadable = 0
-    # Raised again once the task group is left, as itself: a task group would wrap it.
-    failure: Exception | None = None
 
-    # -f with several files: each is followed by a task of its own, but, as GNU tail
-    # does, the lines each file holds at the start are shown in argument order: a file's
-    # lines wait (in ``held``) until the files before it have caught up.
-    turns = [anyio.Event() for _ in files]
-    held: list[list[Line]] = [[] for _ in files]
+def _line_bytes(line: Line | Piece, line_end: bytes) -> bytes:
+    """What a line is written as: surrogate escapes (--errors surrogateescape) become
+    their bytes again; a line that had its newline gets one."""
+    text = line.text.encode("utf-8", "surrogateescape")
+    return text + line_end if line.terminated else text
 
-    def show(i: int, line: Line | Piece) -> bool:
+
+async def _tail_files(args: argparse.Namespace) -> int:
+    """Print lines of the FILEs; with -f/-F keep following them (by name)."""
+    return await _Files(args, [_load(args, name) for name in args.files]).run()
+
+
+class _Files:
+    """``tail`` of FILEs, each by a follower of its own, and of standard input.
+
+    Without -f they are printed one after the other.  With -f each is followed by a task
+    of its own, but, as GNU tail does, the lines each file holds at the start are shown
+    in argument order: a file's lines wait (in ``held``) until the files before it have
+    caught up (``turns``).
+    """
+
+    def __init__(self, args: argparse.Namespace, files: list[tuple[str, Follower | None, int]]):
+        import anyio
+
+        self.args = args
+        self.files = files
+        self.line_end = _newline(args).encode()
+        self.output = Output(
+            sys.stdout.buffer,
+            args.verbose or (len(files) > 1 and not args.quiet),
+            files[0][1] if args.checkpoint else None,  # never standard input
+            args.checkpoint,
+            following=args.follow,
+        )
+        self.status = EXIT_OK
+        self.unreadable = 0
+        # Raised again once the task group is left, as itself: a task group would wrap it.
+        self.failure: Exception | None = None
+        self.group: anyio.abc.TaskGroup | None = None
+        self.turns = [anyio.Event() for _ in files]
+        self.held: list[list[Line]] = [[] for _ in files]
+
+    def stop(self, status: int | None = None) -> None:
+        if status is not None:
+            self.status = status
+        assert self.group is not None
+        self.group.cancel_scope.cancel()
+
+    def fail(self, exc: Exception) -> None:
+        self.failure = exc
+        self.stop()
+
+    def broken_pipe(self) -> None:
+        self.output.broken = True
+        self.stop(EXIT_BROKEN_PIPE)
+
+    def show(self, i: int, line: Line | Piece) -> bool:
         """Write ``line`` of file ``i``; whether the output buffer is full."""
-        name, follower, _ = files[i]
-        output.switch_to(name)
-        # Surrogate escapes (--errors surrogateescape) become their bytes again.
-        text = line.text.encode("utf-8", "surrogateescape")
-        if line.terminated:
-            return output.write(text + line_end)
+        name, follower, _ = self.files[i]
+        self.output.switch_to(name)
         # With --checkpoint, the unfinished last line waits for the run that sees it whole
         # (standard input, never checkpointed, has none of its own).
         if (
-            args.checkpoint
+            not line.terminated
+            and self.args.checkpoint
             and follower is not None
             and not isinstance(line, Piece)
             and _left_for_later(follower, line)
         ):
             return False
-        return output.write(text)
+        return self.output.write(_line_bytes(line, self.line_end))
 
-    def show_held(i: int) -> None:
-        waiting, held[i] = held[i], []
+    def show_held(self, i: int) -> None:
+        waiting, self.held[i] = self.held[i], []
         for line in waiting:
-            show(i, line)
+            self.show(i, line)
 
-    async def pass_turn(i: int) -> None:
+    def next_turn(self, i: int) -> None:
+        if i + 1 < len(self.files):
+            self.turns[i + 1].set()
+
+    async def pass_turn(self, i: int) -> None:
         """File ``i``'s turn: show what it read meanwhile, then, once it has caught up,
         give the turn to the next file."""
-        nonlocal status
-        name, follower, _ = files[i]
+        name, follower, _ = self.files[i]
         assert follower is not None
-        await turns[i].wait()
+        await self.turns[i].wait()
         try:
-            show_held(i)
+            self.show_held(i)
             await follower.caught_up()
-            show_held(i)
+            self.show_held(i)
             if _has_opened(follower):
-                output.switch_to(name)  # an empty file has its header too
-            output.flush()
+                self.output.switch_to(name)  # an empty file has its header too
+            self.output.flush()
         except BrokenPipeError:
-            output.broken = True
-            status = EXIT_BROKEN_PIPE
-            group.cancel_scope.cancel()
-        if i + 1 < len(files):
-            turns[i + 1].set()
+            self.broken_pipe()
+        self.next_turn(i)
 
-    async def print_stdin(i: int) -> None:
+    async def print_stdin(self, i: int) -> None:
         """Standard input, read to its end once its turn has come."""
-        name = files[i][0]
-        await turns[i].wait()
-        async for pieces in stdin_pieces(_stdin_options(args)):
+        await self.turns[i].wait()
+        async for pieces in stdin_pieces(_stdin_options(self.args)):
             for piece in pieces:
-                show(i, piece)
+                self.show(i, piece)
             if pieces:
-                output.flush()  # what one read brought (-n +N shows a pipe as it comes)
-        output.switch_to(name)  # an empty input has its header too
-        output.flush()
-        if i + 1 < len(files):
-            turns[i + 1].set()
+                self.output.flush()  # what one read brought (-n +N shows a pipe as it comes)
+        self.output.switch_to(self.files[i][0])  # an empty input has its header too
+        self.output.flush()
+        self.next_turn(i)
 
-    async def print_file(i: int) -> None:
-        nonlocal status, failure, unreadable
-        name, follower, first = files[i]
+    async def print_lines(self, i: int, follower: Follower) -> None:
+        """The lines of file ``i`` from its line ``first`` on (``-n +N``), as they come."""
+        name, _, first = self.files[i]
         from_line = FromLine(first)
-        turn = turns[i]
+        turn = self.turns[i]
+        async for line in follower:
+            if not from_line.keeps(line.terminated):
+                continue
+            if not turn.is_set():
+                self.held[i].append(line)
+                continue
+            if self.held[i]:
+                self.show_held(i)
+            if self.show(i, line) or not follower.has_pending():
+                self.output.flush()  # the file has nothing more yet: show what came
+        if _has_opened(follower) and turn.is_set():
+            self.output.switch_to(name)  # an empty file has its header too
+
+    async def print_file(self, i: int) -> None:
+        """File ``i`` (or standard input), its errors said under its name."""
+        name, follower, _ = self.files[i]
         try:
             if follower is None:
-                await print_stdin(i)
-                return
-            async for line in follower:
-                if not from_line.keeps(line.terminated):
-                    continue
-                if not turn.is_set():
-                    held[i].append(line)
-                    continue
-                if held[i]:
-                    show_held(i)
-                if show(i, line) or not follower.has_pending():
-                    output.flush()  # the file has nothing more yet: show what came
-            if _has_opened(follower) and turn.is_set():
-                output.switch_to(name)  # an empty file has its header too
+                await self.print_stdin(i)
+            else:
+                await self.print_lines(i, follower)
         except BrokenPipeError:
-            output.broken = True
-            status = EXIT_BROKEN_PIPE
-            group.cancel_scope.cancel()
+            self.broken_pipe()
         except LineTooLong as exc:  # --on-overlong raise
-            unreadable += 1
+            self.unreadable += 1
             warn(str(exc), name)
         except OSError as exc:  # this FILE (or a file rotated away from it); not stdout
-            unreadable += 1
+            self.unreadable += 1
             opened = follower is None or _has_opened(follower)
             what = "error reading" if opened else "cannot open for reading"
             warn(f"{what}: {exc.strerror or exc}", name)
         except Exception as exc:
-            failure = exc
-            group.cancel_scope.cancel()
+            self.fail(exc)
 
-    async def save_first() -> None:
-        nonlocal failure
+    async def save_first(self) -> None:
+        """The first save as soon as the file is open, before any line: a run killed
+        before then would leave no checkpoint, and the next run would start at the end
+        of whatever file the path names by then (after a rotation, a new one).  Every
+        flush saves after that."""
+        import anyio
+
+        output = self.output
         try:
-            # The first save as soon as the file is open, before any line: a run killed
-            # before then would leave no checkpoint, and the next run would start at the
-            # end of whatever file the path names by then (after a rotation, a new one).
-            # Every flush saves after that.
             follower = output.follower
             while follower is not None and output.delivered is None:
-                with contextlib.suppress(RuntimeError):  # not open yet
+                with suppress(RuntimeError):  # not open yet
                     output.delivered = follower.checkpoint()
                 if output.delivered is None:
                     await anyio.sleep(0.01)
             output.record(durable=False)
         except Exception as exc:
-            failure = exc
-            group.cancel_scope.cancel()
+            self.fail(exc)
 
-    async def stop_on_signal(signals: AsyncIterator[signal.Signals]) -> None:
-        nonlocal status
-        async for signum in signals:
-            status = EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM
-            group.cancel_scope.cancel()
+    async def stop_after_pid(self, pid: int) -> None:
+        import anyio
 
-    async def stop_after_pid(pid: int) -> None:
         while _alive(pid):
-            await anyio.sleep(args.interval)
-        for _, follower, _ in files:
+            await anyio.sleep(self.args.poll_interval)
+        for _, follower, _ in self.files:
             if follower is not None:
                 follower.stop_at_end()
 
-    # The final save is made while signals are still events: a second Ctrl-C or SIGTERM
-    # meanwhile is ignored instead of killing the process half-way.
-    with _stop_signals() as signals:
-        try:
-            async with anyio.create_task_group() as group:
-                if signals is not None:
-                    group.start_soon(stop_on_signal, signals)
-                if args.follow and args.checkpoint:
-                    group.start_soon(save_first)
-                if args.follow and args.pid is not None:
-                    group.start_soon(stop_after_pid, args.pid)
-                turns[0].set()
-                if args.follow:
-                    async with anyio.create_task_group() as following:
-                        for i, (_, follower, _) in enumerate(files):
-                            following.start_soon(print_file, i)
-                            if follower is not None:
-                                following.start_soon(pass_turn, i)
-                else:
-                    for i in range(len(files)):
-                        turns[i].set()
-                        await print_file(i)
-                group.cancel_scope.cancel()
-            if failure is not None:
-                raise failure
-        finally:
-            for _, follower, _ in files:
+    async def print_all(self) -> None:
+        """Without -f, each in turn; with -f, all at once (in argument order first)."""
+        import anyio
+
+        if not self.args.follow:
+            for i in range(len(self.files)):
+                self.turns[i].set()
+                await self.print_file(i)
+            return
+        async with anyio.create_task_group() as following:
+            for i, (_, follower, _) in enumerate(self.files):
+                following.start_soon(self.print_file, i)
                 if follower is not None:
-                    await follower.aclose()
-            # Whatever stopped us, the lines handed out were written: record them.
-            output.save()
-            if output.broken:
-                silence_stdout()
-                status = EXIT_BROKEN_PIPE if status == EXIT_OK else status
-    if status == EXIT_OK and unreadable:
-        return EXIT_UNREADABLE
-    return status
+                    following.start_soon(self.pass_turn, i)
+
+    async def run(self) -> int:
+        import anyio
+
+        args = self.args
+        # The final save is made while signals are still events: a second Ctrl-C or
+        # SIGTERM meanwhile is ignored instead of killing the process half-way.
+        with _stop_signals() as signals:
+            try:
+                async with anyio.create_task_group() as self.group:
+                    if signals is not None:
+                        self.group.start_soon(_stop_on_signal, signals, self.stop)
+                    if args.follow and args.checkpoint:
+                        self.group.start_soon(self.save_first)
+                    if args.follow and args.pid is not None:
+                        self.group.start_soon(self.stop_after_pid, args.pid)
+                    self.turns[0].set()
+                    await self.print_all()
+                    self.stop()
+                if self.failure is not None:
+                    raise self.failure
+            finally:
+                for _, follower, _ in self.files:
+                    if follower is not None:
+                        await follower.aclose()
+                # Whatever stopped us, the lines handed out were written: record them.
+                self.output.save()
+                if self.output.broken:
+                    silence_stdout()
+                    self.status = EXIT_BROKEN_PIPE if self.status == EXIT_OK else self.status
+        return EXIT_UNREADABLE if self.status == EXIT_OK and self.unreadable else self.status
+
+
+# -- several FILEs or PATTERNs followed together ----------------------------------------
 
 
 def _many_start(args: argparse.Namespace) -> dict[str, Any]:
@@ -586,112 +559,128 @@ def _many_start(args: argparse.Namespace) -> dict[str, Any]:
     return {"start": "end", "last_lines": args.lines.number}
 
 
-async def _tail_many(args: argparse.Namespace) -> int:
-    """Follow several FILEs or PATTERNs at once: one watcher, one checkpoint store."""
-    import anyio
-
+def _open_many(
+    args: argparse.Namespace, shown: Callable[[str], str]
+) -> tuple[ManyFollower, CheckpointStore | None]:
+    """The follower of the FILEs and PATTERNs, and its checkpoint store (``--checkpoint``),
+    saved here as of what reached stdout."""
     from ..checkpoints import CheckpointStore
     from ..follow import CheckpointError
     from ..many import follow_many
 
     start = _many_start(args)
+    store = None
+    if args.checkpoint:
+        try:
+            # Saved after every write to stdout: no fsync each time (see Output).
+            store = CheckpointStore(args.checkpoint, durable=False)
+        except CheckpointError as exc:
+            raise CommandError(f"not a usable checkpoint store: {exc}") from None
+    try:
+        options = _follow_options(
+            args,
+            **start,
+            store=store,
+            autosave=False,  # saved here, as of what reached stdout
+            retry=False,  # each file found is followed until its name is gone
+            on_notice=lambda notice: _tell(notice, shown(notice.path), args.checkpoint),
+        )
+        return follow_many(args.files, **options.as_kwargs("many")), store
+    except ValueError as exc:
+        if store is not None:
+            store.close()
+        raise CommandError(str(exc)) from None
+
+
+async def _tail_many(args: argparse.Namespace) -> int:
+    """Follow several FILEs or PATTERNs at once: one watcher, one checkpoint store."""
     relative = not any(map(os.path.isabs, args.files))
 
     def shown(path: str) -> str:
         # Files are followed by absolute path; shown as the user spelled the patterns.
         return os.path.relpath(path) if relative else path
 
-    store = None
-    if args.checkpoint:
-        try:
-            # Saved after every write to stdout: no fsync each time (see _Output).
-            store = CheckpointStore(args.checkpoint, durable=False)
-        except CheckpointError as exc:
-            raise CommandError(f"not a usable checkpoint store: {exc}") from None
-    joiner = _joiner(args)
-    try:
-        many = follow_many(
-            args.files,
-            store=store,
-            autosave=False,  # saved here, as of what reached stdout
-            **start,
-            poll_interval=args.interval,
-            rotate_grace=args.rotate_grace,
-            encoding=args.encoding,
-            newline=_newline(args),
-            max_line_bytes=args.max_line_bytes,
-            on_overlong=args.on_overlong,
-            errors=args.errors,
-            on_notice=lambda notice: _tell(notice, shown(notice.path), args.checkpoint),
-            multiline=joiner,
-            multiline_timeout=args.multiline_timeout,
-            partial_after=_partial_after(args, joiner),
-        )
-    except ValueError as exc:
-        if store is not None:
-            store.close()
-        raise CommandError(str(exc)) from None
-    output = _Output(sys.stdout.buffer, not args.quiet, None, None, many=many)
-    line_end = _newline(args).encode()
-    status = EXIT_OK
-    unreadable = 0
-    failure: Exception | None = None
+    return await _Many(args, *_open_many(args, shown), shown).run()
 
-    async def print_lines() -> None:
-        nonlocal status, failure, unreadable
-        write = output.write
+
+class _Many:
+    """``tail -f`` of several FILEs or PATTERNs by one ``follow_many``: a header whenever
+    the lines change file, and the store saved as of what reached stdout."""
+
+    def __init__(
+        self,
+        args: argparse.Namespace,
+        many: ManyFollower,
+        store: CheckpointStore | None,
+        shown: Callable[[str], str],
+    ) -> None:
+        self.args = args
+        self.many = many
+        self.store = store
+        self.shown = shown
+        self.output = Output(sys.stdout.buffer, not args.quiet, None, None, many=many)
+        self.line_end = _newline(args).encode()
+        self.status = EXIT_OK
+        self.unreadable = 0
+        self.failure: Exception | None = None
+        self.group: anyio.abc.TaskGroup | None = None
+
+    def stop(self, status: int) -> None:
+        self.status = status
+        assert self.group is not None
+        self.group.cancel_scope.cancel()
+
+    async def print_lines(self) -> None:
+        many, output = self.many, self.output
         try:
             async for line in many:
                 assert many.current is not None
-                output.switch_to(shown(many.current))
-                text = line.text.encode("utf-8", "surrogateescape")
-                full = write(text + line_end if line.terminated else text)
-                if full or not many.has_pending():
+                output.switch_to(self.shown(many.current))
+                if output.write(_line_bytes(line, self.line_end)) or not many.has_pending():
                     await output.commit()
         except BrokenPipeError:
             output.broken = True
-            status = EXIT_BROKEN_PIPE
+            self.status = EXIT_BROKEN_PIPE
         except LineTooLong as exc:  # --on-overlong raise
-            unreadable += 1
+            self.unreadable += 1
             warn(str(exc))
         except Exception as exc:
-            failure = exc
+            self.failure = exc
 
-    async def stop_on_signal(signals: AsyncIterator[signal.Signals]) -> None:
-        nonlocal status
-        async for signum in signals:
-            status = EXIT_SIGINT if signum == signal.SIGINT else EXIT_SIGTERM
-            group.cancel_scope.cancel()
+    async def follow(self, signals: AsyncIterator[signal.Signals] | None) -> None:
+        import anyio
 
-    with _stop_signals() as signals:
-        try:
+        async with self.many:
             try:
-                async with many:
-                    try:
-                        # The lines are read in this task, the one that entered ``many``.
-                        async with anyio.create_task_group() as group:
-                            if signals is not None:
-                                group.start_soon(stop_on_signal, signals)
-                            if store is not None:
-                                # Where each file starts, before any line is printed.
-                                await output.commit()
-                            await print_lines()
-                            group.cancel_scope.cancel()
-                    finally:
-                        # Whatever stopped us, the lines handed out were written: record
-                        # them (while ``many`` still knows its files).
-                        with anyio.CancelScope(shield=True):
-                            await output.save_all()
-            except CheckpointError as exc:
-                raise CommandError(f"not a usable checkpoint store: {exc}") from None
-            if failure is not None:
-                raise failure
-        finally:
-            if store is not None:
-                store.close()
-            if output.broken:
-                silence_stdout()
-                status = EXIT_BROKEN_PIPE if status == EXIT_OK else status
-    if status == EXIT_OK and unreadable:
-        return EXIT_UNREADABLE
-    return status
+                # The lines are read in this task, the one that entered ``many``.
+                async with anyio.create_task_group() as self.group:
+                    if signals is not None:
+                        self.group.start_soon(_stop_on_signal, signals, self.stop)
+                    if self.args.checkpoint:
+                        await self.output.commit()  # where each file starts, before any line
+                    await self.print_lines()
+                    self.group.cancel_scope.cancel()
+            finally:
+                # Whatever stopped us, the lines handed out were written: record them
+                # (while ``many`` still knows its files).
+                with anyio.CancelScope(shield=True):
+                    await self.output.save_all()
+
+    async def run(self) -> int:
+        from ..follow import CheckpointError
+
+        with _stop_signals() as signals:
+            try:
+                try:
+                    await self.follow(signals)
+                except CheckpointError as exc:
+                    raise CommandError(f"not a usable checkpoint store: {exc}") from None
+                if self.failure is not None:
+                    raise self.failure
+            finally:
+                if self.store is not None:
+                    self.store.close()
+                if self.output.broken:
+                    silence_stdout()
+                    self.status = EXIT_BROKEN_PIPE if self.status == EXIT_OK else self.status
+        return EXIT_UNREADABLE if self.status == EXIT_OK and self.unreadable else self.status

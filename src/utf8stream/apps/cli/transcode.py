@@ -362,6 +362,12 @@ def _known_encodings() -> list[list[str]]:
 
 
 def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
+    """The parsers of ``decode`` and ``transcode``."""
+    _add_decode(sub)
+    _add_transcode(sub)
+
+
+def _add_decode(sub: argparse._SubParsersAction[Parser]) -> None:
     decode = sub.add_parser(
         "decode",
         help="write repaired UTF-8",
@@ -386,6 +392,8 @@ def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     decode.set_defaults(run=_decode_command)
 
+
+def _add_transcode(sub: argparse._SubParsersAction[Parser]) -> None:
     transcode = sub.add_parser(
         "transcode",
         help="convert between encodings, lazily",
@@ -405,50 +413,8 @@ def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
         "unknown or non-text encodings, unusable policies, bad options, files that "
         "cannot be read or written, a failed worker process. " + _SAFETY,
     )
-    transcode.add_argument(
-        "input", metavar="IN", nargs="?", default="-", help="input file (default: stdin)"
-    )
-    transcode.add_argument(
-        "out", metavar="OUT", nargs="?", default=None, help="output file (default: stdout)"
-    )
-    transcode.add_argument("-o", "--output", metavar="OUT", help="output file, as OUT")
-    transcode.add_argument(
-        "-f",
-        "--from-code",
-        default="utf-8",
-        metavar="ENC",
-        help="source encoding (default: utf-8; -l lists the encodings)",
-    )
-    transcode.add_argument(
-        "-t",
-        "--to-code",
-        default="utf-8",
-        metavar="ENC",
-        help="target encoding (default: utf-8), optionally with //TRANSLIT and/or //IGNORE",
-    )
-    transcode.add_argument(
-        "-c",
-        dest="drop",
-        action="store_true",
-        help="drop malformed input and characters the target encoding cannot "
-        "represent, as iconv -c (--errors still chooses for malformed input)",
-    )
-    transcode.add_argument(
-        "-l", "--list", action="store_true", help="list the known encodings and exit"
-    )
-    transcode.add_argument(
-        "--errors",
-        metavar="POLICY",
-        help="policy for malformed input: strict (default: stop, as iconv; ignore with "
-        "-c), replace (U+FFFD), ignore, backslashreplace, surrogateescape, ...; one that "
-        "cannot decode (xmlcharrefreplace, namereplace) is refused",
-    )
-    transcode.add_argument(
-        "--bom",
-        default="keep",
-        choices=["keep", "strip", "add", "detect"],
-        help="what to do with a byte order mark (default: keep)",
-    )
+    _add_files_and_encodings(transcode)
+    _add_policies(transcode)
     transcode.add_argument(
         "-j",
         "--jobs",
@@ -471,3 +437,55 @@ def add_parsers(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     add_dask_option(transcode)
     transcode.set_defaults(run=_cmd_transcode)
+
+
+def _add_files_and_encodings(transcode: Parser) -> None:
+    """IN and OUT, and the encodings from and to."""
+    transcode.add_argument(
+        "input", metavar="IN", nargs="?", default="-", help="input file (default: stdin)"
+    )
+    transcode.add_argument(
+        "out", metavar="OUT", nargs="?", default=None, help="output file (default: stdout)"
+    )
+    transcode.add_argument("-o", "--output", metavar="OUT", help="output file, as OUT")
+    transcode.add_argument(
+        "-f",
+        "--from-code",
+        default="utf-8",
+        metavar="ENC",
+        help="source encoding (default: utf-8; -l lists the encodings)",
+    )
+    transcode.add_argument(
+        "-t",
+        "--to-code",
+        default="utf-8",
+        metavar="ENC",
+        help="target encoding (default: utf-8), optionally with //TRANSLIT and/or //IGNORE",
+    )
+    transcode.add_argument(
+        "-l", "--list", action="store_true", help="list the known encodings and exit"
+    )
+
+
+def _add_policies(transcode: Parser) -> None:
+    """What malformed input, unmappable characters and a byte order mark become."""
+    transcode.add_argument(
+        "-c",
+        dest="drop",
+        action="store_true",
+        help="drop malformed input and characters the target encoding cannot "
+        "represent, as iconv -c (--errors still chooses for malformed input)",
+    )
+    transcode.add_argument(
+        "--errors",
+        metavar="POLICY",
+        help="policy for malformed input: strict (default: stop, as iconv; ignore with "
+        "-c), replace (U+FFFD), ignore, backslashreplace, surrogateescape, ...; one that "
+        "cannot decode (xmlcharrefreplace, namereplace) is refused",
+    )
+    transcode.add_argument(
+        "--bom",
+        default="keep",
+        choices=["keep", "strip", "add", "detect"],
+        help="what to do with a byte order mark (default: keep)",
+    )

@@ -4,7 +4,7 @@ A package of modules of one responsibility each: ``_records`` (file identity, li
 notice, statistics), ``_checkpoint`` (the checkpoint's JSON format, its validation and its
 file), ``_reading`` (opening and reading a file: page cache, memory file systems,
 read-ahead), ``_rotation`` (rotated copies, plain or compressed, and the order of their
-names), ``_feed`` (a read cut into records in bulk), ``_options`` (the options' checks),
+names), ``_feed`` (a read cut into records in bulk), ``_options`` (``FollowOptions``),
 ``_follower`` (the ``Follower``; its docstring tells how it works), ``_multiline`` (lines
 joined into events) and ``_follow`` (``follow()``).  The names are loaded on first use,
 so importing the package costs nothing until one is used.
@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from ._feed import FEED_SIZE  # noqa: F401
     from ._follow import follow
     from ._follower import Follower
+    from ._options import FollowOptions
     from ._reading import READ_SIZE  # noqa: F401
     from ._records import NOTICE_KINDS, FileIdentity, FollowerStatistics, Line, Notice
 
@@ -36,6 +37,7 @@ __all__ = [
     "CheckpointError",
     "FileIdentity",
     "FollowCheckpoint",
+    "FollowOptions",
     "Follower",
     "FollowerStatistics",
     "Line",
@@ -58,6 +60,7 @@ _HOMES = {
     "._feed": ("FEED_SIZE",),
     "._follower": ("Follower",),
     "._follow": ("follow",),
+    "._options": ("FollowOptions",),
     ".._defaults": ("FOLLOW_ERRORS",),
     ".._identity": ("FINGERPRINT_BYTES",),
 }

@@ -12,6 +12,7 @@ from typing import Any
 
 from .._identity import FINGERPRINT_BYTES
 from .._sniff import DETECTED_ENCODINGS
+from ._public import public
 from ._records import FileIdentity
 
 __all__ = [
@@ -23,6 +24,7 @@ __all__ = [
 ]
 
 
+@public("utf8stream")
 @dataclass(frozen=True)
 class FollowCheckpoint:
     """Where to resume: just past the last line delivered, in which file.
@@ -101,6 +103,7 @@ class FollowCheckpoint:
         return checkpoint
 
 
+@public("utf8stream")
 class CheckpointError(ValueError):
     """A checkpoint that cannot be used: damaged, hostile, or for another file."""
 

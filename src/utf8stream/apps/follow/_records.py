@@ -8,10 +8,12 @@ import os
 from dataclasses import dataclass
 
 from .._follow_accel import LINE_TYPE
+from ._public import public
 
 __all__ = ["NOTICE_KINDS", "FileIdentity", "FollowerStatistics", "Line", "Notice"]
 
 
+@public("utf8stream.follower")
 @dataclass(frozen=True)
 class FileIdentity:
     """Which file: device and inode, plus a fingerprint of its first bytes.
@@ -44,6 +46,7 @@ NOTICE_KINDS = (
 )
 
 
+@public("utf8stream")
 @dataclass(frozen=True)
 class Notice:
     """Something met while following that is not a line, told in GNU tail's words.
@@ -69,6 +72,7 @@ class Notice:
     message: str
 
 
+@public("utf8stream.stats")
 @dataclass(frozen=True)
 class FollowerStatistics:
     """What a follower has done so far (``Follower.statistics()``).
@@ -87,6 +91,7 @@ class FollowerStatistics:
     malformed: int = 0
 
 
+@public("utf8stream")
 @dataclass(frozen=True, slots=True)
 class Line:
     """One line (without its newline), the offset of its first byte, and its file.
