@@ -7,6 +7,7 @@ one of them itself would escape the profile.
 
 from __future__ import annotations
 
+import ast
 import importlib
 import os
 import subprocess
@@ -47,6 +48,18 @@ def test_every_property_inherits_the_loaded_profile() -> None:
         if HealthCheck.too_slow in loaded.suppress_health_check:
             assert HealthCheck.too_slow in used.suppress_health_check, name
         assert test._hypothesis_internal_use_seed is None, name
+
+
+def test_every_example_count_scales_with_the_profile() -> None:
+    # A count written as a number would run as many examples under ``deep`` as under
+    # ``ci``: every count goes through ``_helpers.examples``.
+    fixed = []
+    for path in sorted(TESTS.rglob("test_*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+            if isinstance(node, ast.keyword) and node.arg == "max_examples":
+                if isinstance(node.value, ast.Constant):
+                    fixed.append(f"{path.relative_to(TESTS)}:{node.value.lineno}")
+    assert fixed == []
 
 
 def run_profile_check(target: str, **env: str) -> str:

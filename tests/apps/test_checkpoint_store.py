@@ -19,7 +19,7 @@ from pathlib import Path
 import anyio
 import anyio.to_thread
 import pytest
-from _helpers import take_named
+from _helpers import examples, take_named
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -151,7 +151,7 @@ operations = st.lists(
 )
 
 
-@settings(max_examples=25)
+@settings(max_examples=examples(25))
 @given(batches=operations)
 def test_the_store_is_the_batches_applied_in_order(
     tmp_path_factory: pytest.TempPathFactory, batches: list[tuple[dict[str, int], set[str]]]

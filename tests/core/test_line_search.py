@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _helpers import run_engine
+from _helpers import examples, run_engine
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -126,7 +126,7 @@ def _texts(engine: LineEngine, data: bytes, cuts: list[int]) -> list[object]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     case=st.sampled_from(sorted(UNITS)).flatmap(
         lambda encoding: st.tuples(
@@ -171,7 +171,7 @@ def test_crlf_split_at_every_byte(encoding: str, newline: str | None, text: str)
         assert [r.text for r in kept] == [data[r.offset : r.end].decode(encoding) for r in kept]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     case=st.sampled_from(["utf-16-le", "utf-16-be", "utf-32-le", "cp1252"]).flatmap(
         lambda encoding: st.tuples(
@@ -302,7 +302,7 @@ def reader(fd: int) -> Callable[[int, int], bytes]:
     return lambda offset, n: os.pread(fd, n, offset)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     encoding=st.sampled_from(["utf-8", "utf-16-le", "utf-16-be", "utf-32-le"]),
     newline=st.sampled_from(NEWLINES),

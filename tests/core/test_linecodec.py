@@ -6,7 +6,7 @@ import codecs
 import re
 
 import pytest
-from _helpers import run_engine
+from _helpers import examples, run_engine
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -84,7 +84,7 @@ def test_whole_and_byte_by_byte(encoding: str, newline: str | None) -> None:
     assert run_engine(_engine(encoding, newline), data, list(range(len(data)))) == expected
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     encoding=st.sampled_from(ENCODINGS),
     newline=st.sampled_from(NEWLINES),
@@ -97,7 +97,7 @@ def test_random_chunkings(encoding: str, newline: str | None, text: str, cuts: l
     assert run_engine(_engine(encoding, newline), data, cuts) == _oracle(text, encoding, newline)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     # Not the codecs that read a byte-order mark: they drop it from the first line.
     encoding=st.sampled_from([e for e in ENCODINGS if e not in ("utf-16", "utf-32", "utf-8-sig")]),
@@ -263,7 +263,7 @@ def _texts(engine: LineEngine, data: bytes, cuts: list[int]) -> list[object]:
     return out
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     encoding=st.sampled_from(["utf-8", "utf-16-le", "shift_jis"]),
     newline=st.sampled_from(NEWLINES),
@@ -292,7 +292,7 @@ def test_overlong_lines_whatever_the_chunking(
     assert found[0] == found[1]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     newline=st.sampled_from([None, "\n", "\r\n", "\0"]),
     policy=st.sampled_from(["split", "truncate", "skip", "raise"]),
@@ -389,7 +389,7 @@ def test_an_engine_without_each_offset_gives_the_same_lines(encoding: str) -> No
         list(without.records(lean))
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     encoding=st.sampled_from(["utf-8-sig", "utf-16", "utf-32"]),
     newline=st.sampled_from(NEWLINES),
@@ -425,7 +425,7 @@ def test_short_inputs_of_mark_reading_encodings(
     assert run_engine(_engine(encoding, None), data, []) == expected
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     encoding=st.sampled_from(ENCODINGS),
     newline=st.sampled_from(NEWLINES),
@@ -499,7 +499,7 @@ def test_slice_end(
 
 
 @pytest.mark.usefixtures("implementation")
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     encoding=st.sampled_from(ENCODINGS),
     newline=st.sampled_from(NEWLINES),
@@ -583,7 +583,7 @@ def _joined(lines: list[ByteLine]) -> list[ByteLine]:
     return out
 
 
-@settings(max_examples=80, deadline=None)
+@settings(max_examples=examples(80), deadline=None)
 @given(
     encoding=st.sampled_from(ENCODINGS),
     newline=st.sampled_from(NEWLINES),

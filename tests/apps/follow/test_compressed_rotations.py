@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import zstandard
+from _helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -133,7 +134,7 @@ def test_read_from_yields_the_decompressed_bytes_from_an_offset(
 
 @settings(
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-    max_examples=50,
+    max_examples=examples(50),
 )
 @given(data=st.binary(max_size=3000), cut=st.integers(0, 3100), members=st.integers(1, 3))
 def test_read_from_equals_slicing_the_plain_bytes(

@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from _helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +27,9 @@ VALID: dict[str, Any] = {
     "mid_line": False,
     "file": {"device": 2049, "inode": 131, "head_length": 11, "head_sha256": DIGEST},
 }
-FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(
+    max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),

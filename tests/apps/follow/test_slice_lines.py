@@ -17,7 +17,7 @@ from typing import Any
 import anyio
 import pytest
 from _extension import module_with
-from _helpers import needs_c, set_in_follower
+from _helpers import examples, needs_c, set_in_follower
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -105,7 +105,7 @@ PIECES = [
 @pytest.mark.parametrize("on_overlong", ["split", "truncate", "skip"])
 @pytest.mark.parametrize("newline", [None, "\n"])
 @settings(
-    max_examples=40,
+    max_examples=examples(40),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(parts=st.lists(st.sampled_from(PIECES), max_size=60))
@@ -124,7 +124,7 @@ def test_the_hot_path_hands_out_what_the_general_path_does(
 @needs_c
 @pytest.mark.parametrize("newline", [None, "\n"])
 @settings(
-    max_examples=30,
+    max_examples=examples(30),
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(

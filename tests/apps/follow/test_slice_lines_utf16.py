@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from _helpers import needs_c, set_in_follower
+from _helpers import examples, needs_c, set_in_follower
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -101,7 +101,7 @@ def sliced(data: bytes, encoding: str, slices: list[int], **options: Any) -> Any
         {"newline": None, "errors": "replace", "max_line_bytes": 40, "on_overlong": "raise"},
     ],
 )
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(
     parts=st.lists(st.sampled_from(UNITS), max_size=50),
     odd=st.booleans(),
@@ -215,7 +215,7 @@ def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
 @pytest.mark.parametrize("newline", [None, "\n"])
 @pytest.mark.parametrize("on_overlong", ["split", "truncate", "skip"])
 @settings(
-    max_examples=20,
+    max_examples=examples(20),
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
