@@ -110,3 +110,37 @@ def test_ctrl_c_while_an_import_makes_a_class_is_no_traceback(tmp_path: Path) ->
         timeout=60,
     )
     assert (done.returncode, done.stderr) == (130, b"")
+
+
+#: A signal that lands while the event loop is being made, at a known moment: the loop's
+#: construction asks for the clock's resolution early on.  A loop left half made would
+#: print a traceback from its ``__del__`` as the program exits.
+_INTERRUPTED_LOOP = """\
+import os, signal, sys
+import asyncio.base_events
+
+clock_info = asyncio.base_events.time.get_clock_info
+signum = getattr(signal, sys.argv.pop(1))
+
+def landing(name):
+    os.kill(os.getpid(), signum)
+    return clock_info(name)
+
+asyncio.base_events.time.get_clock_info = landing
+from utf8stream.apps.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize(("name", "status"), [("SIGINT", 130), ("SIGTERM", 143)])
+def test_a_signal_while_the_event_loop_is_made_is_no_traceback(
+    tmp_path: Path, name: str, status: int
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"first\n")
+    done = subprocess.run(
+        [sys.executable, "-c", _INTERRUPTED_LOOP, name, "tail", "-F", str(log)],
+        capture_output=True,
+        timeout=60,
+    )
+    assert (done.returncode, done.stderr.decode(errors="replace")) == (status, "")

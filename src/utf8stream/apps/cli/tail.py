@@ -59,6 +59,8 @@ from ._tail_options import Count
 from ._tail_output import Output
 
 if TYPE_CHECKING:
+    import asyncio
+
     import anyio.abc
 
     from ..checkpoints import CheckpointStore
@@ -105,12 +107,29 @@ def run_tail(args: argparse.Namespace) -> int:
     # by a follower of its own, and one FILE's checkpoint is a JSON file.
     several = args.checkpoint and len(args.files) > 1
     if args.follow and (several or any(map(glob.has_magic, args.files))):
-        return anyio.run(_tail_many, args)
+        return anyio.run(_tail_many, args, backend_options=_LOOP)
     if several:
         raise CommandError(
             "--checkpoint records one file: give each FILE its own run and checkpoint"
         )
-    return anyio.run(_tail_files, args)
+    return anyio.run(_tail_files, args, backend_options=_LOOP)
+
+
+def _event_loop() -> asyncio.AbstractEventLoop:
+    """A new event loop, made with Ctrl-C and SIGTERM held back: a signal whose handler
+    raised inside the loop's construction would leave a half-made loop whose ``__del__``
+    prints a traceback as the program exits.  Held, the signal is handled at once after,
+    in ordinary code."""
+    import asyncio
+
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+    try:
+        return asyncio.new_event_loop()
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, held)
+
+
+_LOOP = {"loop_factory": _event_loop}
 
 
 def _check_arguments(args: argparse.Namespace) -> None:
