@@ -144,25 +144,25 @@ def truncation_without_a_copy_is_a_gap() -> None:
         State.TRUNCATED,
         Action.FIND_COPY,
     )
-    step, recovered = m.copy_looked_up(copy_size=None, position=100, known_size=130)
+    step, recovered, lost = m.copy_looked_up(copy_size=None, position=100, known_size=130)
     assert (step.event, step.state, step.action) == (
         Event.NO_COPY,
         State.READING,
         Action.REOPEN_AT_START,
     )
-    assert (recovered, m.take_lost(), m.lost) == (0, 30, 0)
+    assert (recovered, lost, m.take_lost(), m.lost) == (0, 30, 30, 0)
 
 
 def copytruncate_reads_the_copy_first() -> None:
     m = reading()
     m.handle(Event.TRUNCATED)  # the bytes before the position changed
-    step, recovered = m.copy_looked_up(copy_size=120, position=100, known_size=130)
+    step, recovered, lost = m.copy_looked_up(copy_size=120, position=100, known_size=130)
     assert (step.event, step.state, step.action) == (
         Event.COPY_FOUND,
         State.READING_COPY,
         Action.TAKE_COPY,
     )
-    assert (recovered, m.lost) == (20, 10)  # bytes written after the copy: a gap
+    assert (recovered, lost, m.lost) == (20, 10, 10)  # bytes written after the copy: a gap
     assert m.bytes_read().state is State.READING_COPY
     m.copy_damaged(copy_size=120, position=110)
     step = m.handle(Event.END_OF_FILE)
@@ -173,8 +173,8 @@ def copytruncate_reads_the_copy_first() -> None:
 def copy_holding_nothing_new_is_no_copy() -> None:
     m = reading()
     m.handle(Event.TRUNCATED)
-    step, recovered = m.copy_looked_up(copy_size=100, position=100, known_size=100)
-    assert (step.event, recovered, m.lost) == (Event.NO_COPY, 0, 0)
+    step, recovered, lost = m.copy_looked_up(copy_size=100, position=100, known_size=100)
+    assert (step.event, recovered, lost, m.lost) == (Event.NO_COPY, 0, 0, 0)
 
 
 def copytruncate_between_open_and_first_read() -> None:
@@ -183,7 +183,7 @@ def copytruncate_between_open_and_first_read() -> None:
     m = reading()
     step = m.handle(Event.SHRANK_BEFORE_FIRST_READ)
     assert (step.state, step.action) == (State.TRUNCATED, Action.FIND_COPY)
-    step, recovered = m.copy_looked_up(copy_size=4096, position=0, known_size=4096)
+    step, recovered, _ = m.copy_looked_up(copy_size=4096, position=0, known_size=4096)
     assert (step.state, step.action, recovered, m.lost) == (
         State.READING_COPY,
         Action.TAKE_COPY,
@@ -198,7 +198,7 @@ def copytruncate_between_open_and_first_read() -> None:
     assert m.handle(Event.SHRANK_BEFORE_FIRST_READ).state is State.TRUNCATED
     m = draining()
     m.handle(Event.SHRANK_BEFORE_FIRST_READ)
-    step, _ = m.copy_looked_up(copy_size=None, position=0, known_size=0)
+    step, _, _ = m.copy_looked_up(copy_size=None, position=0, known_size=0)
     assert step.state is State.DRAINING_ROTATED
     m = draining()
     m.at_rotated_end(size=0, position=0, now=0.0, written_ago=0.0)

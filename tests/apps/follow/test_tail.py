@@ -305,7 +305,7 @@ async def test_overlong_unfinished_line_is_bounded(
         path, start="beginning", poll_interval=POLL, max_line_bytes=64, on_overlong="truncate"
     ) as lines:
         assert await nothing_more(lines)
-        file = lines._file
+        file = lines._reader.file
         assert file is not None and len(file.engine.partial) <= 64 + 100
         append(path, b"zz\nnext\n")
         assert await take_texts(lines, 2) == ["z" * 64, "next"]
@@ -356,7 +356,7 @@ async def test_cancellation_loses_and_repeats_nothing(tmp_path: Path, via: str) 
                     got.append((await iterator.__anext__()).text)
     assert got == expected
     await follower.aclose()
-    assert follower._file is None  # the file is closed
+    assert follower._reader.file is None  # the file is closed
 
 
 async def test_randomised_write_rotate_truncate_restart(tmp_path: Path) -> None:

@@ -198,6 +198,7 @@ TRANSITIONS: dict[tuple[State, Event], tuple[State | str, Action]] = {
 #: The states a truncated file can have been read in (``RESUME`` leads back to them).
 _RESUMABLE = (_S.READING, _S.DRAINING_ROTATED)
 _LIVE_STATES = (_S.READING, _S.CAUGHT_UP)
+_FRESH = (_A.READ, _A.LEAVE, _A.REOPEN_AT_START, _A.TAKE_COPY)
 _ROTATED_STATES = (_S.DRAINING_ROTATED, _S.ROTATED_QUIET)
 
 
@@ -250,8 +251,8 @@ class FollowMachine:
             self._resume_in = State.DRAINING_ROTATED if state in _ROTATED_STATES else State.READING
         if isinstance(target, str):
             target = self._resume_in
-        if event is Event.BYTES_READ or action is Action.LEAVE:
-            self.quiet_since = None
+        if action in _FRESH:
+            self.quiet_since = None  # bytes came, or another file (or its start) is read
         if target in (State.OPENING, State.WAITING_FOR_PATH):
             # A file that appears at the path now is new: all of it is unread.
             self.from_start = True
@@ -328,14 +329,15 @@ class FollowMachine:
 
     def copy_looked_up(
         self, *, copy_size: int | None, position: int, known_size: int
-    ) -> tuple[Step, int]:
+    ) -> tuple[Step, int, int]:
         """``FIND_COPY``'s answer: ``copy_size``, the size of a rotated copy holding the
         truncated file up to past ``position``, or None.  The bytes up to ``known_size``
         (the size the file was last seen with) that the copy does not hold are lost.
-        Returns the step and the bytes the copy recovers."""
+        Returns the step, the bytes the copy recovers and the bytes lost."""
         recovered = 0 if copy_size is None else max(0, copy_size - position)
-        self.lost += max(0, known_size - position - recovered)
-        return self.handle(Event.COPY_FOUND if recovered else Event.NO_COPY), recovered
+        lost = max(0, known_size - position - recovered)
+        self.lost += lost
+        return self.handle(Event.COPY_FOUND if recovered else Event.NO_COPY), recovered, lost
 
     def copy_damaged(self, copy_size: int, position: int) -> None:
         """The copy could not be read past ``position``: the rest of it is a gap."""
