@@ -387,3 +387,25 @@ def test_the_diagram_has_every_transition_but_closing() -> None:
     resumes = sum(isinstance(t, str) for t, _ in TRANSITIONS.values())
     closing = sum(event is Event.CLOSED for _, event in TRANSITIONS)
     assert len(edges) == len(TRANSITIONS) - closing + resumes
+
+
+def test_the_machine_does_no_io_reads_no_clock_and_imports_no_event_loop() -> None:
+    import ast
+    from pathlib import Path
+
+    from utf8stream.apps.follow import _machine
+
+    tree = ast.parse(Path(_machine.__file__).read_text("utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(node.module or "")
+    assert imported == {"__future__", "enum", "dataclasses"}
+    called = {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    assert not called & {"open", "print", "input", "__import__"}

@@ -361,5 +361,5 @@ def diagram() -> str:
         for each in targets:
             lines.append(f"    {names[state]} --> {names[each]}: {event.value} / {action.value}")
     lines.append(f"    {names[State.DONE]} --> [*]")
-    lines.append(f"    note right of {names[State.DONE]}: aclose() leads here from every state")
+    lines.append(f"    note right of {names[State.DONE]} : aclose() leads here from every state")
     return "\n".join(lines) + "\n"
