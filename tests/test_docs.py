@@ -149,7 +149,9 @@ def test_the_follower_diagram_is_drawn_from_its_transition_table() -> None:
     from utf8stream.apps.follow._machine import diagram
 
     drawn = [block.code for block in BLOCKS if block.language == "mermaid"]
-    assert drawn == [diagram()], "docs/layout.md: paste _machine.diagram()'s output"
+    assert drawn == [diagram()], (
+        "docs/layout.md: paste the output of python -m utf8stream.apps.follow._machine"
+    )
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.language == "python"], ids=block_id)

@@ -363,3 +363,7 @@ def diagram() -> str:
     lines.append(f"    {names[State.DONE]} --> [*]")
     lines.append(f"    note right of {names[State.DONE]} : aclose() leads here from every state")
     return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":  # ``python -m utf8stream.apps.follow._machine``: the diagram
+    print(diagram(), end="")
