@@ -435,9 +435,19 @@ needs_proc_fdinfo = pytest.mark.skipif(
 def set_in_follower(monkeypatch: pytest.MonkeyPatch, name: str, value: object) -> None:
     """Set the module-level ``name`` (a read size, say) in each of the follower's modules
     that holds it, so that all of the follower sees the one value."""
-    from utf8stream.apps.follow import _feed, _follower, _reading, _rotation
+    from utf8stream.apps.follow import (
+        _cutting,
+        _driver,
+        _feed,
+        _follower,
+        _opening,
+        _reading,
+        _rotation,
+        _waiting,
+    )
 
-    modules = [m for m in (_reading, _rotation, _feed, _follower) if hasattr(m, name)]
+    every = (_reading, _rotation, _feed, _cutting, _opening, _driver, _waiting, _follower)
+    modules = [m for m in every if hasattr(m, name)]
     assert modules, f"no module of the follower holds {name}"
     for module in modules:
         monkeypatch.setattr(module, name, value)

@@ -10,6 +10,7 @@
   temporary directory holding a copy of ``examples/sample.txt``, with ``python`` being
   this interpreter and ``utf8stream`` its ``-m utf8stream``; the lines up to the next
   ``$ `` are its output (stdout and stderr as a terminal shows them, interleaved).
+* The ```mermaid block is the follower's state diagram: ``_machine.diagram()``'s output.
 * A ```sh block is a command that sets something up (an install, serving the site); it is
   shown, not run here.
 
@@ -140,8 +141,17 @@ def test_every_page_is_in_the_navigation() -> None:
 
 def test_every_code_block_is_checked() -> None:
     languages = {block.language for block in BLOCKS}
-    assert languages <= {"python", "console", "sh"}, "a block nothing here would run"
+    assert languages <= {"python", "console", "sh", "mermaid"}, "a block nothing here would run"
     assert all(block.output is None for block in BLOCKS if block.language == "console")
+
+
+def test_the_follower_diagram_is_drawn_from_its_transition_table() -> None:
+    from utf8stream.apps.follow._machine import diagram
+
+    drawn = [block.code for block in BLOCKS if block.language == "mermaid"]
+    assert drawn == [diagram()], (
+        "docs/layout.md: paste the output of python -m utf8stream.apps.follow._machine"
+    )
 
 
 @pytest.mark.parametrize("block", [b for b in BLOCKS if b.language == "python"], ids=block_id)

@@ -56,9 +56,12 @@ def test_every_example_count_scales_with_the_profile() -> None:
     fixed = []
     for path in sorted(TESTS.rglob("test_*.py")):
         for node in ast.walk(ast.parse(path.read_text("utf-8"))):
-            if isinstance(node, ast.keyword) and node.arg == "max_examples":
-                if isinstance(node.value, ast.Constant):
-                    fixed.append(f"{path.relative_to(TESTS)}:{node.value.lineno}")
+            if (
+                isinstance(node, ast.keyword)
+                and node.arg == "max_examples"
+                and isinstance(node.value, ast.Constant)
+            ):
+                fixed.append(f"{path.relative_to(TESTS)}:{node.value.lineno}")
     assert fixed == []
 
 

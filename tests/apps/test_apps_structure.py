@@ -1,11 +1,6 @@
 """The structure of ``apps/`` a reader can hold: the sizes ``core/`` and ``aio/`` are held
 to (``tests/test_structure.py``), no class overriding another class's private methods, and
 no private name of a third-party package imported anywhere in the package.
-
-The follower is not yet its own state machine: what is still over the limits is named
-in ``STILL_OVER`` and ``STILL_OVERRIDDEN``, and the tests fail as soon as those lists are
-not exactly what is found (a new violation, or one fixed without the list being
-shortened).
 """
 
 from __future__ import annotations
@@ -17,17 +12,6 @@ from pathlib import Path
 from test_structure import MAX_C_FILE, MAX_C_FUNCTION, PACKAGE, c_definitions, python_sizes
 
 APPS = PACKAGE / "apps"
-#: What is over the limits until the follower becomes a state machine driven by a small
-#: driver (one file and many files driving the same machine).
-STILL_OVER = {
-    "follow/_follower.py": ["the file", "class Follower"],
-    "many.py": ["class ManyFollower"],
-}
-#: The followers that still subclass ``Follower`` to replace how it waits.
-STILL_OVERRIDDEN = [
-    "_MultilineFollower._wait_for_change over Follower",
-    "_Member._wait_for_change over Follower",
-]
 
 
 def over_in_apps() -> dict[str, list[str]]:
@@ -39,8 +23,8 @@ def over_in_apps() -> dict[str, list[str]]:
     return found
 
 
-def test_apps_files_classes_and_functions_are_small_but_the_follower() -> None:
-    assert over_in_apps() == STILL_OVER
+def test_apps_files_classes_and_functions_are_small() -> None:
+    assert over_in_apps() == {}
 
 
 def test_apps_c_files_and_functions_are_small() -> None:
@@ -74,8 +58,8 @@ def private_methods_overridden() -> list[str]:
     return found
 
 
-def test_no_class_overrides_another_classs_private_methods_but_the_follower() -> None:
-    assert private_methods_overridden() == STILL_OVERRIDDEN
+def test_no_class_overrides_another_classs_private_methods() -> None:
+    assert private_methods_overridden() == []
 
 
 def third_party_private_imports(root: Path = PACKAGE) -> list[str]:

@@ -3,9 +3,10 @@
 Theory of operation
 -------------------
 Each matched file is followed by its own ``Follower`` (rotation, copies, compressed
-rotations, encodings: all of ``follow()``), but none of them waits.  Where a follower
-would wait for its file to change it raises ``_Idle`` instead (at that point, as at a
-cancelled wait, its state is complete), and ``ManyFollower`` waits for all of them on ONE
+rotations, encodings: all of ``follow()``, one state machine per file), but none of them
+waits: each is given the ``SharedWatch`` strategy, so where it would wait for its file to
+change it returns a ``Rest`` instead (at that point, as at a cancelled wait, its state is
+complete), and ``ManyFollower`` waits for all of them on ONE
 ``Watcher`` that stays open for the life of the ``async with`` block: a notifier per
 file per wait would cost a thread and a kernel watch each (1,000 quiet files must cost
 next to nothing).  The directories of the patterns are watched; a change to a followed
@@ -37,11 +38,11 @@ writes the lines into a table of the store's database passes that write as ``sav
 also=write)``: rows and checkpoints are one transaction, and every line is written
 *exactly once* (the soak of tests/test_soak_many.py kills such a program with SIGKILL).
 
-Multi-line events (``multiline=``): each member is a ``_MultilineMember``, with its own
-empty copy of the joiner, so an event holds lines of one file only.  Where it would wait
-while its joiner holds an event, it rests until that event's timeout at the latest (each
-file's own clock); woken then, it looks at its file once more and, with nothing new, hands
-the event out (``_MultilineFollower._wait_for_change``).  Its checkpoint stands before the
+Multi-line events (``multiline=``): each member's follower is a ``_MultilineFollower``,
+with its own empty copy of the joiner, so an event holds lines of one file only.  Where it
+would wait while its joiner holds an event, it rests until that event's timeout at the
+latest (each file's own clock); woken then, it looks at its file once more and, with
+nothing new, hands the event out (``_multiline._Joining``).  Its checkpoint stands before the
 first line of the first event not handed out, so the store never records a position
 inside an incomplete event: a restart reads its lines again and gives it whole, once.
 """
@@ -71,8 +72,8 @@ from .follow._checkpoint import FollowCheckpoint
 from .follow._follower import Follower
 from .follow._multiline import _MultilineFollower
 from .follow._options import DEFAULT_START, FollowOptions
-from .follow._reading import _Open
 from .follow._records import Line, Notice
+from .follow._waiting import Rest, SharedWatch
 
 __all__ = ["ManyFollower", "follow_many"]
 
@@ -82,68 +83,42 @@ _QUANTUM = 1024
 _BUSY_LOOK = 0.05
 
 
-class _Idle(Exception):
-    """A member follower has nothing to hand out until its file changes, or ``timeout``."""
+class _Member:
+    """One file of a ``ManyFollower``: its ``Follower``, driven through its
+    ``SharedWatch`` (the follower never waits: it returns a ``Rest`` where it would), and
+    its place among the others."""
 
-    def __init__(self, timeout: float | None, gone: bool) -> None:
-        super().__init__()
-        self.timeout = timeout
-        self.gone = gone
-
-
-class _Member(Follower):
-    """A follower that never waits: the ``ManyFollower`` waits for all of them at once."""
-
-    #: Waiting for a change to its file, or for ``wake_at``.
-    resting = False
-    wake_at = math.inf
-    #: Its name is gone: read to the end, then dropped.
-    ending = False
-
-    async def _wait_for_change(self, f: _Open, timeout: float | None = None) -> None:
-        # The shared watcher is open all along, so a change after this look is reported
-        # by its next wait: nothing falls between the look and the wait.
-        look = await anyio.to_thread.run_sync(self._look_again, f)
-        if look == "changed":
-            return
-        if look == "path gone":
-            # The writer may still append to the file under no watched name.
-            wait = self._poll_interval if timeout is None else min(timeout, self._poll_interval)
-            raise _Idle(wait, gone=True)
-        raise _Idle(timeout, gone=False)
+    def __init__(self, follower: Follower, watch: SharedWatch) -> None:
+        self.follower = follower
+        self.watch = watch
+        assert watch.reader is not None
+        self.reader = watch.reader
+        self.path = follower.path
+        #: The absolute path followed: the file's key in the store.
+        self.followed = self.reader.followed
+        #: Waiting for a change to its file, or for ``wake_at``.
+        self.resting = False
+        self.wake_at = math.inf
+        #: Its name is gone: read to the end, then dropped.
+        self.ending = False
 
     async def open_now(self) -> None:
         """Open the file now, so that ``start="end"`` means the end when the block began."""
-        if self._file is None:
+        if self.reader.file is None:
             with contextlib.suppress(OSError):  # told, or dropped, at the first step
-                await self._open_first()
-
-    @property
-    def followed(self) -> str:
-        """The absolute path followed: the file's key in the store."""
-        return self._followed
+                await self.reader.step()
 
     def cannot_open(self, message: str) -> None:
-        self._cannot_open(message)
+        self.reader.opener.cannot_open(message)
 
     def drop_when_drained(self) -> bool:
         """Whether the file, its name gone, has been quiet for ``rotate_grace``."""
-        f = self._file
-        return f is None or self._grace_left(f) <= 0
+        return self.reader.grace_over()
 
     def reading(self) -> str | None:
         """The file being read (the path, or a rotated file being drained)."""
-        return None if self._file is None else os.path.abspath(self._file.path)
-
-
-class _MultilineMember(_MultilineFollower, _Member):
-    """A member whose ``Line`` records are multi-line events, joined by its own joiner.
-
-    ``_MultilineFollower._wait_for_change`` bounds the member's rest by its held event's
-    timeout (each file's own clock): woken then, it looks at its file once more and, with
-    nothing new, hands the event out.  Its checkpoint is ``_MultilineFollower``'s: never
-    past that event.
-    """
+        f = self.reader.file
+        return None if f is None else os.path.abspath(f.path)
 
 
 class ManyFollower:
@@ -186,9 +161,6 @@ class ManyFollower:
                     f"{pattern}: only the file name may hold wildcards (its directory is watched)"
                 )
         self._encodings = dict(encodings or {})
-        unknown = set(self._encodings) - set(self.patterns)
-        if unknown:
-            raise ValueError(f"encodings for patterns not followed: {sorted(unknown)}")
         if start not in ("end", "beginning"):
             raise ValueError("start must be 'end' or 'beginning'")
         if save_every < 1 or not save_interval > 0 or not rescan_interval > 0:
@@ -199,9 +171,7 @@ class ManyFollower:
         # Each file gets an empty copy: a joiner holds one file's incomplete event.
         self._joiner = _joiner_of(multiline)
         self._joiners = {pattern: _joiner_of(each) for pattern, each in (multilines or {}).items()}
-        unknown = set(self._joiners) - set(self.patterns)
-        if unknown:
-            raise ValueError(f"multilines for patterns not followed: {sorted(unknown)}")
+        _check_per_pattern(self.patterns, self._encodings, self._joiners)
         joined = self._joiner is not None or any(j is not None for j in self._joiners.values())
         if joined and not multiline_timeout > 0:
             raise ValueError("multiline_timeout must be > 0")
@@ -276,7 +246,7 @@ class ManyFollower:
         self._watcher = watcher
         try:
             # Watched first, listed second: a file created in between is in both.
-            found = await anyio.to_thread.run_sync(self._matches)
+            found = await anyio.to_thread.run_sync(_matches, self._absolute)
             resumable = [key for key in self._resumed if self._pattern_of(key) is not None]
             # A pattern the store holds a file of was followed before: a file of it that
             # the store does not know is new since the last save, and read from its start.
@@ -333,20 +303,20 @@ class ManyFollower:
                 continue
             member = self._active[0]
             try:
-                line = await member.__anext__()
-            except _Idle as idle:
-                self._rest(member, idle)
-                continue
+                line = await member.watch.step()
             except StopAsyncIteration:
                 await self._drop(member)
                 continue
             except OSError as exc:
                 await self._cannot_read(member, exc)
                 continue
+            if isinstance(line, Rest):
+                self._rest(member, line)
+                continue
             self._unsaved += 1
             self._turn += 1
             self.current = member.followed
-            if self._turn >= _QUANTUM or not member.has_pending():
+            if self._turn >= _QUANTUM or not member.follower.has_pending():
                 self._active.rotate(-1)
                 self._turn = 0
             return line
@@ -356,7 +326,7 @@ class ManyFollower:
         found: dict[str, FollowCheckpoint] = {}
         for key, member in self._members.items():
             try:
-                found[key] = member.checkpoint()
+                found[key] = member.follower.checkpoint()
             except RuntimeError:  # not opened yet: its stored checkpoint (if any) stands
                 continue
         return found
@@ -364,7 +334,7 @@ class ManyFollower:
     def has_pending(self) -> bool:
         """Whether the next line is already read (a writer of the lines can flush when
         this turns false)."""
-        return bool(self._active) and self._active[0].has_pending()
+        return bool(self._active) and self._active[0].follower.has_pending()
 
     async def save(
         self,
@@ -399,20 +369,12 @@ class ManyFollower:
         }
         if not batch and not forget and also is None:
             return
-        await anyio.to_thread.run_sync(lambda: self._store_save(batch, forget, also))
+        store = self._store
+        await anyio.to_thread.run_sync(lambda: store.save(batch, forget=forget, also=also))
         self._saved.update(batch)
         for key in forget:
             self._saved.pop(key, None)
         self._forget -= forget
-
-    def _store_save(
-        self,
-        batch: dict[str, FollowCheckpoint],
-        forget: set[str],
-        also: Callable[[sqlite3.Connection], object] | None,
-    ) -> None:
-        assert self._store is not None
-        self._store.save(batch, forget=forget, also=also)
 
     async def aclose(self) -> None:
         """Save (with a store), close every file and the watcher; iteration ends."""
@@ -437,24 +399,7 @@ class ManyFollower:
         }
 
     def _pattern_of(self, path: str) -> str | None:
-        """The first pattern matching ``path`` (an absolute path), as given."""
-        directory, name = os.path.split(path)
-        for given, pattern in zip(self.patterns, self._absolute, strict=True):
-            pattern_dir, pattern_name = os.path.split(pattern)
-            # As glob: a wildcard does not match a leading dot.
-            hidden = name.startswith(".") and not pattern_name.startswith(".")
-            if directory == pattern_dir and fnmatchcase(name, pattern_name) and not hidden:
-                return given
-        return None
-
-    def _matches(self) -> list[str]:
-        """The regular files the patterns match now, in the patterns' order."""
-        found: dict[str, None] = {}
-        for pattern in self._absolute:
-            for path in sorted(glob.glob(pattern)):
-                if os.path.isfile(path):
-                    found[os.path.abspath(path)] = None
-        return list(found)
+        return _pattern_of(path, self.patterns, self._absolute)
 
     def _add(self, path: str, *, at_start: bool) -> None:
         pattern = self._pattern_of(path)
@@ -478,17 +423,21 @@ class ManyFollower:
         self._active.append(member)
 
     def _member(self, path: str, joiner: MultilineJoiner | None, **options: Any) -> _Member:
+        watch = SharedWatch(self._poll_interval)
+        options["waiting"] = watch
         if joiner is None:
-            return _Member(path, **options)
-        return _MultilineMember(joiner.empty_copy(), self._multiline_timeout, path, **options)
+            return _Member(Follower(path, **options), watch)
+        timeout = self._multiline_timeout
+        follower = _MultilineFollower(joiner.empty_copy(), timeout, path, **options)
+        return _Member(follower, watch)
 
-    def _rest(self, member: _Member, idle: _Idle) -> None:
+    def _rest(self, member: _Member, idle: Rest) -> None:
         """``member`` waits for a change; a file whose name is gone is finished once quiet."""
         self._remove_active(member)
         if idle.gone and not member.ending and member.drop_when_drained():
             # Read to its end (its unfinished last line too), then dropped.
             member.ending = True
-            member.stop_at_end()
+            member.follower.stop_at_end()
             self._active.append(member)
             return
         timeout = math.inf if idle.timeout is None else idle.timeout
@@ -513,24 +462,24 @@ class ManyFollower:
         self._members.pop(key, None)
         self._forget.add(key)
         self._saved.pop(key, None)
-        await member.aclose()
+        await member.follower.aclose()
         if self._autosave:
             await self.save()
 
     async def _cannot_read(self, member: _Member, exc: OSError) -> None:
         if not await anyio.to_thread.run_sync(os.path.exists, member.path):
-            if isinstance(member, _MultilineMember) and member.hand_out_held():
+            if member.watch.hand_out_held():
                 return  # its last event goes out first; dropped at its next step
             await self._drop(member)  # gone before it could be opened
             return
         member.cannot_open(f"cannot open for reading: {exc.strerror or exc}")
-        self._rest(member, _Idle(self._poll_interval, gone=False))
+        self._rest(member, Rest(self._poll_interval))
 
     async def _close_all(self) -> None:
         members, self._members = list(self._members.values()), {}
         self._active.clear()
         for member in members:
-            await member.aclose()
+            await member.follower.aclose()
         if self._watcher is not None:
             watcher, self._watcher = self._watcher, None
             # Not under a shield: the watcher's task group must be the innermost scope.
@@ -553,12 +502,7 @@ class ManyFollower:
         now = anyio.current_time()
         self._next_look = now + (_BUSY_LOOK if watcher.mode == "kernel" else self._poll_interval)
         resting = [m for m in self._members.values() if m.resting]
-        by_path: dict[str, list[_Member]] = {}
-        for member in resting:
-            by_path.setdefault(member.followed, []).append(member)
-            reading = member.reading()
-            if reading is not None and reading != member.followed:
-                by_path.setdefault(reading, []).append(member)
+        by_path = _by_path(resting)
         rescan = now >= self._next_rescan
         for path in changed:
             absolute = os.path.abspath(path)
@@ -573,9 +517,53 @@ class ManyFollower:
                 self._wake(member)
         if rescan:
             self._next_rescan = now + self._rescan_interval
-            for path in await anyio.to_thread.run_sync(self._matches):
+            for path in await anyio.to_thread.run_sync(_matches, self._absolute):
                 if path not in self._members:
                     self._add(path, at_start=False)
+
+
+def _pattern_of(path: str, patterns: list[str], absolute: list[str]) -> str | None:
+    """The first of ``patterns`` (``absolute``: made absolute) matching ``path`` (an
+    absolute path), as given."""
+    directory, name = os.path.split(path)
+    for given, pattern in zip(patterns, absolute, strict=True):
+        pattern_dir, pattern_name = os.path.split(pattern)
+        # As glob: a wildcard does not match a leading dot.
+        hidden = name.startswith(".") and not pattern_name.startswith(".")
+        if directory == pattern_dir and fnmatchcase(name, pattern_name) and not hidden:
+            return given
+    return None
+
+
+def _matches(absolute: list[str]) -> list[str]:
+    """The regular files the patterns match now, in the patterns' order."""
+    found: dict[str, None] = {}
+    for pattern in absolute:
+        for path in sorted(glob.glob(pattern)):
+            if os.path.isfile(path):
+                found[os.path.abspath(path)] = None
+    return list(found)
+
+
+def _by_path(members: list[_Member]) -> dict[str, list[_Member]]:
+    """The members woken by a change to each path: the file followed, and the rotated
+    file it drains."""
+    by_path: dict[str, list[_Member]] = {}
+    for member in members:
+        by_path.setdefault(member.followed, []).append(member)
+        reading = member.reading()
+        if reading is not None and reading != member.followed:
+            by_path.setdefault(reading, []).append(member)
+    return by_path
+
+
+def _check_per_pattern(
+    patterns: list[str], encodings: Mapping[str, str], joiners: Mapping[str, object]
+) -> None:
+    for what, given in (("encodings", encodings), ("multilines", joiners)):
+        unknown = set(given) - set(patterns)
+        if unknown:
+            raise ValueError(f"{what} for patterns not followed: {sorted(unknown)}")
 
 
 def _joiner_of(multiline: MultilineJoiner | str | None) -> MultilineJoiner | None:

@@ -161,16 +161,17 @@ async def test_a_copy_replaced_by_the_next_rotation_between_found_and_opened(
     shifts it to ``app.log.3.gz`` and starts compressing into ``app.log.2.gz`` (still
     empty) before it is opened: the follower looks again (the many-file soak saw a
     restarted follower die there of "app.log.2.gz: not a compressed file")."""
-    from utf8stream.apps.follow import Follower
 
     log = tmp_path / "app.log"
     got, checkpoint = await stopped_after_20(log)
     rotate(tmp_path, lines("b", 50))
     rotate(tmp_path, lines("c", 50))  # a: app.log.2.gz, b: app.log.1
-    real_find = Follower._find_copy_of
+    from utf8stream.apps.follow._opening import _Opener
+
+    real_find = _Opener.find_copy_of
     calls: list[str] = []
 
-    async def find_then_rotate(self: Follower, *args: object) -> object:
+    async def find_then_rotate(self: _Opener, *args: object) -> object:
         found = await real_find(self, *args)  # type: ignore[arg-type]
         calls.append("" if found is None else Path(found.path).name)
         if len(calls) == 1:
@@ -182,7 +183,7 @@ async def test_a_copy_replaced_by_the_next_rotation_between_found_and_opened(
             (tmp_path / "app.log.2.gz").write_bytes(b"")
         return found
 
-    monkeypatch.setattr(Follower, "_find_copy_of", find_then_rotate)
+    monkeypatch.setattr(_Opener, "find_copy_of", find_then_rotate)
     rest = await resumed(log, checkpoint)
     assert calls[:2] == ["app.log.2.gz", "app.log.3.gz"]
     expected = b"".join(lines(tag, 50) for tag in "abcd").decode()

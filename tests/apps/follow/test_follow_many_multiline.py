@@ -4,9 +4,11 @@ store that never records a position inside an incomplete event."""
 from __future__ import annotations
 
 import contextlib
+import gzip
 import os
 import random
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -248,25 +250,22 @@ async def test_a_file_gone_while_it_cannot_be_read_hands_out_its_event_first(
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "app.log"
-    path.write_bytes(b"record\n  continued\n")
+    path.write_bytes(b"first\nrecord\n  continued\n")
     (tmp_path / "other.log").write_bytes(b"")
+    store = tmp_path / "cp.db"
+    options: dict[str, Any] = {"multiline": "indented", "multiline_timeout": 3600}
     async with follow_many(
-        [tmp_path / "*.log"],
-        start="beginning",
-        poll_interval=0.02,
-        multiline="indented",
-        multiline_timeout=3600,
+        [tmp_path / "*.log"], store=store, start="beginning", **options
     ) as lines:
-        await nothing_more(lines, 0.2)  # read, held
-        # As after a copytruncate's copy was drained and the path was gone: the file is
-        # left, and its path is opened again at its next step, which finds it gone.
-        member = lines._members[str(path)]
-        assert member._file is not None
-        member._leave(member._file)
-        member._file = None
-        member._start = "beginning"
-        os.unlink(path)
-        assert seen(await take_lines(lines, 1)) == [("app.log", "record\n  continued", 0)]
+        assert seen(await take_lines(lines, 1)) == [("app.log", "first", 0)]
+    # Rotated and compressed while stopped, with no new file at the path: the restart
+    # drains the copy (its event held), leaves it, and finds the path gone.
+    (tmp_path / "app.log.1.gz").write_bytes(gzip.compress(path.read_bytes()))
+    path.unlink()
+    async with follow_many(
+        [tmp_path / "*.log"], store=store, poll_interval=0.02, **options
+    ) as lines:
+        assert seen(await take_lines(lines, 1)) == [("app.log.1.gz", "record\n  continued", 6)]
         with anyio.fail_after(5):
             while str(path) in lines.paths:
                 await nothing_more(lines, 0.05)

@@ -20,7 +20,7 @@ from _helpers import needs_c, set_in_follower
 from utf8stream import FollowCheckpoint, follow
 from utf8stream.apps import _follow_accel
 from utf8stream.apps import _follow_native as _native
-from utf8stream.apps.follow import _follower, _reading
+from utf8stream.apps.follow import _cutting, _reading
 from utf8stream.core._accel import built_accelerator, use_accelerator
 
 pytestmark = pytest.mark.anyio
@@ -264,7 +264,7 @@ async def test_no_thread_is_kept_once_caught_up(
     size = 256  # each read: the anchor again and 256 - ANCHOR_BYTES new bytes
     set_in_follower(monkeypatch, "CACHED_READ_SIZE", size)
     set_in_follower(monkeypatch, "_in_memory", lambda st: True)  # reads in the loop
-    step = size - min(_follower.ANCHOR_BYTES, size)
+    step = size - min(_cutting.ANCHOR_BYTES, size)
     assert step > 0
     total = size + 40 * step + (0 if last_read == "full" else step // 2)
     body = numbered(20_000)[: total - 1]
@@ -284,7 +284,7 @@ async def test_no_thread_is_kept_once_caught_up(
         with anyio.move_on_after(0.2):  # nothing more: it reads to the end and waits
             await lines.__anext__()
         assert lines.statistics().lines == count
-        f = lines._file
+        f = lines._reader.file
         assert f is not None
         assert f.readahead is None
 

@@ -5,7 +5,9 @@ notice, statistics), ``_checkpoint`` (the checkpoint's JSON format, its validati
 file), ``_reading`` (opening and reading a file: page cache, memory file systems,
 read-ahead), ``_rotation`` (rotated copies, plain or compressed, and the order of their
 names), ``_feed`` (a read cut into records in bulk), ``_options`` (``FollowOptions``),
-``_follower`` (the ``Follower``; its docstring tells how it works), ``_multiline`` (lines
+``_machine`` (the follower's state machine: its states, events and transition table),
+``_driver``, ``_opening``, ``_cutting``, ``_waiting`` (the driver that feeds it and its
+parts), ``_follower`` (the ``Follower``; its docstring tells how it works), ``_multiline`` (lines
 joined into events) and ``_follow`` (``follow()``).  The names are loaded on first use,
 so importing the package costs nothing until one is used.
 """

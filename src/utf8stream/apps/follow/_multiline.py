@@ -3,26 +3,20 @@
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import AsyncIterator
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import anyio
-import anyio.lowlevel
-import anyio.to_thread
 
 from ...core.multiline import MultilineEvent, MultilineJoiner
 from ._checkpoint import FollowCheckpoint
 from ._follower import Follower
-from ._reading import _Open
 from ._records import FileIdentity, Line
+from ._waiting import Rest
 
 
-class _EventDue(Exception):
-    """The held event's timeout has passed and the file has nothing more: hand it out."""
-
-
-class _MultilineFollower(Follower):
-    """A follower whose ``Line`` records are multi-line events (``follow(multiline=)``).
+class _Joining:
+    """The stage that joins a follower's lines into multi-line events.
 
     The lines come from the plain follower, with the offset just past each (its
     checkpoint); they go through the joiner, which holds the incomplete event.  A line
@@ -36,21 +30,27 @@ class _MultilineFollower(Follower):
     checkpoint stays before, is not complete either: handed out, it leaves the checkpoint
     before its first line, and a later run reads it again whole.
 
-    The timeout is kept where the follower waits for its file (``_wait_for_change``,
-    the only wait once a file is open, so whenever an event is held): the wait ends when
-    the held event is due, and once due, the next wait raises ``_EventDue`` instead, so
-    the file is always looked at first.  Lines that reached the file in time join the
-    event even when the consumer came back late; only a file with nothing more ends it.
-    Where there is no file to look at (its path cannot be opened now), the step is
-    bounded by the event's timeout instead.
+    The timeout is kept where the follower waits: a line is asked for with the held
+    event's due time as the deadline of any wait, so the wait ends when the event is
+    due, and once due the next wait returns a due ``Rest`` instead of waiting: the file
+    is always looked at first.  Lines that reached the file in time join the event even
+    when the consumer came back late; only a file with nothing more ends it.
     """
 
-    def __init__(self, joiner: MultilineJoiner, timeout: float, *args: Any, **kwargs: Any) -> None:
-        if kwargs.get("partial_after") is not None:
-            raise ValueError("partial_after is for lines: a multi-line event is handed out whole")
-        super().__init__(*args, **kwargs)
+    def __init__(
+        self,
+        joiner: MultilineJoiner,
+        timeout: float,
+        *,
+        followed: str,
+        next_line: Callable[[float | None], Awaitable[Line | Rest]],
+        line_checkpoint: Callable[[], FollowCheckpoint],
+    ) -> None:
         self._joiner = joiner
-        self._multiline_timeout = timeout
+        self._timeout = timeout
+        self._followed = followed
+        self._next_line = next_line
+        self._line_checkpoint = line_checkpoint
         #: Complete events not handed out, each with the checkpoint before its first line.
         self._events: deque[tuple[Line, FollowCheckpoint]] = deque()
         #: The event held by the joiner: the checkpoint before it, its file and path.
@@ -62,59 +62,40 @@ class _MultilineFollower(Follower):
         #: Before an event handed out whose last line was unfinished (at the end).
         self._unfinished: FollowCheckpoint | None = None
 
-    def __aiter__(self) -> AsyncIterator[Line]:
-        return self
-
-    async def __anext__(self) -> Line:
+    async def next(self) -> Line | Rest:
+        """The next event, or the ``Rest`` of a follower that does not wait itself."""
         events = self._events
         while not events:
-            await self._join_more()
+            try:
+                rest = await self._join_line()
+            except StopAsyncIteration:
+                self._flush()
+                if not events:
+                    raise
+                break
+            if rest is not None:
+                if not rest.due:
+                    return rest
+                self._flush()  # due, and the file had nothing more: hand it out
         return events.popleft()[0]
 
-    async def _join_more(self) -> None:
-        """Take one more line (or the held event, due, or the end) and queue the events
-        it completes."""
-        try:
-            left = self._due_in()
-            if left is not None and self._file is None:
-                # No file to look at (its path cannot be opened now, after a copy was
-                # drained): waiting for it, or trying it, ends when the event is due.
-                if left <= 0:
-                    self._flush()
-                    return
-                with anyio.move_on_after(left):  # cancelling a step loses nothing
-                    await self._join_line()
-                return
-            await self._join_line()
-        except _EventDue:
-            self._flush()
-        except StopAsyncIteration:
-            self._flush()
-            if not self._events:
-                raise
-
-    def _due_in(self) -> float | None:
-        """Seconds until the held event is due (<= 0: it is); None if none is held."""
-        since = self._joiner.pending_since
-        return None if since is None else self._multiline_timeout - (anyio.current_time() - since)
+    def has_events(self) -> bool:
+        return bool(self._events)
 
     def hand_out_held(self) -> bool:
         """Queue the held event now (its file is gone); whether events wait to go out."""
         self._flush()
         return bool(self._events)
 
-    async def _wait_for_change(self, f: _Open, timeout: float | None = None) -> None:
-        left = self._due_in()
-        if left is not None:
-            if left <= 0:
-                raise _EventDue  # (raised where a wait begins: the state is complete)
-            timeout = left if timeout is None else min(timeout, left)
-        await super()._wait_for_change(f, timeout)
-
-    async def _join_line(self) -> None:
+    async def _join_line(self) -> Rest | None:
+        """Take one more line and queue the events it completes."""
+        since = self._joiner.pending_since
+        until = None if since is None else since + self._timeout
         before = self._line_end
-        line = await Follower.__anext__(self)
-        after = Follower.checkpoint(self)
+        line = await self._next_line(until)
+        if isinstance(line, Rest):
+            return line
+        after = self._line_checkpoint()
         self._line_end = after
         self._unfinished = None
         where = (line.file.device, line.file.inode)
@@ -139,6 +120,7 @@ class _MultilineFollower(Follower):
         elif events or not held:  # this line began the event now held
             start = before or FollowCheckpoint(self._followed, line.file, line.offset)
             self._held = (start, line.file, line.path)
+        return None
 
     def _flush(self) -> None:
         event = self._joiner.flush()
@@ -164,7 +146,21 @@ class _MultilineFollower(Follower):
             return self._held[0]
         if self._unfinished is not None:
             return self._unfinished
-        return Follower.checkpoint(self)
+        return self._line_checkpoint()
 
-    def has_pending(self) -> bool:
-        return bool(self._events) or Follower.has_pending(self)
+
+class _MultilineFollower(Follower):
+    """A follower whose ``Line`` records are multi-line events (``follow(multiline=)``):
+    a ``Follower`` given a ``_Joining`` stage."""
+
+    def __init__(self, joiner: MultilineJoiner, timeout: float, *args: Any, **kwargs: Any) -> None:
+        if kwargs.get("partial_after") is not None:
+            raise ValueError("partial_after is for lines: a multi-line event is handed out whole")
+        super().__init__(*args, **kwargs)
+        self._joining = _Joining(
+            joiner,
+            timeout,
+            followed=self._followed,
+            next_line=self._plain_next,
+            line_checkpoint=self._plain_checkpoint,
+        )

@@ -198,18 +198,13 @@ class _Open:
     read_pos: int  # next byte to read
     known_size: int = 0  # size at the last look: did unread bytes vanish?
     anchor: bytes = b""  # the bytes just before read_pos, to notice a rewrite
-    #: When a rotated-away file was first seen at its end with nothing new (monotonic
-    #: time), for its grace period; None while it yields data.
-    quiet_since: float | None = None
     #: When its last new bytes were read (the event loop's clock): ``partial_after``.
     fed_at: float = 0.0
-    #: Reading the rest of the file from a rotated copy (``fd`` is -1, or with
-    #: ``resume_live`` the truncated file, read again from 0 once the copy is done).
+    #: Reading the rest of the file from a rotated copy (``fd`` is -1, or the truncated
+    #: file, read again from 0 once the copy is done).
     copy: _Copy | None = None
     #: The copy's bytes still to read, one chunk per read (None once read to its end).
     chunks: Generator[bytes, None, None] | None = None
-    resume_live: bool = False
-    lost: int = 0  # bytes of the file that no copy holds, reported when it is left
     #: ``encoding="auto"`` and the file was empty: its engine waits for its first bytes.
     undecided: bool = False
     #: The last read's bytes from ``unfed_at`` on are not cut into lines yet (the engine

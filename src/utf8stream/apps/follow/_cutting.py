@@ -1,0 +1,177 @@
+"""How the follower cuts the bytes it reads into lines: one ``LineEngine`` per file, the
+queue of what is cut and not handed out yet, and the counts of what the lines held."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections import deque
+from collections.abc import Callable
+
+import anyio
+
+from ...core.events import Malformed
+from ...core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
+from .._identity import FINGERPRINT_BYTES, head_fingerprint
+from .._sniff import AUTO, sniff_encoding
+from ._feed import FEED_SIZE, _Block, _fed_to, _Item, _records, _slice_records
+from ._reading import _detect, _is_utf8, _Open
+
+#: How many bytes before the position a file keeps to notice a rewrite (``_Open.anchor``).
+ANCHOR_BYTES = 32
+
+
+class _Cutter:
+    """The line options of a follower, its engines and the queue of lines cut."""
+
+    def __init__(
+        self,
+        *,
+        newline: str | None,
+        max_line_bytes: int,
+        on_overlong: str,
+        errors: str,
+        encoding: str,
+        on_malformed: Callable[[Malformed], object] | None,
+        notice: Callable[[str, str], None],
+    ) -> None:
+        #: "auto": each file's encoding is detected from its first bytes (``_detect``).
+        self.auto = encoding == AUTO
+        self.encoding = "utf-8" if self.auto else encoding
+        self._newline = newline
+        self._max = max_line_bytes
+        self.on_overlong = on_overlong
+        self._errors = errors
+        self._on_malformed = on_malformed
+        self._notice = notice
+        # The encoding is checked now (and the newline in it), not at the first read.
+        probe = line_decoder(self.encoding, errors)
+        if on_malformed is not None and not isinstance(probe, Utf8LineDecoder):
+            raise ValueError("on_malformed is reported for UTF-8 only")
+        if not probe.prelude:
+            self.engine_for(0, encoding=self.encoding)
+        self.queue: deque[_Item | _Block] = deque()
+        #: What ``on_malformed`` raised, raised once the read is taken in.
+        self.callback_error: Exception | None = None
+        self.skipped = 0
+        self.overlong = 0
+        self.malformed = 0
+
+    def engine_for(
+        self,
+        offset: int,
+        fd: int = -1,
+        head: bytes | None = None,
+        *,
+        encoding: str | None,
+    ) -> LineEngine:
+        """The line engine for a file in ``encoding`` (None: not known yet, UTF-8 until
+        the first bytes come) read from ``offset`` (``fd``'s first bytes, or ``head``,
+        tell a byte-order mark)."""
+        encoding = encoding or "utf-8"
+        decoder = line_decoder(
+            encoding,
+            self._errors,
+            start_offset=offset,
+            on_malformed=self._count if _is_utf8(encoding) else None,
+        )
+        if head is None and fd >= 0 and decoder.prelude:
+            head = os.pread(fd, decoder.prelude, 0)
+        return LineEngine(
+            decoder,
+            newline=self._newline,
+            max_line_bytes=self._max,
+            on_overlong=self.on_overlong,
+            on_overlong_line=self._found_overlong,
+            offset=offset,
+            head=head,
+            # The offsets of a block stay packed (the C ``Line`` makes each int on use).
+            packed_offsets=True,
+        )
+
+    def _count(self, event: Malformed) -> None:
+        self.malformed += 1
+        if self._on_malformed is not None:
+            try:
+                self._on_malformed(event)
+            except Exception as exc:  # raised once the read is taken in
+                if self.callback_error is None:
+                    self.callback_error = exc
+
+    def _found_overlong(self, offset: int) -> None:
+        """Truncated or skipped: text is lost, so say so (a split loses nothing)."""
+        self.overlong += 1
+        done = {"truncate": "truncated", "skip": "skipped"}.get(self.on_overlong)
+        if done is not None:
+            self._notice(
+                "overlong", f"line at byte {offset} longer than {self._max} bytes: {done}"
+            )
+
+    def finish(self, f: _Open, lost: int = 0, unfinished: bool = False) -> None:
+        """Leaving a file: its unfinished last line is complete now."""
+        self.queue_items(f, f.engine.finish(lost=lost, unfinished=unfinished))
+
+    def take(self, f: _Open, data: bytes, start: int = 0) -> None:
+        """Cut newly read bytes (``data`` from ``start`` on) into lines and queue the
+        complete ones (those of the first ``FEED_SIZE`` bytes; the rest when asked)."""
+        if f.undecided:
+            # The first bytes of a file that was empty: its encoding is told now.
+            encoding = _detect(f.fd) or sniff_encoding(data[start:], whole=False)
+            f.engine = self.engine_for(f.read_pos, f.fd, encoding=encoding)
+            f.identity = dataclasses.replace(f.identity, encoding=encoding)
+            f.undecided = False
+        end = len(data)
+        if end - start > FEED_SIZE:
+            # A long read ends at a line's end: the rest, the start of a line, is read
+            # again with the next bytes (positional reads), so no slice holds a line
+            # that the engine must join to the next read's (that costs the general path
+            # twice per read).  A read with no newline is taken whole.
+            end = f.engine.slice_end(data, start, end)
+        f.read_pos += end - start
+        f.fed_at = anyio.current_time()
+        f.anchor = (f.anchor + data[max(start, end - ANCHOR_BYTES) : end])[-ANCHOR_BYTES:]
+        if f.identity.head_length < FINGERPRINT_BYTES and f.read_pos > f.identity.head_length:
+            # A young file: fingerprint more of it, so a reused inode is recognised.
+            head = os.pread(f.fd, FINGERPRINT_BYTES, 0)[: f.read_pos]
+            length, digest = head_fingerprint(head)
+            f.identity = dataclasses.replace(f.identity, head_length=length, head_sha256=digest)
+        f.unfed, f.unfed_at, f.unfed_end = data, start, end
+        self.feed_slice(f)
+
+    def feed_slice(self, f: _Open) -> None:
+        """Cut the next ``FEED_SIZE`` bytes of the last read into lines, and queue them.
+
+        The slice ends just past a newline where it can: the engine then holds nothing
+        to join to the next slice (a copy of it), and the slice is not copied either."""
+        found = _slice_records(f)
+        if found is not None:
+            # In one call where it can: the slice cut straight into records.
+            lines, after, items = found
+            if lines:
+                self.queue.append(_Block(lines, after, f.identity))
+            self.queue_items(f, items)
+            return
+        data, at, limit = f.unfed, f.unfed_at, f.unfed_end
+        stop = min(at + FEED_SIZE, limit)
+        end = f.engine.slice_end(data, at, stop) if stop < limit else limit
+        _fed_to(f, end)
+        # A slice is a view: the engine's fast path reads it where it lies (no copy).
+        piece = memoryview(data)[at:end] if at or end < len(data) else data
+        self.queue_items(f, f.engine.feed(piece))
+
+    def queue_items(
+        self, f: _Open, items: list[LineBatch | LineItem], path: str | None = None
+    ) -> None:
+        queue = self.queue
+        identity = f.identity
+        path = f.path if path is None else path
+        for item in items:
+            if isinstance(item, LineBatch):
+                texts, offsets = item
+                records = _records(texts, offsets, identity, path)
+                queue.append(_Block(records, offsets[-1], identity))
+            else:
+                line, offset, end, mid_line, terminated = item
+                if line is None and self.on_overlong == "skip":
+                    self.skipped += 1  # (under "raise", None only moves the checkpoint)
+                queue.append((line, offset, end, identity, path, mid_line, terminated))
