@@ -859,7 +859,7 @@ def test_split_at_helper_sanity() -> None:
 
 #: Well-formed items of each variant (what ``VariantScanner._decode_fast`` takes whole).
 CLEAN_ITEMS = {
-    "wtf-8": [b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xed\xb0\x80 ", "😀".encode()],
+    "wtf-8": [b"\xed\xa0\x80", b"\xed\xbf\xbf", b"\xed\xb0\x80 ", "😀".encode(), b"\x00"],
     "cesu-8": [b"\xed\xa0\xbd\xed\xb8\x80", b"\xc0\x80", b"\x00"],
     "mutf-8": [b"\xed\xa0\xbd\xed\xb8\x80", b"\xc0\x80", b"\xed\xa0\x80", b"\xed\xb0\x80"],
     "utf-8z": [b"\xc0\x80", "😀".encode()],

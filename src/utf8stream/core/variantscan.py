@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Container
-from itertools import repeat
 from typing import TYPE_CHECKING
 
 from ._accel import ACCEL_KINDS
@@ -440,19 +439,30 @@ class VariantScanner:
 
     def _well_formed(self, buf: bytes, lone_halves: bool) -> str | None:
         """The text of ``buf`` if it is well-formed UTF-8, with ``lone_halves`` complete
-        surrogate halves between its characters, each its surrogate; else None.  The
-        stretches between the halves go to the whole-text scanner, which gives up at the
-        first unit."""
-        whole = self._whole
+        surrogate halves between its characters, each its surrogate; else None.
+
+        The whole-text scanner gives up at the first unit.  The stretches between the
+        halves go to it in one call, joined by a NUL that none of them holds (which
+        cannot complete a character cut at a stretch's end), and their texts are split
+        apart at it: C loops only, however many halves.
+        """
+        feed = self._whole.feed
         try:
             if not lone_halves or b"\xed" not in buf:  # a joined pair leaves no ED
-                return whole.feed(b"", buf, True, 0)[0]
+                return feed(b"", buf, True, 0)[0]
             parts = _HALF_KEPT.split(buf)  # stretch, half, stretch, ..., stretch
-            parts[0::2] = [whole.feed(b"", part, True, 0)[0] for part in parts[0::2]]
+            if len(parts) == 3:  # one half (a short chunk): no lists
+                head, half, rest = parts
+                return feed(b"", head, True, 0)[0] + _HALF_TEXT[half] + feed(b"", rest, True, 0)[0]
+            out: list[str] = [""] * len(parts)
+            if b"\x00" in buf:
+                out[0::2] = [feed(b"", part, True, 0)[0] for part in parts[0::2]]
+            else:
+                out[0::2] = feed(b"", b"\x00".join(parts[0::2]), True, 0)[0].split("\x00")
         except _NotWellFormed:
             return None
-        parts[1::2] = map(_HALF_TEXT.__getitem__, parts[1::2])
-        return "".join(parts)
+        out[1::2] = map(_HALF_TEXT.__getitem__, parts[1::2])
+        return "".join(out)
 
     def _decode_items(self, buf: bytes, end: int, halves: int, nulls: int) -> str:
         """The text of ``buf`` (``src[:end]``, translated), where ``src[halves]`` is the
