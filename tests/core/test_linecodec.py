@@ -353,6 +353,31 @@ def test_held_newline_start_that_makes_the_last_line_overlong(policy: str) -> No
     assert _texts(engine, "aaaaé\r".encode(), []) == expected
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    newline=st.sampled_from(NEWLINES),
+    data=st.binary(max_size=60).map(lambda b: b.replace(b"\x0b", b"\n")),
+    cuts=st.lists(st.integers(0, 63), max_size=6),
+)
+def test_utf8_sig_decodes_malformed_bytes_after_its_mark_as_utf8(
+    newline: str | None, data: bytes, cuts: list[int]
+) -> None:
+    """After the mark, any bytes: each line holds CPython's replacement-decoded bytes of
+    its content, the mark dropped from the first."""
+    marked = codecs.BOM_UTF8 + data
+    lines = run_engine(_engine("utf-8-sig", newline), marked, cuts)
+    nls = ["\r\n", "\r", "\n"] if newline is None else [newline]
+    position = 0
+    for line in lines:
+        assert line.offset == position
+        raw = marked[max(line.offset, 3) : line.end]
+        ending = next((nl for nl in nls if line.terminated and raw.endswith(nl.encode())), "")
+        assert line.terminated == bool(ending)
+        assert line.text == raw[: len(raw) - len(ending.encode())].decode("utf-8", "replace")
+        position = line.end
+    assert position == (len(marked) if data else 0)  # a mark alone is no line
+
+
 def test_utf8_sig_drops_only_the_leading_mark() -> None:
     data = "\ufeffa\n\ufeffb\n".encode()
     lines = run_engine(_engine("utf-8-sig", None), data, list(range(len(data))))

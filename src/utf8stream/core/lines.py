@@ -28,11 +28,10 @@ engine's fast path costs; per call, a few attribute lookups.
 
 from __future__ import annotations
 
-import codecs
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ._bytes import is_continuation
+from ._bytes import character_count, is_continuation
 from .decoder import Utf8Decoder, stream_mark
 from .linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder
 from .lineoptions import (
@@ -94,7 +93,9 @@ class _SplitterSource:
         self.shifted = False
         #: The end of the stream finishes ``raw`` too (after ``feed_bytes(final=True)``).
         self.finishing = False
-        self._text = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+        #: Text's own bytes decoded back (``surrogatepass``: a lone surrogate of the
+        #: text is one); its scanner never meets a malformed unit.
+        self._text = Utf8Decoder("surrogatepass")
 
     def begin(self, head: bytes, resumed: bool = False) -> None:
         pass
@@ -119,7 +120,7 @@ class _SplitterSource:
     def decode_line(self, content: bytes, ending: bytes) -> str:
         # A newline is whole, and ends whatever was held: the text ends with it.
         text = self.decode(content + ending)
-        return text[: len(text) - len(ending.decode("utf-8", "surrogatepass"))]
+        return text[: len(text) - character_count(ending)]
 
     def decode_piece(self, data: bytes, after: int) -> str:
         text = self.decode(data)
