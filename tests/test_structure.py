@@ -360,7 +360,7 @@ def test_the_utf8_decode_check_sees_each_kind_of_decode() -> None:
         'a.decode()\nb.decode("utf-8", "replace")\nc.decode(errors="strict")\n'
         'codecs.utf_8_decode(d)\ncodecs.getincrementaldecoder("UTF8")()\nstr(e, "u8")\n'
         'f.decode("latin-1")\ng.decode(data)\nh.decode(encoding="utf_8")\n'
-        'codecs.getincrementaldecoder(name)()\n'
+        "codecs.getincrementaldecoder(name)()\n"
     )
     assert utf8_decodes(ast.parse(source)) == [
         "1: decode",
