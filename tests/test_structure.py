@@ -156,10 +156,9 @@ def test_no_core_function_takes_a_callers_record_type_identity_or_path() -> None
     assert found == []
 
 
-#: The modules that search text or bytes for newlines: the line engine's search
-#: (``linesearch``: forwards, backwards, and the split of decoded lines) and the pure twin
-#: of the C cut of text whose code units are characters (``_native.split_lines``).
-LINE_SEARCH = {"core/linesearch.py", "core/_native.py"}
+#: The module that searches text or bytes for newlines: the line engine's search
+#: (``linesearch``: forwards, backwards, and the split of decoded lines).
+LINE_SEARCH = {"core/linesearch.py"}
 #: Not line readers: a line number for a report (``validate``'s ``line:column`` counts
 #: ``\n``), and the kernel's tables under /proc read by the follower's watchers.
 NOT_LINE_READERS = {"apps/_linecol.py", "apps/_holders.py", "apps/_watch.py"}
@@ -202,7 +201,7 @@ def test_only_the_line_engine_searches_for_newlines() -> None:
     }
     assert found == {}
     # In C: the scanner's one byte search (``line_stop``) and the code-unit search of
-    # ``split_lines``; no ``memchr`` of a newline.
+    # ``split_lines`` (``find_unit``); no ``memchr`` of a newline.
     c_sources = sorted(PACKAGE.rglob("*.c")) + sorted(PACKAGE.rglob("*.h"))
     memchr = re.compile(r"memchr\([^;]*'\\[rn]'")
     assert [p.name for p in c_sources if memchr.search(p.read_text("utf-8"))] == []
