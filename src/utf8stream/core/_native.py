@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import threading
 from collections.abc import Awaitable, Callable, Generator
+from operator import itemgetter, sub
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import linesearch
@@ -73,14 +74,24 @@ def split_lines(
             "split_lines: one character of text per code unit of data, limit >= 0, and"
             " offsets from base >= 0 below 2**63"
         )
+    # Per line, C loops only (``map``, ``accumulate``): a Python step per line would cost
+    # more than the search.
     ends = linesearch.line_ends(data, newline, unit, 0, hold_cr=False)
-    starts = [0, *[after for _, after in ends]]
-    if ends and max(end - start for start, (end, _) in zip(starts, ends, strict=False)) > limit:
+    starts = [0, *map(_second, ends)]
+    stops = list(map(_first, ends))
+    if stops and max(map(sub, stops, starts)) > limit:
         return None
-    contents = [
-        text[start // unit : end // unit] for start, (end, _) in zip(starts, ends, strict=False)
-    ]
-    return contents, [base + start for start in starts] if each else [base + starts[-1]]
+    if unit > 1:
+        to_chars = unit.__rfloordiv__
+        slices = map(slice, map(to_chars, starts), map(to_chars, stops))
+    else:
+        slices = map(slice, starts, stops)
+    contents = list(map(text.__getitem__, slices))
+    return contents, list(map(base.__add__, starts)) if each else [base + starts[-1]]
+
+
+_first = itemgetter(0)
+_second = itemgetter(1)
 
 
 class PlainEncoder:
