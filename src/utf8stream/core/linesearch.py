@@ -78,8 +78,8 @@ def _fixed_ends(buf: bytes, nl: bytes, unit: int, start: int) -> list[tuple[int,
     width = len(nl)
     if width == unit:
         # One code unit (the common case): found in C loops, no Python step per line.
-        at = _unit_offsets(buf, nl, start)
-        return list(zip(at, map(add, at, repeat(width)), strict=True))
+        offsets = _unit_offsets(buf, nl, start)
+        return list(zip(offsets, map(add, offsets, repeat(width)), strict=True))
     out: list[tuple[int, int]] = []
     append = out.append
     find = buf.find
