@@ -76,14 +76,19 @@ def split_text(text: str, newline: str | None, keepends: bool = False) -> list[s
 
 def _fixed_ends(buf: bytes, nl: bytes, unit: int, start: int) -> list[tuple[int, int]]:
     width = len(nl)
-    if width == unit:
-        # One code unit (the common case): found in C loops, no Python step per line.
+    if width == unit > 1:
+        # One code unit of 2 or 4 bytes: found in C loops, no Python step per line.
         offsets = _unit_offsets(buf, nl, start)
         return list(zip(offsets, map(add, offsets, repeat(width)), strict=True))
     out: list[tuple[int, int]] = []
     append = out.append
     find = buf.find
     at = find(nl, start)
+    if unit == 1:  # every offset is a code unit's: memchr (or memmem), nothing else
+        while at >= 0:
+            append((at, at + width))
+            at = find(nl, at + width)
+        return out
     while at >= 0:
         if at % unit:
             at = find(nl, at + 1)
@@ -111,8 +116,6 @@ def _unit_offsets(buf: bytes, unit_bytes: bytes, start: int) -> list[int]:
     # Each piece and its key: the candidate's unit starts ``last`` bytes before its key.
     at = list(accumulate(map(add, map(len, pieces), repeat(1)), initial=start - 1))
     del at[0]
-    if unit == 1:
-        return at
     aligned = [a for a in at if not a % unit]
     return list(compress(aligned, map(buf.startswith, repeat(unit_bytes), aligned)))
 
