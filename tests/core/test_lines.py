@@ -79,7 +79,6 @@ def test_lone_surrogates_in_text_come_back_whatever_comes_first(
     )
 
 
-
 @pytest.mark.parametrize(
     ("text", "options", "expected"),
     [
