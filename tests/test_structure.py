@@ -156,10 +156,9 @@ def test_no_core_function_takes_a_callers_record_type_identity_or_path() -> None
     assert found == []
 
 
-#: The modules that search text or bytes for newlines: the line engine's search
-#: (``linesearch``: forwards, backwards, and the split of decoded lines) and the pure twin
-#: of the C cut of text whose code units are characters (``_native.split_lines``).
-LINE_SEARCH = {"core/linesearch.py", "core/_native.py"}
+#: The module that searches text or bytes for newlines: the line engine's search
+#: (``linesearch``: forwards, backwards, and the split of decoded lines).
+LINE_SEARCH = {"core/linesearch.py"}
 #: Not line readers: a line number for a report (``validate``'s ``line:column`` counts
 #: ``\n``), and the kernel's tables under /proc read by the follower's watchers.
 NOT_LINE_READERS = {"apps/_linecol.py", "apps/_holders.py", "apps/_watch.py"}
@@ -202,7 +201,7 @@ def test_only_the_line_engine_searches_for_newlines() -> None:
     }
     assert found == {}
     # In C: the scanner's one byte search (``line_stop``) and the code-unit search of
-    # ``split_lines``; no ``memchr`` of a newline.
+    # ``split_lines`` (``find_unit``); no ``memchr`` of a newline.
     c_sources = sorted(PACKAGE.rglob("*.c")) + sorted(PACKAGE.rglob("*.h"))
     memchr = re.compile(r"memchr\([^;]*'\\[rn]'")
     assert [p.name for p in c_sources if memchr.search(p.read_text("utf-8"))] == []
@@ -289,4 +288,85 @@ def test_the_replacement_check_sees_a_method_set_from_outside() -> None:
     assert sorted(_replacing_assignments(tree)) == [
         "Utf8Decoder.decode",
         "setattr(Utf8Decoder, ...)",
+    ]
+
+
+#: The scanner: the one reader of UTF-8 bytes (its pure twin's fast path is CPython's
+#: codec, inside it).
+SCANNER_MODULES = {"core/scanner.py"}
+#: Direct UTF-8 decodes outside the scanner, by module: how many, each for a reason other
+#: than reading a stream.
+NOT_STREAM_DECODES = {
+    # The byte transcoder's pure twin (``_transcode.c``'s): bytes to bytes in another
+    # encoding, a primitive of its own beside the scanner, on the same Table 3-7.
+    "core/_native.py": 1,
+    # The encoder's rewrite of the UTF-8 it has just made from text: one 4-byte sequence
+    # to a CESU-8 pair, one OPTU-8 escape back to its byte.
+    "core/encoder.py": 2,
+    # The name of a checkpoint, stored as bytes in the database: not text of a stream.
+    "apps/checkpoints.py": 1,
+}
+#: The functions of ``codecs`` (and ``str``) that decode with a codec named in a literal.
+NAMED_DECODES = {"decode", "getincrementaldecoder", "getdecoder", "getreader", "iterdecode", "str"}
+
+
+def _names_utf8(node: ast.expr | None) -> bool:
+    import codecs
+
+    if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+        return False
+    try:
+        return codecs.lookup(node.value).name in ("utf-8", "utf-8-sig")
+    except LookupError:
+        return False
+
+
+def utf8_decodes(tree: ast.AST) -> list[str]:
+    """The direct decodes of UTF-8 bytes in a module, as ``line: what``: ``bytes.decode()``
+    (UTF-8 by default) or with a UTF-8 codec name, ``codecs.utf_8_decode``, and the
+    ``codecs`` functions given a UTF-8 codec name."""
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr == "utf_8_decode":
+            found.append((node.lineno, "utf_8_decode"))
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name not in NAMED_DECODES:
+            continue
+        named = [*node.args, *(k.value for k in node.keywords if k.arg == "encoding")]
+        if any(_names_utf8(arg) for arg in named) or (
+            name == "decode" and isinstance(func, ast.Attribute) and not named
+        ):
+            found.append((node.lineno, name))
+    return [f"{line}: {what}" for line, what in sorted(found)]
+
+
+def test_only_the_scanner_decodes_utf8_bytes() -> None:
+    """Every other module reaches UTF-8 bytes through the scanner (or the decoder)."""
+    found = {
+        name: len(calls)
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if (name := str(path.relative_to(PACKAGE))) not in SCANNER_MODULES
+        if (calls := utf8_decodes(ast.parse(path.read_text("utf-8"))))
+    }
+    assert found == NOT_STREAM_DECODES
+
+
+def test_the_utf8_decode_check_sees_each_kind_of_decode() -> None:
+    source = (
+        'a.decode()\nb.decode("utf-8", "replace")\nc.decode(errors="strict")\n'
+        'codecs.utf_8_decode(d)\ncodecs.getincrementaldecoder("UTF8")()\nstr(e, "u8")\n'
+        'f.decode("latin-1")\ng.decode(data)\nh.decode(encoding="utf_8")\n'
+        "codecs.getincrementaldecoder(name)()\n"
+    )
+    assert utf8_decodes(ast.parse(source)) == [
+        "1: decode",
+        "2: decode",
+        "3: decode",
+        "4: utf_8_decode",
+        "5: getincrementaldecoder",
+        "6: str",
+        "9: decode",
     ]

@@ -49,7 +49,13 @@ class Units:
     def decode(self, data: Any, final: bool = False, /) -> str: ...
 
 def split_lines(
-    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: int, /
+    data: bytes,
+    text: str,
+    newline: bytes | tuple[bytes, bytes],
+    base: int,
+    limit: int,
+    each_offset: int,
+    /,
 ) -> tuple[list[str], Sequence[int]] | None: ...
 
 class PlainEncoder:

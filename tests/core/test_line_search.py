@@ -470,3 +470,58 @@ def test_surrogateescape_is_refused_for_utf16_and_utf32(tmp_path: Path, encoding
     )
     assert (done.returncode, done.stdout) == (2, b"")
     assert b"surrogateescape" in done.stderr and b"Traceback" not in done.stderr
+
+
+def _reference_ends(
+    buf: bytes, newline: bytes | tuple[bytes, bytes], unit: int, start: int, hold_cr: bool
+) -> list[tuple[int, int]]:
+    """Code unit by code unit: each newline's start and the next line's."""
+    out = []
+    k = start
+    while k + unit <= len(buf):
+        if isinstance(newline, tuple):
+            cr, lf = newline
+            if buf[k : k + unit] == lf:
+                out.append((k, k + unit))
+            elif buf[k : k + unit] == cr:
+                if buf[k + unit : k + 2 * unit] == lf:
+                    out.append((k, k + 2 * unit))
+                    k += unit
+                elif hold_cr and len(buf) < k + 2 * unit:
+                    break
+                else:
+                    out.append((k, k + unit))
+        elif buf[k : k + len(newline)] == newline:
+            out.append((k, k + len(newline)))
+            k += len(newline) - unit
+        k += unit
+    return out
+
+
+@settings(max_examples=examples(300), deadline=None)
+@example(b"\x00\n\n\x00", "\n", "utf-16-le", 0, True)  # 0A 00 at an odd offset
+@example(b"\n\x00\x00\x00\x00\n\x00\x00\x00", "\n", "utf-32-le", 0, True)
+@given(
+    data=st.lists(
+        st.sampled_from([b"\x00", b"\n", b"\r", b"a", b"\x0a\x00", b"\x00\x0a", b"\r\x00\n\x00"]),
+        max_size=30,
+    ).map(b"".join),
+    newline=st.sampled_from([None, "\n", "\r", "\r\n"]),
+    encoding=st.sampled_from(["latin-1", "utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"]),
+    start_units=st.integers(0, 3),
+    hold_cr=st.booleans(),
+)
+def test_line_ends_finds_the_newline_units_and_only_them(
+    data: bytes, newline: str | None, encoding: str, start_units: int, hold_cr: bool
+) -> None:
+    """Bytes full of newline bytes at offsets that are not a code unit's: the search
+    finds the newlines at code units only, as a walk over the units does."""
+    unit = len("\n".encode(encoding))
+    units: bytes | tuple[bytes, bytes] = (
+        ("\r".encode(encoding), "\n".encode(encoding))
+        if newline is None
+        else newline.encode(encoding)
+    )
+    start = min(start_units * unit, len(data) // unit * unit)
+    expected = _reference_ends(data, units, unit, start, hold_cr)
+    assert linesearch.line_ends(data, units, unit, start, hold_cr) == expected

@@ -7,10 +7,11 @@ import re
 
 import pytest
 from _helpers import examples, run_engine
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import LineSplitter, LineTooLong, Utf8Decoder
+from utf8stream.accel import use_accelerator
 from utf8stream.boundaries import cut_at_boundary
 from utf8stream.core.linecodec import ByteLine
 from utf8stream.lines import (
@@ -353,6 +354,31 @@ def test_held_newline_start_that_makes_the_last_line_overlong(policy: str) -> No
     assert _texts(engine, "aaaaé\r".encode(), []) == expected
 
 
+@settings(max_examples=examples(60), deadline=None)
+@given(
+    newline=st.sampled_from(NEWLINES),
+    data=st.binary(max_size=60).map(lambda b: b.replace(b"\x0b", b"\n")),
+    cuts=st.lists(st.integers(0, 63), max_size=6),
+)
+def test_utf8_sig_decodes_malformed_bytes_after_its_mark_as_utf8(
+    newline: str | None, data: bytes, cuts: list[int]
+) -> None:
+    """After the mark, any bytes: each line holds CPython's replacement-decoded bytes of
+    its content, the mark dropped from the first."""
+    marked = codecs.BOM_UTF8 + data
+    lines = run_engine(_engine("utf-8-sig", newline), marked, cuts)
+    nls = ["\r\n", "\r", "\n"] if newline is None else [newline]
+    position = 0
+    for line in lines:
+        assert line.offset == position
+        raw = marked[max(line.offset, 3) : line.end]
+        ending = next((nl for nl in nls if line.terminated and raw.endswith(nl.encode())), "")
+        assert line.terminated == bool(ending)
+        assert line.text == raw[: len(raw) - len(ending.encode())].decode("utf-8", "replace")
+        position = line.end
+    assert position == (len(marked) if data else 0)  # a mark alone is no line
+
+
 def test_utf8_sig_drops_only_the_leading_mark() -> None:
     data = "\ufeffa\n\ufeffb\n".encode()
     lines = run_engine(_engine("utf-8-sig", None), data, list(range(len(data))))
@@ -620,3 +646,57 @@ def test_what_may_begin_a_newline_or_a_character_stays_held() -> None:
     assert list(engine.records(engine.cut_unfinished())) == [ByteLine("é", 3, 5, False)]
     assert engine.cut_unfinished() == []  # the \r may be the first half of \r\n
     assert list(engine.records(engine.feed(b"\nx"))) == [ByteLine("", 5, 7)]
+
+
+#: Code units that hold a newline's bytes at an offset that is not a unit's (0A 0D, 0A 00,
+#: 0D 0A...), with the newlines themselves.
+UNIT_ALPHABET = "ab\r\n\r\né\u0a0d\u0d0a\u0a00\u0d00\u0a0a\u2028"
+
+
+def _both_implementations(
+    encoding: str, newline: str | None, data: bytes, cuts: list[int], **options: object
+) -> list[list[ByteLine]]:
+    """The lines of ``data`` cut with the accelerator's line cut and with its pure twin."""
+    out = []
+    for accelerated in (True, False):
+        try:
+            with use_accelerator(accelerated):
+                out.append(run_engine(_engine(encoding, newline, **options), data, cuts))
+        except RuntimeError:
+            pytest.skip("the C accelerator is not built here (pure-Python install)")
+    return out
+
+
+@settings(max_examples=examples(150), deadline=None)
+@given(
+    encoding=st.sampled_from(["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be", "latin-1"]),
+    newline=st.sampled_from([None, "\n", "\r", "\u2028"]),
+    text=st.text(alphabet=UNIT_ALPHABET, max_size=40),
+    odd=st.binary(max_size=3),
+    cuts=st.lists(st.integers(0, 170), max_size=8),
+    max_line_bytes=st.sampled_from([None, 8, 20]),
+)
+@example("utf-16-le", "\n", "\u0a00\u0a00\r\nab\n", b"", [], None)  # 0A 00 at an odd offset
+@example("utf-16-be", None, "\u0a00\u0a00\u0d0a\u0a0d\n", b"\x00", [3, 5], None)
+@example("utf-32-le", None, "a\u0a00\u0a00\u0d00\r\n", b"\n", [20], 8)
+def test_code_unit_lines_are_cut_alike_in_c_and_in_python(
+    encoding: str,
+    newline: str | None,
+    text: str,
+    odd: bytes,
+    cuts: list[int],
+    max_line_bytes: int | None,
+) -> None:
+    """Lines of one character per code unit, in either byte order, a ``\\r\\n`` cut
+    anywhere between pieces, and a torn unit at the end: the same lines, offsets and
+    pieces from the C cut (newline units searched in the bytes) and its pure twin, the
+    oracle's where the bytes are whole code units."""
+    if encoding == "latin-1":
+        text = text.encode("latin-1", "replace").decode("latin-1")
+        newline = "\x85" if newline == "\u2028" else newline
+    data = text.encode(encoding) + odd
+    options = {"max_line_bytes": max_line_bytes, "on_overlong": "split"}
+    accelerated, pure = _both_implementations(encoding, newline, data, cuts, **options)
+    assert accelerated == pure
+    if not odd and max_line_bytes is None:
+        assert accelerated == _oracle(text, encoding, newline)

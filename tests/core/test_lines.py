@@ -59,6 +59,26 @@ def text_chunkings(text: str) -> list[list[str]]:
 # -- readable examples ---------------------------------------------------------------
 
 
+@SETTINGS
+@given(
+    text=st.text(alphabet="ab\n\r€😀\ud800\udfff\udbff", max_size=30),
+    cuts=st.lists(st.integers(0, 30), max_size=6),
+    newline=st.sampled_from([None, "\n"]),
+    limit=st.sampled_from([None, 4, 7]),
+)
+def test_lone_surrogates_in_text_come_back_whatever_comes_first(
+    text: str, cuts: list[int], newline: str | None, limit: int | None
+) -> None:
+    """Text with lone surrogates, first anywhere (after text without any, a character
+    cut in the bytes held): each comes back as itself."""
+    bounds = [0, *sorted(c for c in cuts if c <= len(text)), len(text)]
+    pieces = [text[a:b] for a, b in pairwise(bounds)]
+    options = {"newline": newline, "max_line_bytes": limit, "on_overlong": "split"}
+    assert split_text(pieces, **options) == as_comparable(
+        reference_lines(text, newline, limit=limit, policy="split")
+    )
+
+
 @pytest.mark.parametrize(
     ("text", "options", "expected"),
     [

@@ -8,7 +8,7 @@ import sys
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from utf8stream.core import _accel
@@ -127,7 +127,12 @@ def test_plain_encoder_hands_what_it_does_not_do_to_the_fallback(implementation:
         assert (calls[1:], encoder.drain()) == ([("é", False)], 0)  # the fallback did it
 
 
-# -- split_lines: the line engine's cut of text whose code units are characters --------
+# -- split_lines: the line engine's cut of lines whose code units are characters --------
+
+#: Each code-unit size in both byte orders (one byte: a single-byte codec).
+UNIT_CODECS = {1: ["latin-1"], 2: ["utf-16-le", "utf-16-be"], 4: ["utf-32-le", "utf-32-be"]}
+#: Characters whose units hold a newline's bytes at other offsets (0A 0D, 0D 0A, 0A 00...).
+UNIT_ALPHABET = "ab\r\n\x85\u2028é\u0a0d\u0d0a\u0a00\u0d00\u0a0a"
 
 
 def reference_split(
@@ -156,19 +161,36 @@ def reference_split(
     return contents, offsets
 
 
+def _units(newline: str | None, codec: str) -> bytes | tuple[bytes, bytes]:
+    return ("\r".encode(codec), "\n".encode(codec)) if newline is None else newline.encode(codec)
+
+
 @given(
-    text=st.text(alphabet="ab\r\n\x85\u2028é\U0001f600", max_size=40),
-    newline=st.sampled_from([None, "\n", "\r", "a"]),
+    text=st.text(alphabet=UNIT_ALPHABET, max_size=40),
+    newline=st.sampled_from([None, "\n", "\r", "a", "\u0a0d"]),
     base=st.integers(0, 1 << 40),
-    unit=st.sampled_from([1, 2, 4]),
-    limit=st.integers(0, 24),
+    codec=st.sampled_from([c for codecs in UNIT_CODECS.values() for c in codecs]),
+    limit=st.integers(0, 100),
     each_offset=st.booleans(),
 )
+@example("\u0a00\u0a00\r\n", "\n", 1, "utf-16-le", 100, True)  # 0A 00 at an odd offset
+@example("\u0a00\u0a00\n", None, 1, "utf-16-be", 100, True)  # 00 0A at an odd offset
+@example("\u0a00\u0a00\u0d00\r", None, 1, "utf-32-le", 100, True)
+@example("\u0a0d\u0a0d\n", None, 1, "utf-16-le", 100, True)  # 0D 0A at an odd offset
 def test_split_lines_cuts_as_the_reference(
-    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: bool
+    text: str, newline: str | None, base: int, codec: str, limit: int, each_offset: bool
 ) -> None:
+    """The newline units searched in the bytes, at code-unit offsets only: the lines of
+    the text cut character by character, in either byte order."""
+    data = text.encode(codec, "replace")
+    text = data.decode(codec)
+    unit = len(data) // len(text) if text else 1
+    if newline == "\u0a0d" and unit == 1:
+        newline = "\x85"  # one byte
     expected = reference_split(text, newline, base, unit, limit)
-    got = _accel.implementation().split_lines(text, newline, base, unit, limit, each_offset)
+    got = _accel.implementation().split_lines(
+        data, text, _units(newline, codec), base, limit, each_offset
+    )
     if expected is not None and not each_offset:
         expected = expected[0], expected[1][-1:]
     assert got == expected
@@ -178,16 +200,17 @@ def test_split_lines_cuts_as_the_reference(
     text=st.text(alphabet="ab\r\n", max_size=40),
     newline=st.sampled_from([None, "\n"]),
     base=st.integers(0, 1 << 40),
-    unit=st.sampled_from([1, 2]),
+    codec=st.sampled_from(["latin-1", "utf-16-le", "utf-32-be"]),
 )
 def test_split_lines_packs_the_offsets_it_lists(
-    text: str, newline: str | None, base: int, unit: int
+    text: str, newline: str | None, base: int, codec: str
 ) -> None:
     """each_offset=2: the same offsets as a list gives, as a Sequence[int] (packed
     int64 in C, a list in Python)."""
     split_lines = _accel.implementation().split_lines
-    listed = split_lines(text, newline, base, unit, 100, True)
-    packed = split_lines(text, newline, base, unit, 100, 2)
+    data = text.encode(codec)
+    listed = split_lines(data, text, _units(newline, codec), base, 100, True)
+    packed = split_lines(data, text, _units(newline, codec), base, 100, 2)
     assert listed is not None and packed is not None
     assert packed[0] == listed[0]
     assert list(packed[1]) == listed[1]
@@ -198,19 +221,20 @@ def test_split_lines_packs_the_offsets_it_lists(
 def test_split_lines_and_lines_refuse_an_unknown_offset_mode(each_offset: Any) -> None:
     split_lines = _accel.implementation().split_lines
     with pytest.raises(ValueError, match="each_offset is 0 or False"):
-        split_lines("a\n", None, 0, 1, 10, each_offset)
+        split_lines(b"a\n", "a\n", b"\n", 0, 10, each_offset)
     with pytest.raises(ValueError, match="each_offset is 0 or False"):
         scanner_type()("\ufffd", None).lines(b"", b"a\n", 0, -1, 10, each_offset)
 
 
 def test_split_lines_refuses_what_it_does_not_cut() -> None:
     split_lines = _accel.implementation().split_lines
-    with pytest.raises(TypeError, match="one character"):
-        split_lines("a\r\nb\r\n", "\r\n", 0, 1, 10, True)
-    with pytest.raises(ValueError, match="unit >= 1"):
-        split_lines("a\n", None, 0, 0, 10, True)
+    for newline in ("\n", b"", (b"\r", b"\n\x00"), (b"\r",), None):
+        with pytest.raises(TypeError, match="one encoded code unit"):
+            split_lines(b"a\n", "a\n", newline, 0, 10, True)
+    with pytest.raises(ValueError, match="one character of text per code unit"):
+        split_lines(b"a\n", "a\n", b"\n\x00", 0, 10, True)
     with pytest.raises(ValueError, match="2\\*\\*63"):
-        split_lines("a\n", None, (1 << 63) - 1, 1, 10, True)
+        split_lines(b"a\n", "a\n", b"\n", (1 << 63) - 1, 10, True)
 
 
 def test_every_name_reached_through_implementation_exists_in_both() -> None:

@@ -31,6 +31,8 @@ from __future__ import annotations
 import codecs
 import re
 
+from ..core.decoder import Utf8Decoder
+
 __all__ = ["AUTO", "DETECTED_ENCODINGS", "SNIFF_BYTES", "sniff_encoding"]
 
 #: The encoding name that asks for detection.
@@ -68,7 +70,7 @@ def sniff_encoding(head: bytes, whole: bool) -> str:
     if utf16 is not None:
         return utf16
     try:
-        codecs.getincrementaldecoder("utf-8")("strict").decode(head, final=whole)
+        Utf8Decoder("strict").decode(head, final=whole)
     except UnicodeDecodeError:
         return _utf16_by_newlines(head, whole) or "cp1252"
     if b"\x00" in head:

@@ -35,6 +35,7 @@ __all__ = [
     "ByteBuffer",
     "ByteTable",
     "byte_table",
+    "character_count",
     "classify_unit",
     "held_prefixes",
     "is_continuation",
@@ -142,6 +143,15 @@ BAD_SECOND_KIND = UTF8.bad_second_kind
 
 def is_continuation(b: int) -> bool:
     return 0x80 <= b <= 0xBF
+
+
+_CONTINUATION_BYTES = bytes(range(0x80, 0xC0))
+
+
+def character_count(seq: bytes) -> int:
+    """The characters of well-formed ``seq`` (an encoded surrogate counts one): its
+    bytes other than continuation bytes, counted without decoding."""
+    return len(seq) if seq.isascii() else len(seq.translate(None, _CONTINUATION_BYTES))
 
 
 def is_proper_prefix(seq: bytes | bytearray | memoryview, table: ByteTable = UTF8) -> bool:

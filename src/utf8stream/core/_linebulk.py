@@ -110,8 +110,8 @@ def take_units(
 ) -> int:
     """The complete lines of ``buf`` when each of their code units is one character
     (``CodecLineDecoder.decode_units``: UTF-16/32 text without surrogate pairs,
-    single-byte codecs): one decode, one split of the text, and the offsets by
-    arithmetic; the bytes are searched only for the last newline.
+    single-byte codecs): one decode, and the lines cut by ``split_lines`` (the newline
+    units searched in the bytes, the text sliced at the same units).
 
     Returns how many bytes were used; 0 when this does not apply (the decoder's
     state is then untouched) and the lines need the byte-by-byte search.
@@ -122,14 +122,15 @@ def take_units(
         return 0
     if base + end >= ACCEL_MAX_POSITION:
         return 0  # offsets past 64 bits: the byte-by-byte search takes any offset
-    text = self._units(buf[:end])
+    data = buf[:end]
+    text = self._units(data)
     if text is None:
         return 0
     newline = self.newline
     unit = self._unit
-    if not self.keepends and (newline is None or len(newline) == 1):
-        split_lines = implementation().split_lines
-        cut = split_lines(text, newline, base, unit, self._max, self._offset_mode)
+    if not self.keepends and (newline is None or len(self._nl) == unit):
+        units = (self._cr, self._lf) if newline is None else self._nl
+        cut = implementation().split_lines(data, text, units, base, self._max, self._offset_mode)
         if cut is None:
             return 0  # a line too long: cut it the other way
         contents, offsets = cut

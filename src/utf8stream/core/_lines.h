@@ -1,5 +1,6 @@
 /* Line cutting: Units.lines (a buffer's complete lines cut and decoded in one pass)
-   and split_lines (decoded text cut into lines with offsets).  Part of the _speedups
+   and split_lines (whole lines of one character per code unit, cut at their newline
+   units).  Part of the _speedups
    translation unit (see _speedups.c). */
 
 /* Offsets packed as native int64 (each_offset 2): no int object per line.  The buffer
@@ -613,52 +614,88 @@ fail:
 }
 
 
-/* The first ``ch`` in text[i:n) (of ``kind``), or n. */
+/* The first code unit equal to ``u`` (``unit`` bytes) at or after ``i`` in b[0:n), at a
+   multiple of ``unit`` (``i`` is one), or n.  memchr finds each candidate by the unit's
+   last nonzero byte (its low byte in either order for ASCII), then the unit is compared
+   whole where it is aligned. */
 static inline Py_ssize_t
-find_char(int kind, const void *data, Py_ssize_t i, Py_ssize_t n, Py_UCS4 ch)
+find_unit(const unsigned char *b, Py_ssize_t i, Py_ssize_t n, const unsigned char *u,
+          Py_ssize_t unit)
 {
-    if (kind == PyUnicode_1BYTE_KIND) {
-        const Py_UCS1 *p = (const Py_UCS1 *)data;
-        const Py_UCS1 *q = ch < 256 ? memchr(p + i, (int)ch, n - i) : NULL;
-        return q ? q - p : n;
+    Py_ssize_t j = unit - 1;
+    while (j > 0 && u[j] == 0) {
+        j--;
     }
-    for (; i < n; i++) {
-        if (PyUnicode_READ(kind, data, i) == ch) {
-            return i;
+    while (i + unit <= n) {
+        const unsigned char *q = memchr(b + i + j, u[j], (size_t)(n - i - j));
+        if (q == NULL) {
+            return n;
         }
+        Py_ssize_t at = (q - b) - j;
+        if (at % unit == 0 && at + unit <= n && memcmp(b + at, u, (size_t)unit) == 0) {
+            return at;
+        }
+        i = at - at % unit + unit;
     }
     return n;
 }
 
-/* split_lines(text, newline, base, unit, limit, each_offset) -> (contents, offsets) | None
+/* The newline units of split_lines: one fixed unit, or \r and \n (universal), each of
+   the same size, which is the code unit. */
+static int
+newline_units(PyObject *arg, const unsigned char **nl, const unsigned char **lf,
+              Py_ssize_t *unit)
+{
+    if (PyBytes_Check(arg) && PyBytes_GET_SIZE(arg) >= 1) {
+        *nl = (const unsigned char *)PyBytes_AS_STRING(arg);
+        *lf = NULL;
+        *unit = PyBytes_GET_SIZE(arg);
+        return 0;
+    }
+    if (PyTuple_Check(arg) && PyTuple_GET_SIZE(arg) == 2) {
+        PyObject *cr = PyTuple_GET_ITEM(arg, 0), *nlf = PyTuple_GET_ITEM(arg, 1);
+        if (PyBytes_Check(cr) && PyBytes_Check(nlf) && PyBytes_GET_SIZE(cr) >= 1 &&
+            PyBytes_GET_SIZE(cr) == PyBytes_GET_SIZE(nlf)) {
+            *nl = (const unsigned char *)PyBytes_AS_STRING(cr);
+            *lf = (const unsigned char *)PyBytes_AS_STRING(nlf);
+            *unit = PyBytes_GET_SIZE(cr);
+            return 0;
+        }
+    }
+    PyErr_SetString(PyExc_TypeError, "split_lines: newline is one encoded code unit (bytes), "
+                                     "or the pair (\\r, \\n) of them");
+    return -1;
+}
 
-   The line engine's cut of decoded text when each code unit of the source is one
-   character (UTF-16/32 without surrogate pairs, single-byte codecs): ``text`` holds
-   whole lines; ``newline`` is None (universal: \r\n, \r, \n) or one character.  The
-   contents of its lines, and the source offset of each line's start (a character index
-   times ``unit``, from ``base``) then of the end; with ``each_offset`` false, the end
-   only.  None if a line's content is longer than ``limit`` source bytes (the caller
-   cuts those lines another way).  What text.split() and a list of offsets in Python
-   did, with no Python object per line but its string. */
+/* split_lines(data, text, newline, base, limit, each_offset) -> (contents, offsets) | None
+
+   The line engine's cut of whole lines whose code units are each one character
+   (UTF-16/32 without surrogate pairs, single-byte codecs): the newlines are searched in
+   the encoded bytes ``data`` at code-unit offsets, as linesearch.line_ends searches
+   them (``newline``: the encoded newline unit, or the pair of the \r and \n units for
+   universal newlines, \r\n one newline), and each line's content is the slice of
+   ``text``, the decoded ``data``, at the same units.  Returns the contents and the
+   offset of each line's start (from ``base``) then of the end; with ``each_offset``
+   false, the end only.  None if a line's content is longer than ``limit`` bytes (the
+   caller cuts those lines another way). */
 static PyObject *
 split_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 6 || !PyUnicode_Check(args[0]) ||
-        !(args[1] == Py_None ||
-          (PyUnicode_Check(args[1]) && PyUnicode_GET_LENGTH(args[1]) == 1))) {
-        PyErr_SetString(PyExc_TypeError, "split_lines(text: str, newline: str of one "
-                                         "character | None, base, unit, limit, each_offset)");
+    const unsigned char *nl, *lf;
+    Py_ssize_t unit;
+    if (nargs != 6 || !PyBytes_Check(args[0]) || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "split_lines(data: bytes, text: str, newline, base, "
+                                         "limit, each_offset)");
         return NULL;
     }
-    PyObject *text = args[0];
-    int universal = args[1] == Py_None;
-    Py_UCS4 nl = universal ? '\n' : PyUnicode_READ_CHAR(args[1], 0);
-    long long base = PyLong_AsLongLong(args[2]);
+    if (newline_units(args[2], &nl, &lf, &unit) < 0) {
+        return NULL;
+    }
+    PyObject *text = args[1];
+    const unsigned char *b = (const unsigned char *)PyBytes_AS_STRING(args[0]);
+    Py_ssize_t n = PyBytes_GET_SIZE(args[0]);
+    long long base = PyLong_AsLongLong(args[3]);
     if (base == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    Py_ssize_t unit = PyLong_AsSsize_t(args[3]);
-    if (unit == -1 && PyErr_Occurred()) {
         return NULL;
     }
     Py_ssize_t limit = PyLong_AsSsize_t(args[4]);
@@ -669,14 +706,13 @@ split_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (each_offset < 0) {
         return NULL;
     }
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    if (unit < 1 || limit < 0 || base < 0 || n > (LLONG_MAX - base) / unit) {
-        PyErr_SetString(PyExc_ValueError, "split_lines: unit >= 1, limit >= 0, and offsets "
-                                          "from base >= 0 below 2**63");
+    if (PyUnicode_GET_LENGTH(text) * unit != n || limit < 0 || base < 0 ||
+        n > LLONG_MAX - base) {
+        PyErr_SetString(PyExc_ValueError, "split_lines: one character of text per code unit "
+                                          "of data, limit >= 0, and offsets from base >= 0 "
+                                          "below 2**63");
         return NULL;
     }
-    int kind = PyUnicode_KIND(text);
-    const void *data = PyUnicode_DATA(text);
     packed_t packed = {NULL, 0, 0};
     PyObject *contents = PyList_New(0);
     PyObject *offsets = each_offset == 2 ? NULL : PyList_New(0);
@@ -685,37 +721,36 @@ split_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     Py_ssize_t i = 0, next_lf = -1, next_cr = -1;
     for (;;) {
-        Py_ssize_t e, t = 1;
-        if (!universal) {
-            e = find_char(kind, data, i, n, nl);
+        Py_ssize_t e, t = unit;
+        if (lf == NULL) {
+            e = find_unit(b, i, n, nl, unit);
         }
         else {
             if (next_lf < i) {
-                next_lf = find_char(kind, data, i, n, '\n');
+                next_lf = find_unit(b, i, n, lf, unit);
             }
             if (next_cr < i) {
-                next_cr = find_char(kind, data, i, n, '\r');
+                next_cr = find_unit(b, i, n, nl, unit);
             }
             e = next_lf < next_cr ? next_lf : next_cr;
-            if (e + 1 < n && e == next_cr && PyUnicode_READ(kind, data, e + 1) == '\n') {
-                t = 2;
+            if (e == next_cr && e + 2 * unit <= n && memcmp(b + e + unit, lf, unit) == 0) {
+                t = 2 * unit;
             }
         }
         if (e >= n) {
             break; /* after the last newline: nothing, as the caller promises */
         }
-        if ((e - i) > limit / unit) {
+        if (e - i > limit) {
             PyMem_Free(packed.v);
             Py_DECREF(contents);
             Py_XDECREF(offsets);
             Py_RETURN_NONE;
         }
-        long long at = base + (long long)i * unit;
-        if (each_offset == 1 ? append_int(offsets, at) < 0
-                             : each_offset == 2 && packed_push(&packed, at) < 0) {
+        if (each_offset == 1 ? append_int(offsets, base + i) < 0
+                             : each_offset == 2 && packed_push(&packed, base + i) < 0) {
             goto fail;
         }
-        PyObject *line = PyUnicode_Substring(text, i, e);
+        PyObject *line = PyUnicode_Substring(text, i / unit, e / unit);
         if (line == NULL) {
             goto fail;
         }
@@ -727,12 +762,11 @@ split_lines(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         i = e + t;
     }
     if (each_offset == 2) {
-        if (packed_push(&packed, base + (long long)i * unit) < 0 ||
-            (offsets = packed_view(&packed)) == NULL) {
+        if (packed_push(&packed, base + i) < 0 || (offsets = packed_view(&packed)) == NULL) {
             goto fail;
         }
     }
-    else if (append_int(offsets, base + (long long)i * unit) < 0) {
+    else if (append_int(offsets, base + i) < 0) {
         goto fail;
     }
     return pair(contents, offsets);
@@ -742,4 +776,3 @@ fail:
     Py_XDECREF(offsets);
     return NULL;
 }
-

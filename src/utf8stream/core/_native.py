@@ -10,12 +10,12 @@ stands in for; it is the same behaviour through the same seam.
 from __future__ import annotations
 
 import codecs
-import re
 import threading
 from collections.abc import Awaitable, Callable, Generator
-from itertools import accumulate
+from operator import itemgetter, sub
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
+from . import linesearch
 from ._bytes import classify_unit, is_proper_prefix
 from .events import Malformed, MalformedKind, codec_error_kind
 
@@ -43,32 +43,55 @@ def each_offset_mode(mode: int, who: str) -> bool:
     return bool(mode)
 
 
-_UNIVERSAL_NEWLINE = re.compile("(\r\n|\r|\n)")
-
-
 def split_lines(
-    text: str, newline: str | None, base: int, unit: int, limit: int, each_offset: int, /
+    data: bytes,
+    text: str,
+    newline: bytes | tuple[bytes, bytes],
+    base: int,
+    limit: int,
+    each_offset: int,
+    /,
 ) -> tuple[list[str], list[int]] | None:
-    """The lines of ``text`` (whole lines; ``newline`` None for universal newlines, or
-    one character) and the source offset of each line's start, then of the end
-    (``unit`` bytes per character from ``base``; the end only without
-    ``each_offset``); None if a line is longer than ``limit`` source bytes."""
-    if not (newline is None or len(newline) == 1):
-        raise TypeError("split_lines: newline is one character or None")
-    each = each_offset_mode(each_offset, "split_lines")  # 2 (packed): a list is as good
-    if unit < 1 or limit < 0 or base < 0 or base + len(text) * unit >= 1 << 63:
-        raise ValueError("split_lines: unit >= 1, limit >= 0, and offsets below 2**63")
-    parts = _UNIVERSAL_NEWLINE.split(text) if newline is None else text.split(newline)
-    parts.pop()  # after the last newline
-    contents = parts[::2] if newline is None else parts
-    if contents and max(map(len, contents)) * unit > limit:
-        return None
-    if newline is None:
-        widths = [len(c) + len(nl) for c, nl in zip(parts[::2], parts[1::2], strict=True)]
+    """The whole lines of ``data``, whose code units are each one character of ``text``
+    (its decoded text): the newline units found by the line engine's search
+    (``linesearch.line_ends``; ``newline`` one encoded unit, or the pair of the ``\\r``
+    and ``\\n`` units), each line's content the slice of ``text`` at the same units, and
+    the offset of each line's start from ``base``, then of the end (the end only
+    without ``each_offset``); None if a line is longer than ``limit`` bytes."""
+    if isinstance(newline, tuple) and len(newline) == 2:
+        unit = len(newline[0])
+        valid = all(type(u) is bytes for u in newline) and unit == len(newline[1])
     else:
-        widths = [len(c) + 1 for c in contents]
-    offsets = list(accumulate([w * unit for w in widths], initial=base))
-    return contents, offsets if each else offsets[-1:]
+        unit = len(newline) if type(newline) is bytes else 0
+        valid = True
+    if not valid or not unit:
+        raise TypeError(
+            "split_lines: newline is one encoded code unit (bytes), or the pair (\\r, \\n) of them"
+        )
+    each = each_offset_mode(each_offset, "split_lines")  # 2 (packed): a list is as good
+    if len(text) * unit != len(data) or limit < 0 or base < 0 or base + len(data) >= 1 << 63:
+        raise ValueError(
+            "split_lines: one character of text per code unit of data, limit >= 0, and"
+            " offsets from base >= 0 below 2**63"
+        )
+    # Per line, C loops only (``map``, ``accumulate``): a Python step per line would cost
+    # more than the search.
+    ends = linesearch.line_ends(data, newline, unit, 0, hold_cr=False)
+    starts = [0, *map(_second, ends)]
+    stops = list(map(_first, ends))
+    if stops and max(map(sub, stops, starts)) > limit:
+        return None
+    if unit > 1:
+        to_chars = unit.__rfloordiv__
+        slices = map(slice, map(to_chars, starts), map(to_chars, stops))
+    else:
+        slices = map(slice, starts, stops)
+    contents = list(map(text.__getitem__, slices))
+    return contents, list(map(base.__add__, starts)) if each else [base + starts[-1]]
+
+
+_first = itemgetter(0)
+_second = itemgetter(1)
 
 
 class PlainEncoder:

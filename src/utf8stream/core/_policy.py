@@ -157,7 +157,8 @@ class _Policy:
         """The text for one unit: surrogatepass, the fallback codec, or the policy."""
         data, kind = event.data, event.kind
         if self.surrogates_pass and kind is MalformedKind.SURROGATE and len(data) == 3:
-            return data.decode("utf-8", "surrogatepass")
+            # ED A0..BF 80..BF: the surrogate its bits spell, as ``surrogatepass`` does.
+            return chr(0xD000 | ((data[1] & 0x3F) << 6) | (data[2] & 0x3F))
         table = self.fallback_table
         if table is not None:
             chars = [table[b] for b in data]

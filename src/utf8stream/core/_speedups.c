@@ -27,8 +27,9 @@
  *    `async def __anext__` costs a coroutine per item, an async generator a frame resume;
  *    this costs a C call.
  *
- * 4. split_lines(): the line engine's cut of decoded text into lines with offsets, for
- *    encodings whose code units are characters (UTF-16/32, single-byte codecs).
+ * 4. split_lines(): the line engine's cut of whole lines of the encodings whose code
+ *    units are characters (UTF-16/32, single-byte codecs): the search for newline
+ *    units in the bytes, at code-unit offsets, and the slices of the decoded text.
  *
  * Everything here returns plain data (texts, offsets): the follower's record type and
  * read buffers are the apps layer's own extension (apps/_follow_speedups.c).
@@ -158,7 +159,7 @@ static PyMethodDef module_methods[] = {
     {"setup", (PyCFunction)setup, METH_VARARGS,
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
-     "split_lines(text, newline, base, unit, limit, each_offset) -> (contents, offsets) | None"},
+     "split_lines(data, text, newline, base, limit, each_offset) -> (contents, offsets) | None"},
     {NULL, NULL, 0, NULL},
 };
 

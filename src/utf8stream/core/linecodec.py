@@ -35,7 +35,6 @@ unfinished line (bounded by the limit) between calls.
 
 from __future__ import annotations
 
-import codecs
 import sys
 from collections.abc import Callable, Iterator
 
@@ -52,6 +51,7 @@ from .linedecoders import (
     CodecLineDecoder,
     LineDecoder,
     Utf8LineDecoder,
+    incremental_decoder,
     line_decoder,
 )
 from .lineoptions import (
@@ -479,7 +479,7 @@ def _incomplete_tail(decoder: LineDecoder, data: bytes) -> int:
     odd = len(data) % decoder.unit
     if isinstance(decoder, CodecLineDecoder):
         # The codec's own incremental decoder holds back exactly such bytes.
-        probe = codecs.getincrementaldecoder(decoder.codec)("replace")
+        probe = incremental_decoder(decoder.codec, "replace")
         probe.decode(data[: len(data) - odd])
         return odd + len(probe.getstate()[0])
     return odd

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from functools import lru_cache
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from ._bytes import is_proper_prefix
+from ._bytes import character_count, is_proper_prefix
 from .boundaries import char_start, cut_at_boundary
 
 if TYPE_CHECKING:
@@ -120,8 +120,7 @@ class Utf8LineDecoder:
     def decode_line(self, content: bytes, ending: bytes) -> str:
         # A newline is valid and ends any held prefix: the text ends with its characters.
         text = self.decode(content + ending)
-        width = len(ending) if ending.isascii() else len(ending.decode("utf-8"))
-        return text[: len(text) - width]
+        return text[: len(text) - character_count(ending)]
 
     def encode_newline(self, text: str) -> bytes:
         # Every encoded character is self-delimiting in UTF-8.
@@ -227,6 +226,17 @@ def _incomplete(data: bytes, name: str) -> bool:
     return False
 
 
+def incremental_decoder(codec: str, errors: str) -> codecs.IncrementalDecoder:
+    """An incremental decoder of ``codec`` (a name as ``_codec_name`` gives it): UTF-8
+    bytes (``utf-8-sig`` after its mark) go through the scanner, as a ``Utf8Decoder``;
+    any other codec is Python's."""
+    if codec == "utf_8":
+        from .decoder import Utf8Decoder
+
+        return Utf8Decoder(errors)
+    return codecs.getincrementaldecoder(codec)(errors)
+
+
 class CodecLineDecoder:
     """``LineDecoder`` for any Python text codec whose newlines can be found in its bytes.
 
@@ -261,7 +271,7 @@ class CodecLineDecoder:
         self.prelude = {"utf_16": 2, "utf_32": 4, "utf_8_sig": 3}.get(name, 0)
         #: The codec with a fixed byte order, once known (for newlines and cuts).
         self._fixed = name if not self.prelude else ""
-        self._decoder = codecs.getincrementaldecoder(name)(errors)
+        self._decoder = incremental_decoder(name, errors)  # a placeholder until begin()
         self._gap = False
         self._bom_left = 0  # byte-order-mark bytes still to drop
         self._one_char_units = self._units_are_chars()
@@ -285,7 +295,7 @@ class CodecLineDecoder:
             self._fixed = f"utf_{bits}_{order}"
         self._bom_left = 0 if resumed else len(mark)
         # Line by line, a decoder must not look for a mark again after each newline.
-        self._decoder = codecs.getincrementaldecoder(self._fixed)(self.errors)
+        self._decoder = incremental_decoder(self._fixed, self.errors)
         self._one_char_units = self._units_are_chars()
 
     @property
@@ -365,7 +375,7 @@ class CodecLineDecoder:
         # A character is at most four bytes: of four cuts, one ends on a boundary unless
         # the bytes are malformed, and then any cut is as good as another.
         for size in range(cut, max(unit, cut - 4) - 1, -unit):
-            decoder = codecs.getincrementaldecoder(self._fixed or self.encoding)("replace")
+            decoder = incremental_decoder(self._fixed or self.encoding, "replace")
             decoder.decode(data[:size])
             if not decoder.decode(b"", True):
                 return size
@@ -376,7 +386,7 @@ class CodecLineDecoder:
         return self.decode(data)
 
     def mark_gap(self, lost: int | None = None) -> None:
-        self._decoder = codecs.getincrementaldecoder(self._fixed or self.encoding)(self.errors)
+        self._decoder = incremental_decoder(self._fixed or self.encoding, self.errors)
         self._gap = True
 
     def decode_lines(

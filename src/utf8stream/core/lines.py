@@ -28,11 +28,10 @@ engine's fast path costs; per call, a few attribute lookups.
 
 from __future__ import annotations
 
-import codecs
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ._bytes import is_continuation
+from ._bytes import character_count, is_continuation
 from .decoder import Utf8Decoder, stream_mark
 from .linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder
 from .lineoptions import (
@@ -94,13 +93,28 @@ class _SplitterSource:
         self.shifted = False
         #: The end of the stream finishes ``raw`` too (after ``feed_bytes(final=True)``).
         self.finishing = False
-        self._text = codecs.getincrementaldecoder("utf-8")("surrogatepass")
+        #: Text's own bytes decoded back; they are well-formed, or with a lone surrogate
+        #: of the text (``encode_text``) ``surrogatepass`` bytes, read by a decoder
+        #: that makes them the surrogate again from then on.
+        self._text = Utf8Decoder("strict")
 
     def begin(self, head: bytes, resumed: bool = False) -> None:
         pass
 
     def encode_newline(self, text: str) -> bytes:
-        return text.encode("utf-8", "surrogatepass")
+        return self.encode_text(text)
+
+    def encode_text(self, text: str) -> bytes:
+        """The UTF-8 of text, a lone surrogate three bytes (``surrogatepass``)."""
+        try:
+            return text.encode("utf-8")
+        except UnicodeEncodeError:
+            if self._text.errors != "surrogatepass":
+                # Nothing held is lost: the held prefix of a character moves over.
+                passing = Utf8Decoder("surrogatepass")
+                passing.setstate(self._text.getstate())
+                self._text = passing
+            return text.encode("utf-8", "surrogatepass")
 
     def decode(self, data: bytes, final: bool = False) -> str:
         raw = self.raw
@@ -119,7 +133,7 @@ class _SplitterSource:
     def decode_line(self, content: bytes, ending: bytes) -> str:
         # A newline is whole, and ends whatever was held: the text ends with it.
         text = self.decode(content + ending)
-        return text[: len(text) - len(ending.decode("utf-8", "surrogatepass"))]
+        return text[: len(text) - character_count(ending)]
 
     def decode_piece(self, data: bytes, after: int) -> str:
         text = self.decode(data)
@@ -243,7 +257,7 @@ class LineSplitter:
         self._chars_in += len(text)
         if not text:
             return []
-        return self._lines_of(self._engine.feed(text.encode("utf-8", "surrogatepass")))
+        return self._lines_of(self._engine.feed(self._source.encode_text(text)))
 
     def feed_bytes(
         self, decoder: Utf8Decoder, data: bytes, final: bool = False
@@ -307,7 +321,7 @@ class LineSplitter:
         engine = self._engine
         held = engine.partial[source.text_left :]
         if held or self._final:
-            text = raw.decode(held, self._final).encode("utf-8", "surrogatepass")
+            text = source.encode_text(raw.decode(held, self._final))
             # Only its length changes (offsets are not the splitter's to hand out).
             engine.partial = engine.partial[: source.text_left] + text
             engine.position = engine.line_start + len(engine.partial)

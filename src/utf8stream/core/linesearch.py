@@ -15,6 +15,8 @@ the scanner (``_lines.h``), tested against it.
 from __future__ import annotations
 
 import re
+from itertools import accumulate, compress, repeat
+from operator import add
 
 __all__ = ["last_unit", "line_ends", "split_text"]
 
@@ -73,17 +75,49 @@ def split_text(text: str, newline: str | None, keepends: bool = False) -> list[s
 
 
 def _fixed_ends(buf: bytes, nl: bytes, unit: int, start: int) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    find = buf.find
     width = len(nl)
+    if width == unit > 1:
+        # One code unit of 2 or 4 bytes: found in C loops, no Python step per line.
+        offsets = _unit_offsets(buf, nl, start)
+        return list(zip(offsets, map(add, offsets, repeat(width)), strict=True))
+    out: list[tuple[int, int]] = []
+    append = out.append
+    find = buf.find
     at = find(nl, start)
+    if unit == 1:  # every offset is a code unit's: memchr (or memmem), nothing else
+        while at >= 0:
+            append((at, at + width))
+            at = find(nl, at + width)
+        return out
     while at >= 0:
         if at % unit:
             at = find(nl, at + 1)
             continue
-        out.append((at, at + width))
+        append((at, at + width))
         at = find(nl, at + width)
     return out
+
+
+def _unit_offsets(buf: bytes, unit_bytes: bytes, start: int) -> list[int]:
+    """The offsets of the code unit ``unit_bytes`` in ``buf`` from ``start`` (a unit's
+    offset), at multiples of its size.
+
+    ``bytes.split`` at the unit's last nonzero byte (memchr; a search for a unit with
+    the NULs of UTF-16/32 text in it runs at a fraction of that speed) and the sums of
+    the pieces' lengths give each candidate; then those aligned and whole are kept.
+    """
+    unit = len(unit_bytes)
+    last = unit - 1
+    while last and not unit_bytes[last]:
+        last -= 1
+    key = unit_bytes[last : last + 1]
+    pieces = buf[start + last :].split(key)
+    pieces.pop()  # after the last candidate
+    # Each piece and its key: the candidate's unit starts ``last`` bytes before its key.
+    at = list(accumulate(map(add, map(len, pieces), repeat(1)), initial=start - 1))
+    del at[0]
+    aligned = [a for a in at if not a % unit]
+    return list(compress(aligned, map(buf.startswith, repeat(unit_bytes), aligned)))
 
 
 def _universal_ends(
@@ -91,13 +125,11 @@ def _universal_ends(
 ) -> list[tuple[int, int]]:
     out: list[tuple[int, int]] = []
     find = buf.find
+    # The first \r unit (for 2- or 4-byte units by the memchr of ``_unit_offsets``).
+    cr_at = find(cr, start) if unit == 1 else next(iter(_unit_offsets(buf, cr, start)), -1)
+    if cr_at < 0:  # the common case: "\n" only
+        return _fixed_ends(buf, lf, unit, start)
     lf_at = find(lf, start)
-    cr_at = find(cr, start)
-    if unit == 1 and cr_at < 0:  # the common case: "\n" only
-        while lf_at >= 0:
-            out.append((lf_at, lf_at + 1))
-            lf_at = find(lf, lf_at + 1)
-        return out
     if unit == 1 and buf.count(cr, start) == buf.count(lf, start) == buf.count(cr + lf, start):
         # "\r\n" only (Windows): one search, as cheap as for "\n".
         while cr_at >= 0:

@@ -59,6 +59,29 @@ _HALF = re.compile(rb"\xed[\xa0-\xbf][\x80-\xbf]")
 _PAIR = re.compile(rb"(\xed[\xa0-\xaf][\x80-\xbf]\xed[\xb0-\xbf][\x80-\xbf])")
 
 
+#: A complete surrogate half, kept by ``re.split``.
+_HALF_KEPT = re.compile(rb"(\xed[\xa0-\xbf][\x80-\xbf])")
+
+
+class _NotWellFormed(Exception):
+    """The whole-text scanner met a unit: the item-by-item path decides."""
+
+
+def _reject(event: Malformed) -> str:
+    raise _NotWellFormed
+
+
+class _HalfTable(dict[bytes, str]):
+    """A complete surrogate half's three bytes -> the surrogate."""
+
+    def __missing__(self, half: bytes) -> str:
+        text = self[half] = chr(0xD000 | ((half[1] & 0x3F) << 6) | (half[2] & 0x3F))
+        return text
+
+
+_HALF_TEXT = _HalfTable()
+
+
 class _PairTable(dict[bytes, bytes]):
     """A pair's six bytes -> the UTF-8 of its supplementary character (kept for the
     first 4,096 pairs met: text repeats its few emoji)."""
@@ -247,6 +270,7 @@ class VariantScanner:
         "_prefixes",
         "_translate",
         "_units",
+        "_whole",
         "orphan_low",
         "pending",
         "position",
@@ -267,6 +291,8 @@ class VariantScanner:
             raise ValueError("the replacement is one character or none")
         self._units = _VariantUnits(variant, surrogates_pass, replacement, callback)
         self._inner = inner_type(None, self._units)
+        #: The fast path's scanner: the text of well-formed UTF-8, or ``_NotWellFormed``.
+        self._whole = inner_type(None, _reject)
         table = variant.passing_table if surrogates_pass else variant.table
         #: The variant's own items: surrogate halves, C0 80.
         self._halves = table.surrogate_halves
@@ -363,14 +389,14 @@ class VariantScanner:
             # Items, and perhaps no malformed unit: C-speed passes only.  C0 80 becomes
             # 00 (``buf`` is translated: a 00 of its own, where the variant forbids it,
             # is FF by now), each CESU-8 pair its UTF-8 sequence (a regular expression
-            # split, a table), and CPython's UTF-8 decoder then fails on anything
-            # malformed; with ``surrogatepass`` (WTF-8, MUTF-8) it makes each lone half
-            # its surrogate.  A WTF-8 pair is malformed: looked for first.  The same
+            # split, a table), and the scanner (``_well_formed``) then gives up on
+            # anything malformed; a lone half where the variant allows it (WTF-8,
+            # MUTF-8) is its surrogate.  A WTF-8 pair is malformed: looked for first.  The same
             # texts as ``_VariantUnits.item`` (a test holds the two paths equal); on
             # failure the item-by-item path below decides.  (A low half first after
             # ``orphan_low``, WTF-8, is malformed: that path.)
             fast = buf
-            errors = "strict"
+            clean = True
             if halves >= 0:
                 if self._join_pairs:
                     parts = _PAIR.split(fast)
@@ -378,17 +404,12 @@ class VariantScanner:
                         parts[1::2] = map(_PAIR_UTF8.__getitem__, parts[1::2])
                         fast = b"".join(parts)
                 elif self._pairs_malformed and _PAIR.search(fast, halves):
-                    errors = ""
-                if self._lone_halves:
-                    errors = errors and "surrogatepass"
-            if errors:
+                    clean = False
+            if clean:
                 if nulls >= 0:
                     fast = fast.replace(b"\xc0\x80", b"\x00")
-                try:
-                    text = fast.decode("utf-8", errors)
-                except UnicodeDecodeError:
-                    pass
-                else:
+                text = self._well_formed(fast, halves >= 0 and self._lone_halves)
+                if text is not None:
                     self._chars += len(text)
                     return text, src[end:] if held else b""
         units.src = src
@@ -415,6 +436,33 @@ class VariantScanner:
             units.src = b""
         self._chars += len(text)
         return text, src[end:] if held else b""
+
+    def _well_formed(self, buf: bytes, lone_halves: bool) -> str | None:
+        """The text of ``buf`` if it is well-formed UTF-8, with ``lone_halves`` complete
+        surrogate halves between its characters, each its surrogate; else None.
+
+        The whole-text scanner gives up at the first unit.  The stretches between the
+        halves go to it in one call, joined by a NUL that none of them holds (which
+        cannot complete a character cut at a stretch's end), and their texts are split
+        apart at it: C loops only, however many halves.
+        """
+        feed = self._whole.feed
+        try:
+            if not lone_halves or b"\xed" not in buf:  # a joined pair leaves no ED
+                return feed(b"", buf, True, 0)[0]
+            parts = _HALF_KEPT.split(buf)  # stretch, half, stretch, ..., stretch
+            if len(parts) == 3:  # one half (a short chunk): no lists
+                head, half, rest = parts
+                return feed(b"", head, True, 0)[0] + _HALF_TEXT[half] + feed(b"", rest, True, 0)[0]
+            out: list[str] = [""] * len(parts)
+            if b"\x00" in buf:
+                out[0::2] = [feed(b"", part, True, 0)[0] for part in parts[0::2]]
+            else:
+                out[0::2] = feed(b"", b"\x00".join(parts[0::2]), True, 0)[0].split("\x00")
+        except _NotWellFormed:
+            return None
+        out[1::2] = map(_HALF_TEXT.__getitem__, parts[1::2])
+        return "".join(out)
 
     def _decode_items(self, buf: bytes, end: int, halves: int, nulls: int) -> str:
         """The text of ``buf`` (``src[:end]``, translated), where ``src[halves]`` is the
