@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     # Some names not in ``__all__`` are imported from here too: ``_HOMES`` lists them.
-    from .._defaults import FOLLOW_ERRORS  # noqa: F401
     from .._identity import FINGERPRINT_BYTES  # noqa: F401
     from ._checkpoint import (  # noqa: F401
         CHECKPOINT_MAX_BYTES,
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from ._feed import FEED_SIZE  # noqa: F401
     from ._follow import follow
     from ._follower import Follower
-    from ._options import FollowOptions
+    from ._options import FOLLOW_ERRORS, FollowOptions  # noqa: F401
     from ._reading import READ_SIZE  # noqa: F401
     from ._records import NOTICE_KINDS, FileIdentity, FollowerStatistics, Line, Notice
 
@@ -62,8 +61,7 @@ _HOMES = {
     "._feed": ("FEED_SIZE",),
     "._follower": ("Follower",),
     "._follow": ("follow",),
-    "._options": ("FollowOptions",),
-    ".._defaults": ("FOLLOW_ERRORS",),
+    "._options": ("FOLLOW_ERRORS", "FollowOptions"),
     ".._identity": ("FINGERPRINT_BYTES",),
 }
 _LAZY = {name: module for module, names in _HOMES.items() for name in names}

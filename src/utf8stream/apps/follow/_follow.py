@@ -9,7 +9,6 @@ from ...core.events import Malformed
 from ...core.multiline import MultilineJoiner
 from ._checkpoint import FollowCheckpoint
 from ._follower import Follower
-from ._multiline import _MultilineFollower
 from ._options import FollowOptions
 from ._records import Notice
 
@@ -69,9 +68,4 @@ def follow(
         multiline_timeout=multiline_timeout,
         partial_after=partial_after,
     )
-    kwargs = options.as_kwargs("follow")
-    del kwargs["multiline"], kwargs["multiline_timeout"]
-    joiner = FollowOptions.joiner_of(multiline)
-    if joiner is not None:
-        return _MultilineFollower(joiner, multiline_timeout, path, **kwargs)
-    return Follower(path, **kwargs)
+    return Follower(path, options)
