@@ -430,24 +430,3 @@ needs_c = pytest.mark.skipif(_accel.built_accelerator() is None, reason="C accel
 needs_proc_fdinfo = pytest.mark.skipif(
     not os.path.exists("/proc/self/fdinfo"), reason="open files are read from Linux's /proc"
 )
-
-
-def set_in_follower(monkeypatch: pytest.MonkeyPatch, name: str, value: object) -> None:
-    """Set the module-level ``name`` (a read size, say) in each of the follower's modules
-    that holds it, so that all of the follower sees the one value."""
-    from utf8stream.apps.follow import (
-        _cutting,
-        _driver,
-        _feed,
-        _follower,
-        _opening,
-        _reading,
-        _rotation,
-        _waiting,
-    )
-
-    every = (_reading, _rotation, _feed, _cutting, _opening, _driver, _waiting, _follower)
-    modules = [m for m in every if hasattr(m, name)]
-    assert modules, f"no module of the follower holds {name}"
-    for module in modules:
-        monkeypatch.setattr(module, name, value)

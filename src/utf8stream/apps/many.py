@@ -18,7 +18,7 @@ file whose name is gone (deleted, or rotated with nothing new at the name) is re
 end, kept for ``rotate_grace`` in case its writer still appends, then dropped.
 
 Fairness: followers take turns.  A follower hands out what one read gave it (at most
-``READ_SIZE`` bytes, and at most ``_QUANTUM`` lines) and goes to the back of the line; a
+``ReadPolicy.read_size`` bytes, and at most ``_QUANTUM`` lines) and goes to the back of the line; a
 busy file never holds the others back by more than one read.  While some are busy, the
 watcher is still asked every ``_BUSY_LOOK`` seconds (``poll_interval`` when polling)
 which quiet files have changed.
@@ -71,6 +71,7 @@ from .checkpoints import CheckpointStore
 from .follow._checkpoint import FollowCheckpoint
 from .follow._follower import Follower
 from .follow._options import FollowOptions, option_of, refuse_not_taken
+from .follow._readpolicy import ReadPolicy
 from .follow._records import Line, Notice
 from .follow._waiting import Rest, SharedWatch
 
@@ -560,6 +561,7 @@ def follow_many(
     on_malformed: Callable[[Malformed], object] | None = FollowOptions.on_malformed,
     gap_at_start: bool = FollowOptions.gap_at_start,
     partial_after: float | None = FollowOptions.partial_after,
+    reading: ReadPolicy = FollowOptions.reading,
 ) -> ManyFollower:
     """Follow every file the glob ``patterns`` match, like ``tail -F`` on each.
 
@@ -573,11 +575,12 @@ def follow_many(
     starts its files at ``start``); a file whose name is removed is read to its end and
     dropped once quiet for ``rotate_grace``.  Each file is followed as ``follow()``
     follows one (rotation, copytruncate, compressed rotations); ``newline``,
-    ``max_line_bytes``, ``on_overlong``, ``errors``, ``on_malformed``, ``gap_at_start``
-    and ``partial_after`` are as ``follow()``'s.  ``encodings`` maps a pattern (as given) to its
-    files' encoding; the others use ``encoding``.  A file matched by several patterns
-    belongs to the first.  The options, their defaults and their checks are
-    ``FollowOptions``'s (``follow_many(patterns, **options.as_kwargs("many"))``).
+    ``max_line_bytes``, ``on_overlong``, ``errors``, ``on_malformed``, ``gap_at_start``,
+    ``partial_after`` and ``reading`` are as ``follow()``'s.  ``encodings`` maps a
+    pattern (as given) to its files' encoding; the others use ``encoding``.  A file
+    matched by several patterns belongs to the first.  The options, their defaults and
+    their checks are ``FollowOptions``'s (``follow_many(patterns,
+    **options.as_kwargs("many"))``, or ``ManyFollower(patterns, options)``).
 
     ``multiline``: a ``MultilineJoiner`` or a preset name, as for ``follow()``: each
     ``Line`` is then a multi-line event of one file (each file has its own empty copy of
@@ -619,6 +622,7 @@ def follow_many(
         on_malformed=on_malformed,
         gap_at_start=gap_at_start,
         partial_after=partial_after,
+        reading=reading,
     )
     if isinstance(patterns, (str, os.PathLike)):
         patterns = [patterns]

@@ -14,7 +14,7 @@ from ...core.events import Malformed
 from ...core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
 from .._sniff import AUTO, sniff_encoding
-from ._feed import FEED_SIZE, _Block, _fed_to, _Item, _records, _slice_records
+from ._feed import _Block, _fed_to, _Item, _records, _slice_records
 from ._reading import _detect, _is_utf8, _Open
 
 #: How many bytes before the position a file keeps to notice a rewrite (``_Open.anchor``).
@@ -113,7 +113,7 @@ class _Cutter:
 
     def take(self, f: _Open, data: bytes, start: int = 0) -> None:
         """Cut newly read bytes (``data`` from ``start`` on) into lines and queue the
-        complete ones (those of the first ``FEED_SIZE`` bytes; the rest when asked)."""
+        complete ones (those of the first ``feed_size`` bytes; the rest when asked)."""
         if f.undecided:
             # The first bytes of a file that was empty: its encoding is told now.
             encoding = _detect(f.fd) or sniff_encoding(data[start:], whole=False)
@@ -121,7 +121,7 @@ class _Cutter:
             f.identity = dataclasses.replace(f.identity, encoding=encoding)
             f.undecided = False
         end = len(data)
-        if end - start > FEED_SIZE:
+        if end - start > f.policy.feed_size:
             # A long read ends at a line's end: the rest, the start of a line, is read
             # again with the next bytes (positional reads), so no slice holds a line
             # that the engine must join to the next read's (that costs the general path
@@ -139,7 +139,7 @@ class _Cutter:
         self.feed_slice(f)
 
     def feed_slice(self, f: _Open) -> None:
-        """Cut the next ``FEED_SIZE`` bytes of the last read into lines, and queue them.
+        """Cut the next ``feed_size`` bytes of the last read into lines, and queue them.
 
         The slice ends just past a newline where it can: the engine then holds nothing
         to join to the next slice (a copy of it), and the slice is not copied either."""
@@ -152,7 +152,7 @@ class _Cutter:
             self.queue_items(f, items)
             return
         data, at, limit = f.unfed, f.unfed_at, f.unfed_end
-        stop = min(at + FEED_SIZE, limit)
+        stop = min(at + f.policy.feed_size, limit)
         end = f.engine.slice_end(data, at, stop) if stop < limit else limit
         _fed_to(f, end)
         # A slice is a view: the engine's fast path reads it where it lies (no copy).

@@ -10,6 +10,7 @@ from ...core.multiline import MultilineJoiner
 from ._checkpoint import FollowCheckpoint
 from ._follower import Follower
 from ._options import FollowOptions
+from ._readpolicy import ReadPolicy
 from ._records import Notice
 
 __all__ = ["follow"]
@@ -37,6 +38,7 @@ def follow(
     multiline: MultilineJoiner | str | None = FollowOptions.multiline,
     multiline_timeout: float = FollowOptions.multiline_timeout,
     partial_after: float | None = FollowOptions.partial_after,
+    reading: ReadPolicy = FollowOptions.reading,
 ) -> Follower:
     """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
 
@@ -67,5 +69,6 @@ def follow(
         multiline=multiline,
         multiline_timeout=multiline_timeout,
         partial_after=partial_after,
+        reading=reading,
     )
     return Follower(path, options)

@@ -15,7 +15,7 @@ core's line engine: newline modes, the limit, the overlong policies, the exact b
 offset of every line, in any encoding it has a ``LineDecoder`` for); every byte goes
 through its decoder in order, so malformed units are reported with their absolute
 offsets and never stop the reader.  The follower keeps files, rotation and checkpoints.
-A read is cut ``FEED_SIZE`` bytes at a time as its lines are handed out; in the common
+A read is cut ``ReadPolicy.feed_size`` bytes at a time as its lines are handed out; in the common
 case (the accelerator, nothing held or pending) a slice is one C call that cuts and
 decodes its lines (``LineEngine.feed_slice``) and one that makes them ``Line`` records,
 and the checkpoint is worked out only when asked (each record holds its offset).
@@ -136,6 +136,7 @@ class Follower:
             gap_at_start=options.gap_at_start,
             checkpoint=checkpoint,
             on_notice=on_notice,
+            reading=options.reading,
         )
         poll_interval = options.poll_interval
         machine = FollowMachine(rotate_grace=options.rotate_grace, poll_interval=poll_interval)

@@ -22,6 +22,7 @@ from ...core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, OVE
 from ...core.multiline import MULTILINE_PRESETS, MultilineJoiner
 from .._sniff import AUTO
 from ._public import public
+from ._readpolicy import ReadPolicy
 
 if TYPE_CHECKING:
     from ...core.events import Malformed
@@ -143,6 +144,10 @@ def _codec_problem(name: str) -> str | None:
     except (LookupError, ValueError) as exc:
         return str(exc)
     return None
+
+
+def _read_policy(value: object) -> str | None:
+    return None if isinstance(value, ReadPolicy) else "must be a ReadPolicy"
 
 
 def _joiner(value: object) -> str | None:
@@ -272,6 +277,8 @@ class FollowOptions:
     bytes, valid UTF-8, else cp1252 (``_sniff``); ``Line.file.encoding`` says it, the
     checkpoint keeps it for a restart, and a new file after a rotation is told again
     (``on_malformed`` then sees the files told UTF-8).
+    ``reading``: a ``ReadPolicy``, how files are read (read sizes, read-ahead, files
+    held in memory): a tuning seam, whose default chooses per file system.
     """
 
     # -- where to start --
@@ -392,6 +399,8 @@ class FollowOptions:
         ),
     )
     partial_after: float | None = field(default=None, metadata=_meta(problem=_optional(_seconds)))
+    # -- how files are read --
+    reading: ReadPolicy = field(default=ReadPolicy(), metadata=_meta(problem=_read_policy))
     # -- many files: ``follow_many()`` --
     store: CheckpointStore | str | os.PathLike[str] | None = field(
         default=None, metadata=_meta(takes="many")
