@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -430,3 +431,22 @@ needs_c = pytest.mark.skipif(_accel.built_accelerator() is None, reason="C accel
 needs_proc_fdinfo = pytest.mark.skipif(
     not os.path.exists("/proc/self/fdinfo"), reason="open files are read from Linux's /proc"
 )
+
+
+def fake_watchfiles(monkeypatch: pytest.MonkeyPatch, watch: Callable[..., object] | None) -> None:
+    """``import watchfiles`` finds no package (``watch=None``: the ``watch`` extra is not
+    installed) or one whose ``watch`` is ``watch``: the notifier the watcher gets."""
+    import types
+
+    package = None if watch is None else types.SimpleNamespace(watch=watch)
+    monkeypatch.setitem(sys.modules, "watchfiles", package)
+
+
+def real_watch() -> Callable[..., Iterator[set[tuple[int, str]]]] | None:
+    """The installed ``watchfiles.watch``, or None without the ``watch`` extra."""
+    try:
+        import watchfiles
+    except ImportError:
+        return None
+    watch: Callable[..., Iterator[set[tuple[int, str]]]] = watchfiles.watch
+    return watch
