@@ -4,6 +4,7 @@ queue of what is cut and not handed out yet, and the counts of what the lines he
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections import deque
 from collections.abc import Callable
@@ -11,11 +12,31 @@ from collections.abc import Callable
 import anyio
 
 from ...core.events import Malformed
-from ...core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
+from ...core.linecodec import LineBatch, LineEngine, LineItem, line_decoder
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
 from .._sniff import AUTO, sniff_encoding
 from ._feed import _Block, _fed_to, _Item, _records, _slice_records
 from ._reading import _detect, _is_utf8, _Open
+
+
+@functools.lru_cache(maxsize=64)
+def _engine_problem(
+    encoding: str, errors: str, newline: str | None, max_line_bytes: int, on_overlong: str
+) -> str | None:
+    """Why no line engine can be made with these options (None: one can), known once
+    per combination (``follow_many`` makes a follower per file).  An encoding with a
+    prelude (a byte-order mark) is told by each file's first bytes: not checked here."""
+    decoder = line_decoder(encoding, errors)
+    if decoder.prelude:
+        return None
+    try:
+        LineEngine(
+            decoder, newline=newline, max_line_bytes=max_line_bytes, on_overlong=on_overlong
+        )
+    except ValueError as exc:
+        return str(exc)
+    return None
+
 
 #: How many bytes before the position a file keeps to notice a rewrite (``_Open.anchor``).
 ANCHOR_BYTES = 32
@@ -44,12 +65,11 @@ class _Cutter:
         self._errors = errors
         self._on_malformed = on_malformed
         self._notice = notice
-        # The encoding is checked now (and the newline in it), not at the first read.
-        probe = line_decoder(self.encoding, errors)
-        if on_malformed is not None and not isinstance(probe, Utf8LineDecoder):
-            raise ValueError("on_malformed is reported for UTF-8 only")
-        if not probe.prelude:
-            self.engine_for(0, encoding=self.encoding)
+        # The newline in the encoding is checked now, not at the first read (the other
+        # options are ``FollowOptions``'s to check).
+        problem = _engine_problem(self.encoding, errors, newline, max_line_bytes, on_overlong)
+        if problem is not None:
+            raise ValueError(problem)
         self.queue: deque[_Item | _Block] = deque()
         #: What ``on_malformed`` raised, raised once the read is taken in.
         self.callback_error: Exception | None = None
