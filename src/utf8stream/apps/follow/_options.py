@@ -225,8 +225,9 @@ def _encoding_text(text: str) -> str:
 class FollowOptions:
     """The options of ``follow()`` and ``follow_many()``: one value, checked when made.
 
-    ``follow(path, **options.as_kwargs("follow"))`` follows one file with them,
-    ``follow_many(patterns, **options.as_kwargs("many"))`` many; each function's keyword
+    ``Follower(path, options)`` (or ``follow(path, **options.as_kwargs("follow"))``)
+    follows one file with them, ``ManyFollower(patterns, options)`` (or
+    ``follow_many(patterns, **options.as_kwargs("many"))``) many; each function's keyword
     parameters are exactly the fields it takes, with the same defaults (the fields whose
     metadata says ``takes="follow"`` are for one file only, ``takes="many"`` for
     ``follow_many()`` only: its docstring tells those).  A value out of range raises
