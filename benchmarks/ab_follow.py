@@ -14,7 +14,8 @@ processes as much as code).  Each ``SRC``
 round.  Printed per side: the best and the median time, ``open()``'s best over its best,
 and the median of the rounds' own ratios to ``open()`` (a round's sides run moments
 apart: the steadier figure).  The lines are counted, not checked; bench_files.py checks
-that both sides give the same lines.  ``--feed`` sets the trees' ``FEED_SIZE`` (KiB).
+that both sides give the same lines.  ``--feed`` sets the trees' feed size (KiB):
+``ReadPolicy(feed_size=)`` where a tree has it, else its module's ``FEED_SIZE``.
 Two copies of the same tree are the check of the method: their ratios should agree.
 """
 
@@ -31,6 +32,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import anyio
 
@@ -65,7 +67,7 @@ def main() -> None:
     parser.add_argument(
         "--backends", nargs="+", default=["asyncio", "trio"], choices=["asyncio", "trio"]
     )
-    parser.add_argument("--feed", type=int, help="the trees' FEED_SIZE, KiB")
+    parser.add_argument("--feed", type=int, help="the trees' feed size, KiB")
     _report.add_option(parser)
     args = parser.parse_args()
     with _report.reporting(args.json):
@@ -80,9 +82,14 @@ def compare(args: argparse.Namespace) -> None:
         lines = args.mib * 2**20 // len(LINE_80)
         path.write_bytes(LINE_80 * lines)
         trees = load_trees(sources, work / "trees")
+        options: dict[str, dict[str, Any]] = {name: {} for name, _ in trees}
         for name, module in trees:
             if args.feed:
-                # A tree's follower is one module, or a package of modules loaded on use.
+                policy = getattr(importlib.import_module(f"{name}.follower"), "ReadPolicy", None)
+                if policy is not None:
+                    options[name]["reading"] = policy(feed_size=args.feed << 10)
+                    continue
+                # A tree before ReadPolicy: its follower's modules hold FEED_SIZE.
                 assert module.follow is not None
                 for held_name, held in list(sys.modules.items()):
                     if held_name.startswith(f"{name}.apps.follow") and hasattr(held, "FEED_SIZE"):
@@ -97,10 +104,11 @@ def compare(args: argparse.Namespace) -> None:
             assert count == lines
             return took
 
-        def timer(module: ModuleType, backend: str) -> Callable[[], float]:
+        def timer(module: ModuleType, backend: str, tuned: dict[str, Any]) -> Callable[[], float]:
             async def count() -> int:
                 n = 0
-                async with module.follow(path, start="beginning", until_eof=True) as it:
+                follower = module.follow(path, start="beginning", until_eof=True, **tuned)
+                async with follower as it:
                     async for _line in it:
                         n += 1
                 return n
@@ -117,7 +125,7 @@ def compare(args: argparse.Namespace) -> None:
         cases: dict[str, Callable[[], float]] = {"open()": time_open}
         for name, module in trees:
             for backend in args.backends:
-                cases[f"{name} {backend}"] = timer(module, backend)
+                cases[f"{name} {backend}"] = timer(module, backend, options[name])
         for k, (name, _) in enumerate(trees):
             print(f"{name}: {sources[k]}")
         times: dict[str, list[float]] = {name: [] for name in cases}

@@ -1,4 +1,4 @@
-"""What the follower's read tests share (test_follow_cached_reads, test_follow_in_memory):
+"""What the follower's read tests share (test_reading_page_cache, test_reading_memory_fs):
 numbered lines, reading a file whole, and the check that a reader that never waits
 still lets other tasks run and stops at a cancellation."""
 
@@ -10,21 +10,24 @@ import anyio
 import anyio.lowlevel
 
 from utf8stream import follow
+from utf8stream.follower import ReadPolicy
 
 
 def numbered(count: int) -> bytes:
     return b"".join(b"line %05d %s\n" % (k, b"x" * (k % 40)) for k in range(count))
 
 
-async def read_all(path: Path) -> list[str]:
-    async with follow(path, start="beginning", until_eof=True) as lines:
+async def read_all(path: Path, reading: ReadPolicy) -> list[str]:
+    async with follow(path, start="beginning", until_eof=True, reading=reading) as lines:
         return [line.text async for line in lines]
 
 
-async def check_turns_and_cancellation(path: Path, data: bytes) -> None:
-    """``path`` holds ``data`` (4000 ``numbered`` lines), read with a ``READ_SIZE`` of
-    2048: other tasks get a turn about once per ``READ_SIZE`` bytes, and a cancellation
-    stops the reader at its next read, nothing lost and nothing repeated after it."""
+async def check_turns_and_cancellation(path: Path, data: bytes, reading: ReadPolicy) -> None:
+    """``path`` holds ``data`` (4000 ``numbered`` lines), read as ``reading`` says, with
+    a ``read_size`` of 2048: other tasks get a turn about once per ``read_size`` bytes,
+    and a cancellation stops the reader at its next read, nothing lost and nothing
+    repeated after it."""
+    assert reading.read_size == 2048
     turns = 0
     done = False
 
@@ -38,12 +41,12 @@ async def check_turns_and_cancellation(path: Path, data: bytes) -> None:
         tg.start_soon(other)
         await anyio.lowlevel.checkpoint()
         turns = 0
-        got = await read_all(path)
+        got = await read_all(path, reading)
         done = True
     assert got == data.decode().splitlines()
     assert turns >= len(data) // 2048 - 2
 
-    async with follow(path, start="beginning", until_eof=True) as lines:
+    async with follow(path, start="beginning", until_eof=True, reading=reading) as lines:
         seen = 0
         with anyio.CancelScope() as scope:
             async for _line in lines:

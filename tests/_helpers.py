@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -432,22 +433,20 @@ needs_proc_fdinfo = pytest.mark.skipif(
 )
 
 
-def set_in_follower(monkeypatch: pytest.MonkeyPatch, name: str, value: object) -> None:
-    """Set the module-level ``name`` (a read size, say) in each of the follower's modules
-    that holds it, so that all of the follower sees the one value."""
-    from utf8stream.apps.follow import (
-        _cutting,
-        _driver,
-        _feed,
-        _follower,
-        _opening,
-        _reading,
-        _rotation,
-        _waiting,
-    )
+def fake_watchfiles(monkeypatch: pytest.MonkeyPatch, watch: Callable[..., object] | None) -> None:
+    """``import watchfiles`` finds no package (``watch=None``: the ``watch`` extra is not
+    installed) or one whose ``watch`` is ``watch``: the notifier the watcher gets."""
+    import types
 
-    every = (_reading, _rotation, _feed, _cutting, _opening, _driver, _waiting, _follower)
-    modules = [m for m in every if hasattr(m, name)]
-    assert modules, f"no module of the follower holds {name}"
-    for module in modules:
-        monkeypatch.setattr(module, name, value)
+    package = None if watch is None else types.SimpleNamespace(watch=watch)
+    monkeypatch.setitem(sys.modules, "watchfiles", package)
+
+
+def real_watch() -> Callable[..., Iterator[set[tuple[int, str]]]] | None:
+    """The installed ``watchfiles.watch``, or None without the ``watch`` extra."""
+    try:
+        import watchfiles
+    except ImportError:
+        return None
+    watch: Callable[..., Iterator[set[tuple[int, str]]]] = watchfiles.watch
+    return watch

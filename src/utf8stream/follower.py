@@ -4,7 +4,8 @@
 the objects they drive, for a program that wants to hold one (``Follower``,
 ``ManyFollower``: ``statistics()``, ``checkpoint()``, ``aclose()``), the identity of a
 followed file (``FileIdentity``), the options of ``follow()`` and ``follow_many()`` as
-one checked value (``FollowOptions``), and the checkpoint as a JSON file
+one checked value (``FollowOptions``), how the files are read (``ReadPolicy``, a
+tuning seam), and the checkpoint as a JSON file
 (``read_checkpoint``, ``write_checkpoint``; ``utf8stream.CheckpointStore`` keeps many).
 """
 
@@ -14,6 +15,7 @@ from .apps.follow import (
     FileIdentity,
     Follower,
     FollowOptions,
+    ReadPolicy,
     read_checkpoint,
     write_checkpoint,
 )
@@ -24,6 +26,7 @@ __all__ = [
     "FollowOptions",
     "Follower",
     "ManyFollower",
+    "ReadPolicy",
     "read_checkpoint",
     "write_checkpoint",
 ]

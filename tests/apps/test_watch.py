@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import anyio
 import pytest
-from _helpers import append
+from _helpers import append, fake_watchfiles, real_watch
 
 from utf8stream.apps import _watch
 from utf8stream.apps._watch import Watcher, filesystem_type
@@ -249,7 +249,7 @@ async def test_a_missing_directory_is_polled_until_it_appears(tmp_path: Path) ->
 async def test_without_watchfiles_it_polls_and_says_why(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_watch, "_watch_function", lambda: None)
+    fake_watchfiles(monkeypatch, None)
     followed = tmp_path / "app.log"
     async with Watcher([followed], poll_interval=0.05) as w:
         assert w.mode == "polling"
@@ -293,7 +293,7 @@ def failing_to_start(*directories: str, **options: Any) -> Iterator[set[tuple[in
 async def test_a_notifier_that_does_not_start_falls_back_to_polling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_watch, "_watch_function", lambda: failing_to_start)
+    fake_watchfiles(monkeypatch, failing_to_start)
     followed = tmp_path / "app.log"
     async with Watcher([followed], poll_interval=0.05) as w:
         assert w.mode == "polling"
@@ -311,7 +311,7 @@ def other_signature(*directories: str) -> Iterator[set[tuple[int, str]]]:
 async def test_a_notifier_taking_other_arguments_falls_back_to_polling(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_watch, "_watch_function", lambda: other_signature)
+    fake_watchfiles(monkeypatch, other_signature)
     followed = tmp_path / "app.log"
     async with Watcher([followed], poll_interval=0.05) as w:
         assert w.mode == "polling"
@@ -332,7 +332,7 @@ def failing_while_watching(*directories: str, **options: Any) -> Iterator[set[tu
 async def test_a_notifier_that_fails_falls_back_without_spinning(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_watch, "_watch_function", lambda: failing_while_watching)
+    fake_watchfiles(monkeypatch, failing_while_watching)
     followed = tmp_path / "app.log"
     async with Watcher([followed], poll_interval=0.05, rescan_interval=NEVER) as w:
         assert await w.wait(0.2) == set()
@@ -342,7 +342,7 @@ async def test_a_notifier_that_fails_falls_back_without_spinning(
         assert (await timed_wait(w))[0] == {str(followed)}
 
 
-REAL_WATCH = _watch._watch_function()
+REAL_WATCH = real_watch()
 
 
 class RecordingNotifier:
@@ -372,7 +372,7 @@ async def test_a_cancelled_block_stops_the_notifier_at_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     RecordingNotifier.made.clear()
-    monkeypatch.setattr(_watch, "_watch_function", lambda: recording_watch)
+    fake_watchfiles(monkeypatch, recording_watch)
     start = time.monotonic()
     with anyio.move_on_after(0.2) as scope:
         async with Watcher([tmp_path / "app.log"], poll_interval=NEVER) as w:

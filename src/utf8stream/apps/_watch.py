@@ -52,12 +52,14 @@ import anyio.from_thread
 import anyio.lowlevel
 import anyio.to_thread
 
-from ._defaults import DEFAULT_POLL_INTERVAL
-
 if TYPE_CHECKING:
     from anyio.lowlevel import EventLoopToken
 
 __all__ = ["NETWORK_FILESYSTEMS", "Watcher", "filesystem_type"]
+
+#: Where the kernel cannot say a file changed, how often the watcher looks (seconds): its
+#: own default (the followers pass ``FollowOptions.poll_interval``).
+DEFAULT_POLL_INTERVAL = 0.25
 
 #: File systems whose changes are made on other machines, unseen by this kernel's
 #: notifications (FUSE included: sshfs, s3fs, rclone and their like are remote).

@@ -18,7 +18,7 @@ file whose name is gone (deleted, or rotated with nothing new at the name) is re
 end, kept for ``rotate_grace`` in case its writer still appends, then dropped.
 
 Fairness: followers take turns.  A follower hands out what one read gave it (at most
-``READ_SIZE`` bytes, and at most ``_QUANTUM`` lines) and goes to the back of the line; a
+``ReadPolicy.read_size`` bytes, and at most ``_QUANTUM`` lines) and goes to the back of the line; a
 busy file never holds the others back by more than one read.  While some are busy, the
 watcher is still asked every ``_BUSY_LOOK`` seconds (``poll_interval`` when polling)
 which quiet files have changed.
@@ -38,7 +38,7 @@ writes the lines into a table of the store's database passes that write as ``sav
 also=write)``: rows and checkpoints are one transaction, and every line is written
 *exactly once* (the soak of tests/test_soak_many.py kills such a program with SIGKILL).
 
-Multi-line events (``multiline=``): each member's follower is a ``_MultilineFollower``,
+Multi-line events (``multiline=``): each member's follower joins its lines into events,
 with its own empty copy of the joiner, so an event holds lines of one file only.  Where it
 would wait while its joiner holds an event, it rests until that event's timeout at the
 latest (each file's own clock); woken then, it looks at its file once more and, with
@@ -56,22 +56,22 @@ import os
 import sqlite3
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
+from dataclasses import fields, replace
 from fnmatch import fnmatchcase
 from types import TracebackType
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import anyio.to_thread
 
 from ..core.events import Malformed
 from ..core.multiline import MultilineJoiner
-from ._defaults import DEFAULT_MULTILINE_TIMEOUT, DEFAULT_POLL_INTERVAL, DEFAULT_ROTATE_GRACE
 from ._watch import Watcher
 from .checkpoints import CheckpointStore
 from .follow._checkpoint import FollowCheckpoint
 from .follow._follower import Follower
-from .follow._multiline import _MultilineFollower
-from .follow._options import DEFAULT_START, FollowOptions
+from .follow._options import FollowOptions, option_of, refuse_not_taken
+from .follow._readpolicy import ReadPolicy
 from .follow._records import Line, Notice
 from .follow._waiting import Rest, SharedWatch
 
@@ -132,25 +132,12 @@ class ManyFollower:
     def __init__(
         self,
         patterns: Iterable[str | os.PathLike[str]],
-        *,
-        store: CheckpointStore | str | os.PathLike[str] | None = None,
-        encoding: str = "utf-8",
-        encodings: Mapping[str, str] | None = None,
-        start: str = "end",
-        last_lines: int = 0,
-        save_every: int = 1000,
-        save_interval: float = 1.0,
-        autosave: bool = True,
-        rescan_interval: float = 5.0,
-        poll_interval: float = DEFAULT_POLL_INTERVAL,
-        rotate_grace: float = DEFAULT_ROTATE_GRACE,
-        force_polling: bool = False,
-        on_notice: Callable[[Notice], object] | None = None,
-        multiline: MultilineJoiner | str | None = None,
-        multilines: Mapping[str, MultilineJoiner | str | None] | None = None,
-        multiline_timeout: float = DEFAULT_MULTILINE_TIMEOUT,
-        **follow_options: Any,
+        options: FollowOptions | None = None,
     ) -> None:
+        if options is None:
+            options = FollowOptions()
+        else:
+            refuse_not_taken(options, "many")
         self.patterns = [os.fspath(p) for p in patterns]
         if not self.patterns:
             raise ValueError("follow_many needs at least one pattern")
@@ -160,43 +147,25 @@ class ManyFollower:
                 raise ValueError(
                     f"{pattern}: only the file name may hold wildcards (its directory is watched)"
                 )
-        self._encodings = dict(encodings or {})
-        if start not in ("end", "beginning"):
-            raise ValueError("start must be 'end' or 'beginning'")
-        if save_every < 1 or not save_interval > 0 or not rescan_interval > 0:
-            raise ValueError("save_every must be >= 1, save_interval and rescan_interval > 0")
-        for name in ("until_eof", "retry", "checkpoint", "last_bytes"):
-            if name in follow_options:
-                raise TypeError(f"follow_many() does not take {name}=")
+        self._encodings = dict(options.encodings or {})
         # Each file gets an empty copy: a joiner holds one file's incomplete event.
-        self._joiner = _joiner_of(multiline)
-        self._joiners = {pattern: _joiner_of(each) for pattern, each in (multilines or {}).items()}
+        self._joiner = FollowOptions.joiner_of(options.multiline)
+        self._joiners = {
+            pattern: FollowOptions.joiner_of(each)
+            for pattern, each in (options.multilines or {}).items()
+        }
         _check_per_pattern(self.patterns, self._encodings, self._joiners)
-        joined = self._joiner is not None or any(j is not None for j in self._joiners.values())
-        if joined and not multiline_timeout > 0:
-            raise ValueError("multiline_timeout must be > 0")
-        if joined and follow_options.get("partial_after") is not None:
-            raise ValueError("partial_after is for lines: a multi-line event is handed out whole")
-        self._multiline_timeout = multiline_timeout
-        self._encoding = encoding
-        self._start = start
-        self._last_lines = last_lines
-        self._save_every = save_every
-        self._save_interval = save_interval
-        self._autosave = autosave
+        self._options = options
+        #: What each file's follower is given: the options, less those of many files.
+        self._one_file = replace(options, **_MANY_ONLY)
+        self._save_every = options.save_every
+        self._save_interval = options.save_interval
+        self._autosave = options.autosave
         #: The followed file of the last line handed out.
         self.current: str | None = None
-        self._rescan_interval = rescan_interval
-        self._poll_interval = poll_interval
-        self._rotate_grace = rotate_grace
-        self._force_polling = force_polling
-        self._on_notice = on_notice
-        self._options = follow_options
-        # Every option is checked now, not when the first file matches.
-        Follower(self._absolute[0], encoding=encoding, **self._follower_options())
-        for each in self._encodings.values():
-            Follower(self._absolute[0], encoding=each, **self._follower_options())
-        self._store_given = store
+        self._rescan_interval = options.rescan_interval
+        self._poll_interval = options.poll_interval
+        self._on_notice = options.on_notice
         self._store: CheckpointStore | None = None
         self._owns_store = False
         self._resumed: dict[str, FollowCheckpoint] = {}
@@ -224,7 +193,7 @@ class ManyFollower:
         if self._entered:
             raise RuntimeError("a ManyFollower can be entered once")
         self._entered = True
-        store = self._store_given
+        store = self._options.store
         if store is not None:
             if isinstance(store, CheckpointStore):
                 self._store = store
@@ -237,7 +206,9 @@ class ManyFollower:
                 self._saved = dict(self._resumed)
             directories = sorted({os.path.dirname(p) for p in self._absolute})
             watcher = Watcher(
-                directories, poll_interval=self._poll_interval, force_polling=self._force_polling
+                directories,
+                poll_interval=self._poll_interval,
+                force_polling=self._options.force_polling,
             )
             await watcher.__aenter__()
         except BaseException:
@@ -390,46 +361,34 @@ class ManyFollower:
 
     # -- members -------------------------------------------------------------------
 
-    def _follower_options(self) -> dict[str, Any]:
-        return {
-            "poll_interval": self._poll_interval,
-            "rotate_grace": self._rotate_grace,
-            "on_notice": self._on_notice,
-            **self._options,
-        }
-
     def _pattern_of(self, path: str) -> str | None:
         return _pattern_of(path, self.patterns, self._absolute)
 
     def _add(self, path: str, *, at_start: bool) -> None:
         pattern = self._pattern_of(path)
         assert pattern is not None
-        options = self._follower_options()
-        options["encoding"] = self._encodings.get(pattern, self._encoding)
         joiner = self._joiners.get(pattern, self._joiner)
         checkpoint = self._resumed.pop(path, None)
+        where: dict[str, Any]
         if checkpoint is not None:
-            member = self._member(path, joiner, checkpoint=checkpoint, **options)
+            where = {"checkpoint": checkpoint, "start": "end", "last_lines": 0}
         elif at_start:
-            member = self._member(
-                path, joiner, start=self._start, last_lines=self._last_lines, **options
-            )
+            where = {}  # at ``start``, with ``last_lines``
         else:
             # Created while we follow, or since the last save: every line of it is new.
-            member = self._member(path, joiner, start="beginning", **options)
+            where = {"start": "beginning", "last_lines": 0}
             if self._on_notice is not None:
                 self._on_notice(Notice("appeared", path, "has appeared; following new file"))
+        options = replace(
+            self._one_file,
+            encoding=self._encodings.get(pattern, self._options.encoding),
+            multiline=None if joiner is None else joiner.empty_copy(),
+            **where,
+        )
+        watch = SharedWatch(self._poll_interval)
+        member = _Member(Follower(path, options, waiting=watch), watch)
         self._members[path] = member
         self._active.append(member)
-
-    def _member(self, path: str, joiner: MultilineJoiner | None, **options: Any) -> _Member:
-        watch = SharedWatch(self._poll_interval)
-        options["waiting"] = watch
-        if joiner is None:
-            return _Member(Follower(path, **options), watch)
-        timeout = self._multiline_timeout
-        follower = _MultilineFollower(joiner.empty_copy(), timeout, path, **options)
-        return _Member(follower, watch)
 
     def _rest(self, member: _Member, idle: Rest) -> None:
         """``member`` waits for a change; a file whose name is gone is finished once quiet."""
@@ -566,8 +525,14 @@ def _check_per_pattern(
             raise ValueError(f"{what} for patterns not followed: {sorted(unknown)}")
 
 
-def _joiner_of(multiline: MultilineJoiner | str | None) -> MultilineJoiner | None:
-    return MultilineJoiner.preset(multiline) if isinstance(multiline, str) else multiline
+#: The options of many files, at their defaults in each file's own options.
+_MANY_ONLY: dict[str, Any] = {
+    field.name: field.default
+    for field in fields(FollowOptions)
+    if option_of(field.name).takes == "many"
+}
+#: ``follow_many()``'s ``start``: ``FollowOptions``'s, which for it is never a byte offset.
+_START = cast(str, FollowOptions.start)
 
 
 def follow_many(
@@ -576,7 +541,7 @@ def follow_many(
     store: CheckpointStore | str | os.PathLike[str] | None = FollowOptions.store,
     encoding: str = FollowOptions.encoding,
     encodings: Mapping[str, str] | None = FollowOptions.encodings,
-    start: str = DEFAULT_START,
+    start: str = _START,
     last_lines: int = FollowOptions.last_lines,
     save_every: int = FollowOptions.save_every,
     save_interval: float = FollowOptions.save_interval,
@@ -596,6 +561,7 @@ def follow_many(
     on_malformed: Callable[[Malformed], object] | None = FollowOptions.on_malformed,
     gap_at_start: bool = FollowOptions.gap_at_start,
     partial_after: float | None = FollowOptions.partial_after,
+    reading: ReadPolicy = FollowOptions.reading,
 ) -> ManyFollower:
     """Follow every file the glob ``patterns`` match, like ``tail -F`` on each.
 
@@ -609,11 +575,12 @@ def follow_many(
     starts its files at ``start``); a file whose name is removed is read to its end and
     dropped once quiet for ``rotate_grace``.  Each file is followed as ``follow()``
     follows one (rotation, copytruncate, compressed rotations); ``newline``,
-    ``max_line_bytes``, ``on_overlong``, ``errors``, ``on_malformed``, ``gap_at_start``
-    and ``partial_after`` are as ``follow()``'s.  ``encodings`` maps a pattern (as given) to its
-    files' encoding; the others use ``encoding``.  A file matched by several patterns
-    belongs to the first.  The options, their defaults and their checks are
-    ``FollowOptions``'s (``follow_many(patterns, **options.as_kwargs("many"))``).
+    ``max_line_bytes``, ``on_overlong``, ``errors``, ``on_malformed``, ``gap_at_start``,
+    ``partial_after`` and ``reading`` are as ``follow()``'s.  ``encodings`` maps a
+    pattern (as given) to its files' encoding; the others use ``encoding``.  A file
+    matched by several patterns belongs to the first.  The options, their defaults and
+    their checks are ``FollowOptions``'s (``follow_many(patterns,
+    **options.as_kwargs("many"))``, or ``ManyFollower(patterns, options)``).
 
     ``multiline``: a ``MultilineJoiner`` or a preset name, as for ``follow()``: each
     ``Line`` is then a multi-line event of one file (each file has its own empty copy of
@@ -655,7 +622,8 @@ def follow_many(
         on_malformed=on_malformed,
         gap_at_start=gap_at_start,
         partial_after=partial_after,
+        reading=reading,
     )
     if isinstance(patterns, (str, os.PathLike)):
         patterns = [patterns]
-    return ManyFollower(patterns, **options.as_kwargs("many"))
+    return ManyFollower(patterns, options)

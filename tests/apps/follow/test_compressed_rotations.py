@@ -9,6 +9,7 @@ import gzip
 import hashlib
 import lzma
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -225,8 +226,9 @@ def test_zstd_without_a_decompressor_says_what_to_install(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rotated = write(tmp_path / "app.log.1.zst", COMPRESSORS["zstd"](LONG))
-    monkeypatch.setattr(_compressed, "_stdlib_zstd", lambda: None)
-    monkeypatch.setattr(_compressed, "_zstandard", lambda: None)
+    # Neither decompressor importable: Python before 3.14, and no zstandard package.
+    monkeypatch.setitem(sys.modules, "compression.zstd", None)
+    monkeypatch.setitem(sys.modules, "zstandard", None)
     assert not _compressed.zstd_available()
     assert compression_of(rotated) == "zstd"
     with pytest.raises(UnsupportedCompressionError, match="zstandard"):
@@ -237,7 +239,7 @@ def test_zstandard_reads_when_python_has_no_zstd(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # On Python 3.14 the standard library's reader is used; this keeps zstandard's tested.
-    monkeypatch.setattr(_compressed, "_stdlib_zstd", lambda: None)
+    monkeypatch.setitem(sys.modules, "compression.zstd", None)  # as before Python 3.14
     compress = COMPRESSORS["zstd"]
     rotated = write(tmp_path / "app.log.1.zst", compress(LONG[:70_000]) + compress(LONG[70_000:]))
     assert b"".join(read_from(rotated, 3)) == LONG[3:]

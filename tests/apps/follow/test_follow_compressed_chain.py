@@ -17,7 +17,6 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import set_in_follower
 
 from utf8stream import FollowCheckpoint, follow
 from utf8stream.apps._identity import head_fingerprint
@@ -211,7 +210,8 @@ def test_a_name_that_stops_being_compressed_while_looked_at_is_passed_over(
         # As it was when its first bytes were looked at: a gzip file.
         return "gzip" if Path(path) == racing else real(path)
 
-    set_in_follower(monkeypatch, "compression_of", seen_compressed)
+    # The race, made to happen: the name is seen compressed, then read as it is now.
+    monkeypatch.setattr(_rotation, "compression_of", seen_compressed)
     identity = FileIdentity(1, 2, *head_fingerprint(lines("a", 5)))
     problems: list[str] = []
     assert _find_copy(log, identity, 0, problems) is None

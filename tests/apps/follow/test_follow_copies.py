@@ -14,10 +14,11 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import append, set_in_follower, take_texts
+from _helpers import append, take_texts
 
 from utf8stream import Malformed, MalformedKind
 from utf8stream.apps.follow import FollowCheckpoint, Notice, follow
+from utf8stream.follower import ReadPolicy
 
 pytestmark = [pytest.mark.anyio]
 
@@ -76,9 +77,7 @@ async def test_only_the_bytes_no_copy_holds_are_a_gap(
     and the next read is done ahead before the copytruncate: the file is shorter then
     than the bytes read ahead, so they are not taken, and the truncation is handled the
     same (apps/follow/test_reading_ahead.py)."""
-    set_in_follower(monkeypatch, "READ_SIZE", 16)
-    if read_ahead:
-        set_in_follower(monkeypatch, "_in_memory", lambda st: True)
+    reading = ReadPolicy(read_size=16, in_memory=True if read_ahead else None)
     path = tmp_path / "app.log"
     records = [f"line {i:03d}" for i in range(10)]  # 9 bytes each, with the newline
     path.write_bytes("".join(r + "\n" for r in records).encode())
@@ -90,6 +89,7 @@ async def test_only_the_bytes_no_copy_holds_are_a_gap(
         poll_interval=0.01,
         on_malformed=events.append,
         on_notice=notices.append,
+        reading=reading,
     ) as lines:
         assert await take_texts(lines, 1) == records[:1]  # 16 bytes read
         shutil.copyfile(path, tmp_path / "app.log.1")  # copytruncate's copy: 90 bytes
@@ -243,11 +243,11 @@ async def test_the_copys_unread_part_is_read_in_bounded_steps(
     copy comes after one read of it, not after all of it was cut into lines."""
     import tracemalloc
 
-    set_in_follower(monkeypatch, "READ_SIZE", 1 << 16)
     path = tmp_path / "app.log"
     path.write_bytes(b"one\n")
     unread = [f"late {i:06d} {'x' * 66}" for i in range(100_000)]  # 80 bytes a line
-    async with follow(path, start="beginning", poll_interval=0.01) as lines:
+    reading = ReadPolicy(read_size=1 << 16)
+    async with follow(path, start="beginning", poll_interval=0.01, reading=reading) as lines:
         assert await take_texts(lines, 1) == ["one"]
         append(path, "".join(f"{line}\n" for line in unread).encode())
         suffix = "" if compression is None else COMPRESSORS[compression][0]

@@ -13,7 +13,7 @@ import pytest
 from _helpers import append, take_named
 
 from utf8stream import CheckpointError, CheckpointStore, follow_many
-from utf8stream.follower import ManyFollower
+from utf8stream.follower import ManyFollower, ReadPolicy
 
 pytestmark = [pytest.mark.anyio]
 
@@ -230,6 +230,24 @@ async def test_one_busy_file_does_not_starve_the_others(tmp_path: Path) -> None:
         assert ("quiet.log", "hello") in got
         busy_lines = [t for f, t in got if f == "busy.log"]
         assert busy_lines == [f"busy {i}" for i in range(10, 10 + len(busy_lines))]
+
+
+@pytest.mark.parametrize("read_size", [None, 64])
+async def test_each_file_is_read_as_the_read_policy_says(
+    tmp_path: Path, read_size: int | None
+) -> None:
+    """Busy files take turns one read at a time: with the default ``read_size`` the first
+    file's lines all come in its first turn, with reads of 64 bytes a few lines each."""
+    for name in ("a", "b"):
+        (tmp_path / f"{name}.log").write_bytes(
+            b"".join(b"%s %03d\n" % (name.encode(), i) for i in range(300))
+        )
+    reading = ReadPolicy() if read_size is None else ReadPolicy(read_size=read_size)
+    async with follow_many([tmp_path / "*.log"], start="beginning", reading=reading) as lines:
+        got = await take_named(lines, 600)
+    assert sorted(got) == sorted((f"{n}.log", f"{n} {i:03d}") for n in "ab" for i in range(300))
+    first = {name for name, _ in got[:20]}
+    assert first == ({"a.log"} if read_size is None else {"a.log", "b.log"})
 
 
 def test_bad_arguments_are_refused(tmp_path: Path) -> None:

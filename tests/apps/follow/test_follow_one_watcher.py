@@ -14,15 +14,15 @@ from typing import Any
 
 import anyio
 import pytest
-from _helpers import append, set_in_follower
+from _helpers import append, fake_watchfiles, real_watch
 
 from utf8stream import follow
-from utf8stream.apps import _watch
 from utf8stream.apps._watch import Watcher
+from utf8stream.apps.follow import _waiting
 
 pytestmark = [pytest.mark.anyio]
 
-REAL_WATCH = _watch._watch_function()
+REAL_WATCH = real_watch()
 
 
 async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -52,9 +52,10 @@ async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.Monke
         finally:
             notifier.closed = True
 
-    set_in_follower(monkeypatch, "Watcher", CountingWatcher)
+    # The one follower's watcher is made where it waits (``PathWatch``): counted there.
+    monkeypatch.setattr(_waiting, "Watcher", CountingWatcher)
     if REAL_WATCH is not None:
-        monkeypatch.setattr(_watch, "_watch_function", lambda: counting_watch)
+        fake_watchfiles(monkeypatch, counting_watch)
     log = tmp_path / "app.log"
     log.write_bytes(b"0\n")
     async with follow(log, start="beginning", poll_interval=0.01, rotate_grace=0.05) as lines:

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from utf8stream import follow, follow_many
-from utf8stream.follower import FollowOptions
+from utf8stream.follower import Follower, FollowOptions, ManyFollower, ReadPolicy
 from utf8stream.lines import MultilineJoiner
 
 
@@ -136,3 +136,50 @@ def test_the_options_pickle_and_name_their_public_module() -> None:
     assert pickle.loads(pickle.dumps(options)) == options
     assert FollowOptions.__module__ == "utf8stream.follower"
     assert repr(FollowOptions) == "<class 'utf8stream.follower.FollowOptions'>"
+
+
+@pytest.mark.anyio
+async def test_the_classes_take_the_options_and_refuse_what_they_do_not_take(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(b"one\ntwo\n")
+    options = FollowOptions(start="beginning", until_eof=True)
+    async with Follower(log, options) as lines:
+        assert [line.text async for line in lines] == ["one", "two"]
+    with pytest.raises(ValueError, match=r"follow\(\) does not take store="):
+        Follower(log, FollowOptions(store=tmp_path / "cp.db"))
+    with pytest.raises(ValueError, match=r"follow_many\(\) does not take until_eof="):
+        ManyFollower([log], options)
+    with pytest.raises(ValueError, match=r"follow_many\(\)'s start must be"):
+        ManyFollower([log], FollowOptions(start=3))
+    many = FollowOptions(start="beginning", save_every=3)
+    async with ManyFollower([tmp_path / "*.log"], many) as lines:
+        assert [(await lines.__anext__()).text for _ in range(2)] == ["one", "two"]
+
+
+@pytest.mark.parametrize(
+    ("policy", "message"),
+    [
+        ({"read_size": 0}, "read_size=0: must be an integer >= 1"),
+        ({"read_size": 1.5}, "read_size=1.5: must be an integer"),
+        ({"cached_read_size": 63}, "cached_read_size=63: must be an integer >= 64"),
+        ({"feed_size": True}, "feed_size=True: must be an integer"),
+        ({"read_ahead_threads": -1}, "read_ahead_threads=-1: must be an integer >= 0"),
+        ({"read_ahead": 1}, "read_ahead=1: must be True or False"),
+        ({"in_memory": "yes"}, "in_memory='yes': must be None, True or False"),
+    ],
+)
+def test_a_read_policy_out_of_range_is_a_value_error(policy: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        ReadPolicy(**policy)
+
+
+def test_the_read_policy_is_one_option_of_both_functions() -> None:
+    with pytest.raises(ValueError, match=r"reading=.*: must be a ReadPolicy"):
+        FollowOptions(reading={"read_size": 64})  # type: ignore[arg-type]
+    policy = ReadPolicy(read_size=64)
+    assert FollowOptions(reading=policy).as_kwargs("follow")["reading"] is policy
+    assert FollowOptions(reading=policy).as_kwargs("many")["reading"] is policy
+    assert pickle.loads(pickle.dumps(policy)) == policy
+    assert repr(ReadPolicy) == "<class 'utf8stream.follower.ReadPolicy'>"

@@ -9,11 +9,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import append, set_in_follower, take_texts
+from _helpers import append, take_texts
 
 from utf8stream import Malformed, MalformedKind
 from utf8stream.apps.follow import Follower, FollowerStatistics, follow
 from utf8stream.core.lines import LineTooLong
+from utf8stream.follower import ReadPolicy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("implementation")]
 POLL = 0.005
@@ -78,11 +79,15 @@ async def test_overlong_policies(tmp_path: Path, policy: str) -> None:
 async def test_overlong_unfinished_line_is_bounded(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    set_in_follower(monkeypatch, "READ_SIZE", 100)
     path = tmp_path / "app.log"
     path.write_bytes(b"z" * 1000)  # no newline yet
     async with follow(
-        path, start="beginning", poll_interval=POLL, max_line_bytes=64, on_overlong="truncate"
+        path,
+        start="beginning",
+        poll_interval=POLL,
+        max_line_bytes=64,
+        on_overlong="truncate",
+        reading=ReadPolicy(read_size=100),
     ) as lines:
         assert await nothing_more(lines)
         file = lines._reader.file
@@ -114,7 +119,6 @@ async def test_a_read_ending_inside_an_overlong_lines_newline_loses_nothing(
 ) -> None:
     """Reads of 16 bytes end right after the ``\\r`` of the overlong line's
     ``\\r\\n`` (or lone ``\\r``); the line after it must still come, whole."""
-    set_in_follower(monkeypatch, "READ_SIZE", 16)
     path = tmp_path / "app.log"
     ending = b"\r\n" if newline else b"\r"
     # (A \r at the very end would wait for what follows: the last line ends in \n.)
@@ -129,6 +133,7 @@ async def test_a_read_ending_inside_an_overlong_lines_newline_loses_nothing(
         max_line_bytes=8,
         on_overlong=policy,
         poll_interval=POLL,
+        reading=ReadPolicy(read_size=16),
     ) as lines:
         with anyio.fail_after(5):
             while "last" not in got:
@@ -144,11 +149,16 @@ async def test_a_read_ending_inside_an_overlong_lines_newline_loses_nothing(
 async def test_a_line_at_the_limit_before_a_cut_crlf_is_not_overlong(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    set_in_follower(monkeypatch, "READ_SIZE", 9)
     path = tmp_path / "app.log"
     path.write_bytes(b"12345678\r\nnext\r\n")  # the first read ends after the \r
+    reading = ReadPolicy(read_size=9)
     async with follow(
-        path, start="beginning", max_line_bytes=8, on_overlong="skip", until_eof=True
+        path,
+        start="beginning",
+        max_line_bytes=8,
+        on_overlong="skip",
+        until_eof=True,
+        reading=reading,
     ) as lines:
         assert [line.text async for line in lines] == ["12345678", "next"]
         assert lines.statistics().overlong == 0
@@ -191,7 +201,6 @@ async def test_overlong_lines_at_every_read_size(
     path = tmp_path / "app.log"
     path.write_bytes(data)
     for read_size in (1, 4, 16):
-        set_in_follower(monkeypatch, "READ_SIZE", read_size)
         got: list[str] = []
         async with follow(
             path,
@@ -200,6 +209,7 @@ async def test_overlong_lines_at_every_read_size(
             max_line_bytes=limit,
             on_overlong=policy,
             until_eof=True,
+            reading=ReadPolicy(read_size=read_size),
         ) as lines:
             piece = ""
             async for line in lines:
@@ -214,12 +224,17 @@ async def test_overlong_lines_at_every_read_size(
 async def test_statistics_count_each_overlong_line_once(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, policy: str
 ) -> None:
-    set_in_follower(monkeypatch, "READ_SIZE", 7)  # the long line comes in many reads
     path = tmp_path / "app.log"
     path.write_bytes(b"a\n" + b"x" * 100 + b"\nb\n")
     lines = []
+    reading = ReadPolicy(read_size=7)  # the long line comes in many reads
     async with follow(
-        path, start="beginning", until_eof=True, max_line_bytes=16, on_overlong=policy
+        path,
+        start="beginning",
+        until_eof=True,
+        max_line_bytes=16,
+        on_overlong=policy,
+        reading=reading,
     ) as f:
         while True:
             try:

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import append, needs_proc_fdinfo, take_texts
+from _helpers import append, fake_watchfiles, needs_proc_fdinfo, take_texts
 
-from utf8stream.apps import _watch
 from utf8stream.apps.follow import follow
 
 # Timing-bound: each test waits out real poll intervals and grace periods (the soak step).
@@ -40,7 +39,7 @@ async def test_the_kernel_wakes_the_follower_long_before_its_poll_interval(
 async def test_without_kernel_notification_the_follower_polls(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(_watch, "_watch_function", lambda: None)
+    fake_watchfiles(monkeypatch, None)
     path = tmp_path / "app.log"
     path.write_bytes(b"first\n")
     async with follow(path, start="beginning", poll_interval=0.02, rotate_grace=0) as lines:
@@ -58,7 +57,7 @@ async def test_a_writer_appending_to_the_renamed_file_after_the_rename_loses_not
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, polling: bool
 ) -> None:
     if polling:
-        monkeypatch.setattr(_watch, "_watch_function", lambda: None)
+        fake_watchfiles(monkeypatch, None)
     path = tmp_path / "app.log"
     got: list[str] = []
     writer = open(path, "ab", buffering=0)  # noqa: SIM115 - held across the rename

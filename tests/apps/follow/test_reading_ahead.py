@@ -9,19 +9,22 @@ from __future__ import annotations
 
 import errno
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from _helpers import needs_c, set_in_follower
+from _helpers import needs_c
 
 from utf8stream import FollowCheckpoint, follow
 from utf8stream.apps import _follow_accel
 from utf8stream.apps import _follow_native as _native
-from utf8stream.apps.follow import _cutting, _reading
+from utf8stream.apps.follow import _cutting
+from utf8stream.apps.follow._reading import in_memory
 from utf8stream.core._accel import built_accelerator, use_accelerator
+from utf8stream.follower import ReadPolicy
 
 pytestmark = pytest.mark.anyio
 
@@ -95,7 +98,7 @@ def test_it_reads_through_its_own_descriptor(data_file: Path) -> None:
 
 
 @needs_c
-@pytest.mark.skipif(_reading._NOWAIT is None, reason="no RWF_NOWAIT on this platform")
+@pytest.mark.skipif(not hasattr(os, "RWF_NOWAIT"), reason="no RWF_NOWAIT on this platform")
 @pytest.mark.parametrize("where", ["tmp_path", "/dev/shm"])
 def test_nowait_reads_as_preadv_with_rwf_nowait(tmp_path: Path, where: str) -> None:
     directory = tmp_path if where == "tmp_path" else Path(where)
@@ -107,7 +110,7 @@ def test_nowait_reads_as_preadv_with_rwf_nowait(tmp_path: Path, where: str) -> N
     try:
         buffer = bytearray(4096)
         try:
-            n = os.preadv(fd, [buffer], 100, _reading._NOWAIT)
+            n = os.preadv(fd, [buffer], 100, os.RWF_NOWAIT)
             expected: bytes | int = bytes(buffer[:n])
         except OSError as exc:
             expected = exc.errno or 0
@@ -190,24 +193,54 @@ def test_without_the_accelerator_nothing_is_read_ahead(fd: int) -> None:
 def reads_without_waiting(path: Path) -> bool:
     """Whether the follower reads ``path`` in the event loop (its file system keeps its
     files in memory, or ``RWF_NOWAIT`` works on it), so that it reads ahead."""
-    if _reading._in_memory(os.stat(path)):
+    if in_memory(os.stat(path)):
         return True
-    if _reading._NOWAIT is None:
+    if not hasattr(os, "preadv") or not hasattr(os, "RWF_NOWAIT"):
         return False
     fd = os.open(path, os.O_RDONLY)
     try:
-        os.preadv(fd, [bytearray(16)], 0, _reading._NOWAIT)
+        os.preadv(fd, [bytearray(16)], 0, os.RWF_NOWAIT)
     except OSError as exc:
-        return exc.errno not in _reading._NOWAIT_UNSUPPORTED
+        # What a file system that cannot tell says (tmpfs, many network ones).
+        return exc.errno not in {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}
     finally:
         os.close(fd)
     return True
 
 
-async def follow_whole(path: Path) -> tuple[list[tuple[str, int]], FollowCheckpoint]:
-    async with follow(path, start="beginning", until_eof=True) as lines:
+async def follow_whole(
+    path: Path, reading: ReadPolicy
+) -> tuple[list[tuple[str, int]], FollowCheckpoint]:
+    async with follow(path, start="beginning", until_eof=True, reading=reading) as lines:
         got = [(line.text, line.offset) async for line in lines]
         return got, lines.checkpoint()
+
+
+def counting_loop_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The bytes read by ``os.pread`` and ``os.preadv`` in this (the event loop's)
+    thread, counted as they are read: what read-ahead takes was read by its own thread
+    (the accelerator's ``preadv2``), so it is not counted."""
+    loop = threading.get_ident()
+    counted = [0]
+    pread, preadv = os.pread, getattr(os, "preadv", None)
+
+    def counting_pread(fd: int, size: int, offset: int) -> bytes:
+        found = pread(fd, size, offset)
+        if threading.get_ident() == loop:
+            counted[0] += len(found)
+        return found
+
+    def counting_preadv(fd: int, buffers: Any, offset: int, *flags: int) -> int:
+        assert preadv is not None
+        n: int = preadv(fd, buffers, offset, *flags)
+        if threading.get_ident() == loop:
+            counted[0] += n
+        return n
+
+    monkeypatch.setattr(os, "pread", counting_pread)
+    if preadv is not None:
+        monkeypatch.setattr(os, "preadv", counting_preadv)
+    return counted
 
 
 @pytest.mark.parametrize("where", ["tmp_path", "/dev/shm"])
@@ -225,20 +258,14 @@ async def test_the_lines_are_the_same_with_and_without_it(
     data = numbered(40_000)  # some 3.7 MB: many reads of CACHED_READ_SIZE
     path.write_bytes(data)
     in_loop = reads_without_waiting(path)
-    taken: list[bool] = []
-    original = _reading._taken_ahead
-
-    def counting(*args: Any) -> bytes | None:
-        found = original(*args)
-        taken.append(found is not None)
-        return found
-
-    set_in_follower(monkeypatch, "_taken_ahead", counting)
+    reading = ReadPolicy()
+    counted = counting_loop_reads(monkeypatch)
     try:
-        with_it = await follow_whole(path)
-        used = sum(taken)
-        set_in_follower(monkeypatch, "_READ_AHEAD", False)
-        without = await follow_whole(path)
+        with_it = await follow_whole(path, reading)
+        in_loop_with = counted[0]
+        counted[0] = 0
+        without = await follow_whole(path, ReadPolicy(read_ahead=False))
+        in_loop_without = counted[0]
     finally:
         path.unlink()
     expected = []
@@ -249,9 +276,12 @@ async def test_the_lines_are_the_same_with_and_without_it(
     assert with_it[0] == expected
     assert with_it == without
     if built_accelerator() is not None and (where != "tmp_path" or in_loop):
-        assert used >= len(data) // _reading.CACHED_READ_SIZE - 2
+        # The first read and the one after each taken ahead that came back full are
+        # done in the loop at most: the others were taken from the read-ahead.
+        assert in_loop_with <= 3 * reading.cached_read_size
+        assert in_loop_without >= len(data)
     else:
-        assert used == 0
+        assert in_loop_with == in_loop_without  # nothing was read ahead
 
 
 @needs_c
@@ -262,8 +292,7 @@ async def test_no_thread_is_kept_once_caught_up(
     """Caught up, the follower stops its read-ahead thread: after a short read, and
     after a full one that ended where the file does (the next read has nothing new)."""
     size = 256  # each read: the anchor again and 256 - ANCHOR_BYTES new bytes
-    set_in_follower(monkeypatch, "CACHED_READ_SIZE", size)
-    set_in_follower(monkeypatch, "_in_memory", lambda st: True)  # reads in the loop
+    reading = ReadPolicy(cached_read_size=size, in_memory=True)  # reads in the loop
     step = size - min(_cutting.ANCHOR_BYTES, size)
     assert step > 0
     total = size + 40 * step + (0 if last_read == "full" else step // 2)
@@ -274,7 +303,7 @@ async def test_no_thread_is_kept_once_caught_up(
     count = data.count(b"\n")
     path = tmp_path / "live.log"
     path.write_bytes(data)
-    async with follow(path, start="beginning", poll_interval=0.01) as lines:
+    async with follow(path, start="beginning", poll_interval=0.01, reading=reading) as lines:
         got = 0
         with anyio.fail_after(10):
             async for _line in lines:
@@ -310,8 +339,7 @@ async def test_at_most_so_many_files_are_read_ahead_at_once(
 ) -> None:
     """Followers catching up together (as follow_many at its start) share the limit:
     beyond it a file is read as without read-ahead, with the same lines."""
-    set_in_follower(monkeypatch, "_READ_AHEAD_THREADS", 1)
-    set_in_follower(monkeypatch, "_in_memory", lambda st: True)  # reads in the loop
+    reading = ReadPolicy(read_ahead_threads=1, in_memory=True)  # reads in the loop
     kind = read_ahead_type()
     assert kind.threads() == 0
     data = numbered(30_000)
@@ -321,8 +349,8 @@ async def test_at_most_so_many_files_are_read_ahead_at_once(
     most = 0
     got: list[list[str]] = [[], []]
     async with (
-        follow(paths[0], start="beginning", until_eof=True) as a,
-        follow(paths[1], start="beginning", until_eof=True) as b,
+        follow(paths[0], start="beginning", until_eof=True, reading=reading) as a,
+        follow(paths[1], start="beginning", until_eof=True, reading=reading) as b,
     ):
         followers = [a, b]
         done = [False, False]

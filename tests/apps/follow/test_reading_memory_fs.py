@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 from _follow_reads import check_turns_and_cancellation, numbered
-from _helpers import set_in_follower
 
 from utf8stream import LineTooLong, follow
-from utf8stream.apps.follow import _reading
+from utf8stream.apps.follow._reading import in_memory
+from utf8stream.follower import ReadPolicy
 
 pytestmark = pytest.mark.anyio
 
@@ -35,53 +35,51 @@ def mount_table(path: Path, st: os.stat_result, kind: str) -> Path:
     ("kind", "expected"), [("tmpfs", True), ("ramfs", True), ("ext4", False), ("nfs", False)]
 )
 def test_the_mount_table_tells_a_file_system_in_memory(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str, expected: bool
+    tmp_path: Path, kind: str, expected: bool
 ) -> None:
     st = os.stat(tmp_path)
-    set_in_follower(monkeypatch, "_MOUNTINFO", str(mount_table(tmp_path, st, kind)))
-    assert _reading._in_memory(st) is expected
+    assert in_memory(st, str(mount_table(tmp_path, st, kind))) is expected
 
 
-def test_without_a_mount_table_nothing_is_in_memory(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    set_in_follower(monkeypatch, "_MOUNTINFO", str(tmp_path / "none"))
-    assert _reading._in_memory(os.stat(tmp_path)) is False
+def test_without_a_mount_table_nothing_is_in_memory(tmp_path: Path) -> None:
+    assert in_memory(os.stat(tmp_path), str(tmp_path / "none")) is False
     (tmp_path / "garbled").write_text("23 1\n\n- - -\n")
-    set_in_follower(monkeypatch, "_MOUNTINFO", str(tmp_path / "garbled"))
-    assert _reading._in_memory(os.stat(tmp_path)) is False
+    assert in_memory(os.stat(tmp_path), str(tmp_path / "garbled")) is False
+
+
+def test_the_real_mount_table_tells_dev_shm() -> None:
+    """By default (``ReadPolicy.in_memory`` None) each file is told from this machine's
+    own mount table: /dev/shm is tmpfs on Linux."""
+    if not os.path.isdir("/dev/shm"):
+        pytest.fail("/dev/shm is not a directory on this Linux machine")
+    assert in_memory(os.stat("/dev/shm")) is True
+    assert ReadPolicy().in_memory is None
 
 
 async def test_a_file_in_memory_is_read_with_no_worker_thread(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, thread_reads: list[int]
 ) -> None:
-    set_in_follower(monkeypatch, "READ_SIZE", 4096)
-    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 1000)
+    reading = ReadPolicy(read_size=4096, cached_read_size=1000, in_memory=True)
     data = numbered(3000)
     path = tmp_path / "app.log"
     path.write_bytes(data)
-    set_in_follower(monkeypatch, "_MOUNTINFO", str(mount_table(tmp_path, os.stat(path), "tmpfs")))
 
     def refused(*args: Any) -> int:  # what tmpfs says to RWF_NOWAIT
         raise OSError(errno.EOPNOTSUPP, "Operation not supported")
 
     monkeypatch.setattr(os, "preadv", refused, raising=False)
-    async with follow(path, start="beginning", until_eof=True) as lines:
+    async with follow(path, start="beginning", until_eof=True, reading=reading) as lines:
         got = [line.text async for line in lines]
     assert got == data.decode().splitlines()
     assert thread_reads == []
 
 
-async def test_reads_in_memory_let_other_tasks_run_and_can_be_cancelled(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    set_in_follower(monkeypatch, "READ_SIZE", 2048)
-    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 512)
+async def test_reads_in_memory_let_other_tasks_run_and_can_be_cancelled(tmp_path: Path) -> None:
     data = numbered(4000)
     path = tmp_path / "app.log"
     path.write_bytes(data)
-    set_in_follower(monkeypatch, "_in_memory", lambda st: True)
-    await check_turns_and_cancellation(path, data)
+    reading = ReadPolicy(read_size=2048, cached_read_size=512, in_memory=True)
+    await check_turns_and_cancellation(path, data, reading)
 
 
 async def test_a_log_of_cr_line_ends_is_read_once(
@@ -90,10 +88,7 @@ async def test_a_log_of_cr_line_ends_is_read_once(
     """Lines ended by \\r with a rare \\n among them: a long read ends at its last line
     end, \\r or \\n, so what follows is read again only from there (a read ended at its
     last \\n read up to half of each read twice)."""
-    set_in_follower(monkeypatch, "_in_memory", lambda st: True)
-    set_in_follower(monkeypatch, "READ_SIZE", 4096)
-    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 4096)
-    set_in_follower(monkeypatch, "FEED_SIZE", 1024)
+    reading = ReadPolicy(read_size=4096, cached_read_size=4096, feed_size=1024, in_memory=True)
     # A \n about every 2100 bytes: with 4096-byte reads, each read held one, about
     # halfway, and the rest was read again.
     data = b"".join(
@@ -112,7 +107,7 @@ async def test_a_log_of_cr_line_ends_is_read_once(
         return found
 
     monkeypatch.setattr(os, "pread", counting)
-    async with follow(path, start="beginning", until_eof=True) as lines:
+    async with follow(path, start="beginning", until_eof=True, reading=reading) as lines:
         texts = [line.text async for line in lines]
     assert texts == data.decode().splitlines()
     # Each read from the last line end (at most a line of 60 bytes back), with its

@@ -10,14 +10,13 @@ through ``feed``), whatever the slices and the lines."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
 from _extension import module_with
-from _helpers import examples, needs_c, set_in_follower
+from _helpers import examples, needs_c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -25,15 +24,10 @@ from utf8stream import follow
 from utf8stream.apps import _follow_accel, _follow_native
 from utf8stream.core import _accel
 from utf8stream.core.linecodec import LineEngine, line_decoder
+from utf8stream.follower import ReadPolicy
 
-
-@pytest.fixture
-def small_slices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Reads and slices of a few bytes, so a short file has many of each."""
-    set_in_follower(monkeypatch, "READ_SIZE", 256)
-    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 200)
-    set_in_follower(monkeypatch, "FEED_SIZE", 37)
-    yield
+#: Reads and slices of a few bytes, so a short file has many of each.
+SMALL_SLICES = ReadPolicy(read_size=256, cached_read_size=200, feed_size=37)
 
 
 def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
@@ -110,11 +104,12 @@ PIECES = [
 )
 @given(parts=st.lists(st.sampled_from(PIECES), max_size=60))
 def test_the_hot_path_hands_out_what_the_general_path_does(
-    tmp_path: Path, small_slices: None, on_overlong: str, newline: str | None, parts: list[bytes]
+    tmp_path: Path, on_overlong: str, newline: str | None, parts: list[bytes]
 ) -> None:
     path = tmp_path / "app.log"
     path.write_bytes(b"".join(parts))
     options = {"max_line_bytes": 40, "on_overlong": on_overlong, "newline": newline}
+    options["reading"] = SMALL_SLICES
     hot = follow_all(path, True, **options)
     general = follow_all(path, False, **options)
     assert general["hot"] == 0
@@ -146,12 +141,12 @@ def test_long_runs_of_lines_in_one_slice(
 
 
 @needs_c
-def test_plain_lines_take_the_hot_path(tmp_path: Path, small_slices: None) -> None:
+def test_plain_lines_take_the_hot_path(tmp_path: Path) -> None:
     data = b"".join(b"line %04d %s\n" % (k, b"y" * (k % 7)) for k in range(600))
     path = tmp_path / "app.log"
     path.write_bytes(data)
-    hot = follow_all(path, True)
-    general = follow_all(path, False)
+    hot = follow_all(path, True, reading=SMALL_SLICES)
+    general = follow_all(path, False, reading=SMALL_SLICES)
     assert [text for text, _, _ in hot["lines"]] == data.decode().splitlines()
     # Every slice: each long read ends at a line's end (the rest is read again with
     # the next bytes), so no slice holds a line to join to the next read's.
@@ -161,9 +156,7 @@ def test_plain_lines_take_the_hot_path(tmp_path: Path, small_slices: None) -> No
 
 
 @needs_c
-def test_an_on_malformed_that_raises_on_the_hot_path_loses_nothing(
-    tmp_path: Path, small_slices: None
-) -> None:
+def test_an_on_malformed_that_raises_on_the_hot_path_loses_nothing(tmp_path: Path) -> None:
     """The callback's exception is raised once the slice is cut; the lines of that
     slice come next, and the checkpoint covers exactly the lines handed out."""
     lines = [b"line %03d ok\n" % k for k in range(100)]
@@ -177,7 +170,7 @@ def test_an_on_malformed_that_raises_on_the_hot_path_loses_nothing(
 
     async def run() -> None:
         async with follow(
-            path, start="beginning", until_eof=True, on_malformed=refuse
+            path, start="beginning", until_eof=True, on_malformed=refuse, reading=SMALL_SLICES
         ) as follower:
             with pytest.raises(LookupError):
                 async for line in follower:

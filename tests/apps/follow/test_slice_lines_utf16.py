@@ -8,19 +8,19 @@ whatever the byte order, the newline mode, the error policy and the malformed un
 from __future__ import annotations
 
 import codecs
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 import pytest
-from _helpers import examples, needs_c, set_in_follower
+from _helpers import examples, needs_c
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import follow
 from utf8stream.core import _accel
 from utf8stream.core.linecodec import LineBatch, LineEngine, LineItem, LineTooLong, line_decoder
+from utf8stream.follower import ReadPolicy
 
 #: Code units of every sort, as text (``unit`` encodes them in either byte order): ASCII,
 #: Latin-1, other BMP characters, a surrogate pair, newlines of three kinds, lone
@@ -184,22 +184,20 @@ def test_slice_end_looks_for_a_cr_only_before_the_end_it_is_given() -> None:
     assert e.slice_end(data, 0, 1) == 1
 
 
-@pytest.fixture
-def small_slices(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """Reads and slices of a few bytes, so a short file has many of each."""
-    set_in_follower(monkeypatch, "READ_SIZE", 256)
-    set_in_follower(monkeypatch, "CACHED_READ_SIZE", 200)
-    set_in_follower(monkeypatch, "FEED_SIZE", 38)
-    yield
+#: Reads and slices of a few bytes, so a short file has many of each.
+SMALL_SLICES = ReadPolicy(read_size=256, cached_read_size=200, feed_size=38)
 
 
 def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
     """Each line a follower hands out (text, offset, terminated), the checkpoint after
-    each, and the checkpoint at the end."""
+    each, and the checkpoint at the end; read in ``SMALL_SLICES``."""
     got: dict[str, Any] = {"lines": [], "checkpoints": []}
 
     async def run() -> None:
-        async with follow(path, start="beginning", until_eof=True, **options) as lines:
+        reading = SMALL_SLICES
+        async with follow(
+            path, start="beginning", until_eof=True, reading=reading, **options
+        ) as lines:
             async for line in lines:
                 got["lines"].append((line.text, line.offset, line.terminated))
                 got["checkpoints"].append(lines.checkpoint().offset)
@@ -222,7 +220,6 @@ def follow_all(path: Path, accelerated: bool, **options: Any) -> dict[str, Any]:
 @given(parts=st.lists(st.sampled_from(UNITS), max_size=60), odd=st.booleans())
 def test_the_follower_hands_out_the_same_in_c_and_in_python(
     tmp_path: Path,
-    small_slices: None,
     encoding: str,
     newline: str | None,
     on_overlong: str,
@@ -245,7 +242,7 @@ def test_the_follower_hands_out_the_same_in_c_and_in_python(
 
 
 @pytest.mark.usefixtures("implementation")
-def test_the_follower_reads_utf16_lines(tmp_path: Path, small_slices: None) -> None:
+def test_the_follower_reads_utf16_lines(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     lines = [f"line {k} \xe9\u20ac\U0001f600" for k in range(200)]
     path.write_bytes("".join(f"{line}\r\n" for line in lines).encode("utf-16-le"))

@@ -1,4 +1,4 @@
-"""A read is cut into lines a slice (``FEED_SIZE`` bytes) at a time, as the lines before
+"""A read is cut into lines a slice (``ReadPolicy.feed_size`` bytes) at a time, as the lines before
 it are handed out: the records of a whole read would not stay in the processor's cache.
 Nothing about the lines, their order, their offsets or the checkpoints changes."""
 
@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 
 from utf8stream import follow
-from utf8stream.apps.follow import FEED_SIZE, READ_SIZE
+from utf8stream.follower import ReadPolicy
+
+#: The follower's own sizes: the default policy.
+DEFAULT = ReadPolicy()
 
 
 def numbered(count: int, newline: bytes = b"\n") -> bytes:
@@ -22,7 +25,8 @@ async def test_one_slice_of_lines_at_a_time_and_nothing_changes(
     tmp_path: Path, encoding: str
 ) -> None:
     text = numbered(40_000, b"\r\n").decode()
-    assert READ_SIZE > 2 * FEED_SIZE and len(text.encode(encoding)) > READ_SIZE
+    assert DEFAULT.read_size > 2 * DEFAULT.feed_size
+    assert len(text.encode(encoding)) > DEFAULT.read_size
     path = tmp_path / "app.log"
     path.write_bytes(text.encode(encoding))
     expected = text.split("\r\n")[:-1]
@@ -32,7 +36,7 @@ async def test_one_slice_of_lines_at_a_time_and_nothing_changes(
         # Only the first slice is cut: its lines, not the whole read's, wait in memory.
         assert lines.has_pending()
         shortest = min(len(line) + 2 for line in expected) * unit
-        assert len(lines._ready) <= FEED_SIZE // shortest
+        assert len(lines._ready) <= DEFAULT.feed_size // shortest
         got = [first.text]
         offsets = [first.offset]
         async for line in lines:

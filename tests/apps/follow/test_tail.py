@@ -11,7 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import append, set_in_follower, take_texts
+from _helpers import append, take_texts
 
 from utf8stream import Malformed, MalformedKind
 from utf8stream.apps.follow import (
@@ -24,6 +24,7 @@ from utf8stream.apps.follow import (
     follow,
     write_checkpoint,
 )
+from utf8stream.follower import ReadPolicy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("implementation")]
 POLL = 0.005
@@ -156,13 +157,16 @@ async def test_rotation_sequence(tmp_path: Path) -> None:
 async def test_copytruncate_with_unread_bytes_reports_a_gap(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    set_in_follower(monkeypatch, "READ_SIZE", 64)
     path = tmp_path / "app.log"
     lines_in = [f"line {i:03d} " + "x" * 20 for i in range(20)]
     path.write_bytes("".join(line + "\n" for line in lines_in).encode())
     events: list[Malformed] = []
     async with follow(
-        path, start="beginning", poll_interval=POLL, on_malformed=events.append
+        path,
+        start="beginning",
+        poll_interval=POLL,
+        on_malformed=events.append,
+        reading=ReadPolicy(read_size=64),
     ) as lines:
         first = await take_texts(lines, 1)
         assert first == lines_in[:1]
@@ -510,7 +514,6 @@ def test_a_compressed_file_on_the_checkpoints_inode_is_not_ours(tmp_path: Path) 
 async def test_truncation_is_a_notice_not_a_line_of_replacement_characters(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    set_in_follower(monkeypatch, "READ_SIZE", 64)
     path = tmp_path / "app.log"
     lines_in = [f"line {i:03d} " + "x" * 22 for i in range(20)]  # 32 bytes with "\n"
     path.write_bytes("".join(line + "\n" for line in lines_in).encode())
@@ -522,6 +525,7 @@ async def test_truncation_is_a_notice_not_a_line_of_replacement_characters(
         poll_interval=POLL,
         on_malformed=events.append,
         on_notice=notices.append,
+        reading=ReadPolicy(read_size=64),
     ) as lines:
         assert await take_texts(lines, 1) == lines_in[:1]  # the read held two whole lines
         os.truncate(path, 0)

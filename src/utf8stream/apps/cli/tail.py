@@ -253,7 +253,7 @@ def _load_follower(
     args: argparse.Namespace, name: str, shown: str | None = None
 ) -> tuple[Follower, int]:
     """The follower of one FILE, and the line it shows first (``-n +N``: N; 0 for all)."""
-    from ..follow import CheckpointError, follow, read_checkpoint
+    from ..follow import CheckpointError, Follower, read_checkpoint
 
     checkpoint = None
     start, first = _start(args)
@@ -269,7 +269,7 @@ def _load_follower(
             retry=args.retry and args.follow,
             on_notice=lambda notice: _tell(notice, shown or name, args.checkpoint),
         )
-        follower = follow(name, **options.as_kwargs("follow"))
+        follower = Follower(name, options)
     except CheckpointError as exc:
         raise CommandError(f"not a usable checkpoint: {exc}", args.checkpoint) from None
     return follower, first
@@ -585,7 +585,7 @@ def _open_many(
     saved here as of what reached stdout."""
     from ..checkpoints import CheckpointStore
     from ..follow import CheckpointError
-    from ..many import follow_many
+    from ..many import ManyFollower
 
     start = _many_start(args)
     store = None
@@ -604,7 +604,7 @@ def _open_many(
             retry=False,  # each file found is followed until its name is gone
             on_notice=lambda notice: _tell(notice, shown(notice.path), args.checkpoint),
         )
-        return follow_many(args.files, **options.as_kwargs("many")), store
+        return ManyFollower(args.files, options), store
     except ValueError as exc:
         if store is not None:
             store.close()

@@ -2,13 +2,14 @@
 
 A package of modules of one responsibility each: ``_records`` (file identity, line,
 notice, statistics), ``_checkpoint`` (the checkpoint's JSON format, its validation and its
-file), ``_reading`` (opening and reading a file: page cache, memory file systems,
-read-ahead), ``_rotation`` (rotated copies, plain or compressed, and the order of their
-names), ``_feed`` (a read cut into records in bulk), ``_options`` (``FollowOptions``),
-``_machine`` (the follower's state machine: its states, events and transition table),
-``_driver``, ``_opening``, ``_cutting``, ``_waiting`` (the driver that feeds it and its
-parts), ``_follower`` (the ``Follower``; its docstring tells how it works), ``_multiline`` (lines
-joined into events) and ``_follow`` (``follow()``).  The names are loaded on first use,
+file), ``_readpolicy`` (``ReadPolicy``: how files are read), ``_reading`` (opening and
+reading a file: page cache, memory file systems, read-ahead), ``_rotation`` (rotated
+copies, plain or compressed, and the order of their names), ``_feed`` (a read cut into
+records in bulk), ``_options`` (``FollowOptions``), ``_machine`` (the follower's state
+machine: its states, events and transition table), ``_driver``, ``_opening``,
+``_cutting``, ``_waiting`` (the driver that feeds it and its parts), ``_follower`` (the
+``Follower``; its docstring tells how it works), ``_multiline`` (lines joined into
+events) and ``_follow`` (``follow()``).  The names are loaded on first use,
 so importing the package costs nothing until one is used.
 """
 
@@ -18,7 +19,6 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     # Some names not in ``__all__`` are imported from here too: ``_HOMES`` lists them.
-    from .._defaults import FOLLOW_ERRORS  # noqa: F401
     from .._identity import FINGERPRINT_BYTES  # noqa: F401
     from ._checkpoint import (  # noqa: F401
         CHECKPOINT_MAX_BYTES,
@@ -27,11 +27,10 @@ if TYPE_CHECKING:
         read_checkpoint,
         write_checkpoint,
     )
-    from ._feed import FEED_SIZE  # noqa: F401
     from ._follow import follow
     from ._follower import Follower
-    from ._options import FollowOptions
-    from ._reading import READ_SIZE  # noqa: F401
+    from ._options import FOLLOW_ERRORS, FollowOptions  # noqa: F401
+    from ._readpolicy import ReadPolicy
     from ._records import NOTICE_KINDS, FileIdentity, FollowerStatistics, Line, Notice
 
 __all__ = [
@@ -44,6 +43,7 @@ __all__ = [
     "FollowerStatistics",
     "Line",
     "Notice",
+    "ReadPolicy",
     "follow",
     "read_checkpoint",
     "write_checkpoint",
@@ -58,12 +58,10 @@ _HOMES = {
         "read_checkpoint",
         "write_checkpoint",
     ),
-    "._reading": ("READ_SIZE",),
-    "._feed": ("FEED_SIZE",),
+    "._readpolicy": ("ReadPolicy",),
     "._follower": ("Follower",),
     "._follow": ("follow",),
-    "._options": ("FollowOptions",),
-    ".._defaults": ("FOLLOW_ERRORS",),
+    "._options": ("FOLLOW_ERRORS", "FollowOptions"),
     ".._identity": ("FINGERPRINT_BYTES",),
 }
 _LAZY = {name: module for module, names in _HOMES.items() for name in names}

@@ -4,6 +4,7 @@ queue of what is cut and not handed out yet, and the counts of what the lines he
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 from collections import deque
 from collections.abc import Callable
@@ -11,11 +12,31 @@ from collections.abc import Callable
 import anyio
 
 from ...core.events import Malformed
-from ...core.linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
+from ...core.linecodec import LineBatch, LineEngine, LineItem, line_decoder
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
 from .._sniff import AUTO, sniff_encoding
-from ._feed import FEED_SIZE, _Block, _fed_to, _Item, _records, _slice_records
+from ._feed import _Block, _fed_to, _Item, _records, _slice_records
 from ._reading import _detect, _is_utf8, _Open
+
+
+@functools.lru_cache(maxsize=64)
+def _engine_problem(
+    encoding: str, errors: str, newline: str | None, max_line_bytes: int, on_overlong: str
+) -> str | None:
+    """Why no line engine can be made with these options (None: one can), known once
+    per combination (``follow_many`` makes a follower per file).  An encoding with a
+    prelude (a byte-order mark) is told by each file's first bytes: not checked here."""
+    decoder = line_decoder(encoding, errors)
+    if decoder.prelude:
+        return None
+    try:
+        LineEngine(
+            decoder, newline=newline, max_line_bytes=max_line_bytes, on_overlong=on_overlong
+        )
+    except ValueError as exc:
+        return str(exc)
+    return None
+
 
 #: How many bytes before the position a file keeps to notice a rewrite (``_Open.anchor``).
 ANCHOR_BYTES = 32
@@ -44,12 +65,11 @@ class _Cutter:
         self._errors = errors
         self._on_malformed = on_malformed
         self._notice = notice
-        # The encoding is checked now (and the newline in it), not at the first read.
-        probe = line_decoder(self.encoding, errors)
-        if on_malformed is not None and not isinstance(probe, Utf8LineDecoder):
-            raise ValueError("on_malformed is reported for UTF-8 only")
-        if not probe.prelude:
-            self.engine_for(0, encoding=self.encoding)
+        # The newline in the encoding is checked now, not at the first read (the other
+        # options are ``FollowOptions``'s to check).
+        problem = _engine_problem(self.encoding, errors, newline, max_line_bytes, on_overlong)
+        if problem is not None:
+            raise ValueError(problem)
         self.queue: deque[_Item | _Block] = deque()
         #: What ``on_malformed`` raised, raised once the read is taken in.
         self.callback_error: Exception | None = None
@@ -113,7 +133,7 @@ class _Cutter:
 
     def take(self, f: _Open, data: bytes, start: int = 0) -> None:
         """Cut newly read bytes (``data`` from ``start`` on) into lines and queue the
-        complete ones (those of the first ``FEED_SIZE`` bytes; the rest when asked)."""
+        complete ones (those of the first ``feed_size`` bytes; the rest when asked)."""
         if f.undecided:
             # The first bytes of a file that was empty: its encoding is told now.
             encoding = _detect(f.fd) or sniff_encoding(data[start:], whole=False)
@@ -121,7 +141,7 @@ class _Cutter:
             f.identity = dataclasses.replace(f.identity, encoding=encoding)
             f.undecided = False
         end = len(data)
-        if end - start > FEED_SIZE:
+        if end - start > f.policy.feed_size:
             # A long read ends at a line's end: the rest, the start of a line, is read
             # again with the next bytes (positional reads), so no slice holds a line
             # that the engine must join to the next read's (that costs the general path
@@ -139,7 +159,7 @@ class _Cutter:
         self.feed_slice(f)
 
     def feed_slice(self, f: _Open) -> None:
-        """Cut the next ``FEED_SIZE`` bytes of the last read into lines, and queue them.
+        """Cut the next ``feed_size`` bytes of the last read into lines, and queue them.
 
         The slice ends just past a newline where it can: the engine then holds nothing
         to join to the next slice (a copy of it), and the slice is not copied either."""
@@ -152,7 +172,7 @@ class _Cutter:
             self.queue_items(f, items)
             return
         data, at, limit = f.unfed, f.unfed_at, f.unfed_end
-        stop = min(at + FEED_SIZE, limit)
+        stop = min(at + f.policy.feed_size, limit)
         end = f.engine.slice_end(data, at, stop) if stop < limit else limit
         _fed_to(f, end)
         # A slice is a view: the engine's fast path reads it where it lies (no copy).

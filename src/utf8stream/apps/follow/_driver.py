@@ -27,15 +27,7 @@ from ._checkpoint import FollowCheckpoint
 from ._cutting import _Cutter
 from ._machine import Action, Event, FollowMachine, PathSeen, State, Step
 from ._opening import _FIND_ATTEMPTS, _Opener
-from ._reading import (
-    READ_SIZE,
-    _head_holds,
-    _in_loop_size,
-    _Open,
-    _read_ahead,
-    _Reads,
-    _stop_reading_ahead,
-)
+from ._reading import _head_holds, _in_loop_size, _Open, _Reads, _stop_reading_ahead
 from ._records import FileIdentity
 from ._rotation import _next_file, _open_compressed
 from ._waiting import Rest, Waiting
@@ -161,7 +153,8 @@ class _Reader:
         # Nothing read yet (no anchor): the first bytes must still be the fingerprinted
         # ones, or the file was truncated between its open and this first read.
         n = len(f.anchor)
-        data = await self._reads.pread(f, READ_SIZE + n, f.read_pos - n, n + 1)
+        size = f.policy.read_size + n
+        data = await self._reads.pread(f, size, f.read_pos - n, n + 1)
         if data[:n] != f.anchor:
             _stop_reading_ahead(f)
             return await self._act(f, self.machine.handle(Event.TRUNCATED))
@@ -171,7 +164,7 @@ class _Reader:
         if len(data) > n:
             f.known_size = max(os.fstat(f.fd).st_size, f.read_pos + len(data) - n)
             self.cutter.take(f, data, n)  # the anchor is skipped, not sliced off (a copy)
-            _read_ahead(f, full=len(data) == _in_loop_size(READ_SIZE + n))
+            self._reads.read_ahead(f, full=len(data) == _in_loop_size(f, size))
             self.machine.bytes_read()
             return None
         _stop_reading_ahead(f)  # caught up: a quiet file needs no thread

@@ -12,15 +12,6 @@ from .._follow_accel import implementation as follow_implementation
 from ._reading import _Open
 from ._records import FileIdentity, Line
 
-#: How much of a read is cut into lines at a time, when the lines before it are all
-#: handed out: the records of a whole read (three times its size) would not stay in the
-#: processor's second-level cache between being built and being used; those of a slice
-#: do (none stay in the first level, whatever the size).  Each slice also costs a run of
-#: Python, which a larger slice spreads over more lines: ``benchmarks/ab_follow.py
-#: --feed KIB`` compares sizes.
-FEED_SIZE = 1 << 17
-
-
 #: A queued result: (text, or a LineTooLong to raise, or None for a skipped line; the
 #: line's offset; the offset just past it; its file; its path; whether it ends mid-line;
 #: whether a newline ended it).  Handing it out moves the checkpoint to ``end``.
@@ -36,11 +27,11 @@ def _fed_to(f: _Open, end: int) -> None:
 
 
 def _slice_records(f: _Open) -> tuple[list[Line], int, list[LineBatch | LineItem]] | None:
-    """The next ``FEED_SIZE`` slice of ``f``'s last read cut into ``Line`` records in one
+    """The next ``feed_size`` slice of ``f``'s last read cut into ``Line`` records in one
     call (``LineEngine.feed_slice``, made records), and marked fed: the records, the offset after
     them, and what else the slice gave; None where that does not apply (nothing fed)."""
     at = f.unfed_at
-    stop = min(at + FEED_SIZE, f.unfed_end)
+    stop = min(at + f.policy.feed_size, f.unfed_end)
     found = f.engine.feed_slice(f.unfed, at, stop)
     if found is None:
         return None

@@ -9,8 +9,8 @@ from ...core.events import Malformed
 from ...core.multiline import MultilineJoiner
 from ._checkpoint import FollowCheckpoint
 from ._follower import Follower
-from ._multiline import _MultilineFollower
 from ._options import FollowOptions
+from ._readpolicy import ReadPolicy
 from ._records import Notice
 
 __all__ = ["follow"]
@@ -38,6 +38,7 @@ def follow(
     multiline: MultilineJoiner | str | None = FollowOptions.multiline,
     multiline_timeout: float = FollowOptions.multiline_timeout,
     partial_after: float | None = FollowOptions.partial_after,
+    reading: ReadPolicy = FollowOptions.reading,
 ) -> Follower:
     """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
 
@@ -68,10 +69,6 @@ def follow(
         multiline=multiline,
         multiline_timeout=multiline_timeout,
         partial_after=partial_after,
+        reading=reading,
     )
-    kwargs = options.as_kwargs("follow")
-    del kwargs["multiline"], kwargs["multiline_timeout"]
-    joiner = FollowOptions.joiner_of(multiline)
-    if joiner is not None:
-        return _MultilineFollower(joiner, multiline_timeout, path, **kwargs)
-    return Follower(path, **kwargs)
+    return Follower(path, options)

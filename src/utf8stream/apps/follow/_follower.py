@@ -15,7 +15,7 @@ core's line engine: newline modes, the limit, the overlong policies, the exact b
 offset of every line, in any encoding it has a ``LineDecoder`` for); every byte goes
 through its decoder in order, so malformed units are reported with their absolute
 offsets and never stop the reader.  The follower keeps files, rotation and checkpoints.
-A read is cut ``FEED_SIZE`` bytes at a time as its lines are handed out; in the common
+A read is cut ``ReadPolicy.feed_size`` bytes at a time as its lines are handed out; in the common
 case (the accelerator, nothing held or pending) a slice is one C call that cuts and
 decodes its lines (``LineEngine.feed_slice``) and one that makes them ``Line`` records,
 and the checkpoint is worked out only when asked (each record holds its offset).
@@ -57,92 +57,70 @@ out and keeps the checkpoint of what was handed out.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import anyio
 
 from ...core._accel import implementation
-from ...core.events import Malformed
-from ...core.lines import (
-    DEFAULT_MAX_LINE_BYTES,
-    DEFAULT_ON_OVERLONG,
-    LineTooLong,
-    check_line_options,
-)
-from .._defaults import (
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_ROTATE_GRACE,
-)
+from ...core.lines import LineTooLong
 from ._checkpoint import CheckpointError, FollowCheckpoint, _validated
 from ._cutting import _Cutter
 from ._driver import _Reader
 from ._feed import _Block, _Item, _slice_records
 from ._machine import FollowMachine, State
+from ._multiline import _Joining
 from ._opening import _Opener
-from ._options import check_options
+from ._options import FollowOptions, refuse_not_taken
 from ._records import FollowerStatistics, Line, Notice
 from ._waiting import PathWatch, Rest, Waiting
 
 __all__ = ["Follower"]
 
-if TYPE_CHECKING:
-    from ._multiline import _Joining
+#: The options of a follower given none.
+_DEFAULTS = FollowOptions()
 
 
 class Follower:
     """Async iterator of ``Line`` records; also an async context manager.
 
-    Built by ``follow()``.  ``checkpoint()`` covers exactly the lines already yielded.
-    Cancelling a pending ``__anext__`` loses nothing: reads are positional, and the
-    position moves only when a line is handed out.  ``waiting``: how it waits at the end
-    of the data (by default it watches its path; ``follow_many``'s files share one
-    watcher).
+    Built by ``follow()``: ``Follower(path, options)`` follows ``path`` with a
+    ``FollowOptions`` (a ``ValueError`` if they set an option for ``follow_many()``
+    only).  ``checkpoint()`` covers exactly the lines already yielded.  Cancelling a
+    pending ``__anext__`` loses nothing: reads are positional, and the position moves
+    only when a line is handed out.  ``waiting``: how it waits at the end of the data (by
+    default it watches its path; ``follow_many``'s files share one watcher).
     """
 
     def __init__(
         self,
         path: str | os.PathLike[str],
+        options: FollowOptions | None = None,
         *,
-        start: str | int = "end",
-        last_lines: int = 0,
-        last_bytes: int | None = None,
-        gap_at_start: bool = True,
-        checkpoint: FollowCheckpoint | None = None,
-        poll_interval: float = DEFAULT_POLL_INTERVAL,
-        rotate_grace: float = DEFAULT_ROTATE_GRACE,
-        newline: str | None = None,
-        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
-        on_overlong: str = DEFAULT_ON_OVERLONG,
-        errors: str = "replace",
-        encoding: str = "utf-8",
-        on_malformed: Callable[[Malformed], object] | None = None,
-        until_eof: bool = False,
-        retry: bool = False,
-        on_notice: Callable[[Notice], object] | None = None,
-        partial_after: float | None = None,
         waiting: Waiting | None = None,
     ) -> None:
-        check_line_options(newline, max_line_bytes, on_overlong)
-        check_options(
-            start, last_lines, last_bytes, poll_interval, rotate_grace, errors, partial_after
-        )
+        if options is None:
+            options = _DEFAULTS
+        else:
+            refuse_not_taken(options, "follow")
         self.path = os.fspath(path)
+        on_notice = options.on_notice
 
         def notice(kind: str, message: str) -> None:
             if on_notice is not None:
                 on_notice(Notice(kind, self.path, message))
 
         cutter = _Cutter(
-            newline=newline,
-            max_line_bytes=max_line_bytes,
-            on_overlong=on_overlong,
-            errors=errors,
-            encoding=encoding,
-            on_malformed=on_malformed,
+            newline=options.newline,
+            max_line_bytes=options.max_line_bytes,
+            on_overlong=options.on_overlong,
+            errors=options.errors,
+            encoding=options.encoding,
+            on_malformed=options.on_malformed,
             notice=notice,
         )
+        checkpoint = options.checkpoint
         if checkpoint is not None:
             checkpoint = _validated(checkpoint)
             if os.path.realpath(checkpoint.path) != os.path.realpath(self.path):
@@ -152,25 +130,27 @@ class Follower:
         opener = _Opener(
             self.path,
             cutter,
-            start=start,
-            last_lines=last_lines,
-            last_bytes=last_bytes,
-            gap_at_start=gap_at_start,
+            start=options.start,
+            last_lines=options.last_lines,
+            last_bytes=options.last_bytes,
+            gap_at_start=options.gap_at_start,
             checkpoint=checkpoint,
             on_notice=on_notice,
+            reading=options.reading,
         )
-        machine = FollowMachine(rotate_grace=rotate_grace, poll_interval=poll_interval)
+        poll_interval = options.poll_interval
+        machine = FollowMachine(rotate_grace=options.rotate_grace, poll_interval=poll_interval)
         self._reader = _Reader(
             self.path,
             cutter=cutter,
             opener=opener,
             machine=machine,
             waiting=PathWatch(poll_interval) if waiting is None else waiting,
-            retry=retry,
-            partial_after=partial_after,
+            retry=options.retry,
+            partial_after=options.partial_after,
             on_wait=self._note_caught_up,
         )
-        if until_eof:
+        if options.until_eof:
             self._reader.stop_at_end()
         self._reader.waiting.bind(self._reader, self._next_or_rest, self._hand_out_held)
         self._followed = self._reader.followed
@@ -187,8 +167,17 @@ class Follower:
         #: for more, or has stopped (``caught_up``); the event is made on first use.
         self._has_caught_up = False
         self._caught_up_event: anyio.Event | None = None
-        #: The multi-line stage (``_multiline._Joining``) the lines go through, if any.
+        #: The multi-line stage the lines go through (``multiline=``), if any.
+        joiner = FollowOptions.joiner_of(options.multiline)
         self._joining: _Joining | None = None
+        if joiner is not None:
+            self._joining = _Joining(
+                joiner,
+                options.multiline_timeout,
+                followed=self._followed,
+                next_line=self._plain_next,
+                line_checkpoint=self._plain_checkpoint,
+            )
 
     # -- public API ----------------------------------------------------------------
 

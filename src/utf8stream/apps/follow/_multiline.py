@@ -1,16 +1,14 @@
-"""The multi-line follower: a follower whose lines are joined into events."""
+"""The multi-line stage: a follower's lines joined into events (``multiline=``)."""
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 import anyio
 
 from ...core.multiline import MultilineEvent, MultilineJoiner
 from ._checkpoint import FollowCheckpoint
-from ._follower import Follower
 from ._records import FileIdentity, Line
 from ._waiting import Rest
 
@@ -147,20 +145,3 @@ class _Joining:
         if self._unfinished is not None:
             return self._unfinished
         return self._line_checkpoint()
-
-
-class _MultilineFollower(Follower):
-    """A follower whose ``Line`` records are multi-line events (``follow(multiline=)``):
-    a ``Follower`` given a ``_Joining`` stage."""
-
-    def __init__(self, joiner: MultilineJoiner, timeout: float, *args: Any, **kwargs: Any) -> None:
-        if kwargs.get("partial_after") is not None:
-            raise ValueError("partial_after is for lines: a multi-line event is handed out whole")
-        super().__init__(*args, **kwargs)
-        self._joining = _Joining(
-            joiner,
-            timeout,
-            followed=self._followed,
-            next_line=self._plain_next,
-            line_checkpoint=self._plain_checkpoint,
-        )

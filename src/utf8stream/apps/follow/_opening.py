@@ -19,13 +19,14 @@ from ._machine import Event
 from ._reading import (
     _detect,
     _identity_of,
-    _in_memory,
     _matches,
     _Open,
     _open_regular,
     _resume_offset,
     _unit_of,
+    in_memory,
 )
+from ._readpolicy import ReadPolicy
 from ._records import FileIdentity, Notice
 from ._rotation import _Copy, _find_copy, _find_rotated, _open_copy
 
@@ -47,9 +48,11 @@ class _Opener:
         gap_at_start: bool,
         checkpoint: FollowCheckpoint | None,
         on_notice: Callable[[Notice], object] | None,
+        reading: ReadPolicy,
     ) -> None:
         self.path = path
         self._cutter = cutter
+        self._policy = reading
         self._start = start
         self._last_lines = last_lines
         self._last_bytes = last_bytes
@@ -87,7 +90,7 @@ class _Opener:
     def attach(self, fd: int, path: str, offset: int, encoding: str | None = None) -> _Open:
         """The file open as ``fd``, to read from ``offset``; ``encoding``: the one detected
         for it before (a checkpoint's), else it is detected now."""
-        cutter = self._cutter
+        cutter, policy = self._cutter, self._policy
         st = os.fstat(fd)
         if not cutter.auto:
             encoding = cutter.encoding
@@ -105,10 +108,11 @@ class _Opener:
             identity=identity,
             engine=cutter.engine_for(offset, fd, encoding=encoding),
             read_pos=offset,
+            policy=policy,
             known_size=st.st_size,
             anchor=os.pread(fd, anchor_len, offset - anchor_len),
             undecided=encoding is None,
-            in_memory=_in_memory(st),
+            in_memory=in_memory(st) if policy.in_memory is None else policy.in_memory,
         )
 
     def copy_encoding(self, copy: _Copy, known: str | None) -> str:
@@ -133,6 +137,7 @@ class _Opener:
             identity=identity,
             engine=self._cutter.engine_for(offset, head=copy.head, encoding=encoding),
             read_pos=offset,
+            policy=self._policy,
             known_size=copy.size,
             copy=copy,
             chunks=chunks,
@@ -261,7 +266,8 @@ class _Opener:
             if copy is None:
                 return None
             try:
-                chunks = await anyio.to_thread.run_sync(_open_copy, copy, offset)
+                read_size = self._policy.read_size
+                chunks = await anyio.to_thread.run_sync(_open_copy, copy, offset, read_size)
             except (ValueError, OSError):  # CompressedFileError is a ValueError
                 # Gone or changed since it was checked (its name may name the next
                 # rotation's file, not compressed yet): look again.

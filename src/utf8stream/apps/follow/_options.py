@@ -20,14 +20,9 @@ from typing import TYPE_CHECKING, Any, Literal
 from ...core.linecodec import Utf8LineDecoder, line_decoder
 from ...core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, OVERLONG_POLICIES
 from ...core.multiline import MULTILINE_PRESETS, MultilineJoiner
-from .._defaults import (
-    DEFAULT_MULTILINE_TIMEOUT,
-    DEFAULT_POLL_INTERVAL,
-    DEFAULT_ROTATE_GRACE,
-    FOLLOW_ERRORS,
-)
 from .._sniff import AUTO
 from ._public import public
+from ._readpolicy import ReadPolicy
 
 if TYPE_CHECKING:
     from ...core.events import Malformed
@@ -35,12 +30,12 @@ if TYPE_CHECKING:
     from ._checkpoint import FollowCheckpoint
     from ._records import Notice
 
-__all__ = ["DEFAULT_START", "FollowOptions", "Option", "check_options", "option_of"]
+__all__ = ["FOLLOW_ERRORS", "FollowOptions", "Option", "option_of", "refuse_not_taken"]
 
 #: Which function takes an option: ``follow()``, ``follow_many()``, or both.
 Takes = Literal["follow", "many", "both"]
-#: Where a follower starts by default: at the end (``follow_many`` takes no byte offset).
-DEFAULT_START: Literal["end", "beginning"] = "end"
+#: Policies under which a follower never stops (and whose replacements hold no newline).
+FOLLOW_ERRORS = ("replace", "ignore", "backslashreplace", "surrogateescape")
 
 
 class Option:
@@ -151,6 +146,10 @@ def _codec_problem(name: str) -> str | None:
     return None
 
 
+def _read_policy(value: object) -> str | None:
+    return None if isinstance(value, ReadPolicy) else "must be a ReadPolicy"
+
+
 def _joiner(value: object) -> str | None:
     if value is None or isinstance(value, MultilineJoiner):
         return None
@@ -226,8 +225,9 @@ def _encoding_text(text: str) -> str:
 class FollowOptions:
     """The options of ``follow()`` and ``follow_many()``: one value, checked when made.
 
-    ``follow(path, **options.as_kwargs("follow"))`` follows one file with them,
-    ``follow_many(patterns, **options.as_kwargs("many"))`` many; each function's keyword
+    ``Follower(path, options)`` (or ``follow(path, **options.as_kwargs("follow"))``)
+    follows one file with them, ``ManyFollower(patterns, options)`` (or
+    ``follow_many(patterns, **options.as_kwargs("many"))``) many; each function's keyword
     parameters are exactly the fields it takes, with the same defaults (the fields whose
     metadata says ``takes="follow"`` are for one file only, ``takes="many"`` for
     ``follow_many()`` only: its docstring tells those).  A value out of range raises
@@ -278,10 +278,12 @@ class FollowOptions:
     bytes, valid UTF-8, else cp1252 (``_sniff``); ``Line.file.encoding`` says it, the
     checkpoint keeps it for a restart, and a new file after a rotation is told again
     (``on_malformed`` then sees the files told UTF-8).
+    ``reading``: a ``ReadPolicy``, how files are read (read sizes, read-ahead, files
+    held in memory): a tuning seam, whose default chooses per file system.
     """
 
     # -- where to start --
-    start: str | int = field(default=DEFAULT_START, metadata=_meta(problem=_start))
+    start: str | int = field(default="end", metadata=_meta(problem=_start))
     last_lines: int = field(default=0, metadata=_meta(problem=_count(0, "must be non-negative")))
     last_bytes: int | None = field(
         default=None,
@@ -291,7 +293,7 @@ class FollowOptions:
     checkpoint: FollowCheckpoint | None = field(default=None, metadata=_meta(takes="follow"))
     # -- waiting --
     poll_interval: float = field(
-        default=DEFAULT_POLL_INTERVAL,
+        default=0.25,
         metadata=_meta(
             problem=_positive,
             flags=("-s", "--sleep-interval"),
@@ -302,7 +304,7 @@ class FollowOptions:
         ),
     )
     rotate_grace: float = field(
-        default=DEFAULT_ROTATE_GRACE,
+        default=1.0,
         metadata=_meta(
             problem=_seconds,
             flags=("--rotate-grace",),
@@ -387,7 +389,7 @@ class FollowOptions:
         ),
     )
     multiline_timeout: float = field(
-        default=DEFAULT_MULTILINE_TIMEOUT,
+        default=5.0,
         metadata=_meta(
             problem=_positive,
             flags=("--multiline-timeout",),
@@ -398,6 +400,8 @@ class FollowOptions:
         ),
     )
     partial_after: float | None = field(default=None, metadata=_meta(problem=_optional(_seconds)))
+    # -- how files are read --
+    reading: ReadPolicy = field(default=ReadPolicy(), metadata=_meta(problem=_read_policy))
     # -- many files: ``follow_many()`` --
     store: CheckpointStore | str | os.PathLike[str] | None = field(
         default=None, metadata=_meta(takes="many")
@@ -433,12 +437,7 @@ class FollowOptions:
         """The keyword arguments of ``follow()`` (``"follow"``) or ``follow_many()``
         (``"many"``) that these options are; a ``ValueError`` if they set an option the
         function does not take (none is dropped unseen)."""
-        for name, default in _NOT_TAKEN[function]:
-            if getattr(self, name) != default:
-                caller = "follow()" if function == "follow" else "follow_many()"
-                raise ValueError(f"{caller} does not take {name}=")
-        if function == "many" and self.start not in ("end", "beginning"):
-            raise ValueError("follow_many()'s start must be 'end' or 'beginning'")
+        refuse_not_taken(self, function)
         return {name: getattr(self, name) for name in _TAKEN[function]}
 
     @staticmethod
@@ -461,6 +460,17 @@ _NOT_TAKEN = {
 _CHECKS = [(name, option.problem) for name, option in _FIELDS.items() if option.problem]
 
 
+def refuse_not_taken(options: FollowOptions, function: Literal["follow", "many"]) -> None:
+    """A ``ValueError`` if ``options`` set an option ``function`` does not take (the
+    classes behind ``follow()`` and ``follow_many()`` drop none unseen either)."""
+    for name, default in _NOT_TAKEN[function]:
+        if getattr(options, name) != default:
+            caller = "follow()" if function == "follow" else "follow_many()"
+            raise ValueError(f"{caller} does not take {name}=")
+    if function == "many" and options.start not in ("end", "beginning"):
+        raise ValueError("follow_many()'s start must be 'end' or 'beginning'")
+
+
 def _is_utf8(encoding: str) -> bool:
     return encoding == AUTO or isinstance(line_decoder(encoding, "replace"), Utf8LineDecoder)
 
@@ -469,29 +479,3 @@ def _check(name: str, value: object, problem: Callable[[Any], str | None]) -> No
     wrong = problem(value)
     if wrong is not None:
         raise ValueError(f"{name}={value!r}: {wrong}")
-
-
-def check_options(
-    start: str | int,
-    last_lines: int,
-    last_bytes: int | None,
-    poll_interval: float,
-    rotate_grace: float,
-    errors: str,
-    partial_after: float | None,
-) -> None:
-    """``Follower``'s check of these options: ``FollowOptions``'s checks of them (a
-    ``ValueError`` for the first out of its range)."""
-    given = {
-        "start": start,
-        "last_lines": last_lines,
-        "last_bytes": last_bytes,
-        "poll_interval": poll_interval,
-        "rotate_grace": rotate_grace,
-        "errors": errors,
-        "partial_after": partial_after,
-    }
-    for name, value in given.items():
-        problem = _FIELDS[name].problem
-        assert problem is not None
-        _check(name, value, problem)

@@ -1,5 +1,7 @@
 """How the follower opens and reads a file: identity, page cache, memory file systems,
-read-ahead, where each read is done (``_Reads``), and the state of the file being read."""
+read-ahead, where each read is done (``_Reads``), and the state of the file being read.
+The sizes and choices are the follower's ``ReadPolicy`` (``_readpolicy.py``), which each
+file being read carries."""
 
 from __future__ import annotations
 
@@ -19,18 +21,12 @@ from ...core.linecodec import LineEngine, Utf8LineDecoder, line_decoder
 from .._follow_accel import implementation as follow_implementation
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
 from .._sniff import SNIFF_BYTES, sniff_encoding
+from ._readpolicy import ReadPolicy
 from ._records import FileIdentity
 
 if TYPE_CHECKING:
     from ._checkpoint import FollowCheckpoint
     from ._rotation import _Copy
-
-
-READ_SIZE = 1 << 20
-#: How much a read that the page cache holds takes, done in the event loop's thread with
-#: no worker thread (``_read_cached``): copying it blocks the loop for some tens of
-#: microseconds, a worker thread's round trip costs more than that.
-CACHED_READ_SIZE = 1 << 18
 
 
 @functools.cache
@@ -79,14 +75,20 @@ def _head_holds(f: _Open, data: bytes) -> bool:
     return head_fingerprint(head) == (length, f.identity.head_sha256)
 
 
-#: ``os.RWF_NOWAIT`` where ``preadv`` takes it (Linux), else None.
-_NOWAIT: int | None = getattr(os, "RWF_NOWAIT", None) if hasattr(os, "preadv") else None
+def _nowait_flag() -> int | None:
+    """``os.RWF_NOWAIT`` where ``preadv`` takes it (Linux), else None."""
+    flag: int | None = getattr(os, "RWF_NOWAIT", None)
+    return flag if hasattr(os, "preadv") else None
+
+
 #: What ``preadv`` with ``RWF_NOWAIT`` raises where the file system cannot tell whether a
 #: read would wait (tmpfs, many network file systems): that file is read in a thread.
 _NOWAIT_UNSUPPORTED = {errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS}
 
 
-def _read_cached(fd: int, buffer: Any, size: int, offset: int, at_least: int) -> bytes | None:
+def _read_cached(
+    fd: int, buffer: Any, size: int, offset: int, at_least: int, nowait: int
+) -> bytes | None:
     """Up to ``size`` bytes (at most ``len(buffer)``) of ``fd`` at ``offset`` if the page
     cache holds them (at least ``at_least`` of them, or all the file holds from
     ``offset``; else None), read without waiting for storage or for a lock
@@ -94,11 +96,11 @@ def _read_cached(fd: int, buffer: Any, size: int, offset: int, at_least: int) ->
     from memory.  ``buffer`` is a ``ReadBuffer`` (``implementation()``'s): the bytes
     returned are the buffer itself with the accelerator (no second copy of what was
     read), a copy of it without.  Raises ``OSError`` with an errno of
-    ``_NOWAIT_UNSUPPORTED`` where the file system cannot say."""
-    assert _NOWAIT is not None
+    ``_NOWAIT_UNSUPPORTED`` where the file system cannot say.  ``nowait``:
+    ``os.RWF_NOWAIT``."""
     with memoryview(buffer) as whole, whole[: min(size, len(whole))] as space:
         try:
-            n = os.preadv(fd, (space,), offset, _NOWAIT)
+            n = os.preadv(fd, (space,), offset, nowait)
         except BlockingIOError:  # not in the page cache (or a lock is held)
             return None
     if n < at_least or n == 0:
@@ -114,16 +116,9 @@ def _read_cached(fd: int, buffer: Any, size: int, offset: int, at_least: int) ->
     return data
 
 
-#: Whether a file being caught up with is read ahead in a thread (``_read_ahead``).
-_READ_AHEAD = True
-#: At most this many files are read ahead at once in a process (many followers catching
-#: up together, as ``follow_many`` at its start, share the processors anyway).
-_READ_AHEAD_THREADS = max(2, os.cpu_count() or 2)
-
-
-def _in_loop_size(size: int) -> int:
+def _in_loop_size(f: _Open, size: int) -> int:
     """How much of a read of ``size`` bytes is done in the event loop's thread at once."""
-    return min(size, CACHED_READ_SIZE)
+    return min(size, f.policy.cached_read_size)
 
 
 def _taken_ahead(f: _Open, size: int, offset: int, at_least: int) -> bytes | None:
@@ -138,7 +133,7 @@ def _taken_ahead(f: _Open, size: int, offset: int, at_least: int) -> bytes | Non
     if f.readahead is None:
         return None
     try:
-        data: bytes | None = f.readahead.take(offset, _in_loop_size(size))
+        data: bytes | None = f.readahead.take(offset, _in_loop_size(f, size))
     except OSError:
         return None
     if data is None:
@@ -161,12 +156,11 @@ def _stop_reading_ahead(f: _Open) -> None:
 #: File systems whose files live in memory: the page cache is their storage, so a read
 #: never waits for a disk (tmpfs, which refuses ``RWF_NOWAIT``; ramfs).
 _MEMORY_FILE_SYSTEMS = frozenset({"tmpfs", "ramfs"})
-_MOUNTINFO = "/proc/self/mountinfo"
 
 
-def _in_memory(st: os.stat_result) -> bool:
+def in_memory(st: os.stat_result, mountinfo: str = "/proc/self/mountinfo") -> bool:
     """Whether the file ``st`` describes lives on a file system held in memory (Linux's
-    mount table says; False wherever it cannot be told).
+    mount table, ``mountinfo``, says; False wherever it cannot be told).
 
     Such a file is read in the event loop's thread, as a read the page cache holds is
     elsewhere: a copy from memory, where a worker thread's round trip (and the bytes
@@ -174,7 +168,7 @@ def _in_memory(st: os.stat_result) -> bool:
     is memory swapped out, which any access may wait for."""
     wanted = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
     try:
-        with open(_MOUNTINFO, encoding="utf-8", errors="replace") as table:
+        with open(mountinfo, encoding="utf-8", errors="replace") as table:
             for entry in table:
                 fields = entry.split()
                 # id, parent, major:minor, root, mount point, options, [optional...], -,
@@ -196,6 +190,7 @@ class _Open:
     identity: FileIdentity
     engine: LineEngine
     read_pos: int  # next byte to read
+    policy: ReadPolicy  # the follower's read sizes and choices
     known_size: int = 0  # size at the last look: did unread bytes vanish?
     anchor: bytes = b""  # the bytes just before read_pos, to notice a rewrite
     #: When its last new bytes were read (the event loop's clock): ``partial_after``.
@@ -217,7 +212,7 @@ class _Open:
     #: False once the file system said it cannot tell whether a read would wait
     #: (``_read_cached``): the file is read in worker threads only.
     nowait: bool = True
-    #: The file system keeps its files in memory (``_in_memory``): every read is done in
+    #: The file system keeps its files in memory (``in_memory``): every read is done in
     #: the event loop's thread.
     in_memory: bool = False
     #: While catching up (each read done in the loop came back full): the next read,
@@ -244,22 +239,6 @@ def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:
     return 0
 
 
-def _read_ahead(f: _Open, full: bool) -> None:
-    """After a read done in the loop: if it came back full (more is likely there),
-    start the next one in a thread (``ReadAhead``) while its lines are handed out;
-    else (caught up) stop that thread, as a quiet file needs none."""
-    if not full or not _READ_AHEAD or not (f.in_memory or (f.nowait and _NOWAIT is not None)):
-        _stop_reading_ahead(f)
-        return
-    if f.readahead is None:
-        kind = follow_implementation().ReadAhead
-        if kind.threads() >= _READ_AHEAD_THREADS:
-            return  # enough files are read ahead (many followed at once)
-        f.readahead = kind(f.fd)
-    n = len(f.anchor)  # what the next read in ``_read_more`` asks for
-    f.readahead.start(f.read_pos - n, _in_loop_size(READ_SIZE + n), not f.in_memory)
-
-
 class _Reads:
     """Where a follower's reads are done (``pread``): in the event loop's thread what the
     page cache or a file system in memory holds, else in a worker thread."""
@@ -268,19 +247,41 @@ class _Reads:
         #: Scratch space of the reads the page cache holds (``_read_cached``).
         self._scratch: Any = None
         self._unyielded = 0  # bytes read since the event loop last ran other tasks
+        self._nowait = _nowait_flag()
+
+    def read_ahead(self, f: _Open, full: bool) -> None:
+        """After a read done in the loop: if it came back full (more is likely there),
+        start the next one in a thread (``ReadAhead``) while its lines are handed out;
+        else (caught up) stop that thread, as a quiet file needs none."""
+        policy = f.policy
+        if not full or not policy.read_ahead or not (f.in_memory or self._in_loop(f)):
+            _stop_reading_ahead(f)
+            return
+        if f.readahead is None:
+            kind = follow_implementation().ReadAhead
+            if kind.threads() >= policy.read_ahead_threads:
+                return  # enough files are read ahead (many followed at once)
+            f.readahead = kind(f.fd)
+        n = len(f.anchor)  # what the next read in ``_read_more`` asks for
+        f.readahead.start(f.read_pos - n, _in_loop_size(f, policy.read_size + n), not f.in_memory)
+
+    def _in_loop(self, f: _Open) -> bool:
+        """Whether ``f``'s reads are tried in the event loop's thread first."""
+        return f.in_memory or (f.nowait and self._nowait is not None)
 
     async def pread(self, f: _Open, size: int, offset: int, at_least: int) -> bytes:
         """``os.pread(f.fd, size, offset)``, or fewer bytes (at least ``at_least``, or
         all there are): from the page cache at once where it holds them (up to
-        ``CACHED_READ_SIZE``; always, for a file held in memory: ``_in_memory``), else
+        ``cached_read_size``; always, for a file held in memory: ``in_memory``), else
         in a worker thread, since a read from storage may take milliseconds.  A
         cancellation point either way; cancelled, nothing is read.
         """
-        if f.in_memory or (f.nowait and _NOWAIT is not None):
+        nowait = self._nowait
+        if f.in_memory or (f.nowait and nowait is not None):
             # A reader that never waits must still be cancellable at each read, and let
-            # the other tasks run as often as it did with a thread per ``READ_SIZE``
+            # the other tasks run as often as it did with a thread per ``read_size``
             # read (a turn of the event loop per read would cost more than the read).
-            if self._unyielded >= READ_SIZE:
+            if self._unyielded >= f.policy.read_size:
                 self._unyielded = 0
                 await anyio.lowlevel.checkpoint()
             else:
@@ -291,15 +292,17 @@ class _Reads:
                 return found
             if f.in_memory:
                 # A file in memory: the read is a copy from memory, whatever its size
-                # (at most ``CACHED_READ_SIZE``, to bound the time the loop is held).
-                found = os.pread(f.fd, _in_loop_size(size), offset)
+                # (at most ``cached_read_size``, to bound the time the loop is held).
+                found = os.pread(f.fd, _in_loop_size(f, size), offset)
                 self._unyielded += len(found)
                 return found
             buffer = self._scratch
             if buffer is None:
-                buffer = self._scratch = follow_implementation().ReadBuffer(CACHED_READ_SIZE)
+                buffer = follow_implementation().ReadBuffer(f.policy.cached_read_size)
+                self._scratch = buffer
+            assert nowait is not None
             try:
-                data = _read_cached(f.fd, buffer, size, offset, at_least)
+                data = _read_cached(f.fd, buffer, size, offset, at_least, nowait)
             except OSError as exc:
                 if exc.errno not in _NOWAIT_UNSUPPORTED:
                     raise

@@ -21,7 +21,7 @@ from .._compressed import (
 )
 from .._identity import head_fingerprint
 from .._sniff import SNIFF_BYTES
-from ._reading import READ_SIZE, _matches
+from ._reading import _matches
 from ._records import FileIdentity
 
 if TYPE_CHECKING:
@@ -120,9 +120,11 @@ def _find_copy(
     return None
 
 
-def _open_copy(copy: _Copy, offset: int) -> Generator[bytes, None, None] | None:
+def _open_copy(
+    copy: _Copy, offset: int, read_size: int | None = None
+) -> Generator[bytes, None, None] | None:
     """The bytes of ``copy`` from ``offset`` on, decompressed, in chunks of at most
-    ``READ_SIZE`` (plain) or ``CHUNK_BYTES`` (compressed); None if its name no longer
+    ``read_size`` (plain: given) or ``CHUNK_BYTES`` (compressed); None if its name no longer
     names it (rotated on since it was found: look for it again).
 
     The file is opened now, in this (worker) thread, so that a rotation renaming
@@ -134,7 +136,8 @@ def _open_copy(copy: _Copy, offset: int) -> Generator[bytes, None, None] | None:
         if (st.st_dev, st.st_ino) != (copy.device, copy.inode):
             f.close()
             return None
-        return _plain_chunks(f, offset)
+        assert read_size is not None, "a plain copy is read in chunks of read_size"
+        return _plain_chunks(f, offset, read_size)
     # A compressed reader opens its file at its first read: the name must name the copy
     # before and after that (a rotation never renames a file back).
     chunks = read_from(copy.path, offset)
@@ -171,10 +174,10 @@ def _open_compressed(target: _Next) -> tuple[_Copy, Generator[bytes, None, None]
     return copy, _primed(first, chunks)
 
 
-def _plain_chunks(f: BinaryIO, offset: int) -> Generator[bytes, None, None]:
+def _plain_chunks(f: BinaryIO, offset: int, read_size: int) -> Generator[bytes, None, None]:
     with f:
         f.seek(offset)
-        while chunk := f.read(READ_SIZE):
+        while chunk := f.read(read_size):
             yield chunk
 
 
