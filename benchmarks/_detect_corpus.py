@@ -60,6 +60,7 @@ import sqlite3
 import struct
 import sys
 import sysconfig
+import tempfile
 import zipfile
 import zlib
 from collections.abc import Iterable, Iterator
@@ -179,8 +180,10 @@ FAMILIES = (
     ("central european", {normalise(e) for e in _CENTRAL}),
     ("cyrillic", {normalise(e) for e in _CYRILLIC}),
     ("greek", {normalise("iso8859-7"), normalise("cp1253")}),
-    ("turkish/hebrew/arabic/baltic", {normalise(e) for e in ("cp1254", "cp1255", "cp1256")}
-     | {normalise("cp1257")}),
+    (
+        "turkish/hebrew/arabic/baltic",
+        {normalise(e) for e in ("cp1254", "cp1255", "cp1256")} | {normalise("cp1257")},
+    ),
     ("japanese", {normalise(e) for e in LEGACY["ja"]}),
     ("chinese", {normalise(e) for e in ("gb18030", "gbk", "gb2312", "big5")}),
     ("korean", {normalise(e) for e in LEGACY["ko"]}),
@@ -212,7 +215,7 @@ def read_mo(data: bytes) -> list[tuple[str, str]]:
     for original, translated in entries:
         if original == b"" and b"charset=" in translated:
             charset = translated.split(b"charset=")[1].split()[0].decode("ascii", "replace")
-    pairs = []
+    pairs: list[tuple[str, str]] = []
     for original, translated in entries:
         if not original:
             continue
@@ -306,7 +309,7 @@ def shape_log(pairs: list[tuple[str, str]], codec: str, rnd: random.Random) -> s
         lines.append(
             f"2026-{1 + day // 31 % 12:02d}-{1 + day % 28:02d}T{rest // 3600:02d}:"
             f"{rest // 60 % 60:02d}:{rest % 60:02d}.{i % 1000:03d}Z {level:5} "
-            f"host=node{rnd.randrange(12)} pid={rnd.randrange(100, 32768)} msg=\"{message}\"\n"
+            f'host=node{rnd.randrange(12)} pid={rnd.randrange(100, 32768)} msg="{message}"\n'
         )
     return "".join(lines)
 
@@ -330,9 +333,7 @@ def shape_csv(pairs: list[tuple[str, str]], codec: str, rnd: random.Random) -> s
     return "\r\n".join(rows) + "\r\n" if len(rows) > 1 else ""
 
 
-def shape_html(
-    pairs: list[tuple[str, str]], codec: str, rnd: random.Random, language: str
-) -> str:
+def shape_html(pairs: list[tuple[str, str]], codec: str, rnd: random.Random, language: str) -> str:
     body = _fill(_take(pairs, codec, rnd), rnd.choice((2048, 8192, 24576)), "\0")
     if not body:
         return ""
@@ -341,7 +342,7 @@ def shape_html(
     return (
         f'<!DOCTYPE html>\n<html lang="{lang}">\n<head>\n<title>Messages</title>\n'
         '<link rel="stylesheet" href="/static/site.css">\n</head>\n<body>\n'
-        f"<div id=\"content\">\n{paragraphs}</div>\n</body>\n</html>\n"
+        f'<div id="content">\n{paragraphs}</div>\n</body>\n</html>\n'
     )
 
 
@@ -528,40 +529,55 @@ def machine_binaries() -> list[Sample]:
     samples = []
     executable = Path(sys.executable).resolve()
     samples.append(_binary("python-executable", "machine code", executable.read_bytes()[:262144]))
-    dynload = Path(sysconfig.get_paths()["platstdlib"]) / "lib-dynload"
-    for path in sorted(dynload.glob("*.so"))[:: max(1, len(list(dynload.glob("*.so"))) // 4)]:
+    library = Path(str(sysconfig.get_config_var("LIBDIR"))) / str(
+        sysconfig.get_config_var("LDLIBRARY")
+    )
+    if library.is_file():
+        data = library.read_bytes()
+        samples.append(_binary("libpython", "machine code", data[:262144]))
+        samples.append(
+            _binary("libpython-middle", "machine code", data[len(data) // 2 :][:262144])
+        )
+    modules = sorted(Path(str(sysconfig.get_config_var("DESTSHARED"))).glob("*.so"))
+    for path in modules[:: max(1, len(modules) // 8)]:
         data = path.read_bytes()
         samples.append(_binary(path.name, "machine code", data[:131072]))
         if len(data) > 65536:
-            samples.append(_binary(path.name + "-middle", "machine code", data[len(data) // 2 :][:65536]))
+            middle = data[len(data) // 2 :][:65536]
+            samples.append(_binary(path.name + "-middle", "machine code", middle))
     code = compile(Path(codecs.__file__).read_text("utf-8"), "codecs.py", "exec")
     pyc = b"\xa7\x0d\x0d\x0a" + bytes(12) + marshal.dumps(code)
     samples.append(_binary("codecs.pyc", "marshal", pyc))
-    database = sqlite3.connect(":memory:")
-    database.execute("create table t (id integer primary key, name text, value real)")
-    database.executemany(
-        "insert into t (name, value) values (?, ?)", ((f"row {i}", i / 7) for i in range(2000))
-    )
-    database.commit()
-    samples.append(_binary("table.sqlite", "sqlite", database.serialize()))
-    database.close()
+    with tempfile.TemporaryDirectory() as scratch:
+        database = sqlite3.connect(Path(scratch) / "table.sqlite")
+        database.execute("create table t (id integer primary key, name text, value real)")
+        database.executemany(
+            "insert into t (name, value) values (?, ?)",
+            ((f"row {i}", i / 7) for i in range(2000)),
+        )
+        database.commit()
+        database.close()
+        samples.append(
+            _binary("table.sqlite", "sqlite", (Path(scratch) / "table.sqlite").read_bytes())
+        )
     return samples
 
 
-def made_binaries(text: bytes) -> list[Sample]:
-    """Compressed forms of ``text`` (the corpus's own) and random bytes."""
-    zipped = io.BytesIO()
-    with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as archive:
-        archive.writestr(zipfile.ZipInfo("corpus.txt", (2026, 1, 1, 0, 0, 0)), text)
-    forms = {
-        "text.zlib": zlib.compress(text, 9),
-        "text.gz": gzip.compress(text, 9, mtime=0),
-        "text.bz2": bz2.compress(text, 9),
-        "text.xz": lzma.compress(text),
-        "text.zip": zipped.getvalue(),
-    }
+def made_binaries(texts: dict[str, bytes]) -> list[Sample]:
+    """Compressed forms of ``texts`` (the corpus's own) and random bytes."""
+    forms: dict[str, bytes] = {}
+    for name, text in texts.items():
+        zipped = io.BytesIO()
+        with zipfile.ZipFile(zipped, "w", zipfile.ZIP_DEFLATED) as archive:
+            member = zipfile.ZipInfo(name + ".txt", (2026, 1, 1, 0, 0, 0))
+            archive.writestr(member, text, zipfile.ZIP_DEFLATED)
+        forms[name + ".zlib"] = zlib.compress(text, 9)
+        forms[name + ".gz"] = gzip.compress(text, 9, mtime=0)
+        forms[name + ".bz2"] = bz2.compress(text, 9)
+        forms[name + ".xz"] = lzma.compress(text)
+        forms[name + ".zip"] = zipped.getvalue()
     rnd = random.Random(f"{VERSION}/random")
-    for size in (64, 1024, 65536, 200000):
+    for size in (64, 256, 1024, 4096, 65536, 200000):
         forms[f"random-{size}"] = rnd.randbytes(size)
     return [_binary(name, "made", data) for name, data in forms.items()]
 
@@ -570,8 +586,15 @@ def build(locale_dir: Path = LOCALE_DIR, cpython_test: Path = CPYTHON_TEST) -> l
     """The whole corpus, in a fixed order."""
     samples = made_samples(locale_dir)
     samples.extend(cpython_samples(cpython_test))
-    text = b"".join(s.data for s in samples if s.label == "utf-8" and s.shape == "doc")
-    samples.extend(made_binaries(text[:1 << 20] or b"utf8stream\n" * 4096))
+    texts = {
+        kind: b"".join(s.data for s in samples if s.shape == shape and s.label == label)
+        for kind, shape, label in (
+            ("utf-8-docs", "doc", "utf-8"),
+            ("cp1251-docs", "doc", "cp1251"),
+            ("utf-8-logs", "log", "utf-8"),
+        )
+    }
+    samples.extend(made_binaries({k: v[: 1 << 20] for k, v in texts.items() if v}))
     samples.extend(machine_binaries())
     return samples
 
