@@ -98,14 +98,15 @@ def is_right(data: bytes, label: str | None, guess: str | None, final: bool = Tr
 def score(
     samples: Sequence[Sample], guess: Guess, prefixes: Sequence[int | None] = PREFIXES
 ) -> dict[tuple[str, int | None], tuple[int, int]]:
-    """(family or ``"all"``, prefix) -> (right, files)."""
+    """(family, ``"all"`` or ``"all dev"`` / ``"all held-out"``, prefix) -> (right, files)."""
     counts: dict[tuple[str, int | None], list[int]] = {}
     for sample in samples:
         for prefix in prefixes:
             whole = prefix is None or prefix >= len(sample.data)
             data = sample.data if whole else sample.data[:prefix]
             right = is_right(data, sample.label, normalise(guess(data)), final=whole)
-            for key in ((family(sample.label), prefix), ("all", prefix)):
+            for group in (family(sample.label), "all", "all " + sample.split):
+                key = (group, prefix)
                 cell = counts.setdefault(key, [0, 0])
                 cell[0] += right
                 cell[1] += 1
@@ -193,6 +194,7 @@ def accuracy_table(
 
 def _family_order(name: str) -> tuple[int, str]:
     order = [f[0] for f in _detect_corpus.FAMILIES] + ["not text", "other", "all"]
+    order += ["all " + split for split in _detect_corpus.SPLITS]
     return (order.index(name) if name in order else len(order), name)
 
 

@@ -192,6 +192,7 @@ def test_stand_in_detectors_score_as_counted() -> None:
     assert result[("all", None)] == (2, 4)
     assert result[("western", 64)] == (2, 2) and result[("western", None)] == (1, 2)
     assert result[("not text", None)] == (0, 1)
+    assert result[("all dev", None)] == (2, 4) and ("all held-out", None) not in result
 
     labels = {s.data: s.label for s in samples}
     seen: list[int] = []
