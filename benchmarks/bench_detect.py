@@ -183,7 +183,7 @@ def accuracy_table(
                 + " | ".join(f"{percent:.1f}" for percent in percents)
             )
             _report.record(
-                "accuracy",
+                "detect-accuracy",
                 family=fam,
                 files=cells[0][1],
                 detector=name,
@@ -217,7 +217,7 @@ def throughput_table(samples: Sequence[Sample], detectors: dict[str, Guess], rep
             ratio_text = "" if ratio is None else f"  ratio {ratio:.2f}"
             print(f"  {name}: {size / best[name] / 1e6:.2f} MB/s{ratio_text}")
             _report.record(
-                "throughput",
+                "detect-throughput",
                 inputs=prefix_name(prefix),
                 detector=name,
                 mb_per_s=round(size / best[name] / 1e6, 3),
