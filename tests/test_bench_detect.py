@@ -9,9 +9,11 @@ counted by hand.
 from __future__ import annotations
 
 import codecs
+import json
 import random
 import struct
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -205,3 +207,54 @@ def test_stand_in_detectors_score_as_counted() -> None:
     assert result[("all", 64)] == (4, 4) and result[("all", None)] == (4, 4)
     # Each detector is handed the prefix, or the whole file where it is shorter.
     assert sorted(seen) == sorted([64, 300, 64, 301, 64, 200, 64, 256])
+
+
+class _Detection:
+    def __init__(self, encoding: str | None) -> None:
+        self.encoding = encoding
+
+
+def _stand_in_module(calls: list[int]) -> types.ModuleType:
+    """``utf8stream.detect`` as the benchmark calls it, answering UTF-8 for text that
+    decodes as UTF-8 and "not text" for any NUL byte: a stand-in for the detector."""
+    module = types.ModuleType("utf8stream.detect")
+
+    def detect(data: bytes, max_lookahead: int = 65536) -> _Detection:
+        calls.append(max_lookahead)
+        if b"\0" in data[:max_lookahead]:
+            return _Detection(None)
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            return _Detection("cp1252")
+        return _Detection("utf-8")
+
+    module.detect = detect  # type: ignore[attr-defined]
+    return module
+
+
+def test_benchmark_runs_on_a_stand_in_detector(
+    tmp_path: Path,
+    samples: list[Sample],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    calls: list[int] = []
+    monkeypatch.setitem(sys.modules, "utf8stream.detect", _stand_in_module(calls))
+    part = [s for s in samples if s.language in ("fr", "-")][::3]
+    corpus.write(part, tmp_path)
+    monkeypatch.setattr(sys, "argv", ["benchmarks/bench_detect.py"])
+    arguments = ["--corpus", str(tmp_path), "--detectors", "utf8stream", "--repeat", "1"]
+    bench_detect.main([*arguments, "--max-lookahead", "4096", "--json"])
+    document = json.loads(capsys.readouterr().out)
+    assert set(calls) == {4096}
+    rows = {(r["table"], r.get("family")): r for r in document["rows"]}
+    assert rows[("detect-accuracy", "all")]["files"] == len(part)
+    # The stand-in is right on every UTF-8 file and every binary one with a NUL in its
+    # first 4 KiB, and wrong on mac_roman text (it answers cp1252).
+    assert rows[("detect-accuracy", "utf-8")]["whole"] == 100.0
+    assert rows[("detect-accuracy", "western")]["whole"] < 100.0
+    assert {r["inputs"] for r in document["rows"] if r["table"] == "detect-throughput"} == {
+        "whole",
+        "4 KiB",
+    }
