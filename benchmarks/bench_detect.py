@@ -1,7 +1,8 @@
 """Encoding detection: utf8stream against chardet and charset-normalizer, side by side.
 
     .venv/bin/python benchmarks/bench_detect.py [--corpus DIR] [--split all|dev|held-out]
-        [--sample N] [--detectors NAME ...] [--repeat N] [--max-lookahead BYTES] [--json]
+        [--sample N] [--detectors NAME ...] [--repeat N] [--max-lookahead BYTES]
+        [--confusions N] [--json]
 
 The corpus is ``benchmarks/_detect_corpus.py``'s (made in ``--corpus`` first if it is not
 there: ``~/.cache/utf8stream-detect-corpus`` by default).  The peers are the ``bench``
@@ -34,7 +35,8 @@ detectors' rounds interleaved (the order rotating each round), best of ``--repea
 ``utf8stream`` is ``utf8stream.detect.detect(data, max_lookahead)``; ``chardet`` is
 ``chardet.detect(data)`` (its defaults: up to 200,000 bytes); ``charset-normalizer`` is
 ``charset_normalizer.from_bytes(data).best()``.  Every answer is normalised by
-``codecs.lookup(name).name``.
+``codecs.lookup(name).name``.  ``--confusions N`` prints each detector's N commonest
+wrong answers on whole files (which label it took for which).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ import importlib
 import logging
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -111,6 +114,20 @@ def score(
                 cell[0] += right
                 cell[1] += 1
     return {key: (cell[0], cell[1]) for key, cell in counts.items()}
+
+
+def confusions(
+    samples: Sequence[Sample], guess: Guess, prefix: int | None = None
+) -> Counter[tuple[str | None, str | None]]:
+    """(label, wrong guess) -> how many files, at ``prefix`` (the whole file: None)."""
+    wrong: Counter[tuple[str | None, str | None]] = Counter()
+    for sample in samples:
+        whole = prefix is None or prefix >= len(sample.data)
+        data = sample.data if whole else sample.data[:prefix]
+        answer = normalise(guess(data))
+        if not is_right(data, sample.label, answer, final=whole):
+            wrong[(sample.label, answer)] += 1
+    return wrong
 
 
 # --- the detectors -----------------------------------------------------------------------
@@ -233,6 +250,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--detectors", nargs="+", choices=DETECTORS, default=list(DETECTORS))
     parser.add_argument("--repeat", type=int, default=3, help="throughput rounds")
     parser.add_argument("--max-lookahead", type=int, default=65536)
+    parser.add_argument(
+        "--confusions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print each detector's N commonest wrong answers (label -> guess), whole files",
+    )
     _report.add_option(parser)
     args = parser.parse_args(argv)
     with _report.reporting(args.json):
@@ -244,6 +268,10 @@ def main(argv: Sequence[str] | None = None) -> None:
         print("peers: " + ", ".join(f"{n} {v}" for n, v in found.items()))
         print(f"accelerator: {_report.accelerator()}")
         accuracy_table(samples, detectors)
+        for name, guess in detectors.items() if args.confusions else ():
+            print(f"\n{name}: the commonest wrong answers on whole files (label -> guess)")
+            for (label, answer), count in confusions(samples, guess).most_common(args.confusions):
+                print(f"  {label} -> {answer}: {count}")
         throughput_table(samples, detectors, args.repeat)
 
 

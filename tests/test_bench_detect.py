@@ -258,3 +258,20 @@ def test_benchmark_runs_on_a_stand_in_detector(
         "whole",
         "4 KiB",
     }
+
+
+def test_confusions_count_the_wrong_answers() -> None:
+    samples = [
+        _sample("a", "cp1252", "déjà".encode("cp1252")),
+        _sample("b", "mac-roman", "déjà".encode("mac_roman")),
+        _sample("c", "mac-roman", "été".encode("mac_roman")),
+        _sample("d", None, b"\0\1\2"),
+    ]
+
+    def cp1252(data: bytes) -> str | None:
+        return "windows-1252"
+
+    assert bench_detect.confusions(samples, cp1252) == {
+        ("mac-roman", "cp1252"): 2,
+        (None, "cp1252"): 1,
+    }
