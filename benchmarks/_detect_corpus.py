@@ -26,17 +26,22 @@ package's word frequencies; nothing here comes from wordfreq):
   their original encodings (``cjkencodings/``), two source files in latin-1 and KOI8-R
   (``encoded_modules/``), an XML document (``xmltestdata/test.xml``), and, labelled not
   text, its images (``imghdrdata/``) and sounds (``audiodata/``).
-* Bytes this machine already holds or makes, labelled not text: the Python executable and
-  extension modules (machine code), a ``.pyc``, a SQLite database, compressed data
+* Bytes this machine already holds or makes, labelled not text: the Python executable,
+  ``libpython`` and extension modules (machine code), a ``.pyc``, a SQLite database, compressed data
   (zlib, gzip, bzip2, xz, zip) of the corpus's own text, and random bytes.
 
 **Shapes** made from the catalogues, per language and encoding: ``line`` (one to three
-messages, one line), ``doc`` (a long document: messages as paragraphs, 2 to 96 KiB),
+messages with a non-ASCII character, one line), ``doc`` (a long document: messages as
+paragraphs, 1 to 96 KiB of UTF-8),
 ``log`` (timestamped lines of ASCII keys and English messages, a few translated words
 among them), ``csv`` (an export: id, English, translation), ``html`` (a page, with no
 charset declared), ``mixed`` (several scripts in one document: three languages in the
 Unicode encodings; Japanese, Chinese or Korean with Russian or Greek in the CJK
 encodings, which hold both); CPython's documents are ``real``, the bytes ``binary``.
+Every shape is made in the legacy encodings (the hard cases, several times over for the
+languages of few encodings: ``REPEATS``); two lines, a document and one of log, CSV and
+HTML in UTF-8; a line and a document in the other Unicode forms (two per language, in
+turn: ``UNICODE_FORMS``).
 
 **Split**: the domains are in two fixed groups.  ``held-out`` is every sample of the
 ``HELD_OUT`` domains, all of CPython's documents and all binary files; ``dev`` the rest.
