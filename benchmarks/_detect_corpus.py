@@ -27,8 +27,8 @@ package's word frequencies; nothing here comes from wordfreq):
   (``encoded_modules/``), an XML document (``xmltestdata/test.xml``), and, labelled not
   text, its images (``imghdrdata/``) and sounds (``audiodata/``).
 * Bytes this machine already holds or makes, labelled not text: the Python executable,
-  ``libpython`` and extension modules (machine code), a ``.pyc``, a SQLite database, compressed data
-  (zlib, gzip, bzip2, xz, zip) of the corpus's own text, and random bytes.
+  ``libpython`` and extension modules (machine code), a ``.pyc``, a SQLite database,
+  compressed data (zlib, gzip, bzip2, xz, zip) of the corpus's own text, random bytes.
 
 **Shapes** made from the catalogues, per language and encoding: ``line`` (one to three
 messages with a non-ASCII character, one line), ``doc`` (a long document: messages as
