@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_detect.py [--corpus DIR] [--split all|dev|held-out]
         [--sample N] [--detectors NAME ...] [--repeat N] [--max-lookahead BYTES]
-        [--confusions N] [--json]
+        [--by family|shape] [--confusions N] [--json]
 
 The corpus is ``benchmarks/_detect_corpus.py``'s (made in ``--corpus`` first if it is not
 there: ``~/.cache/utf8stream-detect-corpus`` by default).  The peers are the ``bench``
@@ -36,7 +36,9 @@ detectors' rounds interleaved (the order rotating each round), best of ``--repea
 ``chardet.detect(data)`` (its defaults: up to 200,000 bytes); ``charset-normalizer`` is
 ``charset_normalizer.from_bytes(data).best()``.  Every answer is normalised by
 ``codecs.lookup(name).name``.  ``--confusions N`` prints each detector's N commonest
-wrong answers on whole files (which label it took for which).
+wrong answers on whole files (which label it took for which); ``--by shape`` groups
+the accuracy table by the corpus's shapes (lines, documents, logs, ...) instead of by
+family.
 """
 
 from __future__ import annotations
@@ -99,16 +101,21 @@ def is_right(data: bytes, label: str | None, guess: str | None, final: bool = Tr
 
 
 def score(
-    samples: Sequence[Sample], guess: Guess, prefixes: Sequence[int | None] = PREFIXES
+    samples: Sequence[Sample],
+    guess: Guess,
+    prefixes: Sequence[int | None] = PREFIXES,
+    by: str = "family",
 ) -> dict[tuple[str, int | None], tuple[int, int]]:
-    """(family, ``"all"`` or ``"all dev"`` / ``"all held-out"``, prefix) -> (right, files)."""
+    """(group, prefix) -> (right, files); the groups are each file's family (or its shape,
+    ``by="shape"``), ``"all"``, and ``"all dev"`` / ``"all held-out"``."""
     counts: dict[tuple[str, int | None], list[int]] = {}
     for sample in samples:
         for prefix in prefixes:
             whole = prefix is None or prefix >= len(sample.data)
             data = sample.data if whole else sample.data[:prefix]
             right = is_right(data, sample.label, normalise(guess(data)), final=whole)
-            for group in (family(sample.label), "all", "all " + sample.split):
+            own = family(sample.label) if by == "family" else sample.shape
+            for group in (own, "all", "all " + sample.split):
                 key = (group, prefix)
                 cell = counts.setdefault(key, [0, 0])
                 cell[0] += right
@@ -185,11 +192,11 @@ def versions(names: Sequence[str]) -> dict[str, str]:
 
 
 def accuracy_table(
-    samples: Sequence[Sample], detectors: dict[str, Guess]
+    samples: Sequence[Sample], detectors: dict[str, Guess], by: str = "family"
 ) -> dict[str, dict[tuple[str, int | None], tuple[int, int]]]:
-    results = {name: score(samples, guess) for name, guess in detectors.items()}
+    results = {name: score(samples, guess, by=by) for name, guess in detectors.items()}
     families = sorted({k[0] for r in results.values() for k in r}, key=_family_order)
-    header = ["family", "files", "detector", *map(prefix_name, PREFIXES)]
+    header = [by, "files", "detector", *map(prefix_name, PREFIXES)]
     print("\n" + " | ".join(header))
     for fam in families:
         for name, result in results.items():
@@ -201,7 +208,7 @@ def accuracy_table(
             )
             _report.record(
                 "detect-accuracy",
-                family=fam,
+                **{by: fam},
                 files=cells[0][1],
                 detector=name,
                 **{prefix_name(p): round(v, 2) for p, v in zip(PREFIXES, percents, strict=True)},
@@ -212,7 +219,8 @@ def accuracy_table(
 def _family_order(name: str) -> tuple[int, str]:
     order = [f[0] for f in _detect_corpus.FAMILIES] + ["not text", "other", "all"]
     order += ["all " + split for split in _detect_corpus.SPLITS]
-    return (order.index(name) if name in order else len(order), name)
+    # A shape (``--by shape``) is no family: the shapes come first, by name.
+    return (order.index(name) if name in order else -1, name)
 
 
 def throughput_table(samples: Sequence[Sample], detectors: dict[str, Guess], repeat: int) -> None:
@@ -251,6 +259,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="throughput rounds")
     parser.add_argument("--max-lookahead", type=int, default=65536)
     parser.add_argument(
+        "--by",
+        choices=("family", "shape"),
+        default="family",
+        help="the accuracy table's rows: encoding families, or the corpus's shapes",
+    )
+    parser.add_argument(
         "--confusions",
         type=int,
         default=0,
@@ -267,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         found = versions([n for n in args.detectors if n != "utf8stream"])
         print("peers: " + ", ".join(f"{n} {v}" for n, v in found.items()))
         print(f"accelerator: {_report.accelerator()}")
-        accuracy_table(samples, detectors)
+        accuracy_table(samples, detectors, args.by)
         for name, guess in detectors.items() if args.confusions else ():
             print(f"\n{name}: the commonest wrong answers on whole files (label -> guess)")
             for (label, answer), count in confusions(samples, guess).most_common(args.confusions):

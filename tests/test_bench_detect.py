@@ -275,3 +275,23 @@ def test_confusions_count_the_wrong_answers() -> None:
         ("mac-roman", "cp1252"): 2,
         (None, "cp1252"): 1,
     }
+
+
+def test_score_by_shape() -> None:
+    samples = [
+        Sample("l", "cp1252", "-", "line", "dev", "test", "déjà".encode("cp1252")),
+        Sample("d", "cp1252", "-", "doc", "held-out", "test", "été".encode("cp1252")),
+        Sample("m", "mac-roman", "-", "doc", "held-out", "test", "été".encode("mac_roman")),
+    ]
+
+    def cp1252(data: bytes) -> str | None:
+        return "cp1252"
+
+    result = bench_detect.score(samples, cp1252, (None,), by="shape")
+    assert result == {
+        ("line", None): (1, 1),
+        ("doc", None): (1, 2),
+        ("all", None): (2, 3),
+        ("all dev", None): (1, 1),
+        ("all held-out", None): (1, 2),
+    }
