@@ -6,14 +6,12 @@ its class."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from itertools import accumulate
+from itertools import repeat
 from typing import TYPE_CHECKING, Any
 
 from . import linesearch
 from ._accel import ACCEL_MAX_POSITION, implementation
 from ._linetypes import (
-    _CR,
-    _LF,
     LineBatch,
     LineItem,
 )
@@ -128,33 +126,31 @@ def take_units(
         return 0
     newline = self.newline
     unit = self._unit
-    if not self.keepends and (newline is None or len(self._nl) == unit):
-        units = (self._cr, self._lf) if newline is None else self._nl
-        cut = implementation().split_lines(data, text, units, base, self._max, self._offset_mode)
-        if cut is None:
-            return 0  # a line too long: cut it the other way
-        contents, offsets = cut
+    crlf = newline == "\r\n" and len(self._nl) == 2 * unit
+    if newline is None:
+        units: bytes | tuple[bytes, bytes] = (self._cr, self._lf)
+    elif len(self._nl) == unit:
+        units = self._nl
+    elif crlf:
+        units = self._nl[unit:]  # the "\n" of each "\r\n", its "\r" checked below
     else:
-        # Each line keeps its newline, or the newline is longer than a character.
-        if newline is None:
-            if _CR not in text:
-                newline = _LF
-            elif text.count(_CR) == text.count(_LF) == text.count(_CR + _LF):
-                newline = _CR + _LF
-            else:
-                return 0  # mixed newlines
-        contents = text.split(newline)
-        contents.pop()  # the empty remainder after the last newline
-        if max(map(len, contents)) * unit > self._max:
-            return 0
-        width = len(newline)
-        if self.each_offset:
-            widths = [(len(c) + width) * unit for c in contents]
-            offsets = list(accumulate(widths, initial=base))
-        else:
-            offsets = [base + end]
-        if self.keepends:
-            contents = [c + newline for c in contents]
+        return 0
+    # The lines' starts are needed to keep the newlines or strip a "\r".
+    starts = self.keepends or crlf
+    mode = 1 if starts else self._offset_mode
+    cut = implementation().split_lines(data, text, units, base, self._max, mode)
+    if cut is None:
+        return 0  # a line too long: cut it the other way
+    contents, offsets = cut
+    if crlf:
+        if not all(map(str.endswith, contents, repeat("\r"))):
+            return 0  # a "\n" alone ends no line here: the search line by line
+        contents = [c[:-1] for c in contents]
+    if self.keepends:
+        chars = list(map(unit.__rfloordiv__, map(base.__rsub__, offsets)))
+        contents = list(map(text.__getitem__, map(slice, chars, chars[1:])))
+    if starts and not self.each_offset:
+        offsets = offsets[-1:]
     out.append(LineBatch(contents, offsets))
     self._splitting = False
     return end
