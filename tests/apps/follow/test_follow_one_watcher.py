@@ -1,8 +1,9 @@
-"""follow() keeps one Watcher for its life: waits neither make nor enter watchers.
+"""follow() keeps one watcher for its life: waits neither make nor enter watchers.
 
 Entering a watcher (a kernel notifier and its thread, a snapshot) at every wait would cost
-that much per wait: the first wait enters one, a rotation re-targets it (the directory
-stays watched by the same notifier) and ``aclose`` closes it.
+that much per wait: the first wait starts one notifier (one call of ``watchfiles.watch``,
+which the test extra installs), a rotation re-targets it (the directory stays watched by
+the same notifier) and ``aclose`` closes it.
 """
 
 from __future__ import annotations
@@ -17,8 +18,6 @@ import pytest
 from _helpers import append, fake_watchfiles, real_watch
 
 from utf8stream import follow
-from utf8stream.apps._watch import Watcher
-from utf8stream.apps.follow import _waiting
 
 pytestmark = [pytest.mark.anyio]
 
@@ -26,25 +25,13 @@ REAL_WATCH = real_watch()
 
 
 async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    made: list[Watcher] = []
-    entered: list[Watcher] = []
     notifiers: list[Any] = []
-
-    class CountingWatcher(Watcher):
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
-            made.append(self)
-            super().__init__(*args, **kwargs)
-
-        async def __aenter__(self) -> Watcher:
-            entered.append(self)
-            return await super().__aenter__()
 
     class CountingNotifier:
         closed = False
 
     def counting_watch(*directories: str, **options: Any) -> Iterator[Any]:
         """``watchfiles.watch``, each call (a notifier) counted, and its end seen."""
-        assert REAL_WATCH is not None
         notifier = CountingNotifier()
         notifiers.append(notifier)
         try:
@@ -52,10 +39,8 @@ async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.Monke
         finally:
             notifier.closed = True
 
-    # The one follower's watcher is made where it waits (``PathWatch``): counted there.
-    monkeypatch.setattr(_waiting, "Watcher", CountingWatcher)
-    if REAL_WATCH is not None:
-        fake_watchfiles(monkeypatch, counting_watch)
+    assert REAL_WATCH is not None, "the test extra installs watchfiles"
+    fake_watchfiles(monkeypatch, counting_watch)
     log = tmp_path / "app.log"
     log.write_bytes(b"0\n")
     async with follow(log, start="beginning", poll_interval=0.01, rotate_grace=0.05) as lines:
@@ -74,8 +59,5 @@ async def test_waits_share_one_watcher(tmp_path: Path, monkeypatch: pytest.Monke
             os.rename(log, tmp_path / "app.log.1")
             log.write_bytes(b"new\n")
             assert (await lines.__anext__()).text == "new"
-    assert len(made) == 1
-    assert len(entered) == 1
-    if REAL_WATCH is not None:
-        [notifier] = notifiers  # the directory stayed under the same notifier
-        assert notifier.closed  # by aclose
+    [notifier] = notifiers  # one notifier: the directory stayed under it
+    assert notifier.closed  # by aclose
