@@ -1,0 +1,270 @@
+"""The candidates of the encoding detector and the statistics that choose among them.
+
+Each candidate encoding is ruled out by the first byte sequence it cannot decode; the ones
+left are scored by the cost (negative log-likelihood, in nats) of their decoded text under
+the best model of a language written in that encoding (``_detector_model.json``, built
+by ``tools/build_detector_model.py``).  ASCII
+characters cost the same in every language (they count how much of a decoding turned into
+ASCII); letters beyond ASCII cost what their frequency in the language says, more when
+they stand inside a word of ASCII letters in a language that seldom mixes them so;
+controls, unassigned and private-use characters cost as much as a byte that is not text.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+
+#: An ASCII letter and any other ASCII character but space, in every language alike: they
+#: do not tell languages apart, but they tell how much of a decoding turned into ASCII (a
+#: byte of UTF-16 or the second byte of a double-byte character decoded one at a time).
+ASCII_LETTER, ASCII_OTHER = 2.5, 3.5
+#: The statistics per language: ``letters``, ``costs``, ``mixing``, ``encodings`` (see the
+#: file's "about").
+_MODEL = json.loads(
+    resources.files(__package__).joinpath("_detector_model.json").read_text("utf-8")
+)
+_SCALE: int = _MODEL["scale"]
+_MIXING: dict[str, float] = _MODEL["mixing"]
+
+#: A C0 or C1 control (other than whitespace and ESC), unassigned, private-use or a lone
+#: surrogate: what text does not hold.
+BAD = 20.0
+#: Punctuation, symbols, digits and spaces beyond ASCII.
+SYMBOL = 5.0
+#: A combining mark.
+MARK = 6.0
+#: A lower-case letter followed by an upper-case one.
+CAMEL = 4.0
+#: A letter the language's list does not hold, above the cost of its rarest listed one.
+UNLISTED = 3.0
+
+#: Single-byte code pages, in the order that breaks ties (the first is preferred when two
+#: decode the bytes seen alike).
+SINGLE_BYTE = (
+    "cp1252",
+    "iso8859-1",
+    "cp1250",
+    "iso8859-2",
+    "cp1251",
+    "koi8-r",
+    "iso8859-5",
+    "cp1253",
+    "iso8859-7",
+    "cp1254",
+    "cp1255",
+    "cp1256",
+    "cp1257",
+    "cp1258",
+    "mac-roman",
+)
+#: Multi-byte encodings, each family's base before its superset.
+MULTI_BYTE = (
+    "shift_jis",
+    "cp932",
+    "euc_jp",
+    "iso2022_jp",
+    "gbk",
+    "gb18030",
+    "big5",
+    "cp950",
+    "euc_kr",
+    "cp949",
+)
+#: UTF-16 and UTF-32 without a byte-order mark.
+WIDE = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+
+#: Encodings that decode the same text from the same bytes wherever both are defined.
+FAMILY = {
+    "cp932": "shift_jis",
+    "gb18030": "gbk",
+    "cp950": "big5",
+    "cp949": "euc_kr",
+    **{name: "single-byte" for name in SINGLE_BYTE},
+}
+
+_SPACES = frozenset(" \t\n\r\f\v")
+#: A character beyond ASCII next to an ASCII letter, in text and in bytes.
+ADJACENT_TEXT = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
+ADJACENT_BYTES = re.compile(rb"(?<=[A-Za-z])[\x80-\xff]|[\x80-\xff](?=[A-Za-z])")
+#: Runs of bytes above 7F.
+HIGH_RUNS = re.compile(rb"[\x80-\xff]{2,}")
+
+
+def _languages_of() -> dict[str, tuple[str, ...]]:
+    languages: dict[str, list[str]] = {}
+    for language, names in _MODEL["encodings"].items():
+        for name in names:
+            languages.setdefault(name, []).append(language)
+    every = tuple(_MODEL["encodings"])
+    return {**{k: tuple(v) for k, v in languages.items()}, **dict.fromkeys(WIDE, every)}
+
+
+#: encoding -> the languages its text is scored in.
+LANGUAGES = _languages_of()
+
+
+def _code_page(name: str) -> tuple[str | None, ...]:
+    """The character of each byte in a single-byte code page; None: undefined."""
+    table: list[str | None] = []
+    for byte in range(256):
+        try:
+            table.append(bytes((byte,)).decode(name))
+        except UnicodeDecodeError:
+            table.append(None)
+    return tuple(table)
+
+
+CODE_PAGES = {name: _code_page(name) for name in SINGLE_BYTE}
+
+
+class LanguageModel:
+    """The cost of each character in one language's text."""
+
+    def __init__(self, language: str) -> None:
+        letters: str = _MODEL["letters"][language]
+        costs = bytes.fromhex(_MODEL["costs"][language])
+        self.language = language
+        self.letters = {c: cost / _SCALE for c, cost in zip(letters, costs, strict=True)}
+        self.unlisted = max(self.letters.values(), default=10.0) + UNLISTED
+        self.cache: dict[str, float] = {}
+
+    def cost(self, char: str) -> float:
+        cost = self.cache.get(char)
+        if cost is None:
+            cost = self.cache[char] = self._cost(char)
+        return cost
+
+    def _cost(self, char: str) -> float:
+        code = ord(char)
+        if code < 0x80:
+            if char in _SPACES:
+                return 0.0
+            if char.isalpha():
+                return ASCII_LETTER
+            return ASCII_OTHER if (code >= 0x20 and code != 0x7F) or char == "\x1b" else BAD
+        if char.isalpha():
+            lower = char.lower()
+            return self.letters.get(lower if len(lower) == 1 else char, self.unlisted)
+        category = unicodedata.category(char)
+        if category[0] == "C" or char == "\ufffd":
+            return BAD
+        return MARK if category[0] == "M" else SYMBOL
+
+
+_MODELS: dict[str, LanguageModel] = {}
+
+
+def language_model(language: str) -> LanguageModel:
+    found = _MODELS.get(language)
+    if found is None:
+        found = _MODELS[language] = LanguageModel(language)
+    return found
+
+
+def is_bad(char: str) -> bool:
+    """A character no text holds (see ``BAD``)."""
+    return language_model("en").cost(char) >= BAD
+
+
+@dataclass
+class Score:
+    """A candidate's cost under its best language, and how much of its text is not text."""
+
+    encoding: str
+    cost: float
+    language: str
+    chars: int
+    bad: int
+
+
+def score_counts(
+    encoding: str,
+    counts: Iterable[tuple[str, int]],
+    adjacent: Iterable[tuple[str, int]] = (),
+    camel: int = 0,
+) -> Score:
+    """Score decoded text given as (character, count) pairs; ``adjacent``: the characters
+    beyond ASCII that stood next to an ASCII letter, ``camel``: the lower-case letters
+    followed by an upper-case one."""
+    items = list(counts)
+    letters = sum(n for char, n in items if char.isalpha() and not char.isascii())
+    adjacent = list(adjacent)
+    mixed = sum(n for char, n in adjacent if char.isalpha())
+    # A symbol inside a word (box drawing, say) is a letter decoded in the wrong code page.
+    symbols = sum(n for char, n in adjacent if unicodedata.category(char)[0] == "S")
+    best: tuple[float, str] | None = None
+    for language in LANGUAGES.get(encoding, ()):
+        cost_of = language_model(language).cost
+        total = sum(cost_of(char) * n for char, n in items)
+        mixing = _MIXING[language]
+        total -= mixed * math.log(mixing) + (letters - mixed) * math.log1p(-mixing)
+        if best is None or total < best[0]:
+            best = (total, language)
+    chars = sum(n for _, n in items)
+    bad = sum(n for char, n in items if is_bad(char))
+    if best is None:
+        return Score(encoding, BAD * chars, "", chars, bad)
+    extra = CAMEL * camel + SYMBOL * symbols
+    return Score(encoding, best[0] + extra, best[1], chars, bad)
+
+
+def score_code_page(
+    encoding: str, histogram: list[int], adjacent: list[int], pairs: Counter[tuple[int, int]]
+) -> Score:
+    """Score a single-byte code page from the counts of each byte value, of each byte
+    value next to an ASCII letter, and of adjacent pairs of bytes above 7F."""
+    table = CODE_PAGES[encoding]
+    camel = 0
+    for (first, second), n in pairs.items():
+        a, b = table[first], table[second]
+        if a is not None and b is not None and a.islower() and b.isupper():
+            camel += n
+    return score_counts(
+        encoding,
+        ((char, n) for char, n in zip(table, histogram, strict=True) if n and char is not None),
+        ((char, n) for char, n in zip(table, adjacent, strict=True) if n and char is not None),
+        camel,
+    )
+
+
+@dataclass
+class MultiByteCandidate:
+    """One multi-byte candidate: its incremental decoder and the characters it decoded."""
+
+    encoding: str
+    decoder: codecs.IncrementalDecoder
+    counts: Counter[str] = field(default_factory=Counter)
+    adjacent: Counter[str] = field(default_factory=Counter)
+    ruled_out_at: int | None = None
+    why: str = ""
+
+    @classmethod
+    def of(cls, encoding: str) -> MultiByteCandidate:
+        return cls(encoding, codecs.getincrementaldecoder(encoding)("strict"))
+
+    def advance(self, segment: bytes, start: int) -> None:
+        """Decode the next segment (which starts at offset ``start``), or rule this
+        candidate out at the sequence it cannot decode."""
+        if self.ruled_out_at is not None:
+            return
+        try:
+            text = self.decoder.decode(segment)
+        except UnicodeDecodeError as exc:
+            # The error's offsets count from bytes the decoder held back (up to three).
+            self.ruled_out_at = start + exc.start
+            self.why = f"{exc.object[exc.start : exc.end].hex(' ')} ({exc.reason})"
+            self.counts.clear()
+            return
+        self.counts.update(text)
+        self.adjacent.update(ADJACENT_TEXT.findall(text))
+
+    def score(self) -> Score:
+        return score_counts(self.encoding, self.counts.items(), self.adjacent.items())
