@@ -77,9 +77,14 @@ def letter_frequencies(language: str) -> Counter[str]:
     table = wordfreq.get_frequency_dict(source)
     for word in sorted(table, key=table.__getitem__, reverse=True)[:WORDS]:
         weight = table[word]
+        if language == "el" and word.endswith("σ"):
+            word = word[:-1] + "ς"  # the lists are case-folded: a final sigma became σ
         for char in word.lower():
             if char.isalpha():
                 counts[char] += weight
+    if language == "de":
+        # Case folding also wrote ß as "ss": ß is about 0.3 % of German letters.
+        counts["ß"] = 0.003 * sum(counts.values())
     return counts
 
 

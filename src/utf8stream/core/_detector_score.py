@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import operator
 import re
 import unicodedata
 from collections import Counter
@@ -43,6 +44,21 @@ SYMBOL = 5.0
 MARK = 6.0
 #: A lower-case letter followed by an upper-case one.
 CAMEL = 4.0
+#: What choosing each encoding costs before any byte is seen (nats): the common ones win
+#: where two decode the bytes seen alike (a short text, an accent shared by code pages).
+PRIOR = {
+    "cp1252": 0.0,
+    "iso8859-1": 0.5,
+    "cp1251": 1.0,
+    "shift_jis": 1.0,
+    "gbk": 1.0,
+    "big5": 1.0,
+    "euc_kr": 1.0,
+    "euc_jp": 1.5,
+    "cp1250": 2.0,
+    "koi8-r": 2.0,
+}
+OTHER_PRIOR = 3.0
 #: A letter the language's list does not hold, above the cost of its rarest listed one.
 UNLISTED = 3.0
 
@@ -94,6 +110,10 @@ _SPACES = frozenset(" \t\n\r\f\v")
 #: A character beyond ASCII next to an ASCII letter, in text and in bytes.
 ADJACENT_TEXT = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
 ADJACENT_BYTES = re.compile(rb"(?<=[A-Za-z])[\x80-\xff]|[\x80-\xff](?=[A-Za-z])")
+NON_ASCII = re.compile(r"[^\x00-\x7f]")
+_ASCII_LETTERS = bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
+_ASCII_SPACES = b" \t\n\r\f\v"
+_ASCII_CONTROLS = bytes(b for b in [*range(0x20), 0x7F] if b not in b"\t\n\r\f\v\x1b")
 #: Runs of bytes above 7F.
 HIGH_RUNS = re.compile(rb"[\x80-\xff]{2,}")
 
@@ -189,31 +209,71 @@ def score_counts(
     encoding: str,
     counts: Iterable[tuple[str, int]],
     adjacent: Iterable[tuple[str, int]] = (),
-    camel: int = 0,
 ) -> Score:
     """Score decoded text given as (character, count) pairs; ``adjacent``: the characters
-    beyond ASCII that stood next to an ASCII letter, ``camel``: the lower-case letters
-    followed by an upper-case one."""
+    beyond ASCII that stood next to an ASCII letter."""
     items = list(counts)
-    letters = sum(n for char, n in items if char.isalpha() and not char.isascii())
+    letters = sum(n for char, n in items if _is_letter(char) and not char.isascii())
     adjacent = list(adjacent)
-    mixed = sum(n for char, n in adjacent if char.isalpha())
+    mixed = sum(n for char, n in adjacent if _is_letter(char))
     # A symbol inside a word (box drawing, say) is a letter decoded in the wrong code page.
     symbols = sum(n for char, n in adjacent if unicodedata.category(char)[0] == "S")
     best: tuple[float, str] | None = None
     for language in LANGUAGES.get(encoding, ()):
         cost_of = language_model(language).cost
-        total = sum(cost_of(char) * n for char, n in items)
-        mixing = _MIXING[language]
-        total -= mixed * math.log(mixing) + (letters - mixed) * math.log1p(-mixing)
+        total = sum(cost_of(char) * n for char, n in items) + _mixing(language, letters, mixed)
         if best is None or total < best[0]:
             best = (total, language)
     chars = sum(n for _, n in items)
     bad = sum(n for char, n in items if is_bad(char))
     if best is None:
         return Score(encoding, BAD * chars, "", chars, bad)
-    extra = CAMEL * camel + SYMBOL * symbols
+    extra = SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
     return Score(encoding, best[0] + extra, best[1], chars, bad)
+
+
+def _is_letter(char: str) -> bool:
+    """A letter or a mark (which belongs to a letter)."""
+    return char.isalpha() or unicodedata.category(char)[0] == "M"
+
+
+def _mixing(language: str, letters: int, mixed: int) -> float:
+    """The cost of ``mixed`` of ``letters`` letters beyond ASCII standing next to an ASCII
+    letter, in ``language``."""
+    mixing = _MIXING[language]
+    return -(mixed * math.log(mixing) + (letters - mixed) * math.log1p(-mixing))
+
+
+class _CodePageModel:
+    """What a code page's bytes cost in one language, byte value by byte value."""
+
+    def __init__(self, encoding: str, language: str) -> None:
+        table = CODE_PAGES[encoding]
+        cost_of = language_model(language).cost
+        self.costs = [0.0 if c is None else cost_of(c) for c in table]
+
+
+class _CodePage:
+    """A code page's bytes as classes: letters beyond ASCII, symbols, lower and upper case,
+    characters that are not text."""
+
+    def __init__(self, encoding: str) -> None:
+        table = CODE_PAGES[encoding]
+        self.letters = [
+            int(c is not None and b >= 0x80 and c.isalpha()) for b, c in enumerate(table)
+        ]
+        self.symbols = [
+            int(c is not None and b >= 0x80 and unicodedata.category(c)[0] == "S")
+            for b, c in enumerate(table)
+        ]
+        self.lower = [c is not None and c.islower() for c in table]
+        self.upper = [c is not None and c.isupper() for c in table]
+        self.bad = [int(c is not None and is_bad(c)) for c in table]
+        self.languages = [_CodePageModel(encoding, language) for language in LANGUAGES[encoding]]
+        self.names = LANGUAGES[encoding]
+
+
+_CODE_PAGE_MODELS: dict[str, _CodePage] = {}
 
 
 def score_code_page(
@@ -221,18 +281,21 @@ def score_code_page(
 ) -> Score:
     """Score a single-byte code page from the counts of each byte value, of each byte
     value next to an ASCII letter, and of adjacent pairs of bytes above 7F."""
-    table = CODE_PAGES[encoding]
-    camel = 0
-    for (first, second), n in pairs.items():
-        a, b = table[first], table[second]
-        if a is not None and b is not None and a.islower() and b.isupper():
-            camel += n
-    return score_counts(
-        encoding,
-        ((char, n) for char, n in zip(table, histogram, strict=True) if n and char is not None),
-        ((char, n) for char, n in zip(table, adjacent, strict=True) if n and char is not None),
-        camel,
+    page = _CODE_PAGE_MODELS.get(encoding)
+    if page is None:
+        page = _CODE_PAGE_MODELS[encoding] = _CodePage(encoding)
+    letters = sum(map(operator.mul, page.letters, histogram))
+    mixed = sum(map(operator.mul, page.letters, adjacent))
+    symbols = sum(map(operator.mul, page.symbols, adjacent))
+    lower, upper = page.lower, page.upper
+    camel = sum(n for (a, b), n in pairs.items() if lower[a] and upper[b])
+    best = min(
+        (sum(map(operator.mul, m.costs, histogram)) + _mixing(name, letters, mixed), name)
+        for m, name in zip(page.languages, page.names, strict=True)
     )
+    extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
+    bad = sum(map(operator.mul, page.bad, histogram))
+    return Score(encoding, best[0] + extra, best[1], sum(histogram), bad)
 
 
 @dataclass
@@ -263,8 +326,22 @@ class MultiByteCandidate:
             self.why = f"{exc.object[exc.start : exc.end].hex(' ')} ({exc.reason})"
             self.counts.clear()
             return
-        self.counts.update(text)
-        self.adjacent.update(ADJACENT_TEXT.findall(text))
+        if text.isascii():
+            ascii_part = text.encode("ascii")
+        else:
+            self.counts.update(NON_ASCII.findall(text))
+            self.adjacent.update(ADJACENT_TEXT.findall(text))
+            ascii_part = text.encode("ascii", "ignore")
+        # ASCII characters cost by their class alone: counted by class, without a loop.
+        size = len(ascii_part)
+        letters = size - len(ascii_part.translate(None, _ASCII_LETTERS))
+        spaces = size - len(ascii_part.translate(None, _ASCII_SPACES))
+        controls = size - len(ascii_part.translate(None, _ASCII_CONTROLS))
+        for char, n in (("a", letters), (" ", spaces), ("\x01", controls)):
+            if n:
+                self.counts[char] += n
+        if size - letters - spaces - controls:
+            self.counts["."] += size - letters - spaces - controls
 
     def score(self) -> Score:
         return score_counts(self.encoding, self.counts.items(), self.adjacent.items())

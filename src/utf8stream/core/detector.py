@@ -181,6 +181,9 @@ class _Evidence:
 
     def __init__(self) -> None:
         self.seen = 0
+        #: Where the multi-byte candidates stand: they decode only when their statistics
+        #: are asked for (ASCII alone, or valid UTF-8, never asks).
+        self.decoded = 0
         self.histogram = [0] * 256
         self.adjacent = [0] * 256
         self.pairs: Counter[tuple[int, int]] = Counter()
@@ -200,8 +203,6 @@ class _Evidence:
         for run in scoring.HIGH_RUNS.findall(segment):
             self.pairs.update(itertools.pairwise(run))
         self.utf8.advance(segment, self.seen)
-        for candidate in self.multi:
-            candidate.advance(segment, self.seen)
         self.seen = point
         nul = self.histogram[0] > 0
         if not nul:
@@ -215,7 +216,9 @@ class _Evidence:
         high = sum(self.histogram[0x80:])
         if high == 0:
             head = bytes(buffer[:point])
-            if any(mark in head for mark in _ISO2022_JP) and self._alive("iso2022_jp"):
+            if any(mark in head for mark in _ISO2022_JP) and self._alive(
+                buffer, point, "iso2022_jp"
+            ):
                 why = "ISO-2022-JP escape sequences, no byte above 7F"
                 return Detection("iso2022_jp", 0.99, point, why)
             if final:
@@ -229,12 +232,20 @@ class _Evidence:
                 return Detection("utf-8", round(confidence, 4), point, why)
         return None
 
-    def _alive(self, encoding: str) -> bool:
+    def _decode_to(self, buffer: bytearray, point: int) -> None:
+        segment = bytes(buffer[self.decoded : point])
+        for candidate in self.multi:
+            candidate.advance(segment, self.decoded)
+        self.decoded = point
+
+    def _alive(self, buffer: bytearray, point: int, encoding: str) -> bool:
+        self._decode_to(buffer, point)
         return any(c.encoding == encoding and c.ruled_out_at is None for c in self.multi)
 
     def _statistics(
         self, buffer: bytearray, point: int, final: bool, nul: bool
     ) -> Detection | None:
+        self._decode_to(buffer, point)
         scores = [c.score() for c in self.multi if c.ruled_out_at is None]
         scores = [s for s in scores if s.encoding in scoring.WIDE or not nul]
         if not nul:
@@ -250,17 +261,26 @@ class _Evidence:
         order = {name: i for i, name in enumerate(_PREFERENCE)}
         scores.sort(key=lambda s: (s.cost, order.get(s.encoding, len(order))))
         best = scores[0]
-        families = {scoring.FAMILY.get(s.encoding, s.encoding) for s in scores}
         if best.bad > _MAX_BAD * max(1, best.chars):
             if not final and point < _EARLY_STATISTICS:
                 return None
             why = f"{best.bad} of {best.chars} characters are controls or unassigned"
             return Detection(None, 0.9, point, f"{why} in the best candidate, {best.encoding}")
-        rivals = [s for s in scores if s.cost > best.cost + 1e-6]
-        margin = rivals[0].cost - best.cost if rivals else math.inf
+        # Encodings that decode the bytes seen to the same text are one choice: the more
+        # common of them is named; the others are rivals.
+        alike = [s for s in scores if self._same_text(s.encoding, best.encoding)]
+        rivals = [s for s in scores if s not in alike]
+        best = min(
+            alike,
+            key=lambda s: (
+                scoring.PRIOR.get(s.encoding, scoring.OTHER_PRIOR),
+                order.get(s.encoding, len(order)),
+            ),
+        )
+        margin = rivals[0].cost - scores[0].cost if rivals else math.inf
         confidence = round(1 - 0.5 * math.exp(-margin / 8), 4) if rivals else 0.99
         confidence = min(confidence, 0.99)
-        one_family = len(families) == 1
+        one_family = not rivals
         early = point >= _EARLY_STATISTICS and confidence >= _EARLY_CONFIDENCE
         if not final and not one_family and not early:
             return None
@@ -268,6 +288,14 @@ class _Evidence:
         if rivals:
             chose += f", {margin:.0f} nats likelier than {rivals[0].encoding}"
         return Detection(best.encoding, confidence, point, f"{ruled_out}; {chose}")
+
+    def _same_text(self, one: str, other: str) -> bool:
+        """Whether two candidates decode the bytes seen to the same text."""
+        tables = scoring.CODE_PAGES
+        if one in tables and other in tables:
+            a, b = tables[one], tables[other]
+            return all(a[x] == b[x] for x, n in enumerate(self.histogram) if n and x >= 0x80)
+        return scoring.FAMILY.get(one, one) == scoring.FAMILY.get(other, other)
 
     def _ruled_out(self, nul: bool) -> str:
         out = [self.utf8, *self.multi]
