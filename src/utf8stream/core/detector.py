@@ -228,7 +228,8 @@ class _Evidence:
             sequences = sum(self.histogram[0xC2:0xF5])
             if final or sequences >= _EARLY_UTF8:
                 confidence = 1 - 0.2 * 0.5 ** (sequences - 1)
-                why = f"valid UTF-8 with {sequences} multi-byte sequences"
+                plural = "s" if sequences > 1 else ""
+                why = f"valid UTF-8 with {sequences} multi-byte sequence{plural}"
                 return Detection("utf-8", round(confidence, 4), point, why)
         return None
 
@@ -298,24 +299,26 @@ class _Evidence:
         return scoring.FAMILY.get(one, one) == scoring.FAMILY.get(other, other)
 
     def _ruled_out(self, nul: bool) -> str:
-        out = [self.utf8, *self.multi]
-        found = [
-            f"{c.encoding} at byte {c.ruled_out_at}" for c in out if c.ruled_out_at is not None
-        ]
+        """What ruled which candidates out, in a few words: the first invalid bytes and
+        how many encodings they ruled out, the code pages that leave a byte undefined."""
+        out = [c for c in (self.utf8, *self.multi) if c.ruled_out_at is not None]
+        out.sort(key=lambda c: (c.encoding != "utf-8", c.ruled_out_at or 0))
         pages = [
             name
             for name, table in scoring.CODE_PAGES.items()
             if nul or any(n and table[b] is None for b, n in enumerate(self.histogram))
         ]
         parts = []
-        if found:
-            parts.append("ruled out by invalid bytes: " + ", ".join(found))
-        if pages:
+        if out:
+            first = out[0]
+            more = f" and {len(out) - 1} more" if len(out) > 1 else ""
             parts.append(
-                f"{len(pages)} code pages by NUL bytes"
-                if nul
-                else "by undefined bytes: " + ", ".join(pages)
+                f"invalid bytes rule out {first.encoding} (at byte {first.ruled_out_at}){more}"
             )
+        if pages:
+            why = "NUL bytes rule out" if nul else "undefined bytes rule out"
+            named = f"{len(pages)} code pages" if len(pages) > 3 else ", ".join(pages)
+            parts.append(f"{why} {named}")
         return "; ".join(parts) or "nothing ruled out"
 
 
