@@ -38,6 +38,8 @@ _MIXING: dict[str, float] = _MODEL["mixing"]
 #: A C0 or C1 control (other than whitespace and ESC), unassigned, private-use or a lone
 #: surrogate: what text does not hold.
 BAD = 20.0
+#: The share of such characters that makes decoded bytes "not text".
+BAD_SHARE = 0.05
 #: Punctuation, symbols, digits and spaces beyond ASCII.
 SYMBOL = 5.0
 #: A combining mark.
@@ -143,6 +145,10 @@ def _code_page(name: str) -> tuple[str | None, ...]:
 
 
 CODE_PAGES = {name: _code_page(name) for name in SINGLE_BYTE}
+#: The bytes each code page leaves undefined.
+UNDEFINED = {
+    name: tuple(b for b, c in enumerate(table) if c is None) for name, table in CODE_PAGES.items()
+}
 
 
 class LanguageModel:
@@ -218,18 +224,35 @@ def score_counts(
     mixed = sum(n for char, n in adjacent if _is_letter(char))
     # A symbol inside a word (box drawing, say) is a letter decoded in the wrong code page.
     symbols = sum(n for char, n in adjacent if unicodedata.category(char)[0] == "S")
+    chars = sum(n for _, n in items)
+    bad = sum(n for char, n in items if is_bad(char))
     best: tuple[float, str] | None = None
-    for language in LANGUAGES.get(encoding, ()):
+    if bad > BAD_SHARE * chars:  # not text in any language: not worth scoring
+        return Score(encoding, BAD * chars, "", chars, bad)
+    for language in _languages_for(encoding, items):
         cost_of = language_model(language).cost
         total = sum(cost_of(char) * n for char, n in items) + _mixing(language, letters, mixed)
         if best is None or total < best[0]:
             best = (total, language)
-    chars = sum(n for _, n in items)
-    bad = sum(n for char, n in items if is_bad(char))
     if best is None:
         return Score(encoding, BAD * chars, "", chars, bad)
     extra = SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
     return Score(encoding, best[0] + extra, best[1], chars, bad)
+
+
+def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ...]:
+    """The languages to score a candidate's text in: those of its encoding; for UTF-16 and
+    UTF-32, which write every language, only those whose letters hold the text's most
+    common letter beyond ASCII."""
+    languages = LANGUAGES.get(encoding, ())
+    if encoding not in WIDE:
+        return languages
+    letters = [(n, char) for char, n in items if not char.isascii() and char.isalpha()]
+    if not letters:
+        return languages
+    top = max(letters)[1].lower()
+    # None of them: the text is no language's; one language's costs say how far from any.
+    return tuple(n for n in languages if top in language_model(n).letters) or languages[:1]
 
 
 def _is_letter(char: str) -> bool:

@@ -40,8 +40,6 @@ _STEP = 4096
 _EARLY_STATISTICS, _EARLY_CONFIDENCE = 1024, 0.99
 #: Valid UTF-8 decides before the end from this many multi-byte sequences on.
 _EARLY_UTF8 = 4
-#: The share of controls and unassigned characters that makes decoded bytes "not text".
-_MAX_BAD = 0.05
 
 #: Byte-order marks, longest first where one begins another.
 _BOMS = (
@@ -112,7 +110,7 @@ class EncodingDetector:
         self._decision: Detection | None = None
         self._bom_settled = False
         self._next_point = min(_FIRST_POINTS[0], max_lookahead)
-        self._state = _Evidence()
+        self._state: _Evidence | None = _Evidence()
 
     @property
     def looked_at(self) -> int:
@@ -129,7 +127,7 @@ class EncodingDetector:
 
     def feed(self, data: bytes) -> Detection | None:
         """Look at more of the input; the decision as soon as it is safe, else None."""
-        if self._decision is not None:
+        if self._decision is not None or self._state is None:
             return self._decision
         self._buffer += data[: self.max_lookahead - len(self._buffer)]
         if not self._bom_settled:
@@ -152,6 +150,7 @@ class EncodingDetector:
             found, self._bom_settled = _bom(self._buffer, final=True)
             if found is not None:
                 return self._decide(found)
+        assert self._state is not None  # dropped only once decided
         found = self._state.evaluate(self._buffer, len(self._buffer), True)
         assert found is not None
         return self._decide(found)
@@ -159,7 +158,7 @@ class EncodingDetector:
     def _decide(self, detection: Detection) -> Detection:
         del self._buffer[detection.looked_at :]
         self._decision = detection
-        self._state = _Evidence()  # what led here is no longer needed
+        self._state = None  # what led here is no longer needed
         return detection
 
 
@@ -196,8 +195,8 @@ class _Evidence:
         """The decision on ``buffer[:point]``; None while it is not yet safe, never None
         when ``final``."""
         segment = bytes(buffer[self.seen : point])
-        for byte in range(256):
-            self.histogram[byte] += segment.count(_BYTES[byte])
+        for byte, n in Counter(segment).items():
+            self.histogram[byte] += n
         for byte in scoring.ADJACENT_BYTES.findall(segment):
             self.adjacent[byte[0]] += 1
         for run in scoring.HIGH_RUNS.findall(segment):
@@ -250,8 +249,8 @@ class _Evidence:
         scores = [c.score() for c in self.multi if c.ruled_out_at is None]
         scores = [s for s in scores if s.encoding in scoring.WIDE or not nul]
         if not nul:
-            for name, table in scoring.CODE_PAGES.items():
-                if not any(n and table[b] is None for b, n in enumerate(self.histogram)):
+            for name in scoring.CODE_PAGES:
+                if not self._undefined(name):
                     scores.append(
                         scoring.score_code_page(name, self.histogram, self.adjacent, self.pairs)
                     )
@@ -262,7 +261,7 @@ class _Evidence:
         order = {name: i for i, name in enumerate(_PREFERENCE)}
         scores.sort(key=lambda s: (s.cost, order.get(s.encoding, len(order))))
         best = scores[0]
-        if best.bad > _MAX_BAD * max(1, best.chars):
+        if best.bad > scoring.BAD_SHARE * max(1, best.chars):
             if not final and point < _EARLY_STATISTICS:
                 return None
             why = f"{best.bad} of {best.chars} characters are controls or unassigned"
@@ -290,6 +289,10 @@ class _Evidence:
             chose += f", {margin:.0f} nats likelier than {rivals[0].encoding}"
         return Detection(best.encoding, confidence, point, f"{ruled_out}; {chose}")
 
+    def _undefined(self, code_page: str) -> bool:
+        """Whether the bytes seen hold one ``code_page`` leaves undefined."""
+        return any(self.histogram[b] for b in scoring.UNDEFINED[code_page])
+
     def _same_text(self, one: str, other: str) -> bool:
         """Whether two candidates decode the bytes seen to the same text."""
         tables = scoring.CODE_PAGES
@@ -303,11 +306,7 @@ class _Evidence:
         how many encodings they ruled out, the code pages that leave a byte undefined."""
         out = [c for c in (self.utf8, *self.multi) if c.ruled_out_at is not None]
         out.sort(key=lambda c: (c.encoding != "utf-8", c.ruled_out_at or 0))
-        pages = [
-            name
-            for name, table in scoring.CODE_PAGES.items()
-            if nul or any(n and table[b] is None for b, n in enumerate(self.histogram))
-        ]
+        pages = [name for name in scoring.CODE_PAGES if nul or self._undefined(name)]
         parts = []
         if out:
             first = out[0]
@@ -322,6 +321,5 @@ class _Evidence:
         return "; ".join(parts) or "nothing ruled out"
 
 
-_BYTES = [bytes((b,)) for b in range(256)]
 #: Tie-breaks between candidates that score alike.
 _PREFERENCE = (*scoring.WIDE, *scoring.MULTI_BYTE, *scoring.SINGLE_BYTE)
