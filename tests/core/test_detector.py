@@ -50,6 +50,9 @@ TEXTS = {
     "我們今天去圖書館看書，然後在公園裡散步。",
     "ko": "모든 인간은 태어날 때부터 자유로우며 그 존엄과 권리에 있어 동등하다. 인간은 천부적으로 "
     "이성과 양심을 부여받았으며 서로 형제애의 정신으로 행동하여야 한다.",
+    # Scripts the model has no language for.
+    "km": "ស្វាគមន៍មកកាន់ប្រទេសកម្ពុជា។ យើងរីករាយណាស់ដែលបានជួបអ្នក។",
+    "te": "తెలుగు భాష ద్రావిడ భాషల్లో ఒకటి. ఇది ఆంధ్రప్రదేశ్ రాష్ట్ర అధికార భాష.",
 }
 
 #: (language, encoding, encodings that decode those bytes to the same text and may be
@@ -180,7 +183,7 @@ def test_real_text_in_each_legacy_encoding(language: str, encoding: str, also: t
 
 
 @pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
-@pytest.mark.parametrize("language", ["ja", "zh", "ko", "fr", "ru"])
+@pytest.mark.parametrize("language", ["ja", "zh", "ko", "fr", "ru", "km", "te"])
 def test_utf16_and_utf32_without_a_mark(encoding: str, language: str) -> None:
     found = detect(TEXTS[language].encode(encoding))
     assert found.encoding == encoding, found.reason

@@ -38,6 +38,8 @@ _MIXING: dict[str, float] = _MODEL["mixing"]
 #: A C0 or C1 control (other than whitespace and ESC), unassigned, private-use or a lone
 #: surrogate: what text does not hold.
 BAD = 20.0
+#: A letter of a script no language model covers.
+UNMODELLED = 5.0
 #: The share of such characters that makes decoded bytes "not text".
 BAD_SHARE = 0.05
 #: Punctuation, symbols, digits and spaces beyond ASCII.
@@ -180,7 +182,8 @@ class LanguageModel:
             lower = char.lower()
             return self.letters.get(lower if len(lower) == 1 else char, self.unlisted)
         category = unicodedata.category(char)
-        if category[0] == "C" or char == "\ufffd":
+        # Format characters (joiners, marks of direction, the soft hyphen) are text.
+        if (category[0] == "C" and category != "Cf") or char == "\ufffd":
             return BAD
         return MARK if category[0] == "M" else SYMBOL
 
@@ -235,7 +238,7 @@ def score_counts(
         if best is None or total < best[0]:
             best = (total, language)
     if best is None:
-        return Score(encoding, BAD * chars, "", chars, bad)
+        best = (_unmodelled(items, letters, mixed), "a script without a model")
     extra = SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
     return Score(encoding, best[0] + extra, best[1], chars, bad)
 
@@ -243,7 +246,7 @@ def score_counts(
 def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ...]:
     """The languages to score a candidate's text in: those of its encoding; for UTF-16 and
     UTF-32, which write every language, only those whose letters hold the text's most
-    common letter beyond ASCII."""
+    common letter beyond ASCII (none: a script no model covers)."""
     languages = LANGUAGES.get(encoding, ())
     if encoding not in WIDE:
         return languages
@@ -251,8 +254,24 @@ def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ..
     if not letters:
         return languages
     top = max(letters)[1].lower()
-    # None of them: the text is no language's; one language's costs say how far from any.
-    return tuple(n for n in languages if top in language_model(n).letters) or languages[:1]
+    return tuple(n for n in languages if top in language_model(n).letters)
+
+
+def _unmodelled(items: list[tuple[str, int]], letters: int, mixed: int) -> float:
+    """The cost of text in a script no language model covers: its letters cost alike, plus
+    how scattered they are over blocks of 128 code points (a script keeps to a block or
+    two; bytes read in the wrong order or width land all over)."""
+    cost_of = language_model("en").cost
+    blocks: Counter[int] = Counter()
+    total = 0.0
+    for char, n in items:
+        if _is_letter(char) and not char.isascii():
+            blocks[ord(char) >> 7] += n
+            total += UNMODELLED * n
+        else:
+            total += cost_of(char) * n
+    spread = sum(n * math.log(letters / n) for n in blocks.values()) if letters else 0.0
+    return total + spread + _mixing("ja", letters, mixed)
 
 
 def _is_letter(char: str) -> bool:
