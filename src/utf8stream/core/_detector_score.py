@@ -222,13 +222,14 @@ def score_counts(
     """Score decoded text given as (character, count) pairs; ``adjacent``: the characters
     beyond ASCII that stood next to an ASCII letter."""
     items = list(counts)
-    letters = sum(n for char, n in items if _is_letter(char) and not char.isascii())
-    adjacent = list(adjacent)
-    mixed = sum(n for char, n in adjacent if _is_letter(char))
+    classes = [(_class_of(char), n) for char, n in items]
+    letters = sum(n for c, n in classes if c is _LETTER)
+    adjacent_classes = [(_class_of(char), n) for char, n in adjacent]
+    mixed = sum(n for c, n in adjacent_classes if c is _LETTER)
     # A symbol inside a word (box drawing, say) is a letter decoded in the wrong code page.
-    symbols = sum(n for char, n in adjacent if unicodedata.category(char)[0] == "S")
+    symbols = sum(n for c, n in adjacent_classes if c is _SYMBOL)
     chars = sum(n for _, n in items)
-    bad = sum(n for char, n in items if is_bad(char))
+    bad = sum(n for c, n in classes if c is _BAD)
     best: tuple[float, str] | None = None
     if bad > BAD_SHARE * chars:  # not text in any language: not worth scoring
         return Score(encoding, BAD * chars, "", chars, bad)
@@ -272,6 +273,26 @@ def _unmodelled(items: list[tuple[str, int]], letters: int, mixed: int) -> float
             total += cost_of(char) * n
     spread = sum(n * math.log(letters / n) for n in blocks.values()) if letters else 0.0
     return total + spread + _mixing("ja", letters, mixed)
+
+
+_LETTER, _SYMBOL, _BAD, _OTHER = "letter", "symbol", "bad", "other"
+_CLASSES: dict[str, str] = {}
+
+
+def _class_of(char: str) -> str:
+    """A character beyond ASCII that is a letter (or mark), a symbol, not text; else other."""
+    found = _CLASSES.get(char)
+    if found is None:
+        if is_bad(char):
+            found = _BAD
+        elif char.isascii():
+            found = _OTHER
+        elif _is_letter(char):
+            found = _LETTER
+        else:
+            found = _SYMBOL if unicodedata.category(char)[0] == "S" else _OTHER
+        _CLASSES[char] = found
+    return found
 
 
 def _is_letter(char: str) -> bool:

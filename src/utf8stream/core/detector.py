@@ -246,14 +246,17 @@ class _Evidence:
         self, buffer: bytearray, point: int, final: bool, nul: bool
     ) -> Detection | None:
         self._decode_to(buffer, point)
-        scores = [c.score() for c in self.multi if c.ruled_out_at is None]
-        scores = [s for s in scores if s.encoding in scoring.WIDE or not nul]
-        if not nul:
-            for name in scoring.CODE_PAGES:
-                if not self._undefined(name):
-                    scores.append(
-                        scoring.score_code_page(name, self.histogram, self.adjacent, self.pairs)
-                    )
+        multi = [c for c in self.multi if c.ruled_out_at is None]
+        multi = [c for c in multi if c.encoding in scoring.WIDE or not nul]
+        pages = [] if nul else [name for name in scoring.CODE_PAGES if not self._undefined(name)]
+        names = [c.encoding for c in multi] + pages
+        # Before statistics may decide, only a choice left by elimination alone is taken.
+        early = names and not final and point < _EARLY_STATISTICS
+        if early and not all(self._same_text(name, names[0]) for name in names):
+            return None
+        scores = [c.score() for c in multi]
+        for name in pages:
+            scores.append(scoring.score_code_page(name, self.histogram, self.adjacent, self.pairs))
         ruled_out = self._ruled_out(nul)
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
