@@ -34,6 +34,7 @@ _MODEL = json.loads(
 )
 _SCALE: int = _MODEL["scale"]
 _MIXING: dict[str, float] = _MODEL["mixing"]
+_SINGLE_RUNS: dict[str, float] = _MODEL["single_runs"]
 
 #: A C0 or C1 control (other than whitespace and ESC), unassigned, private-use or a lone
 #: surrogate: what text does not hold.
@@ -61,6 +62,8 @@ PRIOR = {
     "euc_jp": 1.5,
     "cp1250": 2.0,
     "koi8-r": 2.0,
+    # Without a byte-order mark, UTF-16 and UTF-32 are rare: a few bytes are not enough.
+    **dict.fromkeys(("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"), 8.0),
 }
 OTHER_PRIOR = 3.0
 #: A letter the language's list does not hold, above the cost of its rarest listed one.
@@ -115,6 +118,8 @@ _SPACES = frozenset(" \t\n\r\f\v")
 ADJACENT_TEXT = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
 ADJACENT_BYTES = re.compile(rb"(?<=[A-Za-z])[\x80-\xff]|[\x80-\xff](?=[A-Za-z])")
 NON_ASCII = re.compile(r"[^\x00-\x7f]")
+NON_ASCII_RUNS = re.compile(r"[^\x00-\x7f]+")
+HIGH_BYTES = re.compile(rb"[\x80-\xff]+")
 _ASCII_LETTERS = bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
 _ASCII_SPACES = b" \t\n\r\f\v"
 _ASCII_CONTROLS = bytes(b for b in [*range(0x20), 0x7F] if b not in b"\t\n\r\f\v\x1b")
@@ -218,9 +223,11 @@ def score_counts(
     encoding: str,
     counts: Iterable[tuple[str, int]],
     adjacent: Iterable[tuple[str, int]] = (),
+    runs: tuple[int, int] = (0, 0),
 ) -> Score:
     """Score decoded text given as (character, count) pairs; ``adjacent``: the characters
-    beyond ASCII that stood next to an ASCII letter."""
+    beyond ASCII that stood next to an ASCII letter; ``runs``: how many runs of characters
+    beyond ASCII were one character long, and how many longer."""
     items = list(counts)
     classes = [(_class_of(char), n) for char, n in items]
     letters = sum(n for c, n in classes if c is _LETTER)
@@ -236,6 +243,7 @@ def score_counts(
     for language in _languages_for(encoding, items):
         cost_of = language_model(language).cost
         total = sum(cost_of(char) * n for char, n in items) + _mixing(language, letters, mixed)
+        total += _runs(language, runs)
         if best is None or total < best[0]:
             best = (total, language)
     if best is None:
@@ -300,6 +308,12 @@ def _is_letter(char: str) -> bool:
     return char.isalpha() or unicodedata.category(char)[0] == "M"
 
 
+def _runs(language: str, runs: tuple[int, int]) -> float:
+    """The cost of the runs of letters beyond ASCII being as long as they are."""
+    single = _SINGLE_RUNS[language]
+    return -(runs[0] * math.log(single) + runs[1] * math.log1p(-single))
+
+
 def _mixing(language: str, letters: int, mixed: int) -> float:
     """The cost of ``mixed`` of ``letters`` letters beyond ASCII standing next to an ASCII
     letter, in ``language``."""
@@ -340,10 +354,15 @@ _CODE_PAGE_MODELS: dict[str, _CodePage] = {}
 
 
 def score_code_page(
-    encoding: str, histogram: list[int], adjacent: list[int], pairs: Counter[tuple[int, int]]
+    encoding: str,
+    histogram: list[int],
+    adjacent: list[int],
+    pairs: Counter[tuple[int, int]],
+    runs: tuple[int, int],
 ) -> Score:
     """Score a single-byte code page from the counts of each byte value, of each byte
-    value next to an ASCII letter, and of adjacent pairs of bytes above 7F."""
+    value next to an ASCII letter, of adjacent pairs of bytes above 7F, and of the runs of
+    such bytes one byte long and longer."""
     page = _CODE_PAGE_MODELS.get(encoding)
     if page is None:
         page = _CODE_PAGE_MODELS[encoding] = _CodePage(encoding)
@@ -353,7 +372,12 @@ def score_code_page(
     lower, upper = page.lower, page.upper
     camel = sum(n for (a, b), n in pairs.items() if lower[a] and upper[b])
     best = min(
-        (sum(map(operator.mul, m.costs, histogram)) + _mixing(name, letters, mixed), name)
+        (
+            sum(map(operator.mul, m.costs, histogram))
+            + _mixing(name, letters, mixed)
+            + _runs(name, runs),
+            name,
+        )
         for m, name in zip(page.languages, page.names, strict=True)
     )
     extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
@@ -369,6 +393,8 @@ class MultiByteCandidate:
     decoder: codecs.IncrementalDecoder
     counts: Counter[str] = field(default_factory=Counter)
     adjacent: Counter[str] = field(default_factory=Counter)
+    single_runs: int = 0
+    longer_runs: int = 0
     ruled_out_at: int | None = None
     why: str = ""
 
@@ -393,6 +419,11 @@ class MultiByteCandidate:
             ascii_part = text.encode("ascii")
         else:
             self.counts.update(NON_ASCII.findall(text))
+            for run in NON_ASCII_RUNS.findall(text):
+                if len(run) == 1:
+                    self.single_runs += 1
+                else:
+                    self.longer_runs += 1
             self.adjacent.update(ADJACENT_TEXT.findall(text))
             ascii_part = text.encode("ascii", "ignore")
         # ASCII characters cost by their class alone: counted by class, without a loop.
@@ -407,4 +438,5 @@ class MultiByteCandidate:
             self.counts["."] += size - letters - spaces - controls
 
     def score(self) -> Score:
-        return score_counts(self.encoding, self.counts.items(), self.adjacent.items())
+        runs = (self.single_runs, self.longer_runs)
+        return score_counts(self.encoding, self.counts.items(), self.adjacent.items(), runs)

@@ -186,6 +186,8 @@ class _Evidence:
         self.histogram = [0] * 256
         self.adjacent = [0] * 256
         self.pairs: Counter[tuple[int, int]] = Counter()
+        #: Runs of bytes above 7F one byte long, and longer.
+        self.runs = [0, 0]
         self.utf8 = scoring.MultiByteCandidate.of("utf-8")
         self.multi = [
             scoring.MultiByteCandidate.of(name) for name in scoring.MULTI_BYTE + scoring.WIDE
@@ -199,8 +201,11 @@ class _Evidence:
             self.histogram[byte] += n
         for byte in scoring.ADJACENT_BYTES.findall(segment):
             self.adjacent[byte[0]] += 1
-        for run in scoring.HIGH_RUNS.findall(segment):
+        longer = scoring.HIGH_RUNS.findall(segment)
+        for run in longer:
             self.pairs.update(itertools.pairwise(run))
+        self.runs[0] += len(scoring.HIGH_BYTES.findall(segment)) - len(longer)
+        self.runs[1] += len(longer)
         self.utf8.advance(segment, self.seen)
         self.seen = point
         nul = self.histogram[0] > 0
@@ -256,7 +261,11 @@ class _Evidence:
             return None
         scores = [c.score() for c in multi]
         for name in pages:
-            scores.append(scoring.score_code_page(name, self.histogram, self.adjacent, self.pairs))
+            scores.append(
+                scoring.score_code_page(
+                    name, self.histogram, self.adjacent, self.pairs, (self.runs[0], self.runs[1])
+                )
+            )
         ruled_out = self._ruled_out(nul)
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
