@@ -43,27 +43,34 @@ BAD = 20.0
 UNMODELLED = 5.0
 #: The share of such characters that makes decoded bytes "not text".
 BAD_SHARE = 0.05
-#: Punctuation, symbols, digits and spaces beyond ASCII.
+#: Symbols, digits and spaces beyond ASCII.
 SYMBOL = 5.0
+#: Punctuation beyond ASCII (quotes, dashes, brackets, the ellipsis): ordinary in text.
+PUNCTUATION = 2.5
+_PUNCTUATION_CATEGORIES = frozenset(("Pi", "Pf", "Pd", "Ps", "Pe"))
 #: A combining mark.
 MARK = 6.0
 #: A lower-case letter followed by an upper-case one.
-CAMEL = 4.0
+CAMEL = 6.0
 #: What choosing each encoding costs before any byte is seen (nats): the common ones win
 #: where two decode the bytes seen alike (a short text, an accent shared by code pages).
 PRIOR = {
     "cp1252": 0.0,
     "iso8859-1": 0.5,
     "cp1251": 1.0,
-    "shift_jis": 1.0,
-    "gbk": 1.0,
+    # Of encodings that decode most bytes alike, the superset most files are written in.
+    "cp932": 1.0,
+    "shift_jis": 1.2,
+    "gb18030": 1.0,
+    "gbk": 1.2,
     "big5": 1.0,
-    "euc_kr": 1.0,
+    "cp949": 1.0,
+    "euc_kr": 1.2,
     "euc_jp": 1.5,
     "cp1250": 2.0,
     "koi8-r": 2.0,
     # Without a byte-order mark, UTF-16 and UTF-32 are rare: a few bytes are not enough.
-    **dict.fromkeys(("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"), 8.0),
+    **dict.fromkeys(("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"), 12.0),
 }
 OTHER_PRIOR = 3.0
 #: A letter the language's list does not hold, above the cost of its rarest listed one.
@@ -190,6 +197,8 @@ class LanguageModel:
         # Format characters (joiners, marks of direction, the soft hyphen) are text.
         if (category[0] == "C" and category != "Cf") or char == "\ufffd":
             return BAD
+        if category in _PUNCTUATION_CATEGORIES or char in "…•·¡¿":
+            return PUNCTUATION
         return MARK if category[0] == "M" else SYMBOL
 
 
