@@ -15,7 +15,6 @@ from __future__ import annotations
 import codecs
 import json
 import math
-import operator
 import re
 import unicodedata
 from collections import Counter
@@ -362,27 +361,53 @@ class _CodePage:
 _CODE_PAGE_MODELS: dict[str, _CodePage] = {}
 
 
-def score_code_page(
-    encoding: str,
-    histogram: list[int],
-    adjacent: list[int],
-    pairs: Counter[tuple[int, int]],
-    runs: tuple[int, int],
-) -> Score:
-    """Score a single-byte code page from the counts of each byte value, of each byte
-    value next to an ASCII letter, of adjacent pairs of bytes above 7F, and of the runs of
-    such bytes one byte long and longer."""
+@dataclass
+class ByteEvidence:
+    """What single-byte code pages are scored on, gathered once for all of them: the
+    counts of each byte value above 7F (and of those next to an ASCII letter), what the
+    ASCII bytes cost (alike in every code page), adjacent pairs of bytes above 7F, and the
+    runs of such bytes one byte long and longer."""
+
+    high: list[tuple[int, int]]
+    adjacent: list[tuple[int, int]]
+    ascii_cost: float
+    size: int
+    pairs: Counter[tuple[int, int]]
+    runs: tuple[int, int]
+
+    @classmethod
+    def of(
+        cls,
+        histogram: list[int],
+        adjacent: list[int],
+        pairs: Counter[tuple[int, int]],
+        runs: tuple[int, int],
+    ) -> ByteEvidence:
+        cost_of = language_model("en").cost  # ASCII costs the same in every language
+        return cls(
+            [(b, n) for b, n in enumerate(histogram) if n and b >= 0x80],
+            [(b, n) for b, n in enumerate(adjacent) if n],
+            sum(cost_of(chr(b)) * n for b, n in enumerate(histogram[:0x80]) if n),
+            sum(histogram),
+            pairs,
+            runs,
+        )
+
+
+def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
+    """Score a single-byte code page on the bytes seen."""
     page = _CODE_PAGE_MODELS.get(encoding)
     if page is None:
         page = _CODE_PAGE_MODELS[encoding] = _CodePage(encoding)
-    letters = sum(map(operator.mul, page.letters, histogram))
-    mixed = sum(map(operator.mul, page.letters, adjacent))
-    symbols = sum(map(operator.mul, page.symbols, adjacent))
+    high, runs = evidence.high, evidence.runs
+    letters = sum(n for b, n in high if page.letters[b])
+    mixed = sum(n for b, n in evidence.adjacent if page.letters[b])
+    symbols = sum(n for b, n in evidence.adjacent if page.symbols[b])
     lower, upper = page.lower, page.upper
-    camel = sum(n for (a, b), n in pairs.items() if lower[a] and upper[b])
+    camel = sum(n for (a, b), n in evidence.pairs.items() if lower[a] and upper[b])
     best = min(
         (
-            sum(map(operator.mul, m.costs, histogram))
+            sum(m.costs[b] * n for b, n in high)
             + _mixing(name, letters, mixed)
             + _runs(name, runs),
             name,
@@ -390,8 +415,8 @@ def score_code_page(
         for m, name in zip(page.languages, page.names, strict=True)
     )
     extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
-    bad = sum(map(operator.mul, page.bad, histogram))
-    return Score(encoding, best[0] + extra, best[1], sum(histogram), bad)
+    bad = sum(n for b, n in high if page.bad[b])
+    return Score(encoding, evidence.ascii_cost + best[0] + extra, best[1], evidence.size, bad)
 
 
 @dataclass

@@ -260,12 +260,10 @@ class _Evidence:
         if early and not all(self._same_text(name, names[0]) for name in names):
             return None
         scores = [c.score() for c in multi]
-        for name in pages:
-            scores.append(
-                scoring.score_code_page(
-                    name, self.histogram, self.adjacent, self.pairs, (self.runs[0], self.runs[1])
-                )
-            )
+        if pages:
+            runs = (self.runs[0], self.runs[1])
+            evidence = scoring.ByteEvidence.of(self.histogram, self.adjacent, self.pairs, runs)
+            scores += [scoring.score_code_page(name, evidence) for name in pages]
         ruled_out = self._ruled_out(nul)
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
