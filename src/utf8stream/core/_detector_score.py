@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import json
 import math
+import operator
 import re
 import unicodedata
 from collections import Counter
@@ -120,17 +121,15 @@ FAMILY = {
 }
 
 _SPACES = frozenset(" \t\n\r\f\v")
-#: A character beyond ASCII next to an ASCII letter, in text and in bytes.
+#: A character beyond ASCII next to an ASCII letter.
 ADJACENT_TEXT = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
-ADJACENT_BYTES = re.compile(rb"(?<=[A-Za-z])[\x80-\xff]|[\x80-\xff](?=[A-Za-z])")
 NON_ASCII = re.compile(r"[^\x00-\x7f]")
 NON_ASCII_RUNS = re.compile(r"[^\x00-\x7f]+")
-HIGH_BYTES = re.compile(rb"[\x80-\xff]+")
 _ASCII_LETTERS = bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
 _ASCII_SPACES = b" \t\n\r\f\v"
 _ASCII_CONTROLS = bytes(b for b in [*range(0x20), 0x7F] if b not in b"\t\n\r\f\v\x1b")
-#: Runs of bytes above 7F.
-HIGH_RUNS = re.compile(rb"[\x80-\xff]{2,}")
+#: Runs of bytes above 7F, with the ASCII letter before and after them, if any.
+HIGH_RUNS = re.compile(rb"([A-Za-z]?)([\x80-\xff]+)(?=([A-Za-z]?))")
 
 
 def _languages_of() -> dict[str, tuple[str, ...]]:
@@ -368,8 +367,10 @@ class ByteEvidence:
     ASCII bytes cost (alike in every code page), adjacent pairs of bytes above 7F, and the
     runs of such bytes one byte long and longer."""
 
-    high: list[tuple[int, int]]
-    adjacent: list[tuple[int, int]]
+    high_values: tuple[int, ...]
+    high_counts: tuple[int, ...]
+    adjacent_values: tuple[int, ...]
+    adjacent_counts: tuple[int, ...]
     ascii_cost: float
     size: int
     pairs: Counter[tuple[int, int]]
@@ -384,9 +385,13 @@ class ByteEvidence:
         runs: tuple[int, int],
     ) -> ByteEvidence:
         cost_of = language_model("en").cost  # ASCII costs the same in every language
+        high = [(b, n) for b, n in enumerate(histogram) if n and b >= 0x80]
+        near = [(b, n) for b, n in enumerate(adjacent) if n]
         return cls(
-            [(b, n) for b, n in enumerate(histogram) if n and b >= 0x80],
-            [(b, n) for b, n in enumerate(adjacent) if n],
+            tuple(b for b, _ in high),
+            tuple(n for _, n in high),
+            tuple(b for b, _ in near),
+            tuple(n for _, n in near),
             sum(cost_of(chr(b)) * n for b, n in enumerate(histogram[:0x80]) if n),
             sum(histogram),
             pairs,
@@ -399,15 +404,17 @@ def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
     page = _CODE_PAGE_MODELS.get(encoding)
     if page is None:
         page = _CODE_PAGE_MODELS[encoding] = _CodePage(encoding)
-    high, runs = evidence.high, evidence.runs
-    letters = sum(n for b, n in high if page.letters[b])
-    mixed = sum(n for b, n in evidence.adjacent if page.letters[b])
-    symbols = sum(n for b, n in evidence.adjacent if page.symbols[b])
+    runs = evidence.runs
+    values, counts = evidence.high_values, evidence.high_counts
+    near, near_counts = evidence.adjacent_values, evidence.adjacent_counts
+    letters = sum(map(operator.mul, map(page.letters.__getitem__, values), counts))
+    mixed = sum(map(operator.mul, map(page.letters.__getitem__, near), near_counts))
+    symbols = sum(map(operator.mul, map(page.symbols.__getitem__, near), near_counts))
     lower, upper = page.lower, page.upper
     camel = sum(n for (a, b), n in evidence.pairs.items() if lower[a] and upper[b])
     best = min(
         (
-            sum(m.costs[b] * n for b, n in high)
+            sum(map(operator.mul, map(m.costs.__getitem__, values), counts))
             + _mixing(name, letters, mixed)
             + _runs(name, runs),
             name,
@@ -415,7 +422,7 @@ def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
         for m, name in zip(page.languages, page.names, strict=True)
     )
     extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
-    bad = sum(n for b, n in high if page.bad[b])
+    bad = sum(map(operator.mul, map(page.bad.__getitem__, values), counts))
     return Score(encoding, evidence.ascii_cost + best[0] + extra, best[1], evidence.size, bad)
 
 

@@ -180,8 +180,8 @@ class _Evidence:
 
     def __init__(self) -> None:
         self.seen = 0
-        #: Where the multi-byte candidates stand: they decode only when their statistics
-        #: are asked for (ASCII alone, or valid UTF-8, never asks).
+        #: Where the multi-byte candidates and the code pages' evidence stand: gathered only
+        #: when statistics are asked for (ASCII alone, or valid UTF-8, never asks).
         self.decoded = 0
         self.histogram = [0] * 256
         self.adjacent = [0] * 256
@@ -199,13 +199,6 @@ class _Evidence:
         segment = bytes(buffer[self.seen : point])
         for byte, n in Counter(segment).items():
             self.histogram[byte] += n
-        for byte in scoring.ADJACENT_BYTES.findall(segment):
-            self.adjacent[byte[0]] += 1
-        longer = scoring.HIGH_RUNS.findall(segment)
-        for run in longer:
-            self.pairs.update(itertools.pairwise(run))
-        self.runs[0] += len(scoring.HIGH_BYTES.findall(segment)) - len(longer)
-        self.runs[1] += len(longer)
         self.utf8.advance(segment, self.seen)
         self.seen = point
         nul = self.histogram[0] > 0
@@ -238,9 +231,23 @@ class _Evidence:
         return None
 
     def _decode_to(self, buffer: bytearray, point: int) -> None:
+        """Bring the multi-byte candidates and the code pages' evidence up to ``point``."""
         segment = bytes(buffer[self.decoded : point])
         for candidate in self.multi:
             candidate.advance(segment, self.decoded)
+        # Each run of bytes above 7F, with the ASCII letters around it.
+        for before, run, after in scoring.HIGH_RUNS.findall(segment):
+            if len(run) == 1:
+                self.runs[0] += 1
+                if before or after:
+                    self.adjacent[run[0]] += 1
+                continue
+            self.runs[1] += 1
+            self.pairs.update(itertools.pairwise(run))
+            if before:
+                self.adjacent[run[0]] += 1
+            if after:
+                self.adjacent[run[-1]] += 1
         self.decoded = point
 
     def _alive(self, buffer: bytearray, point: int, encoding: str) -> bool:
