@@ -437,7 +437,6 @@ class MultiByteCandidate:
     single_runs: int = 0
     longer_runs: int = 0
     ruled_out_at: int | None = None
-    why: str = ""
 
     @classmethod
     def of(cls, encoding: str) -> MultiByteCandidate:
@@ -453,7 +452,6 @@ class MultiByteCandidate:
         except UnicodeDecodeError as exc:
             # The error's offsets count from bytes the decoder held back (up to three).
             self.ruled_out_at = start + exc.start
-            self.why = f"{exc.object[exc.start : exc.end].hex(' ')} ({exc.reason})"
             self.counts.clear()
             return
         if text.isascii():

@@ -119,6 +119,7 @@ class EncodingDetector:
 
     @property
     def decision(self) -> Detection | None:
+        """The decision, once taken (what ``feed`` returned, or ``finish``)."""
         return self._decision
 
     def buffered(self) -> bytes:
