@@ -193,6 +193,17 @@ def test_utf16_and_utf32_without_a_mark(encoding: str, language: str) -> None:
     assert found.bom_length == 0
 
 
+@pytest.mark.parametrize(
+    ("language", "encoding", "also"),
+    [("zh", "gb18030", ("gbk",)), ("ko", "euc-kr", ("cp949",)), ("ja", "shift_jis", ("cp932",))],
+)
+def test_cjk_text_quoting_russian(language: str, encoding: str, also: tuple[str]) -> None:
+    """Double-byte character sets hold Cyrillic too: a Russian sentence inside is theirs."""
+    data = (TEXTS[language] + " " + TEXTS["ru"][:60] + " " + TEXTS[language]).encode(encoding)
+    found = detect(data)
+    assert found.encoding in {_name(encoding), *map(_name, also)}, found.reason
+
+
 def test_statistics_decide_before_the_end_of_a_long_text() -> None:
     data = TEXTS["ru"].encode("cp1251") * 20
     found = detect(data)

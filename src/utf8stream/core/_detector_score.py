@@ -39,6 +39,10 @@ _SINGLE_RUNS: dict[str, float] = _MODEL["single_runs"]
 #: A C0 or C1 control (other than whitespace and ESC), unassigned, private-use or a lone
 #: surrogate: what text does not hold.
 BAD = 20.0
+#: The other scripts the double-byte encodings of each language hold (their character
+#: sets include Cyrillic and Greek), and what a letter of one costs over its own model's.
+FOREIGN = dict.fromkeys(("ja", "zh", "zh-hant", "ko"), ("ru", "el"))
+QUOTED = 3.0
 #: A letter of a script no language model covers.
 UNMODELLED = 5.0
 #: The share of such characters that makes decoded bytes "not text".
@@ -172,6 +176,7 @@ class LanguageModel:
         self.language = language
         self.letters = {c: cost / _SCALE for c, cost in zip(letters, costs, strict=True)}
         self.unlisted = max(self.letters.values(), default=10.0) + UNLISTED
+        self.foreign = FOREIGN.get(language, ())
         self.cache: dict[str, float] = {}
 
     def cost(self, char: str) -> float:
@@ -190,7 +195,14 @@ class LanguageModel:
             return ASCII_OTHER if (code >= 0x20 and code != 0x7F) or char == "\x1b" else BAD
         if char.isalpha():
             lower = char.lower()
-            return self.letters.get(lower if len(lower) == 1 else char, self.unlisted)
+            key = lower if len(lower) == 1 else char
+            own = self.letters.get(key)
+            if own is not None:
+                return own
+            # A word of a script the encoding also holds (Russian in Shift_JIS or GBK).
+            quoted = [language_model(f).letters.get(key) for f in self.foreign]
+            known = [cost + QUOTED for cost in quoted if cost is not None]
+            return min([self.unlisted, *known])
         category = unicodedata.category(char)
         # Format characters (joiners, marks of direction, the soft hyphen) are text.
         if (category[0] == "C" and category != "Cf") or char == "\ufffd":
