@@ -96,6 +96,8 @@ def test_the_wheel_ships_the_typing_files_and_not_the_c_source() -> None:
     assert setuptools["exclude-package-data"]["utf8stream.apps"] == ["*.c"]
     assert setuptools["package-data"]["utf8stream"] == ["py.typed", "*.pyi"]
     assert setuptools["package-data"]["utf8stream.apps"] == ["*.pyi"]
+    assert setuptools["package-data"]["utf8stream.core"] == ["_detector_model.json"]
+    assert (ROOT / "src/utf8stream/core/_detector_model.json").is_file()
     package = ROOT / "src" / "utf8stream"
     assert (package / "py.typed").is_file() and (package / "_speedups.pyi").is_file()
 

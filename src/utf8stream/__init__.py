@@ -4,8 +4,8 @@ The names below are the whole top level; the rest lives in named submodules:
 ``utf8stream.lines`` (the line engine, its decoders, constants and multi-line joining),
 ``utf8stream.follower`` (the follower classes and checkpoint files), ``utf8stream.stats``
 (the statistics records), ``utf8stream.boundaries`` (character boundaries),
-``utf8stream.accel`` (the C accelerator switch), ``utf8stream.trio`` (trio-only streams)
-and ``utf8stream.dask``.
+``utf8stream.accel`` (the C accelerator switch), ``utf8stream.detect`` (which encoding a
+stream is in), ``utf8stream.trio`` (trio-only streams) and ``utf8stream.dask``.
 
 Every name loads on first use (PEP 562), so that ``import utf8stream`` and the command
 line start at once: a program pays only for the layers it uses (the async streams pull

@@ -59,7 +59,7 @@ def _run(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
         (
             ["frobnicate"],
             "utf8stream: argument COMMAND: invalid choice: 'frobnicate' (choose from "
-            "'validate', 'decode', 'transcode', 'tail'); try 'utf8stream --help'",
+            "'validate', 'decode', 'transcode', 'tail', 'detect'); try 'utf8stream --help'",
         ),
         (
             [],

@@ -43,7 +43,7 @@ _EPILOG = (
 
 
 #: The commands, in the order of the help.
-_COMMANDS = ("validate", "transcode", "decode", "tail")
+_COMMANDS = ("validate", "transcode", "decode", "tail", "detect")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -82,6 +82,10 @@ def _build_parser(command: str | None) -> argparse.ArgumentParser:
         from . import tail
 
         tail.add_parser(sub)
+    if every or command == "detect":
+        from . import detect
+
+        detect.add_parser(sub)
     return parser
 
 

@@ -1,0 +1,442 @@
+"""The candidates of the encoding detector and the statistics that choose among them.
+
+Each candidate encoding is ruled out by the first byte sequence it cannot decode; the ones
+left are scored by the cost (negative log-likelihood, in nats) of their decoded text under
+the best model of a language written in that encoding (``_detector_model.json``, built
+by ``tools/build_detector_model.py``).  ASCII
+characters cost the same in every language (they count how much of a decoding turned into
+ASCII); letters beyond ASCII cost what their frequency in the language says, more when
+they stand inside a word of ASCII letters in a language that seldom mixes them so;
+controls, unassigned and private-use characters cost as much as a byte that is not text.
+"""
+
+from __future__ import annotations
+
+import codecs
+import json
+import math
+import operator
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from importlib import resources
+
+#: An ASCII letter and any other ASCII character but space, in every language alike: they
+#: do not tell languages apart, but they tell how much of a decoding turned into ASCII (a
+#: byte of UTF-16 or the second byte of a double-byte character decoded one at a time).
+ASCII_LETTER, ASCII_OTHER = 2.5, 3.5
+#: The statistics per language: ``letters``, ``costs``, ``mixing``, ``encodings`` (see the
+#: file's "about").
+_MODEL = json.loads(
+    resources.files(__package__).joinpath("_detector_model.json").read_text("utf-8")
+)
+_SCALE: int = _MODEL["scale"]
+_MIXING: dict[str, float] = _MODEL["mixing"]
+_SINGLE_RUNS: dict[str, float] = _MODEL["single_runs"]
+
+#: A C0 or C1 control (other than whitespace and ESC), unassigned, private-use or a lone
+#: surrogate: what text does not hold.
+BAD = 20.0
+#: A letter of a script no language model covers.
+UNMODELLED = 5.0
+#: The share of such characters that makes decoded bytes "not text".
+BAD_SHARE = 0.05
+#: Punctuation, symbols, digits and spaces beyond ASCII.
+SYMBOL = 5.0
+#: A combining mark.
+MARK = 6.0
+#: A lower-case letter followed by an upper-case one.
+CAMEL = 4.0
+#: What choosing each encoding costs before any byte is seen (nats): the common ones win
+#: where two decode the bytes seen alike (a short text, an accent shared by code pages).
+PRIOR = {
+    "cp1252": 0.0,
+    "iso8859-1": 0.5,
+    "cp1251": 1.0,
+    "shift_jis": 1.0,
+    "gbk": 1.0,
+    "big5": 1.0,
+    "euc_kr": 1.0,
+    "euc_jp": 1.5,
+    "cp1250": 2.0,
+    "koi8-r": 2.0,
+    # Without a byte-order mark, UTF-16 and UTF-32 are rare: a few bytes are not enough.
+    **dict.fromkeys(("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"), 8.0),
+}
+OTHER_PRIOR = 3.0
+#: A letter the language's list does not hold, above the cost of its rarest listed one.
+UNLISTED = 3.0
+
+#: Single-byte code pages, in the order that breaks ties (the first is preferred when two
+#: decode the bytes seen alike).
+SINGLE_BYTE = (
+    "cp1252",
+    "iso8859-1",
+    "cp1250",
+    "iso8859-2",
+    "cp1251",
+    "koi8-r",
+    "iso8859-5",
+    "cp1253",
+    "iso8859-7",
+    "cp1254",
+    "cp1255",
+    "cp1256",
+    "cp1257",
+    "cp1258",
+    "mac-roman",
+)
+#: Multi-byte encodings, each family's base before its superset.
+MULTI_BYTE = (
+    "shift_jis",
+    "cp932",
+    "euc_jp",
+    "iso2022_jp",
+    "gbk",
+    "gb18030",
+    "big5",
+    "cp950",
+    "euc_kr",
+    "cp949",
+)
+#: UTF-16 and UTF-32 without a byte-order mark.
+WIDE = ("utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be")
+
+#: Encodings that decode the same text from the same bytes wherever both are defined.
+FAMILY = {
+    "cp932": "shift_jis",
+    "gb18030": "gbk",
+    "cp950": "big5",
+    "cp949": "euc_kr",
+    **{name: "single-byte" for name in SINGLE_BYTE},
+}
+
+_SPACES = frozenset(" \t\n\r\f\v")
+#: A character beyond ASCII next to an ASCII letter, in text and in bytes.
+ADJACENT_TEXT = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
+ADJACENT_BYTES = re.compile(rb"(?<=[A-Za-z])[\x80-\xff]|[\x80-\xff](?=[A-Za-z])")
+NON_ASCII = re.compile(r"[^\x00-\x7f]")
+NON_ASCII_RUNS = re.compile(r"[^\x00-\x7f]+")
+HIGH_BYTES = re.compile(rb"[\x80-\xff]+")
+_ASCII_LETTERS = bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
+_ASCII_SPACES = b" \t\n\r\f\v"
+_ASCII_CONTROLS = bytes(b for b in [*range(0x20), 0x7F] if b not in b"\t\n\r\f\v\x1b")
+#: Runs of bytes above 7F.
+HIGH_RUNS = re.compile(rb"[\x80-\xff]{2,}")
+
+
+def _languages_of() -> dict[str, tuple[str, ...]]:
+    languages: dict[str, list[str]] = {}
+    for language, names in _MODEL["encodings"].items():
+        for name in names:
+            languages.setdefault(name, []).append(language)
+    every = tuple(_MODEL["encodings"])
+    return {**{k: tuple(v) for k, v in languages.items()}, **dict.fromkeys(WIDE, every)}
+
+
+#: encoding -> the languages its text is scored in.
+LANGUAGES = _languages_of()
+
+
+def _code_page(name: str) -> tuple[str | None, ...]:
+    """The character of each byte in a single-byte code page; None: undefined."""
+    table: list[str | None] = []
+    for byte in range(256):
+        try:
+            table.append(bytes((byte,)).decode(name))
+        except UnicodeDecodeError:
+            table.append(None)
+    return tuple(table)
+
+
+CODE_PAGES = {name: _code_page(name) for name in SINGLE_BYTE}
+#: The bytes each code page leaves undefined.
+UNDEFINED = {
+    name: tuple(b for b, c in enumerate(table) if c is None) for name, table in CODE_PAGES.items()
+}
+
+
+class LanguageModel:
+    """The cost of each character in one language's text."""
+
+    def __init__(self, language: str) -> None:
+        letters: str = _MODEL["letters"][language]
+        costs = bytes.fromhex(_MODEL["costs"][language])
+        self.language = language
+        self.letters = {c: cost / _SCALE for c, cost in zip(letters, costs, strict=True)}
+        self.unlisted = max(self.letters.values(), default=10.0) + UNLISTED
+        self.cache: dict[str, float] = {}
+
+    def cost(self, char: str) -> float:
+        cost = self.cache.get(char)
+        if cost is None:
+            cost = self.cache[char] = self._cost(char)
+        return cost
+
+    def _cost(self, char: str) -> float:
+        code = ord(char)
+        if code < 0x80:
+            if char in _SPACES:
+                return 0.0
+            if char.isalpha():
+                return ASCII_LETTER
+            return ASCII_OTHER if (code >= 0x20 and code != 0x7F) or char == "\x1b" else BAD
+        if char.isalpha():
+            lower = char.lower()
+            return self.letters.get(lower if len(lower) == 1 else char, self.unlisted)
+        category = unicodedata.category(char)
+        # Format characters (joiners, marks of direction, the soft hyphen) are text.
+        if (category[0] == "C" and category != "Cf") or char == "\ufffd":
+            return BAD
+        return MARK if category[0] == "M" else SYMBOL
+
+
+_MODELS: dict[str, LanguageModel] = {}
+
+
+def language_model(language: str) -> LanguageModel:
+    found = _MODELS.get(language)
+    if found is None:
+        found = _MODELS[language] = LanguageModel(language)
+    return found
+
+
+def is_bad(char: str) -> bool:
+    """A character no text holds (see ``BAD``)."""
+    return language_model("en").cost(char) >= BAD
+
+
+@dataclass
+class Score:
+    """A candidate's cost under its best language, and how much of its text is not text."""
+
+    encoding: str
+    cost: float
+    language: str
+    chars: int
+    bad: int
+
+
+def score_counts(
+    encoding: str,
+    counts: Iterable[tuple[str, int]],
+    adjacent: Iterable[tuple[str, int]] = (),
+    runs: tuple[int, int] = (0, 0),
+) -> Score:
+    """Score decoded text given as (character, count) pairs; ``adjacent``: the characters
+    beyond ASCII that stood next to an ASCII letter; ``runs``: how many runs of characters
+    beyond ASCII were one character long, and how many longer."""
+    items = list(counts)
+    classes = [(_class_of(char), n) for char, n in items]
+    letters = sum(n for c, n in classes if c is _LETTER)
+    adjacent_classes = [(_class_of(char), n) for char, n in adjacent]
+    mixed = sum(n for c, n in adjacent_classes if c is _LETTER)
+    # A symbol inside a word (box drawing, say) is a letter decoded in the wrong code page.
+    symbols = sum(n for c, n in adjacent_classes if c is _SYMBOL)
+    chars = sum(n for _, n in items)
+    bad = sum(n for c, n in classes if c is _BAD)
+    best: tuple[float, str] | None = None
+    if bad > BAD_SHARE * chars:  # not text in any language: not worth scoring
+        return Score(encoding, BAD * chars, "", chars, bad)
+    for language in _languages_for(encoding, items):
+        cost_of = language_model(language).cost
+        total = sum(cost_of(char) * n for char, n in items) + _mixing(language, letters, mixed)
+        total += _runs(language, runs)
+        if best is None or total < best[0]:
+            best = (total, language)
+    if best is None:
+        best = (_unmodelled(items, letters, mixed), "a script without a model")
+    extra = SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
+    return Score(encoding, best[0] + extra, best[1], chars, bad)
+
+
+def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ...]:
+    """The languages to score a candidate's text in: those of its encoding; for UTF-16 and
+    UTF-32, which write every language, only those whose letters hold the text's most
+    common letter beyond ASCII (none: a script no model covers)."""
+    languages = LANGUAGES.get(encoding, ())
+    if encoding not in WIDE:
+        return languages
+    letters = [(n, char) for char, n in items if not char.isascii() and char.isalpha()]
+    if not letters:
+        return languages
+    top = max(letters)[1].lower()
+    return tuple(n for n in languages if top in language_model(n).letters)
+
+
+def _unmodelled(items: list[tuple[str, int]], letters: int, mixed: int) -> float:
+    """The cost of text in a script no language model covers: its letters cost alike, plus
+    how scattered they are over blocks of 128 code points (a script keeps to a block or
+    two; bytes read in the wrong order or width land all over)."""
+    cost_of = language_model("en").cost
+    blocks: Counter[int] = Counter()
+    total = 0.0
+    for char, n in items:
+        if _is_letter(char) and not char.isascii():
+            blocks[ord(char) >> 7] += n
+            total += UNMODELLED * n
+        else:
+            total += cost_of(char) * n
+    spread = sum(n * math.log(letters / n) for n in blocks.values()) if letters else 0.0
+    return total + spread + _mixing("ja", letters, mixed)
+
+
+_LETTER, _SYMBOL, _BAD, _OTHER = "letter", "symbol", "bad", "other"
+_CLASSES: dict[str, str] = {}
+
+
+def _class_of(char: str) -> str:
+    """A character beyond ASCII that is a letter (or mark), a symbol, not text; else other."""
+    found = _CLASSES.get(char)
+    if found is None:
+        if is_bad(char):
+            found = _BAD
+        elif char.isascii():
+            found = _OTHER
+        elif _is_letter(char):
+            found = _LETTER
+        else:
+            found = _SYMBOL if unicodedata.category(char)[0] == "S" else _OTHER
+        _CLASSES[char] = found
+    return found
+
+
+def _is_letter(char: str) -> bool:
+    """A letter or a mark (which belongs to a letter)."""
+    return char.isalpha() or unicodedata.category(char)[0] == "M"
+
+
+def _runs(language: str, runs: tuple[int, int]) -> float:
+    """The cost of the runs of letters beyond ASCII being as long as they are."""
+    single = _SINGLE_RUNS[language]
+    return -(runs[0] * math.log(single) + runs[1] * math.log1p(-single))
+
+
+def _mixing(language: str, letters: int, mixed: int) -> float:
+    """The cost of ``mixed`` of ``letters`` letters beyond ASCII standing next to an ASCII
+    letter, in ``language``."""
+    mixing = _MIXING[language]
+    return -(mixed * math.log(mixing) + (letters - mixed) * math.log1p(-mixing))
+
+
+class _CodePageModel:
+    """What a code page's bytes cost in one language, byte value by byte value."""
+
+    def __init__(self, encoding: str, language: str) -> None:
+        table = CODE_PAGES[encoding]
+        cost_of = language_model(language).cost
+        self.costs = [0.0 if c is None else cost_of(c) for c in table]
+
+
+class _CodePage:
+    """A code page's bytes as classes: letters beyond ASCII, symbols, lower and upper case,
+    characters that are not text."""
+
+    def __init__(self, encoding: str) -> None:
+        table = CODE_PAGES[encoding]
+        self.letters = [
+            int(c is not None and b >= 0x80 and c.isalpha()) for b, c in enumerate(table)
+        ]
+        self.symbols = [
+            int(c is not None and b >= 0x80 and unicodedata.category(c)[0] == "S")
+            for b, c in enumerate(table)
+        ]
+        self.lower = [c is not None and c.islower() for c in table]
+        self.upper = [c is not None and c.isupper() for c in table]
+        self.bad = [int(c is not None and is_bad(c)) for c in table]
+        self.languages = [_CodePageModel(encoding, language) for language in LANGUAGES[encoding]]
+        self.names = LANGUAGES[encoding]
+
+
+_CODE_PAGE_MODELS: dict[str, _CodePage] = {}
+
+
+def score_code_page(
+    encoding: str,
+    histogram: list[int],
+    adjacent: list[int],
+    pairs: Counter[tuple[int, int]],
+    runs: tuple[int, int],
+) -> Score:
+    """Score a single-byte code page from the counts of each byte value, of each byte
+    value next to an ASCII letter, of adjacent pairs of bytes above 7F, and of the runs of
+    such bytes one byte long and longer."""
+    page = _CODE_PAGE_MODELS.get(encoding)
+    if page is None:
+        page = _CODE_PAGE_MODELS[encoding] = _CodePage(encoding)
+    letters = sum(map(operator.mul, page.letters, histogram))
+    mixed = sum(map(operator.mul, page.letters, adjacent))
+    symbols = sum(map(operator.mul, page.symbols, adjacent))
+    lower, upper = page.lower, page.upper
+    camel = sum(n for (a, b), n in pairs.items() if lower[a] and upper[b])
+    best = min(
+        (
+            sum(map(operator.mul, m.costs, histogram))
+            + _mixing(name, letters, mixed)
+            + _runs(name, runs),
+            name,
+        )
+        for m, name in zip(page.languages, page.names, strict=True)
+    )
+    extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
+    bad = sum(map(operator.mul, page.bad, histogram))
+    return Score(encoding, best[0] + extra, best[1], sum(histogram), bad)
+
+
+@dataclass
+class MultiByteCandidate:
+    """One multi-byte candidate: its incremental decoder and the characters it decoded."""
+
+    encoding: str
+    decoder: codecs.IncrementalDecoder
+    counts: Counter[str] = field(default_factory=Counter)
+    adjacent: Counter[str] = field(default_factory=Counter)
+    single_runs: int = 0
+    longer_runs: int = 0
+    ruled_out_at: int | None = None
+    why: str = ""
+
+    @classmethod
+    def of(cls, encoding: str) -> MultiByteCandidate:
+        return cls(encoding, codecs.getincrementaldecoder(encoding)("strict"))
+
+    def advance(self, segment: bytes, start: int) -> None:
+        """Decode the next segment (which starts at offset ``start``), or rule this
+        candidate out at the sequence it cannot decode."""
+        if self.ruled_out_at is not None:
+            return
+        try:
+            text = self.decoder.decode(segment)
+        except UnicodeDecodeError as exc:
+            # The error's offsets count from bytes the decoder held back (up to three).
+            self.ruled_out_at = start + exc.start
+            self.why = f"{exc.object[exc.start : exc.end].hex(' ')} ({exc.reason})"
+            self.counts.clear()
+            return
+        if text.isascii():
+            ascii_part = text.encode("ascii")
+        else:
+            self.counts.update(NON_ASCII.findall(text))
+            for run in NON_ASCII_RUNS.findall(text):
+                if len(run) == 1:
+                    self.single_runs += 1
+                else:
+                    self.longer_runs += 1
+            self.adjacent.update(ADJACENT_TEXT.findall(text))
+            ascii_part = text.encode("ascii", "ignore")
+        # ASCII characters cost by their class alone: counted by class, without a loop.
+        size = len(ascii_part)
+        letters = size - len(ascii_part.translate(None, _ASCII_LETTERS))
+        spaces = size - len(ascii_part.translate(None, _ASCII_SPACES))
+        controls = size - len(ascii_part.translate(None, _ASCII_CONTROLS))
+        for char, n in (("a", letters), (" ", spaces), ("\x01", controls)):
+            if n:
+                self.counts[char] += n
+        if size - letters - spaces - controls:
+            self.counts["."] += size - letters - spaces - controls
+
+    def score(self) -> Score:
+        runs = (self.single_runs, self.longer_runs)
+        return score_counts(self.encoding, self.counts.items(), self.adjacent.items(), runs)

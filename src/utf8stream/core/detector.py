@@ -1,0 +1,337 @@
+"""Which encoding a byte stream is in, decided from as few bytes as make it safe.
+
+``EncodingDetector`` is a state machine like the decoder: no I/O, bytes in, a decision out.
+It takes its decision at fixed points of the input (after 64, 256 and 1,024 bytes, then
+every 4 KiB, and at ``max_lookahead``), never at the edges of the chunks it is given, so
+that a decision, the bytes it looked at and the bytes it hands back for replay are the
+same however the input was cut.  A byte-order mark decides at once.
+
+The rules, in order:
+
+1. A byte-order mark (UTF-8, UTF-16 and UTF-32 in either byte order) decides.
+2. Input without NUL bytes: nothing above 7F is UTF-8 (ASCII), unless it holds the escape
+   sequences of ISO-2022-JP; valid UTF-8 with bytes above 7F is UTF-8.  Always.
+3. Otherwise every other candidate is ruled out by the first bytes it cannot decode (an
+   invalid multi-byte sequence; a byte a code page leaves undefined); NUL bytes rule out
+   all but UTF-16 and UTF-32.  Those left are scored by the likelihood of their decoded
+   text in the languages written in them (``_detector_score``).
+4. Nothing left, or a best candidate whose text is more than a twentieth controls and
+   unassigned characters: not text (``encoding`` None).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import Counter
+from dataclasses import dataclass
+
+from . import _detector_score as scoring
+
+__all__ = ["DEFAULT_MAX_LOOKAHEAD", "Detection", "EncodingDetector", "detect"]
+
+DEFAULT_MAX_LOOKAHEAD = 65536
+
+#: The first points where the detector decides; then every ``_STEP`` bytes.
+_FIRST_POINTS = (64, 256, 1024, 4096)
+_STEP = 4096
+#: Statistics decide before ``max_lookahead`` only from this many bytes on, and only as
+#: sure as this.
+_EARLY_STATISTICS, _EARLY_CONFIDENCE = 1024, 0.99
+#: Valid UTF-8 decides before the end from this many multi-byte sequences on.
+_EARLY_UTF8 = 4
+
+#: Byte-order marks, longest first where one begins another.
+_BOMS = (
+    (b"\xef\xbb\xbf", "utf-8"),
+    (b"\x00\x00\xfe\xff", "utf-32-be"),
+    (b"\xff\xfe\x00\x00", "utf-32-le"),
+    (b"\xfe\xff", "utf-16-be"),
+    (b"\xff\xfe", "utf-16-le"),
+)
+#: What designates a double-byte set in ISO-2022-JP (JIS X 0208 and 0212).
+_ISO2022_JP = (b"\x1b$B", b"\x1b$@", b"\x1b$(D")
+
+
+@dataclass(frozen=True)
+class Detection:
+    """What the detector decided.
+
+    ``encoding``: a Python codec name as ``codecs.lookup(name).name`` spells it, or None
+    for input that is not text.  ``bom_length``: the bytes of a byte-order mark at the
+    start, which a decoder of ``encoding`` skips.  ``looked_at``: how many bytes of the
+    input the decision rests on (those ``EncodingDetector.buffered()`` hands back).
+    ``reason``: why, in words.
+    """
+
+    encoding: str | None
+    confidence: float
+    looked_at: int
+    reason: str
+    bom_length: int = 0
+
+    @property
+    def is_text(self) -> bool:
+        return self.encoding is not None
+
+
+def _bom(prefix: bytes | bytearray, final: bool) -> tuple[Detection | None, bool]:
+    """The decision of a byte-order mark at the start of ``prefix``, taken at the
+    shortest length that settles it, and whether the question is settled (False: more
+    bytes may still make or lengthen a mark)."""
+    for length in range(1, min(len(prefix), 4) + 1):
+        head = bytes(prefix[:length])
+        matching = [(m, e) for m, e in _BOMS if head.startswith(m) or m.startswith(head)]
+        if any(len(m) > length for m, _ in matching) and not (final and length == len(prefix)):
+            continue
+        for mark, encoding in matching:
+            if head.startswith(mark):
+                reason = f"byte-order mark {mark.hex(' ')}"
+                return Detection(encoding, 1.0, length, reason, len(mark)), True
+        return None, True
+    return None, final
+
+
+class EncodingDetector:
+    """Feed bytes until a ``Detection`` comes back; ``finish()`` at the end of the input.
+
+    The detector holds at most ``max_lookahead`` bytes and decides at the latest when it
+    has them.  Once decided, the bytes the decision rests on are ``buffered()``: replay them
+    into the chosen decoder, then the bytes of the last chunk fed that came after them
+    (``feed`` looks no further than the point it decided at: of ``total`` bytes fed in all,
+    the last ``total - detection.looked_at`` are the caller's to pass on).
+    """
+
+    def __init__(self, max_lookahead: int = DEFAULT_MAX_LOOKAHEAD) -> None:
+        if max_lookahead < 4:
+            raise ValueError(f"max_lookahead must be at least 4, not {max_lookahead}")
+        self.max_lookahead = max_lookahead
+        self._buffer = bytearray()
+        self._decision: Detection | None = None
+        self._bom_settled = False
+        self._next_point = min(_FIRST_POINTS[0], max_lookahead)
+        self._state: _Evidence | None = _Evidence()
+
+    @property
+    def looked_at(self) -> int:
+        """The bytes looked at so far (once decided, those the decision rests on)."""
+        return len(self._buffer)
+
+    @property
+    def decision(self) -> Detection | None:
+        return self._decision
+
+    def buffered(self) -> bytes:
+        """The bytes looked at, from the start of the input."""
+        return bytes(self._buffer)
+
+    def feed(self, data: bytes) -> Detection | None:
+        """Look at more of the input; the decision as soon as it is safe, else None."""
+        if self._decision is not None or self._state is None:
+            return self._decision
+        self._buffer += data[: self.max_lookahead - len(self._buffer)]
+        if not self._bom_settled:
+            found, self._bom_settled = _bom(self._buffer, final=False)
+            if found is not None:
+                return self._decide(found)
+        while self._bom_settled and self._next_point <= len(self._buffer):
+            point = self._next_point
+            found = self._state.evaluate(self._buffer, point, point == self.max_lookahead)
+            if found is not None:
+                return self._decide(found)
+            self._next_point = _after(point, self.max_lookahead)
+        return None
+
+    def finish(self) -> Detection:
+        """Decide on what there is (the end of the input, or all the caller will give)."""
+        if self._decision is not None:
+            return self._decision
+        if not self._bom_settled:
+            found, self._bom_settled = _bom(self._buffer, final=True)
+            if found is not None:
+                return self._decide(found)
+        assert self._state is not None  # dropped only once decided
+        found = self._state.evaluate(self._buffer, len(self._buffer), True)
+        assert found is not None
+        return self._decide(found)
+
+    def _decide(self, detection: Detection) -> Detection:
+        del self._buffer[detection.looked_at :]
+        self._decision = detection
+        self._state = None  # what led here is no longer needed
+        return detection
+
+
+def _after(point: int, limit: int) -> int:
+    later = [p for p in _FIRST_POINTS if p > point]
+    return min(later[0] if later else point + _STEP, limit)
+
+
+def detect(data: bytes, max_lookahead: int = DEFAULT_MAX_LOOKAHEAD) -> Detection:
+    """The decision on ``data`` as a whole input (its first ``max_lookahead`` bytes)."""
+    detector = EncodingDetector(max_lookahead)
+    found = detector.feed(data)
+    return found if found is not None else detector.finish()
+
+
+class _Evidence:
+    """What the bytes up to the last decision point showed: byte counts, whether they are
+    UTF-8, and each multi-byte candidate's decoder."""
+
+    def __init__(self) -> None:
+        self.seen = 0
+        #: Where the multi-byte candidates stand: they decode only when their statistics
+        #: are asked for (ASCII alone, or valid UTF-8, never asks).
+        self.decoded = 0
+        self.histogram = [0] * 256
+        self.adjacent = [0] * 256
+        self.pairs: Counter[tuple[int, int]] = Counter()
+        #: Runs of bytes above 7F one byte long, and longer.
+        self.runs = [0, 0]
+        self.utf8 = scoring.MultiByteCandidate.of("utf-8")
+        self.multi = [
+            scoring.MultiByteCandidate.of(name) for name in scoring.MULTI_BYTE + scoring.WIDE
+        ]
+
+    def evaluate(self, buffer: bytearray, point: int, final: bool) -> Detection | None:
+        """The decision on ``buffer[:point]``; None while it is not yet safe, never None
+        when ``final``."""
+        segment = bytes(buffer[self.seen : point])
+        for byte, n in Counter(segment).items():
+            self.histogram[byte] += n
+        for byte in scoring.ADJACENT_BYTES.findall(segment):
+            self.adjacent[byte[0]] += 1
+        longer = scoring.HIGH_RUNS.findall(segment)
+        for run in longer:
+            self.pairs.update(itertools.pairwise(run))
+        self.runs[0] += len(scoring.HIGH_BYTES.findall(segment)) - len(longer)
+        self.runs[1] += len(longer)
+        self.utf8.advance(segment, self.seen)
+        self.seen = point
+        nul = self.histogram[0] > 0
+        if not nul:
+            found = self._unicode_rules(buffer, point, final)
+            ascii_or_utf8 = self.utf8.ruled_out_at is None
+            if found is not None or ascii_or_utf8 or (not final and point < _EARLY_STATISTICS):
+                return found
+        return self._statistics(buffer, point, final, nul)
+
+    def _unicode_rules(self, buffer: bytearray, point: int, final: bool) -> Detection | None:
+        high = sum(self.histogram[0x80:])
+        if high == 0:
+            head = bytes(buffer[:point])
+            if any(mark in head for mark in _ISO2022_JP) and self._alive(
+                buffer, point, "iso2022_jp"
+            ):
+                why = "ISO-2022-JP escape sequences, no byte above 7F"
+                return Detection("iso2022_jp", 0.99, point, why)
+            if final:
+                return Detection("utf-8", 1.0, point, "ASCII only: no byte above 7F")
+            return None
+        if self.utf8.ruled_out_at is None:
+            sequences = sum(self.histogram[0xC2:0xF5])
+            if final or sequences >= _EARLY_UTF8:
+                confidence = 1 - 0.2 * 0.5 ** (sequences - 1)
+                plural = "s" if sequences > 1 else ""
+                why = f"valid UTF-8 with {sequences} multi-byte sequence{plural}"
+                return Detection("utf-8", round(confidence, 4), point, why)
+        return None
+
+    def _decode_to(self, buffer: bytearray, point: int) -> None:
+        segment = bytes(buffer[self.decoded : point])
+        for candidate in self.multi:
+            candidate.advance(segment, self.decoded)
+        self.decoded = point
+
+    def _alive(self, buffer: bytearray, point: int, encoding: str) -> bool:
+        self._decode_to(buffer, point)
+        return any(c.encoding == encoding and c.ruled_out_at is None for c in self.multi)
+
+    def _statistics(
+        self, buffer: bytearray, point: int, final: bool, nul: bool
+    ) -> Detection | None:
+        self._decode_to(buffer, point)
+        multi = [c for c in self.multi if c.ruled_out_at is None]
+        multi = [c for c in multi if c.encoding in scoring.WIDE or not nul]
+        pages = [] if nul else [name for name in scoring.CODE_PAGES if not self._undefined(name)]
+        names = [c.encoding for c in multi] + pages
+        # Before statistics may decide, only a choice left by elimination alone is taken.
+        early = names and not final and point < _EARLY_STATISTICS
+        if early and not all(self._same_text(name, names[0]) for name in names):
+            return None
+        scores = [c.score() for c in multi]
+        for name in pages:
+            scores.append(
+                scoring.score_code_page(
+                    name, self.histogram, self.adjacent, self.pairs, (self.runs[0], self.runs[1])
+                )
+            )
+        ruled_out = self._ruled_out(nul)
+        if not scores:
+            why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
+            return Detection(None, 0.99, point, f"{why}; {ruled_out}")
+        order = {name: i for i, name in enumerate(_PREFERENCE)}
+        scores.sort(key=lambda s: (s.cost, order.get(s.encoding, len(order))))
+        best = scores[0]
+        if best.bad > scoring.BAD_SHARE * max(1, best.chars):
+            if not final and point < _EARLY_STATISTICS:
+                return None
+            why = f"{best.bad} of {best.chars} characters are controls or unassigned"
+            return Detection(None, 0.9, point, f"{why} in the best candidate, {best.encoding}")
+        # Encodings that decode the bytes seen to the same text are one choice: the more
+        # common of them is named; the others are rivals.
+        alike = [s for s in scores if self._same_text(s.encoding, best.encoding)]
+        rivals = [s for s in scores if s not in alike]
+        best = min(
+            alike,
+            key=lambda s: (
+                scoring.PRIOR.get(s.encoding, scoring.OTHER_PRIOR),
+                order.get(s.encoding, len(order)),
+            ),
+        )
+        margin = rivals[0].cost - scores[0].cost if rivals else math.inf
+        confidence = round(1 - 0.5 * math.exp(-margin / 8), 4) if rivals else 0.99
+        confidence = min(confidence, 0.99)
+        one_family = not rivals
+        early = point >= _EARLY_STATISTICS and confidence >= _EARLY_CONFIDENCE
+        if not final and not one_family and not early:
+            return None
+        chose = f"statistics: {best.encoding} reads as {best.language or 'text'}"
+        if rivals:
+            chose += f", {margin:.0f} nats likelier than {rivals[0].encoding}"
+        return Detection(best.encoding, confidence, point, f"{ruled_out}; {chose}")
+
+    def _undefined(self, code_page: str) -> bool:
+        """Whether the bytes seen hold one ``code_page`` leaves undefined."""
+        return any(self.histogram[b] for b in scoring.UNDEFINED[code_page])
+
+    def _same_text(self, one: str, other: str) -> bool:
+        """Whether two candidates decode the bytes seen to the same text."""
+        tables = scoring.CODE_PAGES
+        if one in tables and other in tables:
+            a, b = tables[one], tables[other]
+            return all(a[x] == b[x] for x, n in enumerate(self.histogram) if n and x >= 0x80)
+        return scoring.FAMILY.get(one, one) == scoring.FAMILY.get(other, other)
+
+    def _ruled_out(self, nul: bool) -> str:
+        """What ruled which candidates out, in a few words: the first invalid bytes and
+        how many encodings they ruled out, the code pages that leave a byte undefined."""
+        out = [c for c in (self.utf8, *self.multi) if c.ruled_out_at is not None]
+        out.sort(key=lambda c: (c.encoding != "utf-8", c.ruled_out_at or 0))
+        pages = [name for name in scoring.CODE_PAGES if nul or self._undefined(name)]
+        parts = []
+        if out:
+            first = out[0]
+            more = f" and {len(out) - 1} more" if len(out) > 1 else ""
+            parts.append(
+                f"invalid bytes rule out {first.encoding} (at byte {first.ruled_out_at}){more}"
+            )
+        if pages:
+            why = "NUL bytes rule out" if nul else "undefined bytes rule out"
+            named = f"{len(pages)} code pages" if len(pages) > 3 else ", ".join(pages)
+            parts.append(f"{why} {named}")
+        return "; ".join(parts) or "nothing ruled out"
+
+
+#: Tie-breaks between candidates that score alike.
+_PREFERENCE = (*scoring.WIDE, *scoring.MULTI_BYTE, *scoring.SINGLE_BYTE)
