@@ -6,7 +6,7 @@ input is refused; a checkpoint carries the choice."""
 from __future__ import annotations
 
 import pytest
-from _helpers import CORE, cut_randomly, examples, reference_decode
+from _helpers import CORE, cut_randomly, examples, reference_decode, run_engine
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,10 +14,12 @@ from utf8stream import Malformed
 from utf8stream.core.autodecode import (
     AutoCheckpoint,
     AutoDecoder,
+    AutoLineEngine,
     NotTextError,
     auto_line_decoder,
 )
 from utf8stream.detect import detect
+from utf8stream.lines import ByteLine, LineEngine, line_decoder
 
 FRENCH = "Le cœur a ses raisons que la raison ne connaît point. Où est la bibliothèque ?\n"
 RUSSIAN = "Съешь же ещё этих мягких французских булок, да выпей чаю.\n"
@@ -154,3 +156,48 @@ def test_a_utf8_checkpoint_keeps_a_held_sequence_and_the_offsets() -> None:
     oracle_text, oracle_units = expected(data)
     assert text == oracle_text
     assert [(e.offset, e.data) for e in events] == oracle_units
+
+
+def expected_lines(data: bytes, **options: object) -> list[tuple[int, int, str]]:
+    """The oracle for lines: a line engine in the encoding detected on the whole input,
+    fed it whole after the byte-order mark."""
+    found = detect(data, LOOKAHEAD)
+    assert found.encoding is not None
+    bom = found.bom_length
+    engine = LineEngine(line_decoder(found.encoding, start_offset=bom), offset=bom, **options)
+    return [(r.offset, r.end, r.text) for r in run_engine(engine, data[bom:], [])]
+
+
+def auto_lines(chunks: list[bytes], **options: object) -> list[tuple[int, int, str]]:
+    engine = AutoLineEngine(max_lookahead=LOOKAHEAD, **options)
+    records: list[ByteLine] = []
+    for chunk in chunks:
+        records += engine.records(engine.feed(chunk))
+    records += engine.records(engine.finish())
+    return [(r.offset, r.end, r.text) for r in records]
+
+
+@pytest.mark.parametrize("name", sorted(SAMPLES))
+def test_lines_whole_and_byte_by_byte_are_those_of_the_encoding_detected(name: str) -> None:
+    data = SAMPLES[name]
+    oracle = expected_lines(data)
+    assert len(oracle) > 1
+    assert auto_lines([data]) == oracle
+    assert auto_lines([data[i : i + 1] for i in range(len(data))]) == oracle
+
+
+@settings(CORE, max_examples=examples(150))
+@given(st.sampled_from(sorted(SAMPLES)), st.booleans(), st.data())
+def test_lines_of_any_chunking_are_those_of_the_encoding_detected(
+    name: str, keepends: bool, data: st.DataObject
+) -> None:
+    whole = SAMPLES[name]
+    chunks = cut_randomly(data.draw, whole)
+    assert auto_lines(chunks, keepends=keepends) == expected_lines(whole, keepends=keepends)
+
+
+def test_the_line_engine_refuses_binary_and_iso2022_jp() -> None:
+    with pytest.raises(NotTextError):
+        auto_lines([bytes(range(256)) * 4])
+    with pytest.raises(ValueError, match="iso2022_jp.*lines cannot be cut"):
+        auto_lines(["日本語\n".encode("iso2022_jp") * 20])

@@ -19,14 +19,17 @@ after the decision never detects again.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .decoder import DecoderCheckpoint, OnMalformed, Utf8Decoder
 from .detector import DEFAULT_MAX_LOOKAHEAD, Detection, EncodingDetector
 from .events import DecoderStatistics
-from .linedecoders import CodecLineDecoder, LineDecoder, line_decoder
+from ._linetypes import ByteLine, LineBatch, LineItem
+from .linecodec import LineEngine
+from .linedecoders import LineDecoder, line_decoder
+from .lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, check_line_options
 
 if TYPE_CHECKING:
     from .events import Malformed
@@ -35,6 +38,7 @@ __all__ = [
     "AUTO",
     "AutoCheckpoint",
     "AutoDecoder",
+    "AutoLineEngine",
     "NotTextError",
     "auto_line_decoder",
     "is_auto",
@@ -90,21 +94,11 @@ def auto_line_decoder(
             on_malformed=on_malformed,
         )
     except ValueError as exc:
-        if isinstance(exc, NotTextError):
-            raise
         raise ValueError(
             f"the input was detected as {encoding} ({detection.reason}), a stateful"
             " encoding whose newline bytes can belong to a character: lines cannot be cut"
             f" in it; transcode it whole instead (encoding {encoding!r})"
         ) from exc
-
-
-def _stateful(encoding: str) -> bool:
-    try:
-        CodecLineDecoder(encoding)
-    except ValueError:
-        return True
-    return False
 
 
 @dataclass(frozen=True)
@@ -289,3 +283,84 @@ class AutoDecoder:
         decoder._detector = None
         decoder._start(encoding, 0)
         return decoder
+
+    def mark_gap(self, lost: int | None = None) -> None:
+        """Bytes were lost here (see ``Utf8Decoder.mark_gap``): for UTF-8 only, once
+        chosen."""
+        if self._utf8 is None:
+            raise ValueError("mark_gap() needs a stream detected as UTF-8")
+        self._utf8.mark_gap(lost)
+        self._fed = self._utf8.position - self.start_offset
+
+
+class AutoLineEngine:
+    """A ``LineEngine`` over the encoding an ``EncodingDetector`` chooses.
+
+    ``feed`` and ``finish`` are the engine's; until the detector decides they hold the
+    bytes (at most ``max_lookahead``) and return nothing, then the engine gets them all
+    and every byte after.  ``options`` are ``LineEngine``'s (``newline``, ``keepends``,
+    ``max_line_bytes``, ``on_overlong``, ``on_overlong_line``, ``each_offset``...);
+    ``offset`` is the stream's first byte.  ``engine`` is None until decided.
+    """
+
+    def __init__(
+        self,
+        errors: str = "replace",
+        *,
+        offset: int = 0,
+        on_malformed: Callable[[Malformed], object] | None = None,
+        max_lookahead: int = DEFAULT_MAX_LOOKAHEAD,
+        **options: Any,
+    ) -> None:
+        codecs.lookup_error(errors)
+        check_line_options(
+            options.get("newline"),
+            options.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES),
+            options.get("on_overlong", DEFAULT_ON_OVERLONG),
+        )
+        self.errors = errors
+        self.offset = offset
+        self._on_malformed = on_malformed
+        self._options = options
+        self._detector = EncodingDetector(max_lookahead)
+        self._fed = 0
+        self.detection: Detection | None = None
+        self.engine: LineEngine | None = None
+
+    @property
+    def encoding(self) -> str | None:
+        """The encoding chosen, None until decided."""
+        return None if self.detection is None else self.detection.encoding
+
+    def feed(self, data: bytes | memoryview) -> list[LineBatch | LineItem]:
+        if self.engine is not None:
+            return self.engine.feed(data)
+        data = bytes(data)
+        found = self._detector.feed(data)
+        self._fed += len(data)
+        if found is None:
+            return []
+        return self._start(found, data[len(data) - (self._fed - found.looked_at) :])
+
+    def finish(self, **kwargs: Any) -> list[LineBatch | LineItem]:
+        out: list[LineBatch | LineItem] = []
+        if self.engine is None:
+            out = self._start(self._detector.finish(), b"")
+        assert self.engine is not None
+        return out + self.engine.finish(**kwargs)
+
+    def records(self, items: list[LineBatch | LineItem]) -> Iterator[ByteLine]:
+        """The engine's ``records`` (items come only once it is made)."""
+        if self.engine is None:
+            return iter(())
+        return self.engine.records(items)
+
+    def _start(self, found: Detection, tail: bytes) -> list[LineBatch | LineItem]:
+        decoder = auto_line_decoder(
+            found, self.errors, start_offset=self.offset, on_malformed=self._on_malformed
+        )
+        self.detection = found
+        bom = found.bom_length
+        self.engine = LineEngine(decoder, offset=self.offset + bom, **self._options)
+        head = self._detector.buffered() + tail
+        return self.engine.feed(head[bom:])
