@@ -199,5 +199,5 @@ def test_lines_of_any_chunking_are_those_of_the_encoding_detected(
 def test_the_line_engine_refuses_binary_and_iso2022_jp() -> None:
     with pytest.raises(NotTextError):
         auto_lines([bytes(range(256)) * 4])
-    with pytest.raises(ValueError, match="iso2022_jp.*lines cannot be cut"):
+    with pytest.raises(ValueError, match=r"iso2022_jp.*lines cannot be cut"):
         auto_lines(["日本語\n".encode("iso2022_jp") * 20])

@@ -23,10 +23,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from ._linetypes import ByteLine, LineBatch, LineItem
 from .decoder import DecoderCheckpoint, OnMalformed, Utf8Decoder
 from .detector import DEFAULT_MAX_LOOKAHEAD, Detection, EncodingDetector
 from .events import DecoderStatistics
-from ._linetypes import ByteLine, LineBatch, LineItem
 from .linecodec import LineEngine
 from .linedecoders import LineDecoder, line_decoder
 from .lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, check_line_options
