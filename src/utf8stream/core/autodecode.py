@@ -152,7 +152,7 @@ class AutoDecoder:
         self._bom = 0
         self._utf8: Utf8Decoder | None = None
         self._codec: codecs.IncrementalDecoder | None = None
-        self._chars = 0
+        self._codec_chars = 0
 
     @property
     def encoding(self) -> str | None:
@@ -214,7 +214,7 @@ class AutoDecoder:
             return self._utf8.decode(data, final)
         assert self._codec is not None
         text = self._codec.decode(bytes(data), final)
-        self._chars += len(text)
+        self._codec_chars += len(text)
         return text
 
     def statistics(self) -> DecoderStatistics:
@@ -222,7 +222,7 @@ class AutoDecoder:
         them (malformed units are counted by the UTF-8 decoder only)."""
         if self._utf8 is not None:
             return replace(self._utf8.statistics(), bytes_fed=self._fed)
-        return DecoderStatistics(bytes_fed=self._fed, chars_out=self._chars)
+        return DecoderStatistics(bytes_fed=self._fed, chars_out=self._codec_chars)
 
     def checkpoint(self) -> AutoCheckpoint:
         base = AutoCheckpoint(
@@ -232,7 +232,7 @@ class AutoDecoder:
             self.max_lookahead,
             self._bom,
             self.position,
-            chars_out=self._chars,
+            chars_out=self._codec_chars,
         )
         if self._detector is not None:
             return replace(base, held=self._detector.buffered())
@@ -261,7 +261,7 @@ class AutoDecoder:
         decoder._detector = None
         decoder._start(cp.encoding, cp.bom_length)
         decoder._fed = cp.position - cp.start_offset
-        decoder._chars = cp.chars_out
+        decoder._codec_chars = cp.chars_out
         if cp.utf8 is not None:
             decoder._utf8 = Utf8Decoder.from_checkpoint(cp.utf8, on_malformed=on_malformed)
         elif decoder._codec is not None:
