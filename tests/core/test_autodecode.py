@@ -14,10 +14,9 @@ from utf8stream import Malformed
 from utf8stream.core.autodecode import (
     AutoCheckpoint,
     AutoDecoder,
-    AutoLineEngine,
     NotTextError,
-    auto_line_decoder,
 )
+from utf8stream.core.autolines import AutoLineEngine, auto_line_decoder
 from utf8stream.detect import detect
 from utf8stream.lines import ByteLine, LineEngine, line_decoder
 
@@ -201,3 +200,10 @@ def test_the_line_engine_refuses_binary_and_iso2022_jp() -> None:
         auto_lines([bytes(range(256)) * 4])
     with pytest.raises(ValueError, match=r"iso2022_jp.*lines cannot be cut"):
         auto_lines(["日本語\n".encode("iso2022_jp") * 20])
+
+
+def test_the_lookahead_default_is_the_detectors() -> None:
+    from utf8stream.core import autodecode
+    from utf8stream.detect import DEFAULT_MAX_LOOKAHEAD
+
+    assert autodecode.DEFAULT_MAX_LOOKAHEAD == DEFAULT_MAX_LOOKAHEAD

@@ -37,9 +37,9 @@ from anyio.abc import (
 from anyio.lowlevel import checkpoint
 
 from ..core._accel import implementation
-from ..core.autodecode import AutoDecoder, AutoLineEngine, is_auto
+from ..core.autodecode import DEFAULT_MAX_LOOKAHEAD, AutoDecoder, is_auto
+from ..core.autolines import AutoLineEngine
 from ..core.decoder import OnMalformed, Utf8Decoder
-from ..core.detector import DEFAULT_MAX_LOOKAHEAD
 from ..core.encoder import Utf8Encoder
 from ..core.events import MalformedKind, Utf8DecodeError
 from ..core.linecodec import LineBatch, LineEngine, Utf8LineDecoder, line_decoder

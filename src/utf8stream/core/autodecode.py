@@ -9,8 +9,9 @@ is lost or decoded twice.  A byte-order mark is skipped, as the codecs that read
 carry the offsets of the whole stream.
 
 Input that is not text raises ``NotTextError`` (a ``ValueError``) and nothing of it is
-decoded.  ``auto_line_decoder`` is the same decision for the line engine, which cuts lines
-in the bytes and so refuses a stateful encoding (ISO-2022-JP) with a clear message.
+decoded.  ``AutoLineEngine`` is the same for the line engine, which cuts lines
+in the bytes and so refuses a stateful encoding (ISO-2022-JP) with a clear message
+(``autolines``).
 
 The choice is part of the checkpoint: a decoder resumed from an ``AutoCheckpoint`` taken
 after the decision never detects again.
@@ -19,28 +20,24 @@ after the decision never detects again.
 from __future__ import annotations
 
 import codecs
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from ._linetypes import ByteLine, LineBatch, LineItem
 from .decoder import DecoderCheckpoint, OnMalformed, Utf8Decoder
-from .detector import DEFAULT_MAX_LOOKAHEAD, Detection, EncodingDetector
 from .events import DecoderStatistics
-from .linecodec import LineEngine
-from .linedecoders import LineDecoder, line_decoder
-from .lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, check_line_options
 
 if TYPE_CHECKING:
-    from .events import Malformed
+    from .detector import Detection
+
+#: ``EncodingDetector``'s default (``detector.DEFAULT_MAX_LOOKAHEAD``): the detector and
+#: its model load only when a stream asks for detection.
+DEFAULT_MAX_LOOKAHEAD = 65536
 
 __all__ = [
     "AUTO",
     "AutoCheckpoint",
     "AutoDecoder",
-    "AutoLineEngine",
     "NotTextError",
-    "auto_line_decoder",
     "is_auto",
     "text_encoding",
 ]
@@ -70,35 +67,6 @@ def text_encoding(detection: Detection, name: str = "the input") -> str:
     if detection.encoding is None:
         raise NotTextError(detection, name)
     return detection.encoding
-
-
-def auto_line_decoder(
-    detection: Detection,
-    errors: str = "replace",
-    *,
-    start_offset: int = 0,
-    on_malformed: Callable[[Malformed], object] | None = None,
-) -> LineDecoder:
-    """The line engine's decoder for what the detector chose (``line_decoder``).
-
-    Its first byte is the one after the byte-order mark: feed the engine (made with
-    ``offset=start_offset + detection.bom_length``) the bytes from there.  A stateful
-    encoding, whose newline bytes may belong to a character, is refused.
-    """
-    encoding = text_encoding(detection)
-    try:
-        return line_decoder(
-            encoding,
-            errors,
-            start_offset=start_offset + detection.bom_length,
-            on_malformed=on_malformed,
-        )
-    except ValueError as exc:
-        raise ValueError(
-            f"the input was detected as {encoding} ({detection.reason}), a stateful"
-            " encoding whose newline bytes can belong to a character: lines cannot be cut"
-            f" in it; transcode it whole instead (encoding {encoding!r})"
-        ) from exc
 
 
 @dataclass(frozen=True)
@@ -145,6 +113,8 @@ class AutoDecoder:
         self.start_offset = start_offset
         self.max_lookahead = max_lookahead
         self._on_malformed = on_malformed
+        from .detector import EncodingDetector
+
         self._detector: EncodingDetector | None = EncodingDetector(max_lookahead)
         self._fed = 0
         self._detection: Detection | None = None
@@ -291,76 +261,3 @@ class AutoDecoder:
             raise ValueError("mark_gap() needs a stream detected as UTF-8")
         self._utf8.mark_gap(lost)
         self._fed = self._utf8.position - self.start_offset
-
-
-class AutoLineEngine:
-    """A ``LineEngine`` over the encoding an ``EncodingDetector`` chooses.
-
-    ``feed`` and ``finish`` are the engine's; until the detector decides they hold the
-    bytes (at most ``max_lookahead``) and return nothing, then the engine gets them all
-    and every byte after.  ``options`` are ``LineEngine``'s (``newline``, ``keepends``,
-    ``max_line_bytes``, ``on_overlong``, ``on_overlong_line``, ``each_offset``...);
-    ``offset`` is the stream's first byte.  ``engine`` is None until decided.
-    """
-
-    def __init__(
-        self,
-        errors: str = "replace",
-        *,
-        offset: int = 0,
-        on_malformed: Callable[[Malformed], object] | None = None,
-        max_lookahead: int = DEFAULT_MAX_LOOKAHEAD,
-        **options: Any,
-    ) -> None:
-        codecs.lookup_error(errors)
-        check_line_options(
-            options.get("newline"),
-            options.get("max_line_bytes", DEFAULT_MAX_LINE_BYTES),
-            options.get("on_overlong", DEFAULT_ON_OVERLONG),
-        )
-        self.errors = errors
-        self.offset = offset
-        self._on_malformed = on_malformed
-        self._options = options
-        self._detector = EncodingDetector(max_lookahead)
-        self._fed = 0
-        self.detection: Detection | None = None
-        self.engine: LineEngine | None = None
-
-    @property
-    def encoding(self) -> str | None:
-        """The encoding chosen, None until decided."""
-        return None if self.detection is None else self.detection.encoding
-
-    def feed(self, data: bytes | memoryview) -> list[LineBatch | LineItem]:
-        if self.engine is not None:
-            return self.engine.feed(data)
-        data = bytes(data)
-        found = self._detector.feed(data)
-        self._fed += len(data)
-        if found is None:
-            return []
-        return self._start(found, data[len(data) - (self._fed - found.looked_at) :])
-
-    def finish(self, **kwargs: Any) -> list[LineBatch | LineItem]:
-        out: list[LineBatch | LineItem] = []
-        if self.engine is None:
-            out = self._start(self._detector.finish(), b"")
-        assert self.engine is not None
-        return out + self.engine.finish(**kwargs)
-
-    def records(self, items: list[LineBatch | LineItem]) -> Iterator[ByteLine]:
-        """The engine's ``records`` (items come only once it is made)."""
-        if self.engine is None:
-            return iter(())
-        return self.engine.records(items)
-
-    def _start(self, found: Detection, tail: bytes) -> list[LineBatch | LineItem]:
-        decoder = auto_line_decoder(
-            found, self.errors, start_offset=self.offset, on_malformed=self._on_malformed
-        )
-        self.detection = found
-        bom = found.bom_length
-        self.engine = LineEngine(decoder, offset=self.offset + bom, **self._options)
-        head = self._detector.buffered() + tail
-        return self.engine.feed(head[bom:])
