@@ -126,3 +126,28 @@ class AutoLineEngine:
         self.engine = LineEngine(decoder, offset=self.offset + bom, **self._options)
         head = self._detector.buffered() + tail
         return self.engine.feed(head[bom:])
+
+
+#: The codecs that read a byte-order mark and drop it, by the encoding it marks: a line
+#: decoder of one of these reads a marked stream from its first byte.
+_MARKED = {
+    "utf-8": "utf-8-sig",
+    "utf-16-le": "utf-16",
+    "utf-16-be": "utf-16",
+    "utf-32-le": "utf-32",
+    "utf-32-be": "utf-32",
+}
+
+
+def detect_line_codec(head: bytes, name: str = "the input") -> str:
+    """The codec to cut a stream into lines with, told by its first bytes ``head`` (the
+    detector's decision on them, or on its first ``DEFAULT_MAX_LOOKAHEAD``): with a
+    byte-order mark, the codec that reads and drops it (``utf-8-sig``, ``utf-16``,
+    ``utf-32``).  ``NotTextError`` for input that is not text; ``ValueError`` for a
+    stateful encoding (ISO-2022-JP)."""
+    from .detector import detect
+
+    found = detect(bytes(head[:DEFAULT_MAX_LOOKAHEAD]))
+    auto_line_decoder(found)  # refuses what cannot be cut in lines, saying why
+    encoding = text_encoding(found, name)
+    return _MARKED.get(encoding, encoding) if found.bom_length else encoding
