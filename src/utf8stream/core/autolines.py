@@ -148,6 +148,6 @@ def detect_line_codec(head: bytes, name: str = "the input") -> str:
     from .detector import detect
 
     found = detect(bytes(head[:DEFAULT_MAX_LOOKAHEAD]))
-    auto_line_decoder(found)  # refuses what cannot be cut in lines, saying why
     encoding = text_encoding(found, name)
+    auto_line_decoder(found)  # refuses what cannot be cut in lines, saying why
     return _MARKED.get(encoding, encoding) if found.bom_length else encoding
