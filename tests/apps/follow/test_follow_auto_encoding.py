@@ -18,7 +18,7 @@ from pathlib import Path
 import anyio
 import pytest
 from _helpers import append, take_texts
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from utf8stream import CheckpointError, CheckpointStore, FollowCheckpoint, follow, follow_many
@@ -97,6 +97,8 @@ _CJK = st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF) | st.sampled_fr
 @given(st.lists(st.text(alphabet=_CJK, min_size=1, max_size=20), min_size=1, max_size=8))
 def test_cjk_lines_in_utf16_without_a_mark_are_told(lines: list[str]) -> None:
     text = "\n".join(lines) + "\n"
+    # Without a mark, the detector wants more than one character and a newline.
+    assume(len(text) >= 4)
     assert detect_line_codec(text.encode("utf-16-le")) == "utf-16-le"
     assert detect_line_codec(text.encode("utf-16-be")) == "utf-16-be"
 
