@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import LineReceiveStream, Utf8ReceiveStream
-from utf8stream.core.autodecode import AutoDecoder, NotTextError
+from utf8stream.detect import AutoDecoder, NotTextError
 
 pytestmark = pytest.mark.anyio
 

@@ -22,8 +22,8 @@ from hypothesis import strategies as st
 
 from utf8stream import LineTooLong
 from utf8stream.apps.dask import sources
-from utf8stream.core.autodecode import NotTextError
 from utf8stream.dask import read_text
+from utf8stream.detect import NotTextError
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from utf8stream import atranscode_file, transcode_file
-from utf8stream.core.autodecode import NotTextError
+from utf8stream.detect import NotTextError
 
 RUSSIAN = "Съешь же ещё этих мягких французских булок, да выпей чаю.\n"
 GREEK = "Όλοι οι άνθρωποι γεννιούνται ελεύθεροι και ίσοι στην αξιοπρέπεια.\n"

@@ -11,14 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from utf8stream import Malformed
-from utf8stream.core.autodecode import (
-    AutoCheckpoint,
-    AutoDecoder,
-    NotTextError,
-)
-from utf8stream.core.autolines import AutoLineEngine, auto_line_decoder
-from utf8stream.detect import detect
-from utf8stream.lines import ByteLine, LineEngine, line_decoder
+from utf8stream.core.autolines import auto_line_decoder
+from utf8stream.detect import AutoCheckpoint, AutoDecoder, NotTextError, detect
+from utf8stream.lines import AutoLineEngine, ByteLine, LineEngine, line_decoder
 
 FRENCH = "Le cœur a ses raisons que la raison ne connaît point. Où est la bibliothèque ?\n"
 RUSSIAN = "Съешь же ещё этих мягких французских булок, да выпей чаю.\n"

@@ -22,9 +22,9 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from utf8stream import CheckpointError, CheckpointStore, FollowCheckpoint, follow, follow_many
-from utf8stream.core.autodecode import NotTextError
-from utf8stream.core.autolines import detect_line_codec
 from utf8stream.detect import DEFAULT_MAX_LOOKAHEAD as SNIFF_BYTES
+from utf8stream.detect import NotTextError
+from utf8stream.lines import detect_line_codec
 
 UTF8STREAM = str(Path(sys.executable).with_name("utf8stream"))
 
