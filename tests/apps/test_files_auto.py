@@ -56,9 +56,10 @@ def test_binary_input_is_refused_and_no_output_is_left(tmp_path: Path) -> None:
 async def test_atranscode_auto(tmp_path: Path) -> None:
     src, dst = tmp_path / "in", tmp_path / "out"
     src.write_bytes((RUSSIAN * 40).encode("koi8-r"))
-    summary = await atranscode_file(src, dst, source="auto")
-    assert dst.read_text("utf-8") == RUSSIAN * 40
-    assert summary.detection is not None and summary.detection.encoding == "koi8-r"
+    for workers in (1, 2):
+        summary = await atranscode_file(src, dst, source="auto", workers=workers)
+        assert dst.read_text("utf-8") == RUSSIAN * 40
+        assert summary.detection is not None and summary.detection.encoding == "koi8-r"
     src.write_bytes(bytes(range(256)) * 16)
     with pytest.raises(NotTextError):
         await atranscode_file(src, tmp_path / "other", source="auto")

@@ -191,7 +191,7 @@ async def atranscode_file(
         source = text_encoding(detection)
     source_name, target_name = canonical(source), canonical(target)
     if workers > 1:
-        return await anyio.to_thread.run_sync(
+        summary = await anyio.to_thread.run_sync(
             lambda: transcode_file(
                 src,
                 dst,
@@ -206,6 +206,7 @@ async def atranscode_file(
                 on_malformed=on_malformed,
             )
         )
+        return dataclasses.replace(summary, detection=detection)
     check_options(source_name, target_name, errors, bom, unmappable)
     counter = EventCounter(on_malformed)
     run = new_run(source_name, target_name, errors, bom, unmappable, counter)
