@@ -157,6 +157,9 @@ class AutoDecoder:
             return ""
         # Of the bytes fed in all, those after the ones looked at are the end of this chunk.
         after = self._fed + len(data) - found.looked_at
+        # The detector decides at ``max_lookahead`` at the latest, so nothing it let
+        # pass is in an earlier chunk.
+        assert 0 <= after <= len(data), (after, len(data))
         head = detector.buffered() + data[len(data) - after :]
         self._fed = 0  # the replay counts every byte again, once
         self._choose(found)

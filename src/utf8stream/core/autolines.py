@@ -102,7 +102,9 @@ class AutoLineEngine:
         self._fed += len(data)
         if found is None:
             return []
-        return self._start(found, data[len(data) - (self._fed - found.looked_at) :])
+        after = self._fed - found.looked_at
+        assert 0 <= after <= len(data), (after, len(data))  # see AutoDecoder.decode
+        return self._start(found, data[len(data) - after :])
 
     def finish(self, **kwargs: Any) -> list[LineBatch | LineItem]:
         out: list[LineBatch | LineItem] = []
