@@ -35,6 +35,7 @@ DEFAULT_MAX_LOOKAHEAD = 65536
 
 __all__ = [
     "AUTO",
+    "DEFAULT_MAX_LOOKAHEAD",
     "AutoCheckpoint",
     "AutoDecoder",
     "NotTextError",
