@@ -5,12 +5,14 @@ Most programs need only ``utf8stream.LineSplitter`` (text in, lines out),
 Here: the engine that cuts lines from bytes in any codec (``LineEngine`` and its items:
 ``LineBatch``, ``LineItem``, ``ByteLine``), the per-codec decoders it drives
 (``line_decoder`` chooses one: ``Utf8LineDecoder`` or ``CodecLineDecoder``, both
-``LineDecoder``), the defaults every line reader shares, and the joining of continuation
-lines into multi-line events (``MultilineJoiner``).
+``LineDecoder``), the engine over a detected encoding (``AutoLineEngine``,
+``detect_line_codec``: ``encoding="auto"``), the defaults every line reader shares, and
+the joining of continuation lines into multi-line events (``MultilineJoiner``).
 """
 
 from __future__ import annotations
 
+from .core.autolines import AutoLineEngine, detect_line_codec
 from .core.linecodec import (
     ByteLine,
     CodecLineDecoder,
@@ -28,6 +30,7 @@ __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
     "DEFAULT_ON_OVERLONG",
     "OVERLONG_POLICIES",
+    "AutoLineEngine",
     "ByteLine",
     "CodecLineDecoder",
     "LineBatch",
@@ -37,5 +40,6 @@ __all__ = [
     "MultilineEvent",
     "MultilineJoiner",
     "Utf8LineDecoder",
+    "detect_line_codec",
     "line_decoder",
 ]

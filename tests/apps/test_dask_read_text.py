@@ -23,6 +23,7 @@ from hypothesis import strategies as st
 from utf8stream import LineTooLong
 from utf8stream.apps.dask import sources
 from utf8stream.dask import read_text
+from utf8stream.detect import NotTextError
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
@@ -234,3 +235,16 @@ def test_auto_reads_each_file_in_the_encoding_it_tells(tmp_path: Path) -> None:
     assert by_file["legacy.log"] == ["café", "naïve"]
     with pytest.raises(ValueError, match="keepends is for UTF-8 only"):
         read_text(str(tmp_path / "nobom16.log"), encoding="auto", keepends=True)
+
+
+def test_auto_decides_once_on_the_head_and_refuses_binary(tmp_path: Path) -> None:
+    rows = [f"{i:03} Съешь же ещё этих мягких французских булок." for i in range(200)]
+    data = "".join(f"{row}\n" for row in rows).encode("cp1251")
+    (tmp_path / "ru.log").write_bytes(data)
+    with dask.config.set(scheduler="sync"):
+        got = read_text(str(tmp_path / "ru.log"), encoding="auto", blocksize=500)
+        assert got.npartitions > 2
+        assert got.compute() == rows
+    (tmp_path / "data.bin").write_bytes(bytes(range(256)) * 16)
+    with pytest.raises(NotTextError, match=r"data\.bin is not text"):
+        read_text(str(tmp_path / "data.bin"), encoding="auto")

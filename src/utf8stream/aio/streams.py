@@ -18,6 +18,7 @@ Contracts shared by every class here (they run unchanged on asyncio and trio):
 
 from __future__ import annotations
 
+import codecs
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from types import MappingProxyType
@@ -36,6 +37,8 @@ from anyio.abc import (
 from anyio.lowlevel import checkpoint
 
 from ..core._accel import implementation
+from ..core.autodecode import DEFAULT_MAX_LOOKAHEAD, AutoDecoder, is_auto
+from ..core.autolines import AutoLineEngine
 from ..core.decoder import OnMalformed, Utf8Decoder
 from ..core.encoder import Utf8Encoder
 from ..core.events import MalformedKind, Utf8DecodeError
@@ -90,6 +93,13 @@ def _check_transport(owner: str, transport: object, *methods: str) -> None:
     )
 
 
+def _is_utf8(encoding: str) -> bool:
+    try:
+        return codecs.lookup(encoding).name == "utf-8"
+    except LookupError:
+        raise ValueError(f"unknown encoding {encoding!r}") from None
+
+
 def _make_encoder(errors: str) -> Utf8Encoder:
     """The encoder behind ``Utf8SendStream``: the project's own, strict by default.
 
@@ -116,6 +126,11 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
     mode the text before a malformed unit is returned first, the next call raises the
     error (its ``partial`` is then empty: that text was already returned), and the call
     after that continues right after the unit.
+
+    ``encoding="auto"``: the encoding is detected (``utf8stream.detect``) on the first
+    bytes, at most ``max_lookahead`` of them, which are then decoded with the rest in the
+    encoding chosen (``decoder`` is then an ``AutoDecoder``; its ``encoding`` says which).
+    Input that is not text raises ``NotTextError`` (a ``ValueError``) from ``receive()``.
     """
 
     transport: AnyByteReceiveStream
@@ -124,7 +139,9 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
     start_offset: InitVar[int] = 0
     gap: InitVar[str] = "replace"
     on_malformed: InitVar[OnMalformed | None] = None
-    decoder: Utf8Decoder = field(init=False)
+    encoding: InitVar[str] = "utf-8"
+    max_lookahead: InitVar[int] = DEFAULT_MAX_LOOKAHEAD
+    decoder: Utf8Decoder | AutoDecoder = field(init=False)
     _decode: Callable[[bytes, bool], str] = field(init=False, repr=False)
     _error: BaseException | None = field(init=False, repr=False, default=None)
     _resume: bool = field(init=False, repr=False, default=False)
@@ -134,12 +151,31 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
     _busy: bool = field(init=False, repr=False, default=False)
 
     def __post_init__(
-        self, errors: str, start_offset: int, gap: str, on_malformed: OnMalformed | None
+        self,
+        errors: str,
+        start_offset: int,
+        gap: str,
+        on_malformed: OnMalformed | None,
+        encoding: str,
+        max_lookahead: int,
     ) -> None:
         _check_transport(type(self).__name__, self.transport, "receive")
-        self.decoder = Utf8Decoder(
-            errors, start_offset=start_offset, gap=gap, on_malformed=on_malformed
-        )
+        if is_auto(encoding):
+            self.decoder = AutoDecoder(
+                errors,
+                start_offset=start_offset,
+                on_malformed=on_malformed,
+                max_lookahead=max_lookahead,
+            )
+        elif _is_utf8(encoding):
+            self.decoder = Utf8Decoder(
+                errors, start_offset=start_offset, gap=gap, on_malformed=on_malformed
+            )
+        else:
+            raise ValueError(
+                f"{type(self).__name__} decodes UTF-8 or encoding='auto', not {encoding!r}:"
+                " LineReceiveStream(encoding=...) reads lines in any other"
+            )
         self._decode = self.decoder.decode
         # In the instance, not only as the class's defaults (a dataclass leaves a field
         # with ``init=False`` and a default to the class attribute): the interpreter
@@ -363,7 +399,9 @@ class Utf8Stream(ObjectStream[str]):
 
     @property
     def decoder(self) -> Utf8Decoder:
-        return self.receive_stream.decoder
+        decoder = self.receive_stream.decoder
+        assert isinstance(decoder, Utf8Decoder)  # a Utf8Stream decodes UTF-8
+        return decoder
 
     def mark_gap(self, lost: int | None = None) -> None:
         self.receive_stream.mark_gap(lost)
@@ -439,7 +477,11 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     by the core's ``LineEngine`` through ``line_decoder(encoding, errors)`` (UTF-16/32,
     legacy codecs; see ``CodecLineDecoder``): the newlines are found in the bytes, and
     ``max_line_bytes`` counts the line's bytes in that encoding.  ``keepends`` is for
-    UTF-8 only.
+    UTF-8 only.  ``encoding="auto"``: the encoding is detected on the first bytes (at most
+    ``max_lookahead``), which are then cut into lines with the rest (``AutoLineEngine``;
+    ``keepends`` works in any encoding detected); input that is not text raises
+    ``NotTextError``, and ISO-2022-JP (stateful: lines cannot be cut in its bytes) a
+    ``ValueError``, from ``receive()``.  ``source_encoding`` says what was detected.
     """
 
     source: AnyByteReceiveStream | ObjectReceiveStream[str]
@@ -450,6 +492,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     on_overlong: InitVar[str] = DEFAULT_ON_OVERLONG
     errors: InitVar[str] = "replace"
     encoding: InitVar[str] = "utf-8"
+    max_lookahead: InitVar[int] = DEFAULT_MAX_LOOKAHEAD
     splitter: LineSplitter = field(init=False)
     #: The text layer lines are split from: ``source`` itself, or a ``Utf8ReceiveStream``
     #: over it (``None`` until a plain object stream's first item tells which).
@@ -464,7 +507,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     _eof: bool = field(init=False, repr=False, default=False)
     _busy: bool = field(init=False, repr=False, default=False)
     #: Another encoding than UTF-8: the line engine that reads the byte source.
-    _engine: LineEngine | None = field(init=False, repr=False, default=None)
+    _engine: LineEngine | AutoLineEngine | None = field(init=False, repr=False, default=None)
     _engine_bytes: int = field(init=False, repr=False, default=0)
     _engine_lines: int = field(init=False, repr=False, default=0)
     _engine_overlong: int = field(init=False, repr=False, default=0)
@@ -477,6 +520,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         on_overlong: str,
         errors: str,
         encoding: str,
+        max_lookahead: int,
     ) -> None:
         _check_transport(type(self).__name__, self.source, "receive")
         self.splitter = LineSplitter(
@@ -491,6 +535,20 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         self._direct = self._engine = None
         self._eof = self._busy = False
         source = self.source
+        if is_auto(encoding):
+            if isinstance(source, (Utf8ReceiveStream, Utf8Stream, LineReceiveStream)):
+                raise TypeError("encoding='auto' needs a byte source, not a text stream")
+            self.text_stream = None
+            self._engine = AutoLineEngine(
+                errors,
+                max_lookahead=max_lookahead,
+                newline=newline,
+                keepends=keepends,
+                max_line_bytes=max_line_bytes,
+                on_overlong=on_overlong,
+                on_overlong_line=self._count_overlong,
+            )
+            return
         decoder = line_decoder(encoding, errors)
         if not isinstance(decoder, Utf8LineDecoder):
             if keepends:
@@ -577,8 +635,10 @@ class LineReceiveStream(ObjectReceiveStream[str]):
                         chunk, final = b"", True
                     else:
                         final = False
+                    decoder = direct.decoder
+                    assert isinstance(decoder, Utf8Decoder)  # made so in __post_init__
                     try:
-                        items = splitter.feed_bytes(direct.decoder, chunk, final)
+                        items = splitter.feed_bytes(decoder, chunk, final)
                     except Exception as exc:
                         # The text before the error; the text stream raises it next, and
                         # then ends (after the flush).
@@ -621,7 +681,9 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     def _count_overlong(self, offset: int) -> None:
         self._engine_overlong += 1
 
-    async def _lines_from_engine(self, engine: LineEngine) -> list[str | LineTooLong] | None:
+    async def _lines_from_engine(
+        self, engine: LineEngine | AutoLineEngine
+    ) -> list[str | LineTooLong] | None:
         """The next lines the engine cuts from the byte source, last first (``None``: no
         line yet)."""
         source = cast(ObjectReceiveStream[bytes], self.source)
@@ -662,8 +724,20 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         """The decoder of the text layer, if it is a ``Utf8ReceiveStream``."""
         text_stream = self.text_stream
         if isinstance(text_stream, (Utf8ReceiveStream, Utf8Stream)):
-            return text_stream.decoder
+            decoder = text_stream.decoder
+            return decoder if isinstance(decoder, Utf8Decoder) else decoder.utf8
         return None
+
+    @property
+    def source_encoding(self) -> str | None:
+        """The encoding read: the one given, or with ``"auto"`` the one detected (None
+        until decided)."""
+        engine = self._engine
+        if isinstance(engine, AutoLineEngine):
+            return engine.encoding
+        if engine is not None:
+            return engine.decoder.encoding
+        return "utf-8"
 
     def mark_gap(self, lost: int | None = None) -> None:
         """Mark a gap in the underlying byte stream (see ``Utf8ReceiveStream.mark_gap``)."""

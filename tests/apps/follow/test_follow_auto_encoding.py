@@ -1,8 +1,8 @@
 """encoding="auto": each followed file's encoding told by its first bytes.
 
-A byte-order mark, then UTF-16's zero bytes, then UTF-8 validity, then cp1252; decided on
-the first 64 KiB (or what the file holds when its first bytes are read), kept in the
-checkpoint, and told again for each new file a rotation brings.
+The encoding detector's decision (``utf8stream.detect``) on the first 64 KiB (or what the
+file holds when its first bytes are read), kept in the checkpoint, and told again for each
+new file a rotation brings.
 """
 
 from __future__ import annotations
@@ -18,11 +18,13 @@ from pathlib import Path
 import anyio
 import pytest
 from _helpers import append, take_texts
-from hypothesis import example, given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from utf8stream import CheckpointError, CheckpointStore, FollowCheckpoint, follow, follow_many
-from utf8stream.apps._sniff import SNIFF_BYTES, sniff_encoding
+from utf8stream.detect import DEFAULT_MAX_LOOKAHEAD as SNIFF_BYTES
+from utf8stream.detect import NotTextError
+from utf8stream.lines import detect_line_codec
 
 UTF8STREAM = str(Path(sys.executable).with_name("utf8stream"))
 
@@ -59,13 +61,13 @@ def utf16_log(lines: list[str], bom: bool) -> bytes:
     ],
 )
 def test_sniff_encoding(head: bytes, expected: str) -> None:
-    assert sniff_encoding(head, whole=False) == expected
+    assert detect_line_codec(head) == expected
 
 
 def test_only_the_first_64_kib_are_looked_at() -> None:
-    head = b"a" * SNIFF_BYTES + "é".encode("cp1252")
-    assert sniff_encoding(head, whole=True) == "utf-8"
-    assert sniff_encoding(head[1:], whole=True) == "cp1252"
+    assert detect_line_codec(b"a" * SNIFF_BYTES + "é".encode("cp1252")) == "utf-8"
+    head = b"a" * (SNIFF_BYTES - 100) + "é".encode("cp1252") + b"a" * 200
+    assert detect_line_codec(head) == "cp1252"
 
 
 @given(
@@ -76,15 +78,15 @@ def test_only_the_first_64_kib_are_looked_at() -> None:
 def test_latin_text_in_utf16_without_a_mark_is_told(text: str) -> None:
     """Latin-1 text: every high byte zero."""
     data = (text + "\r\n").encode("utf-16-le")
-    assert sniff_encoding(data, whole=True) == "utf-16-le"
+    assert detect_line_codec(data) == "utf-16-le"
 
 
 @pytest.mark.parametrize("order", ["le", "be"])
 def test_cjk_text_in_utf16_without_a_mark_is_told_by_its_newlines(order: str) -> None:
     """CJK code units have no zero byte: the newline code units tell UTF-16 instead."""
     data = "2026年11月23日 服务已启动\r\nログを開始しました\n".encode(f"utf-16-{order}")
-    assert sniff_encoding(data, whole=True) == f"utf-16-{order}"
-    assert sniff_encoding(data[:-3], whole=False) == f"utf-16-{order}"  # cut anywhere
+    assert detect_line_codec(data) == f"utf-16-{order}"
+    assert detect_line_codec(data[:-3]) == f"utf-16-{order}"  # cut anywhere
 
 
 _CJK = st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF) | st.sampled_from(
@@ -95,38 +97,17 @@ _CJK = st.characters(min_codepoint=0x4E00, max_codepoint=0x9FFF) | st.sampled_fr
 @given(st.lists(st.text(alphabet=_CJK, min_size=1, max_size=20), min_size=1, max_size=8))
 def test_cjk_lines_in_utf16_without_a_mark_are_told(lines: list[str]) -> None:
     text = "\n".join(lines) + "\n"
-    assert sniff_encoding(text.encode("utf-16-le"), whole=True) == "utf-16-le"
-    assert sniff_encoding(text.encode("utf-16-be"), whole=True) == "utf-16-be"
+    # Without a mark, the detector wants more than one character and a newline.
+    assume(len(text) >= 4)
+    assert detect_line_codec(text.encode("utf-16-le")) == "utf-16-le"
+    assert detect_line_codec(text.encode("utf-16-be")) == "utf-16-be"
 
 
-_MARKS = (codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
-
-
-@example("þÿ")  # cp1252 b"\xfe\xff": the UTF-16BE byte-order mark, see below
-@given(st.text(alphabet=st.characters(min_codepoint=1, max_codepoint=0xFF)))
-def test_text_without_zero_bytes_is_never_taken_for_utf16(text: str) -> None:
-    data = text.encode("cp1252", "ignore") + b"\n"
-    if data.startswith(_MARKS):
-        # A byte-order mark decides before anything else (the rule documented for
-        # "auto", as WHATWG's and encoding_rs's BOM sniffing): legacy text that happens
-        # to start with "þÿ", "ÿþ" or "ï»¿" is read as the mark says.
-        assert sniff_encoding(data, whole=True) == (
-            "utf-8-sig" if data[:1] == b"\xef" else "utf-16"
-        )
-    else:
-        assert sniff_encoding(data, whole=True) in ("utf-8", "cp1252")
-
-
-@pytest.mark.parametrize(
-    "head",
-    [
-        b"started\nworking\n" + b"\x00" * 100,  # a log padded with zeros after a crash
-        b"ab\n\x00\x00\x00",
-        "événement\n".encode() + b"\x00" * 6,
-    ],
-)
-def test_utf8_padded_with_zero_bytes_stays_utf8(head: bytes) -> None:
-    assert sniff_encoding(head, whole=True) == "utf-8"
+def test_binary_and_iso2022_jp_are_refused() -> None:
+    with pytest.raises(NotTextError, match="not text"):
+        detect_line_codec(bytes(range(256)) * 4, "app.log")
+    with pytest.raises(ValueError, match="lines cannot be cut"):
+        detect_line_codec("ログを開始しました\n".encode("iso2022_jp") * 10)
 
 
 # -- follow() ----------------------------------------------------------------------------
@@ -207,7 +188,7 @@ def test_a_checkpoint_without_an_encoding_still_reads(tmp_path: Path) -> None:
     )
     assert plain.file.encoding is None
     assert "encoding" not in plain.to_json()
-    with pytest.raises(CheckpointError, match='"encoding" must be one of'):
+    with pytest.raises(CheckpointError, match='"encoding" must be an encoding lines'):
         FollowCheckpoint.from_json(
             plain.to_json().replace('"inode"', '"encoding": "rot13", "inode"')
         )
@@ -259,3 +240,23 @@ async def test_the_store_keeps_the_decision(tmp_path: Path) -> None:
     async with follow_many([tmp_path / "*.log"], store=db, encoding="auto") as lines:
         with anyio.fail_after(10):
             assert [(await lines.__anext__()).text for _ in range(2)] == EVENTS[1:]
+
+
+@pytest.mark.parametrize("stop_after", [1, 5, 17])
+async def test_a_follower_stopped_and_resumed_gives_the_text_of_one_run(
+    tmp_path: Path, stop_after: int
+) -> None:
+    log = tmp_path / "app.log"
+    rows = [f"{i:03} Съешь же ещё этих мягких французских булок, да выпей чаю." for i in range(30)]
+    log.write_bytes("".join(f"{row}\n" for row in rows).encode("koi8-r"))
+    async with follow(log, start="beginning", encoding="auto", until_eof=True) as lines:
+        whole = [line.text async for line in lines]
+    assert whole == rows
+    async with follow(log, start="beginning", encoding="auto") as lines:
+        first = await take_texts(lines, stop_after, 10)
+        saved = lines.checkpoint()
+    assert saved.file.encoding == "koi8-r"
+    restored = FollowCheckpoint.from_json(saved.to_json())
+    async with follow(log, checkpoint=restored, encoding="auto", until_eof=True) as lines:
+        rest = [line.text async for line in lines]
+    assert first + rest == whole

@@ -25,10 +25,11 @@ from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
+from ...core.autodecode import AUTO
+from ...core.autolines import detect_line_codec
 from ...core.lastlines import start_of_last_lines
 from ...core.linecodec import ByteLine, LineEngine, line_decoder
 from ...core.multiline import MultilineJoiner
-from .._sniff import AUTO, sniff_encoding
 
 #: How much is asked of standard input at a time.
 READ_SIZE = 1 << 16
@@ -121,7 +122,7 @@ class _Lines:
         fed start."""
         encoding = options.encoding
         if encoding == AUTO:
-            encoding = sniff_encoding(head, whole=False)
+            encoding = detect_line_codec(head, "stdin")
         self._engine = LineEngine(
             line_decoder(encoding, options.errors, start_offset=offset),
             # As for a FILE: cut at "\n" only; a "\r" stays in the text.
@@ -172,7 +173,7 @@ def _scan_engine(options: StdinOptions, head: bytes) -> LineEngine:
     (its byte order told by ``head``) and newline, as for a FILE."""
     encoding = options.encoding
     if encoding == AUTO:
-        encoding = sniff_encoding(head, whole=False)
+        encoding = detect_line_codec(head, "stdin")
     decoder = line_decoder(encoding, options.errors)
     return LineEngine(decoder, newline=options.newline, head=head if decoder.prelude else None)
 

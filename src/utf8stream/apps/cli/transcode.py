@@ -21,7 +21,9 @@ import sys
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
+from ...core.autodecode import AutoDecoder, NotTextError, is_auto
 from ...core.decoder import Utf8Decoder
 from ...core.encoder import Utf8Encoder
 from ...core.events import Malformed, Utf8DecodeError
@@ -48,6 +50,9 @@ from ._common import (
     with_final,
 )
 from ._dask import DEFAULT_BLOCKSIZE, add_dask_option, dask_scheduler
+
+if TYPE_CHECKING:
+    from ...core.detector import Detection
 
 _SAFETY = (
     "An output file is written to a temporary file in its directory and renamed over OUT "
@@ -120,8 +125,15 @@ def _repair_notice(count: int, first: int | None, errors: str, how: str) -> str:
 
 def _cmd_decode(args: argparse.Namespace) -> int:
     first = _FirstMalformed()
-    rescan = args.errors != "strict" and _regular_file(args.file)  # see _first_unit
-    decoder = Utf8Decoder(args.errors, on_malformed=None if rescan else first)
+    auto = is_auto(args.from_code)
+    if not auto and _variant(args.from_code) != "utf-8":
+        raise CommandError(f"decode reads UTF-8 or -f auto, not {args.from_code!r}: see transcode")
+    rescan = not auto and args.errors != "strict" and _regular_file(args.file)  # _first_unit
+    decoder: Utf8Decoder | AutoDecoder = (
+        AutoDecoder(args.errors, on_malformed=first)
+        if auto
+        else Utf8Decoder(args.errors, on_malformed=None if rescan else first)
+    )
     encode = Utf8Encoder(_output_errors(args.errors)).encode
     with (
         _file_errors(args.file, args.output),
@@ -140,6 +152,8 @@ def _cmd_decode(args: argparse.Namespace) -> int:
                 warn(_illegal_input(exc, None), args.file)
                 return EXIT_INVALID
             dst.write(encode(text, final))
+    if isinstance(decoder, AutoDecoder) and args.verbose and decoder.detection is not None:
+        warn(_detected(decoder.detection), args.file)
     repaired = decoder.statistics().malformed_total
     if repaired and not args.quiet:
         offset = _first_unit(args.file, "utf-8") if rescan else first.offset
@@ -161,6 +175,20 @@ def _decode_command(args: argparse.Namespace) -> int:
     except _Invalid as exc:
         warn(_illegal_input(exc.error, None), args.file)
         return EXIT_INVALID
+    except UnicodeDecodeError as exc:  # a codec detected by -f auto, under --errors strict
+        warn(_illegal_input(exc, None), args.file)
+        return EXIT_INVALID
+    except NotTextError as exc:  # the output file, if any, was left as it was
+        warn(str(exc), args.file)
+        return EXIT_INVALID
+
+
+def _detected(detection: Detection) -> str:
+    """What ``-f auto`` found, for ``--verbose``."""
+    return (
+        f"detected {detection.encoding} (confidence {detection.confidence:.2f}, "
+        f"{detection.looked_at} bytes looked at: {detection.reason})"
+    )
 
 
 def _target_and_policies(args: argparse.Namespace) -> tuple[str, str, str, str]:
@@ -230,7 +258,8 @@ def _summary_line(summary: TranscodeSummary, policy: str) -> str:
         "translit-ignore": "transliterated or dropped",
     }.get(policy, "")
     return (
-        f"{summary.bytes_in} bytes in, {summary.bytes_out} bytes out, "
+        (_detected(summary.detection) + "; " if summary.detection is not None else "")
+        + f"{summary.bytes_in} bytes in, {summary.bytes_out} bytes out, "
         f"{summary.characters} characters, {summary.malformed_total} malformed input units"
         + (f" ({kinds})" if kinds else "")
         + f", {summary.unmappable} unmappable characters"
@@ -249,6 +278,8 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
     target, errors, policy, how = _target_and_policies(args)
     source = args.from_code.split("//")[0]
     if args.dask is not None:
+        if is_auto(source):
+            raise CommandError("-f auto is not available with --dask: name the encoding")
         return _transcode_on_dask(args, output, (source, target), (errors, policy, how))
     if args.blocksize is not None:
         raise CommandError("--blocksize is for --dask")
@@ -275,6 +306,9 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
                 progress=bar,
                 on_malformed=None if rescan or (utf8 and errors == "strict") else first,
             )
+    except NotTextError as exc:
+        warn(str(exc))  # it names the input
+        return EXIT_INVALID
     except UnicodeError as exc:
         # Malformed input under --errors strict, or a character the target lacks.
         if isinstance(exc, UnmappableCharacterError):
@@ -388,6 +422,17 @@ def _add_decode(sub: argparse._SubParsersAction[Parser]) -> None:
     )
     decode.add_argument("-o", "--output", default="-", metavar="OUT", help="default: stdout")
     decode.add_argument(
+        "-f",
+        "--from-code",
+        default="utf-8",
+        metavar="ENC",
+        help="utf-8 (default), or auto: the encoding is detected on the first 64 KiB and the "
+        "input decoded from it (input that is not text: exit status 1, no output file)",
+    )
+    decode.add_argument(
+        "-v", "--verbose", action="store_true", help="with -f auto: say what was detected"
+    )
+    decode.add_argument(
         "-q", "--quiet", action="store_true", help="no notice of repaired input on stderr"
     )
     decode.set_defaults(run=_decode_command)
@@ -453,7 +498,9 @@ def _add_files_and_encodings(transcode: Parser) -> None:
         "--from-code",
         default="utf-8",
         metavar="ENC",
-        help="source encoding (default: utf-8; -l lists the encodings)",
+        help="source encoding (default: utf-8; -l lists the encodings), or auto: detected on "
+        "the first 64 KiB (-v says what was found; input that is not text: exit status 1, "
+        "no output file)",
     )
     transcode.add_argument(
         "-t",

@@ -8,9 +8,9 @@ from typing import Any, cast
 
 import dask.bag
 
+from ...core.autodecode import AUTO
 from ...core.linecodec import LineBatch, LineEngine, LineItem, line_decoder
 from ...core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, check_line_options
-from .._sniff import AUTO
 from . import sources
 from .linestarts import LineStarts
 from .sources import (

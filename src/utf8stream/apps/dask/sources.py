@@ -18,7 +18,8 @@ import fsspec.implementations.local
 import fsspec.utils
 from dask.utils import parse_bytes
 
-from .._sniff import SNIFF_BYTES, sniff_encoding
+from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD as SNIFF_BYTES
+from ...core.autolines import detect_line_codec
 
 if TYPE_CHECKING:
     from fsspec.spec import AbstractFileSystem
@@ -110,7 +111,7 @@ def list_files(
         with of as f:
             head = f.read(SNIFF_BYTES + 1 if sniff else 4)
         size = -1 if compression else int(fs.size(path))
-        detected = sniff_encoding(head, len(head) <= SNIFF_BYTES) if sniff else None
+        detected = detect_line_codec(head, path) if sniff else None
         files.append(File(fs, path, name, compression, size, head[:4], detected))
     return files
 

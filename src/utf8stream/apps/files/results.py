@@ -6,8 +6,12 @@ import unicodedata
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import TYPE_CHECKING
 
 from ...core.events import Malformed, MalformedKind
+
+if TYPE_CHECKING:
+    from ...core.detector import Detection
 
 __all__ = [
     "EventCounter",
@@ -40,6 +44,8 @@ class TranscodeSummary:
     malformed: Mapping[MalformedKind, int] = field(default_factory=lambda: MappingProxyType({}))
     pieces: int = 1
     unmappable: int = 0
+    #: With ``source="auto"``: what the detector decided (the encoding, and why).
+    detection: Detection | None = None
 
     @property
     def malformed_total(self) -> int:

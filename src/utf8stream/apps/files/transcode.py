@@ -2,17 +2,66 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from types import MappingProxyType
+from typing import TYPE_CHECKING, BinaryIO, cast
 
+from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD, is_auto, text_encoding
 from .output import Output, check_distinct, name_output, open_binary, open_output
 from .parallel import transcode_parallel, workers_for
 from .results import EventCounter, OnMalformed, Progress, TranscodeSummary
 from .runs import SPLITTABLE, canonical, check_options, is_direct, new_run
 from .streaming import transcode_stream
 
+if TYPE_CHECKING:
+    from ...core.detector import Detection
+
 __all__ = ["atranscode_file", "transcode_file"]
+
+
+class _Replayed:
+    """A stream read from ``head`` first, then from ``rest``: the bytes the detector read
+    from a pipe are transcoded like the others."""
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head, self._rest = head, rest
+
+    def read(self, size: int = -1) -> bytes:
+        head = self._head
+        if not head:
+            return self._rest.read(size)
+        if size < 0 or size >= len(head):
+            self._head = b""
+            return head
+        self._head = head[size:]
+        return head[:size]
+
+
+def _detect(fin: BinaryIO, name: str) -> tuple[Detection, bytes]:
+    """The detector's decision on the head of ``fin`` (at most ``DEFAULT_MAX_LOOKAHEAD``
+    bytes read) and the bytes read; ``NotTextError`` for input that is not text."""
+    from ...core.detector import EncodingDetector  # its model loads only for "auto"
+
+    detector = EncodingDetector()
+    read = bytearray()
+    found = None
+    while found is None and len(read) < DEFAULT_MAX_LOOKAHEAD:
+        chunk = fin.read(DEFAULT_MAX_LOOKAHEAD - len(read))
+        if not chunk:
+            break
+        read += chunk
+        found = detector.feed(chunk)
+    found = found or detector.finish()
+    text_encoding(found, name)
+    return found, bytes(read)
+
+
+def detect_file(path: str) -> Detection:
+    """The encoding of a file as ``source="auto"`` decides it, on its head."""
+    with open_binary(path, "rb") as fin:
+        return _detect(fin, path)[0]
 
 
 def transcode_file(
@@ -41,6 +90,11 @@ def transcode_file(
     on success, keeping the permission bits of an existing ``dst``; after any exception
     ``dst`` is as it was.  ``SameFileError`` if ``dst`` is ``src``.
 
+    ``source="auto"``: the encoding is detected on the head of ``src`` (at most 64 KiB,
+    ``utf8stream.detect``) and the whole input transcoded from it, as if named
+    (``summary.detection`` says what was found and why); input that is not text raises
+    ``NotTextError`` (a ``ValueError``) before any output is made.
+
     ``progress(bytes_done, bytes_total)`` is called as the work advances (``bytes_total``
     is 0 when the size is unknown).  ``on_malformed`` receives every malformed unit, with
     absolute offsets, in stream order.  With ``workers > 1`` a UTF-8-family regular file
@@ -51,13 +105,21 @@ def transcode_file(
     stops the run (``WorkerError``, or the worker's ``OSError``) and no worker outlives
     it.
     """
+    src_path = os.fspath(src)
+    detection = replay = None
+    if is_auto(source):
+        if src_path == "-":
+            detection, head = _detect(sys.stdin.buffer, "stdin")
+            replay = _Replayed(head, sys.stdin.buffer)
+        else:
+            detection = detect_file(src_path)
+        source = text_encoding(detection)
     source_name, target_name = canonical(source), canonical(target)
     if chunk_size < 1:
         raise ValueError("chunk_size must be positive")
     if workers < 1:
         raise ValueError("workers must be at least 1")
     check_options(source_name, target_name, errors, bom, unmappable)
-    src_path = os.fspath(src)
     dst_path = os.fspath(dst)
     total = 0 if src_path == "-" else os.path.getsize(src_path)
     with open_output(dst_path, src_path) as output:
@@ -78,15 +140,17 @@ def transcode_file(
                 > 1
             ):
                 options = (source_name, target_name, errors, bom, unmappable, chunk_size)
-                return transcode_parallel(
+                summary = transcode_parallel(
                     src_path, output.path, options, count, progress, on_malformed, total
                 )
+                return dataclasses.replace(summary, detection=detection)
             counter = EventCounter(on_malformed)
             run = new_run(source_name, target_name, errors, bom, unmappable, counter)
             report = (lambda done: progress(done, total)) if progress is not None else None
             with open_binary(src_path, "rb") as fin:
                 fout = sys.stdout.buffer if output is None else output.file
-                bytes_in, bytes_out = transcode_stream(fin, fout, run, chunk_size, None, report)
+                reader = fin if replay is None else cast(BinaryIO, replay)
+                bytes_in, bytes_out = transcode_stream(reader, fout, run, chunk_size, None, report)
         except OSError as exc:
             name_output(exc, output, dst_path)
             raise
@@ -96,6 +160,7 @@ def transcode_file(
         run.text_characters,
         MappingProxyType(run.counts()),
         unmappable=run.unmappable,
+        detection=detection,
     )
 
 
@@ -120,9 +185,13 @@ async def atranscode_file(
     """
     import anyio.to_thread  # the async layer loads only when used
 
+    detection = None
+    if is_auto(source):
+        detection = await anyio.to_thread.run_sync(detect_file, os.fspath(src))
+        source = text_encoding(detection)
     source_name, target_name = canonical(source), canonical(target)
     if workers > 1:
-        return await anyio.to_thread.run_sync(
+        summary = await anyio.to_thread.run_sync(
             lambda: transcode_file(
                 src,
                 dst,
@@ -137,6 +206,7 @@ async def atranscode_file(
                 on_malformed=on_malformed,
             )
         )
+        return dataclasses.replace(summary, detection=detection)
     check_options(source_name, target_name, errors, bom, unmappable)
     counter = EventCounter(on_malformed)
     run = new_run(source_name, target_name, errors, bom, unmappable, counter)
@@ -169,4 +239,5 @@ async def atranscode_file(
         run.text_characters,
         MappingProxyType(run.counts()),
         unmappable=run.unmappable,
+        detection=detection,
     )

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...core.linedecoders import line_decoder
 from .._identity import FINGERPRINT_BYTES
-from .._sniff import DETECTED_ENCODINGS
 from ._public import public
 from ._records import FileIdentity
 
@@ -157,10 +157,18 @@ def _expect_digest(value: object) -> str:
 
 
 def _expect_detected(value: object) -> str | None:
-    if value is None or value in DETECTED_ENCODINGS:
-        return value
+    """The encoding ``"auto"`` chose for the file: a codec lines can be cut in."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            line_decoder(value)
+        except (ValueError, LookupError):
+            pass
+        else:
+            return value
     raise CheckpointError(
-        f'"encoding" must be one of {", ".join(DETECTED_ENCODINGS)}, not {_shown(value)}'
+        f'"encoding" must be an encoding lines can be cut in (as detected), not {_shown(value)}'
     )
 
 

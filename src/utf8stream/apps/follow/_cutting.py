@@ -11,10 +11,11 @@ from collections.abc import Callable
 
 import anyio
 
+from ...core.autodecode import AUTO
+from ...core.autolines import detect_line_codec
 from ...core.events import Malformed
 from ...core.linecodec import LineBatch, LineEngine, LineItem, line_decoder
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
-from .._sniff import AUTO, sniff_encoding
 from ._feed import _Block, _fed_to, _Item, _records, _slice_records
 from ._reading import _detect, _is_utf8, _Open
 
@@ -136,7 +137,7 @@ class _Cutter:
         complete ones (those of the first ``feed_size`` bytes; the rest when asked)."""
         if f.undecided:
             # The first bytes of a file that was empty: its encoding is told now.
-            encoding = _detect(f.fd) or sniff_encoding(data[start:], whole=False)
+            encoding = _detect(f.fd) or detect_line_codec(data[start:])
             f.engine = self.engine_for(f.read_pos, f.fd, encoding=encoding)
             f.identity = dataclasses.replace(f.identity, encoding=encoding)
             f.undecided = False

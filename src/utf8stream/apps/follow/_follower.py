@@ -43,8 +43,9 @@ of fixed width such as ``dateext``'s), compressed or not: a compressed one is re
 decompressed, so a rotation compressed before the follower reached it is not skipped;
 where the names follow no scheme, the plain files by modification time.  One ``Watcher``
 serves the follower from its first wait to ``aclose``.  With ``encoding="auto"`` each
-file's encoding is told by its first bytes (``_sniff``) and kept in its ``FileIdentity``,
-so in the checkpoint.  With ``multiline=`` a stage after the lines joins them into events.
+file's encoding is told by its first bytes (``detect_line_codec``) and kept in its
+``FileIdentity``, so in the checkpoint.  With ``multiline=`` a stage after the lines
+joins them into events.
 
 Which file is read and what the end of its data means is decided by the follower's state
 machine (``_machine.py``: the states, the events and the table of transitions); the

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import anyio.to_thread
 
+from ...core.autolines import detect_line_codec
 from ...core.lastlines import start_of_last_lines
-from .._sniff import sniff_encoding
 from ._checkpoint import FollowCheckpoint
 from ._cutting import ANCHOR_BYTES, _Cutter
 from ._machine import Event
@@ -119,7 +119,7 @@ class _Opener:
         """The encoding of a rotated copy: ``known`` (its checkpoint's), else detected."""
         if not self._cutter.auto:
             return self._cutter.encoding
-        return known or sniff_encoding(copy.head, whole=copy.size <= len(copy.head))
+        return known or detect_line_codec(copy.head)
 
     def open_copy(
         self,

@@ -17,10 +17,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Literal
 
+from ...core.autodecode import AUTO
 from ...core.linecodec import Utf8LineDecoder, line_decoder
 from ...core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, OVERLONG_POLICIES
 from ...core.multiline import MULTILINE_PRESETS, MultilineJoiner
-from .._sniff import AUTO
 from ._public import public
 from ._readpolicy import ReadPolicy
 
@@ -274,8 +274,10 @@ class FollowOptions:
     legacy codecs; offsets stay exact source byte offsets, a byte offset to start at is
     rounded down to a code unit; ``on_malformed`` is for UTF-8 only), or ``"auto"``:
     each file's encoding is told by its first 64 KiB (or what it holds when its first
-    bytes are read; an empty file waits for them): a byte-order mark, UTF-16's zero
-    bytes, valid UTF-8, else cp1252 (``_sniff``); ``Line.file.encoding`` says it, the
+    bytes are read; an empty file waits for them) by the encoding detector
+    (``utf8stream.detect``: a byte-order mark, valid UTF-8, else the legacy encoding or
+    UTF-16/32 its statistics choose; a file that is not text raises ``NotTextError``, one in
+    ISO-2022-JP a ``ValueError``); ``Line.file.encoding`` says it, the
     checkpoint keeps it for a restart, and a new file after a rotation is told again
     (``on_malformed`` then sees the files told UTF-8).
     ``reading``: a ``ReadPolicy``, how files are read (read sizes, read-ahead, files

@@ -17,10 +17,11 @@ import anyio
 import anyio.lowlevel
 import anyio.to_thread
 
+from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD
+from ...core.autolines import detect_line_codec
 from ...core.linecodec import LineEngine, Utf8LineDecoder, line_decoder
 from .._follow_accel import implementation as follow_implementation
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
-from .._sniff import SNIFF_BYTES, sniff_encoding
 from ._readpolicy import ReadPolicy
 from ._records import FileIdentity
 
@@ -223,8 +224,8 @@ class _Open:
 def _detect(fd: int) -> str | None:
     """``encoding="auto"``: the encoding of the file open as ``fd``, told by its first
     bytes; None while it has none (decided when its first bytes are read)."""
-    head = os.pread(fd, SNIFF_BYTES, 0)
-    return sniff_encoding(head, whole=False) if head else None
+    head = os.pread(fd, DEFAULT_MAX_LOOKAHEAD, 0)
+    return detect_line_codec(head) if head else None
 
 
 def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:

@@ -12,6 +12,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
+from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD as SNIFF_BYTES
 from .._compressed import (
     CompressedFileError,
     compression_of,
@@ -20,7 +21,6 @@ from .._compressed import (
     read_from,
 )
 from .._identity import head_fingerprint
-from .._sniff import SNIFF_BYTES
 from ._reading import _matches
 from ._records import FileIdentity
 

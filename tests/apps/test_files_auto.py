@@ -1,0 +1,66 @@
+"""``transcode_file(..., source="auto")``: the encoding detected on the file's head, the
+whole file transcoded from it; input that is not text refused before any output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from utf8stream import atranscode_file, transcode_file
+from utf8stream.detect import NotTextError
+
+RUSSIAN = "Съешь же ещё этих мягких французских булок, да выпей чаю.\n"
+GREEK = "Όλοι οι άνθρωποι γεννιούνται ελεύθεροι και ίσοι στην αξιοπρέπεια.\n"
+
+CASES = [
+    (RUSSIAN * 40, "koi8-r"),
+    (GREEK * 40, "cp1253"),
+    (RUSSIAN * 40, "utf-8"),
+    (GREEK * 3000, "utf-16-le"),  # longer than the detector's lookahead
+]
+
+
+@pytest.mark.parametrize(("text", "encoding"), CASES)
+def test_transcode_auto_writes_the_text_and_says_what_was_detected(
+    tmp_path: Path, text: str, encoding: str
+) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes(text.encode(encoding))
+    summary = transcode_file(src, dst, source="auto", chunk_size=1000)
+    assert dst.read_bytes() == text.encode("utf-8")
+    assert summary.detection is not None
+    assert summary.detection.encoding == encoding
+    assert summary.bytes_in == src.stat().st_size
+    assert summary.characters == len(text)
+
+
+def test_a_byte_order_mark_is_transcoded_as_with_the_encoding_named(tmp_path: Path) -> None:
+    src = tmp_path / "in"
+    src.write_bytes((GREEK * 3).encode("utf-16"))
+    transcode_file(src, tmp_path / "auto", source="auto")
+    summary = transcode_file(src, tmp_path / "named", source="utf-16-le")
+    assert summary.detection is None
+    assert (tmp_path / "auto").read_bytes() == (tmp_path / "named").read_bytes()
+
+
+def test_binary_input_is_refused_and_no_output_is_left(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes(bytes(range(256)) * 16)
+    with pytest.raises(NotTextError, match="is not text"):
+        transcode_file(src, dst, source="auto")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in"]
+
+
+@pytest.mark.anyio
+async def test_atranscode_auto(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes((RUSSIAN * 40).encode("koi8-r"))
+    for workers in (1, 2):
+        summary = await atranscode_file(src, dst, source="auto", workers=workers)
+        assert dst.read_text("utf-8") == RUSSIAN * 40
+        assert summary.detection is not None and summary.detection.encoding == "koi8-r"
+    src.write_bytes(bytes(range(256)) * 16)
+    with pytest.raises(NotTextError):
+        await atranscode_file(src, tmp_path / "other", source="auto")
+    assert not (tmp_path / "other").exists()
