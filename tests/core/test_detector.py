@@ -257,3 +257,26 @@ def test_a_decision_is_final() -> None:
 def test_a_lookahead_below_four_bytes_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 4"):
         EncodingDetector(3)
+
+
+@settings(max_examples=examples(200))
+@given(
+    text=st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=200),
+    runs=st.lists(st.tuples(st.integers(0, 400), st.integers(4, 300)), min_size=1, max_size=4),
+)
+def test_text_padded_with_nul_runs_is_utf8(text: str, runs: list[tuple[int, int]]) -> None:
+    # Runs of four NULs or more (a log after a crash, a preallocated file) are in no UTF-16
+    # or UTF-32 text: the text around them decides.
+    data = text.encode()
+    for at, length in runs:
+        at = min(at, len(data))
+        while 0 < at < len(data) and (data[at] & 0xC0) == 0x80:
+            at -= 1  # a run between characters, as a writer's padding is
+        data = data[:at] + b"\x00" * length + data[at:]
+    assert detect(data).encoding == "utf-8"
+
+
+def test_a_crashed_log_padded_with_nul_bytes_is_utf8() -> None:
+    log = "2026-11-29 10:00:01 démarré\n2026-11-29 10:00:02 working\n".encode()
+    assert detect(log + b"\x00" * 4096).encoding == "utf-8"
+    assert detect(b"started\nworking\n" + b"\x00" * 100).encoding == "utf-8"

@@ -9,7 +9,8 @@ same however the input was cut.  A byte-order mark decides at once.
 The rules, in order:
 
 1. A byte-order mark (UTF-8, UTF-16 and UTF-32 in either byte order) decides.
-2. Input without NUL bytes: nothing above 7F is UTF-8 (ASCII), unless it holds the escape
+2. Input without NUL bytes, or whose NUL bytes are all in runs of four or more
+   (padding): nothing above 7F is UTF-8 (ASCII), unless it holds the escape
    sequences of ISO-2022-JP; valid UTF-8 with bytes above 7F is UTF-8.  Always.
 3. Otherwise every other candidate is ruled out by the first bytes it cannot decode (an
    invalid multi-byte sequence; a byte a code page leaves undefined); NUL bytes rule out
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections import Counter
 from dataclasses import dataclass
 
@@ -32,6 +34,8 @@ __all__ = ["DEFAULT_MAX_LOOKAHEAD", "Detection", "EncodingDetector", "detect"]
 
 DEFAULT_MAX_LOOKAHEAD = 65536
 
+#: Runs of NUL bytes no UTF-16 or UTF-32 text holds: padding.
+_PADDING = re.compile(b"\x00{4,}")
 #: The first points where the detector decides; then every ``_STEP`` bytes.
 _FIRST_POINTS = (64, 256, 1024, 4096)
 _STEP = 4096
@@ -168,6 +172,13 @@ def _after(point: int, limit: int) -> int:
     return min(later[0] if later else point + _STEP, limit)
 
 
+def _padding_only(buffer: bytearray, point: int) -> bool:
+    """Whether every NUL byte of ``buffer[:point]`` is in a run of four or more: padding
+    (a log after a crash, a preallocated file).  UTF-16 and UTF-32 text puts at most three
+    in a row, but for U+0000 itself."""
+    return b"\x00" not in _PADDING.sub(b"", bytes(buffer[:point]))
+
+
 def detect(data: bytes, max_lookahead: int = DEFAULT_MAX_LOOKAHEAD) -> Detection:
     """The decision on ``data`` as a whole input (its first ``max_lookahead`` bytes)."""
     detector = EncodingDetector(max_lookahead)
@@ -203,6 +214,9 @@ class _Evidence:
         self.utf8.advance(segment, self.seen)
         self.seen = point
         nul = self.histogram[0] > 0
+        if nul and self.utf8.ruled_out_at is None and _padding_only(buffer, point):
+            # Text padded with NUL bytes: they are ASCII, and no UTF-16 or UTF-32 unit.
+            nul = False
         if not nul:
             found = self._unicode_rules(buffer, point, final)
             ascii_or_utf8 = self.utf8.ruled_out_at is None
@@ -278,12 +292,17 @@ class _Evidence:
             return Detection(None, 0.99, point, f"{why}; {ruled_out}")
         order = {name: i for i, name in enumerate(_PREFERENCE)}
         scores.sort(key=lambda s: (s.cost, order.get(s.encoding, len(order))))
-        best = scores[0]
-        if best.bad > scoring.BAD_SHARE * max(1, best.chars):
+        # A candidate whose text is mostly controls and unassigned characters is no text,
+        # however cheap (a few wide characters cost less than more narrow ones).
+        texts = [s for s in scores if s.bad <= scoring.BAD_SHARE * max(1, s.chars)]
+        if not texts:
             if not final and point < _EARLY_STATISTICS:
                 return None
+            best = scores[0]
             why = f"{best.bad} of {best.chars} characters are controls or unassigned"
             return Detection(None, 0.9, point, f"{why} in the best candidate, {best.encoding}")
+        scores = texts
+        best = scores[0]
         # Encodings that decode the bytes seen to the same text are one choice: the more
         # common of them is named; the others are rivals.
         alike = [s for s in scores if self._same_text(s.encoding, best.encoding)]

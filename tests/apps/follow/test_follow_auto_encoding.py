@@ -103,6 +103,18 @@ def test_cjk_lines_in_utf16_without_a_mark_are_told(lines: list[str]) -> None:
     assert detect_line_codec(text.encode("utf-16-be")) == "utf-16-be"
 
 
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"started\nworking\n" + b"\x00" * 100,  # a log padded with zeros after a crash
+        b"ab\n\x00\x00\x00\x00",
+        "événement\n".encode() + b"\x00" * 6 + b"more\n" + b"\x00" * 4096,
+    ],
+)
+def test_utf8_padded_with_zero_bytes_stays_utf8(head: bytes) -> None:
+    assert detect_line_codec(head) == "utf-8"
+
+
 def test_binary_and_iso2022_jp_are_refused() -> None:
     with pytest.raises(NotTextError, match="not text"):
         detect_line_codec(bytes(range(256)) * 4, "app.log")
