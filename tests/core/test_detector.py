@@ -261,7 +261,9 @@ def test_a_lookahead_below_four_bytes_is_refused() -> None:
 
 @settings(max_examples=examples(200))
 @given(
-    text=st.text(st.characters(codec="utf-8", exclude_characters="\x00"), max_size=200),
+    text=st.text(
+        st.characters(codec="utf-8", exclude_characters="\x00"), min_size=1, max_size=200
+    ),
     runs=st.lists(st.tuples(st.integers(0, 400), st.integers(4, 300)), min_size=1, max_size=4),
 )
 def test_text_padded_with_nul_runs_is_utf8(text: str, runs: list[tuple[int, int]]) -> None:

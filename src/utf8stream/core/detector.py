@@ -173,10 +173,11 @@ def _after(point: int, limit: int) -> int:
 
 
 def _padding_only(buffer: bytearray, point: int) -> bool:
-    """Whether every NUL byte of ``buffer[:point]`` is in a run of four or more: padding
-    (a log after a crash, a preallocated file).  UTF-16 and UTF-32 text puts at most three
-    in a row, but for U+0000 itself."""
-    return b"\x00" not in _PADDING.sub(b"", bytes(buffer[:point]))
+    """Whether every NUL byte of ``buffer[:point]`` is in a run of four or more, around
+    other bytes: padding (a log after a crash, a preallocated file).  UTF-16 and UTF-32
+    text puts at most three in a row, but for U+0000 itself."""
+    rest = _PADDING.sub(b"", bytes(buffer[:point]))
+    return bool(rest) and b"\x00" not in rest  # NUL bytes alone are no text
 
 
 def detect(data: bytes, max_lookahead: int = DEFAULT_MAX_LOOKAHEAD) -> Detection:
