@@ -88,7 +88,13 @@ def run_profile_check(target: str, **env: str) -> str:
         ({"CI": "true"}, "ci", "derandomize=True"),
         ({}, "dev", "deadline=None"),
         ({"HYPOTHESIS_PROFILE": "deep"}, "deep", "max_examples=1000"),
-        ({"CI": "true", "HYPOTHESIS_PROFILE": "deep"}, "deep", "max_examples=1000"),
+        # Each run starts pytest anew: the last case waits for the soak step.
+        pytest.param(
+            {"CI": "true", "HYPOTHESIS_PROFILE": "deep"},
+            "deep",
+            "max_examples=1000",
+            marks=pytest.mark.soak,
+        ),
     ],
 )
 def test_the_environment_chooses_the_profile(

@@ -246,7 +246,8 @@ def _long_lines_text(seed: int) -> bytes:
     return "\n".join(lines).encode() + rng.choice([b"\n", b""])
 
 
-@pytest.mark.parametrize("seed", range(2))
+# A second seed of the same runs goes to the soak step (each run writes a megabyte).
+@pytest.mark.parametrize("seed", [0, pytest.param(1, marks=pytest.mark.soak)])
 @pytest.mark.parametrize(
     "argv",
     [
