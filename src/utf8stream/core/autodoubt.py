@@ -23,8 +23,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from . import _detector_score as scoring
-
 if TYPE_CHECKING:
     from .detector import Detection
 
@@ -53,6 +51,8 @@ def doubt_candidates(chosen: str) -> tuple[str, ...]:
     """The detector's candidates other than ``chosen``, likeliest first (the detector's
     priors, then its tie-break order).  For UTF-16 and UTF-32 without a mark, whose NUL
     bytes ruled every narrow encoding out, only the other wide ones."""
+    from . import _detector_score as scoring  # the model loads only when asked for
+
     name = codecs.lookup(chosen).name
     if name in scoring.WIDE:
         pool: tuple[str, ...] = scoring.WIDE

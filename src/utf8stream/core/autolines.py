@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .detector import Detection
     from .events import Malformed
 
-__all__ = ["AutoLineEngine", "auto_line_decoder"]
+__all__ = ["AutoLineEngine", "auto_line_decoder", "detect_line_codec", "line_codec"]
 
 
 def auto_line_decoder(
@@ -167,7 +167,12 @@ def detect_line_codec(head: bytes, name: str = "the input") -> str:
     stateful encoding (ISO-2022-JP)."""
     from .detector import detect
 
-    found = detect(bytes(head[:DEFAULT_MAX_LOOKAHEAD]))
+    return line_codec(detect(bytes(head[:DEFAULT_MAX_LOOKAHEAD])), name)
+
+
+def line_codec(found: Detection, name: str = "the input") -> str:
+    """The codec to cut lines with for the detector's decision ``found`` (see
+    ``detect_line_codec``)."""
     encoding = text_encoding(found, name)
     auto_line_decoder(found)  # refuses what cannot be cut in lines, saying why
     return _MARKED.get(encoding, encoding) if found.bom_length else encoding
