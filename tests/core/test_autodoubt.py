@@ -26,7 +26,13 @@ ALL_VALID = HEAD + ("ça va très bien\n" * 20).encode()
 #: Two invalid bytes: one doubt, at the first.
 TWICE = LATE_CP1252 + b"encore \xe8 et \xe0\n"
 
+#: Shift_JIS text (cp932 chosen, the superset), then 81 20, which no double-byte encoding
+#: of the candidates decodes: of the code pages that decode it all, Latin-1 is the likeliest.
+JAPANESE = "すべての人間は、生まれながらにして自由であり、かつ、尊厳と権利とについて平等である。\n"
+LATE_CP932 = (JAPANESE * 3).encode("shift_jis") + b"x\x81\x20 ok\n"
+
 CASES = {
+    "late cp932": (LATE_CP932, [(LATE_CP932.index(b"\x81\x20"), "cp932", "iso8859-1")]),
     "late cp1252": (LATE_CP1252, [(LATE_CP1252.index(b"\xe9"), "utf-8", "cp1252")]),
     "late undefined": (LATE_UNDEFINED, [(LATE_UNDEFINED.index(b"\x81"), "utf-8", "iso8859-1")]),
     "all valid": (ALL_VALID, []),
