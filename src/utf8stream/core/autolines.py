@@ -100,6 +100,11 @@ class AutoLineEngine:
         """The encoding chosen, None until decided."""
         return None if self.detection is None else self.detection.encoding
 
+    @property
+    def buffered(self) -> int:
+        """The engine's ``buffered``; until decided, the bytes the detector holds."""
+        return self._detector.looked_at if self.engine is None else self.engine.buffered
+
     def feed(self, data: bytes | memoryview) -> list[LineBatch | LineItem]:
         if self.engine is not None:
             self._track(data, False)
