@@ -20,8 +20,8 @@ after the decision never detects again.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
 
 from .autodoubt import DoubtTracker, OnDoubt, doubt_tracker
 from .decoder import DecoderCheckpoint, OnMalformed, Utf8Decoder
@@ -91,6 +91,33 @@ class AutoCheckpoint:
     flag: int = 0
     chars_out: int = 0
     utf8: DecoderCheckpoint | None = None
+
+    def to_json(self) -> str:
+        """Serialise to a JSON object (bytes as hex strings, the UTF-8 decoder's
+        checkpoint as its own ``to_json`` object)."""
+        import json  # here: importing the decoder does without it
+
+        raw: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
+        raw["held"] = self.held.hex()
+        raw["utf8"] = None if self.utf8 is None else json.loads(self.utf8.to_json())
+        raw["version"] = 1
+        return json.dumps(raw, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> AutoCheckpoint:
+        """Inverse of ``to_json``."""
+        import json
+
+        raw = json.loads(text)
+        if not isinstance(raw, dict) or raw.pop("version", None) != 1:
+            raise ValueError("not a utf8stream auto-decoder checkpoint (version 1)")
+        unknown = set(raw) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown checkpoint fields: {sorted(unknown)}")
+        raw["held"] = bytes.fromhex(raw.get("held", ""))
+        utf8 = raw.get("utf8")
+        raw["utf8"] = None if utf8 is None else DecoderCheckpoint.from_json(json.dumps(utf8))
+        return cls(**raw)
 
 
 class AutoDecoder:
