@@ -117,7 +117,8 @@ class DoubtTracker:
         if self.done:
             return None
         data = bytes(data)
-        self._tail += data
+        # No byte past ``_REACH`` after the limit is ever needed.
+        self._tail += data[: max(0, self._limit + _REACH - self._position)]
         if self._invalid is None:
             part = data[: max(0, self._limit - self._position)]
             ends = final and len(part) == len(data)
