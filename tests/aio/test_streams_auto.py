@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import LineReceiveStream, Utf8ReceiveStream
-from utf8stream.detect import AutoDecoder, NotTextError
+from utf8stream.detect import AutoDecoder, EncodingDoubt, NotTextError
 
 pytestmark = pytest.mark.anyio
 
@@ -108,3 +108,18 @@ async def test_auto_needs_bytes_and_a_receive_stream_decodes_utf8_or_auto() -> N
         LineReceiveStream(Utf8ReceiveStream(ChunkStream([])), encoding="auto")
     with pytest.raises(ValueError, match="UTF-8 or encoding='auto'"):
         Utf8ReceiveStream(ChunkStream([]), encoding="cp1252")
+
+
+async def test_both_streams_report_a_late_byte_the_choice_cannot_decode() -> None:
+    # Decided UTF-8 on the first bytes; a cp1252 "é" after them.
+    data = (FRENCH * 4).encode() + b"caf\xe9\n" + b"tail\n" * 3
+    offset = data.index(b"\xe9")
+    for chunks in ([data], [data[i : i + 3] for i in range(0, len(data), 3)]):
+        heard: list[EncodingDoubt] = []
+        stream = Utf8ReceiveStream(ChunkStream(chunks), encoding="auto", on_doubt=heard.append)
+        assert await text_of(stream) == data.decode("utf-8", "replace")
+        assert heard == [EncodingDoubt(offset, "utf-8", "cp1252")]
+        heard.clear()
+        lines = LineReceiveStream(ChunkStream(chunks), encoding="auto", on_doubt=heard.append)
+        assert await lines_of(lines) == data.decode("utf-8", "replace").split("\n")[:-1]
+        assert heard == [EncodingDoubt(offset, "utf-8", "cp1252")]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from utf8stream import atranscode_file, transcode_file
-from utf8stream.detect import NotTextError
+from utf8stream.detect import EncodingDoubt, NotTextError
 
 RUSSIAN = "Съешь же ещё этих мягких французских булок, да выпей чаю.\n"
 GREEK = "Όλοι οι άνθρωποι γεννιούνται ελεύθεροι και ίσοι στην αξιοπρέπεια.\n"
@@ -64,3 +64,41 @@ async def test_atranscode_auto(tmp_path: Path) -> None:
     with pytest.raises(NotTextError):
         await atranscode_file(src, tmp_path / "other", source="auto")
     assert not (tmp_path / "other").exists()
+
+
+#: Detected as UTF-8 on its first bytes; a cp1252 "é" after them, then valid UTF-8.
+LATE_CP1252 = (RUSSIAN * 4).encode() + b"caf\xe9\n" + (RUSSIAN * 2).encode()
+#: What fits: not cp1252, which leaves 8d undefined ("э" in UTF-8 is d1 8d), but Latin-1.
+DOUBT = EncodingDoubt(LATE_CP1252.index(b"\xe9"), "utf-8", "iso8859-1")
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_doubt_is_told_and_the_file_transcoded_from_the_encoding_detected(
+    tmp_path: Path, workers: int
+) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes(LATE_CP1252 * 20 if workers > 1 else LATE_CP1252)
+    heard: list[EncodingDoubt] = []
+    summary = transcode_file(
+        src, dst, source="auto", chunk_size=1000, workers=workers, on_doubt=heard.append
+    )
+    assert summary.detection is not None and summary.detection.encoding == "utf-8"
+    assert dst.read_bytes() == src.read_bytes().decode("utf-8", "replace").encode()
+    assert heard == [DOUBT]
+
+
+def test_no_doubt_when_the_file_is_valid_throughout(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes((RUSSIAN * 40).encode())
+    heard: list[EncodingDoubt] = []
+    transcode_file(src, dst, source="auto", on_doubt=heard.append)
+    assert heard == []
+
+
+@pytest.mark.anyio
+async def test_atranscode_tells_the_doubt_too(tmp_path: Path) -> None:
+    src, dst = tmp_path / "in", tmp_path / "out"
+    src.write_bytes(LATE_CP1252)
+    heard: list[EncodingDoubt] = []
+    await atranscode_file(src, dst, source="auto", on_doubt=heard.append)
+    assert heard == [DOUBT]

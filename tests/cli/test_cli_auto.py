@@ -56,3 +56,25 @@ def test_decode_auto(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
     other = run("decode", "-f", "latin-1", str(src))
     assert other.returncode == 2 and b"see transcode" in other.stderr
+
+
+#: Detected as UTF-8 on its first bytes; a cp1252 "é" after them.
+LATE_CP1252 = FRENCH.encode()[:400] + b"\ncaf\xe9 au lait\n"
+LATE_AT = LATE_CP1252.index(b"\xe9")
+DOUBT = f"byte {LATE_AT} is not valid utf-8, the encoding detected;"
+
+
+def test_transcode_auto_tells_a_doubt_on_stderr_and_keeps_the_choice() -> None:
+    piped = run("transcode", "-f", "auto", "--errors", "replace", stdin=LATE_CP1252)
+    assert piped.returncode == 0, piped.stderr
+    assert piped.stdout == LATE_CP1252.decode("utf-8", "replace").encode()
+    assert f"utf8stream: -: {DOUBT} cp1252 would decode it".encode() in piped.stderr
+
+
+def test_decode_auto_tells_a_doubt_on_stderr(tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(LATE_CP1252)
+    done = run("decode", "-f", "auto", str(src))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == LATE_CP1252.decode("utf-8", "replace").encode()
+    assert DOUBT.encode() in done.stderr and b"cp1252 would decode it" in done.stderr

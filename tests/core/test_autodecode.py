@@ -202,3 +202,28 @@ def test_the_lookahead_default_is_the_detectors() -> None:
     from utf8stream.detect import DEFAULT_MAX_LOOKAHEAD
 
     assert autodecode.DEFAULT_MAX_LOOKAHEAD == DEFAULT_MAX_LOOKAHEAD
+
+
+@settings(CORE, max_examples=examples(100))
+@given(st.sampled_from(sorted(SAMPLES)), st.data())
+def test_a_checkpoint_survives_json_and_resumes_with_the_same_text(
+    name: str, data: st.DataObject
+) -> None:
+    whole = SAMPLES[name]
+    oracle_text, _ = expected(whole)
+    cut = data.draw(st.integers(0, len(whole)))
+    first = AutoDecoder(max_lookahead=LOOKAHEAD)
+    text = first.decode(whole[:cut])
+    checkpoint = first.checkpoint()
+    restored = AutoCheckpoint.from_json(checkpoint.to_json())
+    assert restored == checkpoint
+    text += AutoDecoder.from_checkpoint(restored).decode(whole[cut:], True)
+    assert text == oracle_text
+
+
+def test_a_checkpoint_from_json_refuses_what_is_not_one() -> None:
+    with pytest.raises(ValueError, match="auto-decoder checkpoint"):
+        AutoCheckpoint.from_json('{"encoding": null}')
+    good = AutoDecoder().checkpoint().to_json()
+    with pytest.raises(ValueError, match=r"unknown checkpoint fields: \['extra'\]"):
+        AutoCheckpoint.from_json(good.replace('"version"', '"extra": 1, "version"'))

@@ -38,6 +38,7 @@ from anyio.lowlevel import checkpoint
 
 from ..core._accel import implementation
 from ..core.autodecode import DEFAULT_MAX_LOOKAHEAD, AutoDecoder, is_auto
+from ..core.autodoubt import OnDoubt
 from ..core.autolines import AutoLineEngine
 from ..core.decoder import OnMalformed, Utf8Decoder
 from ..core.encoder import Utf8Encoder
@@ -130,7 +131,8 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
     ``encoding="auto"``: the encoding is detected (``utf8stream.detect``) on the first
     bytes, at most ``max_lookahead`` of them, which are then decoded with the rest in the
     encoding chosen (``decoder`` is then an ``AutoDecoder``; its ``encoding`` says which).
-    Input that is not text raises ``NotTextError`` (a ``ValueError``) from ``receive()``.
+    Input that is not text raises ``NotTextError`` (a ``ValueError``) from ``receive()``;
+    ``on_doubt`` hears of later bytes the encoding chosen cannot decode (``EncodingDoubt``).
     """
 
     transport: AnyByteReceiveStream
@@ -141,6 +143,7 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
     on_malformed: InitVar[OnMalformed | None] = None
     encoding: InitVar[str] = "utf-8"
     max_lookahead: InitVar[int] = DEFAULT_MAX_LOOKAHEAD
+    on_doubt: InitVar[OnDoubt | None] = None
     decoder: Utf8Decoder | AutoDecoder = field(init=False)
     _decode: Callable[[bytes, bool], str] = field(init=False, repr=False)
     _error: BaseException | None = field(init=False, repr=False, default=None)
@@ -158,6 +161,7 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
         on_malformed: OnMalformed | None,
         encoding: str,
         max_lookahead: int,
+        on_doubt: OnDoubt | None,
     ) -> None:
         _check_transport(type(self).__name__, self.transport, "receive")
         if is_auto(encoding):
@@ -166,6 +170,7 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
                 start_offset=start_offset,
                 on_malformed=on_malformed,
                 max_lookahead=max_lookahead,
+                on_doubt=on_doubt,
             )
         elif _is_utf8(encoding):
             self.decoder = Utf8Decoder(
@@ -481,7 +486,8 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     ``max_lookahead``), which are then cut into lines with the rest (``AutoLineEngine``;
     ``keepends`` works in any encoding detected); input that is not text raises
     ``NotTextError``, and ISO-2022-JP (stateful: lines cannot be cut in its bytes) a
-    ``ValueError``, from ``receive()``.  ``source_encoding`` says what was detected.
+    ``ValueError``, from ``receive()``.  ``source_encoding`` says what was detected;
+    ``on_doubt`` is ``Utf8ReceiveStream``'s.
     """
 
     source: AnyByteReceiveStream | ObjectReceiveStream[str]
@@ -493,6 +499,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     errors: InitVar[str] = "replace"
     encoding: InitVar[str] = "utf-8"
     max_lookahead: InitVar[int] = DEFAULT_MAX_LOOKAHEAD
+    on_doubt: InitVar[OnDoubt | None] = None
     splitter: LineSplitter = field(init=False)
     #: The text layer lines are split from: ``source`` itself, or a ``Utf8ReceiveStream``
     #: over it (``None`` until a plain object stream's first item tells which).
@@ -521,6 +528,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         errors: str,
         encoding: str,
         max_lookahead: int,
+        on_doubt: OnDoubt | None,
     ) -> None:
         _check_transport(type(self).__name__, self.source, "receive")
         self.splitter = LineSplitter(
@@ -542,6 +550,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
             self._engine = AutoLineEngine(
                 errors,
                 max_lookahead=max_lookahead,
+                on_doubt=on_doubt,
                 newline=newline,
                 keepends=keepends,
                 max_line_bytes=max_line_bytes,

@@ -20,9 +20,10 @@ after the decision never detects again.
 from __future__ import annotations
 
 import codecs
-from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from dataclasses import dataclass, fields, replace
+from typing import TYPE_CHECKING, Any
 
+from .autodoubt import DoubtTracker, OnDoubt, doubt_tracker
 from .decoder import DecoderCheckpoint, OnMalformed, Utf8Decoder
 from .events import DecoderStatistics
 
@@ -91,6 +92,33 @@ class AutoCheckpoint:
     chars_out: int = 0
     utf8: DecoderCheckpoint | None = None
 
+    def to_json(self) -> str:
+        """Serialise to a JSON object (bytes as hex strings, the UTF-8 decoder's
+        checkpoint as its own ``to_json`` object)."""
+        import json  # here: importing the decoder does without it
+
+        raw: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
+        raw["held"] = self.held.hex()
+        raw["utf8"] = None if self.utf8 is None else json.loads(self.utf8.to_json())
+        raw["version"] = 1
+        return json.dumps(raw, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> AutoCheckpoint:
+        """Inverse of ``to_json``."""
+        import json
+
+        raw = json.loads(text)
+        if not isinstance(raw, dict) or raw.pop("version", None) != 1:
+            raise ValueError("not a utf8stream auto-decoder checkpoint (version 1)")
+        unknown = set(raw) - {f.name for f in fields(cls)}
+        if unknown:
+            raise ValueError(f"unknown checkpoint fields: {sorted(unknown)}")
+        raw["held"] = bytes.fromhex(raw.get("held", ""))
+        utf8 = raw.get("utf8")
+        raw["utf8"] = None if utf8 is None else DecoderCheckpoint.from_json(json.dumps(utf8))
+        return cls(**raw)
+
 
 class AutoDecoder:
     """An incremental decoder of a byte stream in an encoding it detects.
@@ -99,6 +127,8 @@ class AutoDecoder:
     most ``max_lookahead`` bytes), then the text of everything fed.  ``errors`` is the
     chosen decoder's policy; ``on_malformed`` and malformed-unit offsets are the UTF-8
     decoder's (counted from ``start_offset``, the offset of the first byte fed).
+    ``on_doubt`` is given at most one ``EncodingDoubt``: bytes after the decision invalid
+    in the encoding chosen, which one set aside on statistics decodes (``autodoubt``).
     """
 
     def __init__(
@@ -108,12 +138,15 @@ class AutoDecoder:
         start_offset: int = 0,
         on_malformed: OnMalformed | None = None,
         max_lookahead: int = DEFAULT_MAX_LOOKAHEAD,
+        on_doubt: OnDoubt | None = None,
     ) -> None:
         codecs.lookup_error(errors)
         self.errors = errors
         self.start_offset = start_offset
         self.max_lookahead = max_lookahead
         self._on_malformed = on_malformed
+        self._on_doubt = on_doubt
+        self._doubt: DoubtTracker | None = None
         from .detector import EncodingDetector
 
         self._detector: EncodingDetector | None = EncodingDetector(max_lookahead)
@@ -171,6 +204,12 @@ class AutoDecoder:
         encoding = text_encoding(detection)
         self._detector = None
         self._start(encoding, detection.bom_length)
+        self._doubt = doubt_tracker(
+            detection,
+            start=self.start_offset,
+            max_lookahead=self.max_lookahead,
+            on_doubt=self._on_doubt,
+        )
 
     def _start(self, encoding: str, bom: int) -> None:
         self._encoding = encoding
@@ -184,12 +223,20 @@ class AutoDecoder:
 
     def _decode(self, data: bytes | bytearray | memoryview, final: bool, skipped: int = 0) -> str:
         self._fed += len(data) + skipped
+        if self._doubt is not None:
+            self._track(data, final)
         if self._utf8 is not None:
             return self._utf8.decode(data, final)
         assert self._codec is not None
         text = self._codec.decode(bytes(data), final)
         self._codec_chars += len(text)
         return text
+
+    def _track(self, data: bytes | bytearray | memoryview, final: bool) -> None:
+        assert self._doubt is not None
+        self._doubt.feed(data, final)
+        if self._doubt.done:
+            self._doubt = None
 
     def statistics(self) -> DecoderStatistics:
         """Bytes fed (those the detector holds included) and what the decoder made of
@@ -264,4 +311,5 @@ class AutoDecoder:
         if self._utf8 is None:
             raise ValueError("mark_gap() needs a stream detected as UTF-8")
         self._utf8.mark_gap(lost)
+        self._doubt = None  # bytes are missing: what follows says nothing of the choice
         self._fed = self._utf8.position - self.start_offset

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._linetypes import ByteLine, LineBatch, LineItem
 from .autodecode import DEFAULT_MAX_LOOKAHEAD, text_encoding
+from .autodoubt import DoubtTracker, OnDoubt, doubt_tracker
 from .linecodec import LineEngine
 from .linedecoders import LineDecoder, line_decoder
 from .lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, check_line_options
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from .detector import Detection
     from .events import Malformed
 
-__all__ = ["AutoLineEngine", "auto_line_decoder"]
+__all__ = ["AutoLineEngine", "auto_line_decoder", "detect_line_codec", "line_codec"]
 
 
 def auto_line_decoder(
@@ -61,6 +62,7 @@ class AutoLineEngine:
     and every byte after.  ``options`` are ``LineEngine``'s (``newline``, ``keepends``,
     ``max_line_bytes``, ``on_overlong``, ``on_overlong_line``, ``each_offset``...);
     ``offset`` is the stream's first byte.  ``engine`` is None until decided.
+    ``on_doubt`` is ``AutoDecoder``'s.
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class AutoLineEngine:
         offset: int = 0,
         on_malformed: Callable[[Malformed], object] | None = None,
         max_lookahead: int = DEFAULT_MAX_LOOKAHEAD,
+        on_doubt: OnDoubt | None = None,
         **options: Any,
     ) -> None:
         codecs.lookup_error(errors)
@@ -81,6 +84,9 @@ class AutoLineEngine:
         self.errors = errors
         self.offset = offset
         self._on_malformed = on_malformed
+        self._on_doubt = on_doubt
+        self._doubt: DoubtTracker | None = None
+        self.max_lookahead = max_lookahead
         self._options = options
         from .detector import EncodingDetector
 
@@ -94,8 +100,14 @@ class AutoLineEngine:
         """The encoding chosen, None until decided."""
         return None if self.detection is None else self.detection.encoding
 
+    @property
+    def buffered(self) -> int:
+        """The engine's ``buffered``; until decided, the bytes the detector holds."""
+        return self._detector.looked_at if self.engine is None else self.engine.buffered
+
     def feed(self, data: bytes | memoryview) -> list[LineBatch | LineItem]:
         if self.engine is not None:
+            self._track(data, False)
             return self.engine.feed(data)
         data = bytes(data)
         found = self._detector.feed(data)
@@ -110,6 +122,7 @@ class AutoLineEngine:
         out: list[LineBatch | LineItem] = []
         if self.engine is None:
             out = self._start(self._detector.finish(), b"")
+        self._track(b"", True)
         assert self.engine is not None
         return out + self.engine.finish(**kwargs)
 
@@ -127,7 +140,17 @@ class AutoLineEngine:
         bom = found.bom_length
         self.engine = LineEngine(decoder, offset=self.offset + bom, **self._options)
         head = self._detector.buffered() + tail
+        self._doubt = doubt_tracker(
+            found, start=self.offset, max_lookahead=self.max_lookahead, on_doubt=self._on_doubt
+        )
+        self._track(head[bom:], False)
         return self.engine.feed(head[bom:])
+
+    def _track(self, data: bytes | memoryview, final: bool) -> None:
+        if self._doubt is not None:
+            self._doubt.feed(data, final)
+            if self._doubt.done:
+                self._doubt = None
 
 
 #: The codecs that read a byte-order mark and drop it, by the encoding it marks: a line
@@ -149,7 +172,12 @@ def detect_line_codec(head: bytes, name: str = "the input") -> str:
     stateful encoding (ISO-2022-JP)."""
     from .detector import detect
 
-    found = detect(bytes(head[:DEFAULT_MAX_LOOKAHEAD]))
+    return line_codec(detect(bytes(head[:DEFAULT_MAX_LOOKAHEAD])), name)
+
+
+def line_codec(found: Detection, name: str = "the input") -> str:
+    """The codec to cut lines with for the detector's decision ``found`` (see
+    ``detect_line_codec``)."""
     encoding = text_encoding(found, name)
     auto_line_decoder(found)  # refuses what cannot be cut in lines, saying why
     return _MARKED.get(encoding, encoding) if found.bom_length else encoding

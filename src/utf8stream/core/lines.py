@@ -29,11 +29,14 @@ engine's fast path costs; per call, a few attribute lookups.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ._bytes import character_count, is_continuation
+from .autodecode import DEFAULT_MAX_LOOKAHEAD, is_auto
+from .autodoubt import OnDoubt
+from .autolines import AutoLineEngine
 from .decoder import Utf8Decoder, stream_mark
-from .linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder
+from .linecodec import LineBatch, LineEngine, LineItem, Utf8LineDecoder, line_decoder
 from .lineoptions import (
     DEFAULT_MAX_LINE_BYTES,
     DEFAULT_ON_OVERLONG,
@@ -196,6 +199,13 @@ class LineSplitter:
     (pieces of at most ``max_line_bytes`` bytes, cut at character boundaries) or
     ``"skip"``.  Only the content decides, so the same input gives the same lines and
     the same errors however it is cut into pieces.
+
+    ``encoding``: what ``feed_encoded`` takes: UTF-8 (the default; decoded by a
+    ``Utf8Decoder`` of the splitter's own, with ``errors``), a codec name (the line
+    engine's ``line_decoder``; ``keepends`` is for UTF-8 only), or ``"auto"``: the
+    encoding is detected on the first bytes, at most ``max_lookahead`` (an
+    ``AutoLineEngine``; ``on_doubt`` as for ``AutoDecoder``).  A splitter of another
+    encoding than UTF-8 takes bytes only, and ``flush()`` ends its input.
     """
 
     def __init__(
@@ -205,22 +215,43 @@ class LineSplitter:
         keepends: bool = False,
         max_line_bytes: int | None = DEFAULT_MAX_LINE_BYTES,
         on_overlong: str = DEFAULT_ON_OVERLONG,
+        encoding: str = "utf-8",
+        errors: str = "replace",
+        max_lookahead: int = DEFAULT_MAX_LOOKAHEAD,
+        on_doubt: OnDoubt | None = None,
     ) -> None:
         check_line_options(newline, max_line_bytes, on_overlong)
         self.newline = newline
         self.keepends = bool(keepends)
         self.max_line_bytes = max_line_bytes
         self.on_overlong = on_overlong
+        self.encoding = encoding
         self._source = _SplitterSource()
-        self._engine = LineEngine(
-            self._source,
-            newline=newline,
-            keepends=self.keepends,
-            max_line_bytes=max_line_bytes,
-            on_overlong=on_overlong,
-            on_overlong_line=self._found_overlong,
-            each_offset=False,  # a splitter hands out text only
-        )
+        options: dict[str, Any] = {
+            "newline": newline,
+            "keepends": self.keepends,
+            "max_line_bytes": max_line_bytes,
+            "on_overlong": on_overlong,
+            "on_overlong_line": self._found_overlong,
+            "each_offset": False,  # a splitter hands out text only
+        }
+        self._engine = LineEngine(self._source, **options)
+        #: The bytes of ``feed_encoded``: UTF-8 through ``feed_bytes`` and this decoder;
+        #: another encoding through an engine of its own.
+        self._utf8: Utf8Decoder | None = None
+        self._coded: LineEngine | AutoLineEngine | None = None
+        if is_auto(encoding):
+            self._coded = AutoLineEngine(
+                errors, max_lookahead=max_lookahead, on_doubt=on_doubt, **options
+            )
+        else:
+            decoder = line_decoder(encoding, errors)
+            if isinstance(decoder, Utf8LineDecoder):
+                self._utf8 = decoder.decoder
+            elif keepends:
+                raise ValueError("keepends is for UTF-8 only")
+            else:
+                self._coded = LineEngine(decoder, **options)
         self._chars_in = 0
         #: ``raw``'s decoder's position and state after the splitter last used it: if
         #: they changed, someone else decoded with it (or marked a gap), out of order.
@@ -237,8 +268,17 @@ class LineSplitter:
     @property
     def buffered(self) -> int:
         """Bytes held for the current line (at most ``max_line_bytes`` and the start of a
-        newline), plus the characters of a truncated line's head."""
-        return self._engine.buffered
+        newline), plus the characters of a truncated line's head; with ``"auto"``, until
+        the encoding is decided, the bytes the detector holds."""
+        return (self._coded or self._engine).buffered
+
+    @property
+    def source_encoding(self) -> str | None:
+        """The encoding of ``feed_encoded``'s bytes: the one given, or with ``"auto"`` the
+        one detected (None until decided)."""
+        if isinstance(self._coded, AutoLineEngine):
+            return self._coded.encoding
+        return self.encoding
 
     @property
     def overlong_lines(self) -> int:
@@ -252,6 +292,7 @@ class LineSplitter:
         of each overlong line (for an unfinished line, as soon as its content passes the
         limit; the rest of it is then skipped).
         """
+        self._text_or_utf8()
         if self._source.raw is not None:
             self.sync_decoder()
         self._chars_in += len(text)
@@ -276,6 +317,8 @@ class LineSplitter:
         """
         # (``on_malformed``'s getter, and ``_check_raw`` and ``_mark``, read here without
         # a Python call each: this runs once per chunk of a line stream.)
+        if self._coded is not None:
+            self._text_or_utf8()
         if decoder.errors not in _NEVER_RAISE or decoder.on_malformed is not None:
             return self.feed(decoder.decode(data, final))
         source = self._source
@@ -306,6 +349,15 @@ class LineSplitter:
         self._final = final
         return out
 
+    def feed_encoded(self, data: bytes | memoryview) -> list[str | LineTooLong]:
+        """Add the next bytes of the input in ``encoding``; return what they complete
+        (with ``"auto"``, nothing until the encoding is decided: then the lines of all
+        the bytes held)."""
+        if self._coded is None:
+            assert self._utf8 is not None
+            return self.feed_bytes(self._utf8, bytes(data))
+        return self._lines_of(self._coded.feed(data))
+
     def sync_decoder(self) -> None:
         """Hand the bytes ``feed_bytes`` left in the unfinished line to their decoder
         (and finish it after a ``final``), so that it has seen every byte fed, in order.
@@ -333,8 +385,13 @@ class LineSplitter:
         A decoder ``feed_bytes`` uses is finished only after ``final=True``; otherwise
         it keeps what it holds, and may go on.
         """
+        if self._coded is not None:
+            return self._lines_of(self._coded.finish())
         source = self._source
         raw = source.raw
+        if raw is not None and raw.decoder is self._utf8 and not self._final:
+            # ``feed_encoded``'s decoder: its input ends here.
+            self.feed_bytes(raw.decoder, b"", True)
         if raw is None:
             return self._lines_of(self._engine.finish())
         # The last line, judged in source bytes like any other.
@@ -360,6 +417,13 @@ class LineSplitter:
         source.raw = None
         source.text_left = 0
         source.finishing = self._final = False
+
+    def _text_or_utf8(self) -> None:
+        if self._coded is not None:
+            raise TypeError(
+                f"a splitter of {self.encoding} bytes takes them by feed_encoded(), not"
+                " text or a UTF-8 decoder's bytes"
+            )
 
     def _check_raw(self, decoder: Utf8Decoder) -> None:
         if stream_mark(decoder) != self._raw_mark:

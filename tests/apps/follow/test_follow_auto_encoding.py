@@ -21,7 +21,14 @@ from _helpers import append, take_texts
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from utf8stream import CheckpointError, CheckpointStore, FollowCheckpoint, follow, follow_many
+from utf8stream import (
+    CheckpointError,
+    CheckpointStore,
+    FollowCheckpoint,
+    Notice,
+    follow,
+    follow_many,
+)
 from utf8stream.detect import DEFAULT_MAX_LOOKAHEAD as SNIFF_BYTES
 from utf8stream.detect import NotTextError
 from utf8stream.lines import detect_line_codec
@@ -272,3 +279,53 @@ async def test_a_follower_stopped_and_resumed_gives_the_text_of_one_run(
     async with follow(log, checkpoint=restored, encoding="auto", until_eof=True) as lines:
         rest = [line.text async for line in lines]
     assert first + rest == whole
+
+
+#: Detected as UTF-8 on its first bytes; a cp1252 "é" in a later line.
+FRENCH = "Le cœur a ses raisons que la raison ne connaît point. Où est la bibliothèque ?\n"
+LATE_CP1252 = (FRENCH * 4).encode() + b"caf\xe9 au lait\n" + b"tail\n"
+
+
+async def test_a_late_byte_the_encoding_detected_cannot_decode_is_a_notice(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes(LATE_CP1252)
+    notices: list[Notice] = []
+    async with follow(
+        log, start="beginning", encoding="auto", until_eof=True, on_notice=notices.append
+    ) as lines:
+        texts = [line.text async for line in lines]
+    assert texts == LATE_CP1252.decode("utf-8", "replace").split("\n")[:-1]
+    doubts = [n for n in notices if n.kind == "encoding-doubt"]
+    assert [n.path for n in doubts] == [str(log)]
+    offset = LATE_CP1252.index(b"\xe9")
+    assert f"byte {offset} is not valid utf-8" in doubts[0].message
+    assert "cp1252 would decode it" in doubts[0].message
+
+
+async def test_no_doubt_for_a_file_valid_throughout(tmp_path: Path) -> None:
+    log = tmp_path / "app.log"
+    log.write_bytes((FRENCH * 8).encode())
+    notices: list[Notice] = []
+    async with follow(
+        log, start="beginning", encoding="auto", until_eof=True, on_notice=notices.append
+    ) as lines:
+        assert len([line async for line in lines]) == 8
+    assert notices == []
+
+
+def test_tail_tells_the_doubt_on_stderr(tmp_path: Path) -> None:
+    # The invalid byte near the end: weighed when the file is left.
+    data = (FRENCH * 4).encode() + b"caf\xe9\n"
+    log = tmp_path / "app.log"
+    log.write_bytes(data)
+    result = subprocess.run(
+        [UTF8STREAM, "tail", "-n", "+1", "--encoding", "auto", str(log)],
+        capture_output=True,
+        timeout=30,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout == data.decode("utf-8", "replace").encode()
+    offset = data.index(b"\xe9")
+    assert f"{log}: byte {offset} is not valid utf-8".encode() in result.stderr

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from ...core.autodecode import AutoDecoder, NotTextError, is_auto
+from ...core.autodoubt import EncodingDoubt
 from ...core.decoder import Utf8Decoder
 from ...core.encoder import Utf8Encoder
 from ...core.events import Malformed, Utf8DecodeError
@@ -130,7 +131,9 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         raise CommandError(f"decode reads UTF-8 or -f auto, not {args.from_code!r}: see transcode")
     rescan = not auto and args.errors != "strict" and _regular_file(args.file)  # _first_unit
     decoder: Utf8Decoder | AutoDecoder = (
-        AutoDecoder(args.errors, on_malformed=first)
+        AutoDecoder(
+            args.errors, on_malformed=first, on_doubt=lambda d: warn(_doubted(d), args.file)
+        )
         if auto
         else Utf8Decoder(args.errors, on_malformed=None if rescan else first)
     )
@@ -188,6 +191,14 @@ def _detected(detection: Detection) -> str:
     return (
         f"detected {detection.encoding} (confidence {detection.confidence:.2f}, "
         f"{detection.looked_at} bytes looked at: {detection.reason})"
+    )
+
+
+def _doubted(doubt: EncodingDoubt) -> str:
+    """What ``-f auto`` doubts about its choice (``EncodingDoubt``)."""
+    return (
+        f"byte {doubt.offset} is not valid {doubt.chosen}, the encoding detected;"
+        f" {doubt.candidate} would decode it: {doubt.chosen} is kept"
     )
 
 
@@ -305,6 +316,7 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
                 workers=args.jobs,
                 progress=bar,
                 on_malformed=None if rescan or (utf8 and errors == "strict") else first,
+                on_doubt=lambda doubt: warn(_doubted(doubt), args.input),
             )
     except NotTextError as exc:
         warn(str(exc))  # it names the input

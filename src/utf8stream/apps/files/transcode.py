@@ -9,6 +9,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, BinaryIO, cast
 
 from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD, is_auto, text_encoding
+from ...core.autodoubt import DoubtTracker, OnDoubt, doubt_tracker
 from .output import Output, check_distinct, name_output, open_binary, open_output
 from .parallel import transcode_parallel, workers_for
 from .results import EventCounter, OnMalformed, Progress, TranscodeSummary
@@ -25,10 +26,19 @@ class _Replayed:
     """A stream read from ``head`` first, then from ``rest``: the bytes the detector read
     from a pipe are transcoded like the others."""
 
-    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+    def __init__(self, head: bytes, rest: BinaryIO, doubt: DoubtTracker | None) -> None:
         self._head, self._rest = head, rest
+        self._doubt = doubt
 
     def read(self, size: int = -1) -> bytes:
+        data = self._read(size)
+        if self._doubt is not None:
+            self._doubt.feed(data, final=not data)
+            if self._doubt.done:
+                self._doubt = None
+        return data
+
+    def _read(self, size: int) -> bytes:
         head = self._head
         if not head:
             return self._rest.read(size)
@@ -37,6 +47,24 @@ class _Replayed:
             return head
         self._head = head[size:]
         return head[:size]
+
+
+def _tracker(detection: Detection, on_doubt: OnDoubt | None) -> DoubtTracker | None:
+    return doubt_tracker(
+        detection, start=0, max_lookahead=DEFAULT_MAX_LOOKAHEAD, on_doubt=on_doubt
+    )
+
+
+def _doubt_in_head(path: str, detection: Detection, on_doubt: OnDoubt | None) -> None:
+    """Whether the bytes after those the file's encoding was detected on put it in doubt
+    (``on_doubt``): the tracker reads only the head of the file, before any output."""
+    tracker = _tracker(detection, on_doubt)
+    if tracker is not None:
+        # Past the tracker's limit: a doubt at its last byte is settled in these.
+        size = detection.looked_at + DEFAULT_MAX_LOOKAHEAD + 4
+        with open_binary(path, "rb") as fin:
+            head = fin.read(size)
+        tracker.feed(head, final=len(head) < size)
 
 
 def _detect(fin: BinaryIO, name: str) -> tuple[Detection, bytes]:
@@ -64,6 +92,17 @@ def detect_file(path: str) -> Detection:
         return _detect(fin, path)[0]
 
 
+def _detected(src_path: str, on_doubt: OnDoubt | None) -> tuple[Detection, _Replayed | None]:
+    """``source="auto"``: the decision on the head of ``src_path``, and for stdin the
+    stream that replays the bytes the detector read."""
+    if src_path == "-":
+        detection, head = _detect(sys.stdin.buffer, "stdin")
+        return detection, _Replayed(head, sys.stdin.buffer, _tracker(detection, on_doubt))
+    detection = detect_file(src_path)
+    _doubt_in_head(src_path, detection, on_doubt)
+    return detection, None
+
+
 def transcode_file(
     src: str | os.PathLike[str],
     dst: str | os.PathLike[str],
@@ -77,6 +116,7 @@ def transcode_file(
     workers: int = 1,
     progress: Progress | None = None,
     on_malformed: OnMalformed | None = None,
+    on_doubt: OnDoubt | None = None,
 ) -> TranscodeSummary:
     """Transcode the file ``src`` into ``dst`` (``"-"``: stdin/stdout), lazily.
 
@@ -93,7 +133,10 @@ def transcode_file(
     ``source="auto"``: the encoding is detected on the head of ``src`` (at most 64 KiB,
     ``utf8stream.detect``) and the whole input transcoded from it, as if named
     (``summary.detection`` says what was found and why); input that is not text raises
-    ``NotTextError`` (a ``ValueError``) before any output is made.
+    ``NotTextError`` (a ``ValueError``) before any output is made.  ``on_doubt`` hears of
+    bytes after those looked at that the encoding detected cannot decode while another
+    candidate can (``utf8stream.detect.EncodingDoubt``): the input is transcoded from the
+    encoding detected all the same.
 
     ``progress(bytes_done, bytes_total)`` is called as the work advances (``bytes_total``
     is 0 when the size is unknown).  ``on_malformed`` receives every malformed unit, with
@@ -108,11 +151,7 @@ def transcode_file(
     src_path = os.fspath(src)
     detection = replay = None
     if is_auto(source):
-        if src_path == "-":
-            detection, head = _detect(sys.stdin.buffer, "stdin")
-            replay = _Replayed(head, sys.stdin.buffer)
-        else:
-            detection = detect_file(src_path)
+        detection, replay = _detected(src_path, on_doubt)
         source = text_encoding(detection)
     source_name, target_name = canonical(source), canonical(target)
     if chunk_size < 1:
@@ -177,6 +216,7 @@ async def atranscode_file(
     workers: int = 1,
     progress: Progress | None = None,
     on_malformed: OnMalformed | None = None,
+    on_doubt: OnDoubt | None = None,
 ) -> TranscodeSummary:
     """``transcode_file`` for async code: anyio file I/O, the event loop stays free.
 
@@ -189,6 +229,7 @@ async def atranscode_file(
     if is_auto(source):
         detection = await anyio.to_thread.run_sync(detect_file, os.fspath(src))
         source = text_encoding(detection)
+        await anyio.to_thread.run_sync(_doubt_in_head, os.fspath(src), detection, on_doubt)
     source_name, target_name = canonical(source), canonical(target)
     if workers > 1:
         summary = await anyio.to_thread.run_sync(

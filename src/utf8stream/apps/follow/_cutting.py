@@ -8,16 +8,21 @@ import functools
 import os
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import anyio
 
-from ...core.autodecode import AUTO
-from ...core.autolines import detect_line_codec
+from ...core.autodecode import AUTO, DEFAULT_MAX_LOOKAHEAD
+from ...core.autodoubt import DoubtTracker, EncodingDoubt, doubt_tracker
+from ...core.autolines import line_codec
 from ...core.events import Malformed
 from ...core.linecodec import LineBatch, LineEngine, LineItem, line_decoder
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
 from ._feed import _Block, _fed_to, _Item, _records, _slice_records
-from ._reading import _detect, _is_utf8, _Open
+from ._reading import _detection, _is_utf8, _Open
+
+if TYPE_CHECKING:
+    from ...core.detector import Detection
 
 
 @functools.lru_cache(maxsize=64)
@@ -56,6 +61,7 @@ class _Cutter:
         encoding: str,
         on_malformed: Callable[[Malformed], object] | None,
         notice: Callable[[str, str], None],
+        doubt: bool = False,
     ) -> None:
         #: "auto": each file's encoding is detected from its first bytes (``_detect``).
         self.auto = encoding == AUTO
@@ -66,6 +72,8 @@ class _Cutter:
         self._errors = errors
         self._on_malformed = on_malformed
         self._notice = notice
+        #: Whether anyone hears of doubt about an encoding detected (a notice).
+        self._doubt = doubt
         # The newline in the encoding is checked now, not at the first read (the other
         # options are ``FollowOptions``'s to check).
         problem = _engine_problem(self.encoding, errors, newline, max_line_bytes, on_overlong)
@@ -110,6 +118,22 @@ class _Cutter:
             packed_offsets=True,
         )
 
+    def doubt_tracker(self, found: Detection | None) -> DoubtTracker | None:
+        """For a file read from its first byte in the encoding detected as ``found``: the
+        tracker of a doubt about it, told as an "encoding-doubt" notice."""
+        if not self._doubt or found is None:
+            return None
+        return doubt_tracker(
+            found, start=0, max_lookahead=DEFAULT_MAX_LOOKAHEAD, on_doubt=self._tell_doubt
+        )
+
+    def _tell_doubt(self, doubt: EncodingDoubt) -> None:
+        self._notice(
+            "encoding-doubt",
+            f"byte {doubt.offset} is not valid {doubt.chosen}, the encoding detected;"
+            f" {doubt.candidate} would decode it: reading on in {doubt.chosen}",
+        )
+
     def _count(self, event: Malformed) -> None:
         self.malformed += 1
         if self._on_malformed is not None:
@@ -130,6 +154,9 @@ class _Cutter:
 
     def finish(self, f: _Open, lost: int = 0, unfinished: bool = False) -> None:
         """Leaving a file: its unfinished last line is complete now."""
+        if f.doubt is not None:
+            f.doubt.feed(b"", final=True)
+            f.doubt = None
         self.queue_items(f, f.engine.finish(lost=lost, unfinished=unfinished))
 
     def take(self, f: _Open, data: bytes, start: int = 0) -> None:
@@ -137,10 +164,12 @@ class _Cutter:
         complete ones (those of the first ``feed_size`` bytes; the rest when asked)."""
         if f.undecided:
             # The first bytes of a file that was empty: its encoding is told now.
-            encoding = _detect(f.fd) or detect_line_codec(data[start:])
+            found = _detection(f.fd) or _detect_head(data[start:])
+            encoding = line_codec(found)
             f.engine = self.engine_for(f.read_pos, f.fd, encoding=encoding)
             f.identity = dataclasses.replace(f.identity, encoding=encoding)
             f.undecided = False
+            f.doubt = self.doubt_tracker(found) if f.read_pos == 0 else None
         end = len(data)
         if end - start > f.policy.feed_size:
             # A long read ends at a line's end: the rest, the start of a line, is read
@@ -148,6 +177,10 @@ class _Cutter:
             # that the engine must join to the next read's (that costs the general path
             # twice per read).  A read with no newline is taken whole.
             end = f.engine.slice_end(data, start, end)
+        if f.doubt is not None:
+            f.doubt.feed(memoryview(data)[start:end])
+            if f.doubt.done:
+                f.doubt = None
         f.read_pos += end - start
         f.fed_at = anyio.current_time()
         f.anchor = (f.anchor + data[max(start, end - ANCHOR_BYTES) : end])[-ANCHOR_BYTES:]
@@ -196,3 +229,9 @@ class _Cutter:
                 if line is None and self.on_overlong == "skip":
                     self.skipped += 1  # (under "raise", None only moves the checkpoint)
                 queue.append((line, offset, end, identity, path, mid_line, terminated))
+
+
+def _detect_head(head: bytes) -> Detection:
+    from ...core.detector import detect  # the model loads only when asked for
+
+    return detect(head[:DEFAULT_MAX_LOOKAHEAD])

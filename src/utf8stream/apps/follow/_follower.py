@@ -120,6 +120,7 @@ class Follower:
             encoding=options.encoding,
             on_malformed=options.on_malformed,
             notice=notice,
+            doubt=on_notice is not None,
         )
         checkpoint = options.checkpoint
         if checkpoint is not None:

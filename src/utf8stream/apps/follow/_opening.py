@@ -11,13 +11,14 @@ from pathlib import Path
 
 import anyio.to_thread
 
-from ...core.autolines import detect_line_codec
+from ...core.autolines import detect_line_codec, line_codec
 from ...core.lastlines import start_of_last_lines
 from ._checkpoint import FollowCheckpoint
 from ._cutting import ANCHOR_BYTES, _Cutter
 from ._machine import Event
 from ._reading import (
     _detect,
+    _detection,
     _identity_of,
     _matches,
     _Open,
@@ -92,10 +93,12 @@ class _Opener:
         for it before (a checkpoint's), else it is detected now."""
         cutter, policy = self._cutter, self._policy
         st = os.fstat(fd)
+        found = None
         if not cutter.auto:
             encoding = cutter.encoding
         elif encoding is None:
-            encoding = _detect(fd)
+            found = _detection(fd)
+            encoding = None if found is None else line_codec(found)
         offset = min(offset, st.st_size)
         offset -= offset % _unit_of(encoding or "utf-8")  # lines start on a code unit
         anchor_len = min(ANCHOR_BYTES, offset)
@@ -112,6 +115,7 @@ class _Opener:
             known_size=st.st_size,
             anchor=os.pread(fd, anchor_len, offset - anchor_len),
             undecided=encoding is None,
+            doubt=cutter.doubt_tracker(found) if offset == 0 else None,
             in_memory=in_memory(st) if policy.in_memory is None else policy.in_memory,
         )
 

@@ -18,7 +18,8 @@ import anyio.lowlevel
 import anyio.to_thread
 
 from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD
-from ...core.autolines import detect_line_codec
+from ...core.autodoubt import DoubtTracker
+from ...core.autolines import line_codec
 from ...core.linecodec import LineEngine, Utf8LineDecoder, line_decoder
 from .._follow_accel import implementation as follow_implementation
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
@@ -26,6 +27,7 @@ from ._readpolicy import ReadPolicy
 from ._records import FileIdentity
 
 if TYPE_CHECKING:
+    from ...core.detector import Detection
     from ._checkpoint import FollowCheckpoint
     from ._rotation import _Copy
 
@@ -219,13 +221,25 @@ class _Open:
     #: While catching up (each read done in the loop came back full): the next read,
     #: started in a thread of its own as this one's lines are handed out (``ReadAhead``).
     readahead: Any = None
+    #: ``encoding="auto"``, read from its first byte: whether later bytes put the
+    #: encoding detected in doubt (``DoubtTracker``).
+    doubt: DoubtTracker | None = None
 
 
 def _detect(fd: int) -> str | None:
     """``encoding="auto"``: the encoding of the file open as ``fd``, told by its first
     bytes; None while it has none (decided when its first bytes are read)."""
+    found = _detection(fd)
+    return None if found is None else line_codec(found)
+
+
+def _detection(fd: int) -> Detection | None:
+    """The detector's decision on the first bytes of the file open as ``fd`` (None while
+    it has none)."""
+    from ...core.detector import detect  # the model loads only when asked for
+
     head = os.pread(fd, DEFAULT_MAX_LOOKAHEAD, 0)
-    return detect_line_codec(head) if head else None
+    return detect(head) if head else None
 
 
 def _resume_offset(fd: int, cp: FollowCheckpoint) -> int:

@@ -43,6 +43,7 @@ NOTICE_KINDS = (
     "overlong",
     "damaged",
     "checkpoint",
+    "encoding-doubt",
 )
 
 
@@ -63,7 +64,10 @@ class Notice:
     file: its offset is past the file's end, or the file's first bytes are not the
     fingerprinted ones, or the file is gone, and no rotated copy holds its bytes: the
     file at the path is read from its beginning; the message says which and gives the
-    checkpoint's offset).
+    checkpoint's offset), ``"encoding-doubt"`` (``encoding="auto"``, a file read from its
+    first byte: a byte after the ones the encoding was detected on is invalid in it, and
+    an encoding the detector set aside on statistics decodes it; reading goes on in the
+    encoding detected, see ``utf8stream.detect.EncodingDoubt``).
     ``path`` is the path followed; ``message`` is a sentence for a human.
     """
 
