@@ -171,7 +171,8 @@ async def test_a_file_empty_at_first_is_told_by_its_first_bytes(tmp_path: Path) 
                 got.extend(await take_texts(lines, 2, 10))
 
             group.start_soon(read)
-            await anyio.sleep(0.1)  # the follower has the empty file open and waits
+            with anyio.fail_after(10):
+                await lines.caught_up()  # the empty file open, nothing decided yet
             append(log, utf16_log(EVENTS[:2], bom=False))
         assert got == EVENTS[:2]
         assert lines.checkpoint().file.encoding == "utf-16-le"
