@@ -129,7 +129,13 @@ _SPACES = frozenset(" \t\n\r\f\v")
 ADJACENT_TEXT = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
 NON_ASCII = re.compile(r"[^\x00-\x7f]")
 NON_ASCII_RUNS = re.compile(r"[^\x00-\x7f]+")
+ASCII = bytes(range(0x80))
+#: Kana, CJK ideographs and punctuation, Hangul, full-width forms.
+_EAST_ASIAN = re.compile("[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")
+#: The share of East Asian characters that makes UTF-16 without a NUL byte worth weighing.
+EAST_ASIAN_SHARE = 0.9
 _ASCII_LETTERS = bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
+_HIGH = bytes(range(0x80, 0x100))
 _ASCII_SPACES = b" \t\n\r\f\v"
 _ASCII_CONTROLS = bytes(b for b in [*range(0x20), 0x7F] if b not in b"\t\n\r\f\v\x1b")
 #: Runs of bytes above 7F, with the ASCII letter before and after them, if any.
@@ -160,10 +166,20 @@ def _code_page(name: str) -> tuple[str | None, ...]:
     return tuple(table)
 
 
+def _mask(values: Iterable[int]) -> int:
+    return sum(1 << value for value in set(values))
+
+
 CODE_PAGES = {name: _code_page(name) for name in SINGLE_BYTE}
-#: The bytes each code page leaves undefined.
+#: The bytes each code page leaves undefined, as a bit mask (bit ``b`` for byte ``b``).
 UNDEFINED = {
-    name: tuple(b for b, c in enumerate(table) if c is None) for name, table in CODE_PAGES.items()
+    name: _mask(b for b, c in enumerate(table) if c is None) for name, table in CODE_PAGES.items()
+}
+#: For each two code pages, the bytes they read differently, as a bit mask.
+DIFFER = {
+    (one, other): _mask(b for b in range(256) if a[b] != z[b])
+    for one, a in CODE_PAGES.items()
+    for other, z in CODE_PAGES.items()
 }
 
 
@@ -392,11 +408,13 @@ class ByteEvidence:
     def of(
         cls,
         histogram: list[int],
+        ascii_counts: list[int],
         adjacent: list[int],
         pairs: Counter[tuple[int, int]],
         runs: tuple[int, int],
     ) -> ByteEvidence:
-        cost_of = language_model("en").cost  # ASCII costs the same in every language
+        """``histogram``: the counts of the bytes above 7F; ``ascii_counts``: the ASCII
+        bytes by class (``ascii_classes``)."""
         high = [(b, n) for b, n in enumerate(histogram) if n and b >= 0x80]
         near = [(b, n) for b, n in enumerate(adjacent) if n]
         return cls(
@@ -404,11 +422,26 @@ class ByteEvidence:
             tuple(n for _, n in high),
             tuple(b for b, _ in near),
             tuple(n for _, n in near),
-            sum(cost_of(chr(b)) * n for b, n in enumerate(histogram[:0x80]) if n),
-            sum(histogram),
+            sum(map(operator.mul, _ASCII_CLASS_COSTS, ascii_counts)),
+            sum(ascii_counts) + sum(n for _, n in high),
             pairs,
             runs,
         )
+
+
+#: What an ASCII letter, space, control and other character cost (``ascii_classes``).
+_ASCII_CLASS_COSTS = (ASCII_LETTER, 0.0, BAD, ASCII_OTHER)
+
+
+def ascii_classes(data: bytes) -> tuple[int, int, int, int]:
+    """How many of the ASCII bytes of ``data`` are letters, spaces, controls and others:
+    counted without a loop."""
+    ascii_part = data if data.isascii() else data.translate(None, _HIGH)
+    size = len(ascii_part)
+    letters = size - len(ascii_part.translate(None, _ASCII_LETTERS))
+    spaces = size - len(ascii_part.translate(None, _ASCII_SPACES))
+    controls = size - len(ascii_part.translate(None, _ASCII_CONTROLS))
+    return letters, spaces, controls, size - letters - spaces - controls
 
 
 def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
@@ -448,11 +481,18 @@ class MultiByteCandidate:
     adjacent: Counter[str] = field(default_factory=Counter)
     single_runs: int = 0
     longer_runs: int = 0
+    #: The characters decoded, and those of them in the blocks of East Asian scripts.
+    chars: int = 0
+    east_asian: int = 0
     ruled_out_at: int | None = None
 
+    #: Whether the decoded characters are counted (for a score) or only decoded.
+    counting: bool = True
+
     @classmethod
-    def of(cls, encoding: str) -> MultiByteCandidate:
-        return cls(encoding, codecs.getincrementaldecoder(encoding)("strict"))
+    def of(cls, encoding: str, counting: bool = True) -> MultiByteCandidate:
+        decoder = codecs.getincrementaldecoder(encoding)("strict")
+        return cls(encoding, decoder, counting=counting)
 
     def advance(self, segment: bytes, start: int) -> None:
         """Decode the next segment (which starts at offset ``start``), or rule this
@@ -466,6 +506,10 @@ class MultiByteCandidate:
             self.ruled_out_at = start + exc.start
             self.counts.clear()
             return
+        if not self.counting:
+            return
+        self.chars += len(text)
+        self.east_asian += len(text) - len(_EAST_ASIAN.sub("", text))
         if text.isascii():
             ascii_part = text.encode("ascii")
         else:
@@ -478,15 +522,9 @@ class MultiByteCandidate:
             self.adjacent.update(ADJACENT_TEXT.findall(text))
             ascii_part = text.encode("ascii", "ignore")
         # ASCII characters cost by their class alone: counted by class, without a loop.
-        size = len(ascii_part)
-        letters = size - len(ascii_part.translate(None, _ASCII_LETTERS))
-        spaces = size - len(ascii_part.translate(None, _ASCII_SPACES))
-        controls = size - len(ascii_part.translate(None, _ASCII_CONTROLS))
-        for char, n in (("a", letters), (" ", spaces), ("\x01", controls)):
+        for char, n in zip("a \x01.", ascii_classes(ascii_part), strict=True):
             if n:
                 self.counts[char] += n
-        if size - letters - spaces - controls:
-            self.counts["."] += size - letters - spaces - controls
 
     def score(self) -> Score:
         runs = (self.single_runs, self.longer_runs)

@@ -196,12 +196,16 @@ class _Evidence:
         #: Where the multi-byte candidates and the code pages' evidence stand: gathered only
         #: when statistics are asked for (ASCII alone, or valid UTF-8, never asks).
         self.decoded = 0
+        #: Counts of NUL and of each byte value above 7F; the bytes above 7F seen, as a
+        #: bit mask; the ASCII bytes by class (``scoring.ascii_classes``).
         self.histogram = [0] * 256
+        self.high_mask = 0
+        self.ascii = [0, 0, 0, 0]
         self.adjacent = [0] * 256
         self.pairs: Counter[tuple[int, int]] = Counter()
         #: Runs of bytes above 7F one byte long, and longer.
         self.runs = [0, 0]
-        self.utf8 = scoring.MultiByteCandidate.of("utf-8")
+        self.utf8 = scoring.MultiByteCandidate.of("utf-8", counting=False)
         self.multi = [
             scoring.MultiByteCandidate.of(name) for name in scoring.MULTI_BYTE + scoring.WIDE
         ]
@@ -210,8 +214,14 @@ class _Evidence:
         """The decision on ``buffer[:point]``; None while it is not yet safe, never None
         when ``final``."""
         segment = bytes(buffer[self.seen : point])
-        for byte, n in Counter(segment).items():
-            self.histogram[byte] += n
+        high = segment.translate(None, scoring.ASCII)
+        if high:
+            for byte, n in Counter(high).items():
+                self.histogram[byte] += n
+                self.high_mask |= 1 << byte
+        self.histogram[0] += segment.count(0)
+        for i, n in enumerate(scoring.ascii_classes(segment)):
+            self.ascii[i] += n
         self.utf8.advance(segment, self.seen)
         self.seen = point
         nul = self.histogram[0] > 0
@@ -274,28 +284,32 @@ class _Evidence:
         self, buffer: bytearray, point: int, final: bool, nul: bool
     ) -> Detection | None:
         self._decode_to(buffer, point)
-        multi = [c for c in self.multi if c.ruled_out_at is None]
-        multi = [c for c in multi if c.encoding in scoring.WIDE or not nul]
+        alive = [c for c in self.multi if c.ruled_out_at is None]
+        # UTF-16 without a NUL byte holds no ASCII character (no space, digit or line
+        # end): it is weighed where it reads as an East Asian script, or where nothing
+        # narrower reads as text.
+        wide = [c for c in alive if c.encoding in scoring.WIDE]
+        multi = wide if nul else [c for c in alive if c.encoding not in scoring.WIDE]
+        if not nul:
+            share = scoring.EAST_ASIAN_SHARE
+            multi += [c for c in wide if c.east_asian >= share * max(1, c.chars)]
         pages = [] if nul else [name for name in scoring.CODE_PAGES if not self._undefined(name)]
-        names = [c.encoding for c in multi] + pages
+        names = [c.encoding for c in multi] + pages or [c.encoding for c in wide]
         # Before statistics may decide, only a choice left by elimination alone is taken.
         early = names and not final and point < _EARLY_STATISTICS
         if early and not all(self._same_text(name, names[0]) for name in names):
             return None
-        scores = [c.score() for c in multi]
-        if pages:
-            runs = (self.runs[0], self.runs[1])
-            evidence = scoring.ByteEvidence.of(self.histogram, self.adjacent, self.pairs, runs)
-            scores += [scoring.score_code_page(name, evidence) for name in pages]
+        scores = self._scores(multi, pages)
+        texts = [s for s in scores if s.bad <= scoring.BAD_SHARE * max(1, s.chars)]
+        if not texts and not nul and wide and not all(c in multi for c in wide):
+            scores = self._scores(wide, [])
+            texts = [s for s in scores if s.bad <= scoring.BAD_SHARE * max(1, s.chars)]
         ruled_out = self._ruled_out(nul)
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
             return Detection(None, 0.99, point, f"{why}; {ruled_out}")
-        order = {name: i for i, name in enumerate(_PREFERENCE)}
-        scores.sort(key=lambda s: (s.cost, order.get(s.encoding, len(order))))
         # A candidate whose text is mostly controls and unassigned characters is no text,
         # however cheap (a few wide characters cost less than more narrow ones).
-        texts = [s for s in scores if s.bad <= scoring.BAD_SHARE * max(1, s.chars)]
         if not texts:
             if not final and point < _EARLY_STATISTICS:
                 return None
@@ -312,7 +326,7 @@ class _Evidence:
             alike,
             key=lambda s: (
                 scoring.PRIOR.get(s.encoding, scoring.OTHER_PRIOR),
-                order.get(s.encoding, len(order)),
+                _ORDER.get(s.encoding, len(_ORDER)),
             ),
         )
         margin = rivals[0].cost - scores[0].cost if rivals else math.inf
@@ -327,16 +341,29 @@ class _Evidence:
             chose += f", {margin:.0f} nats likelier than {rivals[0].encoding}"
         return Detection(best.encoding, confidence, point, f"{ruled_out}; {chose}")
 
+    def _scores(
+        self, multi: list[scoring.MultiByteCandidate], pages: list[str]
+    ) -> list[scoring.Score]:
+        """The candidates' scores, cheapest first."""
+        scores = [c.score() for c in multi]
+        if pages:
+            runs = (self.runs[0], self.runs[1])
+            evidence = scoring.ByteEvidence.of(
+                self.histogram, self.ascii, self.adjacent, self.pairs, runs
+            )
+            scores += [scoring.score_code_page(name, evidence) for name in pages]
+        scores.sort(key=lambda s: (s.cost, _ORDER.get(s.encoding, len(_ORDER))))
+        return scores
+
     def _undefined(self, code_page: str) -> bool:
         """Whether the bytes seen hold one ``code_page`` leaves undefined."""
-        return any(self.histogram[b] for b in scoring.UNDEFINED[code_page])
+        return bool(self.high_mask & scoring.UNDEFINED[code_page])
 
     def _same_text(self, one: str, other: str) -> bool:
         """Whether two candidates decode the bytes seen to the same text."""
-        tables = scoring.CODE_PAGES
-        if one in tables and other in tables:
-            a, b = tables[one], tables[other]
-            return all(a[x] == b[x] for x, n in enumerate(self.histogram) if n and x >= 0x80)
+        differ = scoring.DIFFER.get((one, other))
+        if differ is not None:
+            return not self.high_mask & differ
         return scoring.FAMILY.get(one, one) == scoring.FAMILY.get(other, other)
 
     def _ruled_out(self, nul: bool) -> str:
@@ -361,3 +388,4 @@ class _Evidence:
 
 #: Tie-breaks between candidates that score alike.
 _PREFERENCE = (*scoring.WIDE, *scoring.MULTI_BYTE, *scoring.SINGLE_BYTE)
+_ORDER = {name: i for i, name in enumerate(_PREFERENCE)}
