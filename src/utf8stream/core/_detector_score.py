@@ -35,6 +35,10 @@ _MODEL = json.loads(
 _SCALE: int = _MODEL["scale"]
 _MIXING: dict[str, float] = _MODEL["mixing"]
 _SINGLE_RUNS: dict[str, float] = _MODEL["single_runs"]
+#: Per language, what a run one letter long and a longer one cost; what a letter next to
+#: an ASCII letter and one apart from them cost.
+_RUN_COSTS = {k: (-math.log(p), -math.log1p(-p)) for k, p in _SINGLE_RUNS.items()}
+_MIXING_COSTS = {k: (-math.log(p), -math.log1p(-p)) for k, p in _MIXING.items()}
 
 #: A C0 or C1 control (other than whitespace and ESC), unassigned, private-use or a lone
 #: surrogate: what text does not hold.
@@ -127,7 +131,6 @@ FAMILY = {
 _SPACES = frozenset(" \t\n\r\f\v")
 #: A character beyond ASCII next to an ASCII letter.
 ADJACENT_TEXT = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
-NON_ASCII = re.compile(r"[^\x00-\x7f]")
 NON_ASCII_RUNS = re.compile(r"[^\x00-\x7f]+")
 ASCII = bytes(range(0x80))
 #: Kana, CJK ideographs and punctuation, Hangul, full-width forms.
@@ -345,15 +348,15 @@ def _is_letter(char: str) -> bool:
 
 def _runs(language: str, runs: tuple[int, int]) -> float:
     """The cost of the runs of letters beyond ASCII being as long as they are."""
-    single = _SINGLE_RUNS[language]
-    return -(runs[0] * math.log(single) + runs[1] * math.log1p(-single))
+    single, longer = _RUN_COSTS[language]
+    return runs[0] * single + runs[1] * longer
 
 
 def _mixing(language: str, letters: int, mixed: int) -> float:
     """The cost of ``mixed`` of ``letters`` letters beyond ASCII standing next to an ASCII
     letter, in ``language``."""
-    mixing = _MIXING[language]
-    return -(mixed * math.log(mixing) + (letters - mixed) * math.log1p(-mixing))
+    mixing, apart = _MIXING_COSTS[language]
+    return mixed * mixing + (letters - mixed) * apart
 
 
 class _CodePageModel:
@@ -513,12 +516,11 @@ class MultiByteCandidate:
         if text.isascii():
             ascii_part = text.encode("ascii")
         else:
-            self.counts.update(NON_ASCII.findall(text))
-            for run in NON_ASCII_RUNS.findall(text):
-                if len(run) == 1:
-                    self.single_runs += 1
-                else:
-                    self.longer_runs += 1
+            runs = NON_ASCII_RUNS.findall(text)
+            self.counts.update("".join(runs))
+            single = list(map(len, runs)).count(1)
+            self.single_runs += single
+            self.longer_runs += len(runs) - single
             self.adjacent.update(ADJACENT_TEXT.findall(text))
             ascii_part = text.encode("ascii", "ignore")
         # ASCII characters cost by their class alone: counted by class, without a loop.
