@@ -186,6 +186,22 @@ DIFFER = {
 }
 
 
+def _twins(one: str, other: str) -> bool:
+    """Whether two code pages write the same languages and read a byte as a letter in one
+    and as text, not a letter, in the other."""
+    if one == other or set(LANGUAGES[one]) != set(LANGUAGES[other]):
+        return False
+    pairs = zip(CODE_PAGES[one], CODE_PAGES[other], strict=True)
+    return any(
+        a != b
+        and a is not None
+        and b is not None
+        and (a.isalpha() or b.isalpha())
+        and not (is_bad(a) or is_bad(b))
+        for a, b in pairs
+    )
+
+
 class LanguageModel:
     """The cost of each character in one language's text."""
 
@@ -244,6 +260,10 @@ def language_model(language: str) -> LanguageModel:
 def is_bad(char: str) -> bool:
     """A character no text holds (see ``BAD``)."""
     return language_model("en").cost(char) >= BAD
+
+
+#: Code pages alike but for letters (see ``_twins``), both ways round.
+TWINS = frozenset((a, b) for a in SINGLE_BYTE for b in SINGLE_BYTE if _twins(a, b))
 
 
 @dataclass
@@ -382,6 +402,7 @@ class _CodePage:
             for b, c in enumerate(table)
         ]
         self.lower = [c is not None and c.islower() for c in table]
+        self.stray = [b >= 0x80 and c is not None and _stray(c) for b, c in enumerate(table)]
         self.upper = [c is not None and c.isupper() for c in table]
         self.bad = [int(c is not None and is_bad(c)) for c in table]
         self.languages = [_CodePageModel(encoding, language) for language in LANGUAGES[encoding]]
@@ -389,6 +410,13 @@ class _CodePage:
 
 
 _CODE_PAGE_MODELS: dict[str, _CodePage] = {}
+
+
+def _stray(char: str) -> bool:
+    """A closing quote, symbol or other mark, which does not begin a word: one that does
+    (after a space, before a letter) is a capital letter read in the wrong code page."""
+    category = unicodedata.category(char)
+    return (category in ("Pf", "Po") and char not in "¡¿") or category[0] == "S"
 
 
 @dataclass
@@ -405,6 +433,7 @@ class ByteEvidence:
     ascii_cost: float
     size: int
     pairs: Counter[tuple[int, int]]
+    starts: Counter[tuple[int, int]]
     runs: tuple[int, int]
 
     @classmethod
@@ -414,10 +443,12 @@ class ByteEvidence:
         ascii_counts: list[int],
         adjacent: list[int],
         pairs: Counter[tuple[int, int]],
+        starts: Counter[tuple[int, int]],
         runs: tuple[int, int],
     ) -> ByteEvidence:
         """``histogram``: the counts of the bytes above 7F; ``ascii_counts``: the ASCII
-        bytes by class (``ascii_classes``)."""
+        bytes by class (``ascii_classes``); ``starts``: the first two bytes of the runs
+        above 7F that no ASCII letter precedes."""
         high = [(b, n) for b, n in enumerate(histogram) if n and b >= 0x80]
         near = [(b, n) for b, n in enumerate(adjacent) if n]
         return cls(
@@ -428,6 +459,7 @@ class ByteEvidence:
             sum(map(operator.mul, _ASCII_CLASS_COSTS, ascii_counts)),
             sum(ascii_counts) + sum(n for _, n in high),
             pairs,
+            starts,
             runs,
         )
 
@@ -460,6 +492,8 @@ def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
     symbols = sum(map(operator.mul, map(page.symbols.__getitem__, near), near_counts))
     lower, upper = page.lower, page.upper
     camel = sum(n for (a, b), n in evidence.pairs.items() if lower[a] and upper[b])
+    letter, stray = page.letters, page.stray
+    camel += sum(n for (a, b), n in evidence.starts.items() if stray[a] and letter[b])
     best = min(
         (
             sum(map(operator.mul, map(m.costs.__getitem__, values), counts))

@@ -203,6 +203,8 @@ class _Evidence:
         self.ascii = [0, 0, 0, 0]
         self.adjacent = [0] * 256
         self.pairs: Counter[tuple[int, int]] = Counter()
+        #: The first two bytes of runs of bytes above 7F that no ASCII letter precedes.
+        self.starts: Counter[tuple[int, int]] = Counter()
         #: Runs of bytes above 7F one byte long, and longer.
         self.runs = [0, 0]
         self.utf8 = scoring.MultiByteCandidate.of("utf-8", counting=False)
@@ -272,6 +274,8 @@ class _Evidence:
             self.pairs.update(itertools.pairwise(run))
             if before:
                 self.adjacent[run[0]] += 1
+            else:
+                self.starts[run[0], run[1]] += 1
             if after:
                 self.adjacent[run[-1]] += 1
         self.decoded = point
@@ -329,6 +333,10 @@ class _Evidence:
                 _ORDER.get(s.encoding, len(_ORDER)),
             ),
         )
+        # Code pages of the same languages that read some letter differently and the
+        # bytes seen alike: the bytes that tell them apart may come yet.
+        if not final and any((s.encoding, best.encoding) in scoring.TWINS for s in alike):
+            return None
         margin = rivals[0].cost - scores[0].cost if rivals else math.inf
         confidence = round(1 - 0.5 * math.exp(-margin / 8), 4) if rivals else 0.99
         confidence = min(confidence, 0.99)
@@ -349,7 +357,7 @@ class _Evidence:
         if pages:
             runs = (self.runs[0], self.runs[1])
             evidence = scoring.ByteEvidence.of(
-                self.histogram, self.ascii, self.adjacent, self.pairs, runs
+                self.histogram, self.ascii, self.adjacent, self.pairs, self.starts, runs
             )
             scores += [scoring.score_code_page(name, evidence) for name in pages]
         scores.sort(key=lambda s: (s.cost, _ORDER.get(s.encoding, len(_ORDER))))
