@@ -403,6 +403,7 @@ class _CodePage:
         ]
         self.lower = [c is not None and c.islower() for c in table]
         self.stray = [b >= 0x80 and c is not None and _stray(c) for b, c in enumerate(table)]
+        self.intruder = [c is not None and _intruder(c) for c in table]
         self.upper = [c is not None and c.isupper() for c in table]
         self.bad = [int(c is not None and is_bad(c)) for c in table]
         self.languages = [_CodePageModel(encoding, language) for language in LANGUAGES[encoding]]
@@ -410,6 +411,13 @@ class _CodePage:
 
 
 _CODE_PAGE_MODELS: dict[str, _CodePage] = {}
+
+
+def _intruder(char: str) -> bool:
+    """Punctuation or a symbol that does not stand alone inside a word of letters (an
+    apostrophe, a middle dot or a dash does): a letter read in the wrong code page."""
+    category = unicodedata.category(char)
+    return category[0] in "PS" and category != "Pd" and char not in "’·"
 
 
 def _stray(char: str) -> bool:
@@ -430,6 +438,7 @@ class ByteEvidence:
     high_counts: tuple[int, ...]
     adjacent_values: tuple[int, ...]
     adjacent_counts: tuple[int, ...]
+    inside: tuple[tuple[int, int], ...]
     ascii_cost: float
     size: int
     pairs: Counter[tuple[int, int]]
@@ -442,12 +451,14 @@ class ByteEvidence:
         histogram: list[int],
         ascii_counts: list[int],
         adjacent: list[int],
+        inside: list[int],
         pairs: Counter[tuple[int, int]],
         starts: Counter[tuple[int, int]],
         runs: tuple[int, int],
     ) -> ByteEvidence:
         """``histogram``: the counts of the bytes above 7F; ``ascii_counts``: the ASCII
-        bytes by class (``ascii_classes``); ``starts``: the first two bytes of the runs
+        bytes by class (``ascii_classes``); ``inside``: the counts of bytes above 7F alone
+        between two ASCII letters; ``starts``: the first two bytes of the runs
         above 7F that no ASCII letter precedes."""
         high = [(b, n) for b, n in enumerate(histogram) if n and b >= 0x80]
         near = [(b, n) for b, n in enumerate(adjacent) if n]
@@ -456,6 +467,7 @@ class ByteEvidence:
             tuple(n for _, n in high),
             tuple(b for b, _ in near),
             tuple(n for _, n in near),
+            tuple((b, n) for b, n in enumerate(inside) if n),
             sum(map(operator.mul, _ASCII_CLASS_COSTS, ascii_counts)),
             sum(ascii_counts) + sum(n for _, n in high),
             pairs,
@@ -494,6 +506,7 @@ def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
     camel = sum(n for (a, b), n in evidence.pairs.items() if lower[a] and upper[b])
     letter, stray = page.letters, page.stray
     camel += sum(n for (a, b), n in evidence.starts.items() if stray[a] and letter[b])
+    camel += sum(n for b, n in evidence.inside if page.intruder[b])
     best = min(
         (
             sum(map(operator.mul, map(m.costs.__getitem__, values), counts))

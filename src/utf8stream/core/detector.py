@@ -205,6 +205,8 @@ class _Evidence:
         self.pairs: Counter[tuple[int, int]] = Counter()
         #: The first two bytes of runs of bytes above 7F that no ASCII letter precedes.
         self.starts: Counter[tuple[int, int]] = Counter()
+        #: Bytes above 7F alone between two ASCII letters.
+        self.inside = [0] * 256
         #: Runs of bytes above 7F one byte long, and longer.
         self.runs = [0, 0]
         self.utf8 = scoring.MultiByteCandidate.of("utf-8", counting=False)
@@ -269,6 +271,8 @@ class _Evidence:
                 self.runs[0] += 1
                 if before or after:
                     self.adjacent[run[0]] += 1
+                if before and after:
+                    self.inside[run[0]] += 1
                 continue
             self.runs[1] += 1
             self.pairs.update(itertools.pairwise(run))
@@ -357,7 +361,13 @@ class _Evidence:
         if pages:
             runs = (self.runs[0], self.runs[1])
             evidence = scoring.ByteEvidence.of(
-                self.histogram, self.ascii, self.adjacent, self.pairs, self.starts, runs
+                self.histogram,
+                self.ascii,
+                self.adjacent,
+                self.inside,
+                self.pairs,
+                self.starts,
+                runs,
             )
             scores += [scoring.score_code_page(name, evidence) for name in pages]
         scores.sort(key=lambda s: (s.cost, _ORDER.get(s.encoding, len(_ORDER))))
