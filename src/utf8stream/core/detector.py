@@ -1,10 +1,10 @@
 """Which encoding a byte stream is in, decided from as few bytes as make it safe.
 
 ``EncodingDetector`` is a state machine like the decoder: no I/O, bytes in, a decision out.
-It takes its decision at fixed points of the input (after 64, 256 and 1,024 bytes, then
-every 4 KiB, and at ``max_lookahead``), never at the edges of the chunks it is given, so
-that a decision, the bytes it looked at and the bytes it hands back for replay are the
-same however the input was cut.  A byte-order mark decides at once.
+It takes its decision at fixed points of the input (after 64, 256, 1,024 and 4,096
+bytes, then at each doubling, and at ``max_lookahead``), never at the edges of the chunks
+it is given, so that a decision, the bytes it looked at and the bytes it hands back for
+replay are the same however the input was cut.  A byte-order mark decides at once.
 
 The rules, in order:
 
@@ -36,9 +36,9 @@ DEFAULT_MAX_LOOKAHEAD = 65536
 
 #: Runs of NUL bytes no UTF-16 or UTF-32 text holds: padding.
 _PADDING = re.compile(b"\x00{4,}")
-#: The first points where the detector decides; then every ``_STEP`` bytes.
+#: The first points where the detector decides; then at twice the last point: a decision
+#: the bytes so far leave open costs a scoring pass per point.
 _FIRST_POINTS = (64, 256, 1024, 4096)
-_STEP = 4096
 #: Statistics decide before ``max_lookahead`` only from this many bytes on, and only as
 #: sure as this.
 _EARLY_STATISTICS, _EARLY_CONFIDENCE = 1024, 0.99
@@ -169,7 +169,7 @@ class EncodingDetector:
 
 def _after(point: int, limit: int) -> int:
     later = [p for p in _FIRST_POINTS if p > point]
-    return min(later[0] if later else point + _STEP, limit)
+    return min(later[0] if later else point * 2, limit)
 
 
 def _padding_only(buffer: bytearray, point: int) -> bool:
