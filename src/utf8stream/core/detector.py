@@ -26,6 +26,7 @@ import itertools
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import _detector_score as scoring
@@ -210,9 +211,8 @@ class _Evidence:
         #: Runs of bytes above 7F one byte long, and longer.
         self.runs = [0, 0]
         self.utf8 = scoring.MultiByteCandidate.of("utf-8", counting=False)
-        self.multi = [
-            scoring.MultiByteCandidate.of(name) for name in scoring.MULTI_BYTE + scoring.WIDE
-        ]
+        #: Made when statistics are first asked for.
+        self.multi: list[scoring.MultiByteCandidate] = []
 
     def evaluate(self, buffer: bytearray, point: int, final: bool) -> Detection | None:
         """The decision on ``buffer[:point]``; None while it is not yet safe, never None
@@ -263,8 +263,12 @@ class _Evidence:
     def _decode_to(self, buffer: bytearray, point: int) -> None:
         """Bring the multi-byte candidates and the code pages' evidence up to ``point``."""
         segment = bytes(buffer[self.decoded : point])
+        if not self.multi:
+            names = scoring.MULTI_BYTE + scoring.WIDE
+            self.multi = [scoring.MultiByteCandidate.of(name) for name in names]
         for candidate in self.multi:
             candidate.advance(segment, self.decoded)
+        pairs: list[Iterable[tuple[int, int]]] = []
         # Each run of bytes above 7F, with the ASCII letters around it.
         for before, run, after in scoring.HIGH_RUNS.findall(segment):
             if len(run) == 1:
@@ -275,13 +279,14 @@ class _Evidence:
                     self.inside[run[0]] += 1
                 continue
             self.runs[1] += 1
-            self.pairs.update(itertools.pairwise(run))
+            pairs.append(itertools.pairwise(run))
             if before:
                 self.adjacent[run[0]] += 1
             else:
                 self.starts[run[0], run[1]] += 1
             if after:
                 self.adjacent[run[-1]] += 1
+        self.pairs.update(itertools.chain.from_iterable(pairs))
         self.decoded = point
 
     def _alive(self, buffer: bytearray, point: int, encoding: str) -> bool:
