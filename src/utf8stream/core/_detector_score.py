@@ -407,6 +407,10 @@ class _CodePage:
         self.upper = [c is not None and c.isupper() for c in table]
         self.bad = [int(c is not None and is_bad(c)) for c in table]
         self.languages = [_CodePageModel(encoding, language) for language in LANGUAGES[encoding]]
+        #: What each byte costs at least, in the cheapest of the languages.
+        self.floor: list[float] = [
+            min(costs) for costs in zip(*(m.costs for m in self.languages), strict=True)
+        ]
         self.names = LANGUAGES[encoding]
 
 
@@ -491,11 +495,26 @@ def ascii_classes(data: bytes) -> tuple[int, int, int, int]:
     return letters, spaces, controls, size - letters - spaces - controls
 
 
-def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
-    """Score a single-byte code page on the bytes seen."""
+def _page(encoding: str) -> _CodePage:
     page = _CODE_PAGE_MODELS.get(encoding)
     if page is None:
         page = _CODE_PAGE_MODELS[encoding] = _CodePage(encoding)
+    return page
+
+
+def code_page_bound(encoding: str, evidence: ByteEvidence) -> float:
+    """What ``score_code_page`` gives at least: each byte at its cost in the language
+    where it is cheapest, nothing for mixing, runs and misplaced marks."""
+    floor = _page(encoding).floor
+    high: float = sum(
+        map(operator.mul, map(floor.__getitem__, evidence.high_values), evidence.high_counts)
+    )
+    return evidence.ascii_cost + high + PRIOR.get(encoding, OTHER_PRIOR)
+
+
+def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
+    """Score a single-byte code page on the bytes seen."""
+    page = _page(encoding)
     runs = evidence.runs
     values, counts = evidence.high_values, evidence.high_counts
     near, near_counts = evidence.adjacent_values, evidence.adjacent_counts

@@ -313,10 +313,10 @@ class _Evidence:
         if early and not all(self._same_text(name, names[0]) for name in names):
             return None
         scores = self._scores(multi, pages)
-        texts = [s for s in scores if s.bad <= scoring.BAD_SHARE * max(1, s.chars)]
+        texts = [s for s in scores if _is_text(s)]
         if not texts and not nul and wide and not all(c in multi for c in wide):
             scores = self._scores(wide, [])
-            texts = [s for s in scores if s.bad <= scoring.BAD_SHARE * max(1, s.chars)]
+            texts = [s for s in scores if _is_text(s)]
         ruled_out = self._ruled_out(nul)
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
@@ -374,9 +374,36 @@ class _Evidence:
                 self.starts,
                 runs,
             )
-            scores += [scoring.score_code_page(name, evidence) for name in pages]
-        scores.sort(key=lambda s: (s.cost, _ORDER.get(s.encoding, len(_ORDER))))
+            # Code pages in the order of what they cost at least: those that cannot beat the
+            # two that decide (the cheapest text and its cheapest rival) are scored only
+            # where they read the bytes as the cheapest does (one of them may be named).
+            bounds = sorted((scoring.code_page_bound(n, evidence), n) for n in pages)
+            left: list[str] = []
+            for bound, name in bounds:
+                if left or self._settled(scores, bound):
+                    left.append(name)
+                else:
+                    scores.append(scoring.score_code_page(name, evidence))
+            if left:
+                best = min(filter(_is_text, scores), key=_cost_order).encoding
+                scores += [
+                    scoring.score_code_page(name, evidence)
+                    for name in left
+                    if self._same_text(name, best)
+                ]
+        scores.sort(key=_cost_order)
         return scores
+
+    def _settled(self, scores: list[scoring.Score], bound: float) -> bool:
+        """Whether a candidate that costs at least ``bound`` is neither the cheapest text
+        among ``scores`` and it nor that one's cheapest rival."""
+        texts = sorted((s for s in scores if _is_text(s)), key=_cost_order)
+        if not texts:
+            return False
+        rival = next(
+            (s for s in texts if not self._same_text(s.encoding, texts[0].encoding)), None
+        )
+        return rival is not None and bound > rival.cost
 
     def _undefined(self, code_page: str) -> bool:
         """Whether the bytes seen hold one ``code_page`` leaves undefined."""
@@ -412,3 +439,12 @@ class _Evidence:
 #: Tie-breaks between candidates that score alike.
 _PREFERENCE = (*scoring.WIDE, *scoring.MULTI_BYTE, *scoring.SINGLE_BYTE)
 _ORDER = {name: i for i, name in enumerate(_PREFERENCE)}
+
+
+def _cost_order(score: scoring.Score) -> tuple[float, int]:
+    return score.cost, _ORDER.get(score.encoding, len(_ORDER))
+
+
+def _is_text(score: scoring.Score) -> bool:
+    """Whether at most ``BAD_SHARE`` of a candidate's characters are not text."""
+    return score.bad <= scoring.BAD_SHARE * max(1, score.chars)
