@@ -298,7 +298,10 @@ def score_counts(
     best: tuple[float, str] | None = None
     if bad > BAD_SHARE * chars:  # not text in any language: not worth scoring
         return Score(encoding, BAD * chars, "", chars, bad)
-    for language in _languages_for(encoding, items):
+    languages = _languages_for(encoding, items)
+    if languages is None:
+        return Score(encoding, BAD * chars, "", chars, chars)
+    for language in languages:
         cost_of = language_model(language).cost
         total = sum(cost_of(char) * n for char, n in items) + _mixing(language, letters, mixed)
         total += _runs(language, runs)
@@ -310,18 +313,33 @@ def score_counts(
     return Score(encoding, best[0] + extra, best[1], chars, bad)
 
 
-def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ...]:
+def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ...] | None:
     """The languages to score a candidate's text in: those of its encoding; for UTF-16 and
     UTF-32, which write every language, only those whose letters hold the text's most
-    common letter beyond ASCII (none: a script no model covers)."""
+    common letter beyond ASCII (none: a script no model covers).  None: most of its East
+    Asian letters are none the models list (the common ideographs, kana and syllables make
+    nearly all of any such text: these are bytes read two at a time that are not text)."""
     languages = LANGUAGES.get(encoding, ())
     if encoding not in WIDE:
         return languages
     letters = [(n, char) for char, n in items if not char.isascii() and char.isalpha()]
     if not letters:
         return languages
+    east_asian = [(n, char) for n, char in letters if _EAST_ASIAN.match(char)]
+    total = sum(n for n, _ in east_asian)
+    listed = sum(n for n, char in east_asian if char in _EAST_ASIAN_LETTERS)
+    if total >= _EAST_ASIAN_EVIDENCE and listed < total / 2:
+        return None
     top = max(letters)[1].lower()
     return tuple(n for n in languages if top in language_model(n).letters)
+
+
+#: The letters the East Asian models list, and how many East Asian letters make enough
+#: evidence that most of them are not among those.
+_EAST_ASIAN_LETTERS = frozenset(
+    "".join(_MODEL["letters"][n] for n in ("ja", "zh", "zh-hant", "ko"))
+)
+_EAST_ASIAN_EVIDENCE = 16
 
 
 def _unmodelled(items: list[tuple[str, int]], letters: int, mixed: int) -> float:
