@@ -317,8 +317,9 @@ def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ..
     """The languages to score a candidate's text in: those of its encoding; for UTF-16 and
     UTF-32, which write every language, only those whose letters hold the text's most
     common letter beyond ASCII (none: a script no model covers).  None: most of its East
-    Asian letters are none the models list (the common ideographs, kana and syllables make
-    nearly all of any such text: these are bytes read two at a time that are not text)."""
+    Asian letters are none the models list and no space or line end parts them (the
+    common ideographs, kana and syllables make nearly all of any such text: these are bytes
+    read two at a time that are not text)."""
     languages = LANGUAGES.get(encoding, ())
     if encoding not in WIDE:
         return languages
@@ -328,7 +329,8 @@ def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ..
     east_asian = [(n, char) for n, char in letters if _EAST_ASIAN.match(char)]
     total = sum(n for n, _ in east_asian)
     listed = sum(n for n, char in east_asian if char in _EAST_ASIAN_LETTERS)
-    if total >= _EAST_ASIAN_EVIDENCE and listed < total / 2:
+    parted = any(char.isspace() for char, _ in items)
+    if total >= _EAST_ASIAN_EVIDENCE and listed < total / 2 and not parted:
         return None
     top = max(letters)[1].lower()
     return tuple(n for n in languages if top in language_model(n).letters)
