@@ -333,14 +333,17 @@ def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ..
     if total >= _EAST_ASIAN_EVIDENCE and listed < total / 2 and not parted:
         return None
     top = max(letters)[1].lower()
-    return tuple(n for n in languages if top in language_model(n).letters)
+    found = tuple(n for n in languages if top in language_model(n).letters)
+    if not found and _EAST_ASIAN.match(top):
+        # A rare ideograph or syllable, in a script the East Asian models cover.
+        return tuple(n for n in languages if n in _EAST_ASIAN_MODELS)
+    return found
 
 
 #: The letters the East Asian models list, and how many East Asian letters make enough
 #: evidence that most of them are not among those.
-_EAST_ASIAN_LETTERS = frozenset(
-    "".join(_MODEL["letters"][n] for n in ("ja", "zh", "zh-hant", "ko"))
-)
+_EAST_ASIAN_MODELS = ("ja", "zh", "zh-hant", "ko")
+_EAST_ASIAN_LETTERS = frozenset("".join(_MODEL["letters"][n] for n in _EAST_ASIAN_MODELS))
 _EAST_ASIAN_EVIDENCE = 16
 
 
