@@ -441,10 +441,11 @@ _CODE_PAGE_MODELS: dict[str, _CodePage] = {}
 
 
 def _intruder(char: str) -> bool:
-    """Punctuation or a symbol that does not stand alone inside a word of letters (an
-    apostrophe, a middle dot or a dash does): a letter read in the wrong code page."""
+    """Punctuation, a symbol, a fraction or a superscript digit, which does not stand
+    alone inside a word of letters (an apostrophe, a middle dot or a dash does): a letter
+    read in the wrong code page."""
     category = unicodedata.category(char)
-    return category[0] in "PS" and category != "Pd" and char not in "’·"
+    return (category[0] in "PS" or category == "No") and category != "Pd" and char not in "’·"
 
 
 def _stray(char: str) -> bool:
