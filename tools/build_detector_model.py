@@ -66,6 +66,9 @@ LANGUAGES: dict[str, tuple[str, ...]] = {
 #: Characters kept per language: enough for an alphabet with its accents, and for the
 #: common ideographs of Chinese and Japanese and the syllables of Korean.
 KEEP_ALPHABETIC, KEEP_IDEOGRAPHIC = 120, 3000
+#: Traditional Chinese keeps every character of Big5's first level: its weights are
+#: guessed from simplified text, so its common characters do not all rank in the top.
+KEEP_TRADITIONAL = 6000
 WORDS = 30000
 #: Probabilities are stored as rounded tenths of a natural-log unit.
 SCALE = 10
@@ -152,7 +155,8 @@ def build() -> dict[str, object]:
     for language in LANGUAGES:
         counts = traditional(zh) if language == "zh-hant" else letter_frequencies(language)
         ideographic = language in ("zh", "zh-hant", "ja", "ko")
-        top = counts.most_common(KEEP_IDEOGRAPHIC if ideographic else KEEP_ALPHABETIC)
+        keep = KEEP_IDEOGRAPHIC if ideographic else KEEP_ALPHABETIC
+        top = counts.most_common(KEEP_TRADITIONAL if language == "zh-hant" else keep)
         total = sum(counts.values())
         letters[language] = "".join(c for c, _ in top)
         # One byte per letter: -ln(p) in tenths, capped at 255.

@@ -35,6 +35,10 @@ _MODEL = json.loads(
 _SCALE: int = _MODEL["scale"]
 _MIXING: dict[str, float] = _MODEL["mixing"]
 _SINGLE_RUNS: dict[str, float] = _MODEL["single_runs"]
+#: Per language, what a run one letter long and a longer one cost; what a letter next to
+#: an ASCII letter and one apart from them cost.
+_RUN_COSTS = {k: (-math.log(p), -math.log1p(-p)) for k, p in _SINGLE_RUNS.items()}
+_MIXING_COSTS = {k: (-math.log(p), -math.log1p(-p)) for k, p in _MIXING.items()}
 
 #: A C0 or C1 control (other than whitespace and ESC), unassigned, private-use or a lone
 #: surrogate: what text does not hold.
@@ -127,9 +131,14 @@ FAMILY = {
 _SPACES = frozenset(" \t\n\r\f\v")
 #: A character beyond ASCII next to an ASCII letter.
 ADJACENT_TEXT = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
-NON_ASCII = re.compile(r"[^\x00-\x7f]")
 NON_ASCII_RUNS = re.compile(r"[^\x00-\x7f]+")
+ASCII = bytes(range(0x80))
+#: Kana, CJK ideographs and punctuation, Hangul, full-width forms.
+_EAST_ASIAN = re.compile("[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")
+#: The share of East Asian characters that makes UTF-16 without a NUL byte worth weighing.
+EAST_ASIAN_SHARE = 0.9
 _ASCII_LETTERS = bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
+_HIGH = bytes(range(0x80, 0x100))
 _ASCII_SPACES = b" \t\n\r\f\v"
 _ASCII_CONTROLS = bytes(b for b in [*range(0x20), 0x7F] if b not in b"\t\n\r\f\v\x1b")
 #: Runs of bytes above 7F, with the ASCII letter before and after them, if any.
@@ -160,11 +169,37 @@ def _code_page(name: str) -> tuple[str | None, ...]:
     return tuple(table)
 
 
+def _mask(values: Iterable[int]) -> int:
+    return sum(1 << value for value in set(values))
+
+
 CODE_PAGES = {name: _code_page(name) for name in SINGLE_BYTE}
-#: The bytes each code page leaves undefined.
+#: The bytes each code page leaves undefined, as a bit mask (bit ``b`` for byte ``b``).
 UNDEFINED = {
-    name: tuple(b for b, c in enumerate(table) if c is None) for name, table in CODE_PAGES.items()
+    name: _mask(b for b, c in enumerate(table) if c is None) for name, table in CODE_PAGES.items()
 }
+#: For each two code pages, the bytes they read differently, as a bit mask.
+DIFFER = {
+    (one, other): _mask(b for b in range(256) if a[b] != z[b])
+    for one, a in CODE_PAGES.items()
+    for other, z in CODE_PAGES.items()
+}
+
+
+def _twins(one: str, other: str) -> bool:
+    """Whether two code pages write the same languages and read a byte as a letter in one
+    and as text, not a letter, in the other."""
+    if one == other or set(LANGUAGES[one]) != set(LANGUAGES[other]):
+        return False
+    pairs = zip(CODE_PAGES[one], CODE_PAGES[other], strict=True)
+    return any(
+        a != b
+        and a is not None
+        and b is not None
+        and (a.isalpha() or b.isalpha())
+        and not (is_bad(a) or is_bad(b))
+        for a, b in pairs
+    )
 
 
 class LanguageModel:
@@ -227,6 +262,10 @@ def is_bad(char: str) -> bool:
     return language_model("en").cost(char) >= BAD
 
 
+#: Code pages alike but for letters (see ``_twins``), both ways round.
+TWINS = frozenset((a, b) for a in SINGLE_BYTE for b in SINGLE_BYTE if _twins(a, b))
+
+
 @dataclass
 class Score:
     """A candidate's cost under its best language, and how much of its text is not text."""
@@ -259,7 +298,10 @@ def score_counts(
     best: tuple[float, str] | None = None
     if bad > BAD_SHARE * chars:  # not text in any language: not worth scoring
         return Score(encoding, BAD * chars, "", chars, bad)
-    for language in _languages_for(encoding, items):
+    languages = _languages_for(encoding, items)
+    if languages is None:
+        return Score(encoding, BAD * chars, "", chars, chars)
+    for language in languages:
         cost_of = language_model(language).cost
         total = sum(cost_of(char) * n for char, n in items) + _mixing(language, letters, mixed)
         total += _runs(language, runs)
@@ -271,18 +313,38 @@ def score_counts(
     return Score(encoding, best[0] + extra, best[1], chars, bad)
 
 
-def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ...]:
+def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ...] | None:
     """The languages to score a candidate's text in: those of its encoding; for UTF-16 and
     UTF-32, which write every language, only those whose letters hold the text's most
-    common letter beyond ASCII (none: a script no model covers)."""
+    common letter beyond ASCII (none: a script no model covers).  None: most of its East
+    Asian letters are none the models list and no space or line end parts them (the
+    common ideographs, kana and syllables make nearly all of any such text: these are bytes
+    read two at a time that are not text)."""
     languages = LANGUAGES.get(encoding, ())
     if encoding not in WIDE:
         return languages
     letters = [(n, char) for char, n in items if not char.isascii() and char.isalpha()]
     if not letters:
         return languages
+    east_asian = [(n, char) for n, char in letters if _EAST_ASIAN.match(char)]
+    total = sum(n for n, _ in east_asian)
+    listed = sum(n for n, char in east_asian if char in _EAST_ASIAN_LETTERS)
+    parted = any(char.isspace() for char, _ in items)
+    if total >= _EAST_ASIAN_EVIDENCE and listed < total / 2 and not parted:
+        return None
     top = max(letters)[1].lower()
-    return tuple(n for n in languages if top in language_model(n).letters)
+    found = tuple(n for n in languages if top in language_model(n).letters)
+    if not found and _EAST_ASIAN.match(top):
+        # A rare ideograph or syllable, in a script the East Asian models cover.
+        return tuple(n for n in languages if n in _EAST_ASIAN_MODELS)
+    return found
+
+
+#: The letters the East Asian models list, and how many East Asian letters make enough
+#: evidence that most of them are not among those.
+_EAST_ASIAN_MODELS = ("ja", "zh", "zh-hant", "ko")
+_EAST_ASIAN_LETTERS = frozenset("".join(_MODEL["letters"][n] for n in _EAST_ASIAN_MODELS))
+_EAST_ASIAN_EVIDENCE = 16
 
 
 def _unmodelled(items: list[tuple[str, int]], letters: int, mixed: int) -> float:
@@ -329,15 +391,15 @@ def _is_letter(char: str) -> bool:
 
 def _runs(language: str, runs: tuple[int, int]) -> float:
     """The cost of the runs of letters beyond ASCII being as long as they are."""
-    single = _SINGLE_RUNS[language]
-    return -(runs[0] * math.log(single) + runs[1] * math.log1p(-single))
+    single, longer = _RUN_COSTS[language]
+    return runs[0] * single + runs[1] * longer
 
 
 def _mixing(language: str, letters: int, mixed: int) -> float:
     """The cost of ``mixed`` of ``letters`` letters beyond ASCII standing next to an ASCII
     letter, in ``language``."""
-    mixing = _MIXING[language]
-    return -(mixed * math.log(mixing) + (letters - mixed) * math.log1p(-mixing))
+    mixing, apart = _MIXING_COSTS[language]
+    return mixed * mixing + (letters - mixed) * apart
 
 
 class _CodePageModel:
@@ -363,13 +425,34 @@ class _CodePage:
             for b, c in enumerate(table)
         ]
         self.lower = [c is not None and c.islower() for c in table]
+        self.stray = [b >= 0x80 and c is not None and _stray(c) for b, c in enumerate(table)]
+        self.intruder = [c is not None and _intruder(c) for c in table]
         self.upper = [c is not None and c.isupper() for c in table]
         self.bad = [int(c is not None and is_bad(c)) for c in table]
         self.languages = [_CodePageModel(encoding, language) for language in LANGUAGES[encoding]]
+        #: What each byte costs at least, in the cheapest of the languages.
+        self.floor: list[float] = [
+            min(costs) for costs in zip(*(m.costs for m in self.languages), strict=True)
+        ]
         self.names = LANGUAGES[encoding]
 
 
 _CODE_PAGE_MODELS: dict[str, _CodePage] = {}
+
+
+def _intruder(char: str) -> bool:
+    """Punctuation, a symbol, a fraction or a superscript digit, which does not stand
+    alone inside a word of letters (an apostrophe, a middle dot or a dash does): a letter
+    read in the wrong code page."""
+    category = unicodedata.category(char)
+    return (category[0] in "PS" or category == "No") and category != "Pd" and char not in "’·"
+
+
+def _stray(char: str) -> bool:
+    """A closing quote, symbol or other mark, which does not begin a word: one that does
+    (after a space, before a letter) is a capital letter read in the wrong code page."""
+    category = unicodedata.category(char)
+    return (category in ("Pf", "Po") and char not in "¡¿") or category[0] == "S"
 
 
 @dataclass
@@ -383,20 +466,28 @@ class ByteEvidence:
     high_counts: tuple[int, ...]
     adjacent_values: tuple[int, ...]
     adjacent_counts: tuple[int, ...]
+    inside: tuple[tuple[int, int], ...]
     ascii_cost: float
     size: int
     pairs: Counter[tuple[int, int]]
+    starts: Counter[tuple[int, int]]
     runs: tuple[int, int]
 
     @classmethod
     def of(
         cls,
         histogram: list[int],
+        ascii_counts: list[int],
         adjacent: list[int],
+        inside: list[int],
         pairs: Counter[tuple[int, int]],
+        starts: Counter[tuple[int, int]],
         runs: tuple[int, int],
     ) -> ByteEvidence:
-        cost_of = language_model("en").cost  # ASCII costs the same in every language
+        """``histogram``: the counts of the bytes above 7F; ``ascii_counts``: the ASCII
+        bytes by class (``ascii_classes``); ``inside``: the counts of bytes above 7F alone
+        between two ASCII letters; ``starts``: the first two bytes of the runs
+        above 7F that no ASCII letter precedes."""
         high = [(b, n) for b, n in enumerate(histogram) if n and b >= 0x80]
         near = [(b, n) for b, n in enumerate(adjacent) if n]
         return cls(
@@ -404,18 +495,50 @@ class ByteEvidence:
             tuple(n for _, n in high),
             tuple(b for b, _ in near),
             tuple(n for _, n in near),
-            sum(cost_of(chr(b)) * n for b, n in enumerate(histogram[:0x80]) if n),
-            sum(histogram),
+            tuple((b, n) for b, n in enumerate(inside) if n),
+            sum(map(operator.mul, _ASCII_CLASS_COSTS, ascii_counts)),
+            sum(ascii_counts) + sum(n for _, n in high),
             pairs,
+            starts,
             runs,
         )
 
 
-def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
-    """Score a single-byte code page on the bytes seen."""
+#: What an ASCII letter, space, control and other character cost (``ascii_classes``).
+_ASCII_CLASS_COSTS = (ASCII_LETTER, 0.0, BAD, ASCII_OTHER)
+
+
+def ascii_classes(data: bytes) -> tuple[int, int, int, int]:
+    """How many of the ASCII bytes of ``data`` are letters, spaces, controls and others:
+    counted without a loop."""
+    ascii_part = data if data.isascii() else data.translate(None, _HIGH)
+    size = len(ascii_part)
+    letters = size - len(ascii_part.translate(None, _ASCII_LETTERS))
+    spaces = size - len(ascii_part.translate(None, _ASCII_SPACES))
+    controls = size - len(ascii_part.translate(None, _ASCII_CONTROLS))
+    return letters, spaces, controls, size - letters - spaces - controls
+
+
+def _page(encoding: str) -> _CodePage:
     page = _CODE_PAGE_MODELS.get(encoding)
     if page is None:
         page = _CODE_PAGE_MODELS[encoding] = _CodePage(encoding)
+    return page
+
+
+def code_page_bound(encoding: str, evidence: ByteEvidence) -> float:
+    """What ``score_code_page`` gives at least: each byte at its cost in the language
+    where it is cheapest, nothing for mixing, runs and misplaced marks."""
+    floor = _page(encoding).floor
+    high: float = sum(
+        map(operator.mul, map(floor.__getitem__, evidence.high_values), evidence.high_counts)
+    )
+    return evidence.ascii_cost + high + PRIOR.get(encoding, OTHER_PRIOR)
+
+
+def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
+    """Score a single-byte code page on the bytes seen."""
+    page = _page(encoding)
     runs = evidence.runs
     values, counts = evidence.high_values, evidence.high_counts
     near, near_counts = evidence.adjacent_values, evidence.adjacent_counts
@@ -424,6 +547,9 @@ def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
     symbols = sum(map(operator.mul, map(page.symbols.__getitem__, near), near_counts))
     lower, upper = page.lower, page.upper
     camel = sum(n for (a, b), n in evidence.pairs.items() if lower[a] and upper[b])
+    letter, stray = page.letters, page.stray
+    camel += sum(n for (a, b), n in evidence.starts.items() if stray[a] and letter[b])
+    camel += sum(n for b, n in evidence.inside if page.intruder[b])
     best = min(
         (
             sum(map(operator.mul, map(m.costs.__getitem__, values), counts))
@@ -448,11 +574,18 @@ class MultiByteCandidate:
     adjacent: Counter[str] = field(default_factory=Counter)
     single_runs: int = 0
     longer_runs: int = 0
+    #: The characters decoded, and those of them in the blocks of East Asian scripts.
+    chars: int = 0
+    east_asian: int = 0
     ruled_out_at: int | None = None
 
+    #: Whether the decoded characters are counted (for a score) or only decoded.
+    counting: bool = True
+
     @classmethod
-    def of(cls, encoding: str) -> MultiByteCandidate:
-        return cls(encoding, codecs.getincrementaldecoder(encoding)("strict"))
+    def of(cls, encoding: str, counting: bool = True) -> MultiByteCandidate:
+        decoder = codecs.getincrementaldecoder(encoding)("strict")
+        return cls(encoding, decoder, counting=counting)
 
     def advance(self, segment: bytes, start: int) -> None:
         """Decode the next segment (which starts at offset ``start``), or rule this
@@ -466,27 +599,24 @@ class MultiByteCandidate:
             self.ruled_out_at = start + exc.start
             self.counts.clear()
             return
+        if not self.counting:
+            return
+        self.chars += len(text)
+        self.east_asian += len(text) - len(_EAST_ASIAN.sub("", text))
         if text.isascii():
             ascii_part = text.encode("ascii")
         else:
-            self.counts.update(NON_ASCII.findall(text))
-            for run in NON_ASCII_RUNS.findall(text):
-                if len(run) == 1:
-                    self.single_runs += 1
-                else:
-                    self.longer_runs += 1
+            runs = NON_ASCII_RUNS.findall(text)
+            self.counts.update("".join(runs))
+            single = list(map(len, runs)).count(1)
+            self.single_runs += single
+            self.longer_runs += len(runs) - single
             self.adjacent.update(ADJACENT_TEXT.findall(text))
             ascii_part = text.encode("ascii", "ignore")
         # ASCII characters cost by their class alone: counted by class, without a loop.
-        size = len(ascii_part)
-        letters = size - len(ascii_part.translate(None, _ASCII_LETTERS))
-        spaces = size - len(ascii_part.translate(None, _ASCII_SPACES))
-        controls = size - len(ascii_part.translate(None, _ASCII_CONTROLS))
-        for char, n in (("a", letters), (" ", spaces), ("\x01", controls)):
+        for char, n in zip("a \x01.", ascii_classes(ascii_part), strict=True):
             if n:
                 self.counts[char] += n
-        if size - letters - spaces - controls:
-            self.counts["."] += size - letters - spaces - controls
 
     def score(self) -> Score:
         runs = (self.single_runs, self.longer_runs)

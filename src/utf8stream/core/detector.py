@@ -1,10 +1,10 @@
 """Which encoding a byte stream is in, decided from as few bytes as make it safe.
 
 ``EncodingDetector`` is a state machine like the decoder: no I/O, bytes in, a decision out.
-It takes its decision at fixed points of the input (after 64, 256 and 1,024 bytes, then
-every 4 KiB, and at ``max_lookahead``), never at the edges of the chunks it is given, so
-that a decision, the bytes it looked at and the bytes it hands back for replay are the
-same however the input was cut.  A byte-order mark decides at once.
+It takes its decision at fixed points of the input (after 64, 256, 1,024 and 4,096
+bytes, then at each doubling, and at ``max_lookahead``), never at the edges of the chunks
+it is given, so that a decision, the bytes it looked at and the bytes it hands back for
+replay are the same however the input was cut.  A byte-order mark decides at once.
 
 The rules, in order:
 
@@ -26,6 +26,7 @@ import itertools
 import math
 import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from . import _detector_score as scoring
@@ -36,9 +37,9 @@ DEFAULT_MAX_LOOKAHEAD = 65536
 
 #: Runs of NUL bytes no UTF-16 or UTF-32 text holds: padding.
 _PADDING = re.compile(b"\x00{4,}")
-#: The first points where the detector decides; then every ``_STEP`` bytes.
+#: The first points where the detector decides; then at twice the last point: a decision
+#: the bytes so far leave open costs a scoring pass per point.
 _FIRST_POINTS = (64, 256, 1024, 4096)
-_STEP = 4096
 #: Statistics decide before ``max_lookahead`` only from this many bytes on, and only as
 #: sure as this.
 _EARLY_STATISTICS, _EARLY_CONFIDENCE = 1024, 0.99
@@ -169,7 +170,7 @@ class EncodingDetector:
 
 def _after(point: int, limit: int) -> int:
     later = [p for p in _FIRST_POINTS if p > point]
-    return min(later[0] if later else point + _STEP, limit)
+    return min(later[0] if later else point * 2, limit)
 
 
 def _padding_only(buffer: bytearray, point: int) -> bool:
@@ -196,22 +197,35 @@ class _Evidence:
         #: Where the multi-byte candidates and the code pages' evidence stand: gathered only
         #: when statistics are asked for (ASCII alone, or valid UTF-8, never asks).
         self.decoded = 0
+        #: Counts of NUL and of each byte value above 7F; the bytes above 7F seen, as a
+        #: bit mask; the ASCII bytes by class (``scoring.ascii_classes``).
         self.histogram = [0] * 256
+        self.high_mask = 0
+        self.ascii = [0, 0, 0, 0]
         self.adjacent = [0] * 256
         self.pairs: Counter[tuple[int, int]] = Counter()
+        #: The first two bytes of runs of bytes above 7F that no ASCII letter precedes.
+        self.starts: Counter[tuple[int, int]] = Counter()
+        #: Bytes above 7F alone between two ASCII letters.
+        self.inside = [0] * 256
         #: Runs of bytes above 7F one byte long, and longer.
         self.runs = [0, 0]
-        self.utf8 = scoring.MultiByteCandidate.of("utf-8")
-        self.multi = [
-            scoring.MultiByteCandidate.of(name) for name in scoring.MULTI_BYTE + scoring.WIDE
-        ]
+        self.utf8 = scoring.MultiByteCandidate.of("utf-8", counting=False)
+        #: Made when statistics are first asked for.
+        self.multi: list[scoring.MultiByteCandidate] = []
 
     def evaluate(self, buffer: bytearray, point: int, final: bool) -> Detection | None:
         """The decision on ``buffer[:point]``; None while it is not yet safe, never None
         when ``final``."""
         segment = bytes(buffer[self.seen : point])
-        for byte, n in Counter(segment).items():
-            self.histogram[byte] += n
+        high = segment.translate(None, scoring.ASCII)
+        if high:
+            for byte, n in Counter(high).items():
+                self.histogram[byte] += n
+                self.high_mask |= 1 << byte
+        self.histogram[0] += segment.count(0)
+        for i, n in enumerate(scoring.ascii_classes(segment)):
+            self.ascii[i] += n
         self.utf8.advance(segment, self.seen)
         self.seen = point
         nul = self.histogram[0] > 0
@@ -249,21 +263,30 @@ class _Evidence:
     def _decode_to(self, buffer: bytearray, point: int) -> None:
         """Bring the multi-byte candidates and the code pages' evidence up to ``point``."""
         segment = bytes(buffer[self.decoded : point])
+        if not self.multi:
+            names = scoring.MULTI_BYTE + scoring.WIDE
+            self.multi = [scoring.MultiByteCandidate.of(name) for name in names]
         for candidate in self.multi:
             candidate.advance(segment, self.decoded)
+        pairs: list[Iterable[tuple[int, int]]] = []
         # Each run of bytes above 7F, with the ASCII letters around it.
         for before, run, after in scoring.HIGH_RUNS.findall(segment):
             if len(run) == 1:
                 self.runs[0] += 1
                 if before or after:
                     self.adjacent[run[0]] += 1
+                if before and after:
+                    self.inside[run[0]] += 1
                 continue
             self.runs[1] += 1
-            self.pairs.update(itertools.pairwise(run))
+            pairs.append(itertools.pairwise(run))
             if before:
                 self.adjacent[run[0]] += 1
+            else:
+                self.starts[run[0], run[1]] += 1
             if after:
                 self.adjacent[run[-1]] += 1
+        self.pairs.update(itertools.chain.from_iterable(pairs))
         self.decoded = point
 
     def _alive(self, buffer: bytearray, point: int, encoding: str) -> bool:
@@ -274,28 +297,32 @@ class _Evidence:
         self, buffer: bytearray, point: int, final: bool, nul: bool
     ) -> Detection | None:
         self._decode_to(buffer, point)
-        multi = [c for c in self.multi if c.ruled_out_at is None]
-        multi = [c for c in multi if c.encoding in scoring.WIDE or not nul]
+        alive = [c for c in self.multi if c.ruled_out_at is None]
+        # UTF-16 without a NUL byte holds no ASCII character (no space, digit or line
+        # end): it is weighed where it reads as an East Asian script, or where nothing
+        # narrower reads as text.
+        wide = [c for c in alive if c.encoding in scoring.WIDE]
+        multi = wide if nul else [c for c in alive if c.encoding not in scoring.WIDE]
+        if not nul:
+            share = scoring.EAST_ASIAN_SHARE
+            multi += [c for c in wide if c.east_asian >= share * max(1, c.chars)]
         pages = [] if nul else [name for name in scoring.CODE_PAGES if not self._undefined(name)]
-        names = [c.encoding for c in multi] + pages
+        names = [c.encoding for c in multi] + pages or [c.encoding for c in wide]
         # Before statistics may decide, only a choice left by elimination alone is taken.
         early = names and not final and point < _EARLY_STATISTICS
         if early and not all(self._same_text(name, names[0]) for name in names):
             return None
-        scores = [c.score() for c in multi]
-        if pages:
-            runs = (self.runs[0], self.runs[1])
-            evidence = scoring.ByteEvidence.of(self.histogram, self.adjacent, self.pairs, runs)
-            scores += [scoring.score_code_page(name, evidence) for name in pages]
+        scores = self._scores(multi, pages)
+        texts = [s for s in scores if _is_text(s)]
+        if not texts and not nul and wide and not all(c in multi for c in wide):
+            scores = self._scores(wide, [])
+            texts = [s for s in scores if _is_text(s)]
         ruled_out = self._ruled_out(nul)
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
             return Detection(None, 0.99, point, f"{why}; {ruled_out}")
-        order = {name: i for i, name in enumerate(_PREFERENCE)}
-        scores.sort(key=lambda s: (s.cost, order.get(s.encoding, len(order))))
         # A candidate whose text is mostly controls and unassigned characters is no text,
         # however cheap (a few wide characters cost less than more narrow ones).
-        texts = [s for s in scores if s.bad <= scoring.BAD_SHARE * max(1, s.chars)]
         if not texts:
             if not final and point < _EARLY_STATISTICS:
                 return None
@@ -312,9 +339,13 @@ class _Evidence:
             alike,
             key=lambda s: (
                 scoring.PRIOR.get(s.encoding, scoring.OTHER_PRIOR),
-                order.get(s.encoding, len(order)),
+                _ORDER.get(s.encoding, len(_ORDER)),
             ),
         )
+        # Code pages of the same languages that read some letter differently and the
+        # bytes seen alike: the bytes that tell them apart may come yet.
+        if not final and any((s.encoding, best.encoding) in scoring.TWINS for s in alike):
+            return None
         margin = rivals[0].cost - scores[0].cost if rivals else math.inf
         confidence = round(1 - 0.5 * math.exp(-margin / 8), 4) if rivals else 0.99
         confidence = min(confidence, 0.99)
@@ -327,16 +358,62 @@ class _Evidence:
             chose += f", {margin:.0f} nats likelier than {rivals[0].encoding}"
         return Detection(best.encoding, confidence, point, f"{ruled_out}; {chose}")
 
+    def _scores(
+        self, multi: list[scoring.MultiByteCandidate], pages: list[str]
+    ) -> list[scoring.Score]:
+        """The candidates' scores, cheapest first."""
+        scores = [c.score() for c in multi]
+        if pages:
+            runs = (self.runs[0], self.runs[1])
+            evidence = scoring.ByteEvidence.of(
+                self.histogram,
+                self.ascii,
+                self.adjacent,
+                self.inside,
+                self.pairs,
+                self.starts,
+                runs,
+            )
+            # Code pages in the order of what they cost at least: those that cannot beat the
+            # two that decide (the cheapest text and its cheapest rival) are scored only
+            # where they read the bytes as the cheapest does (one of them may be named).
+            bounds = sorted((scoring.code_page_bound(n, evidence), n) for n in pages)
+            left: list[str] = []
+            for bound, name in bounds:
+                if left or self._settled(scores, bound):
+                    left.append(name)
+                else:
+                    scores.append(scoring.score_code_page(name, evidence))
+            if left:
+                best = min(filter(_is_text, scores), key=_cost_order).encoding
+                scores += [
+                    scoring.score_code_page(name, evidence)
+                    for name in left
+                    if self._same_text(name, best)
+                ]
+        scores.sort(key=_cost_order)
+        return scores
+
+    def _settled(self, scores: list[scoring.Score], bound: float) -> bool:
+        """Whether a candidate that costs at least ``bound`` is neither the cheapest text
+        among ``scores`` and it nor that one's cheapest rival."""
+        texts = sorted((s for s in scores if _is_text(s)), key=_cost_order)
+        if not texts:
+            return False
+        rival = next(
+            (s for s in texts if not self._same_text(s.encoding, texts[0].encoding)), None
+        )
+        return rival is not None and bound > rival.cost
+
     def _undefined(self, code_page: str) -> bool:
         """Whether the bytes seen hold one ``code_page`` leaves undefined."""
-        return any(self.histogram[b] for b in scoring.UNDEFINED[code_page])
+        return bool(self.high_mask & scoring.UNDEFINED[code_page])
 
     def _same_text(self, one: str, other: str) -> bool:
         """Whether two candidates decode the bytes seen to the same text."""
-        tables = scoring.CODE_PAGES
-        if one in tables and other in tables:
-            a, b = tables[one], tables[other]
-            return all(a[x] == b[x] for x, n in enumerate(self.histogram) if n and x >= 0x80)
+        differ = scoring.DIFFER.get((one, other))
+        if differ is not None:
+            return not self.high_mask & differ
         return scoring.FAMILY.get(one, one) == scoring.FAMILY.get(other, other)
 
     def _ruled_out(self, nul: bool) -> str:
@@ -361,3 +438,13 @@ class _Evidence:
 
 #: Tie-breaks between candidates that score alike.
 _PREFERENCE = (*scoring.WIDE, *scoring.MULTI_BYTE, *scoring.SINGLE_BYTE)
+_ORDER = {name: i for i, name in enumerate(_PREFERENCE)}
+
+
+def _cost_order(score: scoring.Score) -> tuple[float, int]:
+    return score.cost, _ORDER.get(score.encoding, len(_ORDER))
+
+
+def _is_text(score: scoring.Score) -> bool:
+    """Whether at most ``BAD_SHARE`` of a candidate's characters are not text."""
+    return score.bad <= scoring.BAD_SHARE * max(1, score.chars)
