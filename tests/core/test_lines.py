@@ -46,13 +46,18 @@ def split_text(pieces: list[str], **options: object) -> list[object]:
     return as_comparable(out)
 
 
-def text_chunkings(text: str) -> list[list[str]]:
-    """Every way to cut a short text into pieces."""
+def text_chunkings(text: str, most_cuts: int | None = None) -> list[list[str]]:
+    """Every way to cut a short text into pieces (with at most ``most_cuts`` cuts, and
+    then one character a piece too)."""
     n = len(text)
     result = []
     for mask in range(1 << max(0, n - 1)):
+        if most_cuts is not None and mask.bit_count() > most_cuts:
+            continue
         edges = [0] + [i + 1 for i in range(n - 1) if mask >> i & 1] + [n]
         result.append([text[a:b] for a, b in pairwise(edges)])
+    if most_cuts is not None and n > most_cuts + 1:
+        result.append(list(text))
     return result
 
 
@@ -167,6 +172,9 @@ def test_every_chunking_gives_the_same_lines(
 LIMIT = 6
 
 
+# Every chunking of the longer texts (thousands each) runs in the soak step; the default
+# run cuts them at most three times, and into single characters.
+@pytest.mark.parametrize("most_cuts", [3, pytest.param(None, marks=pytest.mark.soak)])
 @pytest.mark.parametrize("policy", POLICIES)
 @pytest.mark.parametrize("newline", [None, "\r\n"])
 @pytest.mark.parametrize(
@@ -182,12 +190,12 @@ LIMIT = 6
     ],
 )
 def test_limits_at_and_around_max_line_bytes(
-    policy: str, newline: str | None, content: str
+    policy: str, newline: str | None, content: str, most_cuts: int | None
 ) -> None:
     text = f"{content}\r\nok\r\n{content}"
     for keepends in (False, True):
         expected = reference_lines(text, newline, keepends, LIMIT, policy)
-        for pieces in text_chunkings(text) if len(text) <= 14 else [[text]]:
+        for pieces in text_chunkings(text, most_cuts) if len(text) <= 14 else [[text]]:
             got = split_text(
                 pieces,
                 newline=newline,
