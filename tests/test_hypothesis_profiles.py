@@ -87,8 +87,10 @@ def run_profile_check(target: str, **env: str) -> str:
     [
         ({"CI": "true"}, "ci", "derandomize=True"),
         ({}, "dev", "deadline=None"),
-        ({"HYPOTHESIS_PROFILE": "deep"}, "deep", "max_examples=1000"),
-        # Each run starts pytest anew: the last case waits for the soak step.
+        # Each run starts pytest anew: the deep cases wait for the soak step.
+        pytest.param(
+            {"HYPOTHESIS_PROFILE": "deep"}, "deep", "max_examples=1000", marks=pytest.mark.soak
+        ),
         pytest.param(
             {"CI": "true", "HYPOTHESIS_PROFILE": "deep"},
             "deep",

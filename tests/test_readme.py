@@ -258,7 +258,16 @@ def test_every_block_has_its_runner() -> None:
     assert headings == list(RUNNERS)
 
 
-@pytest.mark.parametrize(("heading", "code"), BLOCKS, ids=[heading for heading, _ in BLOCKS])
+# The Dask block starts a cluster of worker processes: it runs in the soak step.
+@pytest.mark.parametrize(
+    ("heading", "code"),
+    [
+        pytest.param(
+            heading, code, id=heading, marks=[pytest.mark.soak] if "Dask" in heading else []
+        )
+        for heading, code in BLOCKS
+    ],
+)
 def test_readme_block_runs(heading: str, code: str, tmp_path: Path) -> None:
     runner = RUNNERS.get(heading)
     assert runner is not None, f"no runner for the README block under {heading!r}"
