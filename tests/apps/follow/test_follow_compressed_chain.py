@@ -8,18 +8,20 @@ holds for a follower left behind by two rotations while it drains a renamed file
 
 from __future__ import annotations
 
+import builtins
 import dataclasses
 import gzip
+import io
 import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
-from utf8stream import FollowCheckpoint, follow
-from utf8stream.apps._identity import head_fingerprint
+from utf8stream import FollowCheckpoint, Notice, follow
 
 pytestmark = [pytest.mark.anyio]
 
@@ -189,30 +191,50 @@ async def test_a_copy_replaced_by_the_next_rotation_between_found_and_opened(
     assert got + rest == expected.splitlines()
 
 
-def test_a_name_that_stops_being_compressed_while_looked_at_is_passed_over(
+async def test_a_name_that_stops_being_compressed_while_looked_at_is_passed_over(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The same race where copies are looked for (``_find_copy``) and where a compressed
-    rotation's place among the others is worked out (``_reference_key``): a name first
-    seen compressed names a file that is not (the next rotation's, not compressed yet)
-    when it is read.  It is passed over, with no problem told, instead of a ValueError
-    ending the follower."""
-    from utf8stream.apps.follow import FileIdentity, _rotation
-    from utf8stream.apps.follow._rotation import _find_copy
-
+    """The same race where copies are looked for: a name first seen compressed names a
+    file that is not (the next rotation's, being compressed) when it is read.  It is
+    passed over, with no problem told, instead of a ValueError ending the follower; the
+    copy that holds the checkpoint's file is found after it."""
     log = tmp_path / "app.log"
-    log.write_bytes(lines("a", 5))
+    got, checkpoint = await stopped_after_20(log)
+    # While stopped: a compressed into app.log.3.gz and deleted, d the new log, and
+    # app.log.2.gz the next rotation's file, which logrotate is compressing.
+    with gzip.open(tmp_path / "app.log.3.gz", "wb") as f:
+        f.write(lines("a", 50))
+    log.unlink()
+    log.write_bytes(lines("d", 50))
     racing = tmp_path / "app.log.2.gz"
-    racing.write_bytes(lines("x", 5))  # the next rotation's file, not compressed yet
-    real = _rotation.compression_of
+    compressed = gzip.compress(lines("x", 5))
+    racing.write_bytes(compressed)
+    # The race, made with the file system alone: once the follower's first look at the
+    # name is over (its first bytes: gzip), the name holds bytes that are not compressed
+    # yet; once its second look is over, the compressed file again.
+    contents = [lines("x", 5), compressed]
+    real_open = builtins.open
 
-    def seen_compressed(path: str | os.PathLike[str]) -> str | None:
-        # As it was when its first bytes were looked at: a gzip file.
-        return "gzip" if Path(path) == racing else real(path)
+    class Looked(io.BufferedReader):
+        def close(self) -> None:
+            super().close()
+            if contents:
+                racing.write_bytes(contents.pop(0))
 
-    # The race, made to happen: the name is seen compressed, then read as it is now.
-    monkeypatch.setattr(_rotation, "compression_of", seen_compressed)
-    identity = FileIdentity(1, 2, *head_fingerprint(lines("a", 5)))
-    problems: list[str] = []
-    assert _find_copy(log, identity, 0, problems) is None
-    assert problems == []
+    def opening(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        ours = isinstance(file, str | os.PathLike) and Path(file) == racing
+        if ours and contents and mode == "rb" and not args and not kwargs:
+            return Looked(io.FileIO(file, "rb"))
+        return real_open(file, mode, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", opening)
+    notices: list[Notice] = []
+    async with follow(
+        str(log), checkpoint=checkpoint, until_eof=True, on_notice=notices.append
+    ) as followed:
+        with anyio.fail_after(10):
+            rest = [line.text async for line in followed]
+    assert contents == []  # the race happened
+    assert [n for n in notices if n.kind == "damaged"] == []
+    expected = (lines("a", 50) + lines("x", 5) + lines("d", 50)).decode()
+    assert got + rest == expected.splitlines()
