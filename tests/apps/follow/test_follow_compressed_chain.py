@@ -155,39 +155,41 @@ async def test_a_rotation_being_compressed_is_read_from_its_plain_twin(
     assert got + rest == expected.splitlines()
 
 
-async def test_a_copy_replaced_by_the_next_rotation_between_found_and_opened(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("looks", range(1, 9))
+async def test_a_copy_replaced_by_the_next_rotation_while_looked_at(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, looks: int
 ) -> None:
-    """The compressed copy holding the checkpoint's file is found, then the next rotation
-    shifts it to ``app.log.3.gz`` and starts compressing into ``app.log.2.gz`` (still
-    empty) before it is opened: the follower looks again (the many-file soak saw a
-    restarted follower die there of "app.log.2.gz: not a compressed file")."""
+    """The compressed copy holding the checkpoint's file is looked for, then the next
+    rotation shifts it to ``app.log.3.gz`` and starts compressing into ``app.log.2.gz``
+    (still empty) before the follower reads it: the follower looks again (the many-file
+    soak saw a restarted follower die there of "app.log.2.gz: not a compressed file").
+    The rotation lands just before the copy's ``looks``-th opening, made with the file
+    system alone: anywhere in the search, and between the search and the read."""
 
     log = tmp_path / "app.log"
     got, checkpoint = await stopped_after_20(log)
     rotate(tmp_path, lines("b", 50))
     rotate(tmp_path, lines("c", 50))  # a: app.log.2.gz, b: app.log.1
-    from utf8stream.apps.follow._opening import _Opener
+    copy = tmp_path / "app.log.2.gz"
+    opened: list[int] = []
+    real_open = builtins.open
 
-    real_find = _Opener.find_copy_of
-    calls: list[str] = []
+    def opening(file: Any, mode: str = "r", *args: Any, **kwargs: Any) -> Any:
+        if isinstance(file, str | os.PathLike) and Path(file) == copy and mode == "rb":
+            opened.append(1)
+            if len(opened) == looks:
+                # The next rotation, caught while compressing b.
+                copy.rename(tmp_path / "app.log.3.gz")
+                (tmp_path / "app.log.1").rename(tmp_path / "app.log.2")
+                log.rename(tmp_path / "app.log.1")
+                log.write_bytes(lines("d", 50))
+                copy.write_bytes(b"")
+        return real_open(file, mode, *args, **kwargs)
 
-    async def find_then_rotate(self: _Opener, *args: object) -> object:
-        found = await real_find(self, *args)  # type: ignore[arg-type]
-        calls.append("" if found is None else Path(found.path).name)
-        if len(calls) == 1:
-            # The next rotation, caught while compressing b.
-            (tmp_path / "app.log.2.gz").rename(tmp_path / "app.log.3.gz")
-            (tmp_path / "app.log.1").rename(tmp_path / "app.log.2")
-            log.rename(tmp_path / "app.log.1")
-            log.write_bytes(lines("d", 50))
-            (tmp_path / "app.log.2.gz").write_bytes(b"")
-        return found
-
-    monkeypatch.setattr(_Opener, "find_copy_of", find_then_rotate)
+    monkeypatch.setattr(builtins, "open", opening)
     rest = await resumed(log, checkpoint)
-    assert calls[:2] == ["app.log.2.gz", "app.log.3.gz"]
     expected = b"".join(lines(tag, 50) for tag in "abcd").decode()
+    assert len(opened) >= looks  # the rotation landed
     assert got + rest == expected.splitlines()
 
 

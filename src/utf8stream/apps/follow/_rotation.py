@@ -55,6 +55,11 @@ class _Copy:
     inode: int
 
 
+#: How many times the rotated files are looked through when a rotation moved them while
+#: they were looked at.
+_SEARCHES = 3
+
+
 def _find_copy(
     live: Path, identity: FileIdentity, offset: int, problems: list[str]
 ) -> _Copy | None:
@@ -66,14 +71,29 @@ def _find_copy(
     whose (decompressed) first bytes have ``identity``'s fingerprint: copytruncate's copy,
     or a rotation compressed while the follower was stopped.  A compressed file is checked
     to its end first, so a damaged one is never read; each one met is told in
-    ``problems``.  Runs in a worker thread (it decompresses).
+    ``problems``.  A search that found nothing while a file changed under it (a rotation
+    renamed the files as they were looked at) is made again: the copy may have moved to
+    a name already passed.  Runs in a worker thread (it decompresses).
     """
     if identity.head_length == 0:
         return None  # nothing was fingerprinted: any file would match
+    for _ in range(_SEARCHES):
+        found, moved = _search_copy(live, identity, offset, problems)
+        if found is not None or not moved:
+            return found
+    return None
+
+
+def _search_copy(
+    live: Path, identity: FileIdentity, offset: int, problems: list[str]
+) -> tuple[_Copy | None, bool]:
+    """One look through the siblings for ``_find_copy``: the copy, and whether a file
+    changed while it was looked at."""
+    moved = False
     try:
         siblings = list(live.parent.iterdir())
     except OSError:
-        return None
+        return None, False
     candidates: list[tuple[int, Path, os.stat_result]] = []
     for candidate in siblings:
         if candidate == live or not candidate.name.startswith(live.name):
@@ -81,43 +101,72 @@ def _find_copy(
         try:
             st = candidate.stat()
         except OSError:
+            moved = True  # gone since the directory was listed
             continue
         if stat.S_ISREG(st.st_mode):
             candidates.append((st.st_mtime_ns, candidate, st))
-    wanted = (identity.head_length, identity.head_sha256)
     # The newest copy with the fingerprint is the one: an older one with the same first
     # bytes (a log that always starts with the same banner) is a previous cycle's.
     for mtime_ns, candidate, st in sorted(candidates, key=lambda c: (c[0], c[1]), reverse=True):
         try:
-            compression = compression_of(candidate)
-            if compression is None:
-                if identity.same_inode(st):
-                    continue  # the file itself under another name: not a copy
-                with open(candidate, "rb") as f:
-                    head = f.read(SNIFF_BYTES)
-                if head_fingerprint(head[: identity.head_length]) == wanted:
-                    if st.st_size < offset:
-                        return None
-                    return _Copy(
-                        str(candidate), None, st.st_size, head, mtime_ns, st.st_dev, st.st_ino
-                    )
-            elif matches(candidate, *wanted):
-                size = decompressed_size(candidate)
-                if size < offset:
-                    return None
-                chunks = read_from(candidate, 0)
-                head = next(chunks, b"")[:SNIFF_BYTES]
-                chunks.close()  # type: ignore[attr-defined]
-                return _Copy(
-                    str(candidate), compression, size, head, mtime_ns, st.st_dev, st.st_ino
-                )
+            found = _copy_at(candidate, st, mtime_ns, identity, offset)
         except CompressedFileError as exc:
             problems.append(f"cannot read the rotated {exc}")
+            continue
         except (ValueError, OSError):
             # Gone, or not compressed any more since its first bytes were looked at (its
             # name now names the next rotation's file, not compressed yet): not this one.
+            moved = True
             continue
-    return None
+        if not _still(candidate, st):
+            moved = True  # replaced while looked at: what was read may be another file's
+            continue
+        if isinstance(found, _Copy):
+            return found, False
+        if found is _SHORT:
+            return None, False
+    return None, moved
+
+
+#: A copy of the file that holds fewer bytes than the position: where the file went, with
+#: nothing more to read.
+_SHORT = object()
+
+
+def _copy_at(
+    candidate: Path, st: os.stat_result, mtime_ns: int, identity: FileIdentity, offset: int
+) -> _Copy | object | None:
+    """``candidate`` as the copy of ``identity``'s file, ``_SHORT``, or None (not it)."""
+    wanted = (identity.head_length, identity.head_sha256)
+    compression = compression_of(candidate)
+    if compression is None:
+        if identity.same_inode(st):
+            return None  # the file itself under another name: not a copy
+        with open(candidate, "rb") as f:
+            head = f.read(SNIFF_BYTES)
+        if head_fingerprint(head[: identity.head_length]) != wanted:
+            return None
+        if st.st_size < offset:
+            return _SHORT
+        return _Copy(str(candidate), None, st.st_size, head, mtime_ns, st.st_dev, st.st_ino)
+    if not matches(candidate, *wanted):
+        return None
+    size = decompressed_size(candidate)
+    if size < offset:
+        return _SHORT
+    chunks = read_from(candidate, 0)
+    head = next(chunks, b"")[:SNIFF_BYTES]
+    chunks.close()  # type: ignore[attr-defined]
+    return _Copy(str(candidate), compression, size, head, mtime_ns, st.st_dev, st.st_ino)
+
+
+def _still(path: Path, st: os.stat_result) -> bool:
+    """Whether ``path`` still names the file ``st`` describes."""
+    try:
+        now = path.stat()
+    except OSError:
+        return False
+    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
 
 
 def _open_copy(
