@@ -14,7 +14,7 @@ import itertools
 import os
 import sys
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, NamedTuple
@@ -450,3 +450,11 @@ def real_watch() -> Callable[..., Iterator[set[tuple[int, str]]]] | None:
         return None
     watch: Callable[..., Iterator[set[tuple[int, str]]]] = watchfiles.watch
     return watch
+
+
+async def nothing_more(follower: AsyncIterator[object], wait: float = 0.05) -> bool:
+    """True if a follower hands out no line within ``wait`` seconds."""
+    with anyio.move_on_after(wait):
+        await follower.__anext__()
+        return False
+    return True

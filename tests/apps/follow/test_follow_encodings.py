@@ -7,20 +7,12 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import append
+from _helpers import append, nothing_more
 
 from utf8stream.apps.follow import Follower, follow
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("implementation")]
 POLL = 0.005
-
-
-async def nothing_more(follower: Follower, wait: float = 0.05) -> bool:
-    """True if no line arrives within ``wait`` seconds."""
-    with anyio.move_on_after(wait):
-        await follower.__anext__()
-        return False
-    return True
 
 
 async def _records(follower: Follower, n: int) -> list[tuple[str, int, bool]]:

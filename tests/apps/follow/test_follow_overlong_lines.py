@@ -9,23 +9,15 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import append, take_texts
+from _helpers import append, nothing_more, take_texts
 
 from utf8stream import Malformed, MalformedKind
-from utf8stream.apps.follow import Follower, FollowerStatistics, follow
+from utf8stream.apps.follow import FollowerStatistics, follow
 from utf8stream.core.lines import LineTooLong
 from utf8stream.follower import ReadPolicy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("implementation")]
 POLL = 0.005
-
-
-async def nothing_more(follower: Follower, wait: float = 0.05) -> bool:
-    """True if no line arrives within ``wait`` seconds."""
-    with anyio.move_on_after(wait):
-        await follower.__anext__()
-        return False
-    return True
 
 
 async def test_invalid_bytes_and_overlong_lines_never_stop_the_reader(tmp_path: Path) -> None:

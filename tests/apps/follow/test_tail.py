@@ -11,7 +11,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from _helpers import append, take_texts
+from _helpers import append, nothing_more, take_texts
 
 from utf8stream import Malformed, MalformedKind
 from utf8stream.apps.follow import (
@@ -28,14 +28,6 @@ from utf8stream.follower import ReadPolicy
 
 pytestmark = [pytest.mark.anyio, pytest.mark.usefixtures("implementation")]
 POLL = 0.005
-
-
-async def nothing_more(follower: Follower, wait: float = 0.05) -> bool:
-    """True if no line arrives within ``wait`` seconds."""
-    with anyio.move_on_after(wait):
-        await follower.__anext__()
-        return False
-    return True
 
 
 async def until_notices(
