@@ -163,10 +163,9 @@ def _copy_at(
 def _still(path: Path, st: os.stat_result) -> bool:
     """Whether ``path`` still names the file ``st`` describes."""
     try:
-        now = path.stat()
+        return os.path.samestat(path.stat(), st)
     except OSError:
         return False
-    return (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino)
 
 
 def _open_copy(
