@@ -291,8 +291,13 @@ def test_strict_does_not_poison_later_chunks() -> None:
 
 @pytest.mark.parametrize(
     ("flush_with_last", "retry_final"),
-    [(False, True), (True, True), (False, False), (True, False)],
-    ids=["apart", "with-last", "apart-plain-retry", "with-last-plain-retry"],
+    # The two mixed ways run in the soak step: each way is a whole property run.
+    [
+        pytest.param(False, True, id="apart"),
+        pytest.param(True, True, id="with-last", marks=pytest.mark.soak),
+        pytest.param(False, False, id="apart-plain-retry", marks=pytest.mark.soak),
+        pytest.param(True, False, id="with-last-plain-retry"),
+    ],
 )
 @CORE
 @given(case=chunked(), start=st.integers(0, 50))
