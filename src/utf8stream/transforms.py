@@ -1,0 +1,32 @@
+"""Text transforms on a stream, chunk by chunk, with offsets and checkpoints.
+
+A transform takes text in pieces and gives text out (``transform(text, final=False)``),
+carries at most ``max_carry`` code points between calls, reports what it changed as
+``TextChange`` events to its ``on_change`` callback, and checkpoints its carry
+(``checkpoint()``, ``transform_from_checkpoint``).  ``chain(*transforms)`` composes them.
+Every text API of utf8stream takes them as ``transforms=``.
+"""
+
+from __future__ import annotations
+
+from .core.transform import (
+    Chain,
+    OnChange,
+    TextChange,
+    TextTransform,
+    TransformCheckpoint,
+    chain,
+    register_transform,
+    transform_from_checkpoint,
+)
+
+__all__ = [
+    "Chain",
+    "OnChange",
+    "TextChange",
+    "TextTransform",
+    "TransformCheckpoint",
+    "chain",
+    "register_transform",
+    "transform_from_checkpoint",
+]
