@@ -76,7 +76,7 @@ class ReadAhead:
             return None
         self._asked = None
         result = self._job.settle()
-        if isinstance(result, OSError):
+        if isinstance(result, BaseException):
             raise result
         return result
 
@@ -102,7 +102,8 @@ class ReadAhead:
 
 class _Job:
     """What a ``ReadAhead`` and its thread share, under ``cond``: the read asked for,
-    and its result (bytes, or the ``OSError`` it raised)."""
+    and its result (bytes, or the exception it raised: an ``OSError``, or a size too
+    large for memory)."""
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
@@ -110,7 +111,7 @@ class _Job:
         self.state = _IDLE
         self.stopping = False
         self.read: tuple[int, int, bool] = (0, 0, False)
-        self.result: bytes | OSError = b""
+        self.result: bytes | Exception = b""
         self.thread: threading.Thread | None = None
         self.pid = os.getpid()
 
@@ -120,7 +121,7 @@ class _Job:
             self.state = _ASKED
             self.cond.notify_all()
 
-    def settle(self) -> bytes | OSError:
+    def settle(self) -> bytes | Exception:
         """Until the thread is done with the read asked for; its result."""
         with self.cond:
             while self.state in (_ASKED, _BUSY):
@@ -147,8 +148,8 @@ class _Job:
                 offset, size, nowait = self.read
                 self.cond.release()
                 try:
-                    result: bytes | OSError = _pread(self.fd, size, offset, nowait)
-                except OSError as exc:  # raised by ``take``, in the caller's thread
+                    result: bytes | Exception = _pread(self.fd, size, offset, nowait)
+                except Exception as exc:  # raised by ``take``, in the caller's thread
                     result = exc
                 finally:
                     self.cond.acquire()
