@@ -17,7 +17,7 @@ from _helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from utf8stream.apps import _follow_accel, _follow_native, _readahead
+from utf8stream.apps import _apps_accel, _apps_native, _readahead
 from utf8stream.core._accel import built_accelerator, use_accelerator
 
 SIZE = 10_240
@@ -29,7 +29,7 @@ def compiled() -> bool:
     if built_accelerator() is None:
         return False
     with use_accelerator(True):
-        return _follow_accel.implementation() is not _follow_native
+        return _apps_accel.implementation() is not _apps_native
 
 
 needs_compiled = pytest.mark.skipif(not compiled(), reason="C accelerator not built")

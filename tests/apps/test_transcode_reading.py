@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from utf8stream import transcode_file
-from utf8stream.apps import _follow_accel, _follow_native, _readahead
+from utf8stream.apps import _apps_accel, _apps_native, _readahead
 from utf8stream.apps.files import results, runs, streaming
 from utf8stream.core._accel import built_accelerator, use_accelerator
 
@@ -28,7 +28,7 @@ def compiled() -> bool:
     if built_accelerator() is None:
         return False
     with use_accelerator(True):
-        return _follow_accel.implementation() is not _follow_native
+        return _apps_accel.implementation() is not _apps_native
 
 
 @pytest.fixture(

@@ -3,9 +3,9 @@ its own while the caller works on the last one.  One implementation, two users: 
 follower (``follow/_reading.py``), which hands out the lines of one read meanwhile, and
 the file transcoder (``files/streaming.py``), which converts one chunk meanwhile.
 
-``ReadAhead`` is the accelerator's (``_follow_speedups``: a pthread that touches no
-Python object) or its twin's (``_follow_native``: a Python thread), as
-``follow_implementation()`` chooses; the two behave alike (``tests/apps/test_readahead.py``
+``ReadAhead`` is the accelerator's (``_apps_speedups``: a pthread that touches no
+Python object) or its twin's (``_apps_native``: a Python thread), as
+``apps_implementation()`` chooses; the two behave alike (``tests/apps/test_readahead.py``
 runs both).  The contract:
 
 - ``ReadAhead(fd)`` reads through a duplicate of ``fd`` (the caller may close its own
@@ -34,7 +34,7 @@ import os
 from collections.abc import Generator
 from typing import Any, Protocol
 
-from ._follow_accel import implementation as follow_implementation
+from ._apps_accel import implementation as apps_implementation
 
 __all__ = ["Ahead", "chunks", "read_ahead", "threads"]
 
@@ -49,13 +49,13 @@ class Ahead(Protocol):
 
 def read_ahead(fd: int) -> Ahead:
     """A ``ReadAhead`` of the implementation in use, reading ``fd``."""
-    made: Ahead = follow_implementation().ReadAhead(fd)
+    made: Ahead = apps_implementation().ReadAhead(fd)
     return made
 
 
 def threads() -> int:
     """The read-ahead threads of the implementation in use running in this process."""
-    count: int = follow_implementation().ReadAhead.threads()
+    count: int = apps_implementation().ReadAhead.threads()
     return count
 
 

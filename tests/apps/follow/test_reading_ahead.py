@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from utf8stream import FollowCheckpoint, follow
-from utf8stream.apps import _follow_accel, _follow_native, _readahead
+from utf8stream.apps import _apps_accel, _apps_native, _readahead
 from utf8stream.apps.follow import _cutting
 from utf8stream.apps.follow._reading import in_memory
 from utf8stream.core._accel import built_accelerator, use_accelerator
@@ -32,7 +32,7 @@ def compiled() -> bool:
     if built_accelerator() is None:
         return False
     with use_accelerator(True):
-        return _follow_accel.implementation() is not _follow_native
+        return _apps_accel.implementation() is not _apps_native
 
 
 @pytest.fixture(

@@ -21,7 +21,7 @@ from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD
 from ...core.autodoubt import DoubtTracker
 from ...core.autolines import line_codec
 from ...core.linecodec import LineEngine, Utf8LineDecoder, line_decoder
-from .._follow_accel import implementation as follow_implementation
+from .._apps_accel import implementation as apps_implementation
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
 from .._readahead import read_ahead, threads
 from ._readpolicy import ReadPolicy
@@ -314,7 +314,7 @@ class _Reads:
                 return found
             buffer = self._scratch
             if buffer is None:
-                buffer = follow_implementation().ReadBuffer(f.policy.cached_read_size)
+                buffer = apps_implementation().ReadBuffer(f.policy.cached_read_size)
                 self._scratch = buffer
             assert nowait is not None
             try:

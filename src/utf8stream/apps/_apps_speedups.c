@@ -1,9 +1,9 @@
-/* The apps layer's optional accelerator (utf8stream.apps._follow_speedups): the
+/* The apps layer's optional accelerator (utf8stream.apps._apps_speedups): the
    follower's Line record type, records() to build a block of them from the line
    engine's plain data (texts and offsets), its read buffer (ReadBuffer), and the
    read-ahead of the follower and the file transcoder (ReadAhead).  None of it decodes
    a byte: the lines come from the core (utf8stream._speedups), this makes them records.
-   The pure-Python twin is apps/_follow_native.py, name for name. */
+   The pure-Python twin is apps/_apps_native.py, name for name. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -180,7 +180,7 @@ static PyType_Slot Line_slots[] = {
 };
 
 static PyType_Spec Line_spec = {
-    .name = "utf8stream.apps._follow_speedups.Line",
+    .name = "utf8stream.apps._apps_speedups.Line",
     .basicsize = sizeof(LineObject),
     /* Not immutable: apps/follow.py completes it (see above). */
     .flags = Py_TPFLAGS_DEFAULT,
@@ -313,7 +313,7 @@ static PyType_Slot ReadBuffer_slots[] = {
 };
 
 static PyType_Spec ReadBuffer_spec = {
-    .name = "utf8stream.apps._follow_speedups.ReadBuffer",
+    .name = "utf8stream.apps._apps_speedups.ReadBuffer",
     .basicsize = sizeof(ReadBufferObject),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = ReadBuffer_slots,
@@ -673,7 +673,7 @@ static PyType_Slot ReadAhead_slots[] = {
 };
 
 static PyType_Spec ReadAhead_spec = {
-    .name = "utf8stream.apps._follow_speedups.ReadAhead",
+    .name = "utf8stream.apps._apps_speedups.ReadAhead",
     .basicsize = sizeof(ReadAheadObject),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = ReadAhead_slots,
@@ -842,7 +842,7 @@ static PyModuleDef_Slot module_slots[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "utf8stream.apps._follow_speedups",
+    .m_name = "utf8stream.apps._apps_speedups",
     .m_doc = "Optional C accelerator for the follower; it works without it.",
     .m_size = sizeof(module_state),
     .m_methods = module_methods,
@@ -853,7 +853,7 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC
-PyInit__follow_speedups(void)
+PyInit__apps_speedups(void)
 {
     return PyModuleDef_Init(&module_def);
 }

@@ -1,6 +1,7 @@
-"""The pure-Python twin of ``_follow_speedups``, the follower's accelerator, name for name.
+"""The pure-Python twin of ``_apps_speedups``, the apps layer's accelerator, name for
+name.
 
-``_follow_accel.implementation()`` returns the compiled module or this one.  Nothing here
+``_apps_accel.implementation()`` returns the compiled module or this one.  Nothing here
 decodes: the follower's lines come from the core's line engine as plain data (texts and
 offsets), and ``records`` makes them ``Line`` records.
 """
