@@ -35,13 +35,17 @@ def test_transcode_auto_writes_the_text_and_says_what_was_detected(
     assert summary.characters == len(text)
 
 
-def test_a_byte_order_mark_is_transcoded_as_with_the_encoding_named(tmp_path: Path) -> None:
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32", "utf-8-sig"])
+def test_a_byte_order_mark_is_read_as_a_mark_not_as_text(tmp_path: Path, encoding: str) -> None:
+    # As everywhere encoding="auto" is taken: the mark the detector found is no character.
     src = tmp_path / "in"
-    src.write_bytes((GREEK * 3).encode("utf-16"))
-    transcode_file(src, tmp_path / "auto", source="auto")
-    summary = transcode_file(src, tmp_path / "named", source="utf-16-le")
-    assert summary.detection is None
-    assert (tmp_path / "auto").read_bytes() == (tmp_path / "named").read_bytes()
+    mark = {"utf-16-be": "\ufeff"}.get(encoding, "")
+    src.write_bytes((mark + GREEK * 3).encode(encoding))
+    summary = transcode_file(src, tmp_path / "auto", source="auto")
+    assert summary.detection is not None and summary.detection.bom_length > 0
+    assert (tmp_path / "auto").read_bytes() == (GREEK * 3).encode("utf-8")
+    transcode_file(src, tmp_path / "marked", source="auto", target="utf-16-le", bom="add")
+    assert (tmp_path / "marked").read_bytes() == ("\ufeff" + GREEK * 3).encode("utf-16-le")
 
 
 def test_binary_input_is_refused_and_no_output_is_left(tmp_path: Path) -> None:

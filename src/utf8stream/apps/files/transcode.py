@@ -67,6 +67,23 @@ def _doubt_in_head(path: str, detection: Detection, on_doubt: OnDoubt | None) ->
         tracker.feed(head, final=len(head) < size)
 
 
+#: The codec that reads a byte-order mark as a mark, not as text: a mark the detector
+#: found is consumed, as ``encoding="auto"`` consumes it everywhere else.
+_READS_ITS_MARK = {
+    "utf-8": "utf-8-sig",
+    "utf-16-le": "utf-16",
+    "utf-16-be": "utf-16",
+    "utf-32-le": "utf-32",
+    "utf-32-be": "utf-32",
+}
+
+
+def _source(detection: Detection) -> str:
+    """The codec to transcode from, for what ``source="auto"`` detected."""
+    encoding = text_encoding(detection)
+    return _READS_ITS_MARK.get(encoding, encoding) if detection.bom_length else encoding
+
+
 def _detect(fin: BinaryIO, name: str) -> tuple[Detection, bytes]:
     """The detector's decision on the head of ``fin`` (at most ``DEFAULT_MAX_LOOKAHEAD``
     bytes read) and the bytes read; ``NotTextError`` for input that is not text."""
@@ -131,8 +148,9 @@ def transcode_file(
     ``dst`` is as it was.  ``SameFileError`` if ``dst`` is ``src``.
 
     ``source="auto"``: the encoding is detected on the head of ``src`` (at most 64 KiB,
-    ``utf8stream.detect``) and the whole input transcoded from it, as if named
-    (``summary.detection`` says what was found and why); input that is not text raises
+    ``utf8stream.detect``) and the whole input transcoded from it, as if named; a
+    byte-order mark it found is read as a mark, not as text (``summary.detection`` says
+    what was found and why); input that is not text raises
     ``NotTextError`` (a ``ValueError``) before any output is made.  ``on_doubt`` hears of
     bytes after those looked at that the encoding detected cannot decode while another
     candidate can (``utf8stream.detect.EncodingDoubt``): the input is transcoded from the
@@ -152,7 +170,7 @@ def transcode_file(
     detection = replay = None
     if is_auto(source):
         detection, replay = _detected(src_path, on_doubt)
-        source = text_encoding(detection)
+        source = _source(detection)
     source_name, target_name = canonical(source), canonical(target)
     if chunk_size < 1:
         raise ValueError("chunk_size must be positive")
@@ -228,7 +246,7 @@ async def atranscode_file(
     detection = None
     if is_auto(source):
         detection = await anyio.to_thread.run_sync(detect_file, os.fspath(src))
-        source = text_encoding(detection)
+        source = _source(detection)
         await anyio.to_thread.run_sync(_doubt_in_head, os.fspath(src), detection, on_doubt)
     source_name, target_name = canonical(source), canonical(target)
     if workers > 1:
