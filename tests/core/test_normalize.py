@@ -5,7 +5,7 @@ class, Hangul syllables and conjoining jamo, singletons, composition exclusions,
 that compose with the starter before them, characters whose decomposition starts with a
 non-starter, characters that NFKC/NFKD decompose but NFC/NFD keep.  The alphabet is read
 from ``unicodedata`` here, by properties, not from the tables of the code under test.
-The stream-safe text process has its own oracle below, written from UAX #15 section 13.
+The stream-safe text process has its own oracle below, written from UAX 15 section 13.
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _nonstarters(c: str) -> tuple[int, int, bool]:
 
 
 def stream_safe(text: str) -> tuple[str, list[int]]:
-    """UAX #15 section 13, the Stream-Safe Text Process, step by step; also the input
+    """UAX 15 section 13, the Stream-Safe Text Process, step by step; also the input
     offsets before which it put a CGJ."""
     out: list[str] = []
     at: list[int] = []

@@ -4,7 +4,7 @@ Theory of operation.  ``unicodedata.normalize`` of the running interpreter does 
 normalizing (so the Unicode version is ``unicodedata.unidata_version``); this module only
 decides where a piece may be cut.  A *boundary* between two characters ``x`` and ``y``
 is a place where normalizing the text before it and the text after it apart gives the
-normalization of the whole (UAX #15, section 9).  With ``first(y)`` the first character
+normalization of the whole (UAX 15, section 9).  With ``first(y)`` the first character
 of ``y``'s full decomposition (canonical for NFC/NFD, compatibility for NFKC/NFKD) and
 ``last(x)`` the last of ``x``'s, there is a boundary between them when
 
@@ -27,7 +27,7 @@ argument when the quick check says yes).  Between two boundaries there is one st
 or three where jamo or U+0CC6 U+0CC2 U+0CD5 compose in a row, each closing the run
 before marks can follow) and the non-starters after it, so input in the Stream-Safe Text
 Format (at most 30 non-starters in a row, counted in NFKD) carries at most 32 code
-points.  For longer runs the stream-safe text process of UAX #15 section 13 inserts
+points.  For longer runs the stream-safe text process of UAX 15 section 13 inserts
 U+034F COMBINING GRAPHEME JOINER into the input first, which keeps the carry bounded for
 any input; ``stream_safe=False`` normalizes exactly and refuses, with
 ``SegmentTooLongError``, a segment longer than ``max_carry``.
@@ -223,7 +223,7 @@ class Normalizer:
     For every way of cutting a text, the output is ``unicodedata.normalize(form, text)``
     of the running interpreter (Unicode ``unicodedata.unidata_version``) where the text
     has at most 30 non-starters in a row; with ``stream_safe`` (the default) longer runs
-    get U+034F inserted first as UAX #15's stream-safe text process says (each insertion
+    get U+034F inserted first as UAX 15's stream-safe text process says (each insertion
     an event of kind ``"stream-safe"``), so at most 32 code points are ever carried.
     With ``stream_safe=False`` the output is exact for any segment of up to ``max_carry``
     code points and ``SegmentTooLongError`` is raised past it.  Each changed segment is
