@@ -307,3 +307,21 @@ def test_find_run(text: str, shortest: int, start: int) -> None:
 def test_find_run_refuses_nonsense() -> None:
     with pytest.raises(ValueError):
         _accel.implementation().find_run("abc", b"\xff", 0, 0)
+
+
+@given(
+    st.text(alphabet="a\xe9\u0416\U0001f600", max_size=3),
+    st.text(alphabet="b\xe8\u0436\U0001f601", max_size=40),
+    st.integers(0, 40),
+)
+@example("", "ab\U0001f600", 2)
+@example("\xe9", "\u0416" * 5, 5)
+@example("", "abc", 3)
+def test_join_cut(head: str, text: str, cut: int) -> None:
+    cut = min(cut, len(text))
+    joined = _accel.implementation().join_cut(head, text, cut)
+    assert joined == head + text[:cut]
+    # The narrowest kind its characters allow, as str itself makes it: equal sizes.
+    assert sys.getsizeof(joined) == sys.getsizeof(head + text[:cut])
+    with pytest.raises(ValueError):
+        _accel.implementation().join_cut(head, text, len(text) + 1)

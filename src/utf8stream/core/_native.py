@@ -29,6 +29,7 @@ __all__ = [
     "ByteTranscoder",
     "PlainEncoder",
     "find_run",
+    "join_cut",
     "split_lines",
 ]
 
@@ -395,3 +396,10 @@ def find_run(text: str, members: bytes, shortest: int, start: int) -> int:
         raise ValueError("find_run: shortest >= 1 and start >= 0")
     found = _run_pattern(members, shortest).search(text, start)
     return -1 if found is None else found.start()
+
+
+def join_cut(head: str, text: str, cut: int) -> str:
+    """``head + text[:cut]`` (the compiled twin makes it in one copy)."""
+    if not 0 <= cut <= len(text):
+        raise ValueError("join_cut: cut out of the text")
+    return head + text[:cut]

@@ -278,10 +278,7 @@ class Normalizer:
             return ""
         if len(text) - cut > self._max_carry:
             self._refuse(start + cut, len(text) - cut)
-        if self._pending:
-            emit = "".join(self._pending) + text[:cut]
-        else:
-            emit = text[:cut] if cut < len(text) else text
+        emit = implementation().join_cut("".join(self._pending), text, cut)
         out = unicodedata.normalize(self.form, emit) if emit else emit
         if self.on_change is not None and (inserted or out != emit):
             here = [i + carried for i in inserted if i < cut]
