@@ -284,7 +284,7 @@ def _first_run(text: str, members: set[int], shortest: int, start: int) -> int:
 
 
 @given(
-    st.text(alphabet="ab\u0301\u0323\u0416\U0001d165\U0001f600", max_size=80),
+    st.text(alphabet="ab\u0301\u0323\u0416\U0001d165\U0001d167\U0001d169\U0001f600", max_size=80),
     st.integers(1, 12),
     st.integers(0, 90),
 )
@@ -292,7 +292,8 @@ def _first_run(text: str, members: set[int], shortest: int, start: int) -> int:
 @example("a" + "\u0301" * 9, 9, 1)
 @example("\u0301\u0301a\u0301", 1, 2)
 def test_find_run(text: str, shortest: int, start: int) -> None:
-    members = {0x301, 0x323, 0x1D165}
+    # U+1D167 lies between two members and is not one.
+    members = {0x301, 0x323, 0x1D165, 0x1D169}
     bitmap = bytearray(0x110000 >> 3)
     for cp in members:
         bitmap[cp >> 3] |= 1 << (cp & 7)
@@ -302,6 +303,17 @@ def test_find_run(text: str, shortest: int, start: int) -> None:
     # A bitmap shorter than the code points: those past it are not members.
     short = _accel.implementation().find_run(text, bytes(bitmap[: 0x400 >> 3]), shortest, start)
     assert short == _first_run(text, {0x301, 0x323}, shortest, start)
+
+
+@example("\U0001d165\U0001d167\U0001d169" * 4, 3)
+@given(st.text(alphabet="\u0301\U0001d165\U0001d167\U0001d169", max_size=40), st.integers(1, 6))
+def test_find_run_between_members(text: str, shortest: int) -> None:
+    members = {0x301, 0x1D165, 0x1D169}
+    bitmap = bytearray(0x110000 >> 3)
+    for cp in members:
+        bitmap[cp >> 3] |= 1 << (cp & 7)
+    found = _accel.implementation().find_run(text, bytes(bitmap), shortest, 0)
+    assert found == _first_run(text, members, shortest, 0)
 
 
 def test_find_run_refuses_nonsense() -> None:
