@@ -151,7 +151,7 @@ def run(t: TextTransform, pieces: list[str]) -> str:
 
 
 cuts = st.lists(st.integers(0, 400), max_size=8)
-SETTINGS = settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(max_examples=examples(40), suppress_health_check=[HealthCheck.too_slow])
 
 
 @pytest.mark.parametrize("form", FORMS)
