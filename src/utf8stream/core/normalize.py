@@ -4,9 +4,9 @@ Theory of operation.  ``unicodedata.normalize`` of the running interpreter does 
 normalizing (so the Unicode version is ``unicodedata.unidata_version``); this module only
 decides where a piece may be cut.  A *boundary* between two characters ``x`` and ``y``
 is a place where normalizing the text before it and the text after it apart gives the
-normalization of the whole (UAX 15, section 9).  With ``first(y)`` the first character
-of ``y``'s full decomposition (canonical for NFC/NFD, compatibility for NFKC/NFKD) and
-``last(x)`` the last of ``x``'s, there is a boundary between them when
+normalization of the whole (UAX 15).  With ``first(y)`` the first character of ``y``'s
+full decomposition (canonical for NFC/NFD, compatibility for NFKC/NFKD) and ``last(x)``
+the last of ``x``'s, there is a boundary between them when
 
 * ``first(y)`` is a starter (canonical combining class 0) that composes with nothing
   before it: reordering never crosses a starter, and nothing before can compose with it;
@@ -27,8 +27,8 @@ argument when the quick check says yes).  Between two boundaries there is a star
 two that compose into one a non-starter still composes with (U+0DD9 U+0DCF, then
 U+0DCA), and the non-starters after them, so input in the Stream-Safe Text Format (at
 most 30 non-starters in a row, counted in NFKD) carries at most 32 code points.  For
-longer runs the stream-safe text process of UAX 15 section 13 inserts U+034F COMBINING
-GRAPHEME JOINER into the input first, which keeps the carry bounded for any input;
+longer runs UAX 15's stream-safe text process inserts U+034F COMBINING GRAPHEME JOINER
+into the input first, which keeps the carry bounded for any input;
 ``stream_safe=False`` normalizes exactly and refuses, with ``SegmentTooLongError``, a
 segment longer than ``max_carry``.
 """
