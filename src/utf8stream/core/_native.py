@@ -373,11 +373,11 @@ class ByteTranscoder:
 
 
 @functools.cache
-def _run_pattern(members: bytes, shortest: int) -> re.Pattern[str]:
-    """Runs of at least ``shortest`` characters that may be members: the members of the
-    BMP, and every code point from the first astral member to the last.  re looks a BMP
-    character up in a table but tries astral ranges one by one: one wide range keeps the
-    search fast, and ``find_run`` checks the runs it finds."""
+def _member_pattern(members: bytes) -> re.Pattern[str]:
+    """One character that may be a member: a member of the BMP, or any code point from
+    the first astral member to the last.  re looks a BMP character up in a table but
+    tries astral ranges one by one: one wide range keeps the search fast, and
+    ``find_run`` checks what it finds."""
     points = [i for i in range(len(members) * 8) if members[i >> 3] >> (i & 7) & 1]
     spans: list[str] = []
     i = 0
@@ -390,29 +390,41 @@ def _run_pattern(members: bytes, shortest: int) -> re.Pattern[str]:
         i = j + 1
     if i < len(points):
         spans.append(f"{re.escape(chr(points[i]))}-{re.escape(chr(points[-1]))}")
-    one = "[" + "".join(spans) + "]" if spans else "[^\\s\\S]"
-    # A bare character set first lets re skip ahead to candidates without a match try.
-    return re.compile(f"{one}{one}{{{shortest - 1},}}")
+    return re.compile("[" + "".join(spans) + "]" if spans else "[^\\s\\S]")
 
 
 def find_run(text: str, members: bytes, shortest: int, start: int) -> int:
     """The index of the first run of at least ``shortest`` characters of ``text`` at or
-    after ``start`` whose code points are set in the bitmap ``members``, or -1."""
+    after ``start`` whose code points are set in the bitmap ``members``, or -1.
+
+    As the compiled twin: such a run holds one of every ``shortest``-th character from
+    ``start + shortest - 1``, so only those are searched (a slice with a step), and
+    around the members among them the run is measured.
+    """
     if shortest < 1 or start < 0:
         raise ValueError("find_run: shortest >= 1 and start >= 0")
-    pattern = _run_pattern(members, shortest)
-    found = pattern.search(text, start)
+
+    def member(at: int) -> bool:
+        cp = ord(text[at])
+        return cp >> 3 < len(members) and members[cp >> 3] >> (cp & 7) & 1 == 1
+
+    first = start + shortest - 1
+    sampled = text[first::shortest]
+    pattern = _member_pattern(members)
+    found = pattern.search(sampled)
     while found is not None:
-        run = 0
-        for i in range(*found.span()):
-            cp = ord(text[i])
-            if cp >> 3 < len(members) and members[cp >> 3] >> (cp & 7) & 1:
-                run += 1
-                if run == shortest:
-                    return i - shortest + 1
-            else:
-                run = 0
-        found = pattern.search(text, found.end())
+        at = first + found.start() * shortest
+        if member(at):
+            a, b = at, at + 1
+            while a > start and member(a - 1):
+                a -= 1
+            while b < len(text) and member(b):
+                b += 1
+            if b - a >= shortest:
+                return a
+            at = b
+        # The next sample at or after ``at`` + 1.
+        found = pattern.search(sampled, (at - first) // shortest + 1)
     return -1
 
 
