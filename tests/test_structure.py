@@ -30,6 +30,8 @@ CORE_EXPORTS = {
     "ByteTranscoder",
     "PlainEncoder",
     "Units",
+    "find_run",
+    "join_cut",
     "_classify_all",
     "setup",
     "simd",

@@ -9,6 +9,7 @@ Every text API of utf8stream takes them as ``transforms=``.
 
 from __future__ import annotations
 
+from .core.normalize import Normalizer, SegmentTooLongError
 from .core.transform import (
     Chain,
     OnChange,
@@ -22,7 +23,9 @@ from .core.transform import (
 
 __all__ = [
     "Chain",
+    "Normalizer",
     "OnChange",
+    "SegmentTooLongError",
     "TextChange",
     "TextTransform",
     "TransformCheckpoint",

@@ -10,6 +10,8 @@ stands in for; it is the same behaviour through the same seam.
 from __future__ import annotations
 
 import codecs
+import functools
+import re
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from operator import itemgetter, sub
@@ -26,6 +28,8 @@ __all__ = [
     "BufferedAsyncIterator",
     "ByteTranscoder",
     "PlainEncoder",
+    "find_run",
+    "join_cut",
     "split_lines",
 ]
 
@@ -366,3 +370,66 @@ class ByteTranscoder:
         self._chars += len(text)
         self._carry = text.encode(self.target)
         raise exc
+
+
+@functools.cache
+def _member_pattern(members: bytes) -> re.Pattern[str]:
+    """One character that may be a member: a member of the BMP, or any code point from
+    the first astral member to the last.  re looks a BMP character up in a table but
+    tries astral ranges one by one: one wide range keeps the search fast, and
+    ``find_run`` checks what it finds."""
+    points = [i for i in range(len(members) * 8) if members[i >> 3] >> (i & 7) & 1]
+    spans: list[str] = []
+    i = 0
+    while i < len(points) and points[i] < 0x10000:
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1 < 0x10000:
+            j += 1
+        low, high = re.escape(chr(points[i])), re.escape(chr(points[j]))
+        spans.append(low if i == j else f"{low}-{high}")
+        i = j + 1
+    if i < len(points):
+        spans.append(f"{re.escape(chr(points[i]))}-{re.escape(chr(points[-1]))}")
+    return re.compile("[" + "".join(spans) + "]" if spans else "[^\\s\\S]")
+
+
+def find_run(text: str, members: bytes, shortest: int, start: int) -> int:
+    """The index of the first run of at least ``shortest`` characters of ``text`` at or
+    after ``start`` whose code points are set in the bitmap ``members``, or -1.
+
+    As the compiled twin: such a run holds one of every ``shortest``-th character from
+    ``start + shortest - 1``, so only those are searched (a slice with a step), and
+    around the members among them the run is measured.
+    """
+    if shortest < 1 or start < 0:
+        raise ValueError("find_run: shortest >= 1 and start >= 0")
+
+    def member(at: int) -> bool:
+        cp = ord(text[at])
+        return cp >> 3 < len(members) and members[cp >> 3] >> (cp & 7) & 1 == 1
+
+    first = start + shortest - 1
+    sampled = text[first::shortest]
+    pattern = _member_pattern(members)
+    found = pattern.search(sampled)
+    while found is not None:
+        at = first + found.start() * shortest
+        if member(at):
+            a, b = at, at + 1
+            while a > start and member(a - 1):
+                a -= 1
+            while b < len(text) and member(b):
+                b += 1
+            if b - a >= shortest:
+                return a
+            at = b
+        # The next sample at or after ``at`` + 1.
+        found = pattern.search(sampled, (at - first) // shortest + 1)
+    return -1
+
+
+def join_cut(head: str, text: str, cut: int) -> str:
+    """``head + text[:cut]`` (the compiled twin makes it in one copy)."""
+    if not 0 <= cut <= len(text):
+        raise ValueError("join_cut: cut out of the text")
+    return head + text[:cut]
