@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 import random
 import unicodedata
-from pathlib import Path
 
 import pytest
 from _helpers import examples
@@ -312,31 +311,6 @@ def test_final_starts_a_new_text_and_reset_starts_over() -> None:
 def test_the_normalizer_is_a_transform() -> None:
     assert isinstance(Normalizer(), TextTransform)
     assert Normalizer().max_carry == 32
-
-
-def test_the_unicode_conformance_file(corpus_dir: Path) -> None:
-    """Unicode's NormalizationTest.txt: c2 = NFC(c1) = NFC(c2) = NFC(c3), and so on."""
-    conformance = corpus_dir / "NormalizationTest.txt"
-    if not conformance.is_file():
-        pytest.skip(f"the shared corpus has no NormalizationTest.txt ({conformance})")
-    failures = []
-    for line in conformance.read_text(encoding="utf-8").splitlines():
-        fields = line.split("#")[0].split(";")
-        if line.startswith("@") or len(fields) < 5:
-            continue
-        c1, c2, c3, c4, c5 = ("".join(chr(int(x, 16)) for x in f.split()) for f in fields[:5])
-        # The file's invariants: NFC(c1) = NFC(c2) = NFC(c3) = c2, NFC(c4) = NFC(c5) = c4,
-        # likewise NFD with c3 and c5; NFKC of every column is c4, NFKD of every one c5.
-        cases = [("NFC", (c1, c2, c3), c2), ("NFC", (c4, c5), c4)]
-        cases += [("NFD", (c1, c2, c3), c3), ("NFD", (c4, c5), c5)]
-        cases += [("NFKC", (c1, c2, c3, c4, c5), c4), ("NFKD", (c1, c2, c3, c4, c5), c5)]
-        for form, sources, expected in cases:
-            for source in sources:
-                t = Normalizer(form, stream_safe=False, max_carry=len(source) + 1)
-                got = "".join(t.transform(c) for c in source) + t.transform("", final=True)
-                if got != expected:
-                    failures.append((form, line))
-    assert failures == []
 
 
 @pytest.mark.parametrize("form", FORMS)
