@@ -19,6 +19,7 @@ from .core.transform import (
     register_transform,
     transform_from_checkpoint,
 )
+from .core.transformed import TransformedCheckpoint, TransformingDecoder
 
 __all__ = [
     "Chain",
@@ -26,6 +27,8 @@ __all__ = [
     "TextChange",
     "TextTransform",
     "TransformCheckpoint",
+    "TransformedCheckpoint",
+    "TransformingDecoder",
     "chain",
     "register_transform",
     "transform_from_checkpoint",

@@ -21,9 +21,11 @@ from ..core.autolines import AutoLineEngine
 from ..core.decoder import Utf8Decoder
 from ..core.linecodec import LineBatch, LineEngine, Utf8LineDecoder, line_decoder
 from ..core.lines import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, LineSplitter, LineTooLong
+from ..core.transformed import Transforms
 from .streams import StreamStatistics, Utf8ReceiveStream, Utf8Stream, _check_transport
 
 __all__ = ["LineReceiveStream", "LineTooLong"]
+
 
 @dataclass(eq=False)
 class _Pushback(ObjectReceiveStream[Any]):
@@ -80,6 +82,11 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     ``NotTextError``, and ISO-2022-JP (stateful: lines cannot be cut in its bytes) a
     ``ValueError``, from ``receive()``.  ``source_encoding`` says what was detected;
     ``on_doubt`` is ``Utf8ReceiveStream``'s.
+
+    ``transforms``: a ``TextTransform`` or a sequence of them (``utf8stream.transforms``)
+    done on each line, as ``LineSplitter``'s ``transforms``: the line's text whole, its
+    newline kept out, nothing carried from one line to the next (a newline is a boundary
+    for every transform utf8stream ships), so a line boundary needs no transform state.
     """
 
     source: AnyByteReceiveStream | ObjectReceiveStream[str]
@@ -92,6 +99,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
     encoding: InitVar[str] = "utf-8"
     max_lookahead: InitVar[int] = DEFAULT_MAX_LOOKAHEAD
     on_doubt: InitVar[OnDoubt | None] = None
+    transforms: InitVar[Transforms] = None
     splitter: LineSplitter = field(init=False)
     #: The text layer lines are split from: ``source`` itself, or a ``Utf8ReceiveStream``
     #: over it (``None`` until a plain object stream's first item tells which).
@@ -121,6 +129,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
         encoding: str,
         max_lookahead: int,
         on_doubt: OnDoubt | None,
+        transforms: Transforms,
     ) -> None:
         _check_transport(type(self).__name__, self.source, "receive")
         self.splitter = LineSplitter(
@@ -128,6 +137,7 @@ class LineReceiveStream(ObjectReceiveStream[str]):
             keepends=keepends,
             max_line_bytes=max_line_bytes,
             on_overlong=on_overlong,
+            transforms=transforms,
         )
         self._errors = errors
         # In the instance, not only as class defaults (see Utf8ReceiveStream): read per
@@ -303,6 +313,8 @@ class LineReceiveStream(ObjectReceiveStream[str]):
             elif item.line is not None:
                 out.append(item.line)
         self._engine_lines += sum(isinstance(line, str) for line in out)
+        if self.splitter.line_transform is not None:
+            self.splitter.line_transform.lines(out)
         out.reverse()
         return out or None
 

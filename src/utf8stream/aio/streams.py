@@ -41,6 +41,8 @@ from ..core.decoder import OnMalformed, Utf8Decoder
 from ..core.encoder import Utf8Encoder
 from ..core.events import MalformedKind, Utf8DecodeError
 from ..core.lines import LineTooLong
+from ..core.transform import TextTransform
+from ..core.transformed import TransformingDecoder, Transforms, as_transform
 
 __all__ = [
     "LineTooLong",
@@ -128,6 +130,12 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
     encoding chosen (``decoder`` is then an ``AutoDecoder``; its ``encoding`` says which).
     Input that is not text raises ``NotTextError`` (a ``ValueError``) from ``receive()``;
     ``on_doubt`` hears of later bytes the encoding chosen cannot decode (``EncodingDoubt``).
+
+    ``transforms``: a ``TextTransform`` (``utf8stream.transforms``: ``Normalizer``,
+    ``MojibakeRepairer``...) or a sequence of them, done in order, on the decoded text
+    (``transform``, ``None`` without): each carries at most its ``max_carry`` between
+    chunks, and the end of the transport ends its text.  A ``TransformingDecoder`` over
+    ``decoder`` and ``transform`` checkpoints both at once.
     """
 
     transport: AnyByteReceiveStream
@@ -139,7 +147,10 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
     encoding: InitVar[str] = "utf-8"
     max_lookahead: InitVar[int] = DEFAULT_MAX_LOOKAHEAD
     on_doubt: InitVar[OnDoubt | None] = None
+    transforms: InitVar[Transforms] = None
     decoder: Utf8Decoder | AutoDecoder = field(init=False)
+    #: What the decoded text goes through (``transforms=``), if anything.
+    transform: TextTransform | None = field(init=False)
     _decode: Callable[[bytes, bool], str] = field(init=False, repr=False)
     _error: BaseException | None = field(init=False, repr=False, default=None)
     _resume: bool = field(init=False, repr=False, default=False)
@@ -157,6 +168,7 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
         encoding: str,
         max_lookahead: int,
         on_doubt: OnDoubt | None,
+        transforms: Transforms,
     ) -> None:
         _check_transport(type(self).__name__, self.transport, "receive")
         if is_auto(encoding):
@@ -176,7 +188,12 @@ class Utf8ReceiveStream(ObjectReceiveStream[str]):
                 f"{type(self).__name__} decodes UTF-8 or encoding='auto', not {encoding!r}:"
                 " LineReceiveStream(encoding=...) reads lines in any other"
             )
-        self._decode = self.decoder.decode
+        self.transform = as_transform(transforms)
+        self._decode = (
+            self.decoder.decode
+            if self.transform is None
+            else TransformingDecoder(self.decoder, self.transform).decode
+        )
         # In the instance, not only as the class's defaults (a dataclass leaves a field
         # with ``init=False`` and a default to the class attribute): the interpreter
         # reads an instance's own attribute at a fixed place, and ``__anext__`` reads

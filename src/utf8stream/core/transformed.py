@@ -1,0 +1,208 @@
+"""Transforms on the way out of the text APIs: what ``transforms=`` means everywhere.
+
+Theory of operation
+-------------------
+Every text API of utf8stream takes ``transforms=``: one ``TextTransform`` or a sequence
+of them, done in order (``chain``).  This module is the one place that says how they
+apply, so that the adapters and the applications only call it.
+
+* **A text stream** (``Utf8ReceiveStream``, ``transcode_file``, ``Transcoder``): the
+  decoded text goes through the transform piece by piece; the end of the stream is its
+  ``final=True``.  The transform carries up to its ``max_carry`` between pieces, so a
+  checkpoint of the stream must hold the transform's too: ``TransformingDecoder`` joins
+  a decoder and a transform, and its ``TransformedCheckpoint`` both checkpoints.
+* **Lines** (``LineSplitter``, ``LineReceiveStream``, ``follow``, ``follow_many``,
+  ``utf8stream.dask.read_text``): a newline is a boundary for every transform
+  utf8stream ships (no normalization or repair reaches across one), so each line's text
+  is transformed whole, with ``final=True``, and its newline is kept out of the
+  transform (with ``keepends`` it is put back after).  Nothing is carried from one line
+  to the next: a checkpoint at a line boundary needs no transform state.  A piece of a
+  line cut by ``on_overlong="split"`` or ``"truncate"`` is transformed as a line of its
+  own; a ``LineTooLong`` is handed out as it is.  The events' offsets count the
+  characters of the lines' texts, newlines left out.
+* **Many streams at once** (``follow_many``'s files, Dask's blocks, a parallel run's
+  pieces): a transform holds the state of one stream, so each stream gets
+  ``fresh_copy`` of the transforms given: the same kind and options, built from their
+  checkpoint, nothing carried, positions from zero, the same ``on_change``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .transform import (
+    OnChange,
+    TextTransform,
+    TransformCheckpoint,
+    chain,
+    transform_from_checkpoint,
+)
+
+if TYPE_CHECKING:
+    from .autodecode import AutoDecoder
+    from .decoder import DecoderCheckpoint, OnMalformed, Utf8Decoder
+
+__all__ = [
+    "LineTransform",
+    "TransformedCheckpoint",
+    "TransformingDecoder",
+    "Transforms",
+    "as_transform",
+    "fresh_copy",
+]
+
+#: What ``transforms=`` takes: nothing, one transform, or several done in order.
+Transforms = TextTransform | Sequence[TextTransform] | None
+
+
+def as_transform(transforms: Transforms) -> TextTransform | None:
+    """The one transform ``transforms`` stands for (``None``: none, nor for an empty
+    sequence); a ``TypeError`` for anything that is not a transform."""
+    if transforms is None:
+        return None
+    if isinstance(transforms, Sequence) and not isinstance(transforms, (str, bytes)):
+        parts = tuple(transforms)
+        for part in parts:
+            _check(part)
+        return chain(*parts) if parts else None
+    _check(transforms)
+    return transforms
+
+
+def _check(transform: object) -> None:
+    if not isinstance(transform, TextTransform):
+        raise TypeError(
+            "transforms= takes a text transform (Normalizer, MojibakeRepairer, ...) or a"
+            f" sequence of them, not {type(transform).__name__}"
+        )
+
+
+def fresh_copy(transform: TextTransform) -> TextTransform:
+    """A new transform of the same kind and options: nothing carried, positions from
+    zero, the same ``on_change``.  What each of many streams is given."""
+    copy = transform_from_checkpoint(transform.checkpoint(), transform.on_change)
+    copy.reset()
+    return copy
+
+
+class LineTransform:
+    """A transform applied to lines: each line's text whole, its newline kept out.
+
+    ``newline`` and ``keepends`` are those of the reader the lines come from: with
+    ``keepends`` the newline that ends a line (under universal newlines ``\\r\\n``,
+    ``\\n`` or ``\\r``) is taken off before the transform and put back after it.
+    """
+
+    __slots__ = ("_ends", "_transform", "transform")
+
+    def __init__(self, transform: TextTransform, newline: str | None, keepends: bool) -> None:
+        self.transform = transform
+        self._transform = transform.transform
+        self._ends: tuple[str, ...] = (
+            () if not keepends else ("\r\n", "\n", "\r") if newline is None else (newline,)
+        )
+
+    def line(self, text: str) -> str:
+        """One line's text, transformed (``final=True``: nothing is carried after it)."""
+        for end in self._ends:
+            if text.endswith(end):
+                return self._transform(text[: len(text) - len(end)], True) + end
+        return self._transform(text, True)
+
+    def lines(self, items: list[Any]) -> list[Any]:
+        """The lines among ``items`` transformed in place (other items, such as a
+        ``LineTooLong``, are left as they are); ``items`` is returned."""
+        line = self.line
+        for i, item in enumerate(items):
+            if type(item) is str:
+                items[i] = line(item)
+        return items
+
+
+@dataclass(frozen=True)
+class TransformedCheckpoint:
+    """A ``TransformingDecoder``'s checkpoint: the decoder's and the transform's."""
+
+    decoder: DecoderCheckpoint
+    transform: TransformCheckpoint
+
+    def to_json(self) -> str:
+        """Serialise to a JSON object holding both checkpoints' JSON forms."""
+        import json
+
+        return json.dumps(
+            {
+                "decoder": json.loads(self.decoder.to_json()),
+                "transform": json.loads(self.transform.to_json()),
+                "version": 1,
+            },
+            sort_keys=True,
+        )
+
+    @classmethod
+    def from_json(cls, text: str) -> TransformedCheckpoint:
+        """Inverse of ``to_json``; ``ValueError`` for anything else."""
+        import json
+
+        from .decoder import DecoderCheckpoint
+
+        raw = json.loads(text)
+        if not isinstance(raw, dict) or raw.pop("version", None) != 1:
+            raise ValueError("not a utf8stream transformed-decoder checkpoint (version 1)")
+        if set(raw) != {"decoder", "transform"}:
+            raise ValueError("not a utf8stream transformed-decoder checkpoint (version 1)")
+        return cls(
+            DecoderCheckpoint.from_json(json.dumps(raw["decoder"])),
+            TransformCheckpoint.from_json(json.dumps(raw["transform"])),
+        )
+
+
+class TransformingDecoder:
+    """A ``Utf8Decoder`` whose text goes through a transform: bytes in, transformed text
+    out, with one checkpoint for both.
+
+    ``decode(data, final)`` is the decoder's, its text transformed (``final`` ends the
+    transform's text too).  A strict decoder's ``Utf8DecodeError`` carries the
+    transformed text before the unit as its ``partial``; the transform goes on after it.
+    An ``AutoDecoder`` decodes too, but has no checkpoint of this kind.
+    """
+
+    def __init__(self, decoder: Utf8Decoder | AutoDecoder, transform: TextTransform) -> None:
+        self.decoder = decoder
+        self.transform = transform
+
+    def decode(self, data: bytes, final: bool = False) -> str:
+        from .events import Utf8DecodeError
+
+        try:
+            text = self.decoder.decode(data, final)
+        except Utf8DecodeError as exc:
+            exc.partial = self.transform.transform(exc.partial)
+            raise
+        return self.transform.transform(text, final)
+
+    def checkpoint(self) -> TransformedCheckpoint:
+        """Where both stand: a decoder built from it goes on as this one would."""
+        from .decoder import Utf8Decoder
+
+        if not isinstance(self.decoder, Utf8Decoder):
+            raise TypeError("a TransformedCheckpoint is of a Utf8Decoder and a transform")
+        return TransformedCheckpoint(self.decoder.checkpoint(), self.transform.checkpoint())
+
+    @classmethod
+    def from_checkpoint(
+        cls,
+        checkpoint: TransformedCheckpoint,
+        *,
+        on_malformed: OnMalformed | None = None,
+        on_change: OnChange | None = None,
+    ) -> TransformingDecoder:
+        """The decoder and the transform, going on where ``checkpoint`` stood."""
+        from .decoder import Utf8Decoder
+
+        return cls(
+            Utf8Decoder.from_checkpoint(checkpoint.decoder, on_malformed=on_malformed),
+            transform_from_checkpoint(checkpoint.transform, on_change),
+        )
