@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Protocol
 from .decoder import Utf8Decoder
 from .encoder import Utf8Encoder
 from .events import Utf8DecodeError
+from .transformed import Transforms, as_transform
 from .variants import VARIANTS
 
 if TYPE_CHECKING:
@@ -114,10 +115,20 @@ class Transcoder:
     If the decoder raises (``errors="strict"``), the text it decoded before the error is
     encoded all the same: those bytes are ``partial_output`` and come out in front of the
     next call's output, so a caller that goes on loses nothing.
+
+    ``transforms``: a ``TextTransform`` or a sequence of them (``utf8stream.transforms``)
+    done on the decoded text before it is encoded (``transform``); the end of the stream
+    is the end of their text.  ``characters`` counts the transformed text.
     """
 
     def __init__(
-        self, source: str, target: str, *, errors: str = "replace", bom: str = "keep"
+        self,
+        source: str,
+        target: str,
+        *,
+        errors: str = "replace",
+        bom: str = "keep",
+        transforms: Transforms = None,
     ) -> None:
         if bom not in BOM_POLICIES:
             raise ValueError(f"bom must be one of {BOM_POLICIES}, not {bom!r}")
@@ -144,6 +155,8 @@ class Transcoder:
         self._at_text_start = True
         self._characters = 0
         self._carry = b""
+        #: What the decoded text goes through (``transforms=``), if anything.
+        self.transform = as_transform(transforms)
 
     @property
     def characters(self) -> int:
@@ -190,6 +203,8 @@ class Transcoder:
             if self._add_bom:
                 self._at_text_start = False
                 text = "\ufeff" + text
+        if self.transform is not None:
+            text = self.transform.transform(text, final)
         self._characters += len(text)
         return self.encoder.encode(text, final)
 

@@ -12,6 +12,7 @@ from ...core.decoder import Utf8Decoder
 from ...core.encoder import Utf8Encoder
 from ...core.events import Malformed, MalformedKind, codec_error_kind
 from ...core.transcoder import Transcoder
+from ...core.transform import TextTransform
 from ...core.variants import VARIANTS
 from .results import EventCounter, OnMalformed, Shift, UnmappableCharacterError
 
@@ -141,6 +142,7 @@ class CodecRun:
         counter: EventCounter,
         start: int = 0,
         on_final: OnMalformed | None = None,
+        transform: TextTransform | None = None,
     ) -> None:
         self.target, self.errors, self.unmappable_policy = target, errors, unmappable
         self.counter, self.start = counter, start
@@ -149,7 +151,7 @@ class CodecRun:
         self.characters = 0  # characters given to the encoder so far
         self.call_base = 0  # ... before the current encoder call
         self.unmappable = 0
-        transcoder = Transcoder(source, target, errors=errors, bom=bom)
+        transcoder = Transcoder(source, target, errors=errors, bom=bom, transforms=transform)
         decoder = transcoder.decoder
         self.input_handler: Callable[[UnicodeError], tuple[str | bytes, int]] | None
         try:
@@ -256,7 +258,10 @@ class CodecRun:
         state: tuple[bytes, int] | None,
     ) -> int | None:
         """The input offset of the character ``exc`` names: the chunk is decoded again,
-        prefix by prefix (a binary search), by a fresh decoder in the same state."""
+        prefix by prefix (a binary search), by a fresh decoder in the same state.  None
+        after a transform: its text is not the decoder's, character for character."""
+        if self.transcoder.transform is not None:
+            return None
         decoder = self.transcoder.decoder
         skip = 0
         if decoder is not old_decoder:  # a BOM chose the codec during this chunk

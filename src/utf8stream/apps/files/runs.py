@@ -6,6 +6,7 @@ import codecs
 
 from ...core.decoder import Utf8Decoder
 from ...core.direct import direct
+from ...core.transform import TextTransform
 from ...core.variants import VARIANTS
 from .codecrun import UNMAPPABLE_POLICIES, CodecRun
 from .directrun import NATIVE_ORDER, DirectRun
@@ -62,11 +63,13 @@ def new_run(
     counter: EventCounter,
     start: int = 0,
     on_final: OnMalformed | None = None,
+    transform: TextTransform | None = None,
 ) -> CodecRun | DirectRun:
-    """A ``DirectRun`` where a ``ByteTranscoder`` can do the work, else a ``CodecRun``."""
-    if is_direct(source, target, errors, bom):
+    """A ``DirectRun`` where a ``ByteTranscoder`` can do the work, else a ``CodecRun``
+    (always with a ``transform``: the text is then decoded, transformed and encoded)."""
+    if transform is None and is_direct(source, target, errors, bom):
         return DirectRun(source, target, errors, bom, counter, start, on_final)
-    return CodecRun(source, target, errors, bom, unmappable, counter, start, on_final)
+    return CodecRun(source, target, errors, bom, unmappable, counter, start, on_final, transform)
 
 
 def check_options(source: str, target: str, errors: str, bom: str, unmappable: str) -> None:

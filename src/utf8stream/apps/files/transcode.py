@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 
 from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD, is_auto, text_encoding
 from ...core.autodoubt import DoubtTracker, OnDoubt, doubt_tracker
+from ...core.transformed import Transforms, as_transform
 from .output import Output, check_distinct, name_output, open_binary, open_output
 from .parallel import transcode_parallel, workers_for
 from .results import EventCounter, OnMalformed, Progress, TranscodeSummary
@@ -117,6 +118,7 @@ def transcode_file(
     progress: Progress | None = None,
     on_malformed: OnMalformed | None = None,
     on_doubt: OnDoubt | None = None,
+    transforms: Transforms = None,
 ) -> TranscodeSummary:
     """Transcode the file ``src`` into ``dst`` (``"-"``: stdin/stdout), lazily.
 
@@ -147,7 +149,15 @@ def transcode_file(
     the events are exactly those of the sequential run.  A worker that fails or dies
     stops the run (``WorkerError``, or the worker's ``OSError``) and no worker outlives
     it.
+
+    ``transforms``: a ``TextTransform`` or a sequence of them (``utf8stream.transforms``:
+    ``Normalizer``, ``MojibakeRepairer``...) done on the decoded text before it is encoded
+    (the end of the file ends their text).  They carry text across any cut of the input,
+    so the file is then transcoded by one worker, whatever ``workers`` says; the
+    characters of the summary are those of the transformed text, and an
+    ``UnmappableCharacterError``'s ``index`` is in that text (its ``offset`` None).
     """
+    transform = as_transform(transforms)
     src_path = os.fspath(src)
     detection = replay = None
     if is_auto(source):
@@ -165,6 +175,7 @@ def transcode_file(
         try:
             if (
                 workers > 1
+                and transform is None
                 and output is not None
                 and not output.in_place  # workers write pieces at offsets: a regular file
                 and src_path != "-"
@@ -184,7 +195,9 @@ def transcode_file(
                 )
                 return dataclasses.replace(summary, detection=detection)
             counter = EventCounter(on_malformed)
-            run = new_run(source_name, target_name, errors, bom, unmappable, counter)
+            run = new_run(
+                source_name, target_name, errors, bom, unmappable, counter, transform=transform
+            )
             report = (lambda done: progress(done, total)) if progress is not None else None
             with open_binary(src_path, "rb") as fin:
                 fout = sys.stdout.buffer if output is None else output.file
@@ -217,12 +230,15 @@ async def atranscode_file(
     progress: Progress | None = None,
     on_malformed: OnMalformed | None = None,
     on_doubt: OnDoubt | None = None,
+    transforms: Transforms = None,
 ) -> TranscodeSummary:
     """``transcode_file`` for async code: anyio file I/O, the event loop stays free.
 
     The same guarantees: ``dst`` is replaced only on success (a cancelled run leaves it
     untouched).  With ``workers > 1`` the parallel run happens in a worker thread.
+    ``transforms`` are ``transcode_file``'s.
     """
+    transform = as_transform(transforms)
     import anyio.to_thread  # the async layer loads only when used
 
     detection = None
@@ -231,7 +247,7 @@ async def atranscode_file(
         source = text_encoding(detection)
         await anyio.to_thread.run_sync(_doubt_in_head, os.fspath(src), detection, on_doubt)
     source_name, target_name = canonical(source), canonical(target)
-    if workers > 1:
+    if workers > 1 and transform is None:
         summary = await anyio.to_thread.run_sync(
             lambda: transcode_file(
                 src,
@@ -250,7 +266,7 @@ async def atranscode_file(
         return dataclasses.replace(summary, detection=detection)
     check_options(source_name, target_name, errors, bom, unmappable)
     counter = EventCounter(on_malformed)
-    run = new_run(source_name, target_name, errors, bom, unmappable, counter)
+    run = new_run(source_name, target_name, errors, bom, unmappable, counter, transform=transform)
     src_path, dst_path = os.fspath(src), os.fspath(dst)
     total = (await anyio.Path(src_path).stat()).st_size
     bytes_in = bytes_out = 0
