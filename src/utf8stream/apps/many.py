@@ -66,6 +66,7 @@ import anyio.to_thread
 
 from ..core.events import Malformed
 from ..core.multiline import MultilineJoiner
+from ..core.transformed import Transforms, as_transform, fresh_copy
 from ._watch import Watcher
 from .checkpoints import CheckpointStore
 from .follow._checkpoint import FollowCheckpoint
@@ -148,6 +149,10 @@ class ManyFollower:
                     f"{pattern}: only the file name may hold wildcards (its directory is watched)"
                 )
         self._encodings = dict(options.encodings or {})
+        self._transforms = {
+            pattern: as_transform(each)
+            for pattern, each in (options.transforms_by_pattern or {}).items()
+        }
         # Each file gets an empty copy: a joiner holds one file's incomplete event.
         self._joiner = FollowOptions.joiner_of(options.multiline)
         self._joiners = {
@@ -155,6 +160,7 @@ class ManyFollower:
             for pattern, each in (options.multilines or {}).items()
         }
         _check_per_pattern(self.patterns, self._encodings, self._joiners)
+        _check_per_pattern(self.patterns, {}, self._transforms, "transforms_by_pattern")
         self._options = options
         #: What each file's follower is given: the options, less those of many files.
         self._one_file = replace(options, **_MANY_ONLY)
@@ -379,9 +385,11 @@ class ManyFollower:
             where = {"start": "beginning", "last_lines": 0}
             if self._on_notice is not None:
                 self._on_notice(Notice("appeared", path, "has appeared; following new file"))
+        transform = self._transforms.get(pattern, as_transform(self._options.transforms))
         options = replace(
             self._one_file,
             encoding=self._encodings.get(pattern, self._options.encoding),
+            transforms=None if transform is None else fresh_copy(transform),
             multiline=None if joiner is None else joiner.empty_copy(),
             **where,
         )
@@ -517,9 +525,12 @@ def _by_path(members: list[_Member]) -> dict[str, list[_Member]]:
 
 
 def _check_per_pattern(
-    patterns: list[str], encodings: Mapping[str, str], joiners: Mapping[str, object]
+    patterns: list[str],
+    encodings: Mapping[str, str],
+    joiners: Mapping[str, object],
+    what_joiners: str = "multilines",
 ) -> None:
-    for what, given in (("encodings", encodings), ("multilines", joiners)):
+    for what, given in (("encodings", encodings), (what_joiners, joiners)):
         unknown = set(given) - set(patterns)
         if unknown:
             raise ValueError(f"{what} for patterns not followed: {sorted(unknown)}")
@@ -562,6 +573,8 @@ def follow_many(
     gap_at_start: bool = FollowOptions.gap_at_start,
     partial_after: float | None = FollowOptions.partial_after,
     reading: ReadPolicy = FollowOptions.reading,
+    transforms: Transforms = FollowOptions.transforms,
+    transforms_by_pattern: Mapping[str, Transforms] | None = FollowOptions.transforms_by_pattern,
 ) -> ManyFollower:
     """Follow every file the glob ``patterns`` match, like ``tail -F`` on each.
 
@@ -589,6 +602,9 @@ def follow_many(
     line from that file, at its rotation or truncation, and when it is dropped.
     ``multilines`` maps a pattern (as given) to its files' joiner or preset (``None``:
     plain lines), as ``encodings`` does; the others use ``multiline``.
+
+    ``transforms`` (on each line, as ``follow()``'s) and ``transforms_by_pattern`` (as
+    ``encodings``): ``FollowOptions``'s; each file gets a fresh copy of them.
 
     ``store``: a ``CheckpointStore`` or its path.  Each file resumes just after its last
     line handed out before the last save; saves are one transaction for all files, made
@@ -623,6 +639,8 @@ def follow_many(
         gap_at_start=gap_at_start,
         partial_after=partial_after,
         reading=reading,
+        transforms=transforms,
+        transforms_by_pattern=transforms_by_pattern,
     )
     if isinstance(patterns, (str, os.PathLike)):
         patterns = [patterns]

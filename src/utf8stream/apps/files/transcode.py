@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 
 from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD, is_auto, text_encoding
 from ...core.autodoubt import DoubtTracker, OnDoubt, doubt_tracker
+from ...core.transform import TextTransform
 from ...core.transformed import Transforms, as_transform
 from .output import Output, check_distinct, name_output, open_binary, open_output
 from .parallel import transcode_parallel, workers_for
@@ -104,6 +105,33 @@ def _detected(src_path: str, on_doubt: OnDoubt | None) -> tuple[Detection, _Repl
     return detection, None
 
 
+def _parallel_count(
+    workers: int,
+    output: Output | None,
+    names: tuple[str, str, str, str, str],
+    total: int,
+    chunk_size: int,
+    transform: TextTransform | None,
+) -> int:
+    """How many workers transcode the file (``names``: its path, the source, the target,
+    ``errors``, ``bom``): more than one only for a regular UTF-8-family file into a regular
+    file, where ``workers_for`` finds it faster, and with no transform (it carries text
+    across any cut)."""
+    src_path, source_name, target_name, errors, bom = names
+    if (
+        workers > 1
+        and transform is None
+        and output is not None
+        and not output.in_place  # workers write pieces at offsets: a regular file
+        and src_path != "-"
+        and source_name in SPLITTABLE
+        and bom != "detect"  # a BOM may say the file is not UTF-8 at all
+        and total > chunk_size
+    ):
+        return workers_for(workers, total, direct=is_direct(source_name, target_name, errors, bom))
+    return 1
+
+
 def transcode_file(
     src: str | os.PathLike[str],
     dst: str | os.PathLike[str],
@@ -150,12 +178,10 @@ def transcode_file(
     stops the run (``WorkerError``, or the worker's ``OSError``) and no worker outlives
     it.
 
-    ``transforms``: a ``TextTransform`` or a sequence of them (``utf8stream.transforms``:
-    ``Normalizer``, ``MojibakeRepairer``...) done on the decoded text before it is encoded
-    (the end of the file ends their text).  They carry text across any cut of the input,
-    so the file is then transcoded by one worker, whatever ``workers`` says; the
-    characters of the summary are those of the transformed text, and an
-    ``UnmappableCharacterError``'s ``index`` is in that text (its ``offset`` None).
+    ``transforms``: a ``TextTransform`` or a sequence of them (``utf8stream.transforms``)
+    done on the decoded text before it is encoded.  They carry text across any cut of
+    the input, so one worker does the run; ``summary.characters`` counts the transformed
+    text, an ``UnmappableCharacterError``'s ``index`` is in it (its ``offset`` None).
     """
     transform = as_transform(transforms)
     src_path = os.fspath(src)
@@ -173,22 +199,10 @@ def transcode_file(
     total = 0 if src_path == "-" else os.path.getsize(src_path)
     with open_output(dst_path, src_path) as output:
         try:
-            if (
-                workers > 1
-                and transform is None
-                and output is not None
-                and not output.in_place  # workers write pieces at offsets: a regular file
-                and src_path != "-"
-                and source_name in SPLITTABLE
-                and bom != "detect"  # a BOM may say the file is not UTF-8 at all
-                and total > chunk_size
-                and (
-                    count := workers_for(
-                        workers, total, direct=is_direct(source_name, target_name, errors, bom)
-                    )
-                )
-                > 1
-            ):
+            names = (src_path, source_name, target_name, errors, bom)
+            count = _parallel_count(workers, output, names, total, chunk_size, transform)
+            if count > 1:
+                assert output is not None
                 options = (source_name, target_name, errors, bom, unmappable, chunk_size)
                 summary = transcode_parallel(
                     src_path, output.path, options, count, progress, on_malformed, total

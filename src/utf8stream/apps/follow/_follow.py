@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from ...core.events import Malformed
 from ...core.multiline import MultilineJoiner
+from ...core.transformed import Transforms
 from ._checkpoint import FollowCheckpoint
 from ._follower import Follower
 from ._options import FollowOptions
@@ -39,6 +40,7 @@ def follow(
     multiline_timeout: float = FollowOptions.multiline_timeout,
     partial_after: float | None = FollowOptions.partial_after,
     reading: ReadPolicy = FollowOptions.reading,
+    transforms: Transforms = FollowOptions.transforms,
 ) -> Follower:
     """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
 
@@ -70,5 +72,6 @@ def follow(
         multiline_timeout=multiline_timeout,
         partial_after=partial_after,
         reading=reading,
+        transforms=transforms,
     )
     return Follower(path, options)
