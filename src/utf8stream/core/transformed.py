@@ -51,6 +51,7 @@ __all__ = [
     "Transforms",
     "as_transform",
     "fresh_copy",
+    "fresh_from",
 ]
 
 #: What ``transforms=`` takes: nothing, one transform, or several done in order.
@@ -82,7 +83,15 @@ def _check(transform: object) -> None:
 def fresh_copy(transform: TextTransform) -> TextTransform:
     """A new transform of the same kind and options: nothing carried, positions from
     zero, the same ``on_change``.  What each of many streams is given."""
-    copy = transform_from_checkpoint(transform.checkpoint(), transform.on_change)
+    return fresh_from(transform.checkpoint(), transform.on_change)
+
+
+def fresh_from(
+    checkpoint: TransformCheckpoint, on_change: OnChange | None = None
+) -> TextTransform:
+    """``fresh_copy`` of the transform ``checkpoint`` was taken of: what a task in
+    another process is given (a checkpoint is plain data)."""
+    copy = transform_from_checkpoint(checkpoint, on_change)
     copy.reset()
     return copy
 

@@ -1,0 +1,36 @@
+"""``utf8stream.dask.read_text(transforms=...)``: the lines of every block size are the
+sequential reader's (``LineReceiveStream`` with the same transforms)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import dask
+import pytest
+from _dask_helpers import sequential
+from _transform_helpers import Pairs, paired_lines
+
+from utf8stream.dask import read_text
+from utf8stream.transforms import TextChange
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+DATA = b"".join(b"%d %s\r\n" % (k, b"xa" + b"b" * (k % 2) + b"ab" * (k % 3)) for k in range(200))
+
+
+@pytest.mark.parametrize("keepends", [False, True])
+@pytest.mark.parametrize("blocksize", [7, 64, 1000, None])
+def test_every_block_size_gives_the_sequential_lines(
+    tmp_path: Path, blocksize: int | None, keepends: bool
+) -> None:
+    path = tmp_path / "app.log"
+    path.write_bytes(DATA)
+    plain = sequential(DATA, "utf-8", keepends=keepends)
+    expected = paired_lines([str(line) for line in plain], ("\r\n",) if keepends else ())
+    assert expected != plain  # the transform changes something
+    changes: list[TextChange] = []
+    given = Pairs(changes.append)
+    bag = read_text(str(path), blocksize=blocksize, keepends=keepends, transforms=[given])
+    with dask.config.set(scheduler="sync"):
+        assert bag.compute() == expected
+    assert given.position == 0 and changes == []  # each task had a copy of its own
