@@ -9,6 +9,7 @@ Every text API of utf8stream takes them as ``transforms=``.
 
 from __future__ import annotations
 
+from .core.normalize import Normalizer, SegmentTooLongError
 from .core.transform import (
     Chain,
     OnChange,
@@ -23,7 +24,9 @@ from .core.transformed import TransformedCheckpoint, TransformingDecoder
 
 __all__ = [
     "Chain",
+    "Normalizer",
     "OnChange",
+    "SegmentTooLongError",
     "TextChange",
     "TextTransform",
     "TransformCheckpoint",

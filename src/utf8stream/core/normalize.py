@@ -1,0 +1,455 @@
+"""Unicode normalization (NFC, NFD, NFKC, NFKD) of text that comes in pieces.
+
+Theory of operation.  ``unicodedata.normalize`` of the running interpreter does the
+normalizing (so the Unicode version is ``unicodedata.unidata_version``); this module only
+decides where a piece may be cut.  A *boundary* between two characters ``x`` and ``y``
+is a place where normalizing the text before it and the text after it apart gives the
+normalization of the whole (UAX #15, section 9).  With ``first(y)`` the first character
+of ``y``'s full decomposition (canonical for NFC/NFD, compatibility for NFKC/NFKD) and
+``last(x)`` the last of ``x``'s, there is a boundary between them when
+
+* ``first(y)`` is a starter (canonical combining class 0) that composes with nothing
+  before it: reordering never crosses a starter, and nothing before can compose with it;
+* or ``first(y)`` is a starter that composes backwards (a Hangul vowel or trailing jamo,
+  U+0B3E and its kind) but ``last(x)`` is in the decomposition of none of the characters
+  it composes with: whatever ``x`` ended up in cannot be its partner;
+* or ``first(y)`` is a non-starter and ``last(x)`` is a starter that nothing which could
+  end with it composes with a non-starter (so ``y`` cannot reorder past it, nor compose
+  with it); for NFD and NFKD, any starter.
+
+The tables behind these rules are derived once, on first use, from ``unicodedata``:
+composition pairs from the canonical decompositions of two characters that are their
+own NFC (composition exclusions and singletons fall out), Hangul by its arithmetic.
+
+A piece is normalized up to its last boundary, and the rest is carried; a piece that is
+already normalized is handed through as it is (``unicodedata.normalize`` returns its
+argument when the quick check says yes).  Between two boundaries there is one starter (two
+or three where jamo or U+0CC6 U+0CC2 U+0CD5 compose in a row, each closing the run
+before marks can follow) and the non-starters after it, so input in the Stream-Safe Text
+Format (at most 30 non-starters in a row, counted in NFKD) carries at most 32 code
+points.  For longer runs the stream-safe text process of UAX #15 section 13 inserts
+U+034F COMBINING GRAPHEME JOINER into the input first, which keeps the carry bounded for
+any input; ``stream_safe=False`` normalizes exactly and refuses, with
+``SegmentTooLongError``, a segment longer than ``max_carry``.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Literal
+
+from .transform import OnChange, TextChange, TransformCheckpoint, register_transform
+
+__all__ = ["CGJ", "FORMS", "STREAM_SAFE_RUN", "Normalizer", "SegmentTooLongError"]
+
+Form = Literal["NFC", "NFD", "NFKC", "NFKD"]
+FORMS: tuple[Form, ...] = ("NFC", "NFD", "NFKC", "NFKD")
+#: U+034F COMBINING GRAPHEME JOINER: what the stream-safe text process inserts.
+CGJ = "\u034f"
+#: The longest run of non-starters (counted in NFKD) the Stream-Safe Text Format allows.
+STREAM_SAFE_RUN = 30
+#: The most code points carried on stream-safe input.
+STREAM_SAFE_CARRY = 32
+
+_L, _V, _T, _S = 0x1100, 0x1161, 0x11A7, 0xAC00
+_LN, _VN, _TN = 19, 21, 28
+_HANGUL_L = frozenset(map(chr, range(_L, _L + _LN)))
+_HANGUL_V = frozenset(map(chr, range(_V, _V + _VN)))
+_HANGUL_T = frozenset(map(chr, range(_T + 1, _T + _TN)))
+_HANGUL_LV = frozenset(chr(_S + i * _TN) for i in range(_LN * _VN))
+_HANGUL_LVT = frozenset(chr(_S + i * _TN + t) for i in range(_LN * _VN) for t in range(1, _TN))
+
+
+class SegmentTooLongError(ValueError):
+    """A normalization segment ran past ``max_carry`` with ``stream_safe=False``.
+
+    ``offset`` is where the segment starts in the input, ``length`` how long it had got;
+    the call that raised had no effect on the normalizer.
+    """
+
+    def __init__(self, offset: int, length: int, max_carry: int) -> None:
+        super().__init__(
+            f"a normalization segment at input offset {offset} is {length} code points long,"
+            f" past max_carry={max_carry} (more than {STREAM_SAFE_RUN} non-starters in a"
+            " row): use stream_safe=True or a larger max_carry"
+        )
+        self.offset = offset
+        self.length = length
+        self.max_carry = max_carry
+
+
+@dataclass(frozen=True)
+class _Unicode:
+    """What the tables are made from, read once from ``unicodedata``."""
+
+    #: Canonical composition pairs (Hangul aside) -> their primary composite.
+    pairs: dict[tuple[str, str], str]
+    #: Every character with a decomposition or a non-zero combining class.
+    special: frozenset[str]
+    #: The non-starters.
+    marks: frozenset[str]
+
+
+@functools.cache
+def _unicode() -> _Unicode:
+    pairs: dict[tuple[str, str], str] = {}
+    special: set[str] = set()
+    marks: set[str] = set()
+    decomposition, combining = unicodedata.decomposition, unicodedata.combining
+    for cp in range(0x110000):
+        c = chr(cp)
+        d = decomposition(c)
+        if combining(c):
+            marks.add(c)
+            special.add(c)
+        if not d:
+            continue
+        special.add(c)
+        parts = d.split()
+        if len(parts) == 2 and d[0] != "<" and unicodedata.normalize("NFC", c) == c:
+            pairs[chr(int(parts[0], 16)), chr(int(parts[1], 16))] = c
+    return _Unicode(pairs, frozenset(special), frozenset(marks))
+
+
+@dataclass(frozen=True)
+class _Tables:
+    """The boundary rules of one form (see the module's docstring)."""
+
+    #: ``y`` -> ``None`` where ``first(y)`` is a non-starter, else the characters a
+    #: ``last(x)`` must avoid for a boundary before ``y``; no entry: always a boundary.
+    before: dict[str, frozenset[str] | None]
+    #: ``x`` -> ``last(x)`` where they differ.
+    last: dict[str, str]
+    #: ``last(x)`` values after which a non-starter is not a boundary.
+    open: frozenset[str]
+    #: ``last(x)`` values after which some character is not a boundary.
+    held: frozenset[str]
+
+
+@functools.cache
+def _tables(form: Form) -> _Tables:
+    data = _unicode()
+    compose = form in ("NFC", "NFKC")
+    kind: Form = "NFKD" if form.startswith("NFK") else "NFD"
+    left: dict[str, set[str]] = {}
+    with_mark: set[str] = set()
+    ends: dict[str, set[str]] = {}
+    for (a, b), composite in data.pairs.items():
+        left.setdefault(b, set()).add(a)
+        ends.setdefault(b, set()).add(composite)
+        if b in data.marks:
+            with_mark.add(a)
+    for v in _HANGUL_V:
+        left[v] = set(_HANGUL_L)
+        ends[v] = set(_HANGUL_LV)
+    for t in _HANGUL_T:
+        left[t] = set(_HANGUL_LV)
+        ends[t] = set(_HANGUL_LVT)
+    need: dict[str, frozenset[str]] = {}
+    opened = set(data.marks)
+    if compose:
+        for b, partners in left.items():
+            need[b] = frozenset(c for a in partners for c in unicodedata.normalize("NFD", a))
+        opened |= with_mark
+        opened |= {b for b, made in ends.items() if not made.isdisjoint(with_mark)}
+    before: dict[str, frozenset[str] | None] = {}
+    last: dict[str, str] = {}
+    for c in data.special | _HANGUL_LV | _HANGUL_LVT | set(left):
+        d = unicodedata.normalize(kind, c)
+        if d[-1] != c:
+            last[c] = d[-1]
+        if unicodedata.combining(d[0]):
+            before[c] = None
+        elif d[0] in need:
+            before[c] = need[d[0]]
+    held = frozenset(opened.union(*need.values()))
+    return _Tables(before, last, frozenset(opened), held)
+
+
+@dataclass(frozen=True)
+class _StreamSafe:
+    """NFKD non-starter counts for the stream-safe text process."""
+
+    #: char -> (leading, trailing, no starter at all) for characters whose NFKD starts
+    #: or ends with a non-starter; every other character sets the count to zero.
+    counts: dict[str, tuple[int, int, bool]]
+    #: Runs of characters without a starter long enough that a joiner might go in them.
+    long_runs: re.Pattern[str]
+
+
+def _class(chars: Iterable[str]) -> str:
+    points = sorted(map(ord, chars))
+    spans: list[str] = []
+    i = 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        low, high = re.escape(chr(points[i])), re.escape(chr(points[j]))
+        spans.append(low if i == j else f"{low}-{high}")
+        i = j + 1
+    return "[" + "".join(spans) + "]"
+
+
+@functools.cache
+def _stream_safe() -> _StreamSafe:
+    counts: dict[str, tuple[int, int, bool]] = {}
+    for c in _unicode().special:
+        d = unicodedata.normalize("NFKD", c)
+        flags = [unicodedata.combining(x) != 0 for x in d]
+        if not (flags[0] or flags[-1]):
+            continue
+        lead = flags.index(False) if False in flags else len(d)
+        trail = flags[::-1].index(False) if False in flags else len(d)
+        counts[c] = (lead, trail, all(flags))
+    most = max(max(lead, trail) for lead, trail, _ in counts.values())
+    # A joiner goes before a character when the count reaches past the limit: at most
+    # ``most`` before the run (a character's trailing non-starters) and ``most`` from
+    # the character itself, so only a run of more pure non-starters can need one.
+    shortest = (STREAM_SAFE_RUN - 2 * most) // most + 1
+    pure = _class(c for c, (_, _, only) in counts.items() if only)
+    # The first item a bare character set lets re skip ahead fast to candidates.
+    return _StreamSafe(counts, re.compile(f"{pure}{pure}{{{shortest - 1},}}"))
+
+
+class Normalizer:
+    """Normalize text to ``form`` (NFC, NFD, NFKC or NFKD) piece by piece.
+
+    For every way of cutting a text, the output is ``unicodedata.normalize(form, text)``
+    of the running interpreter (Unicode ``unicodedata.unidata_version``) where the text
+    has at most 30 non-starters in a row; with ``stream_safe`` (the default) longer runs
+    get U+034F inserted first as UAX #15's stream-safe text process says (each insertion
+    an event of kind ``"stream-safe"``), so at most 32 code points are ever carried.
+    With ``stream_safe=False`` the output is exact for any segment of up to ``max_carry``
+    code points and ``SegmentTooLongError`` is raised past it.  Each changed segment is
+    an event of kind ``"normalized"`` (offsets in the input, the output).
+    """
+
+    def __init__(
+        self,
+        form: str = "NFC",
+        *,
+        stream_safe: bool = True,
+        max_carry: int = STREAM_SAFE_CARRY,
+        on_change: OnChange | None = None,
+    ) -> None:
+        if form not in FORMS:
+            raise ValueError(f"form must be one of {', '.join(FORMS)}, not {form!r}")
+        if max_carry < (STREAM_SAFE_CARRY if stream_safe else 1):
+            raise ValueError(
+                f"max_carry must be at least {STREAM_SAFE_CARRY} with stream_safe"
+                " (at least 1 without)"
+            )
+        self.form: Form = form
+        self.stream_safe = stream_safe
+        self._max_carry = max_carry
+        self.on_change = on_change
+        self._rules = _tables(self.form)
+        self._safe = _stream_safe() if stream_safe else None
+        self.position = 0
+        self.output_position = 0
+        self._pending: list[str] = []
+        self._pending_len = 0
+        self._run = 0
+
+    @property
+    def max_carry(self) -> int:
+        """The most input, in code points, carried between calls."""
+        return self._max_carry
+
+    @property
+    def carry(self) -> str:
+        """The input held back: the segment the next piece may still change."""
+        return "".join(self._pending)
+
+    def transform(self, text: str, final: bool = False) -> str:
+        """The normalized text up to ``text``'s last boundary (all of it with ``final``)."""
+        if not text and not final:
+            return ""
+        start = self.position
+        inserted: list[int] = []
+        run = self._run
+        if self._safe is not None and not text.isascii():
+            text, inserted, run = _insert_joiners(self._safe, text, run)
+        elif text:
+            run = 0
+        cut = len(text) if final else self._last_boundary(text)
+        carried = self._pending_len
+        if cut < 0:
+            if carried + len(text) > self._max_carry:
+                self._refuse(start - carried, carried + len(text))
+            self._pending.append(text)
+            self._pending_len += len(text)
+            self.position, self._run = start + len(text) - len(inserted), run
+            return ""
+        if len(text) - cut > self._max_carry:
+            self._refuse(start + cut, len(text) - cut)
+        if self._pending:
+            emit = "".join(self._pending) + text[:cut]
+        else:
+            emit = text[:cut] if cut < len(text) else text
+        out = unicodedata.normalize(self.form, emit) if emit else emit
+        if self.on_change is not None and (inserted or out != emit):
+            here = [i + carried for i in inserted if i < cut]
+            self._report(emit, start - carried, here)
+        rest = text[cut:] if cut < len(text) else ""
+        self._pending = [rest] if rest else []
+        self._pending_len = len(rest)
+        self.position, self._run = start + len(text) - len(inserted), run
+        self.output_position += len(out)
+        if final:
+            self._run = 0
+        return out
+
+    def _refuse(self, offset: int, length: int) -> None:
+        raise SegmentTooLongError(offset, length, self._max_carry)
+
+    def _boundary(self, x: str, y: str) -> bool:
+        rules = self._rules
+        avoid = rules.before.get(y, False)
+        if avoid is False:
+            return True
+        end = rules.last.get(x, x)
+        if avoid is None:
+            return end not in rules.open
+        assert isinstance(avoid, frozenset)
+        return end not in avoid
+
+    def _last_boundary(self, text: str) -> int:
+        """Where the last boundary in ``text`` is (carry before it), -1 for none."""
+        if not text:
+            return 0 if not self._pending else -1
+        rules = self._rules
+        end = text[-1]
+        if rules.last.get(end, end) not in rules.held:
+            return len(text)
+        i = len(text) - 1
+        while i > 0:
+            if self._boundary(text[i - 1], text[i]):
+                return i
+            i -= 1
+        if not self._pending:
+            return 0
+        return 0 if self._boundary(self._pending[-1][-1], text[0]) else -1
+
+    def _report(self, emit: str, offset: int, inserted: list[int]) -> None:
+        """One event for each segment of ``emit`` that normalizing changed."""
+        assert self.on_change is not None
+        cuts = [0]
+        cuts += [i for i in range(1, len(emit)) if self._boundary(emit[i - 1], emit[i])]
+        cuts.append(len(emit))
+        joiners = set(inserted)
+        skipped = 0
+        at = self.output_position
+        for a, b in itertools.pairwise(cuts):
+            segment = emit[a:b]
+            if a in joiners:
+                self.on_change(TextChange(offset + a - skipped, "", CGJ, at, "stream-safe"))
+                skipped += 1
+                segment = segment[1:]
+                at += 1
+            done = unicodedata.normalize(self.form, segment)
+            if done != segment:
+                origin = offset + a + (1 if a in joiners else 0) - skipped
+                self.on_change(TextChange(origin, segment, done, at, "normalized"))
+            at += len(done)
+
+    def checkpoint(self) -> TransformCheckpoint:
+        """Where this normalizer stands (the carry, the stream-safe count)."""
+        return TransformCheckpoint(
+            "normalize",
+            self.position,
+            self.output_position,
+            self.carry,
+            {"form": self.form, "stream_safe": self.stream_safe, "max_carry": self._max_carry},
+            {"run": self._run},
+        )
+
+    def reset(self) -> None:
+        """Drop the carry; positions start again from zero."""
+        self.position = self.output_position = 0
+        self._pending, self._pending_len, self._run = [], 0, 0
+
+    @classmethod
+    def from_checkpoint(
+        cls, checkpoint: TransformCheckpoint, on_change: OnChange | None = None
+    ) -> Normalizer:
+        """A normalizer going on where ``checkpoint`` was taken."""
+        if checkpoint.kind != "normalize":
+            raise ValueError(f"not a normalizer's checkpoint: {checkpoint.kind!r}")
+        options = dict(checkpoint.options)
+        built = cls(
+            str(options.get("form", "NFC")),
+            stream_safe=bool(options.get("stream_safe", True)),
+            max_carry=int(options.get("max_carry", STREAM_SAFE_CARRY)),
+            on_change=on_change,
+        )
+        built.position = checkpoint.position
+        built.output_position = checkpoint.output_position
+        built._pending = [checkpoint.carry] if checkpoint.carry else []
+        built._pending_len = len(checkpoint.carry)
+        built._run = int(checkpoint.state.get("run", 0))
+        return built
+
+
+register_transform("normalize", Normalizer.from_checkpoint)
+
+
+def _insert_joiners(safe: _StreamSafe, text: str, run: int) -> tuple[str, list[int], int]:
+    """``text`` after the stream-safe text process, from a count of ``run``.
+
+    Returns the text, the indices (in the text returned) of the joiners put in, and the
+    count after it.  Only the runs without a starter that could need a joiner, the run
+    at the start (the count goes on from the last piece) and the run at the end (the
+    count the next piece starts from) are walked in Python.
+    """
+    counts = safe.counts
+    spans: list[tuple[int, int]] = []
+
+    def around(a: int, b: int) -> None:
+        while a > 0 and text[a - 1] in counts:
+            a -= 1
+        while b < len(text) and text[b] in counts:
+            b += 1
+        spans.append((a, b))
+
+    if run and text and text[0] in counts:
+        around(0, 1)
+    for match in safe.long_runs.finditer(text):
+        around(*match.span())
+    if text and text[-1] in counts:
+        around(len(text) - 1, len(text))
+    if not spans:
+        return text, [], 0
+    pieces: list[str] = []
+    inserted: list[int] = []
+    written = 0
+    done = 0
+    count = 0
+    for a, b in sorted(set(spans)):
+        # Each span is a whole run of counted characters: the one before it (if any)
+        # set the count to zero.
+        pieces.append(text[done:a])
+        written += a - done
+        count = run if a == 0 else 0
+        start = a
+        for i in range(a, b):
+            lead, trail, only = counts[text[i]]
+            if count + lead > STREAM_SAFE_RUN:
+                pieces.append(text[start:i])
+                written += i - start
+                inserted.append(written)
+                pieces.append(CGJ)
+                written += 1
+                start, count = i, 0
+            count = count + lead if only else trail
+        pieces.append(text[start:b])
+        written += b - start
+        done = b
+    pieces.append(text[done:])
+    return "".join(pieces), inserted, count if done == len(text) else 0
