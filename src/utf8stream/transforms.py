@@ -9,6 +9,7 @@ Every text API of utf8stream takes them as ``transforms=``.
 
 from __future__ import annotations
 
+from .core.mojibake import MojibakeRepairer, repair_mojibake
 from .core.transform import (
     Chain,
     OnChange,
@@ -22,11 +23,13 @@ from .core.transform import (
 
 __all__ = [
     "Chain",
+    "MojibakeRepairer",
     "OnChange",
     "TextChange",
     "TextTransform",
     "TransformCheckpoint",
     "chain",
     "register_transform",
+    "repair_mojibake",
     "transform_from_checkpoint",
 ]
