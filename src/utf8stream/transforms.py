@@ -9,6 +9,7 @@ Every text API of utf8stream takes them as ``transforms=``.
 
 from __future__ import annotations
 
+from .core.mojibake import MojibakeRepairer, repair_mojibake
 from .core.normalize import Normalizer, SegmentTooLongError
 from .core.transform import (
     Chain,
@@ -24,6 +25,7 @@ from .core.transformed import TransformedCheckpoint, TransformingDecoder
 
 __all__ = [
     "Chain",
+    "MojibakeRepairer",
     "Normalizer",
     "OnChange",
     "SegmentTooLongError",
@@ -34,5 +36,6 @@ __all__ = [
     "TransformingDecoder",
     "chain",
     "register_transform",
+    "repair_mojibake",
     "transform_from_checkpoint",
 ]
