@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import KW_ONLY, InitVar, dataclass, field
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from anyio import BusyResourceError, EndOfStream
 from anyio.abc import AnyByteReceiveStream, ByteReceiveStream, ObjectReceiveStream
@@ -21,8 +21,10 @@ from ..core.autolines import AutoLineEngine
 from ..core.decoder import Utf8Decoder
 from ..core.linecodec import LineBatch, LineEngine, Utf8LineDecoder, line_decoder
 from ..core.lines import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, LineSplitter, LineTooLong
-from ..core.transformed import Transforms
 from .streams import StreamStatistics, Utf8ReceiveStream, Utf8Stream, _check_transport
+
+if TYPE_CHECKING:
+    from ..core.transformed import Transforms
 
 __all__ = ["LineReceiveStream", "LineTooLong"]
 

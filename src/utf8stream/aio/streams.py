@@ -22,7 +22,7 @@ import codecs
 from collections.abc import Callable, Mapping
 from dataclasses import KW_ONLY, InitVar, dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from anyio import BusyResourceError, EndOfStream
 from anyio.abc import (
@@ -41,8 +41,11 @@ from ..core.decoder import OnMalformed, Utf8Decoder
 from ..core.encoder import Utf8Encoder
 from ..core.events import MalformedKind, Utf8DecodeError
 from ..core.lines import LineTooLong
-from ..core.transform import TextTransform
-from ..core.transformed import TransformingDecoder, Transforms, as_transform
+from ..core.transformed import TransformingDecoder, as_transform
+
+if TYPE_CHECKING:
+    from ..core.transform import TextTransform
+    from ..core.transformed import Transforms
 
 __all__ = [
     "LineTooLong",

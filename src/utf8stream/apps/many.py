@@ -59,14 +59,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields, replace
 from fnmatch import fnmatchcase
 from types import TracebackType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
 
 from ..core.events import Malformed
 from ..core.multiline import MultilineJoiner
-from ..core.transformed import Transforms, as_transform, fresh_copy
+from ..core.transformed import as_transform, fresh_copy
 from ._watch import Watcher
 from .checkpoints import CheckpointStore
 from .follow._checkpoint import FollowCheckpoint
@@ -75,6 +75,9 @@ from .follow._options import FollowOptions, option_of, refuse_not_taken
 from .follow._readpolicy import ReadPolicy
 from .follow._records import Line, Notice
 from .follow._waiting import Rest, SharedWatch
+
+if TYPE_CHECKING:
+    from ..core.transformed import Transforms
 
 __all__ = ["ManyFollower", "follow_many"]
 

@@ -44,10 +44,11 @@ from .lineoptions import (
     LineTooLong,
     check_line_options,
 )
-from .transformed import LineTransform, Transforms, as_transform
+from .transformed import LineTransform, as_transform
 
 if TYPE_CHECKING:
     from .decoder import DecodedLines
+    from .transformed import Transforms
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",

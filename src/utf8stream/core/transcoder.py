@@ -40,11 +40,13 @@ from typing import TYPE_CHECKING, Protocol
 from .decoder import Utf8Decoder
 from .encoder import Utf8Encoder
 from .events import Utf8DecodeError
-from .transformed import Transforms, as_transform
+from .transformed import as_transform
 from .variants import VARIANTS
 
 if TYPE_CHECKING:
     from _typeshed import ReadableBuffer
+
+    from .transformed import Transforms
 
 __all__ = ["BOM_POLICIES", "Transcoder"]
 

@@ -32,17 +32,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .transform import (
-    OnChange,
-    TextTransform,
-    TransformCheckpoint,
-    chain,
-    transform_from_checkpoint,
-)
-
 if TYPE_CHECKING:
+    from typing import TypeAlias
+
     from .autodecode import AutoDecoder
     from .decoder import DecoderCheckpoint, OnMalformed, Utf8Decoder
+    from .transform import OnChange, TextTransform, TransformCheckpoint
+
+    #: What ``transforms=`` takes: nothing, one transform, or several done in order.
+    Transforms: TypeAlias = TextTransform | Sequence[TextTransform] | None
 
 __all__ = [
     "LineTransform",
@@ -54,9 +52,6 @@ __all__ = [
     "fresh_from",
 ]
 
-#: What ``transforms=`` takes: nothing, one transform, or several done in order.
-Transforms = TextTransform | Sequence[TextTransform] | None
-
 
 def as_transform(transforms: Transforms) -> TextTransform | None:
     """The one transform ``transforms`` stands for (``None``: none, nor for an empty
@@ -65,14 +60,22 @@ def as_transform(transforms: Transforms) -> TextTransform | None:
         return None
     if isinstance(transforms, Sequence) and not isinstance(transforms, (str, bytes)):
         parts = tuple(transforms)
+        if not parts:
+            return None
         for part in parts:
             _check(part)
-        return chain(*parts) if parts else None
+        # Here, not at the top: a program that asks for no transform (the command line
+        # at start-up) does without the protocol's module.
+        from .transform import chain
+
+        return chain(*parts)
     _check(transforms)
     return transforms
 
 
 def _check(transform: object) -> None:
+    from .transform import TextTransform
+
     if not isinstance(transform, TextTransform):
         raise TypeError(
             "transforms= takes a text transform (Normalizer, MojibakeRepairer, ...) or a"
@@ -91,6 +94,8 @@ def fresh_from(
 ) -> TextTransform:
     """``fresh_copy`` of the transform ``checkpoint`` was taken of: what a task in
     another process is given (a checkpoint is plain data)."""
+    from .transform import transform_from_checkpoint
+
     copy = transform_from_checkpoint(checkpoint, on_change)
     copy.reset()
     return copy
@@ -156,6 +161,7 @@ class TransformedCheckpoint:
         import json
 
         from .decoder import DecoderCheckpoint
+        from .transform import TransformCheckpoint
 
         raw = json.loads(text)
         if not isinstance(raw, dict) or raw.pop("version", None) != 1:
@@ -210,6 +216,7 @@ class TransformingDecoder:
     ) -> TransformingDecoder:
         """The decoder and the transform, going on where ``checkpoint`` stood."""
         from .decoder import Utf8Decoder
+        from .transform import transform_from_checkpoint
 
         return cls(
             Utf8Decoder.from_checkpoint(checkpoint.decoder, on_malformed=on_malformed),

@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import dask.bag
 
 from ...core.autodecode import AUTO
 from ...core.linecodec import LineBatch, LineEngine, LineItem, line_decoder
 from ...core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, check_line_options
-from ...core.transform import TransformCheckpoint
-from ...core.transformed import LineTransform, Transforms, as_transform, fresh_copy, fresh_from
+from ...core.transformed import LineTransform, as_transform, fresh_copy, fresh_from
 from . import sources
 from .linestarts import LineStarts
 from .sources import (
@@ -24,6 +23,10 @@ from .sources import (
     list_files,
     parse_blocksize,
 )
+
+if TYPE_CHECKING:
+    from ...core.transform import TransformCheckpoint
+    from ...core.transformed import Transforms
 
 __all__ = ["read_text"]
 

@@ -5,16 +5,18 @@ from __future__ import annotations
 import codecs
 import contextvars
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ...core import translit
 from ...core.decoder import Utf8Decoder
 from ...core.encoder import Utf8Encoder
 from ...core.events import Malformed, MalformedKind, codec_error_kind
 from ...core.transcoder import Transcoder
-from ...core.transform import TextTransform
 from ...core.variants import VARIANTS
 from .results import EventCounter, OnMalformed, Shift, UnmappableCharacterError
+
+if TYPE_CHECKING:
+    from ...core.transform import TextTransform
 
 __all__ = ["UNMAPPABLE_POLICIES", "CodecRun"]
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import codecs
+from typing import TYPE_CHECKING
 
 from ...core.decoder import Utf8Decoder
 from ...core.direct import direct
-from ...core.transform import TextTransform
 from ...core.variants import VARIANTS
 from .codecrun import UNMAPPABLE_POLICIES, CodecRun
 from .directrun import NATIVE_ORDER, DirectRun
 from .results import EventCounter, OnMalformed
+
+if TYPE_CHECKING:
+    from ...core.transform import TextTransform
 
 __all__ = ["SPLITTABLE", "canonical", "check_options", "is_direct", "new_run"]
 

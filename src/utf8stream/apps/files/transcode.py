@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 
 from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD, is_auto, text_encoding
 from ...core.autodoubt import DoubtTracker, OnDoubt, doubt_tracker
-from ...core.transform import TextTransform
-from ...core.transformed import Transforms, as_transform
+from ...core.transformed import as_transform
 from .output import Output, check_distinct, name_output, open_binary, open_output
 from .parallel import transcode_parallel, workers_for
 from .results import EventCounter, OnMalformed, Progress, TranscodeSummary
@@ -20,6 +19,8 @@ from .streaming import transcode_stream
 
 if TYPE_CHECKING:
     from ...core.detector import Detection
+    from ...core.transform import TextTransform
+    from ...core.transformed import Transforms
 
 __all__ = ["atranscode_file", "transcode_file"]
 

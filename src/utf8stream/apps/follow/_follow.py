@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ...core.events import Malformed
 from ...core.multiline import MultilineJoiner
-from ...core.transformed import Transforms
 from ._checkpoint import FollowCheckpoint
 from ._follower import Follower
 from ._options import FollowOptions
 from ._readpolicy import ReadPolicy
 from ._records import Notice
+
+if TYPE_CHECKING:
+    from ...core.transformed import Transforms
 
 __all__ = ["follow"]
 

@@ -21,12 +21,13 @@ from ...core.autodecode import AUTO
 from ...core.linecodec import Utf8LineDecoder, line_decoder
 from ...core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, OVERLONG_POLICIES
 from ...core.multiline import MULTILINE_PRESETS, MultilineJoiner
-from ...core.transformed import Transforms, as_transform
+from ...core.transformed import as_transform
 from ._public import public
 from ._readpolicy import ReadPolicy
 
 if TYPE_CHECKING:
     from ...core.events import Malformed
+    from ...core.transformed import Transforms
     from ..checkpoints import CheckpointStore
     from ._checkpoint import FollowCheckpoint
     from ._records import Notice
