@@ -9,10 +9,17 @@ from _helpers import examples
 from _stream_helpers import ChunkStream, cut, decode_all, reference_byte_lines
 from _transform_helpers import Pairs, paired, paired_lines
 from anyio import EndOfStream
+from anyio.streams.stapled import StapledObjectStream
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from utf8stream import LineReceiveStream, Utf8DecodeError, Utf8Decoder, Utf8ReceiveStream
+from utf8stream import (
+    LineReceiveStream,
+    Utf8DecodeError,
+    Utf8Decoder,
+    Utf8ReceiveStream,
+    Utf8Stream,
+)
 from utf8stream.transforms import TextChange, TransformingDecoder, chain
 
 pytestmark = pytest.mark.anyio
@@ -119,3 +126,17 @@ async def test_lines_from_a_memory_stream_are_transformed() -> None:
         await send.send(b"a")
         await send.send(b"b\n")
     assert [line async for line in LineReceiveStream(receive, transforms=Pairs())] == ["X"]
+
+
+async def test_a_utf8_stream_transforms_what_it_receives_not_what_it_sends() -> None:
+    to_us, incoming = anyio.create_memory_object_stream[bytes](4)
+    outgoing, sent = anyio.create_memory_object_stream[bytes](4)
+    stream = Utf8Stream(StapledObjectStream(outgoing, incoming), transforms=Pairs())
+    async with to_us:
+        await to_us.send(b"xa")
+        await to_us.send(b"b")
+    await stream.send("ab")
+    assert await sent.receive() == b"ab"
+    assert "".join(await _texts(stream.receive_stream)) == "xX"
+    await stream.aclose()
+    sent.close()

@@ -385,8 +385,8 @@ class Utf8Stream(ObjectStream[str]):
     """Both directions over one byte stream, plus ``send_eof()``.
 
     ``errors`` applies to receiving (default ``replace``), ``send_errors`` to sending
-    (default ``strict``); ``start_offset``, ``gap`` and ``on_malformed`` are as for
-    ``Utf8ReceiveStream``.
+    (default ``strict``); ``start_offset``, ``gap``, ``on_malformed`` and ``transforms``
+    (on the text received) are as for ``Utf8ReceiveStream``.
     """
 
     transport: AnyByteStream
@@ -396,6 +396,7 @@ class Utf8Stream(ObjectStream[str]):
     start_offset: InitVar[int] = 0
     gap: InitVar[str] = "replace"
     on_malformed: InitVar[OnMalformed | None] = None
+    transforms: InitVar[Transforms] = None
     receive_stream: Utf8ReceiveStream = field(init=False)
     send_stream: Utf8SendStream = field(init=False)
 
@@ -406,6 +407,7 @@ class Utf8Stream(ObjectStream[str]):
         start_offset: int,
         gap: str,
         on_malformed: OnMalformed | None,
+        transforms: Transforms,
     ) -> None:
         _check_transport(type(self).__name__, self.transport, "receive", "send", "send_eof")
         self.receive_stream = Utf8ReceiveStream(
@@ -414,6 +416,7 @@ class Utf8Stream(ObjectStream[str]):
             start_offset=start_offset,
             gap=gap,
             on_malformed=on_malformed,
+            transforms=transforms,
         )
         self.send_stream = Utf8SendStream(self.transport, errors=send_errors)
 
