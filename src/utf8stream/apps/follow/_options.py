@@ -295,7 +295,9 @@ class FollowOptions:
     ``transforms``: a ``TextTransform`` or a sequence of them (``utf8stream.transforms``:
     ``Normalizer``, ``MojibakeRepairer``...) done on each line's text whole (a
     multi-line event's text whole), as ``LineSplitter``'s: nothing is carried from one
-    line to the next, so a checkpoint needs no transform state.  ``follow_many()``
+    line to the next, so a checkpoint needs no transform state (a piece handed out by
+    ``partial_after`` or ``on_overlong="split"`` is transformed as a line of its own, so
+    that nothing is held past the checkpoint that covers it).  ``follow_many()``
     gives each file a fresh copy (``fresh_copy``: same kind and options, the same
     ``on_change``); ``transforms_by_pattern`` maps a pattern (as given) to its files'
     transforms, as ``encodings`` does (an empty sequence: none).
