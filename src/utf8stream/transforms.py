@@ -21,7 +21,7 @@ from .core.transform import (
     register_transform,
     transform_from_checkpoint,
 )
-from .core.transformed import TransformedCheckpoint, TransformingDecoder
+from .core.transformingdecoder import TransformedCheckpoint, TransformingDecoder
 
 __all__ = [
     "Chain",

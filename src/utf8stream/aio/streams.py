@@ -41,7 +41,8 @@ from ..core.decoder import OnMalformed, Utf8Decoder
 from ..core.encoder import Utf8Encoder
 from ..core.events import MalformedKind, Utf8DecodeError
 from ..core.lines import LineTooLong
-from ..core.transformed import TransformingDecoder, as_transform
+from ..core.transformed import as_transform
+from ..core.transformingdecoder import TransformingDecoder
 
 if TYPE_CHECKING:
     from ..core.transform import TextTransform
