@@ -29,7 +29,7 @@ def add_transform_options(parser: argparse.ArgumentParser, where: str) -> None:
         metavar="FORM",
         help=f"normalize {where} to the Unicode normalization form NFC, NFD, NFKC or NFKD "
         "(as Python's unicodedata.normalize, after --fix-mojibake; runs of more than 30 "
-        "combining marks get U+034F as UAX #15's stream-safe format says)",
+        "combining marks get U+034F as the stream-safe format of UAX 15 says)",
     )
 
 
