@@ -26,6 +26,7 @@ setup(
                     "_units",
                     "_encoder",
                     "_iterator",
+                    "_runs",
                     "_transcode",
                     "_transcode_simd",
                 )

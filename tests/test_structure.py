@@ -30,6 +30,7 @@ CORE_EXPORTS = {
     "ByteTranscoder",
     "PlainEncoder",
     "Units",
+    "find_run",
     "_classify_all",
     "setup",
     "simd",

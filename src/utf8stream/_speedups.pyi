@@ -48,6 +48,7 @@ class Units:
     pending: bytes
     def decode(self, data: Any, final: bool = False, /) -> str: ...
 
+def find_run(text: str, members: bytes, shortest: int, start: int, /) -> int: ...
 def split_lines(
     data: bytes,
     text: str,

@@ -268,3 +268,42 @@ def test_every_name_reached_through_implementation_exists_in_both() -> None:
     if built is not None:
         assert all(hasattr(built, name) for name in core)
         assert all(hasattr(_follow_accel.implementation(), name) for name in follower)
+
+
+# -- find_run: the normalizer's search for long runs of non-starters --------------------
+
+
+def _first_run(text: str, members: set[int], shortest: int, start: int) -> int:
+    """The reference: walk the text, count the run."""
+    run = 0
+    for i in range(start, len(text)):
+        run = run + 1 if ord(text[i]) in members else 0
+        if run == shortest:
+            return i - shortest + 1
+    return -1
+
+
+@given(
+    st.text(alphabet="ab\u0301\u0323\u0416\U0001d165\U0001f600", max_size=80),
+    st.integers(1, 12),
+    st.integers(0, 90),
+)
+@example("\u0301" * 9, 9, 0)
+@example("a" + "\u0301" * 9, 9, 1)
+@example("\u0301\u0301a\u0301", 1, 2)
+def test_find_run(text: str, shortest: int, start: int) -> None:
+    members = {0x301, 0x323, 0x1D165}
+    bitmap = bytearray(0x110000 >> 3)
+    for cp in members:
+        bitmap[cp >> 3] |= 1 << (cp & 7)
+    start = min(start, len(text))
+    found = _accel.implementation().find_run(text, bytes(bitmap), shortest, start)
+    assert found == _first_run(text, members, shortest, start)
+    # A bitmap shorter than the code points: those past it are not members.
+    short = _accel.implementation().find_run(text, bytes(bitmap[: 0x400 >> 3]), shortest, start)
+    assert short == _first_run(text, {0x301, 0x323}, shortest, start)
+
+
+def test_find_run_refuses_nonsense() -> None:
+    with pytest.raises(ValueError):
+        _accel.implementation().find_run("abc", b"\xff", 0, 0)

@@ -10,6 +10,8 @@ stands in for; it is the same behaviour through the same seam.
 from __future__ import annotations
 
 import codecs
+import functools
+import re
 import threading
 from collections.abc import Awaitable, Callable, Generator
 from operator import itemgetter, sub
@@ -26,6 +28,7 @@ __all__ = [
     "BufferedAsyncIterator",
     "ByteTranscoder",
     "PlainEncoder",
+    "find_run",
     "split_lines",
 ]
 
@@ -366,3 +369,29 @@ class ByteTranscoder:
         self._chars += len(text)
         self._carry = text.encode(self.target)
         raise exc
+
+
+@functools.cache
+def _run_pattern(members: bytes, shortest: int) -> re.Pattern[str]:
+    points = [i for i in range(len(members) * 8) if members[i >> 3] >> (i & 7) & 1]
+    spans: list[str] = []
+    i = 0
+    while i < len(points):
+        j = i
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+            j += 1
+        low, high = re.escape(chr(points[i])), re.escape(chr(points[j]))
+        spans.append(low if i == j else f"{low}-{high}")
+        i = j + 1
+    one = "[" + "".join(spans) + "]" if spans else "[^\\s\\S]"
+    # A bare character set first lets re skip ahead to candidates without a match try.
+    return re.compile(f"{one}{one}{{{shortest - 1},}}")
+
+
+def find_run(text: str, members: bytes, shortest: int, start: int) -> int:
+    """The index of the first run of at least ``shortest`` characters of ``text`` at or
+    after ``start`` whose code points are set in the bitmap ``members``, or -1."""
+    if shortest < 1 or start < 0:
+        raise ValueError("find_run: shortest >= 1 and start >= 0")
+    found = _run_pattern(members, shortest).search(text, start)
+    return -1 if found is None else found.start()

@@ -31,6 +31,8 @@
  *    units are characters (UTF-16/32, single-byte codecs): the search for newline
  *    units in the bytes, at code-unit offsets, and the slices of the decoded text.
  *
+ * 5. find_run(): the normalizer's search for long runs of non-starters (_runs.h).
+ *
  * Everything here returns plain data (texts, offsets): the follower's record type and
  * read buffers are the apps layer's own extension (apps/_follow_speedups.c).
  *
@@ -38,7 +40,7 @@
  * inline across them as in one file: _table37.h (Table 3-7, shared with _transcode.c),
  * _state.h (module state, object layouts), _decode.h and _simd.h (the decoding loop and
  * its SIMD kernels), _feed.h (Units.feed), _stream.h (the stream state: Units.decode), _lines.h (line cutting),
- * _units.h (the Units type), _encoder.h, _iterator.h; the module here.
+ * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h; the module here.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -63,6 +65,7 @@
 #include "_units.h"
 #include "_encoder.h"
 #include "_iterator.h"
+#include "_runs.h"
 
 /* ---- module --------------------------------------------------------------------------- */
 
@@ -158,6 +161,8 @@ static PyMethodDef module_methods[] = {
      "_classify_all(prefix, width) -> bytes: the decoder's view of every buffer (tests)"},
     {"setup", (PyCFunction)setup, METH_VARARGS,
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
+    {"find_run", (PyCFunction)(void (*)(void))find_run, METH_FASTCALL,
+     "find_run(text, members, shortest, start) -> index of a long run of members | -1"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
      "split_lines(data, text, newline, base, limit, each_offset) -> (contents, offsets) | None"},
     {NULL, NULL, 0, NULL},

@@ -4,7 +4,7 @@ Theory of operation.  ``unicodedata.normalize`` of the running interpreter does 
 normalizing (so the Unicode version is ``unicodedata.unidata_version``); this module only
 decides where a piece may be cut.  A *boundary* between two characters ``x`` and ``y``
 is a place where normalizing the text before it and the text after it apart gives the
-normalization of the whole (UAX #15, section 9).  With ``first(y)`` the first character
+normalization of the whole (UAX 15, section 9).  With ``first(y)`` the first character
 of ``y``'s full decomposition (canonical for NFC/NFD, compatibility for NFKC/NFKD) and
 ``last(x)`` the last of ``x``'s, there is a boundary between them when
 
@@ -27,7 +27,7 @@ argument when the quick check says yes).  Between two boundaries there is one st
 or three where jamo or U+0CC6 U+0CC2 U+0CD5 compose in a row, each closing the run
 before marks can follow) and the non-starters after it, so input in the Stream-Safe Text
 Format (at most 30 non-starters in a row, counted in NFKD) carries at most 32 code
-points.  For longer runs the stream-safe text process of UAX #15 section 13 inserts
+points.  For longer runs the stream-safe text process of UAX 15 section 13 inserts
 U+034F COMBINING GRAPHEME JOINER into the input first, which keeps the carry bounded for
 any input; ``stream_safe=False`` normalizes exactly and refuses, with
 ``SegmentTooLongError``, a segment longer than ``max_carry``.
@@ -37,12 +37,11 @@ from __future__ import annotations
 
 import functools
 import itertools
-import re
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Literal
 
+from ._accel import implementation
 from .transform import OnChange, TextChange, TransformCheckpoint, register_transform
 
 __all__ = ["CGJ", "FORMS", "STREAM_SAFE_RUN", "Normalizer", "SegmentTooLongError"]
@@ -178,22 +177,10 @@ class _StreamSafe:
     #: char -> (leading, trailing, no starter at all) for characters whose NFKD starts
     #: or ends with a non-starter; every other character sets the count to zero.
     counts: dict[str, tuple[int, int, bool]]
-    #: Runs of characters without a starter long enough that a joiner might go in them.
-    long_runs: re.Pattern[str]
-
-
-def _class(chars: Iterable[str]) -> str:
-    points = sorted(map(ord, chars))
-    spans: list[str] = []
-    i = 0
-    while i < len(points):
-        j = i
-        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
-            j += 1
-        low, high = re.escape(chr(points[i])), re.escape(chr(points[j]))
-        spans.append(low if i == j else f"{low}-{high}")
-        i = j + 1
-    return "[" + "".join(spans) + "]"
+    #: A bitmap of the characters without a starter in their NFKD (bit ``cp & 7`` of byte
+    #: ``cp >> 3``), and the shortest run of them a joiner might go in.
+    members: bytes
+    shortest: int
 
 
 @functools.cache
@@ -212,9 +199,11 @@ def _stream_safe() -> _StreamSafe:
     # ``most`` before the run (a character's trailing non-starters) and ``most`` from
     # the character itself, so only a run of more pure non-starters can need one.
     shortest = (STREAM_SAFE_RUN - 2 * most) // most + 1
-    pure = _class(c for c, (_, _, only) in counts.items() if only)
-    # The first item a bare character set lets re skip ahead fast to candidates.
-    return _StreamSafe(counts, re.compile(f"{pure}{pure}{{{shortest - 1},}}"))
+    members = bytearray(0x110000 >> 3)
+    for c, (_, _, only) in counts.items():
+        if only:
+            members[ord(c) >> 3] |= 1 << (ord(c) & 7)
+    return _StreamSafe(counts, bytes(members), shortest)
 
 
 class Normalizer:
@@ -223,7 +212,7 @@ class Normalizer:
     For every way of cutting a text, the output is ``unicodedata.normalize(form, text)``
     of the running interpreter (Unicode ``unicodedata.unidata_version``) where the text
     has at most 30 non-starters in a row; with ``stream_safe`` (the default) longer runs
-    get U+034F inserted first as UAX #15's stream-safe text process says (each insertion
+    get U+034F inserted first as UAX 15's stream-safe text process says (each insertion
     an event of kind ``"stream-safe"``), so at most 32 code points are ever carried.
     With ``stream_safe=False`` the output is exact for any segment of up to ``max_carry``
     code points and ``SegmentTooLongError`` is raised past it.  Each changed segment is
@@ -420,8 +409,11 @@ def _insert_joiners(safe: _StreamSafe, text: str, run: int) -> tuple[str, list[i
 
     if run and text and text[0] in counts:
         around(0, 1)
-    for match in safe.long_runs.finditer(text):
-        around(*match.span())
+    find_run = implementation().find_run
+    at = find_run(text, safe.members, safe.shortest, 0)
+    while at >= 0:
+        around(at, at + safe.shortest)
+        at = find_run(text, safe.members, safe.shortest, spans[-1][1])
     if text and text[-1] in counts:
         around(len(text) - 1, len(text))
     if not spans:

@@ -1,0 +1,359 @@
+"""``Normalizer`` against ``unicodedata.normalize`` of the whole text, over many chunkings.
+
+The text is made to be hard: long runs of combining marks of every canonical combining
+class, Hangul syllables and conjoining jamo, singletons, composition exclusions, starters
+that compose with the starter before them, characters whose decomposition starts with a
+non-starter, characters that NFKC/NFKD decompose but NFC/NFD keep.  The alphabet is read
+from ``unicodedata`` here, by properties, not from the tables of the code under test.
+The stream-safe text process has its own oracle below, written from UAX 15 section 13.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import unicodedata
+from pathlib import Path
+
+import pytest
+from _helpers import examples
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from utf8stream.transforms import (
+    Normalizer,
+    SegmentTooLongError,
+    TextChange,
+    TextTransform,
+    TransformCheckpoint,
+    chain,
+    transform_from_checkpoint,
+)
+
+FORMS = ("NFC", "NFD", "NFKC", "NFKD")
+CGJ = "\u034f"
+
+
+def _alphabet() -> tuple[list[str], list[str]]:
+    """(starters and the like, non-starters): a few of every kind that makes trouble."""
+    by_class: dict[int, list[str]] = {}
+    singletons, exclusions, compat = [], [], []
+    for cp in range(0x3000):
+        c = chr(cp)
+        ccc = unicodedata.combining(c)
+        if ccc:
+            by_class.setdefault(ccc, []).append(c)
+        d = unicodedata.decomposition(c)
+        if not d:
+            continue
+        if d.startswith("<"):
+            compat.append(c)
+        elif len(d.split()) == 1:
+            singletons.append(c)
+        elif unicodedata.normalize("NFC", c) != c:
+            exclusions.append(c)
+    marks = [chars[0] for chars in by_class.values()] + [chars[-1] for chars in by_class.values()]
+    rnd = random.Random(34)
+    starters = [
+        *"aeouAEOU kx\n",
+        *rnd.sample(singletons, 8),
+        *rnd.sample(exclusions, 8),
+        *rnd.sample(compat, 16),
+        # Hangul: leading, vowel and trailing jamo, LV and LVT syllables.
+        "\u1100", "\u1112", "\u1161", "\u1175", "\u11a8", "\u11c2", "\uac00", "\uac01",
+        "\ud7a3",
+        # Starters that compose with the starter before them, and their partners.
+        "\u0b47", "\u0b3e", "\u0b57", "\u0cc6", "\u0cc2", "\u0cd5", "\u0dd9", "\u0dcf",
+        "\u0dca", "\u1025", "\u102e", "\u09c7", "\u09be",
+        # Decompositions that start with a non-starter, NFKC changing a decomposition.
+        "\u0f73", "\u0f75", "\u0f81", "\u0344", "\uff9e", "\uff76", "\u1e9b", "\u00a8",
+        "\u01d5", "\u1fc1", "\u0f77", "\ufdfa", "\u3300", "\u2460", "\U0001f213",
+        "\U0001d15e", "\u212b", "\u2126", "\u1f80", "\u0958", "\u2adc", "\ufb1d",
+        CGJ,
+    ]  # fmt: skip
+    return starters, marks
+
+
+STARTERS, MARKS = _alphabet()
+#: Characters that compose or reorder with their neighbours, to be drawn densely.
+CLOSE = [
+    *"\u1100\u1112\u1161\u1175\u11a8\u11c2\uac00\uac01",
+    *"\u0b47\u0b3e\u0b57\u0cc6\u0cc2\u0cd5\u0cbf\u0dd9\u0dcf\u0dca\u0ddf",
+    *"\u1025\u102e\u09c7\u09be\u09d7\u1b05\u1b35\u0f73\u0f71\u0f72\u0f80",
+    *"\u0344\uff9e\u3099\u304b\u0301\u0323\u0308\u0345\u0b3c\u1e9b\u017f",
+    *"\u00a8ae\u212b",
+]
+
+
+def _nonstarters(c: str) -> tuple[int, int, bool]:
+    """Leading and trailing non-starters of ``c``'s NFKD, and whether it has no starter."""
+    flags = [unicodedata.combining(x) != 0 for x in unicodedata.normalize("NFKD", c)]
+    lead = next((i for i, f in enumerate(flags) if not f), len(flags))
+    trail = next((i for i, f in enumerate(reversed(flags)) if not f), len(flags))
+    return lead, trail, all(flags)
+
+
+def stream_safe(text: str) -> tuple[str, list[int]]:
+    """UAX 15 section 13, the Stream-Safe Text Process, step by step; also the input
+    offsets before which it put a CGJ."""
+    out: list[str] = []
+    at: list[int] = []
+    count = 0  # step 2: nonStarterCount
+    for i, c in enumerate(text):  # step 3
+        lead, trail, none_starter = _nonstarters(c)  # 3a: the NFKD decomposition S
+        if count + lead > 30:  # 3b
+            out.append(CGJ)
+            at.append(i)
+            count = 0
+        out.append(c)  # 3c
+        count = count + lead if none_starter else trail  # 3d
+    return "".join(out), at
+
+
+def is_stream_safe(text: str) -> bool:
+    return stream_safe(text)[0] == text
+
+
+def _runs(draw: st.DrawFn, longest: int) -> str:
+    pieces = [draw(st.text(st.sampled_from(CLOSE), max_size=12))]
+    for _ in range(draw(st.integers(0, 5))):
+        pieces.append(draw(st.sampled_from(STARTERS)))
+        pieces.append("".join(draw(st.lists(st.sampled_from(MARKS), max_size=longest))))
+    return "".join(pieces)
+
+
+@st.composite
+def safe_texts(draw: st.DrawFn) -> str:
+    """Stream-safe text: runs of up to 30 non-starters (fewer code points may count more)."""
+    text = _runs(draw, 30)
+    return text if is_stream_safe(text) else stream_safe(text)[0]
+
+
+@st.composite
+def long_texts(draw: st.DrawFn) -> str:
+    """Text with runs of non-starters around and past the limit."""
+    pieces = [_runs(draw, 8)]
+    for _ in range(draw(st.integers(1, 3))):
+        mark = draw(st.sampled_from(MARKS))
+        pieces.append(draw(st.sampled_from(STARTERS)) + mark * draw(st.integers(25, 70)))
+        pieces.append(_runs(draw, 4))
+    return "".join(pieces)
+
+
+def _pieces(text: str, cuts: list[int]) -> list[str]:
+    bounds = sorted({0, len(text), *(c % (len(text) + 1) for c in cuts)})
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
+
+
+def run(t: TextTransform, pieces: list[str]) -> str:
+    out = "".join(t.transform(p) for p in pieces) + t.transform("", final=True)
+    return out
+
+
+cuts = st.lists(st.integers(0, 400), max_size=8)
+SETTINGS = settings(max_examples=examples(150), suppress_health_check=[HealthCheck.too_slow])
+
+
+@pytest.mark.parametrize("form", FORMS)
+@given(text=safe_texts(), where=cuts)
+@SETTINGS
+def test_any_chunking_gives_the_whole_text_normalized(
+    form: str, text: str, where: list[int]
+) -> None:
+    expected = unicodedata.normalize(form, text)  # type: ignore[arg-type]
+    assert Normalizer(form).transform(text, final=True) == expected
+    assert run(Normalizer(form), _pieces(text, where)) == expected
+    one_by_one = Normalizer(form)
+    out = []
+    for c in text:
+        out.append(one_by_one.transform(c))
+        assert len(one_by_one.checkpoint().carry) <= 32
+    assert "".join(out) + one_by_one.transform("", final=True) == expected
+    assert one_by_one.position == len(text)
+    assert one_by_one.output_position == len(expected)
+
+
+@pytest.mark.parametrize("form", FORMS)
+@given(text=long_texts(), where=cuts)
+@SETTINGS
+def test_long_runs_get_the_stream_safe_process(form: str, text: str, where: list[int]) -> None:
+    safe, at = stream_safe(text)
+    expected = unicodedata.normalize(form, safe)  # type: ignore[arg-type]
+    changes: list[TextChange] = []
+    t = Normalizer(form, on_change=changes.append)
+    out = []
+    for piece in _pieces(text, where):
+        out.append(t.transform(piece))
+        assert len(t.checkpoint().carry) <= 32
+    assert "".join(out) + t.transform("", final=True) == expected
+    assert t.position == len(text)
+    joined = [c for c in changes if c.kind == "stream-safe"]
+    assert [c.offset for c in joined] == at
+    assert all(c.original == "" and c.replacement == CGJ for c in joined)
+    assert all(expected[c.output_offset] == CGJ for c in joined)
+
+
+@pytest.mark.parametrize("form", FORMS)
+@given(text=long_texts(), where=cuts)
+@SETTINGS
+def test_without_the_process_it_is_exact_up_to_max_carry(
+    form: str, text: str, where: list[int]
+) -> None:
+    expected = unicodedata.normalize(form, text)  # type: ignore[arg-type]
+    t = Normalizer(form, stream_safe=False, max_carry=len(text) + 1)
+    assert run(t, _pieces(text, where)) == expected
+
+
+def test_past_max_carry_without_the_process_is_refused() -> None:
+    t = Normalizer("NFC", stream_safe=False, max_carry=40)
+    assert t.transform("ab" + "\u0301" * 20) == "a"
+    with pytest.raises(SegmentTooLongError) as caught:
+        t.transform("\u0323" * 20)
+    assert isinstance(caught.value, ValueError)
+    assert (caught.value.offset, caught.value.length, caught.value.max_carry) == (1, 41, 40)
+    assert "max_carry=40" in str(caught.value)
+    # The refused call changed nothing: the normalizer goes on with what it had.
+    assert t.position == 22
+    assert t.transform("c", final=True) == unicodedata.normalize("NFC", "b" + "\u0301" * 20 + "c")
+
+
+def test_the_options_are_checked() -> None:
+    with pytest.raises(ValueError, match="form must be one of"):
+        Normalizer("NFX")
+    with pytest.raises(ValueError, match="at least 32"):
+        Normalizer("NFC", max_carry=31)
+    assert Normalizer("NFD", stream_safe=False, max_carry=1).max_carry == 1
+
+
+def _apply(text: str, changes: list[TextChange]) -> str:
+    """``text`` with every change made, from the events alone."""
+    out, at = [], 0
+    for c in sorted(changes, key=lambda c: (c.offset, c.original != "")):
+        out.append(text[at : c.offset])
+        out.append(c.replacement)
+        at = c.end
+    out.append(text[at:])
+    return "".join(out)
+
+
+@pytest.mark.parametrize("form", FORMS)
+@given(text=st.one_of(safe_texts(), long_texts()), where=cuts)
+@SETTINGS
+def test_events_describe_the_changes_whatever_the_chunking(
+    form: str, text: str, where: list[int]
+) -> None:
+    whole: list[TextChange] = []
+    expected = Normalizer(form, on_change=whole.append).transform(text, final=True)
+    pieces: list[TextChange] = []
+    assert run(Normalizer(form, on_change=pieces.append), _pieces(text, where)) == expected
+    assert pieces == whole
+    assert _apply(text, whole) == expected
+    for c in whole:
+        assert text[c.offset : c.end] == c.original
+        assert expected[c.output_offset : c.output_offset + len(c.replacement)] == c.replacement
+        if c.kind == "normalized":
+            assert c.original != c.replacement
+            assert unicodedata.normalize(form, c.original) == c.replacement  # type: ignore[arg-type]
+
+
+def test_normalized_text_gives_no_event_and_comes_back_as_it_is() -> None:
+    changes: list[TextChange] = []
+    text = unicodedata.normalize("NFC", "Příliš žluťoučký kůň úpěl ďábelské ódy. 한국어")
+    t = Normalizer("NFC", on_change=changes.append)
+    assert t.transform(text, final=True) == text
+    assert changes == []
+
+
+def test_an_event_names_the_segment() -> None:
+    changes: list[TextChange] = []
+    t = Normalizer("NFC", on_change=changes.append)
+    assert t.transform("xe\u0301") == "x"
+    assert t.transform("\u0323y", final=True) == "\u1eb9\u0301y"
+    assert changes == [TextChange(1, "e\u0301\u0323", "\u1eb9\u0301", 1, "normalized")]
+
+
+@pytest.mark.parametrize("form", FORMS)
+@given(text=st.one_of(safe_texts(), long_texts()))
+@settings(SETTINGS, max_examples=examples(15))
+def test_a_checkpoint_at_every_cut_resumes_as_one_run(form: str, text: str) -> None:
+    whole: list[TextChange] = []
+    expected = Normalizer(form, on_change=whole.append).transform(text, final=True)
+    for cut in range(len(text) + 1):
+        changes: list[TextChange] = []
+        first = Normalizer(form, on_change=changes.append)
+        head = first.transform(text[:cut])
+        saved = TransformCheckpoint.from_json(first.checkpoint().to_json())
+        resumed = transform_from_checkpoint(saved, changes.append)
+        assert isinstance(resumed, Normalizer)
+        assert head + resumed.transform(text[cut:], final=True) == expected
+        assert changes == whole
+        assert resumed.position == len(text)
+
+
+def test_a_chain_and_its_checkpoint() -> None:
+    text = "e\u0301\u0323" * 3
+    t = chain(Normalizer("NFD"), Normalizer("NFC"))
+    head = t.transform(text[:4])
+    resumed = transform_from_checkpoint(TransformCheckpoint.from_json(t.checkpoint().to_json()))
+    assert head + resumed.transform(text[4:], final=True) == unicodedata.normalize("NFC", text)
+
+
+def test_final_starts_a_new_text_and_reset_starts_over() -> None:
+    t = Normalizer("NFC")
+    assert t.transform("e", final=True) == "e"
+    # After ``final`` nothing before composes with what follows.
+    assert t.transform("\u0301", final=True) == "\u0301"
+    assert (t.position, t.output_position) == (2, 2)
+    t.transform("a")
+    t.reset()
+    assert (t.position, t.output_position, t.checkpoint().carry) == (0, 0, "")
+
+
+def test_the_normalizer_is_a_transform() -> None:
+    assert isinstance(Normalizer(), TextTransform)
+    assert Normalizer().max_carry == 32
+
+
+def test_the_unicode_conformance_file(corpus_dir: Path) -> None:
+    """Unicode's NormalizationTest.txt: c2 = NFC(c1) = NFC(c2) = NFC(c3), and so on."""
+    conformance = corpus_dir / "NormalizationTest.txt"
+    if not conformance.is_file():
+        pytest.skip(f"the shared corpus has no NormalizationTest.txt ({conformance})")
+    failures = []
+    for line in conformance.read_text(encoding="utf-8").splitlines():
+        fields = line.split("#")[0].split(";")
+        if line.startswith("@") or len(fields) < 5:
+            continue
+        c1, c2, c3, c4, c5 = ("".join(chr(int(x, 16)) for x in f.split()) for f in fields[:5])
+        # The file's invariants: NFC(c1) = NFC(c2) = NFC(c3) = c2, NFC(c4) = NFC(c5) = c4,
+        # likewise NFD with c3 and c5; NFKC of every column is c4, NFKD of every one c5.
+        cases = [("NFC", (c1, c2, c3), c2), ("NFC", (c4, c5), c4)]
+        cases += [("NFD", (c1, c2, c3), c3), ("NFD", (c4, c5), c5)]
+        cases += [("NFKC", (c1, c2, c3, c4, c5), c4), ("NFKD", (c1, c2, c3, c4, c5), c5)]
+        for form, sources, expected in cases:
+            for source in sources:
+                t = Normalizer(form, stream_safe=False, max_carry=len(source) + 1)
+                got = "".join(t.transform(c) for c in source) + t.transform("", final=True)
+                if got != expected:
+                    failures.append((form, line))
+    assert failures == []
+
+
+@pytest.mark.parametrize("form", FORMS)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u1100\u1161\u11a8\u11a8\u1161\u1100\u1161\u0301\u11a8",  # jamo: L V T T V L V . T
+        "\uac00\u11a8\uac01\u11a8\u1100\u11a8",  # an LV syllable takes a T, LVT does not
+        "\u0cc6\u0cc2\u0cd5\u0cd5\u0cbf\u0cd5\u0cc6\u0cd5",  # three starters compose in a row
+        "\u0b47\u0b3e\u0b3e\u0b47\u0b57\u0b47\u0323\u0b3e",  # a mark between blocks them
+        "\u0dd9\u0dca\u0dcf\u0dd9\u0dcf\u0dca\u0dd9\u0ddf",
+        "\u1025\u102e\u09c7\u09be\u09c7\u09d7\u1b05\u1b35",
+        "e\u0301\u0323\u0f73\u0344\u1e9b\u0323\u017f\u0307\u0323\uff76\uff9e\u304b\u3099",
+        "\u212b\u0958\u2adc\ufb1d\u0345\u0300\u1f80\u00a8\u0301\u1fc1",
+    ],
+)
+def test_every_split_of_composing_neighbours(form: str, text: str) -> None:
+    expected = unicodedata.normalize(form, text)  # type: ignore[arg-type]
+    for a, b in itertools.combinations(range(len(text) + 1), 2):
+        assert run(Normalizer(form), [text[:a], text[a:b], text[b:]]) == expected, (a, b)
