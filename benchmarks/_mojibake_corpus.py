@@ -62,7 +62,9 @@ TWICE = (
     ("mac_roman", "mac_roman"),
     ("cp1252", "latin-1"),
 )
-HELD_OUT_LANGUAGES = frozenset({"cs", "is", "lt", "lv", "mk", "pt_BR", "pt", "ro", "sk", "bg", "ka", "vi", "fa"})
+HELD_OUT_LANGUAGES = frozenset(
+    {"cs", "is", "lt", "lv", "mk", "pt_BR", "pt", "ro", "sk", "bg", "ka", "vi", "fa"}
+)
 SPLITS = ("dev", "held-out")
 WORDFREQ_WORDS = 3000
 
@@ -108,7 +110,9 @@ def _word_lists() -> dict[str, list[str]]:
     return lists
 
 
-def wordfreq_lines(lists: dict[str, list[str]], per_language: int) -> Iterator[tuple[str, str, str]]:
+def wordfreq_lines(
+    lists: dict[str, list[str]], per_language: int
+) -> Iterator[tuple[str, str, str]]:
     rnd = random.Random(20261129)
     for language, words in lists.items():
         split = _language_split(language, "dev")
@@ -153,7 +157,9 @@ def _look_alike(rnd: random.Random, words: list[str]) -> str:
     return sep.join(out)
 
 
-def look_alike_lines(lists: dict[str, list[str]], per_language: int) -> Iterator[tuple[str, str, str]]:
+def look_alike_lines(
+    lists: dict[str, list[str]], per_language: int
+) -> Iterator[tuple[str, str, str]]:
     rnd = random.Random(34)
     for language, words in lists.items():
         split = _language_split(language, "dev")

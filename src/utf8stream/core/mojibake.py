@@ -280,15 +280,26 @@ def _peel(
             ):
                 continue
             names: list[tuple[str, ...]] = [(code_page,)] * len(runs)
-            final = not any(map(_C1.search, repaired)) and all(
-                _plausible(r, before, after)
-                for r, (before, after) in zip(repaired, contexts, strict=True)
-            )
-            if depth > 1 and all(_MOJI_SET.issuperset(r) for r in repaired):
-                deeper = _peel(repaired, contexts, depth - 1, shown=not final)
+            done = [
+                not _C1.search(r) and _plausible(r, *context)
+                for r, context in zip(repaired, contexts, strict=True)
+            ]
+            deep = [i for i, r in enumerate(repaired) if len(r) > 1 and _MOJI_SET.issuperset(r)]
+            if depth > 1 and deep and all(done[i] for i in range(len(runs)) if i not in deep):
+                # Peel on the runs that may still be mojibake (a line may hold mojibake
+                # made once and twice).
+                deeper = _peel(
+                    [repaired[i] for i in deep],
+                    [contexts[i] for i in deep],
+                    depth - 1,
+                    shown=not all(done[i] for i in deep),
+                )
                 if deeper is not None:
-                    return deeper[0], [n + d for n, d in zip(names, deeper[1], strict=True)]
-            if final:
+                    for k, i in enumerate(deep):
+                        repaired[i] = deeper[0][k]
+                        names[i] += deeper[1][k]
+                    return repaired, names
+            if all(done):
                 return repaired, names
     return None
 
