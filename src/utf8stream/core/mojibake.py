@@ -70,6 +70,18 @@ _MOJI_CHAR = re.compile(_MOJI_CLASS)
 _MOJI_RUN = re.compile(_MOJI_CLASS + "+")
 _LONE = re.compile(f"(?<!{_MOJI_CLASS}){_MOJI_CLASS}(?!{_MOJI_CLASS})")
 _LINE_END = re.compile("[\n\r]")
+
+
+def _utf8_of(chars: str) -> bytes:
+    """A byte pattern for the UTF-8 form of any of ``chars`` (and of a few others)."""
+    leads = {c.encode()[0] for c in chars}
+    two = bytes(sorted(b for b in leads if b < 0xE0))
+    three = bytes(sorted(b for b in leads if b >= 0xE0))
+    return b"(?:[%s][\x80-\xbf]|[%s][\x80-\xbf]{2})" % (re.escape(two), re.escape(three))
+
+
+_PAIR = re.compile(_utf8_of(_MOJI) * 2)
+_CONTINUATION = bytes(range(0x80, 0xC0))
 _C1 = re.compile("[\x80-\x9f]")
 # Characters that next to a letter are all but always mojibake: C1 controls, and symbols
 # that text has little use for (broken bar, currency sign, diaeresis, macron, cedilla,
@@ -323,6 +335,29 @@ def _decide(stretch: str, before: str, after: str) -> Repairs:
     return [(a, b, found[0][i], found[1][i]) for i, (a, b) in enumerate(spans)]
 
 
+class _Pairs:
+    """Where in a text two characters of the code pages stand in a row (and a few more
+    places), searched for in its UTF-8 form, where the search is quick."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._raw = text.encode("utf-8", "surrogatepass")
+        self._byte = self._char = 0
+
+    def after(self, at: int) -> int | None:
+        """The first place at or after code point ``at``, or None."""
+        if at > self._char:
+            self._byte += len(self._text[self._char : at].encode("utf-8", "surrogatepass"))
+            self._char = at
+        found = _PAIR.search(self._raw, self._byte)
+        if found is None:
+            return None
+        # Code points up to it: the bytes that do not continue a sequence.
+        self._char += len(self._raw[self._byte : found.start()].translate(None, _CONTINUATION))
+        self._byte = found.start()
+        return self._char
+
+
 class MojibakeRepairer:
     """Repairs UTF-8 mojibake in text given in pieces (see the module's docstring).
 
@@ -354,7 +389,18 @@ class MojibakeRepairer:
         out: list[str] = []
         at = 0
         limit = self._max_carry
+        pairs = _Pairs(buf)
+        pair: int | None = -1
         while True:
+            # A line without two of the code pages' characters in a row holds no run to
+            # repair: it goes out as it is, without being cut into stretches.
+            if pair is not None and pair < at:
+                pair = pairs.after(at)
+            skip = len(buf) if pair is None else pair
+            skip = max(buf.rfind("\n", at, skip), buf.rfind("\r", at, skip)) + 1
+            if skip > at:
+                out.append(buf[at:skip])
+                at = skip
             found = _MOJI_CHAR.search(buf, at)
             if found is None:
                 out.append(buf[at:])
