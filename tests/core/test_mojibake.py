@@ -178,6 +178,15 @@ def test_a_line_of_mojibake_next_to_correct_lines() -> None:
     assert repair_mojibake(f"{good}\n{bad}\r\n{good}") == f"{good}\n{good}\r\n{good}"
 
 
+def test_a_line_of_mojibake_made_once_and_twice() -> None:
+    text = "naïve and café"
+    once, twice = _bake(text, "cp1252"), _bake(text, "cp1252", "cp1252")
+    assert once is not None and twice is not None
+    mixed = twice[: twice.index(" and")] + once[once.index(" and") :]
+    assert mixed == "naÃƒÂ¯ve and cafÃ©"
+    assert repair_mojibake(mixed) == text
+
+
 def test_events_say_what_was_undone() -> None:
     changes: list[TextChange] = []
     repairer = MojibakeRepairer(on_change=changes.append)

@@ -30,6 +30,7 @@ before and after it, so for every way of cutting the input the output is that of
 
 from __future__ import annotations
 
+import codecs
 import itertools
 import re
 import unicodedata
@@ -46,7 +47,7 @@ CODE_PAGES = ("cp1252", "cp1251", "cp1250", "cp1253", "cp1254", "cp1257", "iso88
 #: decided as one stretch; short enough that holding it costs nothing.
 DEFAULT_MAX_CARRY = 256
 _LAYERS = 3
-_MISSING = "\uffff"  # what a character a code page lacks translates to
+_ASCII = "".join(map(chr, range(0x80)))
 
 
 def _upper_half(code_page: str) -> str:
@@ -61,9 +62,7 @@ def _upper_half(code_page: str) -> str:
     return "".join(chars)
 
 
-_HALVES = {name: _upper_half(name) for name in CODE_PAGES}
-# cp1252 also takes latin-1's C1 controls where it defines the byte as something else.
-_HALVES["cp1252"] += "".join(map(chr, range(0x80, 0xA0)))
+_HALVES = {name: _upper_half(name) for name in ("latin-1", *CODE_PAGES)}
 _MOJI = "".join(sorted(set("".join(_HALVES.values()))))
 _MOJI_SET = frozenset(_MOJI)
 _MOJI_CLASS = "[" + re.escape(_MOJI) + "]"
@@ -71,44 +70,49 @@ _MOJI_CHAR = re.compile(_MOJI_CLASS)
 _MOJI_RUN = re.compile(_MOJI_CLASS + "+")
 _LONE = re.compile(f"(?<!{_MOJI_CLASS}){_MOJI_CLASS}(?!{_MOJI_CLASS})")
 _LINE_END = re.compile("[\n\r]")
+
+
+def _utf8_of(chars: str) -> bytes:
+    """A byte pattern for the UTF-8 form of any of ``chars`` (and of a few others)."""
+    leads = {c.encode()[0] for c in chars}
+    two = bytes(sorted(b for b in leads if b < 0xE0))
+    three = bytes(sorted(b for b in leads if b >= 0xE0))
+    return b"(?:[%s][\x80-\xbf]|[%s][\x80-\xbf]{2})" % (re.escape(two), re.escape(three))
+
+
+_PAIR = re.compile(_utf8_of(_MOJI) * 2)
+_CONTINUATION = bytes(range(0x80, 0xC0))
 _C1 = re.compile("[\x80-\x9f]")
+# Characters that next to a letter are all but always mojibake: C1 controls, and symbols
+# that text has little use for (broken bar, currency sign, diaeresis, macron, cedilla,
+# florin, the spacing accents of cp1250, daggers, per mille, lozenge, low quotes).
+_RARE = re.compile("[\x80-\x9f¦¤¨¯¸ƒˆˇ˘˙˛˝˜†‡‰◊‚„]")
 
 
-def _table(code_page: str) -> dict[int, str]:
-    """``str.translate`` table: every character of any code page to the latin-1 character
-    of its byte in ``code_page``, or to ``_MISSING``."""
-    table = {ord(c): _MISSING for c in _MOJI}
-    half = _HALVES[code_page]
-    for index, char in enumerate(half):
-        table[ord(char)] = chr(0x80 + index % 0x80)
-    return table
-
-
-_TABLES = {name: _table(name) for name in CODE_PAGES}
+# Encoding maps of the code pages, as CPython's own charmap codecs use; latin-1 is tried
+# before cp1252 (C1 controls where cp1252 defines a character are latin-1's reading).
+_ENCODERS = (
+    ("latin-1", None),
+    *((name, codecs.charmap_build(_ASCII + _HALVES[name])) for name in CODE_PAGES),
+)
 # The byte 0xC3 or 0xC2 (the lead bytes of U+0080-U+00FF) read in each code page: before
 # a symbol they are the surest sign of mojibake.  mac_roman's 0xC2 is a NOT SIGN, which
 # people draw faces with, so it is no sign.
 _TELLS = frozenset(c for name in CODE_PAGES for c in (_HALVES[name][0x43], _HALVES[name][0x42]))
-_TELLS -= {"\u00ac"}
+_TELLS = (_TELLS - {"\u00ac"}) | {"≈"}  # mac_roman's 0xC5, the lead of Latin Extended-A
 # Letters by category that in mojibake stand for symbols: ordinal indicators, micro sign,
 # florin, and cp1252's letters at 0x80-0x9F, rare next to Latin-1 letters in real text.
 _SYMBOLIC_LETTERS = frozenset("ªºµƒˆŸŒœŠšŽž")
 
-_LATIN_EXTENDED_B = frozenset(
-    [
-        0x018F,
-        0x0192,
-        0x0259,
-        *range(0x01A0, 0x01B1),
-        *range(0x01CD, 0x01DD),
-        *range(0x0218, 0x021C),
-    ]
-)
 # (first, last, script) of the characters a repair may give; a script of None is
-# punctuation, symbols and marks, which go with any script.
+# punctuation, symbols and format characters, which go with any script.  IPA, the spacing
+# modifiers and the scripts no one writes today are left out: a repair to them is taken
+# for a coincidence.
 _ALLOWED = (
     (0x00A0, 0x00BF, None),
-    (0x00C0, 0x017F, "Latin"),
+    (0x00C0, 0x024F, "Latin"),
+    (0x0259, 0x0259, "Latin"),
+    (0x02BB, 0x02BC, "Latin"),
     (0x0300, 0x036F, None),
     (0x0384, 0x03CE, "Greek"),
     (0x0400, 0x045F, "Cyrillic"),
@@ -116,36 +120,51 @@ _ALLOWED = (
     (0x0531, 0x058A, "Armenian"),
     (0x05B0, 0x05F4, "Hebrew"),
     (0x0600, 0x06FF, "Arabic"),
+    (0x0700, 0x074F, "Syriac"),
+    (0x0750, 0x077F, "Arabic"),
+    (0x0780, 0x07BF, "Thaana"),
+    (0x08A0, 0x08FF, "Arabic"),
     (0x0900, 0x0DFF, "Indic"),
     (0x0E00, 0x0EFF, "Thai"),
     (0x0F00, 0x0FFF, "Tibetan"),
     (0x1000, 0x109F, "Myanmar"),
     (0x10A0, 0x10FF, "Georgian"),
     (0x1100, 0x11FF, "CJK"),
-    (0x1200, 0x137F, "Ethiopic"),
+    (0x1200, 0x139F, "Ethiopic"),
+    (0x13A0, 0x13FF, "Cherokee"),
+    (0x1400, 0x167F, "Syllabics"),
     (0x1780, 0x17FF, "Khmer"),
+    (0x1800, 0x18AF, "Mongolian"),
     (0x1E00, 0x1EFF, "Latin"),
     (0x1F00, 0x1FFF, "Greek"),
     (0x2000, 0x2027, None),
-    (0x202F, 0x205F, None),
+    (0x202A, 0x2064, None),
     (0x2070, 0x20C0, None),
     (0x2100, 0x23FF, None),
     (0x2460, 0x27BF, None),
     (0x2900, 0x2BFF, None),
+    (0x2D30, 0x2D7F, "Tifinagh"),
     (0x2E80, 0x2FDF, "CJK"),
     (0x3000, 0x303F, None),
     (0x3040, 0x33FF, "CJK"),
     (0x3400, 0x4DBF, "CJK"),
     (0x4E00, 0x9FFF, "CJK"),
+    (0xA000, 0xA4CF, "CJK"),
     (0xAC00, 0xD7A3, "CJK"),
     (0xF900, 0xFAFF, "CJK"),
+    (0xFB1D, 0xFDFF, "Arabic"),
     (0xFE00, 0xFE0F, None),
     (0xFE30, 0xFE4F, "CJK"),
+    (0xFE70, 0xFEFC, "Arabic"),
     (0xFEFF, 0xFEFF, None),
     (0xFF00, 0xFFEF, "CJK"),
     (0x1F000, 0x1FAFF, None),
     (0x20000, 0x2FA1F, "CJK"),
 )
+_ALPHABETS = frozenset(script for *_, script in _ALLOWED if script not in (None, "Latin", "CJK"))
+# Scripts whose letters do not stand inside a word of ASCII letters: a repair that puts
+# one there is taken for a coincidence.
+_NOT_IN_LATIN_WORDS = frozenset({"Greek", "Cyrillic", "Armenian", "Georgian", "Cherokee"})
 _NO = "no"  # a character no repair may give
 
 
@@ -154,8 +173,6 @@ def _script(char: str) -> str | None:
     """The script group of a character a repair may give, None for one of no script,
     ``_NO`` for a character no repair gives (unassigned, private, control, rare)."""
     code = ord(char)
-    if 0x0180 <= code <= 0x024F or code == 0x0259:
-        return "Latin" if code in _LATIN_EXTENDED_B else _NO
     for first, last, script in _ALLOWED:
         if first <= code <= last:
             if unicodedata.category(char) in ("Cn", "Co", "Cs", "Cc"):
@@ -170,9 +187,10 @@ def _is_letter(char: str) -> bool:
     return char.isalpha()
 
 
+@lru_cache(maxsize=65536)
 def _plausible(repair: str, before: str, after: str) -> bool:
     """Whether ``repair`` reads as text between ``before`` and ``after``."""
-    scripts = set()
+    scripts: set[str] = set()
     for char in repair:
         script = _script(char)
         if script == _NO:
@@ -190,8 +208,7 @@ def _plausible(repair: str, before: str, after: str) -> bool:
         return False
     # A letter of another script glued to an ASCII word is not a word.
     return not (
-        scripts
-        and scripts != {"Latin"}
+        scripts & _NOT_IN_LATIN_WORDS
         and (
             (before.isascii() and _is_letter(before) and _is_letter(first))
             or (after.isascii() and _is_letter(after) and _is_letter(last))
@@ -203,9 +220,10 @@ def _symbolic(char: str) -> bool:
     return not char.isalpha() or char in _SYMBOLIC_LETTERS
 
 
+@lru_cache(maxsize=65536)
 def _reads_badly(run: str, before: str, after: str) -> bool:
     """Whether ``run`` (between ``before`` and ``after``) looks like mojibake as it is."""
-    if _C1.search(run):
+    if _RARE.search(run):
         return True
     context = before + run + after
     for left, right in itertools.pairwise(context):
@@ -213,38 +231,42 @@ def _reads_badly(run: str, before: str, after: str) -> bool:
             return True
     if len(run) >= 3:
         return any(map(_symbolic, run))
-    second = run[1]
+    first, second = run[0], run[1]
+    if first in _TELLS:
+        # Before a symbol (a no-break space only after Ã and Â), or before a Latin
+        # letter, as in mac_roman's √ß (ç); not before a Greek one ("√π").
+        if second == "\u00a0":
+            return first in "ÃÂ"
+        return _symbolic(second) or (first in "√≈" and second <= "\u024f")
     if not _symbolic(second):
         return False
-    if run[0] in _TELLS:
-        return True
     category = unicodedata.category(second)
     if category == "Zs":
         # A no-break space after an accented capital is a space ("SELKÄ\u00a0EDELLÄ").
         return False
     if category.startswith("P"):
         # An accented capital before punctuation ends many a correct word ("VOCÊ…").
-        return _is_letter(before) and _is_letter(after)
+        return _is_letter(after)
     return _is_letter(before) or _is_letter(after)
 
 
-def _undo(run: str, code_page: str) -> str | None:
-    """``run`` encoded in ``code_page`` and decoded as UTF-8, or None."""
-    raw = run.translate(_TABLES[code_page])
-    if _MISSING in raw:
-        return None
+def _undo(runs: list[str], encoder: Any) -> list[str] | None:
+    """Each of ``runs`` encoded with ``encoder`` (a charmap, None for latin-1) and
+    decoded as UTF-8, or None if one of them does not go through.  The runs go through
+    together, a space between each (a space ends any UTF-8 sequence; no run holds one)."""
+    joined = " ".join(runs)
     try:
-        return raw.encode("latin-1").decode("utf-8")
-    except UnicodeDecodeError:
+        raw = (
+            joined.encode("latin-1")
+            if encoder is None
+            else codecs.charmap_encode(joined, "strict", encoder)[0]
+        )
+        return raw.decode("utf-8").split(" ")
+    except UnicodeError:
         return None
 
 
-def _name(run: str, code_page: str) -> str:
-    if code_page == "cp1252" and max(run) <= "\xff":
-        return "latin-1"
-    return code_page
-
-
+@lru_cache(maxsize=65536)
 def _passable(repair: str) -> bool:
     """Whether ``repair`` may be a layer between two others: any character a code page
     holds, C1 controls too, or any a final repair may give."""
@@ -255,33 +277,41 @@ Repairs = list[tuple[int, int, str, tuple[str, ...]]]
 
 
 def _peel(
-    runs: list[str], contexts: list[tuple[str, str]], depth: int
+    runs: list[str], contexts: list[tuple[str, str]], depth: int, shown: bool = False
 ) -> tuple[list[str], list[tuple[str, ...]]] | None:
     """The deepest repair of every run of a stretch, each layer through the first code
     page (in order) that repairs them all: the repairs and, per run, the code pages
-    undone; None if no code page gives a plausible repair at any depth."""
-    for code_page in CODE_PAGES:
-        repaired = []
-        for run in runs:
-            fixed = _undo(run, code_page)
-            if fixed is None or not _passable(fixed):
-                break
-            repaired.append(fixed)
-        else:
-            if not any(
+    undone; None if no code page gives a plausible repair at any depth.  ``shown``: the
+    runs are already known to be mojibake (a layer undone gave text no one writes)."""
+    for code_page, encoder in _ENCODERS:
+        repaired = _undo(runs, encoder)
+        if repaired is not None and all(map(_passable, repaired)):
+            if not shown and not any(
                 _reads_badly(run, before, after)
                 for run, (before, after) in zip(runs, contexts, strict=True)
             ):
                 continue
-            names: list[tuple[str, ...]] = [(_name(run, code_page),) for run in runs]
-            if depth > 1 and all(_MOJI_SET.issuperset(r) for r in repaired):
-                deeper = _peel(repaired, contexts, depth - 1)
+            names: list[tuple[str, ...]] = [(code_page,)] * len(runs)
+            done = [
+                not _C1.search(r) and _plausible(r, *context)
+                for r, context in zip(repaired, contexts, strict=True)
+            ]
+            deep = [i for i, r in enumerate(repaired) if len(r) > 1 and _MOJI_SET.issuperset(r)]
+            if depth > 1 and deep and all(done[i] for i in range(len(runs)) if i not in deep):
+                # Peel on the runs that may still be mojibake (a line may hold mojibake
+                # made once and twice).
+                deeper = _peel(
+                    [repaired[i] for i in deep],
+                    [contexts[i] for i in deep],
+                    depth - 1,
+                    shown=not all(done[i] for i in deep),
+                )
                 if deeper is not None:
-                    return deeper[0], [n + d for n, d in zip(names, deeper[1], strict=True)]
-            if not any(map(_C1.search, repaired)) and all(
-                _plausible(r, before, after)
-                for r, (before, after) in zip(repaired, contexts, strict=True)
-            ):
+                    for k, i in enumerate(deep):
+                        repaired[i] = deeper[0][k]
+                        names[i] += deeper[1][k]
+                    return repaired, names
+            if all(done):
                 return repaired, names
     return None
 
@@ -298,7 +328,34 @@ def _decide(stretch: str, before: str, after: str) -> Repairs:
     found = _peel([stretch[a:b] for a, b in spans], contexts, _LAYERS)
     if found is None:
         return []
+    if len(spans) == 1 and len(found[0][0]) == 1 and _script(found[0][0][0]) in _ALPHABETS:
+        # One letter of an alphabet other than Latin, alone on its line: too little to go
+        # on (a CJK character is a word).
+        return []
     return [(a, b, found[0][i], found[1][i]) for i, (a, b) in enumerate(spans)]
+
+
+class _Pairs:
+    """Where in a text two characters of the code pages stand in a row (and a few more
+    places), searched for in its UTF-8 form, where the search is quick."""
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._raw = text.encode("utf-8", "surrogatepass")
+        self._byte = self._char = 0
+
+    def after(self, at: int) -> int | None:
+        """The first place at or after code point ``at``, or None."""
+        if at > self._char:
+            self._byte += len(self._text[self._char : at].encode("utf-8", "surrogatepass"))
+            self._char = at
+        found = _PAIR.search(self._raw, self._byte)
+        if found is None:
+            return None
+        # Code points up to it: the bytes that do not continue a sequence.
+        self._char += len(self._raw[self._byte : found.start()].translate(None, _CONTINUATION))
+        self._byte = found.start()
+        return self._char
 
 
 class MojibakeRepairer:
@@ -332,7 +389,18 @@ class MojibakeRepairer:
         out: list[str] = []
         at = 0
         limit = self._max_carry
+        pairs = _Pairs(buf)
+        pair: int | None = -1
         while True:
+            # A line without two of the code pages' characters in a row holds no run to
+            # repair: it goes out as it is, without being cut into stretches.
+            if pair is not None and pair < at:
+                pair = pairs.after(at)
+            skip = len(buf) if pair is None else pair
+            skip = max(buf.rfind("\n", at, skip), buf.rfind("\r", at, skip)) + 1
+            if skip > at:
+                out.append(buf[at:skip])
+                at = skip
             found = _MOJI_CHAR.search(buf, at)
             if found is None:
                 out.append(buf[at:])
