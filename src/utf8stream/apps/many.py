@@ -156,6 +156,11 @@ class ManyFollower:
             pattern: as_transform(each)
             for pattern, each in (options.transforms_by_pattern or {}).items()
         }
+        # Each file gets a fresh copy: one made now says at once if a transform cannot
+        # be copied (a kind not registered), not when a file appears.
+        for transform in (as_transform(options.transforms), *self._transforms.values()):
+            if transform is not None:
+                fresh_copy(transform)
         # Each file gets an empty copy: a joiner holds one file's incomplete event.
         self._joiner = FollowOptions.joiner_of(options.multiline)
         self._joiners = {

@@ -12,7 +12,7 @@ from _transform_helpers import Pairs, paired
 
 from utf8stream import follow, follow_many
 from utf8stream.follower import FollowOptions, ReadPolicy
-from utf8stream.transforms import TextChange
+from utf8stream.transforms import TextChange, TransformCheckpoint
 
 pytestmark = [pytest.mark.anyio]
 
@@ -90,3 +90,13 @@ def test_transforms_that_are_not_transforms_are_refused(tmp_path: Path) -> None:
         follow_many(str(tmp_path / "*.log"), transforms_by_pattern={"*.log": 3})  # type: ignore[dict-item]
     with pytest.raises(ValueError, match="not followed"):
         follow_many(str(tmp_path / "*.log"), transforms_by_pattern={"*.txt": Pairs()})
+
+
+class _Unregistered(Pairs):
+    def checkpoint(self) -> TransformCheckpoint:
+        return TransformCheckpoint("not-registered")
+
+
+def test_a_transform_that_cannot_be_copied_is_refused_at_once(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="no transform of kind 'not-registered'"):
+        follow_many(str(tmp_path / "*.log"), transforms=_Unregistered())
