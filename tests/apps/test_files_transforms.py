@@ -13,7 +13,13 @@ from _transform_helpers import Pairs, paired
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from utf8stream import Transcoder, UnmappableCharacterError, atranscode_file, transcode_file
+from utf8stream import (
+    Transcoder,
+    UnmappableCharacterError,
+    atranscode_file,
+    open_text,
+    transcode_file,
+)
 from utf8stream.apps.files import parallel
 
 TEXT = "ab\nxaab é€ 😀 " * 200 + "a"
@@ -72,3 +78,11 @@ def test_a_transcoder_transforms_over_any_chunking(text: str, cuts: list[int]) -
     out = b"".join(transcoder.transcode(data[a:b]) for a, b in itertools.pairwise(edges))
     out += transcoder.transcode(b"", final=True)
     assert out == paired(text).encode("utf-16-be")
+
+
+@pytest.mark.anyio
+async def test_open_text_transforms_the_text(tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes(TEXT.encode())
+    async with await open_text(src, transforms=Pairs()) as stream:
+        assert "".join([text async for text in stream]) == paired(TEXT)
