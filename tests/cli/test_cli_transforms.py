@@ -148,3 +148,32 @@ def test_tail_checkpoint_stopped_and_restarted_prints_one_run(
         assert err == b""
     assert printed == lines_of(nfc(GOOD[:3] + DECOMPOSED + second))
     assert os.path.exists(cp)
+
+
+def test_tail_of_a_pattern_with_a_store_transforms_each_file_across_restarts(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "a.log").write_bytes(lines_of(MOJIBAKE[:1]))
+    (tmp_path / "b.log").write_bytes(lines_of(DECOMPOSED[:1]))
+    argv = ["tail", "-F", "-n", "+1", "-s", "0.01", "--checkpoint", "state.db"]
+    argv += ["--fix-mojibake", "--normalize", "NFC", "*.log"]
+
+    def run_until(lines: int) -> bytes:
+        proc = subprocess.Popen(
+            [UTF8STREAM, *argv], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        try:
+            assert proc.stdout is not None
+            got = b"".join(line_within(proc.stdout, 30) for _ in range(lines))
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            rest, err = proc.communicate(timeout=30)
+        assert (proc.returncode, rest, err) == (143, b"", b"")
+        return got
+
+    first = run_until(5)
+    assert first == b"==> a.log <==\n" + lines_of(GOOD[:1]) + b"\n==> b.log <==\n" + lines_of(
+        nfc(DECOMPOSED[:1])
+    )
+    append(tmp_path / "b.log", lines_of(MOJIBAKE[1:2] + DECOMPOSED[1:2]))
+    assert run_until(3) == b"==> b.log <==\n" + lines_of(nfc(GOOD[1:2] + DECOMPOSED[1:2]))
