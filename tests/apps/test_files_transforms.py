@@ -21,6 +21,7 @@ from utf8stream import (
     transcode_file,
 )
 from utf8stream.apps.files import parallel
+from utf8stream.transcoding import TranscoderCheckpoint
 
 TEXT = "ab\nxaab é€ 😀 " * 200 + "a"
 
@@ -86,3 +87,23 @@ async def test_open_text_transforms_the_text(tmp_path: Path) -> None:
     src.write_bytes(TEXT.encode())
     async with await open_text(src, transforms=Pairs()) as stream:
         assert "".join([text async for text in stream]) == paired(TEXT)
+
+
+@given(
+    st.text(alphabet="abc\né€", max_size=40),
+    st.integers(0, 60),
+    st.sampled_from(["utf-8", "utf-16-le", "cp1252"]),
+)
+@settings(max_examples=examples(100), deadline=None)
+def test_a_transcoder_resumed_from_its_checkpoint_carries_the_transforms_on(
+    text: str, at: int, target: str
+) -> None:
+    data = text.encode("utf-16-le")
+    at %= len(data) + 1
+    first = Transcoder("utf-16-le", target, transforms=[Pairs(), Pairs()])
+    head = first.transcode(data[:at])
+    saved = TranscoderCheckpoint.from_json(first.checkpoint().to_json())
+    assert saved == first.checkpoint() and saved.transform is not None
+    resumed = Transcoder.from_checkpoint(saved)
+    tail = resumed.transcode(data[at:]) + resumed.transcode(b"", final=True)
+    assert head + tail == paired(paired(text)).encode(target)

@@ -64,6 +64,7 @@ if TYPE_CHECKING:
 
     from .detector import Detection
     from .transcoderstate import TranscoderCheckpoint
+    from .transform import OnChange
     from .transformed import Transforms
 
 __all__ = ["BOM_POLICIES", "Transcoder"]
@@ -313,6 +314,7 @@ class Transcoder:
             at_text_start=self._at_text_start,
             characters=self._characters,
             carry=self._carry,
+            transform=None if self.transform is None else self.transform.checkpoint(),
         )
         decoder = self.decoder
         if isinstance(decoder, Utf8Decoder):
@@ -336,12 +338,17 @@ class Transcoder:
 
     @classmethod
     def from_checkpoint(
-        cls, checkpoint: TranscoderCheckpoint, *, on_malformed: OnMalformed | None = None
+        cls,
+        checkpoint: TranscoderCheckpoint,
+        *,
+        on_malformed: OnMalformed | None = None,
+        on_change: OnChange | None = None,
     ) -> Transcoder:
         """A transcoder that continues exactly where the checkpointed one stood: the same
-        bytes out, the same events and offsets.  ``ValueError`` for a checkpoint whose
-        parts do not fit together."""
+        bytes out, the same events and offsets, its transforms too (``on_change`` is
+        theirs).  ``ValueError`` for a checkpoint whose parts do not fit together."""
         from .autodecode import AutoDecoder
+        from .transform import transform_from_checkpoint
 
         cp = checkpoint
         transcoder = cls(
@@ -365,6 +372,8 @@ class Transcoder:
         transcoder._at_text_start = cp.at_text_start
         transcoder._characters = cp.characters
         transcoder._carry = cp.carry
+        if cp.transform is not None:
+            transcoder.transform = transform_from_checkpoint(cp.transform, on_change)
         return transcoder
 
     def _check_fits(self, cp: TranscoderCheckpoint) -> None:
