@@ -31,6 +31,7 @@ CORE_EXPORTS = {
     "PlainEncoder",
     "Units",
     "find_run",
+    "join_cut",
     "_classify_all",
     "setup",
     "simd",

@@ -284,7 +284,7 @@ def _first_run(text: str, members: set[int], shortest: int, start: int) -> int:
 
 
 @given(
-    st.text(alphabet="ab\u0301\u0323\u0416\U0001d165\U0001f600", max_size=80),
+    st.text(alphabet="ab\u0301\u0323\u0416\U0001d165\U0001d167\U0001d169\U0001f600", max_size=80),
     st.integers(1, 12),
     st.integers(0, 90),
 )
@@ -292,7 +292,8 @@ def _first_run(text: str, members: set[int], shortest: int, start: int) -> int:
 @example("a" + "\u0301" * 9, 9, 1)
 @example("\u0301\u0301a\u0301", 1, 2)
 def test_find_run(text: str, shortest: int, start: int) -> None:
-    members = {0x301, 0x323, 0x1D165}
+    # U+1D167 lies between two members and is not one.
+    members = {0x301, 0x323, 0x1D165, 0x1D169}
     bitmap = bytearray(0x110000 >> 3)
     for cp in members:
         bitmap[cp >> 3] |= 1 << (cp & 7)
@@ -304,6 +305,35 @@ def test_find_run(text: str, shortest: int, start: int) -> None:
     assert short == _first_run(text, {0x301, 0x323}, shortest, start)
 
 
+@example("\U0001d165\U0001d167\U0001d169" * 4, 3)
+@given(st.text(alphabet="\u0301\U0001d165\U0001d167\U0001d169", max_size=40), st.integers(1, 6))
+def test_find_run_between_members(text: str, shortest: int) -> None:
+    members = {0x301, 0x1D165, 0x1D169}
+    bitmap = bytearray(0x110000 >> 3)
+    for cp in members:
+        bitmap[cp >> 3] |= 1 << (cp & 7)
+    found = _accel.implementation().find_run(text, bytes(bitmap), shortest, 0)
+    assert found == _first_run(text, members, shortest, 0)
+
+
 def test_find_run_refuses_nonsense() -> None:
     with pytest.raises(ValueError):
         _accel.implementation().find_run("abc", b"\xff", 0, 0)
+
+
+@given(
+    st.text(alphabet="a\xe9\u0416\U0001f600", max_size=3),
+    st.text(alphabet="b\xe8\u0436\U0001f601", max_size=40),
+    st.integers(0, 40),
+)
+@example("", "ab\U0001f600", 2)
+@example("\xe9", "\u0416" * 5, 5)
+@example("", "abc", 3)
+def test_join_cut(head: str, text: str, cut: int) -> None:
+    cut = min(cut, len(text))
+    joined = _accel.implementation().join_cut(head, text, cut)
+    assert joined == head + text[:cut]
+    # The narrowest kind its characters allow, as str itself makes it: equal sizes.
+    assert sys.getsizeof(joined) == sys.getsizeof(head + text[:cut])
+    with pytest.raises(ValueError):
+        _accel.implementation().join_cut(head, text, len(text) + 1)

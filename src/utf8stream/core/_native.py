@@ -29,6 +29,7 @@ __all__ = [
     "ByteTranscoder",
     "PlainEncoder",
     "find_run",
+    "join_cut",
     "split_lines",
 ]
 
@@ -373,16 +374,22 @@ class ByteTranscoder:
 
 @functools.cache
 def _run_pattern(members: bytes, shortest: int) -> re.Pattern[str]:
+    """Runs of at least ``shortest`` characters that may be members: the members of the
+    BMP, and every code point from the first astral member to the last.  re looks a BMP
+    character up in a table but tries astral ranges one by one: one wide range keeps the
+    search fast, and ``find_run`` checks the runs it finds."""
     points = [i for i in range(len(members) * 8) if members[i >> 3] >> (i & 7) & 1]
     spans: list[str] = []
     i = 0
-    while i < len(points):
+    while i < len(points) and points[i] < 0x10000:
         j = i
-        while j + 1 < len(points) and points[j + 1] == points[j] + 1:
+        while j + 1 < len(points) and points[j + 1] == points[j] + 1 < 0x10000:
             j += 1
         low, high = re.escape(chr(points[i])), re.escape(chr(points[j]))
         spans.append(low if i == j else f"{low}-{high}")
         i = j + 1
+    if i < len(points):
+        spans.append(f"{re.escape(chr(points[i]))}-{re.escape(chr(points[-1]))}")
     one = "[" + "".join(spans) + "]" if spans else "[^\\s\\S]"
     # A bare character set first lets re skip ahead to candidates without a match try.
     return re.compile(f"{one}{one}{{{shortest - 1},}}")
@@ -393,5 +400,24 @@ def find_run(text: str, members: bytes, shortest: int, start: int) -> int:
     after ``start`` whose code points are set in the bitmap ``members``, or -1."""
     if shortest < 1 or start < 0:
         raise ValueError("find_run: shortest >= 1 and start >= 0")
-    found = _run_pattern(members, shortest).search(text, start)
-    return -1 if found is None else found.start()
+    pattern = _run_pattern(members, shortest)
+    found = pattern.search(text, start)
+    while found is not None:
+        run = 0
+        for i in range(*found.span()):
+            cp = ord(text[i])
+            if cp >> 3 < len(members) and members[cp >> 3] >> (cp & 7) & 1:
+                run += 1
+                if run == shortest:
+                    return i - shortest + 1
+            else:
+                run = 0
+        found = pattern.search(text, found.end())
+    return -1
+
+
+def join_cut(head: str, text: str, cut: int) -> str:
+    """``head + text[:cut]`` (the compiled twin makes it in one copy)."""
+    if not 0 <= cut <= len(text):
+        raise ValueError("join_cut: cut out of the text")
+    return head + text[:cut]

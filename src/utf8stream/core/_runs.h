@@ -70,3 +70,95 @@ find_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 
 #undef RUN_SCAN
 #undef MEMBER
+
+/* join_cut(head, text, cut) -> head + text[:cut]
+
+   The normalizer's output: the carry of the last piece and this piece up to its last
+   boundary, made in one copy (a slice and a concatenation would copy the piece twice).
+   The result takes the narrowest kind its characters allow, as every str must. */
+
+/* The widest character of s[:n], or one at least as wide of the same kind as it.  n is
+   most of s, and s holds a character of its own kind: when none is after n, one is
+   before it.  Else the maximum of blocks of s[:n] (a loop without a branch), until a
+   character of s's kind turns up. */
+#define KIND_MAX(TYPE, FLOOR)                                                           \
+    do {                                                                                \
+        const TYPE *p = (const TYPE *)data;                                             \
+        for (Py_ssize_t b = 0; b < n && widest < (FLOOR); b += 1024) {                  \
+            Py_ssize_t e = n - b < 1024 ? n : b + 1024;                                 \
+            TYPE m = 0;                                                                 \
+            for (Py_ssize_t i = b; i < e; i++) {                                        \
+                m = p[i] > m ? p[i] : m;                                                \
+            }                                                                           \
+            widest = m > widest ? m : widest;                                           \
+        }                                                                               \
+    } while (0)
+
+static Py_UCS4
+kind_max(PyObject *s, Py_ssize_t n)
+{
+    if (PyUnicode_IS_ASCII(s)) {
+        return 0x7F;
+    }
+    int kind = PyUnicode_KIND(s);
+    const void *data = PyUnicode_DATA(s);
+    Py_UCS4 floor = kind == PyUnicode_1BYTE_KIND   ? 0x80
+                    : kind == PyUnicode_2BYTE_KIND ? 0x100
+                                                   : 0x10000;
+    Py_ssize_t i = n, len = PyUnicode_GET_LENGTH(s);
+    while (i < len && PyUnicode_READ(kind, data, i) < floor) {
+        i++;
+    }
+    if (i == len) {
+        return PyUnicode_MAX_CHAR_VALUE(s);
+    }
+    Py_UCS4 widest = 0;
+    switch (kind) {
+    case PyUnicode_1BYTE_KIND:
+        KIND_MAX(Py_UCS1, 0x80);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        KIND_MAX(Py_UCS2, 0x100);
+        break;
+    default:
+        KIND_MAX(Py_UCS4, 0x10000);
+        break;
+    }
+    return widest;
+}
+
+#undef KIND_MAX
+
+static PyObject *
+join_cut(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "join_cut(head: str, text: str, cut: int)");
+        return NULL;
+    }
+    PyObject *head = args[0], *text = args[1];
+    Py_ssize_t cut = PyLong_AsSsize_t(args[2]);
+    if (cut == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Py_ssize_t nhead = PyUnicode_GET_LENGTH(head), ntext = PyUnicode_GET_LENGTH(text);
+    if (cut < 0 || cut > ntext) {
+        PyErr_SetString(PyExc_ValueError, "join_cut: cut out of the text");
+        return NULL;
+    }
+    if (nhead == 0 && cut == ntext) {
+        return Py_NewRef(text);
+    }
+    Py_UCS4 widest = kind_max(head, nhead), body = cut ? kind_max(text, cut) : 0;
+    widest = body > widest ? body : widest;
+    PyObject *out = PyUnicode_New(nhead + cut, widest);
+    if (out == NULL) {
+        return NULL;
+    }
+    if ((nhead && PyUnicode_CopyCharacters(out, 0, head, 0, nhead) < 0) ||
+        (cut && PyUnicode_CopyCharacters(out, nhead, text, 0, cut) < 0)) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}

@@ -31,7 +31,8 @@
  *    units are characters (UTF-16/32, single-byte codecs): the search for newline
  *    units in the bytes, at code-unit offsets, and the slices of the decoded text.
  *
- * 5. find_run(): the normalizer's search for long runs of non-starters (_runs.h).
+ * 5. find_run() and join_cut(): the normalizer's search for long runs of non-starters
+ *    and its output made in one copy (_runs.h).
  *
  * Everything here returns plain data (texts, offsets): the follower's record type and
  * read buffers are the apps layer's own extension (apps/_apps_speedups.c).
@@ -163,6 +164,8 @@ static PyMethodDef module_methods[] = {
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
     {"find_run", (PyCFunction)(void (*)(void))find_run, METH_FASTCALL,
      "find_run(text, members, shortest, start) -> index of a long run of members | -1"},
+    {"join_cut", (PyCFunction)(void (*)(void))join_cut, METH_FASTCALL,
+     "join_cut(head, text, cut) -> head + text[:cut], in one copy"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
      "split_lines(data, text, newline, base, limit, each_offset) -> (contents, offsets) | None"},
     {NULL, NULL, 0, NULL},

@@ -23,14 +23,14 @@ own NFC (composition exclusions and singletons fall out), Hangul by its arithmet
 
 A piece is normalized up to its last boundary, and the rest is carried; a piece that is
 already normalized is handed through as it is (``unicodedata.normalize`` returns its
-argument when the quick check says yes).  Between two boundaries there is one starter (two
-or three where jamo or U+0CC6 U+0CC2 U+0CD5 compose in a row, each closing the run
-before marks can follow) and the non-starters after it, so input in the Stream-Safe Text
-Format (at most 30 non-starters in a row, counted in NFKD) carries at most 32 code
-points.  For longer runs the stream-safe text process of UAX 15 section 13 inserts
-U+034F COMBINING GRAPHEME JOINER into the input first, which keeps the carry bounded for
-any input; ``stream_safe=False`` normalizes exactly and refuses, with
-``SegmentTooLongError``, a segment longer than ``max_carry``.
+argument when the quick check says yes).  Between two boundaries there is a starter, or
+two that compose into one a non-starter still composes with (U+0DD9 U+0DCF, then
+U+0DCA), and the non-starters after them, so input in the Stream-Safe Text Format (at
+most 30 non-starters in a row, counted in NFKD) carries at most 32 code points.  For
+longer runs the stream-safe text process of UAX 15 section 13 inserts U+034F COMBINING
+GRAPHEME JOINER into the input first, which keeps the carry bounded for any input;
+``stream_safe=False`` normalizes exactly and refuses, with ``SegmentTooLongError``, a
+segment longer than ``max_carry``.
 """
 
 from __future__ import annotations
@@ -278,10 +278,7 @@ class Normalizer:
             return ""
         if len(text) - cut > self._max_carry:
             self._refuse(start + cut, len(text) - cut)
-        if self._pending:
-            emit = "".join(self._pending) + text[:cut]
-        else:
-            emit = text[:cut] if cut < len(text) else text
+        emit = implementation().join_cut("".join(self._pending), text, cut)
         out = unicodedata.normalize(self.form, emit) if emit else emit
         if self.on_change is not None and (inserted or out != emit):
             here = [i + carried for i in inserted if i < cut]
