@@ -101,8 +101,8 @@ _ENCODERS = (
 _TELLS = frozenset(c for name in CODE_PAGES for c in (_HALVES[name][0x43], _HALVES[name][0x42]))
 _TELLS = (_TELLS - {"\u00ac"}) | {"≈"}  # mac_roman's 0xC5, the lead of Latin Extended-A
 # Letters by category that in mojibake stand for symbols: ordinal indicators, micro sign,
-# florin, and cp1252's letters at 0x80-0x9F, rare next to Latin-1 letters in real text.
-_SYMBOLIC_LETTERS = frozenset("ªºµƒˆŸŒœŠšŽž")
+# florin, and cp1252's letters at 0x80-0x9F that no language writes after a Latin-1 letter.
+_SYMBOLIC_LETTERS = frozenset("ªºµƒˆŸŒœ")
 
 # (first, last, script) of the characters a repair may give; a script of None is
 # punctuation, symbols and format characters, which go with any script.  IPA, the spacing
@@ -206,7 +206,10 @@ def _plausible(repair: str, before: str, after: str) -> bool:
         0x0300 <= ord(first) <= 0x036F and _is_letter(before)
     ):
         return False
-    # A letter of another script glued to an ASCII word is not a word.
+    # A letter of another script inside a word of ASCII letters is not a word.
+    if before.isascii() and after.isascii() and _is_letter(before) and _is_letter(after):
+        return not scripts - {"Latin"}
+    # Nor is one of an alphabet glued to it on one side.
     return not (
         scripts & _NOT_IN_LATIN_WORDS
         and (
@@ -237,7 +240,7 @@ def _reads_badly(run: str, before: str, after: str) -> bool:
         # letter, as in mac_roman's √ß (ç); not before a Greek one ("√π").
         if second == "\u00a0":
             return first in "ÃÂ"
-        return _symbolic(second) or (first in "√≈" and second <= "\u024f")
+        return _symbolic(second) or (first in "ÃÂ√≈" and second <= "\u024f")
     if not _symbolic(second):
         return False
     category = unicodedata.category(second)
