@@ -147,3 +147,13 @@ def test_as_transform_takes_one_a_sequence_or_nothing() -> None:
     for wrong in ("NFC", [Pairs(), "NFC"], 3):
         with pytest.raises(TypeError, match="transforms= takes a text transform"):
             as_transform(wrong)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "auto", "utf-8"])
+def test_lines_of_encoded_bytes_are_transformed(encoding: str) -> None:
+    data = "xab\nab é\nxa".encode("utf-16-le" if encoding != "utf-8" else "utf-8")
+    if encoding == "auto":
+        data = b"\xff\xfe" + data  # a byte-order mark tells it
+    splitter = LineSplitter(encoding=encoding, transforms=Pairs())
+    out = [line for k in range(0, len(data), 3) for line in splitter.feed_encoded(data[k : k + 3])]
+    assert out + splitter.flush() == ["xX", "X é", "xa"]
