@@ -162,8 +162,14 @@ def test_no_core_function_takes_a_callers_record_type_identity_or_path() -> None
 #: (``linesearch``: forwards, backwards, and the split of decoded lines).
 LINE_SEARCH = {"core/linesearch.py"}
 #: Not line readers: a line number for a report (``validate``'s ``line:column`` counts
-#: ``\n``), and the kernel's tables under /proc read by the follower's watchers.
-NOT_LINE_READERS = {"apps/_linecol.py", "apps/_holders.py", "apps/_watch.py"}
+#: ``\n``), the kernel's tables under /proc read by the follower's watchers, and the
+#: mojibake repairer, whose unit of decision ends at a line end (it reads no lines).
+NOT_LINE_READERS = {
+    "apps/_linecol.py",
+    "apps/_holders.py",
+    "apps/_watch.py",
+    "core/mojibake.py",
+}
 #: The methods of ``str`` and ``bytes`` that search for their argument.
 SEARCHES = {"find", "rfind", "index", "rindex", "count", "split", "rsplit", "partition"}
 
@@ -307,6 +313,9 @@ NOT_STREAM_DECODES = {
     "core/encoder.py": 2,
     # The name of a checkpoint, stored as bytes in the database: not text of a stream.
     "apps/checkpoints.py": 1,
+    # The mojibake repairer's trial of a run of text put back into the bytes a code page
+    # read: a few bytes of text, never a stream's input.
+    "core/mojibake.py": 1,
 }
 #: The functions of ``codecs`` (and ``str``) that decode with a codec named in a literal.
 NAMED_DECODES = {"decode", "getincrementaldecoder", "getdecoder", "getreader", "iterdecode", "str"}

@@ -21,8 +21,9 @@ from .core import registry  # noqa: F401  (registers the codecs: see its docstri
 # ``typing`` is not imported at run time: it is most of an import's cost here.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from .aio.linestream import LineReceiveStream
     from .aio.sources import as_byte_stream
-    from .aio.streams import LineReceiveStream, Utf8ReceiveStream, Utf8SendStream, Utf8Stream
+    from .aio.streams import Utf8ReceiveStream, Utf8SendStream, Utf8Stream
     from .apps.checkpoints import CheckpointStore
     from .apps.files import (
         SameFileError,
@@ -48,7 +49,8 @@ _HOMES = {
     "core.lines": ("LineSplitter", "LineTooLong"),
     "core.transcoder": ("Transcoder",),
     "aio.sources": ("as_byte_stream",),
-    "aio.streams": ("LineReceiveStream", "Utf8ReceiveStream", "Utf8SendStream", "Utf8Stream"),
+    "aio.streams": ("Utf8ReceiveStream", "Utf8SendStream", "Utf8Stream"),
+    "aio.linestream": ("LineReceiveStream",),
     "apps.checkpoints": ("CheckpointStore",),
     "apps.files": (
         "SameFileError",

@@ -9,6 +9,7 @@ Every text API of utf8stream takes them as ``transforms=``.
 
 from __future__ import annotations
 
+from .core.mojibake import MojibakeRepairer, repair_mojibake
 from .core.normalize import Normalizer, SegmentTooLongError
 from .core.transform import (
     Chain,
@@ -20,16 +21,21 @@ from .core.transform import (
     register_transform,
     transform_from_checkpoint,
 )
+from .core.transformingdecoder import TransformedCheckpoint, TransformingDecoder
 
 __all__ = [
     "Chain",
+    "MojibakeRepairer",
     "Normalizer",
     "OnChange",
     "SegmentTooLongError",
     "TextChange",
     "TextTransform",
     "TransformCheckpoint",
+    "TransformedCheckpoint",
+    "TransformingDecoder",
     "chain",
     "register_transform",
+    "repair_mojibake",
     "transform_from_checkpoint",
 ]

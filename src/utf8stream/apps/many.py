@@ -59,13 +59,14 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import fields, replace
 from fnmatch import fnmatchcase
 from types import TracebackType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.to_thread
 
 from ..core.events import Malformed
 from ..core.multiline import MultilineJoiner
+from ..core.transformed import as_transform, fresh_copy
 from ._watch import Watcher
 from .checkpoints import CheckpointStore
 from .follow._checkpoint import FollowCheckpoint
@@ -74,6 +75,9 @@ from .follow._options import FollowOptions, option_of, refuse_not_taken
 from .follow._readpolicy import ReadPolicy
 from .follow._records import Line, Notice
 from .follow._waiting import Rest, SharedWatch
+
+if TYPE_CHECKING:
+    from ..core.transformed import Transforms
 
 __all__ = ["ManyFollower", "follow_many"]
 
@@ -148,6 +152,15 @@ class ManyFollower:
                     f"{pattern}: only the file name may hold wildcards (its directory is watched)"
                 )
         self._encodings = dict(options.encodings or {})
+        self._transforms = {
+            pattern: as_transform(each)
+            for pattern, each in (options.transforms_by_pattern or {}).items()
+        }
+        # Each file gets a fresh copy: one made now says at once if a transform cannot
+        # be copied (a kind not registered), not when a file appears.
+        for transform in (as_transform(options.transforms), *self._transforms.values()):
+            if transform is not None:
+                fresh_copy(transform)
         # Each file gets an empty copy: a joiner holds one file's incomplete event.
         self._joiner = FollowOptions.joiner_of(options.multiline)
         self._joiners = {
@@ -155,6 +168,7 @@ class ManyFollower:
             for pattern, each in (options.multilines or {}).items()
         }
         _check_per_pattern(self.patterns, self._encodings, self._joiners)
+        _check_per_pattern(self.patterns, {}, self._transforms, "transforms_by_pattern")
         self._options = options
         #: What each file's follower is given: the options, less those of many files.
         self._one_file = replace(options, **_MANY_ONLY)
@@ -379,9 +393,11 @@ class ManyFollower:
             where = {"start": "beginning", "last_lines": 0}
             if self._on_notice is not None:
                 self._on_notice(Notice("appeared", path, "has appeared; following new file"))
+        transform = self._transforms.get(pattern, as_transform(self._options.transforms))
         options = replace(
             self._one_file,
             encoding=self._encodings.get(pattern, self._options.encoding),
+            transforms=None if transform is None else fresh_copy(transform),
             multiline=None if joiner is None else joiner.empty_copy(),
             **where,
         )
@@ -517,9 +533,12 @@ def _by_path(members: list[_Member]) -> dict[str, list[_Member]]:
 
 
 def _check_per_pattern(
-    patterns: list[str], encodings: Mapping[str, str], joiners: Mapping[str, object]
+    patterns: list[str],
+    encodings: Mapping[str, str],
+    joiners: Mapping[str, object],
+    what_joiners: str = "multilines",
 ) -> None:
-    for what, given in (("encodings", encodings), ("multilines", joiners)):
+    for what, given in (("encodings", encodings), (what_joiners, joiners)):
         unknown = set(given) - set(patterns)
         if unknown:
             raise ValueError(f"{what} for patterns not followed: {sorted(unknown)}")
@@ -562,6 +581,8 @@ def follow_many(
     gap_at_start: bool = FollowOptions.gap_at_start,
     partial_after: float | None = FollowOptions.partial_after,
     reading: ReadPolicy = FollowOptions.reading,
+    transforms: Transforms = FollowOptions.transforms,
+    transforms_by_pattern: Mapping[str, Transforms] | None = FollowOptions.transforms_by_pattern,
 ) -> ManyFollower:
     """Follow every file the glob ``patterns`` match, like ``tail -F`` on each.
 
@@ -589,6 +610,9 @@ def follow_many(
     line from that file, at its rotation or truncation, and when it is dropped.
     ``multilines`` maps a pattern (as given) to its files' joiner or preset (``None``:
     plain lines), as ``encodings`` does; the others use ``multiline``.
+
+    ``transforms`` (on each line, as ``follow()``'s) and ``transforms_by_pattern`` (as
+    ``encodings``): ``FollowOptions``'s; each file gets a fresh copy of them.
 
     ``store``: a ``CheckpointStore`` or its path.  Each file resumes just after its last
     line handed out before the last save; saves are one transaction for all files, made
@@ -623,6 +647,8 @@ def follow_many(
         gap_at_start=gap_at_start,
         partial_after=partial_after,
         reading=reading,
+        transforms=transforms,
+        transforms_by_pattern=transforms_by_pattern,
     )
     if isinstance(patterns, (str, os.PathLike)):
         patterns = [patterns]

@@ -44,9 +44,11 @@ from .lineoptions import (
     LineTooLong,
     check_line_options,
 )
+from .transformed import LineTransform, as_transform
 
 if TYPE_CHECKING:
     from .decoder import DecodedLines
+    from .transformed import Transforms
 
 __all__ = [
     "DEFAULT_MAX_LINE_BYTES",
@@ -206,6 +208,13 @@ class LineSplitter:
     encoding is detected on the first bytes, at most ``max_lookahead`` (an
     ``AutoLineEngine``; ``on_doubt`` as for ``AutoDecoder``).  A splitter of another
     encoding than UTF-8 takes bytes only, and ``flush()`` ends its input.
+
+    ``transforms``: a ``TextTransform`` (``utf8stream.transforms``) or a sequence of them,
+    done in order, on each line: the line's text is transformed whole (``final=True``), its
+    newline kept out of the transform (and put back with ``keepends``); a newline is a
+    boundary for every transform utf8stream ships, so nothing is carried from one line to
+    the next.  A piece of a split or truncated overlong line is transformed as a line;
+    a ``LineTooLong`` is left as it is.  ``line_transform`` applies them.
     """
 
     def __init__(
@@ -219,8 +228,14 @@ class LineSplitter:
         errors: str = "replace",
         max_lookahead: int = DEFAULT_MAX_LOOKAHEAD,
         on_doubt: OnDoubt | None = None,
+        transforms: Transforms = None,
     ) -> None:
         check_line_options(newline, max_line_bytes, on_overlong)
+        transform = as_transform(transforms)
+        #: What each line goes through (``transforms=``), if anything.
+        self.line_transform = (
+            None if transform is None else LineTransform(transform, newline, bool(keepends))
+        )
         self.newline = newline
         self.keepends = bool(keepends)
         self.max_line_bytes = max_line_bytes
@@ -341,6 +356,8 @@ class LineSplitter:
         if cut is not None:
             out, more = cut
             self._lines += len(out)
+            if self.line_transform is not None:
+                self.line_transform.lines(out)
             if more:
                 out += self._lines_of(more)
         else:
@@ -441,7 +458,7 @@ class LineSplitter:
         if len(items) == 1 and type(items[0]) is LineBatch:
             texts: list[str | LineTooLong] = items[0].texts  # type: ignore[assignment]
             self._lines += len(texts)
-            return texts
+            return texts if self.line_transform is None else self.line_transform.lines(texts)
         out: list[str | LineTooLong] = []
         lines = 0
         for item in items:
@@ -454,4 +471,4 @@ class LineSplitter:
                     out.append(line)
                     lines += type(line) is str
         self._lines += lines
-        return out
+        return out if self.line_transform is None else self.line_transform.lines(out)

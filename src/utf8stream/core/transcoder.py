@@ -56,6 +56,7 @@ from .autodecode import AUTO, is_auto
 from .decoder import OnMalformed, Utf8Decoder
 from .encoder import Utf8Encoder
 from .events import Utf8DecodeError
+from .transformed import as_transform
 from .variants import VARIANTS
 
 if TYPE_CHECKING:
@@ -63,6 +64,8 @@ if TYPE_CHECKING:
 
     from .detector import Detection
     from .transcoderstate import TranscoderCheckpoint
+    from .transform import OnChange
+    from .transformed import Transforms
 
 __all__ = ["BOM_POLICIES", "Transcoder"]
 
@@ -135,6 +138,10 @@ class Transcoder:
     If the decoder raises (``errors="strict"``), the text it decoded before the error is
     encoded all the same: those bytes are ``partial_output`` and come out in front of the
     next call's output, so a caller that goes on loses nothing.
+
+    ``transforms``: a ``TextTransform`` or a sequence of them (``utf8stream.transforms``)
+    done on the decoded text before it is encoded (``transform``); the end of the stream
+    is the end of their text.  ``characters`` counts the transformed text.
     """
 
     def __init__(
@@ -145,6 +152,7 @@ class Transcoder:
         errors: str = "replace",
         bom: str = "keep",
         on_malformed: OnMalformed | None = None,
+        transforms: Transforms = None,
     ) -> None:
         if bom not in BOM_POLICIES:
             raise ValueError(f"bom must be one of {BOM_POLICIES}, not {bom!r}")
@@ -172,6 +180,8 @@ class Transcoder:
         self._at_text_start = True
         self._characters = 0
         self._carry = b""
+        #: What the decoded text goes through (``transforms=``), if anything.
+        self.transform = as_transform(transforms)
 
     @property
     def characters(self) -> int:
@@ -237,6 +247,8 @@ class Transcoder:
             if self._add_bom:
                 self._at_text_start = False
                 text = "\ufeff" + text
+        if self.transform is not None:
+            text = self.transform.transform(text, final)
         self._characters += len(text)
         return self.encoder.encode(text, final)
 
@@ -302,6 +314,7 @@ class Transcoder:
             at_text_start=self._at_text_start,
             characters=self._characters,
             carry=self._carry,
+            transform=None if self.transform is None else self.transform.checkpoint(),
         )
         decoder = self.decoder
         if isinstance(decoder, Utf8Decoder):
@@ -325,12 +338,17 @@ class Transcoder:
 
     @classmethod
     def from_checkpoint(
-        cls, checkpoint: TranscoderCheckpoint, *, on_malformed: OnMalformed | None = None
+        cls,
+        checkpoint: TranscoderCheckpoint,
+        *,
+        on_malformed: OnMalformed | None = None,
+        on_change: OnChange | None = None,
     ) -> Transcoder:
         """A transcoder that continues exactly where the checkpointed one stood: the same
-        bytes out, the same events and offsets.  ``ValueError`` for a checkpoint whose
-        parts do not fit together."""
+        bytes out, the same events and offsets, its transforms too (``on_change`` is
+        theirs).  ``ValueError`` for a checkpoint whose parts do not fit together."""
         from .autodecode import AutoDecoder
+        from .transform import transform_from_checkpoint
 
         cp = checkpoint
         transcoder = cls(
@@ -354,6 +372,8 @@ class Transcoder:
         transcoder._at_text_start = cp.at_text_start
         transcoder._characters = cp.characters
         transcoder._carry = cp.carry
+        if cp.transform is not None:
+            transcoder.transform = transform_from_checkpoint(cp.transform, on_change)
         return transcoder
 
     def _check_fits(self, cp: TranscoderCheckpoint) -> None:

@@ -7,17 +7,21 @@ or for any other codec the state its incremental decoder reports (``getstate()``
 pending WTF-8 high surrogate, whether a ``utf-16``/``utf-32``/``utf-8-sig`` target wrote
 its BOM, the shift state of ISO-2022, a held IDNA label) and the code points it was
 given.  Codecs whose incremental coders cannot report their state are refused with
-``CheckpointUnsupported`` (``unsupported_reason``), never checkpointed wrongly.
+``CheckpointUnsupported`` (``unsupported_reason``), never checkpointed wrongly.  Between
+the two, the transforms' own checkpoint (``transform``), carry included.
 """
 
 from __future__ import annotations
 
 import codecs
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .autodecode import AutoCheckpoint
 from .decoderstate import DecoderCheckpoint
+
+if TYPE_CHECKING:
+    from .transform import TransformCheckpoint
 
 __all__ = ["CheckpointUnsupported", "TranscoderCheckpoint", "unsupported_reason"]
 
@@ -77,7 +81,8 @@ class TranscoderCheckpoint:
     its incremental decoder's state.  ``encoder_state`` is the encoder's ``getstate()``,
     ``encoder_position`` the code points it was given; ``at_text_start``: nothing decoded
     yet (the BOM policy still applies); ``characters``: ``Transcoder.characters``;
-    ``carry``: ``Transcoder.partial_output``.
+    ``carry``: ``Transcoder.partial_output``.  ``transform``: the checkpoint of the
+    transforms the text goes through (``transforms=``), if any.
     """
 
     source: str
@@ -96,6 +101,7 @@ class TranscoderCheckpoint:
     at_text_start: bool = True
     characters: int = 0
     carry: bytes = b""
+    transform: TransformCheckpoint | None = None
 
     def to_json(self) -> str:
         """Serialise to a JSON object (bytes as hex strings, the decoder's checkpoint as
@@ -105,7 +111,7 @@ class TranscoderCheckpoint:
         raw: dict[str, Any] = {f.name: getattr(self, f.name) for f in fields(self)}
         for name in _BYTES:
             raw[name] = raw[name].hex()
-        for name in ("utf8", "auto"):
+        for name in ("utf8", "auto", "transform"):
             inner = raw[name]
             raw[name] = None if inner is None else json.loads(inner.to_json())
         raw["version"] = 1
@@ -132,6 +138,10 @@ class TranscoderCheckpoint:
             raw["utf8"] = DecoderCheckpoint.from_json(json.dumps(raw["utf8"]))
         if raw.get("auto") is not None:
             raw["auto"] = AutoCheckpoint.from_json(json.dumps(raw["auto"]))
+        if raw.get("transform") is not None:
+            from .transform import TransformCheckpoint
+
+            raw["transform"] = TransformCheckpoint.from_json(json.dumps(raw["transform"]))
         return cls(**raw)
 
 
@@ -150,7 +160,7 @@ def _check_types(raw: dict[str, Any]) -> None:
             raise bad(name, "true or false")
     if "encoder_state" in raw and type(raw["encoder_state"]) not in (int, str):
         raise bad("encoder_state", "an integer or a string")
-    for name in ("utf8", "auto"):
+    for name in ("utf8", "auto", "transform"):
         if raw.get(name) is not None and not isinstance(raw[name], dict):
             raise bad(name, "an object or null")
 

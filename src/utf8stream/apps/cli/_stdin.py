@@ -24,12 +24,17 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ...core.autodecode import AUTO
 from ...core.autolines import detect_line_codec
 from ...core.lastlines import start_of_last_lines
 from ...core.linecodec import ByteLine, LineEngine, line_decoder
 from ...core.multiline import MultilineJoiner
+from ...core.transformed import LineTransform, as_transform
+
+if TYPE_CHECKING:
+    from ...core.transform import TextTransform
 
 #: How much is asked of standard input at a time.
 READ_SIZE = 1 << 16
@@ -58,6 +63,8 @@ class StdinOptions:
     joiner: MultilineJoiner | None = None
     #: What ends a line: "\n", or "\0" (-z).
     newline: str = "\n"
+    #: What each line's text goes through (``--normalize``, ``--fix-mojibake``).
+    transforms: tuple[TextTransform, ...] = ()
 
 
 async def _chunks(fd: int) -> AsyncIterator[bytes]:
@@ -249,7 +256,11 @@ async def stdin_pieces(options: StdinOptions, fd: int = 0) -> AsyncIterator[list
         shown = _last_events(options, chunks, head)
     else:
         shown = _last_lines(options, chunks, head)
+    transform = as_transform(options.transforms)
+    lines = None if transform is None else LineTransform(transform, options.newline, False)
     async for pieces in shown:
+        if lines is not None:
+            pieces = [Piece(lines.line(p.text), p.terminated) for p in pieces]
         yield pieces
 
 

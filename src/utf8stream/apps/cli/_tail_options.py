@@ -14,6 +14,7 @@ from typing import Any
 
 from ..follow._options import FollowOptions, option_of
 from ._common import Parser, non_negative_int, positive_int
+from ._transforms import add_transform_options
 
 
 @dataclass(frozen=True)
@@ -165,6 +166,7 @@ def add_parser(
     _add_output(tail)
     multiline = _add_multiline(tail)
     _add_follower_options(tail, {"multiline": multiline})
+    add_transform_options(tail, "each line (each event with --multiline)")
     tail.set_defaults(run=run)
 
 

@@ -57,6 +57,7 @@ from ._common import (
 from ._stdin import FromLine, Piece, StdinOptions, stdin_pieces
 from ._tail_options import Count
 from ._tail_output import Output
+from ._transforms import transforms_of
 
 if TYPE_CHECKING:
     import asyncio
@@ -200,6 +201,7 @@ def _follow_options(args: argparse.Namespace, **given: Any) -> FollowOptions:
             # shows it (its rest follows when written; a checkpoint saved meanwhile covers
             # what was shown); an event is shown whole.
             "partial_after": 0.0 if args.follow and joiner is None else None,
+            "transforms": transforms_of(args),
             **given,
         }
     )
@@ -227,6 +229,7 @@ def _stdin_options(args: argparse.Namespace) -> StdinOptions:
         in_bytes=args.bytes is not None,
         joiner=_joiner(args),
         newline=_newline(args),
+        transforms=tuple(transforms_of(args)),
     )
 
 

@@ -51,6 +51,7 @@ from ._common import (
     with_final,
 )
 from ._dask import DEFAULT_BLOCKSIZE, add_dask_option, dask_scheduler
+from ._transforms import add_transform_options, transform_of, transforms_of
 
 if TYPE_CHECKING:
     from ...core.detector import Detection
@@ -138,6 +139,7 @@ def _cmd_decode(args: argparse.Namespace) -> int:
         else Utf8Decoder(args.errors, on_malformed=None if rescan else first)
     )
     encode = Utf8Encoder(_output_errors(args.errors)).encode
+    transform = transform_of(args)
     with (
         _file_errors(args.file, args.output),
         open_binary(args.file, "rb") as src,
@@ -150,10 +152,15 @@ def _cmd_decode(args: argparse.Namespace) -> int:
             except Utf8DecodeError as exc:
                 if output is not None:
                     raise _Invalid(exc) from None  # the output file stays as it was
-                dst.write(encode(exc.partial, True))
+                partial = (
+                    exc.partial if transform is None else transform.transform(exc.partial, True)
+                )
+                dst.write(encode(partial, True))
                 dst.flush()
                 warn(_illegal_input(exc, None), args.file)
                 return EXIT_INVALID
+            if transform is not None:
+                text = transform.transform(text, final)
             dst.write(encode(text, final))
     if isinstance(decoder, AutoDecoder) and args.verbose and decoder.detection is not None:
         warn(_detected(decoder.detection), args.file)
@@ -291,6 +298,8 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
     if args.dask is not None:
         if is_auto(source):
             raise CommandError("-f auto is not available with --dask: name the encoding")
+        if args.fix_mojibake or args.normalize is not None:
+            raise CommandError("--fix-mojibake and --normalize are not available with --dask")
         return _transcode_on_dask(args, output, (source, target), (errors, policy, how))
     if args.blocksize is not None:
         raise CommandError("--blocksize is for --dask")
@@ -317,6 +326,7 @@ def _cmd_transcode(args: argparse.Namespace) -> int:
                 progress=bar,
                 on_malformed=None if rescan or (utf8 and errors == "strict") else first,
                 on_doubt=lambda doubt: warn(_doubted(doubt), args.input),
+                transforms=transforms_of(args),
             )
     except NotTextError as exc:
         warn(str(exc))  # it names the input
@@ -447,6 +457,7 @@ def _add_decode(sub: argparse._SubParsersAction[Parser]) -> None:
     decode.add_argument(
         "-q", "--quiet", action="store_true", help="no notice of repaired input on stderr"
     )
+    add_transform_options(decode, "the decoded text")
     decode.set_defaults(run=_decode_command)
 
 
@@ -492,6 +503,7 @@ def _add_transcode(sub: argparse._SubParsersAction[Parser]) -> None:
     transcode.add_argument(
         "-q", "--quiet", action="store_true", help="no notice of repaired input on stderr"
     )
+    add_transform_options(transcode, "the decoded text (then one worker does the run)")
     add_dask_option(transcode)
     transcode.set_defaults(run=_cmd_transcode)
 

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import dask.bag
 
 from ...core.autodecode import AUTO
 from ...core.linecodec import LineBatch, LineEngine, LineItem, line_decoder
 from ...core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, check_line_options
+from ...core.transformed import LineTransform, as_transform, fresh_copy, fresh_from
 from . import sources
 from .linestarts import LineStarts
 from .sources import (
@@ -23,6 +24,10 @@ from .sources import (
     parse_blocksize,
 )
 
+if TYPE_CHECKING:
+    from ...core.transform import TransformCheckpoint
+    from ...core.transformed import Transforms
+
 __all__ = ["read_text"]
 
 
@@ -34,6 +39,8 @@ class _LineOptions:
     keepends: bool
     max_line_bytes: int | None
     on_overlong: str
+    #: What each line goes through, as plain data: each task builds a fresh copy.
+    transform: TransformCheckpoint | None = None
 
     def engine(self, offset: int, head: bytes | None) -> LineEngine:
         """A line engine whose stream starts at ``offset`` (a line start) of a file whose
@@ -77,7 +84,17 @@ def _texts(items: list[LineBatch | LineItem], out: list[str]) -> None:
 
 
 def _read_lines(file: File, start: int, end: int, options: _LineOptions) -> list[str]:
-    """The lines that start in block ``[start, end)`` of ``file`` (a task)."""
+    """The lines that start in block ``[start, end)`` of ``file`` (a task), through the
+    transforms, if any."""
+    lines = _block_lines(file, start, end, options)
+    if options.transform is not None:
+        transform = fresh_from(options.transform)
+        LineTransform(transform, options.newline, options.keepends).lines(lines)
+    return lines
+
+
+def _block_lines(file: File, start: int, end: int, options: _LineOptions) -> list[str]:
+    """The lines that start in block ``[start, end)`` of ``file``."""
     out: list[str] = []
     starts = options.line_starts(file.head)
     with file.open() as f:
@@ -128,6 +145,7 @@ def read_text(
     on_overlong: str = DEFAULT_ON_OVERLONG,
     include_path: bool = False,
     storage_options: dict[str, Any] | None = None,
+    transforms: Transforms = None,
 ) -> dask.bag.Bag:
     """The lines of the files ``urlpath`` names (a path, a glob, an fsspec URL such as
     ``s3://bucket/logs/*.log``, or a list of them), as a ``dask.bag.Bag``.
@@ -146,10 +164,25 @@ def read_text(
 
     A task holds one block's lines, and of the line that crosses its end at most
     ``max_line_bytes`` bytes and a read chunk (unless ``max_line_bytes=None``).
+
+    ``transforms``: a ``TextTransform`` or a sequence of them (``utf8stream.transforms``)
+    done on each line, as ``LineReceiveStream``'s (the line's text whole, its newline kept
+    out): the lines are the same for every ``blocksize``.  Each task gets a fresh copy,
+    built on the worker from the transforms' checkpoint: their ``on_change`` is not
+    called (events are made where the tasks run).
     """
     check_line_options(newline, max_line_bytes, on_overlong)
     auto = encoding == AUTO
-    chosen = _LineOptions(encoding, errors, newline, bool(keepends), max_line_bytes, on_overlong)
+    transform = as_transform(transforms)
+    chosen = _LineOptions(
+        encoding,
+        errors,
+        newline,
+        bool(keepends),
+        max_line_bytes,
+        on_overlong,
+        None if transform is None else fresh_copy(transform).checkpoint(),
+    )
     if not auto:
         _probe(chosen, encoding)  # an unknown or refused encoding fails here
     size = parse_blocksize(blocksize)

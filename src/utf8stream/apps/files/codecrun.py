@@ -5,7 +5,7 @@ from __future__ import annotations
 import codecs
 import contextvars
 from collections.abc import Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from ...core import translit
 from ...core.decoder import Utf8Decoder
@@ -14,6 +14,9 @@ from ...core.events import Malformed, MalformedKind, codec_error_kind
 from ...core.transcoder import Transcoder
 from ...core.variants import VARIANTS
 from .results import EventCounter, OnMalformed, Shift, UnmappableCharacterError
+
+if TYPE_CHECKING:
+    from ...core.transform import TextTransform
 
 __all__ = ["UNMAPPABLE_POLICIES", "CodecRun"]
 
@@ -141,6 +144,7 @@ class CodecRun:
         counter: EventCounter,
         start: int = 0,
         on_final: OnMalformed | None = None,
+        transform: TextTransform | None = None,
     ) -> None:
         self.target, self.errors, self.unmappable_policy = target, errors, unmappable
         self.counter, self.start = counter, start
@@ -149,7 +153,7 @@ class CodecRun:
         self.characters = 0  # characters given to the encoder so far
         self.call_base = 0  # ... before the current encoder call
         self.unmappable = 0
-        transcoder = Transcoder(source, target, errors=errors, bom=bom)
+        transcoder = Transcoder(source, target, errors=errors, bom=bom, transforms=transform)
         decoder = transcoder.decoder
         self.input_handler: Callable[[UnicodeError], tuple[str | bytes, int]] | None
         try:
@@ -256,7 +260,10 @@ class CodecRun:
         state: tuple[bytes, int] | None,
     ) -> int | None:
         """The input offset of the character ``exc`` names: the chunk is decoded again,
-        prefix by prefix (a binary search), by a fresh decoder in the same state."""
+        prefix by prefix (a binary search), by a fresh decoder in the same state.  None
+        after a transform: its text is not the decoder's, character for character."""
+        if self.transcoder.transform is not None:
+            return None
         decoder = self.transcoder.decoder
         skip = 0
         if decoder is not old_decoder:  # a BOM chose the codec during this chunk

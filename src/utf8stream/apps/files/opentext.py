@@ -9,6 +9,7 @@ from .results import OnMalformed
 
 if TYPE_CHECKING:
     from ...aio.streams import Utf8ReceiveStream
+    from ...core.transformed import Transforms
 
 __all__ = ["open_text"]
 
@@ -20,13 +21,14 @@ async def open_text(
     errors: str = "replace",
     gap: str = "replace",
     on_malformed: OnMalformed | None = None,
+    transforms: Transforms = None,
 ) -> Utf8ReceiveStream:
     """An async text stream over a UTF-8 file (a ``Utf8ReceiveStream`` on anyio's file).
 
     A non-zero ``start_offset`` starts with a gap, as after lost bytes (``mark_gap()``):
     opened in the middle of a character, the stream yields one U+FFFD, then clean text;
     opened at a character start it still yields one U+FFFD, which says the text did not
-    start at the file's beginning.
+    start at the file's beginning.  ``transforms`` are ``Utf8ReceiveStream``'s.
     """
     import anyio
 
@@ -43,6 +45,7 @@ async def open_text(
             start_offset=start_offset,
             gap=gap,
             on_malformed=on_malformed,
+            transforms=transforms,
         )
     except BaseException:
         await f.aclose()

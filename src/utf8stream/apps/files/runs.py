@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import codecs
+from typing import TYPE_CHECKING
 
 from ...core.decoder import Utf8Decoder
 from ...core.direct import direct
@@ -10,6 +11,9 @@ from ...core.variants import VARIANTS
 from .codecrun import UNMAPPABLE_POLICIES, CodecRun
 from .directrun import NATIVE_ORDER, DirectRun
 from .results import EventCounter, OnMalformed
+
+if TYPE_CHECKING:
+    from ...core.transform import TextTransform
 
 __all__ = ["SPLITTABLE", "canonical", "check_options", "is_direct", "new_run"]
 
@@ -62,11 +66,13 @@ def new_run(
     counter: EventCounter,
     start: int = 0,
     on_final: OnMalformed | None = None,
+    transform: TextTransform | None = None,
 ) -> CodecRun | DirectRun:
-    """A ``DirectRun`` where a ``ByteTranscoder`` can do the work, else a ``CodecRun``."""
-    if is_direct(source, target, errors, bom):
+    """A ``DirectRun`` where a ``ByteTranscoder`` can do the work, else a ``CodecRun``
+    (always with a ``transform``: the text is then decoded, transformed and encoded)."""
+    if transform is None and is_direct(source, target, errors, bom):
         return DirectRun(source, target, errors, bom, counter, start, on_final)
-    return CodecRun(source, target, errors, bom, unmappable, counter, start, on_final)
+    return CodecRun(source, target, errors, bom, unmappable, counter, start, on_final, transform)
 
 
 def check_options(source: str, target: str, errors: str, bom: str, unmappable: str) -> None:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, BinaryIO, cast
 
 from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD, is_auto, text_encoding
 from ...core.autodoubt import DoubtTracker, OnDoubt, doubt_tracker
+from ...core.transformed import as_transform
 from .output import Output, check_distinct, name_output, open_binary, open_output
 from .parallel import transcode_parallel, workers_for
 from .results import EventCounter, OnMalformed, Progress, TranscodeSummary
@@ -18,6 +19,8 @@ from .streaming import transcode_stream
 
 if TYPE_CHECKING:
     from ...core.detector import Detection
+    from ...core.transform import TextTransform
+    from ...core.transformed import Transforms
 
 __all__ = ["atranscode_file", "transcode_file"]
 
@@ -120,6 +123,33 @@ def _detected(src_path: str, on_doubt: OnDoubt | None) -> tuple[Detection, _Repl
     return detection, None
 
 
+def _parallel_count(
+    workers: int,
+    output: Output | None,
+    names: tuple[str, str, str, str, str],
+    total: int,
+    chunk_size: int,
+    transform: TextTransform | None,
+) -> int:
+    """How many workers transcode the file (``names``: its path, the source, the target,
+    ``errors``, ``bom``): more than one only for a regular UTF-8-family file into a regular
+    file, where ``workers_for`` finds it faster, and with no transform (it carries text
+    across any cut)."""
+    src_path, source_name, target_name, errors, bom = names
+    if (
+        workers > 1
+        and transform is None
+        and output is not None
+        and not output.in_place  # workers write pieces at offsets: a regular file
+        and src_path != "-"
+        and source_name in SPLITTABLE
+        and bom != "detect"  # a BOM may say the file is not UTF-8 at all
+        and total > chunk_size
+    ):
+        return workers_for(workers, total, direct=is_direct(source_name, target_name, errors, bom))
+    return 1
+
+
 def transcode_file(
     src: str | os.PathLike[str],
     dst: str | os.PathLike[str],
@@ -134,6 +164,7 @@ def transcode_file(
     progress: Progress | None = None,
     on_malformed: OnMalformed | None = None,
     on_doubt: OnDoubt | None = None,
+    transforms: Transforms = None,
 ) -> TranscodeSummary:
     """Transcode the file ``src`` into ``dst`` (``"-"``: stdin/stdout), lazily.
 
@@ -165,7 +196,13 @@ def transcode_file(
     the events are exactly those of the sequential run.  A worker that fails or dies
     stops the run (``WorkerError``, or the worker's ``OSError``) and no worker outlives
     it.
+
+    ``transforms``: a ``TextTransform`` or a sequence of them (``utf8stream.transforms``)
+    done on the decoded text before it is encoded.  They carry text across any cut of
+    the input, so one worker does the run; ``summary.characters`` counts the transformed
+    text, an ``UnmappableCharacterError``'s ``index`` is in it (its ``offset`` None).
     """
+    transform = as_transform(transforms)
     src_path = os.fspath(src)
     detection = replay = None
     if is_auto(source):
@@ -181,28 +218,19 @@ def transcode_file(
     total = 0 if src_path == "-" else os.path.getsize(src_path)
     with open_output(dst_path, src_path) as output:
         try:
-            if (
-                workers > 1
-                and output is not None
-                and not output.in_place  # workers write pieces at offsets: a regular file
-                and src_path != "-"
-                and source_name in SPLITTABLE
-                and bom != "detect"  # a BOM may say the file is not UTF-8 at all
-                and total > chunk_size
-                and (
-                    count := workers_for(
-                        workers, total, direct=is_direct(source_name, target_name, errors, bom)
-                    )
-                )
-                > 1
-            ):
+            names = (src_path, source_name, target_name, errors, bom)
+            count = _parallel_count(workers, output, names, total, chunk_size, transform)
+            if count > 1:
+                assert output is not None
                 options = (source_name, target_name, errors, bom, unmappable, chunk_size)
                 summary = transcode_parallel(
                     src_path, output.path, options, count, progress, on_malformed, total
                 )
                 return dataclasses.replace(summary, detection=detection)
             counter = EventCounter(on_malformed)
-            run = new_run(source_name, target_name, errors, bom, unmappable, counter)
+            run = new_run(
+                source_name, target_name, errors, bom, unmappable, counter, transform=transform
+            )
             report = (lambda done: progress(done, total)) if progress is not None else None
             with open_binary(src_path, "rb") as fin:
                 fout = sys.stdout.buffer if output is None else output.file
@@ -235,12 +263,15 @@ async def atranscode_file(
     progress: Progress | None = None,
     on_malformed: OnMalformed | None = None,
     on_doubt: OnDoubt | None = None,
+    transforms: Transforms = None,
 ) -> TranscodeSummary:
     """``transcode_file`` for async code: anyio file I/O, the event loop stays free.
 
     The same guarantees: ``dst`` is replaced only on success (a cancelled run leaves it
     untouched).  With ``workers > 1`` the parallel run happens in a worker thread.
+    ``transforms`` are ``transcode_file``'s.
     """
+    transform = as_transform(transforms)
     import anyio.to_thread  # the async layer loads only when used
 
     detection = None
@@ -249,7 +280,7 @@ async def atranscode_file(
         source = _source(detection)
         await anyio.to_thread.run_sync(_doubt_in_head, os.fspath(src), detection, on_doubt)
     source_name, target_name = canonical(source), canonical(target)
-    if workers > 1:
+    if workers > 1 and transform is None:
         summary = await anyio.to_thread.run_sync(
             lambda: transcode_file(
                 src,
@@ -268,7 +299,7 @@ async def atranscode_file(
         return dataclasses.replace(summary, detection=detection)
     check_options(source_name, target_name, errors, bom, unmappable)
     counter = EventCounter(on_malformed)
-    run = new_run(source_name, target_name, errors, bom, unmappable, counter)
+    run = new_run(source_name, target_name, errors, bom, unmappable, counter, transform=transform)
     src_path, dst_path = os.fspath(src), os.fspath(dst)
     total = (await anyio.Path(src_path).stat()).st_size
     bytes_in = bytes_out = 0

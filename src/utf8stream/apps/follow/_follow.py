@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ...core.events import Malformed
 from ...core.multiline import MultilineJoiner
@@ -12,6 +13,9 @@ from ._follower import Follower
 from ._options import FollowOptions
 from ._readpolicy import ReadPolicy
 from ._records import Notice
+
+if TYPE_CHECKING:
+    from ...core.transformed import Transforms
 
 __all__ = ["follow"]
 
@@ -39,6 +43,7 @@ def follow(
     multiline_timeout: float = FollowOptions.multiline_timeout,
     partial_after: float | None = FollowOptions.partial_after,
     reading: ReadPolicy = FollowOptions.reading,
+    transforms: Transforms = FollowOptions.transforms,
 ) -> Follower:
     """Follow ``path`` like ``tail -F``, yielding ``Line`` records.
 
@@ -70,5 +75,6 @@ def follow(
         multiline_timeout=multiline_timeout,
         partial_after=partial_after,
         reading=reading,
+        transforms=transforms,
     )
     return Follower(path, options)

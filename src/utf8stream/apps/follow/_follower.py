@@ -45,7 +45,8 @@ where the names follow no scheme, the plain files by modification time.  One ``W
 serves the follower from its first wait to ``aclose``.  With ``encoding="auto"`` each
 file's encoding is told by its first bytes (``detect_line_codec``) and kept in its
 ``FileIdentity``, so in the checkpoint.  With ``multiline=`` a stage after the lines
-joins them into events.
+joins them into events; with ``transforms=`` each line's (or event's) text goes
+through them whole, as it is handed out.
 
 Which file is read and what the end of its data means is decided by the follower's state
 machine (``_machine.py``: the states, the events and the table of transitions); the
@@ -66,6 +67,7 @@ import anyio
 
 from ...core._accel import implementation
 from ...core.lines import LineTooLong
+from ...core.transformed import LineTransform, as_transform
 from ._checkpoint import CheckpointError, FollowCheckpoint, _validated
 from ._cutting import _Cutter
 from ._driver import _Reader
@@ -169,6 +171,11 @@ class Follower:
         #: for more, or has stopped (``caught_up``); the event is made on first use.
         self._has_caught_up = False
         self._caught_up_event: anyio.Event | None = None
+        #: What each line's text goes through (``transforms=``), if anything.
+        transform = as_transform(options.transforms)
+        self._transform = (
+            None if transform is None else LineTransform(transform, options.newline, False)
+        )
         #: The multi-line stage the lines go through (``multiline=``), if any.
         joiner = FollowOptions.joiner_of(options.multiline)
         self._joining: _Joining | None = None
@@ -195,7 +202,7 @@ class Follower:
         await self.aclose()
 
     def __aiter__(self) -> AsyncIterator[Line]:
-        if self._joining is not None:
+        if self._joining is not None or self._transform is not None:
             return self
         # ``async for``: an iterator that hands out the ready lines of a block (with the
         # C accelerator, with no Python frame per line) and calls ``_next_for`` when they
@@ -206,8 +213,8 @@ class Follower:
         return iterator
 
     async def __anext__(self) -> Line:
-        if self._joining is not None:
-            return _line(await self._joining.next())
+        if self._joining is not None or self._transform is not None:
+            return _line(await self._next_or_rest())
         ready = self._ready
         if ready:
             return ready.pop()
@@ -228,8 +235,14 @@ class Follower:
         """The next line (a multi-line event, with a joiner), or a ``Rest`` where the
         follower would wait (``SharedWatch``): ``follow_many``'s step."""
         if self._joining is not None:
-            return await self._joining.next()
-        return await self._plain_next()
+            found = await self._joining.next()
+        else:
+            found = await self._plain_next()
+        transform = self._transform
+        if transform is None or isinstance(found, Rest):
+            return found
+        text = transform.line(found.text)
+        return Line(text, found.offset, found.file, found.path, found.terminated)
 
     def _hand_out_held(self) -> bool:
         """Queue the multi-line event held now (its file is gone); whether events wait."""

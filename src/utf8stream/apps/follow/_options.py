@@ -21,11 +21,13 @@ from ...core.autodecode import AUTO
 from ...core.linecodec import Utf8LineDecoder, line_decoder
 from ...core.lineoptions import DEFAULT_MAX_LINE_BYTES, DEFAULT_ON_OVERLONG, OVERLONG_POLICIES
 from ...core.multiline import MULTILINE_PRESETS, MultilineJoiner
+from ...core.transformed import as_transform
 from ._public import public
 from ._readpolicy import ReadPolicy
 
 if TYPE_CHECKING:
     from ...core.events import Malformed
+    from ...core.transformed import Transforms
     from ..checkpoints import CheckpointStore
     from ._checkpoint import FollowCheckpoint
     from ._records import Notice
@@ -162,6 +164,14 @@ def _joiner(value: object) -> str | None:
     return None
 
 
+def _transforms(value: object) -> str | None:
+    try:
+        as_transform(value)  # type: ignore[arg-type]
+    except TypeError as exc:
+        return f"must be a text transform or a sequence of them ({exc})"
+    return None
+
+
 def _each(problem: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
     """A mapping of patterns to values, each checked by ``problem``."""
 
@@ -282,6 +292,15 @@ class FollowOptions:
     (``on_malformed`` then sees the files told UTF-8).
     ``reading``: a ``ReadPolicy``, how files are read (read sizes, read-ahead, files
     held in memory): a tuning seam, whose default chooses per file system.
+    ``transforms``: a ``TextTransform`` or a sequence of them (``utf8stream.transforms``:
+    ``Normalizer``, ``MojibakeRepairer``...) done on each line's text whole (a
+    multi-line event's text whole), as ``LineSplitter``'s: nothing is carried from one
+    line to the next, so a checkpoint needs no transform state (a piece handed out by
+    ``partial_after`` or ``on_overlong="split"`` is transformed as a line of its own, so
+    that nothing is held past the checkpoint that covers it).  ``follow_many()``
+    gives each file a fresh copy (``fresh_copy``: same kind and options, the same
+    ``on_change``); ``transforms_by_pattern`` maps a pattern (as given) to its files'
+    transforms, as ``encodings`` does (an empty sequence: none).
     """
 
     # -- where to start --
@@ -402,6 +421,7 @@ class FollowOptions:
         ),
     )
     partial_after: float | None = field(default=None, metadata=_meta(problem=_optional(_seconds)))
+    transforms: Transforms = field(default=None, metadata=_meta(problem=_transforms))
     # -- how files are read --
     reading: ReadPolicy = field(default=ReadPolicy(), metadata=_meta(problem=_read_policy))
     # -- many files: ``follow_many()`` --
@@ -413,6 +433,9 @@ class FollowOptions:
     )
     multilines: Mapping[str, MultilineJoiner | str | None] | None = field(
         default=None, metadata=_meta(takes="many", problem=_each(_joiner))
+    )
+    transforms_by_pattern: Mapping[str, Transforms] | None = field(
+        default=None, metadata=_meta(takes="many", problem=_each(_transforms))
     )
     save_every: int = field(
         default=1000, metadata=_meta(takes="many", problem=_count(1, "must be >= 1"))

@@ -1,0 +1,312 @@
+"""Mojibake repair: utf8stream's ``MojibakeRepairer`` against ``ftfy.fix_encoding``.
+
+    .venv/bin/python benchmarks/bench_mojibake.py [--split all|dev|held-out]
+        [--sample N] [--speed-lines N] [--repeat N] [--max-carry N] [--examples N]
+        [--rebuild] [--bytes] [--json]
+
+The corpus is ``benchmarks/_mojibake_corpus.py``'s, made in memory and kept in
+``~/.cache/utf8stream-mojibake-corpus/lines.json`` (``--rebuild`` makes it again).  ftfy
+is the ``bench`` extra (``pip install -e '.[bench]'``).
+
+**Repairs**, per split, on ``--sample`` mojibake lines (all with 0): ``ftfy fixed`` is
+how many lines ftfy gives back as the text they were made from, ``ours too`` how many of
+those utf8stream gives back the same (the agreement on the lines ftfy repairs);
+``ftfy changed`` counts every line ftfy changes, ``same output`` how many of those
+utf8stream turns into exactly the same text (ftfy's partial repairs included, where
+utf8stream goes further or stops earlier); ``ours fixed`` and ``ftfy fixed`` over all the
+lines sampled.
+
+**False repairs**, per split and source: every correct line (catalogue messages, wordfreq
+sentences, look-alikes) that a repairer changes, per 100,000 lines.
+
+**Throughput**: µs per line for ``--speed-lines`` lines of each kind (correct,
+mojibake), the same lines for every contender, rounds interleaved (the order rotating),
+best of ``--repeat``: ``ftfy`` calls ``fix_encoding`` on each line; ``stream`` hands
+utf8stream the lines joined by ``\\n`` in 64 KiB pieces (one ``MojibakeRepairer``, as a
+stream would); ``per line`` calls ``repair_mojibake`` on each line.  ``ratio`` is ftfy's
+time divided by ours.
+
+**Bytes** (``--bytes``, instead of the rest): the repair in the byte domain that was
+measured and is not shipped (``byte_domain``) against decoding and repairing the text.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import re
+import sys
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import _mojibake_corpus
+import _report
+from _mojibake_corpus import Line
+
+from utf8stream.transforms import MojibakeRepairer, repair_mojibake
+
+CACHE = Path.home() / ".cache" / "utf8stream-mojibake-corpus" / "lines.json"
+CACHE_VERSION = 1
+CHUNK = 65536
+
+
+def load(rebuild: bool) -> list[Line]:
+    if CACHE.exists() and not rebuild:
+        raw = json.loads(CACHE.read_text("utf-8"))
+        if raw.get("version") == CACHE_VERSION:
+            return [Line(*row[:6], tuple(row[6])) for row in raw["lines"]]
+    lines = _mojibake_corpus.lines()
+    CACHE.parent.mkdir(parents=True, exist_ok=True)
+    rows = [
+        [x.text, x.truth, x.kind, x.source, x.language, x.split, list(x.layers)] for x in lines
+    ]
+    tmp = CACHE.with_suffix(".tmp")
+    tmp.write_text(json.dumps({"version": CACHE_VERSION, "lines": rows}), "utf-8")
+    tmp.replace(CACHE)
+    return lines
+
+
+def repairs(name: str, lines: list[Line], max_carry: int, examples: int) -> None:
+    import ftfy
+
+    counts: Counter[str] = Counter()
+    missed: Counter[tuple[str, ...]] = Counter()
+    shown = 0
+    for line in lines:
+        fixed = ftfy.fix_encoding(line.text)
+        ours = repair_mojibake(line.text, max_carry=max_carry)
+        counts["lines"] += 1
+        counts["ours fixed"] += ours == line.truth
+        counts["ftfy fixed"] += fixed == line.truth
+        if fixed == line.truth:
+            counts["ours too"] += ours == line.truth
+            if ours != line.truth:
+                missed[line.layers] += 1
+                if shown < examples:
+                    shown += 1
+                    print(f"    missed {line.layers}: {line.text[:70]!r} -> {ours[:50]!r}")
+        if fixed != line.text:
+            counts["ftfy changed"] += 1
+            counts["same output"] += fixed == ours
+    agreement = 100 * counts["ours too"] / max(counts["ftfy fixed"], 1)
+    same = 100 * counts["same output"] / max(counts["ftfy changed"], 1)
+    n = max(counts["lines"], 1)
+    print(
+        f"{name:9} {counts['lines']:>8,} lines: ftfy fixed {counts['ftfy fixed']:>7,},"
+        f" ours too {counts['ours too']:>7,} ({agreement:.2f} %);"
+        f" ftfy changed {counts['ftfy changed']:>7,},"
+        f" same output {counts['same output']:>7,} ({same:.2f} %);"
+        f" ours fixed {counts['ours fixed']:>7,} ({100 * counts['ours fixed'] / n:.2f} %)"
+    )
+    if missed:
+        print(
+            "    missed by layers:",
+            ", ".join(f"{'+'.join(k)} {v}" for k, v in missed.most_common(6)),
+        )
+    _report.record(
+        "repairs",
+        split=name,
+        agreement_pct=agreement,
+        same_output_pct=same,
+        **{key.replace(" ", "_"): value for key, value in counts.items()},
+    )
+
+
+def false_repairs(name: str, lines: list[Line], max_carry: int, examples: int) -> None:
+    import ftfy
+
+    by_source: dict[str, Counter[str]] = {}
+    shown = 0
+    for line in lines:
+        counts = by_source.setdefault(line.source, Counter())
+        counts["lines"] += 1
+        ours = repair_mojibake(line.text, max_carry=max_carry)
+        if ours != line.text:
+            counts["ours"] += 1
+            if shown < examples:
+                shown += 1
+                where = f"{line.source}, {line.language}"
+                print(f"    changed ({where}): {line.text[:70]!r} -> {ours[:70]!r}")
+        counts["ftfy"] += ftfy.fix_encoding(line.text) != line.text
+    total: Counter[str] = Counter()
+    for source, counts in sorted(by_source.items()):
+        total.update(counts)
+        _print_false(name, source, counts)
+    _print_false(name, "all", total)
+
+
+def _print_false(split: str, source: str, counts: Counter[str]) -> None:
+    n = max(counts["lines"], 1)
+    print(
+        f"{split:9} {source:10} {counts['lines']:>8,} correct lines: changed by ours"
+        f" {counts['ours']:>4} ({100_000 * counts['ours'] / n:.1f} per 100,000), by ftfy"
+        f" {counts['ftfy']:>5} ({100_000 * counts['ftfy'] / n:.1f} per 100,000)"
+    )
+    _report.record(
+        "false-repairs",
+        split=split,
+        source=source,
+        lines=counts["lines"],
+        ours=counts["ours"],
+        ftfy=counts["ftfy"],
+    )
+
+
+def _stream(text: str, max_carry: int) -> str:
+    repairer = MojibakeRepairer(max_carry=max_carry)
+    out = [repairer.transform(text[i : i + CHUNK]) for i in range(0, len(text), CHUNK)]
+    out.append(repairer.transform("", final=True))
+    return "".join(out)
+
+
+def throughput(kind: str, texts: Sequence[str], repeat: int, max_carry: int) -> None:
+    import ftfy
+
+    joined = "\n".join(texts) + "\n"
+    contenders: dict[str, Callable[[], object]] = {
+        "ftfy": lambda: [ftfy.fix_encoding(t) for t in texts],
+        "stream": lambda: _stream(joined, max_carry),
+        "per line": lambda: [repair_mojibake(t, max_carry=max_carry) for t in texts],
+    }
+    best = dict.fromkeys(contenders, float("inf"))
+    names = list(contenders)
+    for round_ in range(repeat):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            start = time.perf_counter()
+            contenders[name]()
+            best[name] = min(best[name], time.perf_counter() - start)
+    per = {name: 1e6 * seconds / len(texts) for name, seconds in best.items()}
+    print(
+        f"{kind:9} {len(texts):>7,} lines: ftfy {per['ftfy']:7.2f} µs/line; stream"
+        f" {per['stream']:6.2f} µs/line (ratio {per['ftfy'] / per['stream']:5.1f}); per line"
+        f" {per['per line']:6.2f} µs/line (ratio {per['ftfy'] / per['per line']:5.1f})"
+    )
+    _report.record(
+        "throughput",
+        kind=kind,
+        lines=len(texts),
+        ftfy_us=per["ftfy"],
+        stream_us=per["stream"],
+        per_line_us=per["per line"],
+        ratio=per["ftfy"] / per["stream"],
+    )
+
+
+def _double_cp1252() -> re.Pattern[bytes]:
+    """UTF-8 of the cp1252 reading of a UTF-8 lead byte 0xC3 0x82-0xB4 (``Â``-``ô``)
+    followed by that of a continuation byte: how UTF-8 read as cp1252 and written again as
+    UTF-8 begins."""
+    continuations = []
+    for byte in range(0x80, 0xC0):
+        char = bytes([byte]).decode("cp1252", "ignore") or chr(byte)
+        continuations.append(re.escape(char.encode()))
+    return re.compile(rb"\xc3[\x82-\xb4](?:" + b"|".join(continuations) + b")")
+
+
+def byte_domain(lines: list[Line], speed_lines: int, repeat: int, rnd: random.Random) -> None:
+    """The byte-domain repair that was measured and not shipped: only the lines of a UTF-8
+    stream where the bytes of cp1252-read-twice UTF-8 begin are decoded and repaired, the
+    rest is passed over as bytes; against decoding everything and repairing the text."""
+    candidate = _double_cp1252()
+
+    def in_bytes(data: bytes) -> bytes:
+        out, at = [], 0
+        for found in candidate.finditer(data):
+            if found.start() < at:
+                continue
+            start = data.rfind(b"\n", 0, found.start()) + 1
+            end = data.find(b"\n", found.end())
+            end = len(data) if end < 0 else end
+            out += [data[at:start], repair_mojibake(data[start:end].decode()).encode()]
+            at = end
+        out.append(data[at:])
+        return b"".join(out)
+
+    def in_text(data: bytes) -> bytes:
+        return _stream(data.decode(), MojibakeRepairer().max_carry).encode()
+
+    twice = {("cp1252", "cp1252"), ("latin-1", "cp1252")}
+    kinds = {
+        "correct": [x.text for x in lines if x.kind == "correct"],
+        "cp1252 twice": [x.text for x in lines if x.kind == "mojibake" and x.layers in twice],
+    }
+    for kind, texts in kinds.items():
+        texts = rnd.sample(texts, min(speed_lines, len(texts)))
+        data = ("\n".join(texts) + "\n").encode()
+        same = in_bytes(data) == in_text(data)
+        best = {"bytes": float("inf"), "text": float("inf")}
+        for round_ in range(repeat):
+            for name in ("bytes", "text") if round_ % 2 == 0 else ("text", "bytes"):
+                run = in_bytes if name == "bytes" else in_text
+                start = time.perf_counter()
+                run(data)
+                best[name] = min(best[name], time.perf_counter() - start)
+        per = {name: 1e6 * seconds / len(texts) for name, seconds in best.items()}
+        print(
+            f"{kind:13} {len(texts):>7,} lines: decode and repair {per['text']:6.2f} µs/line;"
+            f" in bytes {per['bytes']:6.2f} µs/line (ratio {per['text'] / per['bytes']:5.2f});"
+            f" same output: {same}"
+        )
+        _report.record("bytes", kind=kind, lines=len(texts), ratio=per["text"] / per["bytes"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=("all", *_mojibake_corpus.SPLITS), default="all")
+    parser.add_argument(
+        "--sample",
+        type=int,
+        default=50_000,
+        help="mojibake lines per split for the repairs (0: all; default 50,000)",
+    )
+    parser.add_argument(
+        "--speed-lines",
+        type=int,
+        default=20_000,
+        help="lines of each kind for the throughput (default 20,000)",
+    )
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of throughput (best of)")
+    parser.add_argument("--max-carry", type=int, default=256)
+    parser.add_argument("--examples", type=int, default=5, help="misses and changes printed")
+    parser.add_argument("--rebuild", action="store_true", help="make the corpus again")
+    parser.add_argument(
+        "--bytes",
+        action="store_true",
+        help="measure only the byte-domain repair against decoding and repairing the text",
+    )
+    _report.add_option(parser)
+    args = parser.parse_args(argv)
+    with _report.reporting(args.json):
+        lines = load(args.rebuild)
+        splits = _mojibake_corpus.SPLITS if args.split == "all" else (args.split,)
+        rnd = random.Random(34)
+        if args.bytes:
+            print("Byte domain (best of rounds, interleaved):")
+            byte_domain(
+                [x for x in lines if x.split in splits], args.speed_lines, args.repeat, rnd
+            )
+            return 0
+        print("Repairs (mojibake lines):")
+        for split in splits:
+            mojibake = [x for x in lines if x.split == split and x.kind == "mojibake"]
+            if args.sample:
+                mojibake = rnd.sample(mojibake, min(args.sample, len(mojibake)))
+            repairs(split, mojibake, args.max_carry, args.examples)
+        print("False repairs (correct lines):")
+        for split in splits:
+            correct = [x for x in lines if x.split == split and x.kind == "correct"]
+            false_repairs(split, correct, args.max_carry, args.examples)
+        print("Throughput (best of rounds, interleaved):")
+        for kind in ("correct", "mojibake"):
+            texts = [x.text for x in lines if x.kind == kind and x.split in splits]
+            texts = rnd.sample(texts, min(args.speed_lines, len(texts)))
+            throughput(kind, texts, args.repeat, args.max_carry)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
