@@ -34,8 +34,8 @@ setup(
         ),
         # The follower's record type and read buffers: the apps layer's own extension.
         Extension(
-            "utf8stream.apps._follow_speedups",
-            ["src/utf8stream/apps/_follow_speedups.c"],
+            "utf8stream.apps._apps_speedups",
+            ["src/utf8stream/apps/_apps_speedups.c"],
             optional=True,
         ),
     ],

@@ -154,7 +154,17 @@ def test_the_follower_diagram_is_drawn_from_its_transition_table() -> None:
     )
 
 
-@pytest.mark.parametrize("block", [b for b in BLOCKS if b.language == "python"], ids=block_id)
+def _python_blocks() -> list[object]:
+    # A block that starts a cluster of worker processes takes seconds by its nature: it
+    # runs in the soak step, as the other cluster tests do.
+    return [
+        pytest.param(b, marks=pytest.mark.soak) if "LocalCluster(" in b.code else b
+        for b in BLOCKS
+        if b.language == "python"
+    ]
+
+
+@pytest.mark.parametrize("block", _python_blocks(), ids=block_id)
 def test_python_block_runs_and_prints_what_the_page_shows(block: Block, tmp_path: Path) -> None:
     script = tmp_path / "page_block.py"
     script.write_text(block.code, encoding="utf-8")

@@ -24,7 +24,7 @@ MAX_C_FILE, MAX_C_FUNCTION = 1500, 150
 
 #: What the core extension (``utf8stream._speedups``) exports: the scanner and what its
 #: decoder, encoder, line streams and byte transcoder call.  A name only the follower
-#: uses belongs in the apps layer's extension (``utf8stream.apps._follow_speedups``).
+#: uses belongs in the apps layer's extension (``utf8stream.apps._apps_speedups``).
 CORE_EXPORTS = {
     "BufferedAsyncIterator",
     "ByteTranscoder",

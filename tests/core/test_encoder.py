@@ -130,6 +130,19 @@ def test_strict_error_positions_are_absolute_across_calls() -> None:
     assert encoder.position == 13
 
 
+@pytest.mark.parametrize("variant", ["utf-8", "cesu-8"])
+def test_an_encoder_resuming_a_stream_counts_from_its_start_position(variant: str) -> None:
+    encoder = Utf8Encoder(variant=variant, start_position=6)
+    assert encoder.position == 6
+    with pytest.raises(Utf8EncodeError) as info:
+        encoder.encode("wörld \udc80!")
+    assert (info.value.start, info.value.offset) == (6, 12)
+    assert encoder.encode("ab") == b"ab"
+    assert encoder.position == 8
+    with pytest.raises(ValueError, match="start_position must not be negative"):
+        Utf8Encoder(start_position=-1)
+
+
 def test_utf8_does_not_hold_a_high_surrogate() -> None:
     # Only WTF-8 joins a pair split between calls; UTF-8 fails where str.encode fails.
     encoder = Utf8Encoder()

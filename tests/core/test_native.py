@@ -241,13 +241,13 @@ def test_every_name_reached_through_implementation_exists_in_both() -> None:
     """The library calls the compiled module and its pure twin through ``implementation()``
     and never asks which it got: every name it reaches that way is in ``_native``
     (``__all__``) and, where the accelerator is built, in ``_speedups`` too; the same for
-    the follower's pair (``follow_implementation()``: ``_follow_native`` and
-    ``_follow_speedups``)."""
+    the apps layer's pair (``apps_implementation()``: ``_apps_native`` and
+    ``_apps_speedups``)."""
     import re
     from pathlib import Path
 
     import utf8stream
-    from utf8stream.apps import _follow_accel, _follow_native
+    from utf8stream.apps import _apps_accel, _apps_native
     from utf8stream.core import _native
 
     package = Path(utf8stream.__file__).parent
@@ -259,12 +259,12 @@ def test_every_name_reached_through_implementation_exists_in_both() -> None:
             for name in re.findall(call + r"\(\)\s*\.\s*(\w+)", source.read_text())
         }
 
-    core, follower = used(r"(?<![\w.])implementation"), used("follow_implementation")
+    core, follower = used(r"(?<![\w.])implementation"), used("apps_implementation")
     assert {"split_lines", "BufferedAsyncIterator"} <= core
     assert {"records", "ReadBuffer", "ReadAhead"} == follower
     assert core <= set(_native.__all__)
-    assert follower <= set(_follow_native.__all__)
+    assert follower <= set(_apps_native.__all__)
     built = _accel.built_accelerator()
     if built is not None:
         assert all(hasattr(built, name) for name in core)
-        assert all(hasattr(_follow_accel.implementation(), name) for name in follower)
+        assert all(hasattr(_apps_accel.implementation(), name) for name in follower)

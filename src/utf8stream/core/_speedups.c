@@ -32,7 +32,7 @@
  *    units in the bytes, at code-unit offsets, and the slices of the decoded text.
  *
  * Everything here returns plain data (texts, offsets): the follower's record type and
- * read buffers are the apps layer's own extension (apps/_follow_speedups.c).
+ * read buffers are the apps layer's own extension (apps/_apps_speedups.c).
  *
  * One translation unit of files of one responsibility each, so that the hot functions
  * inline across them as in one file: _table37.h (Table 3-7, shared with _transcode.c),

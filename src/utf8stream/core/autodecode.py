@@ -28,6 +28,8 @@ from .decoder import DecoderCheckpoint, OnMalformed, Utf8Decoder
 from .events import DecoderStatistics
 
 if TYPE_CHECKING:
+    from _typeshed import ReadableBuffer
+
     from .detector import Detection
 
 #: ``EncodingDetector``'s default (``detector.DEFAULT_MAX_LOOKAHEAD``): the detector and
@@ -178,8 +180,11 @@ class AutoDecoder:
         """The absolute offset of the next byte."""
         return self.start_offset + self._fed
 
-    def decode(self, data: bytes | bytearray | memoryview, final: bool = False) -> str:
+    def decode(self, data: ReadableBuffer, final: bool = False) -> str:
+        """Decode a chunk (any bytes-like object); "" while the detector looks."""
         if self._detector is None:
+            if not isinstance(data, bytes | bytearray | memoryview):
+                data = memoryview(data)
             return self._decode(data, final)
         data = bytes(data)
         detector = self._detector

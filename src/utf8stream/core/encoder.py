@@ -25,7 +25,7 @@ surrogate stay as they were), so the caller can retry with corrected text.  The 
 (``Utf8EncodeError``, a ``UnicodeEncodeError``) has ``start``/``end`` relative to the text
 of the failing call, as every codec does, and ``offset``: the absolute position of
 ``object[start]`` among all code points given to the encoder since it was created or
-reset.
+reset (after ``start_position``, for an encoder that resumes a stream).
 """
 
 from __future__ import annotations
@@ -147,13 +147,19 @@ class Utf8Encoder(codecs.IncrementalEncoder):
     bytes through them).
 
     ``variant``: ``utf-8`` (default), ``wtf-8``, ``cesu-8``, ``mutf-8`` or ``utf-8z``.
+    ``start_position``: the code points given before this encoder took over (``position``
+    and error offsets count from it), for an encoder that resumes a stream.
     """
 
-    def __init__(self, errors: str = "strict", *, variant: str = "utf-8") -> None:
+    def __init__(
+        self, errors: str = "strict", *, variant: str = "utf-8", start_position: int = 0
+    ) -> None:
+        if start_position < 0:
+            raise ValueError(f"start_position must not be negative, not {start_position}")
         self._variant: Variant = get_variant(variant)
         self._hold_surrogates = self._variant.pairs_malformed
         self._held = ""
-        self._position = 0
+        self._position = start_position
         super().__init__(errors)
 
     # -- settings and state ------------------------------------------------------------

@@ -1,5 +1,5 @@
-"""The follower's records: ``records`` of its accelerator (``_follow_speedups``) and of the
-pure twin (``_follow_native``) build the same ``Line`` records in bulk."""
+"""The follower's records: ``records`` of its accelerator (``_apps_speedups``) and of the
+pure twin (``_apps_native``) build the same ``Line`` records in bulk."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from array import array
 
 import pytest
 
-from utf8stream.apps import _follow_accel
+from utf8stream.apps import _apps_accel
 from utf8stream.apps.follow import FileIdentity, Line
 
 # Every test runs with the accelerator and in pure Python (conftest's fixture).
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.usefixtures("implementation")
 
 def test_records_build_lines_last_first() -> None:
     identity = FileIdentity(1, 2)
-    impl = _follow_accel.implementation()
+    impl = _apps_accel.implementation()
     out = impl.records(Line, ["a", "b", "c"], [0, 2, 4, 6], identity, "p", True)
     assert out == [
         Line("c", 4, identity, "p"),
@@ -41,7 +41,7 @@ def test_records_are_made_in_the_list_of_texts() -> None:
     no second list, no string's reference count touched), last first at every length;
     a refused call leaves the list as it was, and no reference is lost or leaked."""
     identity = FileIdentity(1, 2)
-    impl = _follow_accel.implementation()
+    impl = _apps_accel.implementation()
     for n in range(6):
         words = [f"line {k} " + "x" * k for k in range(n)]  # strings of their own
         texts = list(words)
@@ -65,7 +65,7 @@ def test_records_from_packed_offsets_are_the_same_lines(implementation: str) -> 
     built from them are those built from a list, field for field; the C record makes
     its offset's int when it is read (once: then it keeps it)."""
     identity = FileIdentity(1, 2)
-    impl = _follow_accel.implementation()
+    impl = _apps_accel.implementation()
     offsets = [0, 2, (1 << 62) + 5, (1 << 63) - 1]
     packed = memoryview(array("q", offsets)).cast("B").cast("q")
     out = impl.records(Line, ["a", "b", "c"], packed, identity, "p", True)

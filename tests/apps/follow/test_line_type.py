@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from utf8stream import Line
-from utf8stream.apps import _follow_accel as _accel
+from utf8stream.apps import _apps_accel as _accel
 from utf8stream.apps.follow import FileIdentity
 from utf8stream.apps.follow._records import _DECLARED_LINE
 

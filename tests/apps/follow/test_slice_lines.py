@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import follow
-from utf8stream.apps import _follow_accel, _follow_native
+from utf8stream.apps import _apps_accel, _apps_native
 from utf8stream.core import _accel
 from utf8stream.core.linecodec import LineEngine, line_decoder
 from utf8stream.follower import ReadPolicy
@@ -296,10 +296,10 @@ def test_a_read_buffer_gives_what_was_read(tmp_path: Path, implementation: str) 
         if _accel.built_accelerator() is None:
             pytest.skip("C accelerator not built")
         with _accel.use_accelerator(True):
-            kind: Any = _follow_accel.implementation().ReadBuffer
-        assert kind is not _follow_native.ReadBuffer
+            kind: Any = _apps_accel.implementation().ReadBuffer
+        assert kind is not _apps_native.ReadBuffer
     else:
-        kind = _follow_native.ReadBuffer
+        kind = _apps_native.ReadBuffer
     path = tmp_path / "data"
     path.write_bytes(bytes(range(256)) * 4)
     buffer = kind(300)

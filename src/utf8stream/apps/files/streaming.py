@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import stat
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from typing import Any, BinaryIO, cast
 
+from .._readahead import chunks
 from .codecrun import CodecRun
 from .directrun import DirectRun
 from .results import UnmappableCharacterError
 
-__all__ = ["ReadAhead", "transcode_stream"]
+__all__ = ["transcode_stream"]
 
 
 def _chunks(f: BinaryIO, size: int, limit: int | None = None) -> Iterator[bytes]:
@@ -109,61 +108,15 @@ def transcode_stream(
     return bytes_in, bytes_out + len(out)
 
 
-class ReadAhead:
-    """Reads a regular file in a thread of its own, a chunk ahead: two input buffers take
-    turns, one read while the other is transcoded.  On two cores the copy of the read
-    (as long as the transcoding, or longer) does not wait for the transcoding, nor the
-    transcoding for it; the writer thread overlaps both.  Only for regular files, whose
-    reads end at once: after an error or an interruption, ``close`` stops the thread
-    after its current read (a pipe's could wait for ever).  A failed read is raised by
-    ``get``."""
-
-    def __init__(self, readinto: Callable[[memoryview], int | None], size: int) -> None:
-        import queue
-        import threading
-
-        self._free: queue.SimpleQueue[bytearray | None] = queue.SimpleQueue()
-        self._full: queue.SimpleQueue[tuple[bytearray, int] | BaseException] = queue.SimpleQueue()
-        for _ in range(2):
-            self._free.put(bytearray(size))
-        self._thread = threading.Thread(
-            target=self._run, args=(readinto,), name="utf8stream-reader", daemon=True
-        )
-        self._thread.start()
-
-    def _run(self, readinto: Callable[[memoryview], int | None]) -> None:
-        try:
-            while (buffer := self._free.get()) is not None:
-                n = readinto(memoryview(buffer))
-                if n is None:  # a non-blocking descriptor with nothing to read
-                    raise BlockingIOError("the input would block")
-                self._full.put((buffer, n))
-                if not n:
-                    return
-        except BaseException as exc:  # raised in the caller's thread
-            self._full.put(exc)
-
-    def get(self) -> tuple[bytearray, int]:
-        """The next chunk: its buffer and length (0: the end of the file)."""
-        item = self._full.get()
-        if isinstance(item, BaseException):
-            raise item
-        return item
-
-    def give_back(self, buffer: bytearray) -> None:
-        """``buffer`` may be filled again."""
-        self._free.put(buffer)
-
-    def close(self) -> None:
-        self._free.put(None)
-        self._thread.join()
-
-
-def _regular_file(f: BinaryIO) -> bool:
+def _read_ahead(src: BinaryIO, size: int) -> tuple[Generator[bytes, None, None], int] | None:
+    """``src``'s bytes from its position to its end through the read-ahead, and that
+    position; None where it cannot be read ahead (no descriptor, not a regular file)."""
     try:
-        return stat.S_ISREG(os.fstat(f.fileno()).st_mode)
-    except (AttributeError, OSError, ValueError):  # no descriptor: a file-like object
-        return False
+        fd, offset = src.fileno(), src.tell()
+    except (AttributeError, OSError, ValueError):  # a file-like object: read in turn
+        return None
+    found = chunks(fd, offset, size)
+    return None if found is None else (found, offset)
 
 
 def _transcode_direct(
@@ -174,15 +127,17 @@ def _transcode_direct(
     limit: int | None,
     progress: Callable[[int], object] | None,
 ) -> tuple[int, int]:
-    """``transcode_stream`` for a ``DirectRun``, in reused memory: each chunk is read
-    into an input buffer (``readinto``: a file cut short under us just ends sooner) and
-    transcoded into one of two output buffers, which alternate: the writer thread writes
-    one while the next chunk is read and transcoded (without the GIL) into the other.
-    A regular file read to its end (no ``limit``) is read ahead by a ``ReadAhead``.
-    No bytes object per chunk, no fresh pages to fault in."""
+    """``transcode_stream`` for a ``DirectRun``: each chunk is transcoded into one of two
+    output buffers, which alternate: the writer thread writes one while the next chunk
+    is read and transcoded (without the GIL) into the other.  A regular file read to
+    its end (no ``limit``) is read ahead (``_readahead.chunks``: each chunk a bytes
+    object the read filled, the next read started as it is handed out), and ``src`` is
+    left at its end; else each chunk is read in turn into one reused input buffer
+    (``readinto``: a file cut short under us just ends sooner).  No fresh output pages
+    to fault in per chunk."""
     bytes_in = bytes_out = 0
     readinto: Callable[[memoryview], int | None] = cast(Any, src).readinto
-    ahead = ReadAhead(readinto, chunk_size) if limit is None and _regular_file(src) else None
+    ahead = _read_ahead(src, chunk_size) if limit is None else None
     inbuf = bytearray(chunk_size if ahead is None else 0)
     inview = memoryview(inbuf)
     outs = [bytearray(), bytearray()]
@@ -192,9 +147,10 @@ def _transcode_direct(
     try:
         final = False
         while not final:
+            data: bytes | memoryview
             if ahead is not None:
-                buffer, n = ahead.get()
-                data = memoryview(buffer)[:n]
+                data = next(ahead[0], b"")
+                n = len(data)
             else:
                 want = chunk_size if limit is None else min(chunk_size, limit - bytes_in)
                 got = readinto(inview[:want]) if want > 0 else 0
@@ -211,13 +167,11 @@ def _transcode_direct(
                 outs[k] = bytearray(need)
             out = outs[k]
             try:
-                size = run.transcode_into(data, out, final)
+                size = run.transcode_into(memoryview(data), out, final)
             except UnicodeDecodeError:
                 writer.write(run.partial_output)  # all before the error, as iconv
                 raise
-            if ahead is not None:
-                data.release()
-                ahead.give_back(buffer)
+            del data
             if size:
                 written[k] = writer.write(memoryview(out)[:size])
             bytes_in += n
@@ -225,9 +179,11 @@ def _transcode_direct(
             k ^= 1
             if progress is not None and n:
                 progress(bytes_in)
+        if ahead is not None:
+            src.seek(ahead[1] + bytes_in)  # where reading it to its end leaves it
     finally:
         if ahead is not None:
-            ahead.close()
+            ahead[0].close()
         writer.close()
         inview.release()
     return bytes_in, bytes_out

@@ -8,7 +8,7 @@ from ...core.linecodec import LineBatch, LineItem
 from ...core.lines import (
     LineTooLong,
 )
-from .._follow_accel import implementation as follow_implementation
+from .._apps_accel import implementation as apps_implementation
 from ._reading import _Open
 from ._records import FileIdentity, Line
 
@@ -77,5 +77,5 @@ def _records(
     texts: list[str], offsets: Sequence[int], file: FileIdentity, path: str
 ) -> list[Line]:
     """``Line`` records for ``texts`` (at ``offsets``), last first."""
-    records: list[Line] = follow_implementation().records(Line, texts, offsets, file, path, True)
+    records: list[Line] = apps_implementation().records(Line, texts, offsets, file, path, True)
     return records

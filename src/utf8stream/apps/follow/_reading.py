@@ -21,13 +21,15 @@ from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD
 from ...core.autodoubt import DoubtTracker
 from ...core.autolines import line_codec
 from ...core.linecodec import LineEngine, Utf8LineDecoder, line_decoder
-from .._follow_accel import implementation as follow_implementation
+from .._apps_accel import implementation as apps_implementation
 from .._identity import FINGERPRINT_BYTES, head_fingerprint
+from .._readahead import read_ahead, threads
 from ._readpolicy import ReadPolicy
 from ._records import FileIdentity
 
 if TYPE_CHECKING:
     from ...core.detector import Detection
+    from .._readahead import Ahead
     from ._checkpoint import FollowCheckpoint
     from ._rotation import _Copy
 
@@ -219,8 +221,8 @@ class _Open:
     #: the event loop's thread.
     in_memory: bool = False
     #: While catching up (each read done in the loop came back full): the next read,
-    #: started in a thread of its own as this one's lines are handed out (``ReadAhead``).
-    readahead: Any = None
+    #: started in a thread of its own as this one's lines are handed out (``read_ahead``).
+    readahead: Ahead | None = None
     #: ``encoding="auto"``, read from its first byte: whether later bytes put the
     #: encoding detected in doubt (``DoubtTracker``).
     doubt: DoubtTracker | None = None
@@ -273,10 +275,9 @@ class _Reads:
             _stop_reading_ahead(f)
             return
         if f.readahead is None:
-            kind = follow_implementation().ReadAhead
-            if kind.threads() >= policy.read_ahead_threads:
+            if threads() >= policy.read_ahead_threads:
                 return  # enough files are read ahead (many followed at once)
-            f.readahead = kind(f.fd)
+            f.readahead = read_ahead(f.fd)
         n = len(f.anchor)  # what the next read in ``_read_more`` asks for
         f.readahead.start(f.read_pos - n, _in_loop_size(f, policy.read_size + n), not f.in_memory)
 
@@ -313,7 +314,7 @@ class _Reads:
                 return found
             buffer = self._scratch
             if buffer is None:
-                buffer = follow_implementation().ReadBuffer(f.policy.cached_read_size)
+                buffer = apps_implementation().ReadBuffer(f.policy.cached_read_size)
                 self._scratch = buffer
             assert nowait is not None
             try:

@@ -7,7 +7,7 @@ import hashlib
 import os
 from dataclasses import dataclass
 
-from .._follow_accel import LINE_TYPE
+from .._apps_accel import LINE_TYPE
 from ._public import public
 
 __all__ = ["NOTICE_KINDS", "FileIdentity", "FollowerStatistics", "Line", "Notice"]

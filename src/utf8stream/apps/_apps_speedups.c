@@ -1,8 +1,9 @@
-/* The follower's optional accelerator (utf8stream.apps._follow_speedups): its Line
-   record type, records() to build a block of them from the line engine's plain data
-   (texts and offsets), and its read buffers (ReadBuffer, ReadAhead).  None of it decodes
+/* The apps layer's optional accelerator (utf8stream.apps._apps_speedups): the
+   follower's Line record type, records() to build a block of them from the line
+   engine's plain data (texts and offsets), its read buffer (ReadBuffer), and the
+   read-ahead of the follower and the file transcoder (ReadAhead).  None of it decodes
    a byte: the lines come from the core (utf8stream._speedups), this makes them records.
-   The pure-Python twin is apps/_follow_native.py, name for name. */
+   The pure-Python twin is apps/_apps_native.py, name for name. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -179,7 +180,7 @@ static PyType_Slot Line_slots[] = {
 };
 
 static PyType_Spec Line_spec = {
-    .name = "utf8stream.apps._follow_speedups.Line",
+    .name = "utf8stream.apps._apps_speedups.Line",
     .basicsize = sizeof(LineObject),
     /* Not immutable: apps/follow.py completes it (see above). */
     .flags = Py_TPFLAGS_DEFAULT,
@@ -312,7 +313,7 @@ static PyType_Slot ReadBuffer_slots[] = {
 };
 
 static PyType_Spec ReadBuffer_spec = {
-    .name = "utf8stream.apps._follow_speedups.ReadBuffer",
+    .name = "utf8stream.apps._apps_speedups.ReadBuffer",
     .basicsize = sizeof(ReadBufferObject),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = ReadBuffer_slots,
@@ -320,20 +321,22 @@ static PyType_Spec ReadBuffer_spec = {
 
 /* ---- ReadAhead ------------------------------------------------------------------------- */
 
-/* ReadAhead(fd): the follower's next read, done ahead in a thread of its own while the
-   lines of the last one are handed out.  Catching up with a file the page cache holds,
-   the copy from the kernel is a large part of the follower's time
-   (``benchmarks/ab_follow.py``); done meanwhile on another processor, it is off the
-   event loop's path.  ``start(offset, size, nowait)`` asks for the read (with RWF_NOWAIT when
-   ``nowait``: then it never waits for storage, as the follower's own reads in the loop);
-   ``take(offset, size)`` returns its bytes, exactly those of ``os.pread(fd, size,
-   offset)`` (or of ``os.preadv(fd, [buffer], offset, RWF_NOWAIT)``) done when it was
-   started: it waits for the read if it is not done yet (without the GIL), raises its
-   OSError, or returns None if no read at that offset and size was started (the caller
-   reads itself).  The thread reads through a duplicate of ``fd``, so the caller may
-   close its own at any time; ``close()`` stops the thread and closes the duplicate.
-   The thread touches no Python object: it fills the bytes object that ``start`` made,
-   which no one else sees before ``take`` hands it out. */
+/* ReadAhead(fd): the next read of a regular file, done ahead in a thread of its own
+   while the caller works on the last one (apps/_readahead.py states the contract; its
+   users are the follower, which hands out the lines of one read meanwhile, and the file
+   transcoder, which converts one chunk meanwhile).  ``start(offset, size, nowait)`` asks
+   for the read (with RWF_NOWAIT when ``nowait``: then it never waits for storage, as the
+   follower's own reads in the loop); ``take(offset, size)`` returns its bytes, exactly
+   those of ``os.pread(fd, size, offset)`` (or of ``os.preadv(fd, [buffer], offset,
+   RWF_NOWAIT)``) done when it was started: it waits for the read if it is not done yet
+   (without the GIL), raises its OSError, or returns None if no read at that offset and
+   size was started (the caller reads itself).  Only a regular file is read ahead (a
+   pipe's read could wait for ever, and ``close`` with it): for any other ``start`` says
+   False.  The thread reads through a duplicate of ``fd``, so the caller may close its
+   own at any time and its file position never moves; ``close()`` stops the thread after
+   its current read and closes the duplicate.  The thread touches no Python object: it
+   fills the bytes object that ``start`` made, which no one else sees before ``take``
+   hands it out (no copy after the kernel's). */
 
 #if defined(__unix__) || defined(__APPLE__)
 #define HAVE_READAHEAD 1
@@ -341,6 +344,7 @@ static PyType_Spec ReadBuffer_spec = {
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #else
@@ -359,6 +363,7 @@ typedef struct {
     PyObject_HEAD
 #if HAVE_READAHEAD
     int fd;         /* the duplicate, -1 once closed */
+    int regular;    /* it is a regular file: the only kind read ahead */
     int running;    /* the thread was started (and not joined) */
     pid_t pid;      /* the process that started it: a forked child has no thread */
     pthread_t thread;
@@ -498,11 +503,13 @@ ReadAhead_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
         return PyErr_NoMemory();
     }
     self->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0); /* not inherited by a child process */
-    if (self->fd < 0) {
+    struct stat st;
+    if (self->fd < 0 || fstat(self->fd, &st) < 0) {
         PyErr_SetFromErrno(PyExc_OSError);
         Py_DECREF(self);
         return NULL;
     }
+    self->regular = S_ISREG(st.st_mode);
 #else
     (void)fd;
 #endif
@@ -523,7 +530,8 @@ ReadAhead_dealloc(ReadAheadObject *self)
 }
 
 /* start(offset, size, nowait) -> bool: the read asked for (a read started before and not
-   taken is dropped); False where no thread can do it (closed, no threads). */
+   taken is dropped); False where no thread can do it (closed, not a regular file, no
+   threads). */
 static PyObject *
 ReadAhead_start(ReadAheadObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -542,7 +550,7 @@ ReadAhead_start(ReadAheadObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
 #if HAVE_READAHEAD
-    if (self->fd < 0 || (self->running && self->pid != getpid())) {
+    if (self->fd < 0 || !self->regular || (self->running && self->pid != getpid())) {
         Py_RETURN_FALSE;
     }
     readahead_settle(self);
@@ -665,7 +673,7 @@ static PyType_Slot ReadAhead_slots[] = {
 };
 
 static PyType_Spec ReadAhead_spec = {
-    .name = "utf8stream.apps._follow_speedups.ReadAhead",
+    .name = "utf8stream.apps._apps_speedups.ReadAhead",
     .basicsize = sizeof(ReadAheadObject),
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = ReadAhead_slots,
@@ -834,7 +842,7 @@ static PyModuleDef_Slot module_slots[] = {
 
 static struct PyModuleDef module_def = {
     PyModuleDef_HEAD_INIT,
-    .m_name = "utf8stream.apps._follow_speedups",
+    .m_name = "utf8stream.apps._apps_speedups",
     .m_doc = "Optional C accelerator for the follower; it works without it.",
     .m_size = sizeof(module_state),
     .m_methods = module_methods,
@@ -845,7 +853,7 @@ static struct PyModuleDef module_def = {
 };
 
 PyMODINIT_FUNC
-PyInit__follow_speedups(void)
+PyInit__apps_speedups(void)
 {
     return PyModuleDef_Init(&module_def);
 }

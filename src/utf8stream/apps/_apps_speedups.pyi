@@ -1,4 +1,4 @@
-"""Type stub for the follower's optional C accelerator (``_follow_speedups.c``)."""
+"""Type stub for the apps layer's optional C accelerator (``_apps_speedups.c``)."""
 
 from collections.abc import Sequence
 from typing import Any, TypeVar

@@ -1,5 +1,6 @@
-"""Which implementation of the follower's records and read buffers runs: the compiled
-``_follow_speedups``, or its twin ``_follow_native``.
+"""Which implementation of the apps layer's accelerator runs (the follower's records
+and read buffer, the read-ahead of the follower and the transcoder): the compiled
+``_apps_speedups``, or its twin ``_apps_native``.
 
 The same switch as the core's: the compiled module where it was built and the core's
 accelerator is in use (``utf8stream.accel.use_accelerator``, ``UTF8STREAM_PURE_PYTHON``).
@@ -10,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..core._accel import accelerated, built_accelerator
-from . import _follow_native
+from . import _apps_native
 
 __all__ = ["LINE_TYPE", "implementation"]
 
@@ -19,10 +20,10 @@ def _load() -> Any:
     if built_accelerator() is None:  # not built, or UTF8STREAM_PURE_PYTHON
         return None
     try:
-        from . import _follow_speedups
+        from . import _apps_speedups
     except ImportError:
         return None
-    return _follow_speedups
+    return _apps_speedups
 
 
 _built: Any = _load()
@@ -35,5 +36,5 @@ LINE_TYPE: type | None = None if _built is None else _built.Line
 
 
 def implementation() -> Any:
-    """The compiled module or ``_follow_native``: the same names, the same behaviour."""
-    return _built if _built is not None and accelerated() else _follow_native
+    """The compiled module or ``_apps_native``: the same names, the same behaviour."""
+    return _built if _built is not None and accelerated() else _apps_native
