@@ -68,7 +68,9 @@ class Replay:
         self.line_end = line_end
         self.skipped = 0
         self.done = not extra
-        self.differs = False
+        #: Why the bytes past the mark are written after instead of skipped (None: they
+        #: are skipped, or there are none).
+        self.differs: str | None = None
 
     def take(self, data: bytes) -> bytes:
         """What of ``data`` goes out: past the bytes already there, or, where they
@@ -82,7 +84,8 @@ class Replay:
             self.done = self.skipped == len(self.extra)
             return data[n:]
         same = next(i for i in range(n) if data[i] != rest[i])
-        self.done = self.differs = True
+        self.done = True
+        self.differs = "are not the lines it resumes"
         # The line they differ in starts in ``data`` or in the bytes skipped before it.
         start = data.rfind(self.line_end, 0, same) + 1
         if start == 0:
@@ -114,12 +117,12 @@ def replay_for(fd: int, mark: OutputMark, line_end: bytes) -> Replay | None:
     length = info.st_size - mark.size
     if length > REPLAY_MAX_BYTES:
         replay = Replay(b"", line_end)
-        replay.differs = True
+        replay.differs = "are more than it reads back"
         return replay
     extra = _read_back(fd, info, length, mark.size)
     if extra is None:  # cannot be checked: written again
         replay = Replay(b"", line_end)
-        replay.differs = True
+        replay.differs = "cannot be read back"
         return replay
     return Replay(extra, line_end)
 

@@ -131,10 +131,10 @@ class Output:
     def told_differs(self) -> None:
         """A notice, once, when the bytes past the mark are not what this run writes."""
         if self.replay is not None and self.replay.differs:
-            self.replay = None
+            why, self.replay = self.replay.differs, None
             warn(
-                "the output file holds bytes written after this checkpoint was saved that"
-                " are not the lines it resumes: writing them all again (some may repeat)",
+                f"the output file holds bytes written after this checkpoint was saved that"
+                f" {why}: writing the lines after them (some may come twice)",
                 self.marks,
             )
 
