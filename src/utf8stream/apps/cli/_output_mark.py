@@ -14,7 +14,10 @@ and, as it produces its output again from the checkpoint, writes only what goes 
 them, checking that what it skips is byte for byte what it would have written.  A line the
 kill cut in half is so completed, not repeated.  Bytes that differ (another writer
 appended, or another file holds that inode) end the skipping: from the line where they
-differ on, everything is written (at least once), and a notice says so.
+differ on, everything is written (at least once), and a notice says so.  The restart
+must give the lines in the order the killed run wrote them: one file's always are; several
+files followed together take turns, and a restart can start them in another order (then
+the bytes differ, and that write's lines come twice).
 """
 
 from __future__ import annotations
