@@ -28,6 +28,7 @@ setup(
                     "_iterator",
                     "_transcode",
                     "_transcode_simd",
+                    "_detect",
                 )
             ],
             optional=True,

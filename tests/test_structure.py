@@ -23,17 +23,24 @@ MAX_PY_FILE, MAX_CLASS, MAX_METHODS, MAX_FUNCTION = 800, 400, 30, 100
 MAX_C_FILE, MAX_C_FUNCTION = 1500, 150
 
 #: What the core extension (``utf8stream._speedups``) exports: the scanner and what its
-#: decoder, encoder, line streams and byte transcoder call.  A name only the follower
-#: uses belongs in the apps layer's extension (``utf8stream.apps._follow_speedups``).
+#: decoder, encoder, line streams, byte transcoder and encoding detector call.  A name only
+#: the follower uses belongs in the apps layer's extension
+#: (``utf8stream.apps._follow_speedups``).
 CORE_EXPORTS = {
     "BufferedAsyncIterator",
     "ByteTranscoder",
     "PlainEncoder",
     "Units",
     "_classify_all",
+    "byte_costs",
+    "code_page_counts",
+    "count_bytes",
+    "count_runs",
+    "count_text",
     "setup",
     "simd",
     "split_lines",
+    "text_costs",
 }
 #: Parameter names that would be a caller's record type, file identity or path.
 CALLERS_TYPES = {"record", "records", "record_type", "line_type", "file", "identity", "path"}

@@ -1,5 +1,6 @@
 """Type stub for the optional C accelerator (``_speedups.c``)."""
 
+from array import array
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -57,6 +58,22 @@ def split_lines(
     each_offset: int,
     /,
 ) -> tuple[list[str], Sequence[int]] | None: ...
+
+# The encoding detector's counting (``core/_detector_native.py`` is the twin).
+def count_bytes(segment: bytes, evidence: array[int], /) -> int: ...
+def count_runs(
+    segment: bytes, evidence: array[int], pairs: dict[int, int], starts: dict[int, int], /
+) -> None: ...
+def count_text(
+    text: str, counts: dict[str, int], adjacent: dict[str, int], /
+) -> tuple[int, int, int, int]: ...
+def code_page_counts(
+    evidence: array[int], pairs: dict[int, int], starts: dict[int, int], flags: bytes, /
+) -> tuple[int, int, int, int, int]: ...
+def byte_costs(evidence: array[int], costs: array[float], /) -> tuple[float, ...]: ...
+def text_costs(
+    counts: dict[str, int], cache: dict[str, float], cost_of: Callable[[str], float], /
+) -> float: ...
 
 class PlainEncoder:
     def __init__(self, errors: str, fallback: Callable[..., bytes]) -> None: ...

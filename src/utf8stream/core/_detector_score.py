@@ -16,12 +16,16 @@ import codecs
 import json
 import math
 import operator
-import re
 import unicodedata
+from array import array
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from importlib import resources
+from typing import Any
+
+from . import _detector_native as counting
+from ._detector_native import EAST_ASIAN as _EAST_ASIAN
 
 #: An ASCII letter and any other ASCII character but space, in every language alike: they
 #: do not tell languages apart, but they tell how much of a decoding turned into ASCII (a
@@ -129,20 +133,8 @@ FAMILY = {
 }
 
 _SPACES = frozenset(" \t\n\r\f\v")
-#: A character beyond ASCII next to an ASCII letter.
-ADJACENT_TEXT = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
-NON_ASCII_RUNS = re.compile(r"[^\x00-\x7f]+")
-ASCII = bytes(range(0x80))
-#: Kana, CJK ideographs and punctuation, Hangul, full-width forms.
-_EAST_ASIAN = re.compile("[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")
 #: The share of East Asian characters that makes UTF-16 without a NUL byte worth weighing.
 EAST_ASIAN_SHARE = 0.9
-_ASCII_LETTERS = bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
-_HIGH = bytes(range(0x80, 0x100))
-_ASCII_SPACES = b" \t\n\r\f\v"
-_ASCII_CONTROLS = bytes(b for b in [*range(0x20), 0x7F] if b not in b"\t\n\r\f\v\x1b")
-#: Runs of bytes above 7F, with the ASCII letter before and after them, if any.
-HIGH_RUNS = re.compile(rb"([A-Za-z]?)([\x80-\xff]+)(?=([A-Za-z]?))")
 
 
 def _languages_of() -> dict[str, tuple[str, ...]]:
@@ -279,17 +271,19 @@ class Score:
 
 def score_counts(
     encoding: str,
-    counts: Iterable[tuple[str, int]],
-    adjacent: Iterable[tuple[str, int]] = (),
-    runs: tuple[int, int] = (0, 0),
+    counts: dict[str, int],
+    adjacent: dict[str, int],
+    runs: tuple[int, int],
+    kernel: Any,
 ) -> Score:
-    """Score decoded text given as (character, count) pairs; ``adjacent``: the characters
+    """Score decoded text given as counts of its characters; ``adjacent``: the characters
     beyond ASCII that stood next to an ASCII letter; ``runs``: how many runs of characters
-    beyond ASCII were one character long, and how many longer."""
-    items = list(counts)
+    beyond ASCII were one character long, and how many longer; ``kernel``: the module
+    that sums the costs (``_accel.implementation()``)."""
+    items = list(counts.items())
     classes = [(_class_of(char), n) for char, n in items]
     letters = sum(n for c, n in classes if c is _LETTER)
-    adjacent_classes = [(_class_of(char), n) for char, n in adjacent]
+    adjacent_classes = [(_class_of(char), n) for char, n in adjacent.items()]
     mixed = sum(n for c, n in adjacent_classes if c is _LETTER)
     # A symbol inside a word (box drawing, say) is a letter decoded in the wrong code page.
     symbols = sum(n for c, n in adjacent_classes if c is _SYMBOL)
@@ -302,9 +296,9 @@ def score_counts(
     if languages is None:
         return Score(encoding, BAD * chars, "", chars, chars)
     for language in languages:
-        cost_of = language_model(language).cost
-        total = sum(cost_of(char) * n for char, n in items) + _mixing(language, letters, mixed)
-        total += _runs(language, runs)
+        model = language_model(language)
+        total = kernel.text_costs(counts, model.cache, model.cost)
+        total = total + _mixing(language, letters, mixed) + _runs(language, runs)
         if best is None or total < best[0]:
             best = (total, language)
     if best is None:
@@ -402,39 +396,36 @@ def _mixing(language: str, letters: int, mixed: int) -> float:
     return mixed * mixing + (letters - mixed) * apart
 
 
-class _CodePageModel:
-    """What a code page's bytes cost in one language, byte value by byte value."""
-
-    def __init__(self, encoding: str, language: str) -> None:
-        table = CODE_PAGES[encoding]
-        cost_of = language_model(language).cost
-        self.costs = [0.0 if c is None else cost_of(c) for c in table]
-
-
 class _CodePage:
-    """A code page's bytes as classes: letters beyond ASCII, symbols, lower and upper case,
-    characters that are not text."""
+    """A code page's bytes as classes (``flags``: letters beyond ASCII, symbols, lower and
+    upper case, characters that are not text...), what each costs in each language
+    written in it (``costs``: a row of 256 per language of ``names``) and at least, in the
+    cheapest of them (``floor``)."""
 
     def __init__(self, encoding: str) -> None:
         table = CODE_PAGES[encoding]
-        self.letters = [
-            int(c is not None and b >= 0x80 and c.isalpha()) for b, c in enumerate(table)
-        ]
-        self.symbols = [
-            int(c is not None and b >= 0x80 and unicodedata.category(c)[0] == "S")
-            for b, c in enumerate(table)
-        ]
-        self.lower = [c is not None and c.islower() for c in table]
-        self.stray = [b >= 0x80 and c is not None and _stray(c) for b, c in enumerate(table)]
-        self.intruder = [c is not None and _intruder(c) for c in table]
-        self.upper = [c is not None and c.isupper() for c in table]
-        self.bad = [int(c is not None and is_bad(c)) for c in table]
-        self.languages = [_CodePageModel(encoding, language) for language in LANGUAGES[encoding]]
-        #: What each byte costs at least, in the cheapest of the languages.
-        self.floor: list[float] = [
-            min(costs) for costs in zip(*(m.costs for m in self.languages), strict=True)
-        ]
+        flags = bytearray(256)
+        for b, c in enumerate(table):
+            if c is None:
+                continue
+            high = b >= 0x80
+            flags[b] = (
+                counting.LETTER * (high and c.isalpha())
+                | counting.SYMBOL * (high and unicodedata.category(c)[0] == "S")
+                | counting.LOWER * c.islower()
+                | counting.UPPER * c.isupper()
+                | counting.STRAY * (high and _stray(c))
+                | counting.INTRUDER * _intruder(c)
+                | counting.BAD * is_bad(c)
+            )
+        self.flags = bytes(flags)
         self.names = LANGUAGES[encoding]
+        rows = [
+            [0.0 if c is None else language_model(language).cost(c) for c in table]
+            for language in self.names
+        ]
+        self.costs = array("d", [cost for row in rows for cost in row])
+        self.floor = array("d", map(min, *rows) if len(rows) > 1 else rows[0])
 
 
 _CODE_PAGE_MODELS: dict[str, _CodePage] = {}
@@ -457,66 +448,39 @@ def _stray(char: str) -> bool:
 
 @dataclass
 class ByteEvidence:
-    """What single-byte code pages are scored on, gathered once for all of them: the
-    counts of each byte value above 7F (and of those next to an ASCII letter), what the
-    ASCII bytes cost (alike in every code page), adjacent pairs of bytes above 7F, and the
-    runs of such bytes one byte long and longer."""
+    """What single-byte code pages are scored on, gathered once for all of them: the byte
+    counts (``_detector_native``'s ``evidence``, ``pairs`` and ``starts``), what the ASCII
+    bytes cost (alike in every code page), how many bytes there are, the runs of bytes
+    above 7F one byte long and longer, and the module that counts (``kernel``)."""
 
-    high_values: tuple[int, ...]
-    high_counts: tuple[int, ...]
-    adjacent_values: tuple[int, ...]
-    adjacent_counts: tuple[int, ...]
-    inside: tuple[tuple[int, int], ...]
+    counts: array[int]
+    pairs: dict[int, int]
+    starts: dict[int, int]
     ascii_cost: float
     size: int
-    pairs: Counter[tuple[int, int]]
-    starts: Counter[tuple[int, int]]
     runs: tuple[int, int]
+    kernel: Any
 
     @classmethod
     def of(
-        cls,
-        histogram: list[int],
-        ascii_counts: list[int],
-        adjacent: list[int],
-        inside: list[int],
-        pairs: Counter[tuple[int, int]],
-        starts: Counter[tuple[int, int]],
-        runs: tuple[int, int],
+        cls, counts: array[int], pairs: dict[int, int], starts: dict[int, int], kernel: Any
     ) -> ByteEvidence:
-        """``histogram``: the counts of the bytes above 7F; ``ascii_counts``: the ASCII
-        bytes by class (``ascii_classes``); ``inside``: the counts of bytes above 7F alone
-        between two ASCII letters; ``starts``: the first two bytes of the runs
-        above 7F that no ASCII letter precedes."""
-        high = [(b, n) for b, n in enumerate(histogram) if n and b >= 0x80]
-        near = [(b, n) for b, n in enumerate(adjacent) if n]
+        ascii_counts = counts[counting.EVIDENCE_ASCII : counting.EVIDENCE_ASCII + 4]
+        runs = counts[counting.EVIDENCE_RUNS : counting.EVIDENCE_RUNS + 2]
+        high = counts[counting.EVIDENCE_HISTOGRAM + 0x80 : counting.EVIDENCE_HISTOGRAM + 0x100]
         return cls(
-            tuple(b for b, _ in high),
-            tuple(n for _, n in high),
-            tuple(b for b, _ in near),
-            tuple(n for _, n in near),
-            tuple((b, n) for b, n in enumerate(inside) if n),
-            sum(map(operator.mul, _ASCII_CLASS_COSTS, ascii_counts)),
-            sum(ascii_counts) + sum(n for _, n in high),
+            counts,
             pairs,
             starts,
-            runs,
+            sum(map(operator.mul, _ASCII_CLASS_COSTS, ascii_counts)),
+            sum(ascii_counts) + sum(high),
+            (runs[0], runs[1]),
+            kernel,
         )
 
 
 #: What an ASCII letter, space, control and other character cost (``ascii_classes``).
 _ASCII_CLASS_COSTS = (ASCII_LETTER, 0.0, BAD, ASCII_OTHER)
-
-
-def ascii_classes(data: bytes) -> tuple[int, int, int, int]:
-    """How many of the ASCII bytes of ``data`` are letters, spaces, controls and others:
-    counted without a loop."""
-    ascii_part = data if data.isascii() else data.translate(None, _HIGH)
-    size = len(ascii_part)
-    letters = size - len(ascii_part.translate(None, _ASCII_LETTERS))
-    spaces = size - len(ascii_part.translate(None, _ASCII_SPACES))
-    controls = size - len(ascii_part.translate(None, _ASCII_CONTROLS))
-    return letters, spaces, controls, size - letters - spaces - controls
 
 
 def _page(encoding: str) -> _CodePage:
@@ -529,49 +493,36 @@ def _page(encoding: str) -> _CodePage:
 def code_page_bound(encoding: str, evidence: ByteEvidence) -> float:
     """What ``score_code_page`` gives at least: each byte at its cost in the language
     where it is cheapest, nothing for mixing, runs and misplaced marks."""
-    floor = _page(encoding).floor
-    high: float = sum(
-        map(operator.mul, map(floor.__getitem__, evidence.high_values), evidence.high_counts)
-    )
+    high: float = evidence.kernel.byte_costs(evidence.counts, _page(encoding).floor)[0]
     return evidence.ascii_cost + high + PRIOR.get(encoding, OTHER_PRIOR)
 
 
 def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
     """Score a single-byte code page on the bytes seen."""
     page = _page(encoding)
-    runs = evidence.runs
-    values, counts = evidence.high_values, evidence.high_counts
-    near, near_counts = evidence.adjacent_values, evidence.adjacent_counts
-    letters = sum(map(operator.mul, map(page.letters.__getitem__, values), counts))
-    mixed = sum(map(operator.mul, map(page.letters.__getitem__, near), near_counts))
-    symbols = sum(map(operator.mul, map(page.symbols.__getitem__, near), near_counts))
-    lower, upper = page.lower, page.upper
-    camel = sum(n for (a, b), n in evidence.pairs.items() if lower[a] and upper[b])
-    letter, stray = page.letters, page.stray
-    camel += sum(n for (a, b), n in evidence.starts.items() if stray[a] and letter[b])
-    camel += sum(n for b, n in evidence.inside if page.intruder[b])
+    kernel = evidence.kernel
+    letters, mixed, symbols, camel, bad = kernel.code_page_counts(
+        evidence.counts, evidence.pairs, evidence.starts, page.flags
+    )
+    costs = kernel.byte_costs(evidence.counts, page.costs)
     best = min(
-        (
-            sum(map(operator.mul, map(m.costs.__getitem__, values), counts))
-            + _mixing(name, letters, mixed)
-            + _runs(name, runs),
-            name,
-        )
-        for m, name in zip(page.languages, page.names, strict=True)
+        (cost + _mixing(name, letters, mixed) + _runs(name, evidence.runs), name)
+        for cost, name in zip(costs, page.names, strict=True)
     )
     extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
-    bad = sum(map(operator.mul, map(page.bad.__getitem__, values), counts))
     return Score(encoding, evidence.ascii_cost + best[0] + extra, best[1], evidence.size, bad)
 
 
 @dataclass
 class MultiByteCandidate:
-    """One multi-byte candidate: its incremental decoder and the characters it decoded."""
+    """One multi-byte candidate: its incremental decoder and the characters it decoded,
+    counted by ``kernel`` (``_accel.implementation()``)."""
 
     encoding: str
     decoder: codecs.IncrementalDecoder
-    counts: Counter[str] = field(default_factory=Counter)
-    adjacent: Counter[str] = field(default_factory=Counter)
+    kernel: Any
+    counts: dict[str, int] = field(default_factory=dict)
+    adjacent: dict[str, int] = field(default_factory=dict)
     single_runs: int = 0
     longer_runs: int = 0
     #: The characters decoded, and those of them in the blocks of East Asian scripts.
@@ -583,9 +534,9 @@ class MultiByteCandidate:
     counting: bool = True
 
     @classmethod
-    def of(cls, encoding: str, counting: bool = True) -> MultiByteCandidate:
+    def of(cls, encoding: str, kernel: Any, counting: bool = True) -> MultiByteCandidate:
         decoder = codecs.getincrementaldecoder(encoding)("strict")
-        return cls(encoding, decoder, counting=counting)
+        return cls(encoding, decoder, kernel, counting=counting)
 
     def advance(self, segment: bytes, start: int) -> None:
         """Decode the next segment (which starts at offset ``start``), or rule this
@@ -601,23 +552,14 @@ class MultiByteCandidate:
             return
         if not self.counting:
             return
-        self.chars += len(text)
-        self.east_asian += len(text) - len(_EAST_ASIAN.sub("", text))
-        if text.isascii():
-            ascii_part = text.encode("ascii")
-        else:
-            runs = NON_ASCII_RUNS.findall(text)
-            self.counts.update("".join(runs))
-            single = list(map(len, runs)).count(1)
-            self.single_runs += single
-            self.longer_runs += len(runs) - single
-            self.adjacent.update(ADJACENT_TEXT.findall(text))
-            ascii_part = text.encode("ascii", "ignore")
-        # ASCII characters cost by their class alone: counted by class, without a loop.
-        for char, n in zip("a \x01.", ascii_classes(ascii_part), strict=True):
-            if n:
-                self.counts[char] += n
+        chars, east_asian, single, longer = self.kernel.count_text(
+            text, self.counts, self.adjacent
+        )
+        self.chars += chars
+        self.east_asian += east_asian
+        self.single_runs += single
+        self.longer_runs += longer
 
     def score(self) -> Score:
         runs = (self.single_runs, self.longer_runs)
-        return score_counts(self.encoding, self.counts.items(), self.adjacent.items(), runs)
+        return score_counts(self.encoding, self.counts, self.adjacent, runs, self.kernel)

@@ -17,6 +17,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import linesearch
 from ._bytes import classify_unit, is_proper_prefix
+from ._detector_native import (
+    byte_costs,
+    code_page_counts,
+    count_bytes,
+    count_runs,
+    count_text,
+    text_costs,
+)
 from .events import Malformed, MalformedKind, codec_error_kind
 
 if TYPE_CHECKING:
@@ -26,7 +34,13 @@ __all__ = [
     "BufferedAsyncIterator",
     "ByteTranscoder",
     "PlainEncoder",
+    "byte_costs",
+    "code_page_counts",
+    "count_bytes",
+    "count_runs",
+    "count_text",
     "split_lines",
+    "text_costs",
 ]
 
 _T = TypeVar("_T")

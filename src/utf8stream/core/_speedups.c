@@ -31,6 +31,9 @@
  *    units are characters (UTF-16/32, single-byte codecs): the search for newline
  *    units in the bytes, at code-unit offsets, and the slices of the decoded text.
  *
+ * 5. The encoding detector's passes over every byte and every decoded character, and its
+ *    sums of costs (_detect.h).
+ *
  * Everything here returns plain data (texts, offsets): the follower's record type and
  * read buffers are the apps layer's own extension (apps/_follow_speedups.c).
  *
@@ -38,7 +41,7 @@
  * inline across them as in one file: _table37.h (Table 3-7, shared with _transcode.c),
  * _state.h (module state, object layouts), _decode.h and _simd.h (the decoding loop and
  * its SIMD kernels), _feed.h (Units.feed), _stream.h (the stream state: Units.decode), _lines.h (line cutting),
- * _units.h (the Units type), _encoder.h, _iterator.h; the module here.
+ * _units.h (the Units type), _encoder.h, _iterator.h, _detect.h; the module here.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -63,6 +66,7 @@
 #include "_units.h"
 #include "_encoder.h"
 #include "_iterator.h"
+#include "_detect.h"
 
 /* ---- module --------------------------------------------------------------------------- */
 
@@ -160,6 +164,18 @@ static PyMethodDef module_methods[] = {
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
      "split_lines(data, text, newline, base, limit, each_offset) -> (contents, offsets) | None"},
+    {"count_bytes", (PyCFunction)(void (*)(void))detect_count_bytes, METH_FASTCALL,
+     "count_bytes(segment, evidence) -> int: the detector's byte counts"},
+    {"count_runs", (PyCFunction)(void (*)(void))detect_count_runs, METH_FASTCALL,
+     "count_runs(segment, evidence, pairs, starts): the runs of bytes above 7F"},
+    {"count_text", (PyCFunction)(void (*)(void))detect_count_text, METH_FASTCALL,
+     "count_text(text, counts, adjacent) -> (chars, east_asian, single, longer)"},
+    {"code_page_counts", (PyCFunction)(void (*)(void))detect_code_page_counts, METH_FASTCALL,
+     "code_page_counts(evidence, pairs, starts, flags) -> (letters, mixed, symbols, camel, bad)"},
+    {"byte_costs", (PyCFunction)(void (*)(void))detect_byte_costs, METH_FASTCALL,
+     "byte_costs(evidence, costs) -> tuple[float, ...]"},
+    {"text_costs", (PyCFunction)(void (*)(void))detect_text_costs, METH_FASTCALL,
+     "text_costs(counts, cache, cost_of) -> float"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -22,13 +22,12 @@ The rules, in order:
 
 from __future__ import annotations
 
-import itertools
 import math
 import re
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 
+from . import _accel
+from . import _detector_native as counting
 from . import _detector_score as scoring
 
 __all__ = ["DEFAULT_MAX_LOOKAHEAD", "Detection", "EncodingDetector", "detect"]
@@ -193,24 +192,21 @@ class _Evidence:
     UTF-8, and each multi-byte candidate's decoder."""
 
     def __init__(self) -> None:
+        #: What counts (the accelerator or its pure twin), chosen once.
+        self.kernel = _accel.implementation()
         self.seen = 0
-        #: Where the multi-byte candidates and the code pages' evidence stand: gathered only
-        #: when statistics are asked for (ASCII alone, or valid UTF-8, never asks).
+        #: Where the multi-byte candidates and the runs of bytes above 7F stand: gathered
+        #: only when statistics are asked for (ASCII alone, or valid UTF-8, never asks).
         self.decoded = 0
-        #: Counts of NUL and of each byte value above 7F; the bytes above 7F seen, as a
-        #: bit mask; the ASCII bytes by class (``scoring.ascii_classes``).
-        self.histogram = [0] * 256
+        #: The byte counts (``_detector_native``: NUL and each byte above 7F, the ASCII
+        #: bytes by class up to ``seen``; the runs of bytes above 7F up to ``decoded``); the
+        #: bytes above 7F seen, as a bit mask; pairs of bytes above 7F, and the first two
+        #: bytes of the runs of them that no ASCII letter precedes.
+        self.counts = counting.new_evidence()
         self.high_mask = 0
-        self.ascii = [0, 0, 0, 0]
-        self.adjacent = [0] * 256
-        self.pairs: Counter[tuple[int, int]] = Counter()
-        #: The first two bytes of runs of bytes above 7F that no ASCII letter precedes.
-        self.starts: Counter[tuple[int, int]] = Counter()
-        #: Bytes above 7F alone between two ASCII letters.
-        self.inside = [0] * 256
-        #: Runs of bytes above 7F one byte long, and longer.
-        self.runs = [0, 0]
-        self.utf8 = scoring.MultiByteCandidate.of("utf-8", counting=False)
+        self.pairs: dict[int, int] = {}
+        self.starts: dict[int, int] = {}
+        self.utf8 = scoring.MultiByteCandidate.of("utf-8", self.kernel, counting=False)
         #: Made when statistics are first asked for.
         self.multi: list[scoring.MultiByteCandidate] = []
 
@@ -218,17 +214,10 @@ class _Evidence:
         """The decision on ``buffer[:point]``; None while it is not yet safe, never None
         when ``final``."""
         segment = bytes(buffer[self.seen : point])
-        high = segment.translate(None, scoring.ASCII)
-        if high:
-            for byte, n in Counter(high).items():
-                self.histogram[byte] += n
-                self.high_mask |= 1 << byte
-        self.histogram[0] += segment.count(0)
-        for i, n in enumerate(scoring.ascii_classes(segment)):
-            self.ascii[i] += n
+        self.high_mask |= self.kernel.count_bytes(segment, self.counts)
         self.utf8.advance(segment, self.seen)
         self.seen = point
-        nul = self.histogram[0] > 0
+        nul = self.counts[counting.EVIDENCE_HISTOGRAM] > 0
         if nul and self.utf8.ruled_out_at is None and _padding_only(buffer, point):
             # Text padded with NUL bytes: they are ASCII, and no UTF-16 or UTF-32 unit.
             nul = False
@@ -240,7 +229,8 @@ class _Evidence:
         return self._statistics(buffer, point, final, nul)
 
     def _unicode_rules(self, buffer: bytearray, point: int, final: bool) -> Detection | None:
-        high = sum(self.histogram[0x80:])
+        histogram = self.counts[counting.EVIDENCE_HISTOGRAM : counting.EVIDENCE_HISTOGRAM + 0x100]
+        high = sum(histogram[0x80:])
         if high == 0:
             head = bytes(buffer[:point])
             if any(mark in head for mark in _ISO2022_JP) and self._alive(
@@ -252,7 +242,7 @@ class _Evidence:
                 return Detection("utf-8", 1.0, point, "ASCII only: no byte above 7F")
             return None
         if self.utf8.ruled_out_at is None:
-            sequences = sum(self.histogram[0xC2:0xF5])
+            sequences = sum(histogram[0xC2:0xF5])
             if final or sequences >= _EARLY_UTF8:
                 confidence = 1 - 0.2 * 0.5 ** (sequences - 1)
                 plural = "s" if sequences > 1 else ""
@@ -265,28 +255,10 @@ class _Evidence:
         segment = bytes(buffer[self.decoded : point])
         if not self.multi:
             names = scoring.MULTI_BYTE + scoring.WIDE
-            self.multi = [scoring.MultiByteCandidate.of(name) for name in names]
+            self.multi = [scoring.MultiByteCandidate.of(name, self.kernel) for name in names]
         for candidate in self.multi:
             candidate.advance(segment, self.decoded)
-        pairs: list[Iterable[tuple[int, int]]] = []
-        # Each run of bytes above 7F, with the ASCII letters around it.
-        for before, run, after in scoring.HIGH_RUNS.findall(segment):
-            if len(run) == 1:
-                self.runs[0] += 1
-                if before or after:
-                    self.adjacent[run[0]] += 1
-                if before and after:
-                    self.inside[run[0]] += 1
-                continue
-            self.runs[1] += 1
-            pairs.append(itertools.pairwise(run))
-            if before:
-                self.adjacent[run[0]] += 1
-            else:
-                self.starts[run[0], run[1]] += 1
-            if after:
-                self.adjacent[run[-1]] += 1
-        self.pairs.update(itertools.chain.from_iterable(pairs))
+        self.kernel.count_runs(segment, self.counts, self.pairs, self.starts)
         self.decoded = point
 
     def _alive(self, buffer: bytearray, point: int, encoding: str) -> bool:
@@ -364,16 +336,7 @@ class _Evidence:
         """The candidates' scores, cheapest first."""
         scores = [c.score() for c in multi]
         if pages:
-            runs = (self.runs[0], self.runs[1])
-            evidence = scoring.ByteEvidence.of(
-                self.histogram,
-                self.ascii,
-                self.adjacent,
-                self.inside,
-                self.pairs,
-                self.starts,
-                runs,
-            )
+            evidence = scoring.ByteEvidence.of(self.counts, self.pairs, self.starts, self.kernel)
             # Code pages in the order of what they cost at least: those that cannot beat the
             # two that decide (the cheapest text and its cheapest rival) are scored only
             # where they read the bytes as the cheapest does (one of them may be named).
