@@ -33,6 +33,7 @@ CORE_EXPORTS = {
     "Units",
     "_classify_all",
     "byte_costs",
+    "class_counts",
     "code_page_counts",
     "count_bytes",
     "count_runs",

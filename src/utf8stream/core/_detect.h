@@ -11,6 +11,15 @@
  * bytes one byte long and longer.  Pairs of bytes are dicts keyed (a << 8) | b.
  */
 
+/* The sums of costs are made as the twin makes them, one rounding per operation: no
+   multiply-add fused into one. */
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC optimize("fp-contract=off")
+#endif
+
 #define EV_HISTOGRAM 0
 #define EV_ASCII 256
 #define EV_ADJACENT 260
@@ -592,3 +601,44 @@ detect_text_costs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     return PyFloat_FromDouble(total);
 }
+
+/* class_counts(counts, cache, class_of) -> (letters, symbols, bad, others)
+
+   The characters of ``counts`` by class (0 to 3), each character's class from ``cache``
+   or, where it has none, ``class_of(char)`` (which caches it). */
+static PyObject *
+detect_class_counts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyDict_Check(args[0]) || !PyDict_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "class_counts(counts: dict, cache: dict, class_of)");
+        return NULL;
+    }
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    long long totals[4] = {0, 0, 0, 0};
+    while (PyDict_Next(args[0], &pos, &key, &value)) {
+        PyObject *found = PyDict_GetItemWithError(args[1], key);
+        if (found != NULL) {
+            Py_INCREF(found);
+        }
+        else if (PyErr_Occurred() || (found = PyObject_CallOneArg(args[2], key)) == NULL) {
+            return NULL;
+        }
+        long c = PyLong_AsLong(found);
+        Py_DECREF(found);
+        long long n = PyLong_AsLongLong(value);
+        if ((c == -1 || n == -1) && PyErr_Occurred()) {
+            return NULL;
+        }
+        if (c < 0 || c > 3) {
+            PyErr_SetString(PyExc_ValueError, "class_counts: a class is 0 to 3");
+            return NULL;
+        }
+        totals[c] += n;
+    }
+    return Py_BuildValue("(LLLL)", totals[0], totals[1], totals[2], totals[3]);
+}
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC pop_options
+#endif

@@ -27,6 +27,7 @@ from collections.abc import Callable
 
 __all__ = [
     "byte_costs",
+    "class_counts",
     "code_page_counts",
     "count_bytes",
     "count_runs",
@@ -197,3 +198,15 @@ def text_costs(
         cost = cache.get(char)
         total += (cost_of(char) if cost is None else cost) * n
     return total
+
+
+def class_counts(
+    counts: dict[str, int], cache: dict[str, int], class_of: Callable[[str], int]
+) -> tuple[int, int, int, int]:
+    """The characters of ``counts`` by class (0 to 3: letters, symbols, not text, others),
+    each class from ``cache`` or ``class_of``."""
+    totals = [0, 0, 0, 0]
+    for char, n in counts.items():
+        found = cache.get(char)
+        totals[class_of(char) if found is None else found] += n
+    return totals[0], totals[1], totals[2], totals[3]

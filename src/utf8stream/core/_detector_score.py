@@ -13,6 +13,7 @@ controls, unassigned and private-use characters cost as much as a byte that is n
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 import math
 import operator
@@ -280,19 +281,15 @@ def score_counts(
     beyond ASCII that stood next to an ASCII letter; ``runs``: how many runs of characters
     beyond ASCII were one character long, and how many longer; ``kernel``: the module
     that sums the costs (``_accel.implementation()``)."""
-    items = list(counts.items())
-    classes = [(_class_of(char), n) for char, n in items]
-    letters = sum(n for c, n in classes if c is _LETTER)
-    adjacent_classes = [(_class_of(char), n) for char, n in adjacent.items()]
-    mixed = sum(n for c, n in adjacent_classes if c is _LETTER)
+    by_class = kernel.class_counts(counts, _CLASSES, _class_of)
+    letters, _, bad, _ = by_class
+    chars = sum(by_class)
     # A symbol inside a word (box drawing, say) is a letter decoded in the wrong code page.
-    symbols = sum(n for c, n in adjacent_classes if c is _SYMBOL)
-    chars = sum(n for _, n in items)
-    bad = sum(n for c, n in classes if c is _BAD)
+    mixed, symbols, _, _ = kernel.class_counts(adjacent, _CLASSES, _class_of)
     best: tuple[float, str] | None = None
     if bad > BAD_SHARE * chars:  # not text in any language: not worth scoring
         return Score(encoding, BAD * chars, "", chars, bad)
-    languages = _languages_for(encoding, items)
+    languages = _languages_for(encoding, counts)
     if languages is None:
         return Score(encoding, BAD * chars, "", chars, chars)
     for language in languages:
@@ -302,12 +299,12 @@ def score_counts(
         if best is None or total < best[0]:
             best = (total, language)
     if best is None:
-        best = (_unmodelled(items, letters, mixed), "a script without a model")
+        best = (_unmodelled(counts, letters, mixed), "a script without a model")
     extra = SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
     return Score(encoding, best[0] + extra, best[1], chars, bad)
 
 
-def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ...] | None:
+def _languages_for(encoding: str, counts: dict[str, int]) -> tuple[str, ...] | None:
     """The languages to score a candidate's text in: those of its encoding; for UTF-16 and
     UTF-32, which write every language, only those whose letters hold the text's most
     common letter beyond ASCII (none: a script no model covers).  None: most of its East
@@ -317,13 +314,13 @@ def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ..
     languages = LANGUAGES.get(encoding, ())
     if encoding not in WIDE:
         return languages
-    letters = [(n, char) for char, n in items if not char.isascii() and char.isalpha()]
+    letters = [(n, char) for char, n in counts.items() if not char.isascii() and char.isalpha()]
     if not letters:
         return languages
     east_asian = [(n, char) for n, char in letters if _EAST_ASIAN.match(char)]
     total = sum(n for n, _ in east_asian)
     listed = sum(n for n, char in east_asian if char in _EAST_ASIAN_LETTERS)
-    parted = any(char.isspace() for char, _ in items)
+    parted = any(char.isspace() for char in counts)
     if total >= _EAST_ASIAN_EVIDENCE and listed < total / 2 and not parted:
         return None
     top = max(letters)[1].lower()
@@ -341,14 +338,14 @@ _EAST_ASIAN_LETTERS = frozenset("".join(_MODEL["letters"][n] for n in _EAST_ASIA
 _EAST_ASIAN_EVIDENCE = 16
 
 
-def _unmodelled(items: list[tuple[str, int]], letters: int, mixed: int) -> float:
+def _unmodelled(counts: dict[str, int], letters: int, mixed: int) -> float:
     """The cost of text in a script no language model covers: its letters cost alike, plus
     how scattered they are over blocks of 128 code points (a script keeps to a block or
     two; bytes read in the wrong order or width land all over)."""
     cost_of = language_model("en").cost
     blocks: Counter[int] = Counter()
     total = 0.0
-    for char, n in items:
+    for char, n in counts.items():
         if _is_letter(char) and not char.isascii():
             blocks[ord(char) >> 7] += n
             total += UNMODELLED * n
@@ -358,11 +355,12 @@ def _unmodelled(items: list[tuple[str, int]], letters: int, mixed: int) -> float
     return total + spread + _mixing("ja", letters, mixed)
 
 
-_LETTER, _SYMBOL, _BAD, _OTHER = "letter", "symbol", "bad", "other"
-_CLASSES: dict[str, str] = {}
+#: The classes of characters (``class_counts``), and each character's, once known.
+_LETTER, _SYMBOL, _BAD, _OTHER = 0, 1, 2, 3
+_CLASSES: dict[str, int] = {}
 
 
-def _class_of(char: str) -> str:
+def _class_of(char: str) -> int:
     """A character beyond ASCII that is a letter (or mark), a symbol, not text; else other."""
     found = _CLASSES.get(char)
     if found is None:
@@ -490,11 +488,19 @@ def _page(encoding: str) -> _CodePage:
     return page
 
 
-def code_page_bound(encoding: str, evidence: ByteEvidence) -> float:
-    """What ``score_code_page`` gives at least: each byte at its cost in the language
-    where it is cheapest, nothing for mixing, runs and misplaced marks."""
-    high: float = evidence.kernel.byte_costs(evidence.counts, _page(encoding).floor)[0]
-    return evidence.ascii_cost + high + PRIOR.get(encoding, OTHER_PRIOR)
+def code_page_bounds(encodings: list[str], evidence: ByteEvidence) -> list[float]:
+    """What ``score_code_page`` gives at least for each of ``encodings``: each byte at its
+    cost in the language where it is cheapest, nothing for mixing, runs and misplaced
+    marks."""
+    costs = evidence.kernel.byte_costs(evidence.counts, _floors())
+    highs = dict(zip(SINGLE_BYTE, costs, strict=True))
+    return [evidence.ascii_cost + highs[n] + PRIOR.get(n, OTHER_PRIOR) for n in encodings]
+
+
+@functools.cache
+def _floors() -> array[float]:
+    """The ``floor`` rows of every code page (``SINGLE_BYTE``), one after the other."""
+    return array("d", [cost for name in SINGLE_BYTE for cost in _page(name).floor])
 
 
 def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:

@@ -19,6 +19,7 @@ from . import linesearch
 from ._bytes import classify_unit, is_proper_prefix
 from ._detector_native import (
     byte_costs,
+    class_counts,
     code_page_counts,
     count_bytes,
     count_runs,
@@ -35,6 +36,7 @@ __all__ = [
     "ByteTranscoder",
     "PlainEncoder",
     "byte_costs",
+    "class_counts",
     "code_page_counts",
     "count_bytes",
     "count_runs",

@@ -176,6 +176,8 @@ static PyMethodDef module_methods[] = {
      "byte_costs(evidence, costs) -> tuple[float, ...]"},
     {"text_costs", (PyCFunction)(void (*)(void))detect_text_costs, METH_FASTCALL,
      "text_costs(counts, cache, cost_of) -> float"},
+    {"class_counts", (PyCFunction)(void (*)(void))detect_class_counts, METH_FASTCALL,
+     "class_counts(counts, cache, class_of) -> (letters, symbols, bad, others)"},
     {NULL, NULL, 0, NULL},
 };
 

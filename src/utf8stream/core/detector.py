@@ -22,6 +22,7 @@ The rules, in order:
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass
@@ -340,15 +341,19 @@ class _Evidence:
             # Code pages in the order of what they cost at least: those that cannot beat the
             # two that decide (the cheapest text and its cheapest rival) are scored only
             # where they read the bytes as the cheapest does (one of them may be named).
-            bounds = sorted((scoring.code_page_bound(n, evidence), n) for n in pages)
+            bounds = sorted(zip(scoring.code_page_bounds(pages, evidence), pages, strict=True))
+            texts = sorted(filter(_is_text, scores), key=_cost_order)
             left: list[str] = []
             for bound, name in bounds:
-                if left or self._settled(scores, bound):
+                if left or self._settled(texts, bound):
                     left.append(name)
-                else:
-                    scores.append(scoring.score_code_page(name, evidence))
+                    continue
+                score = scoring.score_code_page(name, evidence)
+                scores.append(score)
+                if _is_text(score):
+                    bisect.insort(texts, score, key=_cost_order)
             if left:
-                best = min(filter(_is_text, scores), key=_cost_order).encoding
+                best = texts[0].encoding
                 scores += [
                     scoring.score_code_page(name, evidence)
                     for name in left
@@ -357,10 +362,9 @@ class _Evidence:
         scores.sort(key=_cost_order)
         return scores
 
-    def _settled(self, scores: list[scoring.Score], bound: float) -> bool:
-        """Whether a candidate that costs at least ``bound`` is neither the cheapest text
-        among ``scores`` and it nor that one's cheapest rival."""
-        texts = sorted((s for s in scores if _is_text(s)), key=_cost_order)
+    def _settled(self, texts: list[scoring.Score], bound: float) -> bool:
+        """Whether a candidate that costs at least ``bound`` is neither the cheapest of
+        ``texts`` (cheapest first) and it nor that one's cheapest rival."""
         if not texts:
             return False
         rival = next(
