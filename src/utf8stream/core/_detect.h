@@ -393,6 +393,25 @@ is_east_asian(Py_UCS4 c)
            (c >= 0xff00 && c <= 0xffef);
 }
 
+/* count_east_asian(text) -> int: the characters of ``text`` in East Asian scripts. */
+static PyObject *
+detect_count_east_asian(PyObject *module, PyObject *text)
+{
+    if (!PyUnicode_Check(text)) {
+        PyErr_SetString(PyExc_TypeError, "count_east_asian(text: str)");
+        return NULL;
+    }
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text), found = 0;
+    if (PyUnicode_KIND(text) != PyUnicode_1BYTE_KIND) {
+        int kind = PyUnicode_KIND(text);
+        const void *data = PyUnicode_DATA(text);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            found += is_east_asian(PyUnicode_READ(kind, data, i));
+        }
+    }
+    return PyLong_FromSsize_t(found);
+}
+
 /* count_text(text, counts, adjacent) -> (chars, east_asian, single_runs, longer_runs)
 
    A multi-byte candidate's decoded text counted: see the twin. */
@@ -519,6 +538,35 @@ detect_code_page_counts(PyObject *module, PyObject *const *args, Py_ssize_t narg
     return Py_BuildValue("(LLLLL)", letters, mixed, symbols, camel, bad);
 }
 
+/* An array('d') of rows of ``row`` doubles. */
+static int
+get_doubles(PyObject *obj, Py_buffer *view, Py_ssize_t row)
+{
+    if (PyObject_GetBuffer(obj, view, PyBUF_FORMAT) < 0) {
+        return -1;
+    }
+    if (view->itemsize != 8 || view->format == NULL || strcmp(view->format, "d") != 0 ||
+        view->len % (row * 8) != 0) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "an array('d') of whole rows expected");
+        return -1;
+    }
+    return 0;
+}
+
+/* The sum of cost * count over the bytes above 7F seen, upwards: one row of ``costs``. */
+static double
+high_bytes_cost(const long long *counts, const double *costs)
+{
+    double total = 0.0;
+    for (int b = 0x80; b < 256; b++) {
+        if (counts[EV_HISTOGRAM + b]) {
+            total += costs[b] * (double)counts[EV_HISTOGRAM + b];
+        }
+    }
+    return total;
+}
+
 /* byte_costs(evidence, costs) -> tuple[float, ...]
 
    For each row of 256 costs in ``costs`` (an array('d')), what the bytes above 7F seen
@@ -534,15 +582,8 @@ detect_byte_costs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (get_evidence(args[0], &ev) < 0) {
         return NULL;
     }
-    if (PyObject_GetBuffer(args[1], &table, PyBUF_FORMAT) < 0) {
+    if (get_doubles(args[1], &table, 256) < 0) {
         PyBuffer_Release(&ev);
-        return NULL;
-    }
-    if (table.itemsize != 8 || table.format == NULL || strcmp(table.format, "d") != 0 ||
-        table.len % (256 * 8) != 0) {
-        PyBuffer_Release(&table);
-        PyBuffer_Release(&ev);
-        PyErr_SetString(PyExc_ValueError, "byte_costs: an array('d') of rows of 256 expected");
         return NULL;
     }
     const long long *counts = ev.buf;
@@ -550,19 +591,73 @@ detect_byte_costs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     Py_ssize_t rows = table.len / (256 * 8);
     PyObject *out = PyTuple_New(rows);
     for (Py_ssize_t r = 0; out != NULL && r < rows; r++) {
-        double total = 0.0;
-        for (int b = 0x80; b < 256; b++) {
-            if (counts[EV_HISTOGRAM + b]) {
-                total += costs[r * 256 + b] * (double)counts[EV_HISTOGRAM + b];
-            }
-        }
-        PyObject *value = PyFloat_FromDouble(total);
+        PyObject *value = PyFloat_FromDouble(high_bytes_cost(counts, costs + 256 * r));
         if (value == NULL) {
             Py_CLEAR(out);
             break;
         }
         PyTuple_SET_ITEM(out, r, value);
     }
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&ev);
+    return out;
+}
+
+/* code_page_costs(evidence, costs, terms, letters, mixed) -> tuple[float, ...]
+
+   What a code page's text costs in each of its languages: the bytes above 7F (a row of
+   ``costs``), plus ``mixed`` of ``letters`` letters next to an ASCII letter and the rest
+   apart, plus the runs one byte long and longer, at the four costs of the row of
+   ``terms`` (all array('d')): see the twin. */
+static PyObject *
+detect_code_page_costs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    long long letters, mixed;
+    if (nargs != 5 || (letters = PyLong_AsLongLong(args[3])) == -1 ||
+        (mixed = PyLong_AsLongLong(args[4])) == -1) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError,
+                            "code_page_costs(evidence, costs, terms, letters, mixed)");
+        }
+        return NULL;
+    }
+    Py_buffer ev, table, terms_view;
+    if (get_evidence(args[0], &ev) < 0) {
+        return NULL;
+    }
+    if (get_doubles(args[1], &table, 256) < 0) {
+        PyBuffer_Release(&ev);
+        return NULL;
+    }
+    Py_ssize_t rows = table.len / (256 * 8);
+    int ok = get_doubles(args[2], &terms_view, 4) == 0;
+    if (ok && terms_view.len != rows * 4 * 8) {
+        PyBuffer_Release(&terms_view);
+        PyErr_SetString(PyExc_ValueError, "code_page_costs: four terms a row of costs expected");
+        ok = 0;
+    }
+    if (!ok) {
+        PyBuffer_Release(&table);
+        PyBuffer_Release(&ev);
+        return NULL;
+    }
+    const long long *counts = ev.buf;
+    const double *costs = table.buf, *terms = terms_view.buf;
+    double single = (double)counts[EV_RUNS], longer = (double)counts[EV_RUNS + 1];
+    PyObject *out = PyTuple_New(rows);
+    for (Py_ssize_t r = 0; out != NULL && r < rows; r++) {
+        const double *t = terms + 4 * r;
+        double mixing = (double)mixed * t[0] + (double)(letters - mixed) * t[1];
+        double runs = single * t[2] + longer * t[3];
+        PyObject *value =
+            PyFloat_FromDouble(high_bytes_cost(counts, costs + 256 * r) + mixing + runs);
+        if (value == NULL) {
+            Py_CLEAR(out);
+            break;
+        }
+        PyTuple_SET_ITEM(out, r, value);
+    }
+    PyBuffer_Release(&terms_view);
     PyBuffer_Release(&table);
     PyBuffer_Release(&ev);
     return out;

@@ -28,8 +28,10 @@ from collections.abc import Callable
 __all__ = [
     "byte_costs",
     "class_counts",
+    "code_page_costs",
     "code_page_counts",
     "count_bytes",
+    "count_east_asian",
     "count_runs",
     "count_text",
     "text_costs",
@@ -114,6 +116,11 @@ def _add(counts: dict[int, int], key: int, n: int = 1) -> None:
     counts[key] = counts.get(key, 0) + n
 
 
+def count_east_asian(text: str) -> int:
+    """The characters of ``text`` in East Asian scripts (``EAST_ASIAN``)."""
+    return len(text) - len(EAST_ASIAN.sub("", text))
+
+
 def count_text(text: str, counts: dict[str, int], adjacent: dict[str, int]) -> tuple[int, ...]:
     """Count a decoded text: each character beyond ASCII (``counts``) and those next to
     an ASCII letter (``adjacent``), in the order first seen; then the ASCII characters
@@ -185,6 +192,22 @@ def byte_costs(evidence: array[int], costs: array[float]) -> tuple[float, ...]:
             0.0,
         )
         for r in range(0, len(costs), 256)
+    )
+
+
+def code_page_costs(
+    evidence: array[int], costs: array[float], terms: array[float], letters: int, mixed: int
+) -> tuple[float, ...]:
+    """What a code page's text costs in each of its languages (a row of 256 ``costs`` and
+    four ``terms`` each): its bytes above 7F (``byte_costs``), plus ``mixed`` of its
+    ``letters`` letters beyond ASCII next to an ASCII letter and the others apart, plus
+    its runs of bytes above 7F one byte long and longer, at the row's four terms."""
+    single, longer = evidence[EVIDENCE_RUNS], evidence[EVIDENCE_RUNS + 1]
+    return tuple(
+        cost
+        + (mixed * terms[k] + (letters - mixed) * terms[k + 1])
+        + (single * terms[k + 2] + longer * terms[k + 3])
+        for cost, k in zip(byte_costs(evidence, costs), range(0, len(terms), 4), strict=True)
     )
 
 

@@ -21,7 +21,7 @@ import unicodedata
 from array import array
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -423,6 +423,9 @@ class _CodePage:
             for language in self.names
         ]
         self.costs = array("d", [cost for row in rows for cost in row])
+        #: What a letter next to an ASCII letter and one apart cost, what a run one letter
+        #: long and a longer one cost (``_mixing``, ``_runs``), language by language.
+        self.terms = array("d", [t for n in self.names for t in _MIXING_COSTS[n] + _RUN_COSTS[n]])
         self.floor = array("d", map(min, *rows) if len(rows) > 1 else rows[0])
 
 
@@ -510,39 +513,59 @@ def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
     letters, mixed, symbols, camel, bad = kernel.code_page_counts(
         evidence.counts, evidence.pairs, evidence.starts, page.flags
     )
-    costs = kernel.byte_costs(evidence.counts, page.costs)
-    best = min(
-        (cost + _mixing(name, letters, mixed) + _runs(name, evidence.runs), name)
-        for cost, name in zip(costs, page.names, strict=True)
-    )
+    costs = kernel.code_page_costs(evidence.counts, page.costs, page.terms, letters, mixed)
+    best = min(zip(costs, page.names, strict=True))
     extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
     return Score(encoding, evidence.ascii_cost + best[0] + extra, best[1], evidence.size, bad)
 
 
-@dataclass
+#: The incremental decoder of each candidate.
+_DECODERS = {name: codecs.getincrementaldecoder(name) for name in ("utf-8", *MULTI_BYTE, *WIDE)}
+
+
 class MultiByteCandidate:
-    """One multi-byte candidate: its incremental decoder and the characters it decoded,
-    counted by ``kernel`` (``_accel.implementation()``)."""
+    """One multi-byte candidate: its incremental decoder and, when ``counting``, the
+    characters it decoded, counted by ``kernel`` (``_accel.implementation()``).
 
-    encoding: str
-    decoder: codecs.IncrementalDecoder
-    kernel: Any
-    counts: dict[str, int] = field(default_factory=dict)
-    adjacent: dict[str, int] = field(default_factory=dict)
-    single_runs: int = 0
-    longer_runs: int = 0
-    #: The characters decoded, and those of them in the blocks of East Asian scripts.
-    chars: int = 0
-    east_asian: int = 0
-    ruled_out_at: int | None = None
+    Decoding rules a candidate out; counting its characters one by one serves only to
+    score it, and most candidates never are (UTF-16 where no NUL byte is seen, say): the
+    segments decoded are counted when a score is first asked for, decoded again from the
+    input by a decoder of their own.
+    """
 
-    #: Whether the decoded characters are counted (for a score) or only decoded.
-    counting: bool = True
+    __slots__ = (
+        "adjacent",
+        "chars",
+        "counted",
+        "counter",
+        "counting",
+        "counts",
+        "decoder",
+        "east_asian",
+        "encoding",
+        "kernel",
+        "longer_runs",
+        "ruled_out_at",
+        "single_runs",
+        "uncounted",
+    )
 
-    @classmethod
-    def of(cls, encoding: str, kernel: Any, counting: bool = True) -> MultiByteCandidate:
-        decoder = codecs.getincrementaldecoder(encoding)("strict")
-        return cls(encoding, decoder, kernel, counting=counting)
+    def __init__(self, encoding: str, kernel: Any, counting: bool = True) -> None:
+        self.encoding = encoding
+        self.decoder = _DECODERS[encoding]("strict")
+        self.kernel = kernel
+        self.counting = counting
+        #: The characters decoded, and those of them in the blocks of East Asian scripts.
+        self.chars = self.east_asian = 0
+        self.ruled_out_at: int | None = None
+        #: The characters counted (``count_text``) up to the offset ``counted``, by the
+        #: decoder ``counter``; the ends of the segments decoded after it.
+        self.counts: dict[str, int] = {}
+        self.adjacent: dict[str, int] = {}
+        self.single_runs = self.longer_runs = 0
+        self.counted = 0
+        self.counter: codecs.IncrementalDecoder | None = None
+        self.uncounted: list[int] = []
 
     def advance(self, segment: bytes, start: int) -> None:
         """Decode the next segment (which starts at offset ``start``), or rule this
@@ -556,16 +579,22 @@ class MultiByteCandidate:
             self.ruled_out_at = start + exc.start
             self.counts.clear()
             return
-        if not self.counting:
-            return
-        chars, east_asian, single, longer = self.kernel.count_text(
-            text, self.counts, self.adjacent
-        )
-        self.chars += chars
-        self.east_asian += east_asian
-        self.single_runs += single
-        self.longer_runs += longer
+        if self.counting:
+            self.chars += len(text)
+            self.east_asian += self.kernel.count_east_asian(text)
+            self.uncounted.append(start + len(segment))
 
-    def score(self) -> Score:
+    def score(self, buffer: bytearray) -> Score:
+        """The score of the text decoded so far from ``buffer``, the input from its start
+        (at least up to the end of the last segment decoded)."""
+        if self.counter is None:
+            self.counter = _DECODERS[self.encoding]("strict")
+        for end in self.uncounted:
+            text = self.counter.decode(bytes(buffer[self.counted : end]))
+            _, _, single, longer = self.kernel.count_text(text, self.counts, self.adjacent)
+            self.single_runs += single
+            self.longer_runs += longer
+            self.counted = end
+        self.uncounted.clear()
         runs = (self.single_runs, self.longer_runs)
         return score_counts(self.encoding, self.counts, self.adjacent, runs, self.kernel)

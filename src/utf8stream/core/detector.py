@@ -207,7 +207,7 @@ class _Evidence:
         self.high_mask = 0
         self.pairs: dict[int, int] = {}
         self.starts: dict[int, int] = {}
-        self.utf8 = scoring.MultiByteCandidate.of("utf-8", self.kernel, counting=False)
+        self.utf8 = scoring.MultiByteCandidate("utf-8", self.kernel, counting=False)
         #: Made when statistics are first asked for.
         self.multi: list[scoring.MultiByteCandidate] = []
 
@@ -256,7 +256,7 @@ class _Evidence:
         segment = bytes(buffer[self.decoded : point])
         if not self.multi:
             names = scoring.MULTI_BYTE + scoring.WIDE
-            self.multi = [scoring.MultiByteCandidate.of(name, self.kernel) for name in names]
+            self.multi = [scoring.MultiByteCandidate(name, self.kernel) for name in names]
         for candidate in self.multi:
             candidate.advance(segment, self.decoded)
         self.kernel.count_runs(segment, self.counts, self.pairs, self.starts)
@@ -285,10 +285,10 @@ class _Evidence:
         early = names and not final and point < _EARLY_STATISTICS
         if early and not all(self._same_text(name, names[0]) for name in names):
             return None
-        scores = self._scores(multi, pages)
+        scores = self._scores(buffer, multi, pages)
         texts = [s for s in scores if _is_text(s)]
         if not texts and not nul and wide and not all(c in multi for c in wide):
-            scores = self._scores(wide, [])
+            scores = self._scores(buffer, wide, [])
             texts = [s for s in scores if _is_text(s)]
         ruled_out = self._ruled_out(nul)
         if not scores:
@@ -332,10 +332,10 @@ class _Evidence:
         return Detection(best.encoding, confidence, point, f"{ruled_out}; {chose}")
 
     def _scores(
-        self, multi: list[scoring.MultiByteCandidate], pages: list[str]
+        self, buffer: bytearray, multi: list[scoring.MultiByteCandidate], pages: list[str]
     ) -> list[scoring.Score]:
-        """The candidates' scores, cheapest first."""
-        scores = [c.score() for c in multi]
+        """The candidates' scores on ``buffer`` up to the last point, cheapest first."""
+        scores = [c.score(buffer) for c in multi]
         if pages:
             evidence = scoring.ByteEvidence.of(self.counts, self.pairs, self.starts, self.kernel)
             # Code pages in the order of what they cost at least: those that cannot beat the
