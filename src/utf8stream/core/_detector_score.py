@@ -555,7 +555,8 @@ class MultiByteCandidate:
         self.decoder = _DECODERS[encoding]("strict")
         self.kernel = kernel
         self.counting = counting
-        #: The characters decoded, and those of them in the blocks of East Asian scripts.
+        #: UTF-16 and UTF-32: the characters decoded, and those of them in the blocks of
+        #: East Asian scripts.
         self.chars = self.east_asian = 0
         self.ruled_out_at: int | None = None
         #: The characters counted (``count_text``) up to the offset ``counted``, by the
@@ -580,8 +581,9 @@ class MultiByteCandidate:
             self.counts.clear()
             return
         if self.counting:
-            self.chars += len(text)
-            self.east_asian += self.kernel.count_east_asian(text)
+            if self.encoding in WIDE:  # what UTF-16 without a NUL byte is weighed for
+                self.chars += len(text)
+                self.east_asian += self.kernel.count_east_asian(text)
             self.uncounted.append(start + len(segment))
 
     def score(self, buffer: bytearray) -> Score:

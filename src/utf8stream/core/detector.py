@@ -290,10 +290,9 @@ class _Evidence:
         if not texts and not nul and wide and not all(c in multi for c in wide):
             scores = self._scores(buffer, wide, [])
             texts = [s for s in scores if _is_text(s)]
-        ruled_out = self._ruled_out(nul)
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
-            return Detection(None, 0.99, point, f"{why}; {ruled_out}")
+            return Detection(None, 0.99, point, f"{why}; {self._ruled_out(nul)}")
         # A candidate whose text is mostly controls and unassigned characters is no text,
         # however cheap (a few wide characters cost less than more narrow ones).
         if not texts:
@@ -306,8 +305,10 @@ class _Evidence:
         best = scores[0]
         # Encodings that decode the bytes seen to the same text are one choice: the more
         # common of them is named; the others are rivals.
-        alike = [s for s in scores if self._same_text(s.encoding, best.encoding)]
-        rivals = [s for s in scores if s not in alike]
+        alike: list[scoring.Score] = []
+        rivals: list[scoring.Score] = []
+        for s in scores:
+            (alike if self._same_text(s.encoding, best.encoding) else rivals).append(s)
         best = min(
             alike,
             key=lambda s: (
@@ -329,7 +330,7 @@ class _Evidence:
         chose = f"statistics: {best.encoding} reads as {best.language or 'text'}"
         if rivals:
             chose += f", {margin:.0f} nats likelier than {rivals[0].encoding}"
-        return Detection(best.encoding, confidence, point, f"{ruled_out}; {chose}")
+        return Detection(best.encoding, confidence, point, f"{self._ruled_out(nul)}; {chose}")
 
     def _scores(
         self, buffer: bytearray, multi: list[scoring.MultiByteCandidate], pages: list[str]
