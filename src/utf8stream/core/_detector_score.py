@@ -528,9 +528,10 @@ class MultiByteCandidate:
     characters it decoded, counted by ``kernel`` (``_accel.implementation()``).
 
     Decoding rules a candidate out; counting its characters one by one serves only to
-    score it, and most candidates never are (UTF-16 where no NUL byte is seen, say): the
-    segments decoded are counted when a score is first asked for, decoded again from the
-    input by a decoder of their own.
+    score it.  UTF-16 and UTF-32 seldom are (where no NUL byte is seen, only when they
+    read as East Asian text), so the segments they decode are counted when a score is
+    asked for, decoded again from the input by a decoder of their own; the others are
+    counted as they decode.
     """
 
     __slots__ = (
@@ -580,22 +581,30 @@ class MultiByteCandidate:
             self.ruled_out_at = start + exc.start
             self.counts.clear()
             return
-        if self.counting:
-            if self.encoding in WIDE:  # what UTF-16 without a NUL byte is weighed for
-                self.chars += len(text)
-                self.east_asian += self.kernel.count_east_asian(text)
+        if not self.counting:
+            return
+        if self.encoding in WIDE:
+            # What UTF-16 without a NUL byte is weighed for.
+            self.chars += len(text)
+            self.east_asian += self.kernel.count_east_asian(text)
             self.uncounted.append(start + len(segment))
+        else:
+            self._count(text)
+            self.counted = start + len(segment)
+
+    def _count(self, text: str) -> None:
+        _, _, single, longer = self.kernel.count_text(text, self.counts, self.adjacent)
+        self.single_runs += single
+        self.longer_runs += longer
 
     def score(self, buffer: bytearray) -> Score:
         """The score of the text decoded so far from ``buffer``, the input from its start
         (at least up to the end of the last segment decoded)."""
-        if self.counter is None:
+        if self.uncounted and self.counter is None:
             self.counter = _DECODERS[self.encoding]("strict")
         for end in self.uncounted:
-            text = self.counter.decode(bytes(buffer[self.counted : end]))
-            _, _, single, longer = self.kernel.count_text(text, self.counts, self.adjacent)
-            self.single_runs += single
-            self.longer_runs += longer
+            assert self.counter is not None
+            self._count(self.counter.decode(bytes(buffer[self.counted : end])))
             self.counted = end
         self.uncounted.clear()
         runs = (self.single_runs, self.longer_runs)

@@ -258,7 +258,8 @@ class _Evidence:
             names = scoring.MULTI_BYTE + scoring.WIDE
             self.multi = [scoring.MultiByteCandidate(name, self.kernel) for name in names]
         for candidate in self.multi:
-            candidate.advance(segment, self.decoded)
+            if candidate.ruled_out_at is None:
+                candidate.advance(segment, self.decoded)
         self.kernel.count_runs(segment, self.counts, self.pairs, self.starts)
         self.decoded = point
 
@@ -343,7 +344,9 @@ class _Evidence:
             # two that decide (the cheapest text and its cheapest rival) are scored only
             # where they read the bytes as the cheapest does (one of them may be named).
             bounds = sorted(zip(scoring.code_page_bounds(pages, evidence), pages, strict=True))
-            texts = sorted(filter(_is_text, scores), key=_cost_order)
+            # The texts, cheapest first, each after its place in that order (which no two
+            # candidates share).
+            texts = sorted((_cost_order(s), s) for s in scores if _is_text(s))
             left: list[str] = []
             for bound, name in bounds:
                 if left or self._settled(texts, bound):
@@ -352,9 +355,9 @@ class _Evidence:
                 score = scoring.score_code_page(name, evidence)
                 scores.append(score)
                 if _is_text(score):
-                    bisect.insort(texts, score, key=_cost_order)
+                    bisect.insort(texts, (_cost_order(score), score))
             if left:
-                best = texts[0].encoding
+                best = texts[0][1].encoding
                 scores += [
                     scoring.score_code_page(name, evidence)
                     for name in left
@@ -363,14 +366,13 @@ class _Evidence:
         scores.sort(key=_cost_order)
         return scores
 
-    def _settled(self, texts: list[scoring.Score], bound: float) -> bool:
+    def _settled(self, texts: list[tuple[tuple[float, int], scoring.Score]], bound: float) -> bool:
         """Whether a candidate that costs at least ``bound`` is neither the cheapest of
         ``texts`` (cheapest first) and it nor that one's cheapest rival."""
         if not texts:
             return False
-        rival = next(
-            (s for s in texts if not self._same_text(s.encoding, texts[0].encoding)), None
-        )
+        cheapest = texts[0][1].encoding
+        rival = next((s for _, s in texts if not self._same_text(s.encoding, cheapest)), None)
         return rival is not None and bound > rival.cost
 
     def _undefined(self, code_page: str) -> bool:
