@@ -549,10 +549,12 @@ class MultiByteCandidate:
         "ruled_out_at",
         "single_runs",
         "uncounted",
+        "wide",
     )
 
     def __init__(self, encoding: str, kernel: Any, counting: bool = True) -> None:
         self.encoding = encoding
+        self.wide = encoding in WIDE
         self.decoder = _DECODERS[encoding]("strict")
         self.kernel = kernel
         self.counting = counting
@@ -583,7 +585,7 @@ class MultiByteCandidate:
             return
         if not self.counting:
             return
-        if self.encoding in WIDE:
+        if self.wide:
             # What UTF-16 without a NUL byte is weighed for.
             self.chars += len(text)
             self.east_asian += self.kernel.count_east_asian(text)

@@ -54,6 +54,7 @@ _BOMS = (
     (b"\xfe\xff", "utf-16-be"),
     (b"\xff\xfe", "utf-16-le"),
 )
+_BOM_FIRST_BYTES = frozenset(mark[0] for mark, _ in _BOMS)
 #: What designates a double-byte set in ISO-2022-JP (JIS X 0208 and 0212).
 _ISO2022_JP = (b"\x1b$B", b"\x1b$@", b"\x1b$(D")
 
@@ -84,6 +85,8 @@ def _bom(prefix: bytes | bytearray, final: bool) -> tuple[Detection | None, bool
     """The decision of a byte-order mark at the start of ``prefix``, taken at the
     shortest length that settles it, and whether the question is settled (False: more
     bytes may still make or lengthen a mark)."""
+    if prefix and prefix[0] not in _BOM_FIRST_BYTES:
+        return None, True
     for length in range(1, min(len(prefix), 4) + 1):
         head = bytes(prefix[:length])
         matching = [(m, e) for m, e in _BOMS if head.startswith(m) or m.startswith(head)]
@@ -280,7 +283,8 @@ class _Evidence:
         if not nul:
             share = scoring.EAST_ASIAN_SHARE
             multi += [c for c in wide if c.east_asian >= share * max(1, c.chars)]
-        pages = [] if nul else [name for name in scoring.CODE_PAGES if not self._undefined(name)]
+        mask = self.high_mask
+        pages = [] if nul else [n for n, m in scoring.UNDEFINED.items() if not mask & m]
         names = [c.encoding for c in multi] + pages or [c.encoding for c in wide]
         # Before statistics may decide, only a choice left by elimination alone is taken.
         early = names and not final and point < _EARLY_STATISTICS
