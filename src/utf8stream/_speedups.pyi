@@ -68,13 +68,16 @@ def count_east_asian(text: str, /) -> int: ...
 def count_text(
     text: str, counts: dict[str, int], adjacent: dict[str, int], /
 ) -> tuple[int, int, int, int]: ...
-def code_page_counts(
-    evidence: array[int], pairs: dict[int, int], starts: dict[int, int], flags: bytes, /
-) -> tuple[int, int, int, int, int]: ...
-def byte_costs(evidence: array[int], costs: array[float], /) -> tuple[float, ...]: ...
-def code_page_costs(
-    evidence: array[int], costs: array[float], terms: array[float], letters: int, mixed: int, /
-) -> tuple[float, ...]: ...
+def code_page_scores(
+    evidence: array[int],
+    pairs: dict[int, int],
+    starts: dict[int, int],
+    flags: bytes,
+    costs: array[float],
+    terms: array[float],
+    rows: bytes,
+    /,
+) -> tuple[tuple[float, int, int, int, int], ...]: ...
 def class_counts(
     counts: dict[str, int], cache: dict[str, int], class_of: Callable[[str], int], /
 ) -> tuple[int, int, int, int]: ...

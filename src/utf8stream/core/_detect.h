@@ -500,44 +500,6 @@ pairs_with(PyObject *dict, const unsigned char *flags, int first, int second)
     return total;
 }
 
-/* code_page_counts(evidence, pairs, starts, flags) -> (letters, mixed, symbols, camel, bad)
-
-   The counts a code page is scored on, its bytes' classes given by ``flags`` (256 bytes):
-   see the twin. */
-static PyObject *
-detect_code_page_counts(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    if (nargs != 4 || !PyDict_Check(args[1]) || !PyDict_Check(args[2]) ||
-        !PyBytes_Check(args[3]) || PyBytes_GET_SIZE(args[3]) != 256) {
-        PyErr_SetString(PyExc_TypeError,
-                        "code_page_counts(evidence, pairs: dict, starts: dict, flags: bytes)");
-        return NULL;
-    }
-    Py_buffer ev;
-    if (get_evidence(args[0], &ev) < 0) {
-        return NULL;
-    }
-    const long long *counts = ev.buf;
-    const unsigned char *flags = (const unsigned char *)PyBytes_AS_STRING(args[3]);
-    long long letters = 0, mixed = 0, symbols = 0, camel = 0, bad = 0;
-    for (int b = 0x80; b < 256; b++) {
-        long long seen = counts[EV_HISTOGRAM + b], near = counts[EV_ADJACENT + b];
-        letters += (flags[b] & CP_LETTER) ? seen : 0;
-        bad += (flags[b] & CP_BAD) ? seen : 0;
-        mixed += (flags[b] & CP_LETTER) ? near : 0;
-        symbols += (flags[b] & CP_SYMBOL) ? near : 0;
-        camel += (flags[b] & CP_INTRUDER) ? counts[EV_INSIDE + b] : 0;
-    }
-    PyBuffer_Release(&ev);
-    long long lower_upper = pairs_with(args[1], flags, CP_LOWER, CP_UPPER);
-    long long stray_letter = pairs_with(args[2], flags, CP_STRAY, CP_LETTER);
-    if (lower_upper < 0 || stray_letter < 0) {
-        return NULL;
-    }
-    camel += lower_upper + stray_letter;
-    return Py_BuildValue("(LLLLL)", letters, mixed, symbols, camel, bad);
-}
-
 /* An array('d') of rows of ``row`` doubles. */
 static int
 get_doubles(PyObject *obj, Py_buffer *view, Py_ssize_t row)
@@ -567,98 +529,95 @@ high_bytes_cost(const long long *counts, const double *costs)
     return total;
 }
 
-/* byte_costs(evidence, costs) -> tuple[float, ...]
-
-   For each row of 256 costs in ``costs`` (an array('d')), what the bytes above 7F seen
-   cost: the sum of cost * count, byte value by byte value upwards. */
+/* One code page's score: see the twin. */
 static PyObject *
-detect_byte_costs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+score_one_page(const long long *counts, PyObject *pairs, PyObject *starts,
+               const unsigned char *flags, const double *costs, const double *terms, int rows)
 {
-    if (nargs != 2) {
-        PyErr_SetString(PyExc_TypeError, "byte_costs(evidence, costs)");
+    long long letters = 0, mixed = 0, symbols = 0, camel = 0, bad = 0;
+    for (int b = 0x80; b < 256; b++) {
+        long long seen = counts[EV_HISTOGRAM + b], near = counts[EV_ADJACENT + b];
+        letters += (flags[b] & CP_LETTER) ? seen : 0;
+        bad += (flags[b] & CP_BAD) ? seen : 0;
+        mixed += (flags[b] & CP_LETTER) ? near : 0;
+        symbols += (flags[b] & CP_SYMBOL) ? near : 0;
+        camel += (flags[b] & CP_INTRUDER) ? counts[EV_INSIDE + b] : 0;
+    }
+    long long lower_upper = pairs_with(pairs, flags, CP_LOWER, CP_UPPER);
+    long long stray_letter = pairs_with(starts, flags, CP_STRAY, CP_LETTER);
+    if (lower_upper < 0 || stray_letter < 0) {
         return NULL;
     }
-    Py_buffer ev, table;
-    if (get_evidence(args[0], &ev) < 0) {
-        return NULL;
-    }
-    if (get_doubles(args[1], &table, 256) < 0) {
-        PyBuffer_Release(&ev);
-        return NULL;
-    }
-    const long long *counts = ev.buf;
-    const double *costs = table.buf;
-    Py_ssize_t rows = table.len / (256 * 8);
-    PyObject *out = PyTuple_New(rows);
-    for (Py_ssize_t r = 0; out != NULL && r < rows; r++) {
-        PyObject *value = PyFloat_FromDouble(high_bytes_cost(counts, costs + 256 * r));
-        if (value == NULL) {
-            Py_CLEAR(out);
-            break;
-        }
-        PyTuple_SET_ITEM(out, r, value);
-    }
-    PyBuffer_Release(&table);
-    PyBuffer_Release(&ev);
-    return out;
-}
-
-/* code_page_costs(evidence, costs, terms, letters, mixed) -> tuple[float, ...]
-
-   What a code page's text costs in each of its languages: the bytes above 7F (a row of
-   ``costs``), plus ``mixed`` of ``letters`` letters next to an ASCII letter and the rest
-   apart, plus the runs one byte long and longer, at the four costs of the row of
-   ``terms`` (all array('d')): see the twin. */
-static PyObject *
-detect_code_page_costs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    long long letters, mixed;
-    if (nargs != 5 || (letters = PyLong_AsLongLong(args[3])) == -1 ||
-        (mixed = PyLong_AsLongLong(args[4])) == -1) {
-        if (!PyErr_Occurred()) {
-            PyErr_SetString(PyExc_TypeError,
-                            "code_page_costs(evidence, costs, terms, letters, mixed)");
-        }
-        return NULL;
-    }
-    Py_buffer ev, table, terms_view;
-    if (get_evidence(args[0], &ev) < 0) {
-        return NULL;
-    }
-    if (get_doubles(args[1], &table, 256) < 0) {
-        PyBuffer_Release(&ev);
-        return NULL;
-    }
-    Py_ssize_t rows = table.len / (256 * 8);
-    int ok = get_doubles(args[2], &terms_view, 4) == 0;
-    if (ok && terms_view.len != rows * 4 * 8) {
-        PyBuffer_Release(&terms_view);
-        PyErr_SetString(PyExc_ValueError, "code_page_costs: four terms a row of costs expected");
-        ok = 0;
-    }
-    if (!ok) {
-        PyBuffer_Release(&table);
-        PyBuffer_Release(&ev);
-        return NULL;
-    }
-    const long long *counts = ev.buf;
-    const double *costs = table.buf, *terms = terms_view.buf;
+    camel += lower_upper + stray_letter;
     double single = (double)counts[EV_RUNS], longer = (double)counts[EV_RUNS + 1];
-    PyObject *out = PyTuple_New(rows);
-    for (Py_ssize_t r = 0; out != NULL && r < rows; r++) {
+    double best = 0.0;
+    int best_row = -1;
+    for (int r = 0; r < rows; r++) {
         const double *t = terms + 4 * r;
         double mixing = (double)mixed * t[0] + (double)(letters - mixed) * t[1];
         double runs = single * t[2] + longer * t[3];
-        PyObject *value =
-            PyFloat_FromDouble(high_bytes_cost(counts, costs + 256 * r) + mixing + runs);
-        if (value == NULL) {
+        double total = high_bytes_cost(counts, costs + 256 * r) + mixing + runs;
+        if (best_row < 0 || total < best) {
+            best = total;
+            best_row = r;
+        }
+    }
+    return Py_BuildValue("(diLLL)", best, best_row, symbols, camel, bad);
+}
+
+/* code_page_scores(evidence, pairs, starts, flags, costs, terms, rows) -> tuple
+
+   Every code page scored on the bytes seen: for the code page k, 256 ``flags`` (what
+   each byte reads as), ``rows[k]`` languages, each a row of 256 ``costs`` and four
+   ``terms`` (array('d')), one page after the other.  See the twin. */
+static PyObject *
+detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyDict_Check(args[1]) || !PyDict_Check(args[2]) ||
+        !PyBytes_Check(args[3]) || !PyBytes_Check(args[6]) ||
+        PyBytes_GET_SIZE(args[3]) != 256 * PyBytes_GET_SIZE(args[6])) {
+        PyErr_SetString(PyExc_TypeError, "code_page_scores(evidence, pairs: dict, starts: dict, "
+                                         "flags: bytes, costs, terms, rows: bytes)");
+        return NULL;
+    }
+    Py_buffer ev, cost_view, term_view;
+    if (get_evidence(args[0], &ev) < 0) {
+        return NULL;
+    }
+    if (get_doubles(args[4], &cost_view, 256) < 0) {
+        PyBuffer_Release(&ev);
+        return NULL;
+    }
+    if (get_doubles(args[5], &term_view, 4) < 0) {
+        PyBuffer_Release(&cost_view);
+        PyBuffer_Release(&ev);
+        return NULL;
+    }
+    Py_ssize_t pages = PyBytes_GET_SIZE(args[6]), total_rows = 0;
+    const unsigned char *rows = (const unsigned char *)PyBytes_AS_STRING(args[6]);
+    for (Py_ssize_t k = 0; k < pages; k++) {
+        total_rows += rows[k];
+    }
+    PyObject *out = NULL;
+    if (cost_view.len != total_rows * 256 * 8 || term_view.len != total_rows * 4 * 8) {
+        PyErr_SetString(PyExc_ValueError, "code_page_scores: the rows do not match the costs");
+    }
+    else {
+        out = PyTuple_New(pages);
+    }
+    const unsigned char *flags = (const unsigned char *)PyBytes_AS_STRING(args[3]);
+    const double *costs = cost_view.buf, *terms = term_view.buf;
+    for (Py_ssize_t k = 0, row = 0; out != NULL && k < pages; row += rows[k], k++) {
+        PyObject *one = score_one_page(ev.buf, args[1], args[2], flags + 256 * k,
+                                       costs + 256 * row, terms + 4 * row, rows[k]);
+        if (one == NULL) {
             Py_CLEAR(out);
             break;
         }
-        PyTuple_SET_ITEM(out, r, value);
+        PyTuple_SET_ITEM(out, k, one);
     }
-    PyBuffer_Release(&terms_view);
-    PyBuffer_Release(&table);
+    PyBuffer_Release(&term_view);
+    PyBuffer_Release(&cost_view);
     PyBuffer_Release(&ev);
     return out;
 }

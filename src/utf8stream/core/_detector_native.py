@@ -26,10 +26,8 @@ from collections import Counter
 from collections.abc import Callable
 
 __all__ = [
-    "byte_costs",
     "class_counts",
-    "code_page_costs",
-    "code_page_counts",
+    "code_page_scores",
     "count_bytes",
     "count_east_asian",
     "count_runs",
@@ -156,59 +154,73 @@ def _selectors(flags: bytes) -> tuple[bytes, ...]:
     return tuple(bytes(int(bool(f & bit)) for f in high) for bit in (1 << k for k in range(7)))
 
 
-def code_page_counts(
-    evidence: array[int], pairs: dict[int, int], starts: dict[int, int], flags: bytes
-) -> tuple[int, int, int, int, int]:
-    """What a code page whose bytes read as ``flags`` says is scored on: its letters
-    beyond ASCII; those next to an ASCII letter and the symbols there; the letters read
-    in the wrong case or place (a lower-case letter before an upper-case one, a stray
-    mark starting a run before a letter, an intruder alone inside a word); the bytes that
-    are not text."""
-    letter, symbol, lower, upper, stray, intruder, bad = _selectors(flags)
+def code_page_scores(
+    evidence: array[int],
+    pairs: dict[int, int],
+    starts: dict[int, int],
+    flags: bytes,
+    costs: array[float],
+    terms: array[float],
+    rows: bytes,
+) -> tuple[tuple[float, int, int, int, int], ...]:
+    """Every code page scored on the bytes seen.  Code page ``k`` reads each byte as its
+    256 ``flags`` say and is written in ``rows[k]`` languages, each a row of 256 ``costs``
+    and four ``terms``, one page after the other.  For each code page: what its text costs
+    in its cheapest language (the first of them, where two cost alike) and which that is;
+    the symbols next to an ASCII letter; the letters read in the wrong case or place; the
+    bytes that are not text.
+
+    A language's cost: its bytes above 7F (cost times count, byte value by byte value
+    upwards), plus the code page's letters beyond ASCII next to an ASCII letter and those
+    apart, plus the runs of bytes above 7F one byte long and longer, each at one of the
+    row's four terms.  Wrong case or place: a lower-case letter before an upper-case one
+    (``pairs``), a stray mark that starts a run before a letter (``starts``), an intruder
+    alone between two ASCII letters."""
     high = evidence[EVIDENCE_HISTOGRAM + 0x80 : EVIDENCE_HISTOGRAM + 0x100]
     near = evidence[EVIDENCE_ADJACENT + 0x80 : EVIDENCE_ADJACENT + 0x100]
     inside = evidence[EVIDENCE_INSIDE + 0x80 : EVIDENCE_INSIDE + 0x100]
-    camel = sum(itertools.compress(inside, intruder))
-    camel += sum(n for k, n in pairs.items() if lower[k >> 8 & 0x7F] and upper[k & 0x7F])
-    camel += sum(n for k, n in starts.items() if stray[k >> 8 & 0x7F] and letter[k & 0x7F])
-    return (
-        sum(itertools.compress(high, letter)),
-        sum(itertools.compress(near, letter)),
-        sum(itertools.compress(near, symbol)),
-        camel,
-        sum(itertools.compress(high, bad)),
-    )
-
-
-def byte_costs(evidence: array[int], costs: array[float]) -> tuple[float, ...]:
-    """For each row of 256 costs in ``costs``, what the bytes above 7F seen cost: the sum
-    of cost times count, byte value by byte value upwards."""
-    high = evidence[EVIDENCE_HISTOGRAM + 0x80 : EVIDENCE_HISTOGRAM + 0x100]
-    seen = list(itertools.compress(high, high))
-    return tuple(
-        functools.reduce(
-            operator.add,
-            map(operator.mul, itertools.compress(costs[r + 0x80 : r + 0x100], high), seen),
-            0.0,
-        )
-        for r in range(0, len(costs), 256)
-    )
-
-
-def code_page_costs(
-    evidence: array[int], costs: array[float], terms: array[float], letters: int, mixed: int
-) -> tuple[float, ...]:
-    """What a code page's text costs in each of its languages (a row of 256 ``costs`` and
-    four ``terms`` each): its bytes above 7F (``byte_costs``), plus ``mixed`` of its
-    ``letters`` letters beyond ASCII next to an ASCII letter and the others apart, plus
-    its runs of bytes above 7F one byte long and longer, at the row's four terms."""
     single, longer = evidence[EVIDENCE_RUNS], evidence[EVIDENCE_RUNS + 1]
-    return tuple(
-        cost
-        + (mixed * terms[k] + (letters - mixed) * terms[k + 1])
-        + (single * terms[k + 2] + longer * terms[k + 3])
-        for cost, k in zip(byte_costs(evidence, costs), range(0, len(terms), 4), strict=True)
-    )
+    seen = list(itertools.compress(high, high))
+    found = []
+    row = 0
+    for k, count in enumerate(rows):
+        letter, symbol, lower, upper, stray, intruder, bad = _selectors(
+            flags[256 * k : 256 * (k + 1)]
+        )
+        letters = sum(itertools.compress(high, letter))
+        mixed = sum(itertools.compress(near, letter))
+        camel = sum(itertools.compress(inside, intruder))
+        camel += sum(n for key, n in pairs.items() if lower[key >> 8 & 0x7F] and upper[key & 0x7F])
+        camel += sum(
+            n for key, n in starts.items() if stray[key >> 8 & 0x7F] and letter[key & 0x7F]
+        )
+        totals = []
+        for r in range(row, row + count):
+            t = terms[4 * r : 4 * r + 4]
+            cost = functools.reduce(
+                operator.add,
+                map(
+                    operator.mul,
+                    itertools.compress(costs[256 * r + 0x80 : 256 * (r + 1)], high),
+                    seen,
+                ),
+                0.0,
+            )
+            totals.append(
+                cost + (mixed * t[0] + (letters - mixed) * t[1]) + (single * t[2] + longer * t[3])
+            )
+        best = min(range(count), key=totals.__getitem__)
+        found.append(
+            (
+                totals[best],
+                best,
+                sum(itertools.compress(near, symbol)),
+                camel,
+                sum(itertools.compress(high, bad)),
+            )
+        )
+        row += count
+    return tuple(found)
 
 
 def text_costs(

@@ -396,11 +396,12 @@ def _mixing(language: str, letters: int, mixed: int) -> float:
 
 class _CodePage:
     """A code page's bytes as classes (``flags``: letters beyond ASCII, symbols, lower and
-    upper case, characters that are not text...), what each costs in each language
-    written in it (``costs``: a row of 256 per language of ``names``) and at least, in the
-    cheapest of them (``floor``)."""
+    upper case, characters that are not text...) and what each costs in each language
+    written in it (``costs``: a row of 256 per language of ``names``, in the order of
+    their names, which breaks ties)."""
 
     def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
         table = CODE_PAGES[encoding]
         flags = bytearray(256)
         for b, c in enumerate(table):
@@ -417,7 +418,7 @@ class _CodePage:
                 | counting.BAD * is_bad(c)
             )
         self.flags = bytes(flags)
-        self.names = LANGUAGES[encoding]
+        self.names = tuple(sorted(LANGUAGES[encoding]))
         rows = [
             [0.0 if c is None else language_model(language).cost(c) for c in table]
             for language in self.names
@@ -426,10 +427,6 @@ class _CodePage:
         #: What a letter next to an ASCII letter and one apart cost, what a run one letter
         #: long and a longer one cost (``_mixing``, ``_runs``), language by language.
         self.terms = array("d", [t for n in self.names for t in _MIXING_COSTS[n] + _RUN_COSTS[n]])
-        self.floor = array("d", map(min, *rows) if len(rows) > 1 else rows[0])
-
-
-_CODE_PAGE_MODELS: dict[str, _CodePage] = {}
 
 
 def _intruder(char: str) -> bool:
@@ -484,39 +481,35 @@ class ByteEvidence:
 _ASCII_CLASS_COSTS = (ASCII_LETTER, 0.0, BAD, ASCII_OTHER)
 
 
-def _page(encoding: str) -> _CodePage:
-    page = _CODE_PAGE_MODELS.get(encoding)
-    if page is None:
-        page = _CODE_PAGE_MODELS[encoding] = _CodePage(encoding)
-    return page
-
-
-def code_page_bounds(encodings: list[str], evidence: ByteEvidence) -> list[float]:
-    """What ``score_code_page`` gives at least for each of ``encodings``: each byte at its
-    cost in the language where it is cheapest, nothing for mixing, runs and misplaced
-    marks."""
-    costs = evidence.kernel.byte_costs(evidence.counts, _floors())
-    highs = dict(zip(SINGLE_BYTE, costs, strict=True))
-    return [evidence.ascii_cost + highs[n] + PRIOR.get(n, OTHER_PRIOR) for n in encodings]
-
-
 @functools.cache
-def _floors() -> array[float]:
-    """The ``floor`` rows of every code page (``SINGLE_BYTE``), one after the other."""
-    return array("d", [cost for name in SINGLE_BYTE for cost in _page(name).floor])
-
-
-def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
-    """Score a single-byte code page on the bytes seen."""
-    page = _page(encoding)
-    kernel = evidence.kernel
-    letters, mixed, symbols, camel, bad = kernel.code_page_counts(
-        evidence.counts, evidence.pairs, evidence.starts, page.flags
+def _code_pages() -> tuple[tuple[bytes, array[float], array[float], bytes], list[_CodePage]]:
+    """Every code page (``SINGLE_BYTE``, in that order): as ``code_page_scores`` takes them
+    (their flags, costs and terms one after the other, and how many languages each has),
+    and each."""
+    pages = [_CodePage(name) for name in SINGLE_BYTE]
+    tables = (
+        b"".join(page.flags for page in pages),
+        array("d", [cost for page in pages for cost in page.costs]),
+        array("d", [term for page in pages for term in page.terms]),
+        bytes(len(page.names) for page in pages),
     )
-    costs = kernel.code_page_costs(evidence.counts, page.costs, page.terms, letters, mixed)
-    best = min(zip(costs, page.names, strict=True))
-    extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
-    return Score(encoding, evidence.ascii_cost + best[0] + extra, best[1], evidence.size, bad)
+    return tables, pages
+
+
+def score_code_pages(encodings: list[str], evidence: ByteEvidence) -> list[Score]:
+    """Score the single-byte code pages ``encodings`` on the bytes seen."""
+    tables, pages = _code_pages()
+    found = evidence.kernel.code_page_scores(
+        evidence.counts, evidence.pairs, evidence.starts, *tables
+    )
+    wanted = set(encodings)
+    scores = []
+    for page, (cost, best, symbols, camel, bad) in zip(pages, found, strict=True):
+        if page.encoding in wanted:
+            extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(page.encoding, OTHER_PRIOR)
+            total = evidence.ascii_cost + cost + extra
+            scores.append(Score(page.encoding, total, page.names[best], evidence.size, bad))
+    return scores
 
 
 #: The incremental decoder of each candidate.

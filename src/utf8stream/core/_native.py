@@ -18,10 +18,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from . import linesearch
 from ._bytes import classify_unit, is_proper_prefix
 from ._detector_native import (
-    byte_costs,
     class_counts,
-    code_page_costs,
-    code_page_counts,
+    code_page_scores,
     count_bytes,
     count_east_asian,
     count_runs,
@@ -37,10 +35,8 @@ __all__ = [
     "BufferedAsyncIterator",
     "ByteTranscoder",
     "PlainEncoder",
-    "byte_costs",
     "class_counts",
-    "code_page_costs",
-    "code_page_counts",
+    "code_page_scores",
     "count_bytes",
     "count_east_asian",
     "count_runs",

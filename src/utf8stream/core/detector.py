@@ -22,7 +22,6 @@ The rules, in order:
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 from dataclasses import dataclass
@@ -344,40 +343,9 @@ class _Evidence:
         scores = [c.score(buffer) for c in multi]
         if pages:
             evidence = scoring.ByteEvidence.of(self.counts, self.pairs, self.starts, self.kernel)
-            # Code pages in the order of what they cost at least: those that cannot beat the
-            # two that decide (the cheapest text and its cheapest rival) are scored only
-            # where they read the bytes as the cheapest does (one of them may be named).
-            bounds = sorted(zip(scoring.code_page_bounds(pages, evidence), pages, strict=True))
-            # The texts, cheapest first, each after its place in that order (which no two
-            # candidates share).
-            texts = sorted((_cost_order(s), s) for s in scores if _is_text(s))
-            left: list[str] = []
-            for bound, name in bounds:
-                if left or self._settled(texts, bound):
-                    left.append(name)
-                    continue
-                score = scoring.score_code_page(name, evidence)
-                scores.append(score)
-                if _is_text(score):
-                    bisect.insort(texts, (_cost_order(score), score))
-            if left:
-                best = texts[0][1].encoding
-                scores += [
-                    scoring.score_code_page(name, evidence)
-                    for name in left
-                    if self._same_text(name, best)
-                ]
+            scores += scoring.score_code_pages(pages, evidence)
         scores.sort(key=_cost_order)
         return scores
-
-    def _settled(self, texts: list[tuple[tuple[float, int], scoring.Score]], bound: float) -> bool:
-        """Whether a candidate that costs at least ``bound`` is neither the cheapest of
-        ``texts`` (cheapest first) and it nor that one's cheapest rival."""
-        if not texts:
-            return False
-        cheapest = texts[0][1].encoding
-        rival = next((s for _, s in texts if not self._same_text(s.encoding, cheapest)), None)
-        return rival is not None and bound > rival.cost
 
     def _undefined(self, code_page: str) -> bool:
         """Whether the bytes seen hold one ``code_page`` leaves undefined."""
