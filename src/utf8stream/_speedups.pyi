@@ -76,8 +76,10 @@ def code_page_scores(
     costs: array[float],
     terms: array[float],
     rows: bytes,
+    extras: array[float],
+    ascii_cost: float,
     /,
-) -> tuple[tuple[float, int, int, int, int], ...]: ...
+) -> tuple[tuple[float, int, int], ...]: ...
 def class_counts(
     counts: dict[str, int], cache: dict[str, int], class_of: Callable[[str], int], /
 ) -> tuple[int, int, int, int]: ...

@@ -532,7 +532,8 @@ high_bytes_cost(const long long *counts, const double *costs)
 /* One code page's score: see the twin. */
 static PyObject *
 score_one_page(const long long *counts, PyObject *pairs, PyObject *starts,
-               const unsigned char *flags, const double *costs, const double *terms, int rows)
+               const unsigned char *flags, const double *costs, const double *terms, int rows,
+               const double *extra, double ascii_cost)
 {
     long long letters = 0, mixed = 0, symbols = 0, camel = 0, bad = 0;
     for (int b = 0x80; b < 256; b++) {
@@ -562,34 +563,48 @@ score_one_page(const long long *counts, PyObject *pairs, PyObject *starts,
             best_row = r;
         }
     }
-    return Py_BuildValue("(diLLL)", best, best_row, symbols, camel, bad);
+    double misplaced = extra[0] * (double)camel + extra[1] * (double)symbols + extra[2];
+    return Py_BuildValue("(diL)", ascii_cost + best + misplaced, best_row, bad);
 }
 
-/* code_page_scores(evidence, pairs, starts, flags, costs, terms, rows) -> tuple
+/* code_page_scores(evidence, pairs, starts, flags, costs, terms, rows, extras, ascii_cost)
+   -> tuple
 
    Every code page scored on the bytes seen: for the code page k, 256 ``flags`` (what
    each byte reads as), ``rows[k]`` languages, each a row of 256 ``costs`` and four
-   ``terms`` (array('d')), one page after the other.  See the twin. */
+   ``terms``, and three ``extras`` (array('d')), one page after the other.  See the
+   twin. */
 static PyObject *
 detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 7 || !PyDict_Check(args[1]) || !PyDict_Check(args[2]) ||
+    double ascii_cost = nargs == 9 ? PyFloat_AsDouble(args[8]) : -1.0;
+    if (ascii_cost == -1.0 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (nargs != 9 || !PyDict_Check(args[1]) || !PyDict_Check(args[2]) ||
         !PyBytes_Check(args[3]) || !PyBytes_Check(args[6]) ||
         PyBytes_GET_SIZE(args[3]) != 256 * PyBytes_GET_SIZE(args[6])) {
         PyErr_SetString(PyExc_TypeError, "code_page_scores(evidence, pairs: dict, starts: dict, "
-                                         "flags: bytes, costs, terms, rows: bytes)");
+                                         "flags: bytes, costs, terms, rows: bytes, extras, "
+                                         "ascii_cost: float)");
         return NULL;
     }
-    Py_buffer ev, cost_view, term_view;
+    Py_buffer ev, cost_view, term_view, extra_view;
     if (get_evidence(args[0], &ev) < 0) {
         return NULL;
     }
+    if (get_doubles(args[7], &extra_view, 3) < 0) {
+        PyBuffer_Release(&ev);
+        return NULL;
+    }
     if (get_doubles(args[4], &cost_view, 256) < 0) {
+        PyBuffer_Release(&extra_view);
         PyBuffer_Release(&ev);
         return NULL;
     }
     if (get_doubles(args[5], &term_view, 4) < 0) {
         PyBuffer_Release(&cost_view);
+        PyBuffer_Release(&extra_view);
         PyBuffer_Release(&ev);
         return NULL;
     }
@@ -599,17 +614,19 @@ detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t narg
         total_rows += rows[k];
     }
     PyObject *out = NULL;
-    if (cost_view.len != total_rows * 256 * 8 || term_view.len != total_rows * 4 * 8) {
+    if (cost_view.len != total_rows * 256 * 8 || term_view.len != total_rows * 4 * 8 ||
+        extra_view.len != pages * 3 * 8) {
         PyErr_SetString(PyExc_ValueError, "code_page_scores: the rows do not match the costs");
     }
     else {
         out = PyTuple_New(pages);
     }
     const unsigned char *flags = (const unsigned char *)PyBytes_AS_STRING(args[3]);
-    const double *costs = cost_view.buf, *terms = term_view.buf;
+    const double *costs = cost_view.buf, *terms = term_view.buf, *extras = extra_view.buf;
     for (Py_ssize_t k = 0, row = 0; out != NULL && k < pages; row += rows[k], k++) {
         PyObject *one = score_one_page(ev.buf, args[1], args[2], flags + 256 * k,
-                                       costs + 256 * row, terms + 4 * row, rows[k]);
+                                       costs + 256 * row, terms + 4 * row, rows[k],
+                                       extras + 3 * k, ascii_cost);
         if (one == NULL) {
             Py_CLEAR(out);
             break;
@@ -618,6 +635,7 @@ detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t narg
     }
     PyBuffer_Release(&term_view);
     PyBuffer_Release(&cost_view);
+    PyBuffer_Release(&extra_view);
     PyBuffer_Release(&ev);
     return out;
 }

@@ -162,18 +162,22 @@ def code_page_scores(
     costs: array[float],
     terms: array[float],
     rows: bytes,
-) -> tuple[tuple[float, int, int, int, int], ...]:
-    """Every code page scored on the bytes seen.  Code page ``k`` reads each byte as its
-    256 ``flags`` say and is written in ``rows[k]`` languages, each a row of 256 ``costs``
-    and four ``terms``, one page after the other.  For each code page: what its text costs
-    in its cheapest language (the first of them, where two cost alike) and which that is;
-    the symbols next to an ASCII letter; the letters read in the wrong case or place; the
-    bytes that are not text.
+    extras: array[float],
+    ascii_cost: float,
+) -> tuple[tuple[float, int, int], ...]:
+    """Every code page scored on the bytes seen, ``ascii_cost`` being what the ASCII
+    bytes cost.  Code page ``k`` reads each byte as its 256 ``flags`` say, is written in
+    ``rows[k]`` languages, each a row of 256 ``costs`` and four ``terms``, and has three
+    ``extras``, one page after the other.  For each: its cost in its cheapest language
+    (the first of them where two cost alike), which that is, and the bytes that are not
+    text.
 
-    A language's cost: its bytes above 7F (cost times count, byte value by byte value
-    upwards), plus the code page's letters beyond ASCII next to an ASCII letter and those
-    apart, plus the runs of bytes above 7F one byte long and longer, each at one of the
-    row's four terms.  Wrong case or place: a lower-case letter before an upper-case one
+    A language's cost: ``ascii_cost``, plus the bytes above 7F (cost times count, byte
+    value by byte value upwards), plus the code page's letters beyond ASCII next to an
+    ASCII letter and those apart, plus the runs of bytes above 7F one byte long and
+    longer, each at one of the row's four terms; plus the letters read in the wrong case
+    or place and the symbols next to an ASCII letter at the first two extras, plus the
+    third.  Wrong case or place: a lower-case letter before an upper-case one
     (``pairs``), a stray mark that starts a run before a letter (``starts``), an intruder
     alone between two ASCII letters."""
     high = evidence[EVIDENCE_HISTOGRAM + 0x80 : EVIDENCE_HISTOGRAM + 0x100]
@@ -197,27 +201,17 @@ def code_page_scores(
         totals = []
         for r in range(row, row + count):
             t = terms[4 * r : 4 * r + 4]
-            cost = functools.reduce(
-                operator.add,
-                map(
-                    operator.mul,
-                    itertools.compress(costs[256 * r + 0x80 : 256 * (r + 1)], high),
-                    seen,
-                ),
-                0.0,
-            )
+            page_costs = itertools.compress(costs[256 * r + 0x80 : 256 * (r + 1)], high)
+            cost = functools.reduce(operator.add, map(operator.mul, page_costs, seen), 0.0)
             totals.append(
                 cost + (mixed * t[0] + (letters - mixed) * t[1]) + (single * t[2] + longer * t[3])
             )
         best = min(range(count), key=totals.__getitem__)
+        camel_cost, symbol_cost, prior = extras[3 * k : 3 * k + 3]
+        symbols = sum(itertools.compress(near, symbol))
+        misplaced = camel_cost * camel + symbol_cost * symbols + prior
         found.append(
-            (
-                totals[best],
-                best,
-                sum(itertools.compress(near, symbol)),
-                camel,
-                sum(itertools.compress(high, bad)),
-            )
+            (ascii_cost + totals[best] + misplaced, best, sum(itertools.compress(high, bad)))
         )
         row += count
     return tuple(found)

@@ -259,7 +259,7 @@ def is_bad(char: str) -> bool:
 TWINS = frozenset((a, b) for a in SINGLE_BYTE for b in SINGLE_BYTE if _twins(a, b))
 
 
-@dataclass
+@dataclass(slots=True)
 class Score:
     """A candidate's cost under its best language, and how much of its text is not text."""
 
@@ -482,16 +482,18 @@ _ASCII_CLASS_COSTS = (ASCII_LETTER, 0.0, BAD, ASCII_OTHER)
 
 
 @functools.cache
-def _code_pages() -> tuple[tuple[bytes, array[float], array[float], bytes], list[_CodePage]]:
+def _code_pages() -> tuple[tuple[Any, ...], list[_CodePage]]:
     """Every code page (``SINGLE_BYTE``, in that order): as ``code_page_scores`` takes them
-    (their flags, costs and terms one after the other, and how many languages each has),
-    and each."""
+    (their flags, costs and terms one after the other, how many languages each has, and
+    what a letter in the wrong case or place, a symbol inside a word and choosing the code
+    page cost), and each."""
     pages = [_CodePage(name) for name in SINGLE_BYTE]
     tables = (
         b"".join(page.flags for page in pages),
         array("d", [cost for page in pages for cost in page.costs]),
         array("d", [term for page in pages for term in page.terms]),
         bytes(len(page.names) for page in pages),
+        array("d", [x for n in SINGLE_BYTE for x in (CAMEL, SYMBOL, PRIOR.get(n, OTHER_PRIOR))]),
     )
     return tables, pages
 
@@ -500,16 +502,14 @@ def score_code_pages(encodings: list[str], evidence: ByteEvidence) -> list[Score
     """Score the single-byte code pages ``encodings`` on the bytes seen."""
     tables, pages = _code_pages()
     found = evidence.kernel.code_page_scores(
-        evidence.counts, evidence.pairs, evidence.starts, *tables
+        evidence.counts, evidence.pairs, evidence.starts, *tables, evidence.ascii_cost
     )
     wanted = set(encodings)
-    scores = []
-    for page, (cost, best, symbols, camel, bad) in zip(pages, found, strict=True):
-        if page.encoding in wanted:
-            extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(page.encoding, OTHER_PRIOR)
-            total = evidence.ascii_cost + cost + extra
-            scores.append(Score(page.encoding, total, page.names[best], evidence.size, bad))
-    return scores
+    return [
+        Score(page.encoding, cost, page.names[best], evidence.size, bad)
+        for page, (cost, best, bad) in zip(pages, found, strict=True)
+        if page.encoding in wanted
+    ]
 
 
 #: The incremental decoder of each candidate.

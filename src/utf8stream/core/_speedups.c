@@ -173,7 +173,7 @@ static PyMethodDef module_methods[] = {
     {"count_text", (PyCFunction)(void (*)(void))detect_count_text, METH_FASTCALL,
      "count_text(text, counts, adjacent) -> (chars, east_asian, single, longer)"},
     {"code_page_scores", (PyCFunction)(void (*)(void))detect_code_page_scores, METH_FASTCALL,
-     "code_page_scores(evidence, pairs, starts, flags, costs, terms, rows) -> tuple"},
+     "code_page_scores(evidence, pairs, starts, flags, costs, terms, rows, extras, ascii_cost)"},
     {"text_costs", (PyCFunction)(void (*)(void))detect_text_costs, METH_FASTCALL,
      "text_costs(counts, cache, cost_of) -> float"},
     {"class_counts", (PyCFunction)(void (*)(void))detect_class_counts, METH_FASTCALL,
