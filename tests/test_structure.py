@@ -32,6 +32,7 @@ CORE_EXPORTS = {
     "PlainEncoder",
     "Units",
     "_classify_all",
+    "cheapest_language",
     "class_counts",
     "code_page_scores",
     "count_bytes",
@@ -41,7 +42,6 @@ CORE_EXPORTS = {
     "setup",
     "simd",
     "split_lines",
-    "text_costs",
 }
 #: Parameter names that would be a caller's record type, file identity or path.
 CALLERS_TYPES = {"record", "records", "record_type", "line_type", "file", "identity", "path"}

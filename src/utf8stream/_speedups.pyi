@@ -83,9 +83,17 @@ def code_page_scores(
 def class_counts(
     counts: dict[str, int], cache: dict[str, int], class_of: Callable[[str], int], /
 ) -> tuple[int, int, int, int]: ...
-def text_costs(
-    counts: dict[str, int], cache: dict[str, float], cost_of: Callable[[str], float], /
-) -> float: ...
+def cheapest_language(
+    counts: dict[str, int],
+    models: tuple[
+        tuple[dict[str, float], Callable[[str], float], float, float, float, float], ...
+    ],
+    letters: int,
+    mixed: int,
+    single: int,
+    longer: int,
+    /,
+) -> tuple[float, int] | None: ...
 
 class PlainEncoder:
     def __init__(self, errors: str, fallback: Callable[..., bytes]) -> None: ...

@@ -6,9 +6,10 @@
  * detector's decisions do not depend on which runs.
  *
  * The detector's byte counts live in one array of int64 (array('q')), laid out as
- * _detector_native.EVIDENCE_* says: the count of NUL and of each byte value above 7F, the ASCII bytes by class,
- * then the bytes above 7F next to an ASCII letter, alone between two, and the runs of such
- * bytes one byte long and longer.  Pairs of bytes are dicts keyed (a << 8) | b.
+ * _detector_native.EVIDENCE_* says: the count of NUL and of each byte value above 7F,
+ * the ASCII bytes by class, then the bytes above 7F next to an ASCII letter, alone
+ * between two, and the runs of such bytes one byte long and longer.  Pairs of bytes are
+ * dicts keyed (a << 8) | b.
  */
 
 /* The sums of costs are made as the twin makes them, one rounding per operation: no
@@ -207,7 +208,8 @@ static PyObject *
 detect_count_runs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 4 || !PyDict_Check(args[2]) || !PyDict_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError, "count_runs(segment, evidence, pairs: dict, starts: dict)");
+        PyErr_SetString(PyExc_TypeError,
+                        "count_runs(segment, evidence, pairs: dict, starts: dict)");
         return NULL;
     }
     Py_buffer data, ev;
@@ -640,38 +642,85 @@ detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t narg
     return out;
 }
 
-/* text_costs(counts, cache, cost_of) -> float
-
-   What decoded text costs in one language: the sum of cost * count over the characters
-   of ``counts`` in its order, each character's cost from ``cache`` or, where it has none,
-   ``cost_of(char)`` (which caches it). */
-static PyObject *
-detect_text_costs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+/* What counted text costs in one language: the sum of cost * count over the characters
+   of ``counts`` in its order, each cost from ``cache`` or, where it has none,
+   ``cost_of(char)`` (which caches it).  -1 on an error. */
+static double
+text_cost(PyObject *counts, PyObject *cache, PyObject *cost_of)
 {
-    if (nargs != 3 || !PyDict_Check(args[0]) || !PyDict_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "text_costs(counts: dict, cache: dict, cost_of)");
-        return NULL;
-    }
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     double total = 0.0;
-    while (PyDict_Next(args[0], &pos, &key, &value)) {
-        PyObject *cost = PyDict_GetItemWithError(args[1], key);
+    while (PyDict_Next(counts, &pos, &key, &value)) {
+        PyObject *cost = PyDict_GetItemWithError(cache, key);
         if (cost != NULL) {
             Py_INCREF(cost);
         }
-        else if (PyErr_Occurred() || (cost = PyObject_CallOneArg(args[2], key)) == NULL) {
-            return NULL;
+        else if (PyErr_Occurred() || (cost = PyObject_CallOneArg(cost_of, key)) == NULL) {
+            return -1.0;
         }
         double c = PyFloat_AsDouble(cost);
         Py_DECREF(cost);
         double n = PyLong_AsDouble(value);
         if ((c == -1.0 || n == -1.0) && PyErr_Occurred()) {
-            return NULL;
+            return -1.0;
         }
         total += c * n;
     }
-    return PyFloat_FromDouble(total);
+    return total;
+}
+
+/* cheapest_language(counts, models, letters, mixed, single, longer) -> (float, int) | None
+
+   Counted text scored in each language of ``models``, tuples (cache, cost_of, mixing,
+   apart, single_cost, longer_cost): see the twin. */
+static PyObject *
+detect_cheapest_language(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 6 || !PyDict_Check(args[0]) || !PyTuple_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "cheapest_language(counts: dict, models: tuple, "
+                                         "letters, mixed, single, longer)");
+        return NULL;
+    }
+    double n[4];
+    for (int k = 0; k < 4; k++) {
+        n[k] = PyLong_AsDouble(args[2 + k]);
+        if (n[k] == -1.0 && PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    double letters = n[0], mixed = n[1], single = n[2], longer = n[3], best = 0.0;
+    Py_ssize_t best_index = -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(args[1]); i++) {
+        PyObject *model = PyTuple_GET_ITEM(args[1], i);
+        double t[4];
+        if (!PyTuple_Check(model) || PyTuple_GET_SIZE(model) != 6 ||
+            !PyDict_Check(PyTuple_GET_ITEM(model, 0))) {
+            PyErr_SetString(PyExc_TypeError, "cheapest_language: a model is "
+                                             "(cache, cost_of, mixing, apart, single, longer)");
+            return NULL;
+        }
+        for (int k = 0; k < 4; k++) {
+            t[k] = PyFloat_AsDouble(PyTuple_GET_ITEM(model, 2 + k));
+            if (t[k] == -1.0 && PyErr_Occurred()) {
+                return NULL;
+            }
+        }
+        double cost = text_cost(args[0], PyTuple_GET_ITEM(model, 0), PyTuple_GET_ITEM(model, 1));
+        if (cost == -1.0 && PyErr_Occurred()) {
+            return NULL;
+        }
+        double mixing = mixed * t[0] + (letters - mixed) * t[1];
+        double total = cost + mixing + (single * t[2] + longer * t[3]);
+        if (best_index < 0 || total < best) {
+            best = total;
+            best_index = i;
+        }
+    }
+    if (best_index < 0) {
+        Py_RETURN_NONE;
+    }
+    return Py_BuildValue("(dn)", best, best_index);
 }
 
 /* class_counts(counts, cache, class_of) -> (letters, symbols, bad, others)

@@ -26,13 +26,13 @@ from collections import Counter
 from collections.abc import Callable
 
 __all__ = [
+    "cheapest_language",
     "class_counts",
     "code_page_scores",
     "count_bytes",
     "count_east_asian",
     "count_runs",
     "count_text",
-    "text_costs",
 ]
 
 EVIDENCE_HISTOGRAM, EVIDENCE_ASCII, EVIDENCE_ADJACENT = 0, 256, 260
@@ -217,16 +217,36 @@ def code_page_scores(
     return tuple(found)
 
 
-def text_costs(
-    counts: dict[str, int], cache: dict[str, float], cost_of: Callable[[str], float]
-) -> float:
-    """What counted text costs in one language: the sum of cost times count over the
-    characters of ``counts`` in its order, each cost from ``cache`` or ``cost_of``."""
-    total = 0.0
-    for char, n in counts.items():
-        cost = cache.get(char)
-        total += (cost_of(char) if cost is None else cost) * n
-    return total
+#: A language as ``cheapest_language`` weighs it: what its characters cost (known, and
+#: the function that tells), what a letter beyond ASCII next to an ASCII letter and one
+#: apart cost, what a run of them one letter long and a longer one cost.
+LanguageTerms = tuple[dict[str, float], Callable[[str], float], float, float, float, float]
+
+
+def cheapest_language(
+    counts: dict[str, int],
+    models: tuple[LanguageTerms, ...],
+    letters: int,
+    mixed: int,
+    single: int,
+    longer: int,
+) -> tuple[float, int] | None:
+    """Counted text scored in each language of ``models``: what its characters cost (cost
+    times count, in the order of ``counts``), plus ``mixed`` of its ``letters`` letters
+    beyond ASCII next to an ASCII letter and the others apart, plus its runs of letters
+    beyond ASCII one letter long and longer.  The cheapest total and the index of its
+    language (the first where two cost alike); None for no language."""
+    best: tuple[float, int] | None = None
+    for i, (cache, cost_of, mixing, apart, single_cost, longer_cost) in enumerate(models):
+        total = 0.0
+        for char, n in counts.items():
+            cost = cache.get(char)
+            total += (cost_of(char) if cost is None else cost) * n
+        mixing_cost = mixed * mixing + (letters - mixed) * apart
+        total = total + mixing_cost + (single * single_cost + longer * longer_cost)
+        if best is None or total < best[0]:
+            best = (total, i)
+    return best
 
 
 def class_counts(

@@ -286,22 +286,27 @@ def score_counts(
     chars = sum(by_class)
     # A symbol inside a word (box drawing, say) is a letter decoded in the wrong code page.
     mixed, symbols, _, _ = kernel.class_counts(adjacent, _CLASSES, _class_of)
-    best: tuple[float, str] | None = None
     if bad > BAD_SHARE * chars:  # not text in any language: not worth scoring
         return Score(encoding, BAD * chars, "", chars, bad)
     languages = _languages_for(encoding, counts)
     if languages is None:
         return Score(encoding, BAD * chars, "", chars, chars)
-    for language in languages:
-        model = language_model(language)
-        total = kernel.text_costs(counts, model.cache, model.cost)
-        total = total + _mixing(language, letters, mixed) + _runs(language, runs)
-        if best is None or total < best[0]:
-            best = (total, language)
-    if best is None:
+    found = kernel.cheapest_language(counts, _terms(languages), letters, mixed, *runs)
+    if found is not None:
+        best = (found[0], languages[found[1]])
+    else:
         best = (_unmodelled(counts, letters, mixed), "a script without a model")
     extra = SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
     return Score(encoding, best[0] + extra, best[1], chars, bad)
+
+
+@functools.lru_cache(maxsize=1024)
+def _terms(languages: tuple[str, ...]) -> tuple[counting.LanguageTerms, ...]:
+    """The languages as ``cheapest_language`` weighs them."""
+    return tuple(
+        (model.cache, model.cost, *_MIXING_COSTS[name], *_RUN_COSTS[name])
+        for name, model in zip(languages, map(language_model, languages), strict=True)
+    )
 
 
 def _languages_for(encoding: str, counts: dict[str, int]) -> tuple[str, ...] | None:

@@ -18,13 +18,13 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from . import linesearch
 from ._bytes import classify_unit, is_proper_prefix
 from ._detector_native import (
+    cheapest_language,
     class_counts,
     code_page_scores,
     count_bytes,
     count_east_asian,
     count_runs,
     count_text,
-    text_costs,
 )
 from .events import Malformed, MalformedKind, codec_error_kind
 
@@ -35,6 +35,7 @@ __all__ = [
     "BufferedAsyncIterator",
     "ByteTranscoder",
     "PlainEncoder",
+    "cheapest_language",
     "class_counts",
     "code_page_scores",
     "count_bytes",
@@ -42,7 +43,6 @@ __all__ = [
     "count_runs",
     "count_text",
     "split_lines",
-    "text_costs",
 ]
 
 _T = TypeVar("_T")
