@@ -261,13 +261,19 @@ TWINS = frozenset((a, b) for a in SINGLE_BYTE for b in SINGLE_BYTE if _twins(a, 
 
 @dataclass(slots=True)
 class Score:
-    """A candidate's cost under its best language, and how much of its text is not text."""
+    """A candidate's cost under its best language, how much of its text is not text, and
+    the place of its encoding in the order that breaks ties (``ORDER``)."""
 
     encoding: str
     cost: float
     language: str
     chars: int
     bad: int
+    order: int
+
+
+#: Tie-breaks between candidates that score alike: the first is preferred.
+ORDER = {name: i for i, name in enumerate((*WIDE, *MULTI_BYTE, *SINGLE_BYTE))}
 
 
 def score_counts(
@@ -287,17 +293,17 @@ def score_counts(
     # A symbol inside a word (box drawing, say) is a letter decoded in the wrong code page.
     mixed, symbols, _, _ = kernel.class_counts(adjacent, _CLASSES, _class_of)
     if bad > BAD_SHARE * chars:  # not text in any language: not worth scoring
-        return Score(encoding, BAD * chars, "", chars, bad)
+        return Score(encoding, BAD * chars, "", chars, bad, ORDER[encoding])
     languages = _languages_for(encoding, counts)
     if languages is None:
-        return Score(encoding, BAD * chars, "", chars, chars)
+        return Score(encoding, BAD * chars, "", chars, chars, ORDER[encoding])
     found = kernel.cheapest_language(counts, _terms(languages), letters, mixed, *runs)
     if found is not None:
         best = (found[0], languages[found[1]])
     else:
         best = (_unmodelled(counts, letters, mixed), "a script without a model")
     extra = SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
-    return Score(encoding, best[0] + extra, best[1], chars, bad)
+    return Score(encoding, best[0] + extra, best[1], chars, bad, ORDER[encoding])
 
 
 @functools.lru_cache(maxsize=1024)
@@ -511,7 +517,7 @@ def score_code_pages(encodings: list[str], evidence: ByteEvidence) -> list[Score
     )
     wanted = set(encodings)
     return [
-        Score(page.encoding, cost, page.names[best], evidence.size, bad)
+        Score(page.encoding, cost, page.names[best], evidence.size, bad, ORDER[page.encoding])
         for page, (cost, best, bad) in zip(pages, found, strict=True)
         if page.encoding in wanted
     ]

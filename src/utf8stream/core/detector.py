@@ -23,6 +23,7 @@ The rules, in order:
 from __future__ import annotations
 
 import math
+import operator
 import re
 from dataclasses import dataclass
 
@@ -317,7 +318,7 @@ class _Evidence:
             alike,
             key=lambda s: (
                 scoring.PRIOR.get(s.encoding, scoring.OTHER_PRIOR),
-                _ORDER.get(s.encoding, len(_ORDER)),
+                s.order,
             ),
         )
         # Code pages of the same languages that read some letter differently and the
@@ -347,10 +348,6 @@ class _Evidence:
         scores.sort(key=_cost_order)
         return scores
 
-    def _undefined(self, code_page: str) -> bool:
-        """Whether the bytes seen hold one ``code_page`` leaves undefined."""
-        return bool(self.high_mask & scoring.UNDEFINED[code_page])
-
     def _same_text(self, one: str, other: str) -> bool:
         """Whether two candidates decode the bytes seen to the same text."""
         differ = scoring.DIFFER.get((one, other))
@@ -362,11 +359,11 @@ class _Evidence:
         """What ruled which candidates out, in a few words: the first invalid bytes and
         how many encodings they ruled out, the code pages that leave a byte undefined."""
         out = [c for c in (self.utf8, *self.multi) if c.ruled_out_at is not None]
-        out.sort(key=lambda c: (c.encoding != "utf-8", c.ruled_out_at or 0))
-        pages = [name for name in scoring.CODE_PAGES if nul or self._undefined(name)]
+        mask = self.high_mask
+        pages = [n for n, m in scoring.UNDEFINED.items() if nul or mask & m]
         parts = []
         if out:
-            first = out[0]
+            first = min(out, key=lambda c: (c.encoding != "utf-8", c.ruled_out_at or 0))
             more = f" and {len(out) - 1} more" if len(out) > 1 else ""
             parts.append(
                 f"invalid bytes rule out {first.encoding} (at byte {first.ruled_out_at}){more}"
@@ -378,13 +375,8 @@ class _Evidence:
         return "; ".join(parts) or "nothing ruled out"
 
 
-#: Tie-breaks between candidates that score alike.
-_PREFERENCE = (*scoring.WIDE, *scoring.MULTI_BYTE, *scoring.SINGLE_BYTE)
-_ORDER = {name: i for i, name in enumerate(_PREFERENCE)}
-
-
-def _cost_order(score: scoring.Score) -> tuple[float, int]:
-    return score.cost, _ORDER.get(score.encoding, len(_ORDER))
+#: Candidates cheapest first, ties broken by their order.
+_cost_order = operator.attrgetter("cost", "order")
 
 
 def _is_text(score: scoring.Score) -> bool:
