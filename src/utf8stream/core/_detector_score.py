@@ -523,8 +523,14 @@ def score_code_pages(encodings: list[str], evidence: ByteEvidence) -> list[Score
     ]
 
 
-#: The incremental decoder of each candidate.
+#: The incremental decoder of each candidate; the decoding function of UTF-16 and UTF-32.
 _DECODERS = {name: codecs.getincrementaldecoder(name) for name in ("utf-8", *MULTI_BYTE, *WIDE)}
+_WIDE_DECODERS = {
+    "utf-16-le": codecs.utf_16_le_decode,
+    "utf-16-be": codecs.utf_16_be_decode,
+    "utf-32-le": codecs.utf_32_le_decode,
+    "utf-32-be": codecs.utf_32_be_decode,
+}
 
 
 class MultiByteCandidate:
@@ -550,6 +556,8 @@ class MultiByteCandidate:
         "encoding",
         "kernel",
         "longer_runs",
+        "pending",
+        "raw",
         "ruled_out_at",
         "single_runs",
         "uncounted",
@@ -559,7 +567,13 @@ class MultiByteCandidate:
     def __init__(self, encoding: str, kernel: Any, counting: bool = True) -> None:
         self.encoding = encoding
         self.wide = encoding in WIDE
-        self.decoder = _DECODERS[encoding]("strict")
+        if self.wide:
+            # CPython's incremental decoders of UTF-16 and UTF-32 are Python classes around
+            # these functions: called directly, with the bytes of a unit cut kept here.
+            self.raw = _WIDE_DECODERS[encoding]
+            self.pending = b""
+        else:
+            self.decoder = _DECODERS[encoding]("strict")
         self.kernel = kernel
         self.counting = counting
         #: UTF-16 and UTF-32: the characters decoded, and those of them in the blocks of
@@ -581,7 +595,12 @@ class MultiByteCandidate:
         if self.ruled_out_at is not None:
             return
         try:
-            text = self.decoder.decode(segment)
+            if self.wide:
+                data = self.pending + segment
+                text, used = self.raw(data, "strict", False)
+                self.pending = data[used:]
+            else:
+                text = self.decoder.decode(segment)
         except UnicodeDecodeError as exc:
             # The error's offsets count from bytes the decoder held back (up to three).
             self.ruled_out_at = start + exc.start
