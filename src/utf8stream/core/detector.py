@@ -138,17 +138,24 @@ class EncodingDetector:
         """Look at more of the input; the decision as soon as it is safe, else None."""
         if self._decision is not None or self._state is None:
             return self._decision
-        self._buffer += data[: self.max_lookahead - len(self._buffer)]
+        # The bytes fed are buffered only as far as each step looks: a decision taken
+        # early copies no more of a long chunk.
+        fed = memoryview(data)[: self.max_lookahead - len(self._buffer)]
+        start = len(self._buffer)
+        end = start + len(fed)
         if not self._bom_settled:
+            self._buffer += fed[: max(0, 4 - start)]
             found, self._bom_settled = _bom(self._buffer, final=False)
             if found is not None:
                 return self._decide(found)
-        while self._bom_settled and self._next_point <= len(self._buffer):
+        while self._bom_settled and self._next_point <= end:
             point = self._next_point
+            self._buffer += fed[len(self._buffer) - start : point - start]
             found = self._state.evaluate(self._buffer, point, point == self.max_lookahead)
             if found is not None:
                 return self._decide(found)
             self._next_point = _after(point, self.max_lookahead)
+        self._buffer += fed[len(self._buffer) - start :]
         return None
 
     def finish(self) -> Detection:
