@@ -223,9 +223,10 @@ detect_count_runs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     const unsigned char *p = data.buf;
     long long *counts = ev.buf;
     Py_ssize_t n = data.len, i = 0;
-    /* Each table sees at most one new pair per byte. */
+    /* Each table sees at most one new pair per byte, and 128 * 128 pairs in all. */
+    size_t room = n < 128 * 128 ? (size_t)n + 1 : 128 * 128;
     pair_counts *pairs = PyMem_Malloc(2 * sizeof(pair_counts));
-    uint16_t *order = PyMem_Malloc(2 * (size_t)(n + 1) * sizeof(uint16_t));
+    uint16_t *order = PyMem_Malloc(2 * room * sizeof(uint16_t));
     if (pairs == NULL || order == NULL) {
         PyMem_Free(pairs);
         PyMem_Free(order);
@@ -238,7 +239,7 @@ detect_count_runs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     memset(starts->touched, 0, sizeof starts->touched);
     pairs->seen = starts->seen = 0;
     pairs->order = order;
-    starts->order = order + n + 1;
+    starts->order = order + room;
     while (i < n) {
         if (p[i] < 0x80) {
             i++;
