@@ -240,9 +240,8 @@ class _Evidence:
         return self._statistics(buffer, point, final, nul)
 
     def _unicode_rules(self, buffer: bytearray, point: int, final: bool) -> Detection | None:
-        histogram = self.counts[counting.EVIDENCE_HISTOGRAM : counting.EVIDENCE_HISTOGRAM + 0x100]
-        high = sum(histogram[0x80:])
-        if high == 0:
+        counts = self.counts
+        if not self.high_mask:
             head = bytes(buffer[:point])
             if any(mark in head for mark in _ISO2022_JP) and self._alive(
                 buffer, point, "iso2022_jp"
@@ -253,7 +252,9 @@ class _Evidence:
                 return Detection("utf-8", 1.0, point, "ASCII only: no byte above 7F")
             return None
         if self.utf8.ruled_out_at is None:
-            sequences = sum(histogram[0xC2:0xF5])
+            sequences = sum(
+                counts[counting.EVIDENCE_HISTOGRAM + 0xC2 : counting.EVIDENCE_HISTOGRAM + 0xF5]
+            )
             if final or sequences >= _EARLY_UTF8:
                 confidence = 1 - 0.2 * 0.5 ** (sequences - 1)
                 plural = "s" if sequences > 1 else ""
@@ -285,8 +286,8 @@ class _Evidence:
         # UTF-16 without a NUL byte holds no ASCII character (no space, digit or line
         # end): it is weighed where it reads as an East Asian script, or where nothing
         # narrower reads as text.
-        wide = [c for c in alive if c.encoding in scoring.WIDE]
-        multi = wide if nul else [c for c in alive if c.encoding not in scoring.WIDE]
+        wide = [c for c in alive if c.wide]
+        multi = wide if nul else [c for c in alive if not c.wide]
         if not nul:
             share = scoring.EAST_ASIAN_SHARE
             multi += [c for c in wide if c.east_asian >= share * max(1, c.chars)]
