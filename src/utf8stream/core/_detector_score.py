@@ -334,9 +334,14 @@ def _languages_for(encoding: str, counts: dict[str, int]) -> tuple[str, ...] | N
     parted = any(char.isspace() for char in counts)
     if total >= _EAST_ASIAN_EVIDENCE and listed < total / 2 and not parted:
         return None
-    top = max(letters)[1].lower()
-    found = tuple(n for n in languages if top in language_model(n).letters)
-    if not found and _EAST_ASIAN.match(top):
+    return _writing(max(letters)[1].lower(), languages)
+
+
+@functools.lru_cache(maxsize=4096)
+def _writing(letter: str, languages: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``languages`` whose letters hold ``letter``."""
+    found = tuple(n for n in languages if letter in language_model(n).letters)
+    if not found and _EAST_ASIAN.match(letter):
         # A rare ideograph or syllable, in a script the East Asian models cover.
         return tuple(n for n in languages if n in _EAST_ASIAN_MODELS)
     return found

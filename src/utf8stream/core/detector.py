@@ -299,10 +299,10 @@ class _Evidence:
         if early and not all(self._same_text(name, names[0]) for name in names):
             return None
         scores = self._scores(buffer, multi, pages)
-        texts = [s for s in scores if _is_text(s)]
+        texts = list(filter(_is_text, scores))
         if not texts and not nul and wide and not all(c in multi for c in wide):
             scores = self._scores(buffer, wide, [])
-            texts = [s for s in scores if _is_text(s)]
+            texts = list(filter(_is_text, scores))
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
             return Detection(None, 0.99, point, f"{why}; {self._ruled_out(nul)}")
@@ -320,8 +320,9 @@ class _Evidence:
         # common of them is named; the others are rivals.
         alike: list[scoring.Score] = []
         rivals: list[scoring.Score] = []
+        same_text = self._same_text
         for s in scores:
-            (alike if self._same_text(s.encoding, best.encoding) else rivals).append(s)
+            (alike if same_text(s.encoding, best.encoding) else rivals).append(s)
         best = min(
             alike,
             key=lambda s: (
