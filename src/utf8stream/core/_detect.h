@@ -519,24 +519,41 @@ get_doubles(PyObject *obj, Py_buffer *view, Py_ssize_t row)
     return 0;
 }
 
-/* The sum of cost * count over the bytes above 7F seen, upwards: one row of ``costs``. */
-static double
-high_bytes_cost(const long long *counts, const double *costs)
+/* The byte values above 7F seen, upwards, and how often each was. */
+typedef struct {
+    int n;
+    unsigned char value[128];
+    double count[128];
+} seen_bytes;
+
+static void
+seen_bytes_of(const long long *counts, seen_bytes *seen)
 {
-    double total = 0.0;
+    seen->n = 0;
     for (int b = 0x80; b < 256; b++) {
         if (counts[EV_HISTOGRAM + b]) {
-            total += costs[b] * (double)counts[EV_HISTOGRAM + b];
+            seen->value[seen->n] = (unsigned char)b;
+            seen->count[seen->n++] = (double)counts[EV_HISTOGRAM + b];
         }
+    }
+}
+
+/* The sum of cost * count over the bytes above 7F seen, upwards: one row of ``costs``. */
+static double
+high_bytes_cost(const seen_bytes *seen, const double *costs)
+{
+    double total = 0.0;
+    for (int k = 0; k < seen->n; k++) {
+        total += costs[seen->value[k]] * seen->count[k];
     }
     return total;
 }
 
 /* One code page's score: see the twin. */
 static PyObject *
-score_one_page(const long long *counts, PyObject *pairs, PyObject *starts,
-               const unsigned char *flags, const double *costs, const double *terms, int rows,
-               const double *extra, double ascii_cost)
+score_one_page(const long long *counts, const seen_bytes *seen, PyObject *pairs,
+               PyObject *starts, const unsigned char *flags, const double *costs,
+               const double *terms, int rows, const double *extra, double ascii_cost)
 {
     long long letters = 0, mixed = 0, symbols = 0, camel = 0, bad = 0;
     for (int b = 0x80; b < 256; b++) {
@@ -560,7 +577,7 @@ score_one_page(const long long *counts, PyObject *pairs, PyObject *starts,
         const double *t = terms + 4 * r;
         double mixing = (double)mixed * t[0] + (double)(letters - mixed) * t[1];
         double runs = single * t[2] + longer * t[3];
-        double total = high_bytes_cost(counts, costs + 256 * r) + mixing + runs;
+        double total = high_bytes_cost(seen, costs + 256 * r) + mixing + runs;
         if (best_row < 0 || total < best) {
             best = total;
             best_row = r;
@@ -626,8 +643,10 @@ detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t narg
     }
     const unsigned char *flags = (const unsigned char *)PyBytes_AS_STRING(args[3]);
     const double *costs = cost_view.buf, *terms = term_view.buf, *extras = extra_view.buf;
+    seen_bytes seen;
+    seen_bytes_of(ev.buf, &seen);
     for (Py_ssize_t k = 0, row = 0; out != NULL && k < pages; row += rows[k], k++) {
-        PyObject *one = score_one_page(ev.buf, args[1], args[2], flags + 256 * k,
+        PyObject *one = score_one_page(ev.buf, &seen, args[1], args[2], flags + 256 * k,
                                        costs + 256 * row, terms + 4 * row, rows[k],
                                        extras + 3 * k, ascii_cost);
         if (one == NULL) {
