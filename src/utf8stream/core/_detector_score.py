@@ -565,6 +565,7 @@ class MultiByteCandidate:
         "raw",
         "ruled_out_at",
         "single_runs",
+        "top",
         "uncounted",
         "wide",
     )
@@ -577,17 +578,24 @@ class MultiByteCandidate:
             # these functions: called directly, with the bytes of a unit cut kept here.
             self.raw = _WIDE_DECODERS[encoding]
             self.pending = b""
+            #: UTF-32: where the high byte of a unit is, which no character sets.
+            self.top = {"utf-32-le": 3, "utf-32-be": 0}.get(encoding)
         else:
             self.decoder = _DECODERS[encoding]("strict")
         self.kernel = kernel
         self.counting = counting
+        self.ruled_out_at: int | None = None
+        #: The characters counted: made by ``_start`` once a segment decodes (most
+        #: candidates are ruled out by their first).
+        self.counts: dict[str, int] | None = None
+
+    def _start(self) -> None:
         #: UTF-16 and UTF-32: the characters decoded, and those of them in the blocks of
         #: East Asian scripts.
         self.chars = self.east_asian = 0
-        self.ruled_out_at: int | None = None
         #: The characters counted (``count_text``) up to the offset ``counted``, by the
         #: decoder ``counter``; the ends of the segments decoded after it.
-        self.counts: dict[str, int] = {}
+        self.counts = {}
         self.adjacent: dict[str, int] = {}
         self.single_runs = self.longer_runs = 0
         self.counted = 0
@@ -602,6 +610,11 @@ class MultiByteCandidate:
         try:
             if self.wide:
                 data = self.pending + segment
+                if self.top is not None and len(data) >= 4 and data[self.top]:
+                    # A first unit above 10FFFF, where CPython's decoder stops.
+                    self.ruled_out_at = start
+                    self.counts = None
+                    return
                 text, used = self.raw(data, "strict", False)
                 self.pending = data[used:]
             else:
@@ -609,10 +622,12 @@ class MultiByteCandidate:
         except UnicodeDecodeError as exc:
             # The error's offsets count from bytes the decoder held back (up to three).
             self.ruled_out_at = start + exc.start
-            self.counts.clear()
+            self.counts = None
             return
         if not self.counting:
             return
+        if self.counts is None:
+            self._start()
         if self.wide:
             # What UTF-16 without a NUL byte is weighed for.
             self.chars += len(text)
@@ -623,6 +638,7 @@ class MultiByteCandidate:
             self.counted = start + len(segment)
 
     def _count(self, text: str) -> None:
+        assert self.counts is not None
         _, _, single, longer = self.kernel.count_text(text, self.counts, self.adjacent)
         self.single_runs += single
         self.longer_runs += longer
@@ -630,6 +646,7 @@ class MultiByteCandidate:
     def score(self, buffer: bytearray) -> Score:
         """The score of the text decoded so far from ``buffer``, the input from its start
         (at least up to the end of the last segment decoded)."""
+        assert self.counts is not None  # a candidate scored has decoded its segments
         if self.uncounted and self.counter is None:
             self.counter = _DECODERS[self.encoding]("strict")
         for end in self.uncounted:
