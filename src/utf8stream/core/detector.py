@@ -372,7 +372,8 @@ class _Evidence:
         pages = [n for n, m in scoring.UNDEFINED.items() if nul or mask & m]
         parts = []
         if out:
-            first = min(out, key=lambda c: (c.encoding != "utf-8", c.ruled_out_at or 0))
+            # UTF-8 first, else the first ruled out.
+            first = out[0] if out[0] is self.utf8 else min(out, key=_ruled_out_at)
             more = f" and {len(out) - 1} more" if len(out) > 1 else ""
             parts.append(
                 f"invalid bytes rule out {first.encoding} (at byte {first.ruled_out_at}){more}"
@@ -384,6 +385,7 @@ class _Evidence:
         return "; ".join(parts) or "nothing ruled out"
 
 
+_ruled_out_at = operator.attrgetter("ruled_out_at")
 #: Candidates cheapest first, ties broken by their order.
 _cost_order = operator.attrgetter("cost", "order")
 
