@@ -29,6 +29,7 @@ setup(
                     "_runs",
                     "_transcode",
                     "_transcode_simd",
+                    "_detect",
                 )
             ],
             optional=True,
