@@ -33,6 +33,7 @@ CORE_EXPORTS = {
     "find_moji",
     "find_run",
     "join_cut",
+    "moji_pages",
     "_classify_all",
     "setup",
     "simd",

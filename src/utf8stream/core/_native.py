@@ -31,6 +31,7 @@ __all__ = [
     "find_moji",
     "find_run",
     "join_cut",
+    "moji_pages",
     "split_lines",
 ]
 
@@ -455,19 +456,21 @@ class _MojiTables:
             }
             for k in range(width)
         ]
-        self.undoable = functools.lru_cache(maxsize=65536)(self._undoable)
+        self.all = (1 << width) - 1
+        self.pages_of = functools.lru_cache(maxsize=65536)(self._pages_of)
 
-    def _undoable(self, run: str) -> bool:
-        """Whether ``run`` is valid UTF-8 through one of the pages."""
+    def _pages_of(self, run: str) -> int:
+        """The pages (bit k: the k-th) through which ``run`` is valid UTF-8."""
         points = {ord(c) for c in run}
-        for page in self.maps:
+        found = 0
+        for k, page in enumerate(self.maps):
             if points <= page.keys():
                 try:
                     run.translate(page).encode("latin-1").decode("utf-8")
                 except UnicodeDecodeError:
                     continue
-                return True
-        return False
+                found |= 1 << k
+        return found
 
 
 @functools.lru_cache(maxsize=4)
@@ -475,24 +478,44 @@ def _moji_tables(index: bytes, pages: bytes, width: int) -> _MojiTables:
     return _MojiTables(index, pages, width)
 
 
+def _checked_moji_tables(text: str, index: bytes, pages: bytes, width: int) -> _MojiTables:
+    if not isinstance(text, str) or not isinstance(index, bytes) or not isinstance(pages, bytes):
+        raise TypeError("find_moji/moji_pages(text: str, index: bytes, pages: bytes, width, ...)")
+    if not 1 <= width <= 32 or len(index) != 2 * 0x10000:
+        raise ValueError(
+            "find_moji: a 0x10000-entry index, 1 to 32 pages, start >= 0, longest >= 1"
+        )
+    return _moji_tables(index, pages, width)
+
+
 def find_moji(text: str, index: bytes, pages: bytes, width: int, start: int, longest: int) -> int:
     """The index of the first run of the pages' characters at or after ``start`` that
     could be undone, or -1 (see the compiled twin, ``_moji.h``, for the tables): one
     valid UTF-8 through a page, one of ``longest`` characters or more, or one that began
     before ``start``; never one of a single character."""
-    if not isinstance(text, str) or not isinstance(index, bytes) or not isinstance(pages, bytes):
-        raise TypeError("find_moji(text: str, index: bytes, pages: bytes, width, start, longest)")
-    if not 1 <= width <= 32 or start < 0 or longest < 1 or len(index) != 2 * 0x10000:
+    tables = _checked_moji_tables(text, index, pages, width)
+    if start < 0 or longest < 1:
         raise ValueError(
             "find_moji: a 0x10000-entry index, 1 to 32 pages, start >= 0, longest >= 1"
         )
-    tables = _moji_tables(index, pages, width)
     for found in tables.run.finditer(text, start):
         a, b = found.span()
         if (
             b - a >= longest
             or (a == start and a > 0 and text[a - 1] in tables.members)
-            or (b - a >= 2 and tables.undoable(found.group()))
+            or (b - a >= 2 and tables.pages_of(found.group()))
         ):
             return a
     return -1
+
+
+def moji_pages(text: str, index: bytes, pages: bytes, width: int) -> int:
+    """The pages (bit k: the k-th byte of a row) through which every run of ``text`` is
+    valid UTF-8."""
+    tables = _checked_moji_tables(text, index, pages, width)
+    mask = tables.all
+    for found in tables.run.finditer(text):
+        mask &= tables.pages_of(found.group())
+        if not mask:
+            break
+    return mask

@@ -34,8 +34,8 @@
  * 5. find_run() and join_cut(): the normalizer's search for long runs of non-starters
  *    and its output made in one copy (_runs.h).
  *
- * 6. find_moji(): the mojibake repairer's search for runs that could be undone
- *    (_moji.h).
+ * 6. find_moji() and moji_pages(): the mojibake repairer's search for runs that could
+ *    be undone, and the code pages that could undo a stretch (_moji.h).
  *
  * Everything here returns plain data (texts, offsets): the follower's record type and
  * read buffers are the apps layer's own extension (apps/_apps_speedups.c).
@@ -170,6 +170,8 @@ static PyMethodDef module_methods[] = {
      "find_run(text, members, shortest, start) -> index of a long run of members | -1"},
     {"find_moji", (PyCFunction)(void (*)(void))find_moji, METH_FASTCALL,
      "find_moji(text, index, pages, width, start, longest) -> index of a run to undo | -1"},
+    {"moji_pages", (PyCFunction)(void (*)(void))moji_pages, METH_FASTCALL,
+     "moji_pages(text, index, pages, width) -> bits of the pages every run decodes through"},
     {"join_cut", (PyCFunction)(void (*)(void))join_cut, METH_FASTCALL,
      "join_cut(head, text, cut) -> head + text[:cut], in one copy"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,

@@ -270,11 +270,10 @@ def _reads_badly(run: str, before: str, after: str) -> bool:
     return _is_letter(before) or _is_letter(after)
 
 
-def _undo(runs: list[str], encoder: Any) -> list[str] | None:
-    """Each of ``runs`` encoded with ``encoder`` (a charmap, None for latin-1) and
-    decoded as UTF-8, or None if one of them does not go through.  The runs go through
-    together, a space between each (a space ends any UTF-8 sequence; no run holds one)."""
-    joined = " ".join(runs)
+def _undo(joined: str, encoder: Any) -> list[str] | None:
+    """Each of the runs in ``joined`` (a space between each: a space ends any UTF-8
+    sequence; no run holds one) encoded with ``encoder`` (a charmap, None for latin-1)
+    and decoded as UTF-8, or None if one of them does not go through."""
     try:
         raw = (
             joined.encode("latin-1")
@@ -303,8 +302,14 @@ def _peel(
     page (in order) that repairs them all: the repairs and, per run, the code pages
     undone; None if no code page gives a plausible repair at any depth.  ``shown``: the
     runs are already known to be mojibake (a layer undone gave text no one writes)."""
-    for code_page, encoder in _ENCODERS:
-        repaired = _undo(runs, encoder)
+    joined = " ".join(runs)
+    # The code pages through which every run is valid UTF-8, found in one pass: only
+    # those are tried.
+    through = implementation().moji_pages(joined, _INDEX, _PAGES, len(_ENCODERS))
+    for k, (code_page, encoder) in enumerate(_ENCODERS):
+        if not through >> k & 1:
+            continue
+        repaired = _undo(joined, encoder)
         if repaired is not None and all(map(_passable, repaired)):
             if not shown and not any(
                 _reads_badly(run, before, after)
