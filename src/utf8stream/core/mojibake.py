@@ -207,13 +207,10 @@ def _is_letter(char: str) -> bool:
 @lru_cache(maxsize=65536)
 def _plausible(repair: str, before: str, after: str) -> bool:
     """Whether ``repair`` reads as text between ``before`` and ``after``."""
-    scripts: set[str] = set()
-    for char in repair:
-        script = _script(char)
-        if script == _NO:
-            return False
-        if script is not None:
-            scripts.add(script)
+    scripts = set(map(_script, repair))
+    if _NO in scripts:
+        return False
+    scripts.discard(None)
     if len(scripts) > 1:
         return False
     first, last = repair[0], repair[-1]
@@ -289,7 +286,7 @@ def _undo(joined: str, encoder: Any) -> list[str] | None:
 def _passable(repair: str) -> bool:
     """Whether ``repair`` may be a layer between two others: any character a code page
     holds, C1 controls too, or any a final repair may give."""
-    return all(c in _MOJI_SET or _script(c) != _NO for c in repair)
+    return _NO not in map(_script, set(repair).difference(_MOJI_SET))
 
 
 Repairs = list[tuple[int, int, str, tuple[str, ...]]]
