@@ -393,12 +393,16 @@ class MojibakeRepairer:
         while True:
             # A line without a run that could be undone (valid UTF-8 through one of the
             # code pages) holds nothing to repair: every stretch in it is left as it is.
-            # It goes out as it is, without being cut into stretches.
+            # It goes out as it is, without being cut into stretches; so does the rest of
+            # the text when it is final and holds no such run.
             if pair is not None and pair < at:
                 pair = find_moji(buf, _INDEX, _PAGES, len(_ENCODERS), at, limit)
                 pair = None if pair < 0 else pair
-            skip = len(buf) if pair is None else pair
-            skip = max(buf.rfind("\n", at, skip), buf.rfind("\r", at, skip)) + 1
+            if pair is None and final:
+                skip = len(buf)
+            else:
+                skip = len(buf) if pair is None else pair
+                skip = max(buf.rfind("\n", at, skip), buf.rfind("\r", at, skip)) + 1
             if skip > at:
                 out.append(buf[at:skip])
                 at = skip
