@@ -30,6 +30,7 @@ setup(
                     "_moji",
                     "_transcode",
                     "_transcode_simd",
+                    "_detect",
                 )
             ],
             optional=True,

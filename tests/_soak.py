@@ -133,7 +133,7 @@ class Tally:
     garbled: int = 0
     rotations: int = 0
     restarts: int = 0
-    #: Lines cut in half by a SIGKILL (each printed again whole by the next run).
+    #: Lines cut in half by a SIGKILL (each completed by the next run).
     torn: int = 0
     #: The most lines repeated after one restart.
     worst_repeat: int = 0
@@ -421,9 +421,9 @@ def run_cli(
     """``utf8stream tail -F --checkpoint``, killed with SIGKILL every 0.2-1.5 s and restarted
     (with ``kill=False``, left running).
 
-    What the CLI printed goes to one file across restarts; a line a SIGKILL cut in half
-    is removed before the restart and counted as torn (its checkpoint was not saved: it
-    comes again whole).  Each restart's repeats are measured in bytes against one write.
+    What the CLI printed goes to one file across restarts (appended, as ``>>`` does); a
+    line a SIGKILL cut in half is left there, counted as torn, for the restart to
+    complete.  Each restart's repeats are measured in bytes against one write.
     """
     rng = random.Random(seed)
     output = directory / "printed"
@@ -438,8 +438,6 @@ def run_cli(
         _, rest = _output_lines(output)
         if rest:
             result.torn += 1
-            with open(output, "r+b") as f:
-                f.truncate(output.stat().st_size - len(rest))
         runs.append(output.stat().st_size)
         with open(output, "ab") as out, open(directory / "tail.stderr", "ab") as err:
             return subprocess.Popen(command, stdout=out, stderr=err)

@@ -23,8 +23,9 @@ MAX_PY_FILE, MAX_CLASS, MAX_METHODS, MAX_FUNCTION = 800, 400, 30, 100
 MAX_C_FILE, MAX_C_FUNCTION = 1500, 150
 
 #: What the core extension (``utf8stream._speedups``) exports: the scanner and what its
-#: decoder, encoder, line streams and byte transcoder call.  A name only the follower
-#: uses belongs in the apps layer's extension (``utf8stream.apps._apps_speedups``).
+#: decoder, encoder, line streams, byte transcoder, encoding detector and normalizer call.
+#: A name only the follower uses belongs in the apps layer's extension
+#: (``utf8stream.apps._apps_speedups``).
 CORE_EXPORTS = {
     "BufferedAsyncIterator",
     "ByteTranscoder",
@@ -35,6 +36,13 @@ CORE_EXPORTS = {
     "join_cut",
     "moji_pages",
     "_classify_all",
+    "cheapest_language",
+    "class_counts",
+    "code_page_scores",
+    "count_bytes",
+    "count_east_asian",
+    "count_runs",
+    "count_text",
     "setup",
     "simd",
     "split_lines",

@@ -1,5 +1,6 @@
 """Type stub for the optional C accelerator (``_speedups.c``)."""
 
+from array import array
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, Generic, TypeVar
 
@@ -63,6 +64,42 @@ def split_lines(
     each_offset: int,
     /,
 ) -> tuple[list[str], Sequence[int]] | None: ...
+
+# The encoding detector's counting (``core/_detector_native.py`` is the twin).
+def count_bytes(segment: bytes, evidence: array[int], /) -> int: ...
+def count_runs(
+    segment: bytes, evidence: array[int], pairs: dict[int, int], starts: dict[int, int], /
+) -> None: ...
+def count_east_asian(text: str, /) -> int: ...
+def count_text(
+    text: str, counts: dict[str, int], adjacent: dict[str, int], /
+) -> tuple[int, int, int, int]: ...
+def code_page_scores(
+    evidence: array[int],
+    pairs: dict[int, int],
+    starts: dict[int, int],
+    flags: bytes,
+    costs: array[float],
+    terms: array[float],
+    rows: bytes,
+    extras: array[float],
+    ascii_cost: float,
+    /,
+) -> tuple[tuple[float, int, int], ...]: ...
+def class_counts(
+    counts: dict[str, int], cache: dict[str, int], class_of: Callable[[str], int], /
+) -> tuple[int, int, int, int]: ...
+def cheapest_language(
+    counts: dict[str, int],
+    models: tuple[
+        tuple[dict[str, float], Callable[[str], float], float, float, float, float], ...
+    ],
+    letters: int,
+    mixed: int,
+    single: int,
+    longer: int,
+    /,
+) -> tuple[float, int] | None: ...
 
 class PlainEncoder:
     def __init__(self, errors: str, fallback: Callable[..., bytes]) -> None: ...

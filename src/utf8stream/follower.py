@@ -6,7 +6,8 @@ the objects they drive, for a program that wants to hold one (``Follower``,
 followed file (``FileIdentity``), the options of ``follow()`` and ``follow_many()`` as
 one checked value (``FollowOptions``), how the files are read (``ReadPolicy``, a
 tuning seam), and the checkpoint as a JSON file
-(``read_checkpoint``, ``write_checkpoint``; ``utf8stream.CheckpointStore`` keeps many).
+(``read_checkpoint``, ``write_checkpoint``; ``utf8stream.CheckpointStore`` keeps many),
+with how far a program had written the lines out when it was saved (``OutputMark``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from .apps.follow import (
     FileIdentity,
     Follower,
     FollowOptions,
+    OutputMark,
     ReadPolicy,
     read_checkpoint,
     write_checkpoint,
@@ -26,6 +28,7 @@ __all__ = [
     "FollowOptions",
     "Follower",
     "ManyFollower",
+    "OutputMark",
     "ReadPolicy",
     "read_checkpoint",
     "write_checkpoint",

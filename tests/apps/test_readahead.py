@@ -13,35 +13,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _apps_c import needs_compiled
 from _helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from utf8stream.apps import _apps_accel, _apps_native, _readahead
-from utf8stream.core._accel import built_accelerator, use_accelerator
+from utf8stream.apps import _readahead
+from utf8stream.core._accel import use_accelerator
 
 SIZE = 10_240
 DATA = bytes(range(256)) * (SIZE // 256)
-
-
-def compiled() -> bool:
-    """Whether the apps layer's extension is built (and the accelerator not disabled)."""
-    if built_accelerator() is None:
-        return False
-    with use_accelerator(True):
-        return _apps_accel.implementation() is not _apps_native
-
-
-needs_compiled = pytest.mark.skipif(not compiled(), reason="C accelerator not built")
-
-
-@pytest.fixture(
-    params=[pytest.param("accelerator", marks=needs_compiled), "twin"],
-)
-def kind(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The implementation the ``_readahead`` calls in the test reach."""
-    with use_accelerator(request.param == "accelerator"):
-        yield request.param
 
 
 @pytest.fixture

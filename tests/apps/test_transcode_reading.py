@@ -9,40 +9,16 @@ from __future__ import annotations
 import errno
 import io
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from utf8stream import transcode_file
-from utf8stream.apps import _apps_accel, _apps_native, _readahead
+from utf8stream.apps import _readahead
 from utf8stream.apps.files import results, runs, streaming
-from utf8stream.core._accel import built_accelerator, use_accelerator
 
 TEXT = "Größe €uro 😀 日本語 plain ASCII, " * 300
-
-
-def compiled() -> bool:
-    """Whether the apps layer's extension is built (and the accelerator not disabled)."""
-    if built_accelerator() is None:
-        return False
-    with use_accelerator(True):
-        return _apps_accel.implementation() is not _apps_native
-
-
-@pytest.fixture(
-    params=[
-        pytest.param(
-            "accelerator",
-            marks=pytest.mark.skipif(not compiled(), reason="C accelerator not built"),
-        ),
-        "pure",
-    ]
-)
-def kind(request: pytest.FixtureRequest) -> Iterator[str]:
-    with use_accelerator(request.param == "accelerator"):
-        yield request.param
 
 
 def threads_seen() -> tuple[list[int], Any]:

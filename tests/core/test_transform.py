@@ -1,6 +1,6 @@
-"""The transform protocol: ``chain``, ``TextChange`` events and checkpoints, driven with a
-small transform written here (it turns every ``ab`` into ``X``, so it must carry a
-trailing ``a`` between pieces)."""
+"""The transform protocol: ``chain``, ``TextChange`` events and checkpoints, driven with
+the tests' small transform (``_transform_helpers.Pairs``: every ``ab`` becomes ``X``, so
+it must carry a trailing ``a`` between pieces)."""
 
 from __future__ import annotations
 
@@ -8,70 +8,17 @@ import itertools
 
 import pytest
 from _helpers import examples
+from _transform_helpers import KIND, Pairs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from utf8stream.transforms import (
-    OnChange,
     TextChange,
     TextTransform,
     TransformCheckpoint,
     chain,
-    register_transform,
     transform_from_checkpoint,
 )
-
-
-class Pairs:
-    """``ab`` becomes ``X``: a toy with a carry of one code point."""
-
-    max_carry = 1
-
-    def __init__(self, on_change: OnChange | None = None) -> None:
-        self.on_change = on_change
-        self.position = self.output_position = 0
-        self._carry = ""
-
-    def transform(self, text: str, final: bool = False) -> str:
-        start = self.position - len(self._carry)
-        text, self.position = self._carry + text, self.position + len(text)
-        keep = 0 if final or not text.endswith("a") else 1
-        body, self._carry = text[: len(text) - keep], text[len(text) - keep :]
-        out: list[str] = []
-        i = 0
-        while i < len(body):
-            if body.startswith("ab", i):
-                if self.on_change is not None:
-                    at = self.output_position + sum(map(len, out))
-                    self.on_change(TextChange(start + i, "ab", "X", at, "pairs"))
-                out.append("X")
-                i += 2
-            else:
-                out.append(body[i])
-                i += 1
-        result = "".join(out)
-        self.output_position += len(result)
-        return result
-
-    def checkpoint(self) -> TransformCheckpoint:
-        return TransformCheckpoint("pairs", self.position, self.output_position, self._carry)
-
-    def reset(self) -> None:
-        self.position = self.output_position = 0
-        self._carry = ""
-
-    @classmethod
-    def from_checkpoint(cls, cp: TransformCheckpoint, on_change: OnChange | None) -> Pairs:
-        built = cls(on_change)
-        built.position, built.output_position, built._carry = (
-            cp.position,
-            cp.output_position,
-            cp.carry,
-        )
-        return built
-
-
-register_transform("pairs", Pairs.from_checkpoint)
 
 texts = st.text(alphabet="abX\udc80é", max_size=40)
 
@@ -128,12 +75,12 @@ def test_events_carry_absolute_offsets() -> None:
     t = Pairs(changes.append)
     assert t.transform("xa") == "x"
     assert t.transform("bza", final=True) == "Xza"
-    assert changes == [TextChange(1, "ab", "X", 1, "pairs")]
+    assert changes == [TextChange(1, "ab", "X", 1, KIND)]
     assert changes[0].end == 3
 
 
 def test_lone_surrogates_survive_the_json_form() -> None:
-    cp = TransformCheckpoint("pairs", 3, 2, "\udc80\ud800", {"a": 1}, {"b": [1]})
+    cp = TransformCheckpoint(KIND, 3, 2, "\udc80\ud800", {"a": 1}, {"b": [1]})
     assert TransformCheckpoint.from_json(cp.to_json()) == cp
 
 

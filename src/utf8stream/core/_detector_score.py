@@ -13,15 +13,20 @@ controls, unassigned and private-use characters cost as much as a byte that is n
 from __future__ import annotations
 
 import codecs
+import functools
 import json
 import math
 import operator
-import re
 import unicodedata
+from array import array
 from collections import Counter
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import resources
+from typing import Any
+
+from . import _detector_native as counting
+from ._detector_native import EAST_ASIAN as _EAST_ASIAN
 
 #: An ASCII letter and any other ASCII character but space, in every language alike: they
 #: do not tell languages apart, but they tell how much of a decoding turned into ASCII (a
@@ -129,20 +134,8 @@ FAMILY = {
 }
 
 _SPACES = frozenset(" \t\n\r\f\v")
-#: A character beyond ASCII next to an ASCII letter.
-ADJACENT_TEXT = re.compile(r"(?<=[A-Za-z])[^\x00-\x7f]|[^\x00-\x7f](?=[A-Za-z])")
-NON_ASCII_RUNS = re.compile(r"[^\x00-\x7f]+")
-ASCII = bytes(range(0x80))
-#: Kana, CJK ideographs and punctuation, Hangul, full-width forms.
-_EAST_ASIAN = re.compile("[\u3000-\u9fff\uac00-\ud7af\uff00-\uffef]")
 #: The share of East Asian characters that makes UTF-16 without a NUL byte worth weighing.
 EAST_ASIAN_SHARE = 0.9
-_ASCII_LETTERS = bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
-_HIGH = bytes(range(0x80, 0x100))
-_ASCII_SPACES = b" \t\n\r\f\v"
-_ASCII_CONTROLS = bytes(b for b in [*range(0x20), 0x7F] if b not in b"\t\n\r\f\v\x1b")
-#: Runs of bytes above 7F, with the ASCII letter before and after them, if any.
-HIGH_RUNS = re.compile(rb"([A-Za-z]?)([\x80-\xff]+)(?=([A-Za-z]?))")
 
 
 def _languages_of() -> dict[str, tuple[str, ...]]:
@@ -266,54 +259,63 @@ def is_bad(char: str) -> bool:
 TWINS = frozenset((a, b) for a in SINGLE_BYTE for b in SINGLE_BYTE if _twins(a, b))
 
 
-@dataclass
+@dataclass(slots=True)
 class Score:
-    """A candidate's cost under its best language, and how much of its text is not text."""
+    """A candidate's cost under its best language, how much of its text is not text, and
+    the place of its encoding in the order that breaks ties (``ORDER``)."""
 
     encoding: str
     cost: float
     language: str
     chars: int
     bad: int
+    order: int
+
+
+#: Tie-breaks between candidates that score alike: the first is preferred.
+ORDER = {name: i for i, name in enumerate((*WIDE, *MULTI_BYTE, *SINGLE_BYTE))}
 
 
 def score_counts(
     encoding: str,
-    counts: Iterable[tuple[str, int]],
-    adjacent: Iterable[tuple[str, int]] = (),
-    runs: tuple[int, int] = (0, 0),
+    counts: dict[str, int],
+    adjacent: dict[str, int],
+    runs: tuple[int, int],
+    kernel: Any,
 ) -> Score:
-    """Score decoded text given as (character, count) pairs; ``adjacent``: the characters
+    """Score decoded text given as counts of its characters; ``adjacent``: the characters
     beyond ASCII that stood next to an ASCII letter; ``runs``: how many runs of characters
-    beyond ASCII were one character long, and how many longer."""
-    items = list(counts)
-    classes = [(_class_of(char), n) for char, n in items]
-    letters = sum(n for c, n in classes if c is _LETTER)
-    adjacent_classes = [(_class_of(char), n) for char, n in adjacent]
-    mixed = sum(n for c, n in adjacent_classes if c is _LETTER)
+    beyond ASCII were one character long, and how many longer; ``kernel``: the module
+    that sums the costs (``_accel.implementation()``)."""
+    by_class = kernel.class_counts(counts, _CLASSES, _class_of)
+    letters, _, bad, _ = by_class
+    chars = sum(by_class)
     # A symbol inside a word (box drawing, say) is a letter decoded in the wrong code page.
-    symbols = sum(n for c, n in adjacent_classes if c is _SYMBOL)
-    chars = sum(n for _, n in items)
-    bad = sum(n for c, n in classes if c is _BAD)
-    best: tuple[float, str] | None = None
+    mixed, symbols, _, _ = kernel.class_counts(adjacent, _CLASSES, _class_of)
     if bad > BAD_SHARE * chars:  # not text in any language: not worth scoring
-        return Score(encoding, BAD * chars, "", chars, bad)
-    languages = _languages_for(encoding, items)
+        return Score(encoding, BAD * chars, "", chars, bad, ORDER[encoding])
+    languages = _languages_for(encoding, counts)
     if languages is None:
-        return Score(encoding, BAD * chars, "", chars, chars)
-    for language in languages:
-        cost_of = language_model(language).cost
-        total = sum(cost_of(char) * n for char, n in items) + _mixing(language, letters, mixed)
-        total += _runs(language, runs)
-        if best is None or total < best[0]:
-            best = (total, language)
-    if best is None:
-        best = (_unmodelled(items, letters, mixed), "a script without a model")
+        return Score(encoding, BAD * chars, "", chars, chars, ORDER[encoding])
+    found = kernel.cheapest_language(counts, _terms(languages), letters, mixed, *runs)
+    if found is not None:
+        best = (found[0], languages[found[1]])
+    else:
+        best = (_unmodelled(counts, letters, mixed), "a script without a model")
     extra = SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
-    return Score(encoding, best[0] + extra, best[1], chars, bad)
+    return Score(encoding, best[0] + extra, best[1], chars, bad, ORDER[encoding])
 
 
-def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ...] | None:
+@functools.lru_cache(maxsize=1024)
+def _terms(languages: tuple[str, ...]) -> tuple[counting.LanguageTerms, ...]:
+    """The languages as ``cheapest_language`` weighs them."""
+    return tuple(
+        (model.cache, model.cost, *_MIXING_COSTS[name], *_RUN_COSTS[name])
+        for name, model in zip(languages, map(language_model, languages), strict=True)
+    )
+
+
+def _languages_for(encoding: str, counts: dict[str, int]) -> tuple[str, ...] | None:
     """The languages to score a candidate's text in: those of its encoding; for UTF-16 and
     UTF-32, which write every language, only those whose letters hold the text's most
     common letter beyond ASCII (none: a script no model covers).  None: most of its East
@@ -323,18 +325,23 @@ def _languages_for(encoding: str, items: list[tuple[str, int]]) -> tuple[str, ..
     languages = LANGUAGES.get(encoding, ())
     if encoding not in WIDE:
         return languages
-    letters = [(n, char) for char, n in items if not char.isascii() and char.isalpha()]
+    letters = [(n, char) for char, n in counts.items() if not char.isascii() and char.isalpha()]
     if not letters:
         return languages
     east_asian = [(n, char) for n, char in letters if _EAST_ASIAN.match(char)]
     total = sum(n for n, _ in east_asian)
     listed = sum(n for n, char in east_asian if char in _EAST_ASIAN_LETTERS)
-    parted = any(char.isspace() for char, _ in items)
+    parted = any(char.isspace() for char in counts)
     if total >= _EAST_ASIAN_EVIDENCE and listed < total / 2 and not parted:
         return None
-    top = max(letters)[1].lower()
-    found = tuple(n for n in languages if top in language_model(n).letters)
-    if not found and _EAST_ASIAN.match(top):
+    return _writing(max(letters)[1].lower(), languages)
+
+
+@functools.lru_cache(maxsize=4096)
+def _writing(letter: str, languages: tuple[str, ...]) -> tuple[str, ...]:
+    """Those of ``languages`` whose letters hold ``letter``."""
+    found = tuple(n for n in languages if letter in language_model(n).letters)
+    if not found and _EAST_ASIAN.match(letter):
         # A rare ideograph or syllable, in a script the East Asian models cover.
         return tuple(n for n in languages if n in _EAST_ASIAN_MODELS)
     return found
@@ -347,14 +354,14 @@ _EAST_ASIAN_LETTERS = frozenset("".join(_MODEL["letters"][n] for n in _EAST_ASIA
 _EAST_ASIAN_EVIDENCE = 16
 
 
-def _unmodelled(items: list[tuple[str, int]], letters: int, mixed: int) -> float:
+def _unmodelled(counts: dict[str, int], letters: int, mixed: int) -> float:
     """The cost of text in a script no language model covers: its letters cost alike, plus
     how scattered they are over blocks of 128 code points (a script keeps to a block or
     two; bytes read in the wrong order or width land all over)."""
     cost_of = language_model("en").cost
     blocks: Counter[int] = Counter()
     total = 0.0
-    for char, n in items:
+    for char, n in counts.items():
         if _is_letter(char) and not char.isascii():
             blocks[ord(char) >> 7] += n
             total += UNMODELLED * n
@@ -364,11 +371,12 @@ def _unmodelled(items: list[tuple[str, int]], letters: int, mixed: int) -> float
     return total + spread + _mixing("ja", letters, mixed)
 
 
-_LETTER, _SYMBOL, _BAD, _OTHER = "letter", "symbol", "bad", "other"
-_CLASSES: dict[str, str] = {}
+#: The classes of characters (``class_counts``), and each character's, once known.
+_LETTER, _SYMBOL, _BAD, _OTHER = 0, 1, 2, 3
+_CLASSES: dict[str, int] = {}
 
 
-def _class_of(char: str) -> str:
+def _class_of(char: str) -> int:
     """A character beyond ASCII that is a letter (or mark), a symbol, not text; else other."""
     found = _CLASSES.get(char)
     if found is None:
@@ -402,42 +410,39 @@ def _mixing(language: str, letters: int, mixed: int) -> float:
     return mixed * mixing + (letters - mixed) * apart
 
 
-class _CodePageModel:
-    """What a code page's bytes cost in one language, byte value by byte value."""
-
-    def __init__(self, encoding: str, language: str) -> None:
-        table = CODE_PAGES[encoding]
-        cost_of = language_model(language).cost
-        self.costs = [0.0 if c is None else cost_of(c) for c in table]
-
-
 class _CodePage:
-    """A code page's bytes as classes: letters beyond ASCII, symbols, lower and upper case,
-    characters that are not text."""
+    """A code page's bytes as classes (``flags``: letters beyond ASCII, symbols, lower and
+    upper case, characters that are not text...) and what each costs in each language
+    written in it (``costs``: a row of 256 per language of ``names``, in the order of
+    their names, which breaks ties)."""
 
     def __init__(self, encoding: str) -> None:
+        self.encoding = encoding
         table = CODE_PAGES[encoding]
-        self.letters = [
-            int(c is not None and b >= 0x80 and c.isalpha()) for b, c in enumerate(table)
+        flags = bytearray(256)
+        for b, c in enumerate(table):
+            if c is None:
+                continue
+            high = b >= 0x80
+            flags[b] = (
+                counting.LETTER * (high and c.isalpha())
+                | counting.SYMBOL * (high and unicodedata.category(c)[0] == "S")
+                | counting.LOWER * c.islower()
+                | counting.UPPER * c.isupper()
+                | counting.STRAY * (high and _stray(c))
+                | counting.INTRUDER * _intruder(c)
+                | counting.BAD * is_bad(c)
+            )
+        self.flags = bytes(flags)
+        self.names = tuple(sorted(LANGUAGES[encoding]))
+        rows = [
+            [0.0 if c is None else language_model(language).cost(c) for c in table]
+            for language in self.names
         ]
-        self.symbols = [
-            int(c is not None and b >= 0x80 and unicodedata.category(c)[0] == "S")
-            for b, c in enumerate(table)
-        ]
-        self.lower = [c is not None and c.islower() for c in table]
-        self.stray = [b >= 0x80 and c is not None and _stray(c) for b, c in enumerate(table)]
-        self.intruder = [c is not None and _intruder(c) for c in table]
-        self.upper = [c is not None and c.isupper() for c in table]
-        self.bad = [int(c is not None and is_bad(c)) for c in table]
-        self.languages = [_CodePageModel(encoding, language) for language in LANGUAGES[encoding]]
-        #: What each byte costs at least, in the cheapest of the languages.
-        self.floor: list[float] = [
-            min(costs) for costs in zip(*(m.costs for m in self.languages), strict=True)
-        ]
-        self.names = LANGUAGES[encoding]
-
-
-_CODE_PAGE_MODELS: dict[str, _CodePage] = {}
+        self.costs = array("d", [cost for row in rows for cost in row])
+        #: What a letter next to an ASCII letter and one apart cost, what a run one letter
+        #: long and a longer one cost (``_mixing``, ``_runs``), language by language.
+        self.terms = array("d", [t for n in self.names for t in _MIXING_COSTS[n] + _RUN_COSTS[n]])
 
 
 def _intruder(char: str) -> bool:
@@ -457,50 +462,34 @@ def _stray(char: str) -> bool:
 
 @dataclass
 class ByteEvidence:
-    """What single-byte code pages are scored on, gathered once for all of them: the
-    counts of each byte value above 7F (and of those next to an ASCII letter), what the
-    ASCII bytes cost (alike in every code page), adjacent pairs of bytes above 7F, and the
-    runs of such bytes one byte long and longer."""
+    """What single-byte code pages are scored on, gathered once for all of them: the byte
+    counts (``_detector_native``'s ``evidence``, ``pairs`` and ``starts``), what the ASCII
+    bytes cost (alike in every code page), how many bytes there are, the runs of bytes
+    above 7F one byte long and longer, and the module that counts (``kernel``)."""
 
-    high_values: tuple[int, ...]
-    high_counts: tuple[int, ...]
-    adjacent_values: tuple[int, ...]
-    adjacent_counts: tuple[int, ...]
-    inside: tuple[tuple[int, int], ...]
+    counts: array[int]
+    pairs: dict[int, int]
+    starts: dict[int, int]
     ascii_cost: float
     size: int
-    pairs: Counter[tuple[int, int]]
-    starts: Counter[tuple[int, int]]
     runs: tuple[int, int]
+    kernel: Any
 
     @classmethod
     def of(
-        cls,
-        histogram: list[int],
-        ascii_counts: list[int],
-        adjacent: list[int],
-        inside: list[int],
-        pairs: Counter[tuple[int, int]],
-        starts: Counter[tuple[int, int]],
-        runs: tuple[int, int],
+        cls, counts: array[int], pairs: dict[int, int], starts: dict[int, int], kernel: Any
     ) -> ByteEvidence:
-        """``histogram``: the counts of the bytes above 7F; ``ascii_counts``: the ASCII
-        bytes by class (``ascii_classes``); ``inside``: the counts of bytes above 7F alone
-        between two ASCII letters; ``starts``: the first two bytes of the runs
-        above 7F that no ASCII letter precedes."""
-        high = [(b, n) for b, n in enumerate(histogram) if n and b >= 0x80]
-        near = [(b, n) for b, n in enumerate(adjacent) if n]
+        ascii_counts = counts[counting.EVIDENCE_ASCII : counting.EVIDENCE_ASCII + 4]
+        runs = counts[counting.EVIDENCE_RUNS : counting.EVIDENCE_RUNS + 2]
+        high = counts[counting.EVIDENCE_HISTOGRAM + 0x80 : counting.EVIDENCE_HISTOGRAM + 0x100]
         return cls(
-            tuple(b for b, _ in high),
-            tuple(n for _, n in high),
-            tuple(b for b, _ in near),
-            tuple(n for _, n in near),
-            tuple((b, n) for b, n in enumerate(inside) if n),
-            sum(map(operator.mul, _ASCII_CLASS_COSTS, ascii_counts)),
-            sum(ascii_counts) + sum(n for _, n in high),
+            counts,
             pairs,
             starts,
-            runs,
+            sum(map(operator.mul, _ASCII_CLASS_COSTS, ascii_counts)),
+            sum(ascii_counts) + sum(high),
+            (runs[0], runs[1]),
+            kernel,
         )
 
 
@@ -508,84 +497,110 @@ class ByteEvidence:
 _ASCII_CLASS_COSTS = (ASCII_LETTER, 0.0, BAD, ASCII_OTHER)
 
 
-def ascii_classes(data: bytes) -> tuple[int, int, int, int]:
-    """How many of the ASCII bytes of ``data`` are letters, spaces, controls and others:
-    counted without a loop."""
-    ascii_part = data if data.isascii() else data.translate(None, _HIGH)
-    size = len(ascii_part)
-    letters = size - len(ascii_part.translate(None, _ASCII_LETTERS))
-    spaces = size - len(ascii_part.translate(None, _ASCII_SPACES))
-    controls = size - len(ascii_part.translate(None, _ASCII_CONTROLS))
-    return letters, spaces, controls, size - letters - spaces - controls
-
-
-def _page(encoding: str) -> _CodePage:
-    page = _CODE_PAGE_MODELS.get(encoding)
-    if page is None:
-        page = _CODE_PAGE_MODELS[encoding] = _CodePage(encoding)
-    return page
-
-
-def code_page_bound(encoding: str, evidence: ByteEvidence) -> float:
-    """What ``score_code_page`` gives at least: each byte at its cost in the language
-    where it is cheapest, nothing for mixing, runs and misplaced marks."""
-    floor = _page(encoding).floor
-    high: float = sum(
-        map(operator.mul, map(floor.__getitem__, evidence.high_values), evidence.high_counts)
+@functools.cache
+def _code_pages() -> tuple[tuple[Any, ...], list[_CodePage]]:
+    """Every code page (``SINGLE_BYTE``, in that order): as ``code_page_scores`` takes them
+    (their flags, costs and terms one after the other, how many languages each has, and
+    what a letter in the wrong case or place, a symbol inside a word and choosing the code
+    page cost), and each."""
+    pages = [_CodePage(name) for name in SINGLE_BYTE]
+    tables = (
+        b"".join(page.flags for page in pages),
+        array("d", [cost for page in pages for cost in page.costs]),
+        array("d", [term for page in pages for term in page.terms]),
+        bytes(len(page.names) for page in pages),
+        array("d", [x for n in SINGLE_BYTE for x in (CAMEL, SYMBOL, PRIOR.get(n, OTHER_PRIOR))]),
     )
-    return evidence.ascii_cost + high + PRIOR.get(encoding, OTHER_PRIOR)
+    return tables, pages
 
 
-def score_code_page(encoding: str, evidence: ByteEvidence) -> Score:
-    """Score a single-byte code page on the bytes seen."""
-    page = _page(encoding)
-    runs = evidence.runs
-    values, counts = evidence.high_values, evidence.high_counts
-    near, near_counts = evidence.adjacent_values, evidence.adjacent_counts
-    letters = sum(map(operator.mul, map(page.letters.__getitem__, values), counts))
-    mixed = sum(map(operator.mul, map(page.letters.__getitem__, near), near_counts))
-    symbols = sum(map(operator.mul, map(page.symbols.__getitem__, near), near_counts))
-    lower, upper = page.lower, page.upper
-    camel = sum(n for (a, b), n in evidence.pairs.items() if lower[a] and upper[b])
-    letter, stray = page.letters, page.stray
-    camel += sum(n for (a, b), n in evidence.starts.items() if stray[a] and letter[b])
-    camel += sum(n for b, n in evidence.inside if page.intruder[b])
-    best = min(
-        (
-            sum(map(operator.mul, map(m.costs.__getitem__, values), counts))
-            + _mixing(name, letters, mixed)
-            + _runs(name, runs),
-            name,
-        )
-        for m, name in zip(page.languages, page.names, strict=True)
+def score_code_pages(encodings: list[str], evidence: ByteEvidence) -> list[Score]:
+    """Score the single-byte code pages ``encodings`` on the bytes seen."""
+    tables, pages = _code_pages()
+    found = evidence.kernel.code_page_scores(
+        evidence.counts, evidence.pairs, evidence.starts, *tables, evidence.ascii_cost
     )
-    extra = CAMEL * camel + SYMBOL * symbols + PRIOR.get(encoding, OTHER_PRIOR)
-    bad = sum(map(operator.mul, map(page.bad.__getitem__, values), counts))
-    return Score(encoding, evidence.ascii_cost + best[0] + extra, best[1], evidence.size, bad)
+    wanted = set(encodings)
+    return [
+        Score(page.encoding, cost, page.names[best], evidence.size, bad, ORDER[page.encoding])
+        for page, (cost, best, bad) in zip(pages, found, strict=True)
+        if page.encoding in wanted
+    ]
 
 
-@dataclass
+#: The incremental decoder of each candidate; the decoding function of UTF-16 and UTF-32.
+_DECODERS = {name: codecs.getincrementaldecoder(name) for name in ("utf-8", *MULTI_BYTE, *WIDE)}
+_WIDE_DECODERS = {
+    "utf-16-le": codecs.utf_16_le_decode,
+    "utf-16-be": codecs.utf_16_be_decode,
+    "utf-32-le": codecs.utf_32_le_decode,
+    "utf-32-be": codecs.utf_32_be_decode,
+}
+
+
 class MultiByteCandidate:
-    """One multi-byte candidate: its incremental decoder and the characters it decoded."""
+    """One multi-byte candidate: its incremental decoder and, when ``counting``, the
+    characters it decoded, counted by ``kernel`` (``_accel.implementation()``).
 
-    encoding: str
-    decoder: codecs.IncrementalDecoder
-    counts: Counter[str] = field(default_factory=Counter)
-    adjacent: Counter[str] = field(default_factory=Counter)
-    single_runs: int = 0
-    longer_runs: int = 0
-    #: The characters decoded, and those of them in the blocks of East Asian scripts.
-    chars: int = 0
-    east_asian: int = 0
-    ruled_out_at: int | None = None
+    Decoding rules a candidate out; counting its characters one by one serves only to
+    score it.  UTF-16 and UTF-32 seldom are (where no NUL byte is seen, only when they
+    read as East Asian text), so the segments they decode are counted when a score is
+    asked for, decoded again from the input by a decoder of their own; the others are
+    counted as they decode.
+    """
 
-    #: Whether the decoded characters are counted (for a score) or only decoded.
-    counting: bool = True
+    __slots__ = (
+        "adjacent",
+        "chars",
+        "counted",
+        "counter",
+        "counting",
+        "counts",
+        "decoder",
+        "east_asian",
+        "encoding",
+        "kernel",
+        "longer_runs",
+        "pending",
+        "raw",
+        "ruled_out_at",
+        "single_runs",
+        "top",
+        "uncounted",
+        "wide",
+    )
 
-    @classmethod
-    def of(cls, encoding: str, counting: bool = True) -> MultiByteCandidate:
-        decoder = codecs.getincrementaldecoder(encoding)("strict")
-        return cls(encoding, decoder, counting=counting)
+    def __init__(self, encoding: str, kernel: Any, counting: bool = True) -> None:
+        self.encoding = encoding
+        self.wide = encoding in WIDE
+        if self.wide:
+            # CPython's incremental decoders of UTF-16 and UTF-32 are Python classes around
+            # these functions: called directly, with the bytes of a unit cut kept here.
+            self.raw = _WIDE_DECODERS[encoding]
+            self.pending = b""
+            #: UTF-32: where the high byte of a unit is, which no character sets.
+            self.top = {"utf-32-le": 3, "utf-32-be": 0}.get(encoding)
+        else:
+            self.decoder = _DECODERS[encoding]("strict")
+        self.kernel = kernel
+        self.counting = counting
+        self.ruled_out_at: int | None = None
+        #: The characters counted: made by ``_start`` once a segment decodes (most
+        #: candidates are ruled out by their first).
+        self.counts: dict[str, int] | None = None
+
+    def _start(self) -> None:
+        #: UTF-16 and UTF-32: the characters decoded, and those of them in the blocks of
+        #: East Asian scripts.
+        self.chars = self.east_asian = 0
+        #: The characters counted (``count_text``) up to the offset ``counted``, by the
+        #: decoder ``counter``; the ends of the segments decoded after it.
+        self.counts = {}
+        self.adjacent: dict[str, int] = {}
+        self.single_runs = self.longer_runs = 0
+        self.counted = 0
+        self.counter: codecs.IncrementalDecoder | None = None
+        self.uncounted: list[int] = []
 
     def advance(self, segment: bytes, start: int) -> None:
         """Decode the next segment (which starts at offset ``start``), or rule this
@@ -593,31 +608,51 @@ class MultiByteCandidate:
         if self.ruled_out_at is not None:
             return
         try:
-            text = self.decoder.decode(segment)
+            if self.wide:
+                data = self.pending + segment
+                if self.top is not None and len(data) >= 4 and data[self.top]:
+                    # A first unit above 10FFFF, where CPython's decoder stops.
+                    self.ruled_out_at = start
+                    self.counts = None
+                    return
+                text, used = self.raw(data, "strict", False)
+                self.pending = data[used:]
+            else:
+                text = self.decoder.decode(segment)
         except UnicodeDecodeError as exc:
             # The error's offsets count from bytes the decoder held back (up to three).
             self.ruled_out_at = start + exc.start
-            self.counts.clear()
+            self.counts = None
             return
         if not self.counting:
             return
-        self.chars += len(text)
-        self.east_asian += len(text) - len(_EAST_ASIAN.sub("", text))
-        if text.isascii():
-            ascii_part = text.encode("ascii")
+        if self.counts is None:
+            self._start()
+        if self.wide:
+            # What UTF-16 without a NUL byte is weighed for.
+            self.chars += len(text)
+            self.east_asian += self.kernel.count_east_asian(text)
+            self.uncounted.append(start + len(segment))
         else:
-            runs = NON_ASCII_RUNS.findall(text)
-            self.counts.update("".join(runs))
-            single = list(map(len, runs)).count(1)
-            self.single_runs += single
-            self.longer_runs += len(runs) - single
-            self.adjacent.update(ADJACENT_TEXT.findall(text))
-            ascii_part = text.encode("ascii", "ignore")
-        # ASCII characters cost by their class alone: counted by class, without a loop.
-        for char, n in zip("a \x01.", ascii_classes(ascii_part), strict=True):
-            if n:
-                self.counts[char] += n
+            self._count(text)
+            self.counted = start + len(segment)
 
-    def score(self) -> Score:
+    def _count(self, text: str) -> None:
+        assert self.counts is not None
+        _, _, single, longer = self.kernel.count_text(text, self.counts, self.adjacent)
+        self.single_runs += single
+        self.longer_runs += longer
+
+    def score(self, buffer: bytearray) -> Score:
+        """The score of the text decoded so far from ``buffer``, the input from its start
+        (at least up to the end of the last segment decoded)."""
+        assert self.counts is not None  # a candidate scored has decoded its segments
+        if self.uncounted and self.counter is None:
+            self.counter = _DECODERS[self.encoding]("strict")
+        for end in self.uncounted:
+            assert self.counter is not None
+            self._count(self.counter.decode(bytes(buffer[self.counted : end])))
+            self.counted = end
+        self.uncounted.clear()
         runs = (self.single_runs, self.longer_runs)
-        return score_counts(self.encoding, self.counts.items(), self.adjacent.items(), runs)
+        return score_counts(self.encoding, self.counts, self.adjacent, runs, self.kernel)

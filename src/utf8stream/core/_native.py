@@ -19,6 +19,15 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import linesearch
 from ._bytes import classify_unit, is_proper_prefix
+from ._detector_native import (
+    cheapest_language,
+    class_counts,
+    code_page_scores,
+    count_bytes,
+    count_east_asian,
+    count_runs,
+    count_text,
+)
 from .events import Malformed, MalformedKind, codec_error_kind
 
 if TYPE_CHECKING:
@@ -28,6 +37,13 @@ __all__ = [
     "BufferedAsyncIterator",
     "ByteTranscoder",
     "PlainEncoder",
+    "cheapest_language",
+    "class_counts",
+    "code_page_scores",
+    "count_bytes",
+    "count_east_asian",
+    "count_runs",
+    "count_text",
     "find_moji",
     "find_run",
     "join_cut",

@@ -34,7 +34,10 @@
  * 5. find_run() and join_cut(): the normalizer's search for long runs of non-starters
  *    and its output made in one copy (_runs.h).
  *
- * 6. find_moji() and moji_pages(): the mojibake repairer's search for runs that could
+ * 6. The encoding detector's passes over every byte and every decoded character, and its
+ *    sums of costs (_detect.h).
+ *
+ * 7. find_moji() and moji_pages(): the mojibake repairer's search for runs that could
  *    be undone, and the code pages that could undo a stretch (_moji.h).
  *
  * Everything here returns plain data (texts, offsets): the follower's record type and
@@ -44,7 +47,8 @@
  * inline across them as in one file: _table37.h (Table 3-7, shared with _transcode.c),
  * _state.h (module state, object layouts), _decode.h and _simd.h (the decoding loop and
  * its SIMD kernels), _feed.h (Units.feed), _stream.h (the stream state: Units.decode), _lines.h (line cutting),
- * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _moji.h; the module here.
+ * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _detect.h, _moji.h; the
+ * module here.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -70,6 +74,7 @@
 #include "_encoder.h"
 #include "_iterator.h"
 #include "_runs.h"
+#include "_detect.h"
 #include "_moji.h"
 
 /* ---- module --------------------------------------------------------------------------- */
@@ -176,6 +181,20 @@ static PyMethodDef module_methods[] = {
      "join_cut(head, text, cut) -> head + text[:cut], in one copy"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
      "split_lines(data, text, newline, base, limit, each_offset) -> (contents, offsets) | None"},
+    {"count_bytes", (PyCFunction)(void (*)(void))detect_count_bytes, METH_FASTCALL,
+     "count_bytes(segment, evidence) -> int: the detector's byte counts"},
+    {"count_runs", (PyCFunction)(void (*)(void))detect_count_runs, METH_FASTCALL,
+     "count_runs(segment, evidence, pairs, starts): the runs of bytes above 7F"},
+    {"count_east_asian", (PyCFunction)detect_count_east_asian, METH_O,
+     "count_east_asian(text) -> int: the characters in East Asian scripts"},
+    {"count_text", (PyCFunction)(void (*)(void))detect_count_text, METH_FASTCALL,
+     "count_text(text, counts, adjacent) -> (chars, east_asian, single, longer)"},
+    {"code_page_scores", (PyCFunction)(void (*)(void))detect_code_page_scores, METH_FASTCALL,
+     "code_page_scores(evidence, pairs, starts, flags, costs, terms, rows, extras, ascii_cost)"},
+    {"cheapest_language", (PyCFunction)(void (*)(void))detect_cheapest_language, METH_FASTCALL,
+     "cheapest_language(counts, models, letters, mixed, single, longer) -> (cost, index)"},
+    {"class_counts", (PyCFunction)(void (*)(void))detect_class_counts, METH_FASTCALL,
+     "class_counts(counts, cache, class_of) -> (letters, symbols, bad, others)"},
     {NULL, NULL, 0, NULL},
 };
 

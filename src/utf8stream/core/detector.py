@@ -22,13 +22,13 @@ The rules, in order:
 
 from __future__ import annotations
 
-import itertools
 import math
+import operator
 import re
-from collections import Counter
-from collections.abc import Iterable
 from dataclasses import dataclass
 
+from . import _accel
+from . import _detector_native as counting
 from . import _detector_score as scoring
 
 __all__ = ["DEFAULT_MAX_LOOKAHEAD", "Detection", "EncodingDetector", "detect"]
@@ -54,6 +54,7 @@ _BOMS = (
     (b"\xfe\xff", "utf-16-be"),
     (b"\xff\xfe", "utf-16-le"),
 )
+_BOM_FIRST_BYTES = frozenset(mark[0] for mark, _ in _BOMS)
 #: What designates a double-byte set in ISO-2022-JP (JIS X 0208 and 0212).
 _ISO2022_JP = (b"\x1b$B", b"\x1b$@", b"\x1b$(D")
 
@@ -84,6 +85,8 @@ def _bom(prefix: bytes | bytearray, final: bool) -> tuple[Detection | None, bool
     """The decision of a byte-order mark at the start of ``prefix``, taken at the
     shortest length that settles it, and whether the question is settled (False: more
     bytes may still make or lengthen a mark)."""
+    if prefix and prefix[0] not in _BOM_FIRST_BYTES:
+        return None, True
     for length in range(1, min(len(prefix), 4) + 1):
         head = bytes(prefix[:length])
         matching = [(m, e) for m, e in _BOMS if head.startswith(m) or m.startswith(head)]
@@ -135,17 +138,24 @@ class EncodingDetector:
         """Look at more of the input; the decision as soon as it is safe, else None."""
         if self._decision is not None or self._state is None:
             return self._decision
-        self._buffer += data[: self.max_lookahead - len(self._buffer)]
+        # The bytes fed are buffered only as far as each step looks: a decision taken
+        # early copies no more of a long chunk.
+        fed = memoryview(data)[: self.max_lookahead - len(self._buffer)]
+        start = len(self._buffer)
+        end = start + len(fed)
         if not self._bom_settled:
+            self._buffer += fed[: max(0, 4 - start)]
             found, self._bom_settled = _bom(self._buffer, final=False)
             if found is not None:
                 return self._decide(found)
-        while self._bom_settled and self._next_point <= len(self._buffer):
+        while self._bom_settled and self._next_point <= end:
             point = self._next_point
+            self._buffer += fed[len(self._buffer) - start : point - start]
             found = self._state.evaluate(self._buffer, point, point == self.max_lookahead)
             if found is not None:
                 return self._decide(found)
             self._next_point = _after(point, self.max_lookahead)
+        self._buffer += fed[len(self._buffer) - start :]
         return None
 
     def finish(self) -> Detection:
@@ -193,24 +203,21 @@ class _Evidence:
     UTF-8, and each multi-byte candidate's decoder."""
 
     def __init__(self) -> None:
+        #: What counts (the accelerator or its pure twin), chosen once.
+        self.kernel = _accel.implementation()
         self.seen = 0
-        #: Where the multi-byte candidates and the code pages' evidence stand: gathered only
-        #: when statistics are asked for (ASCII alone, or valid UTF-8, never asks).
+        #: Where the multi-byte candidates and the runs of bytes above 7F stand: gathered
+        #: only when statistics are asked for (ASCII alone, or valid UTF-8, never asks).
         self.decoded = 0
-        #: Counts of NUL and of each byte value above 7F; the bytes above 7F seen, as a
-        #: bit mask; the ASCII bytes by class (``scoring.ascii_classes``).
-        self.histogram = [0] * 256
+        #: The byte counts (``_detector_native``: NUL and each byte above 7F, the ASCII
+        #: bytes by class up to ``seen``; the runs of bytes above 7F up to ``decoded``); the
+        #: bytes above 7F seen, as a bit mask; pairs of bytes above 7F, and the first two
+        #: bytes of the runs of them that no ASCII letter precedes.
+        self.counts = counting.new_evidence()
         self.high_mask = 0
-        self.ascii = [0, 0, 0, 0]
-        self.adjacent = [0] * 256
-        self.pairs: Counter[tuple[int, int]] = Counter()
-        #: The first two bytes of runs of bytes above 7F that no ASCII letter precedes.
-        self.starts: Counter[tuple[int, int]] = Counter()
-        #: Bytes above 7F alone between two ASCII letters.
-        self.inside = [0] * 256
-        #: Runs of bytes above 7F one byte long, and longer.
-        self.runs = [0, 0]
-        self.utf8 = scoring.MultiByteCandidate.of("utf-8", counting=False)
+        self.pairs: dict[int, int] = {}
+        self.starts: dict[int, int] = {}
+        self.utf8 = scoring.MultiByteCandidate("utf-8", self.kernel, counting=False)
         #: Made when statistics are first asked for.
         self.multi: list[scoring.MultiByteCandidate] = []
 
@@ -218,17 +225,10 @@ class _Evidence:
         """The decision on ``buffer[:point]``; None while it is not yet safe, never None
         when ``final``."""
         segment = bytes(buffer[self.seen : point])
-        high = segment.translate(None, scoring.ASCII)
-        if high:
-            for byte, n in Counter(high).items():
-                self.histogram[byte] += n
-                self.high_mask |= 1 << byte
-        self.histogram[0] += segment.count(0)
-        for i, n in enumerate(scoring.ascii_classes(segment)):
-            self.ascii[i] += n
+        self.high_mask |= self.kernel.count_bytes(segment, self.counts)
         self.utf8.advance(segment, self.seen)
         self.seen = point
-        nul = self.histogram[0] > 0
+        nul = self.counts[counting.EVIDENCE_HISTOGRAM] > 0
         if nul and self.utf8.ruled_out_at is None and _padding_only(buffer, point):
             # Text padded with NUL bytes: they are ASCII, and no UTF-16 or UTF-32 unit.
             nul = False
@@ -240,8 +240,8 @@ class _Evidence:
         return self._statistics(buffer, point, final, nul)
 
     def _unicode_rules(self, buffer: bytearray, point: int, final: bool) -> Detection | None:
-        high = sum(self.histogram[0x80:])
-        if high == 0:
+        counts = self.counts
+        if not self.high_mask:
             head = bytes(buffer[:point])
             if any(mark in head for mark in _ISO2022_JP) and self._alive(
                 buffer, point, "iso2022_jp"
@@ -252,7 +252,9 @@ class _Evidence:
                 return Detection("utf-8", 1.0, point, "ASCII only: no byte above 7F")
             return None
         if self.utf8.ruled_out_at is None:
-            sequences = sum(self.histogram[0xC2:0xF5])
+            sequences = sum(
+                counts[counting.EVIDENCE_HISTOGRAM + 0xC2 : counting.EVIDENCE_HISTOGRAM + 0xF5]
+            )
             if final or sequences >= _EARLY_UTF8:
                 confidence = 1 - 0.2 * 0.5 ** (sequences - 1)
                 plural = "s" if sequences > 1 else ""
@@ -265,28 +267,11 @@ class _Evidence:
         segment = bytes(buffer[self.decoded : point])
         if not self.multi:
             names = scoring.MULTI_BYTE + scoring.WIDE
-            self.multi = [scoring.MultiByteCandidate.of(name) for name in names]
+            self.multi = [scoring.MultiByteCandidate(name, self.kernel) for name in names]
         for candidate in self.multi:
-            candidate.advance(segment, self.decoded)
-        pairs: list[Iterable[tuple[int, int]]] = []
-        # Each run of bytes above 7F, with the ASCII letters around it.
-        for before, run, after in scoring.HIGH_RUNS.findall(segment):
-            if len(run) == 1:
-                self.runs[0] += 1
-                if before or after:
-                    self.adjacent[run[0]] += 1
-                if before and after:
-                    self.inside[run[0]] += 1
-                continue
-            self.runs[1] += 1
-            pairs.append(itertools.pairwise(run))
-            if before:
-                self.adjacent[run[0]] += 1
-            else:
-                self.starts[run[0], run[1]] += 1
-            if after:
-                self.adjacent[run[-1]] += 1
-        self.pairs.update(itertools.chain.from_iterable(pairs))
+            if candidate.ruled_out_at is None:
+                candidate.advance(segment, self.decoded)
+        self.kernel.count_runs(segment, self.counts, self.pairs, self.starts)
         self.decoded = point
 
     def _alive(self, buffer: bytearray, point: int, encoding: str) -> bool:
@@ -301,26 +286,26 @@ class _Evidence:
         # UTF-16 without a NUL byte holds no ASCII character (no space, digit or line
         # end): it is weighed where it reads as an East Asian script, or where nothing
         # narrower reads as text.
-        wide = [c for c in alive if c.encoding in scoring.WIDE]
-        multi = wide if nul else [c for c in alive if c.encoding not in scoring.WIDE]
+        wide = [c for c in alive if c.wide]
+        multi = wide if nul else [c for c in alive if not c.wide]
         if not nul:
             share = scoring.EAST_ASIAN_SHARE
             multi += [c for c in wide if c.east_asian >= share * max(1, c.chars)]
-        pages = [] if nul else [name for name in scoring.CODE_PAGES if not self._undefined(name)]
+        mask = self.high_mask
+        pages = [] if nul else [n for n, m in scoring.UNDEFINED.items() if not mask & m]
         names = [c.encoding for c in multi] + pages or [c.encoding for c in wide]
         # Before statistics may decide, only a choice left by elimination alone is taken.
         early = names and not final and point < _EARLY_STATISTICS
         if early and not all(self._same_text(name, names[0]) for name in names):
             return None
-        scores = self._scores(multi, pages)
-        texts = [s for s in scores if _is_text(s)]
+        scores = self._scores(buffer, multi, pages)
+        texts = list(filter(_is_text, scores))
         if not texts and not nul and wide and not all(c in multi for c in wide):
-            scores = self._scores(wide, [])
-            texts = [s for s in scores if _is_text(s)]
-        ruled_out = self._ruled_out(nul)
+            scores = self._scores(buffer, wide, [])
+            texts = list(filter(_is_text, scores))
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
-            return Detection(None, 0.99, point, f"{why}; {ruled_out}")
+            return Detection(None, 0.99, point, f"{why}; {self._ruled_out(nul)}")
         # A candidate whose text is mostly controls and unassigned characters is no text,
         # however cheap (a few wide characters cost less than more narrow ones).
         if not texts:
@@ -333,13 +318,16 @@ class _Evidence:
         best = scores[0]
         # Encodings that decode the bytes seen to the same text are one choice: the more
         # common of them is named; the others are rivals.
-        alike = [s for s in scores if self._same_text(s.encoding, best.encoding)]
-        rivals = [s for s in scores if s not in alike]
+        alike: list[scoring.Score] = []
+        rivals: list[scoring.Score] = []
+        same_text = self._same_text
+        for s in scores:
+            (alike if same_text(s.encoding, best.encoding) else rivals).append(s)
         best = min(
             alike,
             key=lambda s: (
                 scoring.PRIOR.get(s.encoding, scoring.OTHER_PRIOR),
-                _ORDER.get(s.encoding, len(_ORDER)),
+                s.order,
             ),
         )
         # Code pages of the same languages that read some letter differently and the
@@ -356,58 +344,18 @@ class _Evidence:
         chose = f"statistics: {best.encoding} reads as {best.language or 'text'}"
         if rivals:
             chose += f", {margin:.0f} nats likelier than {rivals[0].encoding}"
-        return Detection(best.encoding, confidence, point, f"{ruled_out}; {chose}")
+        return Detection(best.encoding, confidence, point, f"{self._ruled_out(nul)}; {chose}")
 
     def _scores(
-        self, multi: list[scoring.MultiByteCandidate], pages: list[str]
+        self, buffer: bytearray, multi: list[scoring.MultiByteCandidate], pages: list[str]
     ) -> list[scoring.Score]:
-        """The candidates' scores, cheapest first."""
-        scores = [c.score() for c in multi]
+        """The candidates' scores on ``buffer`` up to the last point, cheapest first."""
+        scores = [c.score(buffer) for c in multi]
         if pages:
-            runs = (self.runs[0], self.runs[1])
-            evidence = scoring.ByteEvidence.of(
-                self.histogram,
-                self.ascii,
-                self.adjacent,
-                self.inside,
-                self.pairs,
-                self.starts,
-                runs,
-            )
-            # Code pages in the order of what they cost at least: those that cannot beat the
-            # two that decide (the cheapest text and its cheapest rival) are scored only
-            # where they read the bytes as the cheapest does (one of them may be named).
-            bounds = sorted((scoring.code_page_bound(n, evidence), n) for n in pages)
-            left: list[str] = []
-            for bound, name in bounds:
-                if left or self._settled(scores, bound):
-                    left.append(name)
-                else:
-                    scores.append(scoring.score_code_page(name, evidence))
-            if left:
-                best = min(filter(_is_text, scores), key=_cost_order).encoding
-                scores += [
-                    scoring.score_code_page(name, evidence)
-                    for name in left
-                    if self._same_text(name, best)
-                ]
+            evidence = scoring.ByteEvidence.of(self.counts, self.pairs, self.starts, self.kernel)
+            scores += scoring.score_code_pages(pages, evidence)
         scores.sort(key=_cost_order)
         return scores
-
-    def _settled(self, scores: list[scoring.Score], bound: float) -> bool:
-        """Whether a candidate that costs at least ``bound`` is neither the cheapest text
-        among ``scores`` and it nor that one's cheapest rival."""
-        texts = sorted((s for s in scores if _is_text(s)), key=_cost_order)
-        if not texts:
-            return False
-        rival = next(
-            (s for s in texts if not self._same_text(s.encoding, texts[0].encoding)), None
-        )
-        return rival is not None and bound > rival.cost
-
-    def _undefined(self, code_page: str) -> bool:
-        """Whether the bytes seen hold one ``code_page`` leaves undefined."""
-        return bool(self.high_mask & scoring.UNDEFINED[code_page])
 
     def _same_text(self, one: str, other: str) -> bool:
         """Whether two candidates decode the bytes seen to the same text."""
@@ -420,11 +368,12 @@ class _Evidence:
         """What ruled which candidates out, in a few words: the first invalid bytes and
         how many encodings they ruled out, the code pages that leave a byte undefined."""
         out = [c for c in (self.utf8, *self.multi) if c.ruled_out_at is not None]
-        out.sort(key=lambda c: (c.encoding != "utf-8", c.ruled_out_at or 0))
-        pages = [name for name in scoring.CODE_PAGES if nul or self._undefined(name)]
+        mask = self.high_mask
+        pages = [n for n, m in scoring.UNDEFINED.items() if nul or mask & m]
         parts = []
         if out:
-            first = out[0]
+            # UTF-8 first, else the first ruled out.
+            first = out[0] if out[0] is self.utf8 else min(out, key=_ruled_out_at)
             more = f" and {len(out) - 1} more" if len(out) > 1 else ""
             parts.append(
                 f"invalid bytes rule out {first.encoding} (at byte {first.ruled_out_at}){more}"
@@ -436,13 +385,9 @@ class _Evidence:
         return "; ".join(parts) or "nothing ruled out"
 
 
-#: Tie-breaks between candidates that score alike.
-_PREFERENCE = (*scoring.WIDE, *scoring.MULTI_BYTE, *scoring.SINGLE_BYTE)
-_ORDER = {name: i for i, name in enumerate(_PREFERENCE)}
-
-
-def _cost_order(score: scoring.Score) -> tuple[float, int]:
-    return score.cost, _ORDER.get(score.encoding, len(_ORDER))
+_ruled_out_at = operator.attrgetter("ruled_out_at")
+#: Candidates cheapest first, ties broken by their order.
+_cost_order = operator.attrgetter("cost", "order")
 
 
 def _is_text(score: scoring.Score) -> bool:

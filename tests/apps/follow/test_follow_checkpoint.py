@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import CheckpointError, FollowCheckpoint, follow
-from utf8stream.follower import FileIdentity, read_checkpoint, write_checkpoint
+from utf8stream.follower import FileIdentity, OutputMark, read_checkpoint, write_checkpoint
 
 DIGEST = hashlib.sha256(b"first line\n").hexdigest()
 VALID: dict[str, Any] = {
@@ -27,6 +27,7 @@ VALID: dict[str, Any] = {
     "mid_line": False,
     "file": {"device": 2049, "inode": 131, "head_length": 11, "head_sha256": DIGEST},
 }
+OUTPUT: dict[str, Any] = {"device": 64768, "inode": 77, "size": 4096, "header": "a.log"}
 FUZZ = settings(
     max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
@@ -62,6 +63,20 @@ def test_a_valid_checkpoint_round_trips() -> None:
         "/var/log/app.log", FileIdentity(2049, 131, 11, DIGEST), 42, False
     )
     assert FollowCheckpoint.from_json(checkpoint.to_json()) == checkpoint
+
+
+def test_an_output_record_round_trips_and_is_optional() -> None:
+    """How far a program had written its output file (``utf8stream tail`` records it); a
+    checkpoint without it (any written before it existed) loads as before."""
+    checkpoint = FollowCheckpoint.from_json(json.dumps({**VALID, "output": OUTPUT}))
+    assert checkpoint.output == OutputMark(64768, 77, 4096, "a.log")
+    assert FollowCheckpoint.from_json(checkpoint.to_json()) == checkpoint
+    unnamed = {k: v for k, v in OUTPUT.items() if k != "header"}
+    assert FollowCheckpoint.from_json(json.dumps({**VALID, "output": unnamed})).output == (
+        OutputMark(64768, 77, 4096, None)
+    )
+    assert FollowCheckpoint.from_json(json.dumps(VALID)).output is None
+    assert "output" not in json.loads(FollowCheckpoint.from_json(json.dumps(VALID)).to_json())
 
 
 @FUZZ
@@ -127,6 +142,14 @@ def test_mutated_checkpoints_are_used_only_when_sane(
         ({"file": {**VALID["file"], "device": 2**64}}, '"device" must be'),
         ({"file": {**VALID["file"], "head_sha256": DIGEST.upper()}}, "64 hex digits"),
         ({"file": {**VALID["file"], "head_sha256": DIGEST[:-1]}}, "64 hex digits"),
+        ({"output": None}, '"output" must be a JSON object'),
+        ({"output": {**OUTPUT, "size": -1}}, '"size" must be an integer'),
+        ({"output": {**OUTPUT, "size": 2**63}}, '"size" must be an integer'),
+        ({"output": {**OUTPUT, "inode": 2**64}}, '"inode" must be'),
+        ({"output": {**OUTPUT, "header": 3}}, '"header" must be a file name'),
+        ({"output": {**OUTPUT, "header": "a\0b"}}, '"header" must be a file name'),
+        ({"output": {**OUTPUT, "extra": 1}}, '"output" has unknown keys: "extra"'),
+        ({"output": {"device": 1, "inode": 2}}, '"output" lacks size'),
     ],
 )
 def test_each_defect_is_named(change: dict[str, Any], message: str) -> None:

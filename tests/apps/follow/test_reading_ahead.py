@@ -10,7 +10,6 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,36 +17,12 @@ import anyio
 import pytest
 
 from utf8stream import FollowCheckpoint, follow
-from utf8stream.apps import _apps_accel, _apps_native, _readahead
+from utf8stream.apps import _readahead
 from utf8stream.apps.follow import _cutting
 from utf8stream.apps.follow._reading import in_memory
-from utf8stream.core._accel import built_accelerator, use_accelerator
 from utf8stream.follower import ReadPolicy
 
 pytestmark = pytest.mark.anyio
-
-
-def compiled() -> bool:
-    """Whether the apps layer's extension is built (and the accelerator not disabled)."""
-    if built_accelerator() is None:
-        return False
-    with use_accelerator(True):
-        return _apps_accel.implementation() is not _apps_native
-
-
-@pytest.fixture(
-    params=[
-        pytest.param(
-            "accelerator",
-            marks=pytest.mark.skipif(not compiled(), reason="C accelerator not built"),
-        ),
-        "twin",
-    ]
-)
-def kind(request: pytest.FixtureRequest) -> Iterator[str]:
-    """The read-ahead the follower in the test uses."""
-    with use_accelerator(request.param == "accelerator"):
-        yield request.param
 
 
 def numbered(count: int) -> bytes:

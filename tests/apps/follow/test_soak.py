@@ -3,9 +3,9 @@
 The scenario (tests/_soak.py): a writer process appends ``app.log <seq> <padding>`` lines
 at 15,000 lines/s while the log is rotated every 0.3-0.9 s (create, copytruncate,
 compress + delaycompress, dateext, as logrotate does them).  ``follow()`` must give every
-sequence number exactly once and in order; the ``tail -F --checkpoint`` CLI, killed with
-SIGKILL at random moments and restarted from its checkpoint, must lose none and repeat
-at most the lines of the one write to stdout a kill came during or just after.
+sequence number exactly once and in order; so must the ``tail -F --checkpoint`` CLI
+appending to a file, killed with SIGKILL at random moments and restarted from its
+checkpoint (a line a kill cut in half is completed by the restart).
 
 Short by default (a few seconds per scenario); ``UTF8STREAM_SOAK_SECONDS=300`` makes a
 long run.  In the soak step (``pytest -m soak``; .ci/run runs it after the default run).
@@ -63,15 +63,9 @@ def test_cli_killed_and_restarted_loses_no_line(
 ) -> None:
     seed = soak_seed(mode)
     result = run_cli(tmp_path, mode, scenario_seconds(mode, SECONDS), RATE, seed)
-    # How many lines the restarts repeated is reported (-rP, the junit XML); that none
-    # repeated more than one write is asserted.
     record_property("soak", str(result))  # a string: pytest-xdist sends it between processes
     print(f"{mode}: {result}")
     assert result.restarts >= 1 and result.rotations >= 2, f"seed {seed}: {result}"
-    assert (result.missing, result.out_of_order, result.garbled) == (0, 0, 0), (
-        f"UTF8STREAM_SOAK_SEED={seed}: {result}"
-    )
-    assert result.window_exceeded == 0, (
-        f"UTF8STREAM_SOAK_SEED={seed}: a restart repeated more than one write's lines: {result}"
-    )
+    counts = (result.missing, result.duplicates, result.out_of_order, result.garbled)
+    assert counts == (0, 0, 0, 0), f"UTF8STREAM_SOAK_SEED={seed}: {result}"
     assert "Traceback" not in result.stderr, result.stderr

@@ -5,13 +5,15 @@ Lines are cut at ``\\n`` only, as GNU tail does, and written back with the endin
 With ``--checkpoint`` every way the command stops saves the checkpoint (the end of the
 input, Ctrl-C, SIGTERM, a closed output pipe), and while following it is also saved right
 after every write to stdout; a saved checkpoint covers exactly the lines written to
-stdout, so a restart repeats none and loses none.  After a SIGKILL none is lost, and only
-the lines of one write can repeat: lines go out in one ``write`` of at most 64 KiB
-(``_tail_output.Output.BATCH_BYTES``) and the line that filled it, and a kill during that
-write, or after it returned and before the save that follows it, leaves the checkpoint
-before them.
-That window cannot be closed: to a pipe, writing lines and recording that they were
-written are two steps, and no reader can tell the run that repeats them which it got.
+stdout, so a restart repeats none and loses none.  After a SIGKILL none is lost: lines go
+out in one ``write`` of at most 64 KiB (``_tail_output.Output.BATCH_BYTES``) and the line
+that filled it, and a kill during that write, or after it returned and before the save
+that follows it, leaves the checkpoint before them.  Into a regular file they are not
+repeated either: each save records how far the file was written (``OutputMark``), and the
+restart skips what lies past that as it writes those lines again, checking byte for byte
+that they are the same (``_output_mark``).  Into a pipe the lines of that one write come
+again: writing lines and recording that they were written are two steps, and no reader
+can tell the run that repeats them which it got.
 The saves are not fsynced (``write_checkpoint(durable=False)``, the store's
 ``synchronous=NORMAL``): a killed process loses nothing the kernel was given; a power
 loss can bring back older checkpoints (more repeats).  One FILE's checkpoint saved on
@@ -36,7 +38,7 @@ import stat
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any
 
@@ -65,7 +67,7 @@ if TYPE_CHECKING:
     import anyio.abc
 
     from ..checkpoints import CheckpointStore
-    from ..follow import Follower, Line, Notice
+    from ..follow import FollowCheckpoint, Follower, Line, Notice, OutputMark
     from ..many import ManyFollower
 
 #: The FILE that means standard input, and what headers and messages call it.
@@ -278,6 +280,32 @@ def _load_follower(
     return follower, first
 
 
+def _saved(args: argparse.Namespace) -> FollowCheckpoint | None:
+    """One FILE's checkpoint as saved (its follower has read and checked it already)."""
+    from ..follow import CheckpointError, read_checkpoint
+
+    if not args.checkpoint:
+        return None
+    try:
+        return read_checkpoint(args.checkpoint)
+    except (OSError, CheckpointError):  # none yet (or gone since): nothing to resume
+        return None
+
+
+def _stored_marks(store: CheckpointStore | None) -> list[OutputMark]:
+    """The marks of the output file in a checkpoint store's rows (``Output`` takes the
+    last save's)."""
+    from ..follow import CheckpointError
+
+    if store is None:
+        return []
+    try:
+        saved = store.load_all()
+    except CheckpointError:  # said by the follower as it loads the store
+        return []
+    return [cp.output for cp in saved.values() if cp.output is not None]
+
+
 def _left_for_later(follower: Follower, line: Line) -> bool:
     """Whether the checkpoint stands before ``line``: the unfinished last line, shown
     by GNU tail, is left for the run that sees it whole (no line printed twice)."""
@@ -355,13 +383,19 @@ class _Files:
         self.args = args
         self.files = files
         self.line_end = _newline(args).encode()
+        saved = _saved(args)
         self.output = Output(
             sys.stdout.buffer,
             args.verbose or (len(files) > 1 and not args.quiet),
             files[0][1] if args.checkpoint else None,  # never standard input
             args.checkpoint,
             following=args.follow,
+            marks=args.checkpoint,
+            resume=[saved.output] if saved is not None and saved.output is not None else [],
+            line_end=self.line_end,
         )
+        # Saved again once it moves (or on stopping).
+        self.output.saved = saved
         self.status = EXIT_OK
         self.unreadable = 0
         # Raised again once the task group is left, as itself: a task group would wrap it.
@@ -478,21 +512,18 @@ class _Files:
             self.fail(exc)
 
     async def save_first(self) -> None:
-        """The first save as soon as the file is open, before any line: a run killed
-        before then would leave no checkpoint, and the next run would start at the end
-        of whatever file the path names by then (after a rotation, a new one).  Every
-        flush saves after that."""
+        """The first save as soon as the file is open: a run killed before then would
+        leave no checkpoint, and the next run would start at the end of whatever file
+        the path names by then (after a rotation, a new one).  A flush (of the lines
+        gathered so far, if any) makes it; every flush saves after that."""
         import anyio
 
         output = self.output
         try:
-            follower = output.follower
-            while follower is not None and output.delivered is None:
-                with suppress(RuntimeError):  # not open yet
-                    output.delivered = follower.checkpoint()
-                if output.delivered is None:
+            while output.follower is not None and output.delivered is None:
+                output.flush()
+                if output.delivered is None:  # not open yet
                     await anyio.sleep(0.01)
-            output.record(durable=False)
         except Exception as exc:
             self.fail(exc)
 
@@ -640,8 +671,17 @@ class _Many:
         self.many = many
         self.store = store
         self.shown = shown
-        self.output = Output(sys.stdout.buffer, not args.quiet, None, None, many=many)
         self.line_end = _newline(args).encode()
+        self.output = Output(
+            sys.stdout.buffer,
+            not args.quiet,
+            None,
+            None,
+            many=many,
+            marks=args.checkpoint if store is not None else None,
+            resume=_stored_marks(store),
+            line_end=self.line_end,
+        )
         self.status = EXIT_OK
         self.unreadable = 0
         self.failure: Exception | None = None

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         CHECKPOINT_MAX_BYTES,
         CheckpointError,
         FollowCheckpoint,
+        OutputMark,
         read_checkpoint,
         write_checkpoint,
     )
@@ -43,6 +44,7 @@ __all__ = [
     "FollowerStatistics",
     "Line",
     "Notice",
+    "OutputMark",
     "ReadPolicy",
     "follow",
     "read_checkpoint",
@@ -55,6 +57,7 @@ _HOMES = {
         "CHECKPOINT_MAX_BYTES",
         "CheckpointError",
         "FollowCheckpoint",
+        "OutputMark",
         "read_checkpoint",
         "write_checkpoint",
     ),

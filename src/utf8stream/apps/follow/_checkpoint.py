@@ -19,9 +19,34 @@ __all__ = [
     "CHECKPOINT_MAX_BYTES",
     "CheckpointError",
     "FollowCheckpoint",
+    "OutputMark",
     "read_checkpoint",
     "write_checkpoint",
 ]
+
+
+@public("utf8stream.follower")
+@dataclass(frozen=True)
+class OutputMark:
+    """How far a program had written the lines out when their checkpoint was saved: its
+    output, a regular file (``device``, ``inode``), held everything they became up to byte
+    ``size``.  ``header``: the name of the last ``==> FILE <==`` header written before
+    then (``utf8stream tail``), None for none.
+
+    Bytes past ``size`` were written after the save: a restart that produces the same
+    bytes again from the checkpoint can skip them instead of writing them twice.
+    """
+
+    device: int
+    inode: int
+    size: int
+    header: str | None = None
+
+    def to_record(self) -> dict[str, Any]:
+        record: dict[str, Any] = {"device": self.device, "inode": self.inode, "size": self.size}
+        if self.header is not None:
+            record["header"] = self.header
+        return record
 
 
 @public("utf8stream")
@@ -34,12 +59,17 @@ class FollowCheckpoint:
 
     ``mid_line`` is true when that was a piece of an overlong line split at a character
     boundary (the rest of the line follows, without a gap).
+
+    ``output``: how far the program that wrote the lines out had written its output
+    file (``OutputMark``), when it records that (``utf8stream tail`` does); a follower
+    resuming the checkpoint ignores it.
     """
 
     path: str
     file: FileIdentity
     offset: int
     mid_line: bool = False
+    output: OutputMark | None = None
 
     def to_json(self) -> str:
         record: dict[str, Any] = {
@@ -57,6 +87,8 @@ class FollowCheckpoint:
         if self.file.encoding is not None:
             # Only then: a checkpoint without detection reads as it always did.
             record["file"]["encoding"] = self.file.encoding
+        if self.output is not None:
+            record["output"] = self.output.to_record()
         return json.dumps(record, sort_keys=True)
 
     @classmethod
@@ -83,7 +115,7 @@ class FollowCheckpoint:
             and (type(version) is not int or version != 1)
         ):
             raise CheckpointError(f"unknown version {_shown(version)} (expected 1)")
-        record = _expect_object(raw, _CHECKPOINT_KEYS, "the checkpoint")
+        record = _expect_object(raw, _CHECKPOINT_KEYS, "the checkpoint", _OPTIONAL_KEYS)
         file = _expect_object(record["file"], _IDENTITY_KEYS, '"file"', _OPTIONAL_IDENTITY_KEYS)
         mid_line = record["mid_line"]
         if type(mid_line) is not bool:
@@ -99,6 +131,7 @@ class FollowCheckpoint:
             ),
             offset=_expect_int(record, "offset", _OFFSET_LIMIT),
             mid_line=mid_line,
+            output=_expect_output(record["output"]) if "output" in record else None,
         )
         return checkpoint
 
@@ -111,6 +144,9 @@ class CheckpointError(ValueError):
 #: A checkpoint is about 300 bytes; anything much larger is not one.
 CHECKPOINT_MAX_BYTES = 1 << 16
 _CHECKPOINT_KEYS = frozenset({"version", "path", "offset", "mid_line", "file"})
+_OPTIONAL_KEYS = frozenset({"output"})
+_OUTPUT_KEYS = frozenset({"device", "inode", "size"})
+_OPTIONAL_OUTPUT_KEYS = frozenset({"header"})
 _IDENTITY_KEYS = frozenset({"device", "inode", "head_length", "head_sha256"})
 _OPTIONAL_IDENTITY_KEYS = frozenset({"encoding"})
 #: Offsets are ``off_t`` (signed 64 bits); device and inode numbers are unsigned 64 bits.
@@ -169,6 +205,20 @@ def _expect_detected(value: object) -> str | None:
             return value
     raise CheckpointError(
         f'"encoding" must be an encoding lines can be cut in (as detected), not {_shown(value)}'
+    )
+
+
+def _expect_output(value: object) -> OutputMark:
+    """The optional ``"output"`` record (absent from the checkpoints of a follower alone)."""
+    record = _expect_object(value, _OUTPUT_KEYS, '"output"', _OPTIONAL_OUTPUT_KEYS)
+    header = record.get("header")
+    if header is not None and (not isinstance(header, str) or "\0" in header):
+        raise CheckpointError(f'"header" must be a file name, not {_shown(header)}')
+    return OutputMark(
+        device=_expect_int(record, "device", _ID_LIMIT),
+        inode=_expect_int(record, "inode", _ID_LIMIT),
+        size=_expect_int(record, "size", _OFFSET_LIMIT),
+        header=header,
     )
 
 
