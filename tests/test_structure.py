@@ -31,8 +31,10 @@ CORE_EXPORTS = {
     "ByteTranscoder",
     "PlainEncoder",
     "Units",
+    "find_moji",
     "find_run",
     "join_cut",
+    "moji_pages",
     "_classify_all",
     "cheapest_language",
     "class_counts",
@@ -314,8 +316,9 @@ SCANNER_MODULES = {"core/scanner.py"}
 #: than reading a stream.
 NOT_STREAM_DECODES = {
     # The byte transcoder's pure twin (``_transcode.c``'s): bytes to bytes in another
-    # encoding, a primitive of its own beside the scanner, on the same Table 3-7.
-    "core/_native.py": 1,
+    # encoding, a primitive of its own beside the scanner, on the same Table 3-7; and
+    # ``find_moji``'s trial of a run of text put back into the bytes a code page read.
+    "core/_native.py": 2,
     # The encoder's rewrite of the UTF-8 it has just made from text: one 4-byte sequence
     # to a CESU-8 pair, one OPTU-8 escape back to its byte.
     "core/encoder.py": 2,

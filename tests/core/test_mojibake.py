@@ -21,6 +21,9 @@ from utf8stream.transforms import (
     transform_from_checkpoint,
 )
 
+# Every test runs with the accelerator and in pure Python (conftest's fixture).
+pytestmark = pytest.mark.usefixtures("implementation")
+
 SENTENCES = [
     "Le café était déjà fermé, hélas ; à demain, peut-être.",
     "Über den Wolken muss die Freiheit wohl grenzenlos sein, sagte Jürgen in Köln.",

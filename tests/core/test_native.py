@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
+from test_mojibake import ONCE, TWICE
 
 from utf8stream.core import _accel
 from utf8stream.core.scanner import scanner_type
@@ -337,3 +338,101 @@ def test_join_cut(head: str, text: str, cut: int) -> None:
     assert sys.getsizeof(joined) == sys.getsizeof(head + text[:cut])
     with pytest.raises(ValueError):
         _accel.implementation().join_cut(head, text, len(text) + 1)
+
+
+# -- find_moji: the mojibake repairer's search for runs that could be undone -------------
+
+MOJI_PAGES = ("latin-1", "cp1252", "cp1251", "cp1250", "cp1253", "cp1254", "cp1257", "mac_roman")
+
+
+def _moji_tables() -> tuple[bytes, bytes]:
+    """Tables as ``find_moji`` reads them, made here from the codecs: each byte 0x80-0xFF
+    of each page is the character it decodes to (an undefined one: the C1 control)."""
+    held: dict[str, bytearray] = {}
+    for k, page in enumerate(MOJI_PAGES):
+        for byte in range(0x80, 0x100):
+            try:
+                char = bytes([byte]).decode(page)
+            except UnicodeDecodeError:
+                char = chr(byte)
+            held.setdefault(char, bytearray(len(MOJI_PAGES)))[k] = byte
+    index = bytearray(2 * 0x10000)
+    pages = bytearray(len(MOJI_PAGES))
+    for row, char in enumerate(sorted(held), 1):
+        index[2 * ord(char) : 2 * ord(char) + 2] = row.to_bytes(2, sys.byteorder)
+        pages += held[char]
+    return bytes(index), bytes(pages)
+
+
+MOJI_INDEX, MOJI_TABLE = _moji_tables()
+_baked = [word for _, _, baked in (ONCE[::3] + TWICE[::17]) for word in baked.split(" ") if word]
+moji_texts = st.lists(
+    st.one_of(
+        st.sampled_from(_baked),
+        st.text(alphabet="aZ \n\u00a0éÃ©Â¤™ЂЯяΣ€‚ƒ„\x81\x9d˘ŁŚ√ß中😀", max_size=12),
+    ),
+    max_size=12,
+).map("".join)
+
+
+@given(moji_texts, st.integers(0, 200), st.sampled_from([1, 2, 3, 4, 9, 256]))
+@example("ÃÃ©", 1, 256)
+@example("Ã©", 0, 256)
+@example("Ã", 0, 256)
+@example("Ð¸ Ð", 0, 256)
+@example("ÃƒÂ©Ã", 0, 4)
+def test_find_moji_compiled_and_pure_agree(text: str, start: int, longest: int) -> None:
+    """Differential: the compiled scan and its twin, at every start, on the same tables."""
+    built = _accel.built_accelerator()
+    if built is None:
+        pytest.skip("the C accelerator is not built here (pure-Python install)")
+    from utf8stream.core import _native
+
+    start = min(start, len(text) + 1)
+    for tables in ((MOJI_INDEX, MOJI_TABLE, len(MOJI_PAGES)), (MOJI_INDEX, MOJI_TABLE[:40], 3)):
+        args = (text, *tables, start, longest)
+        assert built.find_moji(*args) == _native.find_moji(*args)
+        assert built.moji_pages(text, *tables) == _native.moji_pages(text, *tables)
+
+
+def test_find_moji_finds_mojibake_and_passes_text() -> None:
+    find = _accel.implementation().find_moji
+    width = len(MOJI_PAGES)
+    # "é" read as cp1252 is a run valid through latin-1 and cp1252; Cyrillic words are
+    # runs valid through no page; a lone character is no run; past the bound, any run.
+    assert find("café: cafÃ©", MOJI_INDEX, MOJI_TABLE, width, 0, 256) == 9
+    assert find("Привет мир и всё", MOJI_INDEX, MOJI_TABLE, width, 0, 256) == -1
+    assert find("Привет", MOJI_INDEX, MOJI_TABLE, width, 0, 6) == 0
+    assert find("é Ã Ѓ", MOJI_INDEX, MOJI_TABLE, width, 0, 256) == -1
+    # A run that began before the start is a piece of a run cut there.
+    assert find("Привет", MOJI_INDEX, MOJI_TABLE, width, 2, 256) == 2
+    assert find("cafÃ©", MOJI_INDEX, MOJI_TABLE, width, 4, 256) == 4
+    assert find("cafÃ©", MOJI_INDEX, MOJI_TABLE, width, 5, 256) == -1
+
+
+def test_moji_pages_are_the_pages_every_run_decodes_through() -> None:
+    pages = _accel.implementation().moji_pages
+    width = len(MOJI_PAGES)
+    latin1, cp1252, cp1251 = 1, 2, 4
+    assert pages("plain text", MOJI_INDEX, MOJI_TABLE, width) == (1 << width) - 1
+    assert pages("cafÃ© Ã©", MOJI_INDEX, MOJI_TABLE, width) & (latin1 | cp1252 | cp1251) == (
+        latin1 | cp1252
+    )
+    # "â€™" (a right quote read as cp1252) is held by cp1252 and cp1254 alone.
+    cp1254 = 1 << MOJI_PAGES.index("cp1254")
+    assert pages("itâ€™s cafÃ©", MOJI_INDEX, MOJI_TABLE, width) == cp1252 | cp1254
+    assert pages("Ð¸ Привет", MOJI_INDEX, MOJI_TABLE, width) == 0
+
+
+def test_find_moji_refuses_nonsense() -> None:
+    find = _accel.implementation().find_moji
+    with pytest.raises(ValueError):
+        find("abc", MOJI_INDEX[:10], MOJI_TABLE, 8, 0, 256)
+    with pytest.raises(ValueError):
+        find("abc", MOJI_INDEX, MOJI_TABLE, 0, 0, 256)
+    with pytest.raises(ValueError):
+        find("abc", MOJI_INDEX, MOJI_TABLE, 8, -1, 256)
+    with pytest.raises(TypeError):
+        find(b"abc", MOJI_INDEX, MOJI_TABLE, 8, 0, 256)
+    with pytest.raises(ValueError):
+        _accel.implementation().moji_pages("abc", MOJI_INDEX, MOJI_TABLE, 33)

@@ -37,6 +37,9 @@
  * 6. The encoding detector's passes over every byte and every decoded character, and its
  *    sums of costs (_detect.h).
  *
+ * 7. find_moji() and moji_pages(): the mojibake repairer's search for runs that could
+ *    be undone, and the code pages that could undo a stretch (_moji.h).
+ *
  * Everything here returns plain data (texts, offsets): the follower's record type and
  * read buffers are the apps layer's own extension (apps/_apps_speedups.c).
  *
@@ -44,7 +47,8 @@
  * inline across them as in one file: _table37.h (Table 3-7, shared with _transcode.c),
  * _state.h (module state, object layouts), _decode.h and _simd.h (the decoding loop and
  * its SIMD kernels), _feed.h (Units.feed), _stream.h (the stream state: Units.decode), _lines.h (line cutting),
- * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _detect.h; the module here.
+ * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _detect.h, _moji.h; the
+ * module here.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -71,6 +75,7 @@
 #include "_iterator.h"
 #include "_runs.h"
 #include "_detect.h"
+#include "_moji.h"
 
 /* ---- module --------------------------------------------------------------------------- */
 
@@ -168,6 +173,10 @@ static PyMethodDef module_methods[] = {
      "setup(kinds, Malformed, offset_slot, data_slot, kind_slot)"},
     {"find_run", (PyCFunction)(void (*)(void))find_run, METH_FASTCALL,
      "find_run(text, members, shortest, start) -> index of a long run of members | -1"},
+    {"find_moji", (PyCFunction)(void (*)(void))find_moji, METH_FASTCALL,
+     "find_moji(text, index, pages, width, start, longest) -> index of a run to undo | -1"},
+    {"moji_pages", (PyCFunction)(void (*)(void))moji_pages, METH_FASTCALL,
+     "moji_pages(text, index, pages, width) -> bits of the pages every run decodes through"},
     {"join_cut", (PyCFunction)(void (*)(void))join_cut, METH_FASTCALL,
      "join_cut(head, text, cut) -> head + text[:cut], in one copy"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,

@@ -30,6 +30,7 @@ before and after it, so for every way of cutting the input the output is that of
 
 from __future__ import annotations
 
+import array
 import codecs
 import itertools
 import re
@@ -37,6 +38,7 @@ import unicodedata
 from functools import lru_cache
 from typing import Any
 
+from ._accel import implementation
 from .transform import OnChange, TextChange, TransformCheckpoint, register_transform
 
 __all__ = ["CODE_PAGES", "DEFAULT_MAX_CARRY", "MojibakeRepairer", "repair_mojibake"]
@@ -72,16 +74,6 @@ _LONE = re.compile(f"(?<!{_MOJI_CLASS}){_MOJI_CLASS}(?!{_MOJI_CLASS})")
 _LINE_END = re.compile("[\n\r]")
 
 
-def _utf8_of(chars: str) -> bytes:
-    """A byte pattern for the UTF-8 form of any of ``chars`` (and of a few others)."""
-    leads = {c.encode()[0] for c in chars}
-    two = bytes(sorted(b for b in leads if b < 0xE0))
-    three = bytes(sorted(b for b in leads if b >= 0xE0))
-    return b"(?:[%s][\x80-\xbf]|[%s][\x80-\xbf]{2})" % (re.escape(two), re.escape(three))
-
-
-_PAIR = re.compile(_utf8_of(_MOJI) * 2)
-_CONTINUATION = bytes(range(0x80, 0xC0))
 _C1 = re.compile("[\x80-\x9f]")
 # Characters that next to a letter are all but always mojibake: C1 controls, and symbols
 # that text has little use for (broken bar, currency sign, diaeresis, macron, cedilla,
@@ -95,6 +87,31 @@ _ENCODERS = (
     ("latin-1", None),
     *((name, codecs.charmap_build(_ASCII + _HALVES[name])) for name in CODE_PAGES),
 )
+
+
+def _moji_tables() -> tuple[bytes, bytes]:
+    """``find_moji``'s tables: per BMP code point its row (0: no character of the code
+    pages), and per row its byte through each of ``_ENCODERS`` (0: not held)."""
+    index = array.array("H", bytes(2 * 0x10000))
+    pages = bytearray(len(_ENCODERS))
+    for row, char in enumerate(_MOJI, 1):
+        if not 0x80 <= ord(char) < 0x10000:
+            raise AssertionError(f"a code page's upper half holds {char!r}")
+        index[ord(char)] = row
+        for _, encoder in _ENCODERS:
+            try:
+                raw = (
+                    char.encode("latin-1")
+                    if encoder is None
+                    else codecs.charmap_encode(char, "strict", encoder)[0]
+                )
+            except UnicodeError:
+                raw = b"\0"
+            pages.append(raw[0])
+    return index.tobytes(), bytes(pages)
+
+
+_INDEX, _PAGES = _moji_tables()
 # The byte 0xC3 or 0xC2 (the lead bytes of U+0080-U+00FF) read in each code page: before
 # a symbol they are the surest sign of mojibake.  mac_roman's 0xC2 is a NOT SIGN, which
 # people draw faces with, so it is no sign.
@@ -190,13 +207,10 @@ def _is_letter(char: str) -> bool:
 @lru_cache(maxsize=65536)
 def _plausible(repair: str, before: str, after: str) -> bool:
     """Whether ``repair`` reads as text between ``before`` and ``after``."""
-    scripts: set[str] = set()
-    for char in repair:
-        script = _script(char)
-        if script == _NO:
-            return False
-        if script is not None:
-            scripts.add(script)
+    scripts = set(map(_script, repair))
+    if _NO in scripts:
+        return False
+    scripts.discard(None)
     if len(scripts) > 1:
         return False
     first, last = repair[0], repair[-1]
@@ -253,11 +267,10 @@ def _reads_badly(run: str, before: str, after: str) -> bool:
     return _is_letter(before) or _is_letter(after)
 
 
-def _undo(runs: list[str], encoder: Any) -> list[str] | None:
-    """Each of ``runs`` encoded with ``encoder`` (a charmap, None for latin-1) and
-    decoded as UTF-8, or None if one of them does not go through.  The runs go through
-    together, a space between each (a space ends any UTF-8 sequence; no run holds one)."""
-    joined = " ".join(runs)
+def _undo(joined: str, encoder: Any) -> list[str] | None:
+    """Each of the runs in ``joined`` (a space between each: a space ends any UTF-8
+    sequence; no run holds one) encoded with ``encoder`` (a charmap, None for latin-1)
+    and decoded as UTF-8, or None if one of them does not go through."""
     try:
         raw = (
             joined.encode("latin-1")
@@ -273,7 +286,7 @@ def _undo(runs: list[str], encoder: Any) -> list[str] | None:
 def _passable(repair: str) -> bool:
     """Whether ``repair`` may be a layer between two others: any character a code page
     holds, C1 controls too, or any a final repair may give."""
-    return all(c in _MOJI_SET or _script(c) != _NO for c in repair)
+    return _NO not in map(_script, set(repair).difference(_MOJI_SET))
 
 
 Repairs = list[tuple[int, int, str, tuple[str, ...]]]
@@ -286,8 +299,14 @@ def _peel(
     page (in order) that repairs them all: the repairs and, per run, the code pages
     undone; None if no code page gives a plausible repair at any depth.  ``shown``: the
     runs are already known to be mojibake (a layer undone gave text no one writes)."""
-    for code_page, encoder in _ENCODERS:
-        repaired = _undo(runs, encoder)
+    joined = " ".join(runs)
+    # The code pages through which every run is valid UTF-8, found in one pass: only
+    # those are tried.
+    through = implementation().moji_pages(joined, _INDEX, _PAGES, len(_ENCODERS))
+    for k, (code_page, encoder) in enumerate(_ENCODERS):
+        if not through >> k & 1:
+            continue
+        repaired = _undo(joined, encoder)
         if repaired is not None and all(map(_passable, repaired)):
             if not shown and not any(
                 _reads_badly(run, before, after)
@@ -338,29 +357,6 @@ def _decide(stretch: str, before: str, after: str) -> Repairs:
     return [(a, b, found[0][i], found[1][i]) for i, (a, b) in enumerate(spans)]
 
 
-class _Pairs:
-    """Where in a text two characters of the code pages stand in a row (and a few more
-    places), searched for in its UTF-8 form, where the search is quick."""
-
-    def __init__(self, text: str) -> None:
-        self._text = text
-        self._raw = text.encode("utf-8", "surrogatepass")
-        self._byte = self._char = 0
-
-    def after(self, at: int) -> int | None:
-        """The first place at or after code point ``at``, or None."""
-        if at > self._char:
-            self._byte += len(self._text[self._char : at].encode("utf-8", "surrogatepass"))
-            self._char = at
-        found = _PAIR.search(self._raw, self._byte)
-        if found is None:
-            return None
-        # Code points up to it: the bytes that do not continue a sequence.
-        self._char += len(self._raw[self._byte : found.start()].translate(None, _CONTINUATION))
-        self._byte = found.start()
-        return self._char
-
-
 class MojibakeRepairer:
     """Repairs UTF-8 mojibake in text given in pieces (see the module's docstring).
 
@@ -392,15 +388,21 @@ class MojibakeRepairer:
         out: list[str] = []
         at = 0
         limit = self._max_carry
-        pairs = _Pairs(buf)
+        find_moji = implementation().find_moji
         pair: int | None = -1
         while True:
-            # A line without two of the code pages' characters in a row holds no run to
-            # repair: it goes out as it is, without being cut into stretches.
+            # A line without a run that could be undone (valid UTF-8 through one of the
+            # code pages) holds nothing to repair: every stretch in it is left as it is.
+            # It goes out as it is, without being cut into stretches; so does the rest of
+            # the text when it is final and holds no such run.
             if pair is not None and pair < at:
-                pair = pairs.after(at)
-            skip = len(buf) if pair is None else pair
-            skip = max(buf.rfind("\n", at, skip), buf.rfind("\r", at, skip)) + 1
+                pair = find_moji(buf, _INDEX, _PAGES, len(_ENCODERS), at, limit)
+                pair = None if pair < 0 else pair
+            if pair is None and final:
+                skip = len(buf)
+            else:
+                skip = len(buf) if pair is None else pair
+                skip = max(buf.rfind("\n", at, skip), buf.rfind("\r", at, skip)) + 1
             if skip > at:
                 out.append(buf[at:skip])
                 at = skip
