@@ -68,8 +68,9 @@ def size(path: Path) -> int:
 def kill_and_restart(
     command: list[str], grows: Path, record: Path, expected_size: int, kills: int, seed: int
 ) -> Runs:
-    """Start ``command``, SIGKILL it when ``grows`` reaches a random size (the first time,
-    a random moment after the start), ``kills`` times; then let it finish."""
+    """Start ``command``, SIGKILL it when ``grows`` reaches a random size in the first half
+    of what is left (the first time, a random moment after the start), ``kills`` times;
+    then let it finish."""
     rng = random.Random(seed)
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     runs = Runs()
@@ -78,11 +79,21 @@ def kill_and_restart(
         process = subprocess.Popen(
             command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
         )
-        target = 0 if kill == 0 else rng.randrange(expected_size)
+        # A point in the first half of what is left, with a checkpoint record written: a
+        # slow machine still reaches it before the run ends, so every kill but the first
+        # lands inside the work, and the next start resumes.
+        done = size(grows)
+        half = done + (expected_size - done) // 2 + 2
+        target = 0 if kill == 0 else rng.randrange(done + 1, half)
         deadline = time.monotonic() + DEADLINE
-        while process.poll() is None and size(grows) < target and time.monotonic() < deadline:
+        while (
+            process.poll() is None
+            and (size(grows) < target or (kill > 0 and not record.exists()))
+            and time.monotonic() < deadline
+        ):
             time.sleep(0.001)
-        time.sleep(rng.uniform(0, 0.05))  # a random moment of the run, not a wait
+        if kill == 0:
+            time.sleep(rng.uniform(0, 0.05))  # a random moment of the start, not a wait
         process.kill()
         _, stderr = process.communicate(timeout=DEADLINE)
         if process.returncode == 0:
