@@ -33,6 +33,7 @@ measured and is not shipped (``byte_domain``) against decoding and repairing the
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import random
 import re
@@ -41,6 +42,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import _mojibake_corpus
@@ -54,11 +56,24 @@ CACHE_VERSION = 1
 CHUNK = 65536
 
 
+def _ftfy() -> Any:
+    """ftfy, the peer (the bench extra); SystemExit with the reason where it is missing."""
+    try:
+        return importlib.import_module("ftfy")
+    except ImportError as exc:
+        raise SystemExit(
+            f"bench_mojibake: ftfy is not installed here ({exc}); install the bench extra"
+        ) from None
+
+
 def load(rebuild: bool) -> list[Line]:
     if CACHE.exists() and not rebuild:
         raw = json.loads(CACHE.read_text("utf-8"))
         if raw.get("version") == CACHE_VERSION:
-            return [Line(*row[:6], tuple(row[6])) for row in raw["lines"]]
+            return [
+                Line(row[0], row[1], row[2], row[3], row[4], row[5], tuple(row[6]))
+                for row in raw["lines"]
+            ]
     lines = _mojibake_corpus.lines()
     CACHE.parent.mkdir(parents=True, exist_ok=True)
     rows = [
@@ -71,7 +86,7 @@ def load(rebuild: bool) -> list[Line]:
 
 
 def repairs(name: str, lines: list[Line], max_carry: int, examples: int) -> None:
-    import ftfy
+    ftfy = _ftfy()
 
     counts: Counter[str] = Counter()
     missed: Counter[tuple[str, ...]] = Counter()
@@ -117,7 +132,7 @@ def repairs(name: str, lines: list[Line], max_carry: int, examples: int) -> None
 
 
 def false_repairs(name: str, lines: list[Line], max_carry: int, examples: int) -> None:
-    import ftfy
+    ftfy = _ftfy()
 
     by_source: dict[str, Counter[str]] = {}
     shown = 0
@@ -164,7 +179,7 @@ def _stream(text: str, max_carry: int) -> str:
 
 
 def throughput(kind: str, texts: Sequence[str], repeat: int, max_carry: int) -> None:
-    import ftfy
+    ftfy = _ftfy()
 
     joined = "\n".join(texts) + "\n"
     contenders: dict[str, Callable[[], object]] = {
