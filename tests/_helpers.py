@@ -37,7 +37,7 @@ K = MalformedKind
 
 def examples(count: int) -> int:
     """``count`` scaled as the loaded profile scales Hypothesis' default ``max_examples``
-    (half under the ``ci`` and ``dev`` profiles, ten times under ``deep``)."""
+    (a quarter under the ``ci`` and ``dev`` profiles, ten times under ``deep``)."""
     loaded = settings.default
     assert loaded is not None
     return count * loaded.max_examples // settings.get_profile("default").max_examples

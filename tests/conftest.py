@@ -30,11 +30,12 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 # itself loads its built-in "ci" profile when it sees CI).  The profile must be loaded
 # before any test module builds a settings object: those inherit from it.
 _BASE = settings.get_profile("default")
-# The default run (ci and dev) draws half of Hypothesis' default number of examples, so that
-# the README's test command stays short: Hypothesis tries the small and boundary cases
-# first, and every short input of the decoding core is checked exhaustively besides
-# (test_table.py, test_scanner_units.py).  ``deep`` draws twenty times as many.
-_DEFAULT_RUN = _BASE.max_examples // 2
+# The default run (ci and dev) draws a quarter of Hypothesis' default number of examples,
+# so that the README's test command stays short: Hypothesis tries the small and boundary
+# cases first, and every short input of the decoding core is checked exhaustively besides
+# (test_table.py, test_scanner_units.py).  ``deep`` draws forty times as many; it is run
+# before every landing.
+_DEFAULT_RUN = _BASE.max_examples // 4
 # A submission must never fail CI on a roll of the dice: CI draws the same examples on
 # every run, and a slow shared runner cannot trip a timing check.
 settings.register_profile(

@@ -108,7 +108,8 @@ async def test_start_mid_character_begins_with_one_replacement(tmp_path: Path) -
 async def test_rename_and_create_rotation_drains_the_old_file(tmp_path: Path) -> None:
     path = tmp_path / "app.log"
     path.write_bytes(b"old 1\n")
-    async with follow(path, start="beginning", poll_interval=POLL) as lines:
+    # The old file's writer is done before the new file appears: a short grace drains it.
+    async with follow(path, start="beginning", poll_interval=POLL, rotate_grace=0.2) as lines:
         assert await take_texts(lines, 1) == ["old 1"]
         old = open(path, "ab")  # noqa: SIM115 - the writer keeps it across the rename
         os.rename(path, tmp_path / "app.log.1")
@@ -215,7 +216,7 @@ async def test_checkpoint_after_rotation_while_stopped_drains_rotated_file(
     append(path, b"c\n")
     os.rename(path, tmp_path / "app.log.1")
     path.write_bytes(b"d\n")
-    async with follow(path, checkpoint=cp, poll_interval=POLL) as lines:
+    async with follow(path, checkpoint=cp, poll_interval=POLL, rotate_grace=0.2) as lines:
         assert await take_texts(lines, 3) == ["b", "c", "d"]
         assert await nothing_more(lines)
 
