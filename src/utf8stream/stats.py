@@ -1,7 +1,8 @@
 """The statistics records: frozen snapshots of what an object has done so far.
 
 Each is what ``statistics()`` returns on its object: ``DecoderStatistics``
-(``Utf8Decoder``, ``Transcoder``), ``LineSplitterStatistics`` (``LineSplitter``),
+(``Utf8Decoder``; a ``Transcoder``'s through its ``decoder`` when the source is UTF-8),
+``LineSplitterStatistics`` (``LineSplitter``),
 ``StreamStatistics`` (the streams of ``utf8stream``), ``FollowerStatistics`` (the
 followers).  Each loads with its object's module, on first use here: naming the decoder's
 record does not import the async streams.
