@@ -299,10 +299,10 @@ class _Evidence:
         if early and not all(self._same_text(name, names[0]) for name in names):
             return None
         scores = self._scores(buffer, multi, pages)
-        texts = list(filter(_is_text, scores))
+        texts = [s for s in scores if _is_text(s)]
         if not texts and not nul and wide and not all(c in multi for c in wide):
             scores = self._scores(buffer, wide, [])
-            texts = list(filter(_is_text, scores))
+            texts = [s for s in scores if _is_text(s)]
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
             return Detection(None, 0.99, point, f"{why}; {self._ruled_out(nul)}")
