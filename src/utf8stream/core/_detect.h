@@ -482,22 +482,63 @@ enum {
     CP_BAD = 64,
 };
 
-/* The sum of counts[key] over the pairs (a << 8) | b of ``dict`` whose flags hold
-   ``first`` for a and ``second`` for b; -1 on an error. */
-static long long
-pairs_with(PyObject *dict, const unsigned char *flags, int first, int second)
+/* The entries of a dict of pairs (a << 8) | b -> count, read once for every code page:
+   ``key[i]`` and ``count[i]`` for i < n, in the dict's order. */
+typedef struct {
+    Py_ssize_t n;
+    unsigned short *key;
+    long long *count;
+} pair_list;
+
+/* Read ``dict`` into ``out`` (keys outside 0-FFFF are left out, as no flags match them);
+   -1 on an error (``out`` then holds nothing to free). */
+static int
+pair_list_of(PyObject *dict, pair_list *out)
 {
-    Py_ssize_t pos = 0;
+    Py_ssize_t size = PyDict_GET_SIZE(dict), pos = 0;
     PyObject *key, *value;
-    long long total = 0;
+    out->n = 0;
+    out->key = PyMem_Malloc((size_t)(size ? size : 1) * sizeof(unsigned short));
+    out->count = PyMem_Malloc((size_t)(size ? size : 1) * sizeof(long long));
+    if (out->key == NULL || out->count == NULL) {
+        PyMem_Free(out->key);
+        PyMem_Free(out->count);
+        PyErr_NoMemory();
+        return -1;
+    }
     while (PyDict_Next(dict, &pos, &key, &value)) {
         long k = PyLong_AsLong(key);
         long long n = PyLong_AsLongLong(value);
         if ((k == -1 || n == -1) && PyErr_Occurred()) {
+            PyMem_Free(out->key);
+            PyMem_Free(out->count);
             return -1;
         }
-        if (k >= 0 && k <= 0xffff && (flags[k >> 8] & first) && (flags[k & 0xff] & second)) {
-            total += n;
+        if (k >= 0 && k <= 0xffff) {
+            out->key[out->n] = (unsigned short)k;
+            out->count[out->n++] = n;
+        }
+    }
+    return 0;
+}
+
+static void
+pair_list_free(pair_list *pairs)
+{
+    PyMem_Free(pairs->key);
+    PyMem_Free(pairs->count);
+}
+
+/* The sum of the counts of the pairs (a << 8) | b whose flags hold ``first`` for a and
+   ``second`` for b. */
+static long long
+pairs_with(const pair_list *pairs, const unsigned char *flags, int first, int second)
+{
+    long long total = 0;
+    for (Py_ssize_t i = 0; i < pairs->n; i++) {
+        unsigned k = pairs->key[i];
+        if ((flags[k >> 8] & first) && (flags[k & 0xff] & second)) {
+            total += pairs->count[i];
         }
     }
     return total;
@@ -551,8 +592,8 @@ high_bytes_cost(const seen_bytes *seen, const double *costs)
 
 /* One code page's score: see the twin. */
 static PyObject *
-score_one_page(const long long *counts, const seen_bytes *seen, PyObject *pairs,
-               PyObject *starts, const unsigned char *flags, const double *costs,
+score_one_page(const long long *counts, const seen_bytes *seen, const pair_list *pairs,
+               const pair_list *starts, const unsigned char *flags, const double *costs,
                const double *terms, int rows, const double *extra, double ascii_cost)
 {
     long long letters = 0, mixed = 0, symbols = 0, camel = 0, bad = 0;
@@ -566,9 +607,6 @@ score_one_page(const long long *counts, const seen_bytes *seen, PyObject *pairs,
     }
     long long lower_upper = pairs_with(pairs, flags, CP_LOWER, CP_UPPER);
     long long stray_letter = pairs_with(starts, flags, CP_STRAY, CP_LETTER);
-    if (lower_upper < 0 || stray_letter < 0) {
-        return NULL;
-    }
     camel += lower_upper + stray_letter;
     double single = (double)counts[EV_RUNS], longer = (double)counts[EV_RUNS + 1];
     double best = 0.0;
@@ -645,8 +683,18 @@ detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t narg
     const double *costs = cost_view.buf, *terms = term_view.buf, *extras = extra_view.buf;
     seen_bytes seen;
     seen_bytes_of(ev.buf, &seen);
+    pair_list pairs = {0, NULL, NULL}, starts = {0, NULL, NULL};
+    if (out != NULL && pair_list_of(args[1], &pairs) < 0) {
+        Py_CLEAR(out);
+    }
+    else if (out != NULL && pair_list_of(args[2], &starts) < 0) {
+        pair_list_free(&pairs);
+        pairs.key = NULL;
+        pairs.count = NULL;
+        Py_CLEAR(out);
+    }
     for (Py_ssize_t k = 0, row = 0; out != NULL && k < pages; row += rows[k], k++) {
-        PyObject *one = score_one_page(ev.buf, &seen, args[1], args[2], flags + 256 * k,
+        PyObject *one = score_one_page(ev.buf, &seen, &pairs, &starts, flags + 256 * k,
                                        costs + 256 * row, terms + 4 * row, rows[k],
                                        extras + 3 * k, ascii_cost);
         if (one == NULL) {
@@ -655,6 +703,8 @@ detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t narg
         }
         PyTuple_SET_ITEM(out, k, one);
     }
+    pair_list_free(&starts);
+    pair_list_free(&pairs);
     PyBuffer_Release(&term_view);
     PyBuffer_Release(&cost_view);
     PyBuffer_Release(&extra_view);

@@ -418,6 +418,7 @@ class _CodePage:
 
     def __init__(self, encoding: str) -> None:
         self.encoding = encoding
+        self.order = ORDER[encoding]
         table = CODE_PAGES[encoding]
         flags = bytearray(256)
         for b, c in enumerate(table):
@@ -520,11 +521,11 @@ def score_code_pages(encodings: list[str], evidence: ByteEvidence) -> list[Score
     found = evidence.kernel.code_page_scores(
         evidence.counts, evidence.pairs, evidence.starts, *tables, evidence.ascii_cost
     )
-    wanted = set(encodings)
+    size = evidence.size
     return [
-        Score(page.encoding, cost, page.names[best], evidence.size, bad, ORDER[page.encoding])
+        Score(page.encoding, cost, page.names[best], size, bad, page.order)
         for page, (cost, best, bad) in zip(pages, found, strict=True)
-        if page.encoding in wanted
+        if page.encoding in encodings
     ]
 
 
@@ -536,6 +537,7 @@ _WIDE_DECODERS = {
     "utf-32-le": codecs.utf_32_le_decode,
     "utf-32-be": codecs.utf_32_be_decode,
 }
+_UNIT_TOP = {"utf-32-le": 3, "utf-32-be": 0}
 
 
 class MultiByteCandidate:
@@ -572,14 +574,15 @@ class MultiByteCandidate:
 
     def __init__(self, encoding: str, kernel: Any, counting: bool = True) -> None:
         self.encoding = encoding
-        self.wide = encoding in WIDE
-        if self.wide:
+        raw = _WIDE_DECODERS.get(encoding)
+        self.wide = raw is not None
+        if raw is not None:
             # CPython's incremental decoders of UTF-16 and UTF-32 are Python classes around
             # these functions: called directly, with the bytes of a unit cut kept here.
-            self.raw = _WIDE_DECODERS[encoding]
+            self.raw = raw
             self.pending = b""
             #: UTF-32: where the high byte of a unit is, which no character sets.
-            self.top = {"utf-32-le": 3, "utf-32-be": 0}.get(encoding)
+            self.top = _UNIT_TOP.get(encoding)
         else:
             self.decoder = _DECODERS[encoding]("strict")
         self.kernel = kernel

@@ -299,10 +299,10 @@ class _Evidence:
         if early and not all(self._same_text(name, names[0]) for name in names):
             return None
         scores = self._scores(buffer, multi, pages)
-        texts = list(filter(_is_text, scores))
+        texts = _texts(scores)
         if not texts and not nul and wide and not all(c in multi for c in wide):
             scores = self._scores(buffer, wide, [])
-            texts = list(filter(_is_text, scores))
+            texts = _texts(scores)
         if not scores:
             why = "NUL bytes in no UTF-16 or UTF-32 pattern" if nul else "nothing decodes"
             return Detection(None, 0.99, point, f"{why}; {self._ruled_out(nul)}")
@@ -390,6 +390,7 @@ _ruled_out_at = operator.attrgetter("ruled_out_at")
 _cost_order = operator.attrgetter("cost", "order")
 
 
-def _is_text(score: scoring.Score) -> bool:
-    """Whether at most ``BAD_SHARE`` of a candidate's characters are not text."""
-    return score.bad <= scoring.BAD_SHARE * max(1, score.chars)
+def _texts(scores: list[scoring.Score]) -> list[scoring.Score]:
+    """The candidates at most ``BAD_SHARE`` of whose characters are not text."""
+    share = scoring.BAD_SHARE
+    return [s for s in scores if s.bad <= share * max(1, s.chars)]
