@@ -43,6 +43,7 @@ __all__ = [
     "AutoDecoder",
     "NotTextError",
     "is_auto",
+    "marked_codec",
     "text_encoding",
 ]
 
@@ -71,6 +72,24 @@ def text_encoding(detection: Detection, name: str = "the input") -> str:
     if detection.encoding is None:
         raise NotTextError(detection, name)
     return detection.encoding
+
+
+#: The codecs that read a byte-order mark and drop it, by the encoding it marks.
+_MARK_READERS = {
+    "utf-8": "utf-8-sig",
+    "utf-16-le": "utf-16",
+    "utf-16-be": "utf-16",
+    "utf-32-le": "utf-32",
+    "utf-32-be": "utf-32",
+}
+
+
+def marked_codec(detection: Detection, name: str = "the input") -> str:
+    """The codec to read a whole stream with, for the detector's decision on its head:
+    with a byte-order mark, the codec that reads the mark as a mark and drops it
+    (``utf-8-sig``, ``utf-16``, ``utf-32``).  ``NotTextError`` if it is not text."""
+    encoding = text_encoding(detection, name)
+    return _MARK_READERS.get(encoding, encoding) if detection.bom_length else encoding
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 from ._linetypes import ByteLine, LineBatch, LineItem
-from .autodecode import DEFAULT_MAX_LOOKAHEAD, text_encoding
+from .autodecode import DEFAULT_MAX_LOOKAHEAD, marked_codec, text_encoding
 from .autodoubt import DoubtTracker, OnDoubt, doubt_tracker
 from .linecodec import LineEngine
 from .linedecoders import LineDecoder, line_decoder
@@ -153,17 +153,6 @@ class AutoLineEngine:
                 self._doubt = None
 
 
-#: The codecs that read a byte-order mark and drop it, by the encoding it marks: a line
-#: decoder of one of these reads a marked stream from its first byte.
-_MARKED = {
-    "utf-8": "utf-8-sig",
-    "utf-16-le": "utf-16",
-    "utf-16-be": "utf-16",
-    "utf-32-le": "utf-32",
-    "utf-32-be": "utf-32",
-}
-
-
 def detect_line_codec(head: bytes, name: str = "the input") -> str:
     """The codec to cut a stream into lines with, told by its first bytes ``head`` (the
     detector's decision on them, or on its first ``DEFAULT_MAX_LOOKAHEAD``): with a
@@ -178,6 +167,6 @@ def detect_line_codec(head: bytes, name: str = "the input") -> str:
 def line_codec(found: Detection, name: str = "the input") -> str:
     """The codec to cut lines with for the detector's decision ``found`` (see
     ``detect_line_codec``)."""
-    encoding = text_encoding(found, name)
+    codec = marked_codec(found, name)
     auto_line_decoder(found)  # refuses what cannot be cut in lines, saying why
-    return _MARKED.get(encoding, encoding) if found.bom_length else encoding
+    return codec

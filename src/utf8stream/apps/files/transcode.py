@@ -8,7 +8,7 @@ import sys
 from types import MappingProxyType
 from typing import TYPE_CHECKING, BinaryIO, cast
 
-from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD, is_auto, text_encoding
+from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD, is_auto, marked_codec, text_encoding
 from ...core.autodoubt import DoubtTracker, OnDoubt, doubt_tracker
 from ...core.transformed import as_transform
 from .output import Output, check_distinct, name_output, open_binary, open_output
@@ -68,23 +68,6 @@ def _doubt_in_head(path: str, detection: Detection, on_doubt: OnDoubt | None) ->
         with open_binary(path, "rb") as fin:
             head = fin.read(size)
         tracker.feed(head, final=len(head) < size)
-
-
-#: The codec that reads a byte-order mark as a mark, not as text: a mark the detector
-#: found is consumed, as ``encoding="auto"`` consumes it everywhere else.
-_READS_ITS_MARK = {
-    "utf-8": "utf-8-sig",
-    "utf-16-le": "utf-16",
-    "utf-16-be": "utf-16",
-    "utf-32-le": "utf-32",
-    "utf-32-be": "utf-32",
-}
-
-
-def _source(detection: Detection) -> str:
-    """The codec to transcode from, for what ``source="auto"`` detected."""
-    encoding = text_encoding(detection)
-    return _READS_ITS_MARK.get(encoding, encoding) if detection.bom_length else encoding
 
 
 def _detect(fin: BinaryIO, name: str) -> tuple[Detection, bytes]:
@@ -207,7 +190,7 @@ def transcode_file(
     detection = replay = None
     if is_auto(source):
         detection, replay = _detected(src_path, on_doubt)
-        source = _source(detection)
+        source = marked_codec(detection)
     source_name, target_name = canonical(source), canonical(target)
     if chunk_size < 1:
         raise ValueError("chunk_size must be positive")
@@ -277,7 +260,7 @@ async def atranscode_file(
     detection = None
     if is_auto(source):
         detection = await anyio.to_thread.run_sync(detect_file, os.fspath(src))
-        source = _source(detection)
+        source = marked_codec(detection)
         await anyio.to_thread.run_sync(_doubt_in_head, os.fspath(src), detection, on_doubt)
     source_name, target_name = canonical(source), canonical(target)
     if workers > 1 and transform is None:
