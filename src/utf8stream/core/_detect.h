@@ -68,6 +68,21 @@ get_evidence(PyObject *obj, Py_buffer *view)
     return 0;
 }
 
+/* args[0], a segment of bytes, and args[1], the evidence (get_evidence): both held, or
+   neither and -1 with an exception set. */
+static int
+get_segment_and_evidence(PyObject *const *args, Py_buffer *data, Py_buffer *ev)
+{
+    if (PyObject_GetBuffer(args[0], data, PyBUF_SIMPLE) < 0) {
+        return -1;
+    }
+    if (get_evidence(args[1], ev) < 0) {
+        PyBuffer_Release(data);
+        return -1;
+    }
+    return 0;
+}
+
 /* dict[key] += n (a missing key counts from 0, inserted last). */
 static int
 dict_add(PyObject *dict, PyObject *key, long long n)
@@ -116,11 +131,7 @@ detect_count_bytes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Py_buffer data, ev;
-    if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) {
-        return NULL;
-    }
-    if (get_evidence(args[1], &ev) < 0) {
-        PyBuffer_Release(&data);
+    if (get_segment_and_evidence(args, &data, &ev) < 0) {
         return NULL;
     }
     const unsigned char *p = data.buf;
@@ -213,11 +224,7 @@ detect_count_runs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Py_buffer data, ev;
-    if (PyObject_GetBuffer(args[0], &data, PyBUF_SIMPLE) < 0) {
-        return NULL;
-    }
-    if (get_evidence(args[1], &ev) < 0) {
-        PyBuffer_Release(&data);
+    if (get_segment_and_evidence(args, &data, &ev) < 0) {
         return NULL;
     }
     const unsigned char *p = data.buf;
