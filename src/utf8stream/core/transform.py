@@ -198,6 +198,7 @@ class Chain:
 
     def __init__(self, *transforms: TextTransform) -> None:
         self.parts: tuple[TextTransform, ...] = transforms
+        self._passed = 0  # what an empty chain passed through: its positions
 
     @property
     def max_carry(self) -> int:
@@ -219,8 +220,6 @@ class Chain:
     @property
     def output_position(self) -> int:
         return self.parts[-1].output_position if self.parts else self._passed
-
-    _passed = 0
 
     def transform(self, text: str, final: bool = False) -> str:
         for part in self.parts:
