@@ -1,0 +1,702 @@
+/* moji_repair(buf, before, final, max_carry, events, rules, classes)
+       -> (output, consumed, repairs | None)
+
+   The mojibake repairer's pass over one buffer (core/mojibake.py holds the rules in
+   words, core/_mojibake_native.py the pure twin): the stretches found, decided and
+   repaired, the output made.  `buf` is the text (the carry, then the new piece); `before`
+   the character before it ("" for none); `final` whether the text ends with it.
+   `output` is buf[:consumed] with its repairs; buf[consumed:] is the stretch not yet
+   decided.  `repairs`, made when `events` is true, is a list of (start, end, replacement,
+   code pages undone) with start and end offsets in buf.
+
+   `rules` is (index, pages, width, flags, groups, classify, names): find_moji's tables;
+   per row of `pages` a byte of MR_* flags (what the character is to the rules); per
+   script group (a class's low seven bits) a byte of MG_* flags; `classify(code point)`
+   the class of a character (group, MR_COMBINING for a combining mark), from unicodedata;
+   the names of the code pages.  `classes` is a bytearray of 0x110000 classes, 0 where not
+   yet known: filled through `classify` as characters are met, so that the classes follow
+   the running interpreter's Unicode and no table is built before it is needed. */
+
+#define MOJI_LAYERS 3
+
+/* What a character of the code pages is to the rules (a byte per row). */
+enum {
+    MR_RARE = 1,        /* next to a letter, all but always mojibake */
+    MR_TELL = 2,        /* a lead byte of Latin-1 letters read in a code page */
+    MR_TELL_LATIN = 4,  /* a tell before a Latin letter too */
+    MR_TELL_NBSP = 8,   /* a tell before a no-break space too */
+    MR_SYMBOLIC = 16,   /* a letter that in mojibake stands for a symbol */
+    MR_SPACE = 32,      /* category Zs */
+    MR_PUNCT = 64,      /* category P* */
+};
+/* What a script group is (a byte per group). */
+enum {
+    MG_NO = 1,           /* no repair gives it */
+    MG_NONE = 2,         /* of no script: goes with any */
+    MG_LATIN = 4,
+    MG_ALPHABET = 8,     /* an alphabet other than Latin */
+    MG_NOT_IN_LATIN = 16 /* its letters stand in no word of ASCII letters */
+};
+#define MR_COMBINING 0x80
+#define MR_GROUP 0x7F
+
+/* One run of a stretch at one layer: its text, the characters around it, and the repair
+   found for it with the code pages undone. */
+typedef struct {
+    const Py_UCS4 *text;
+    Py_ssize_t len, parent;
+    Py_UCS4 before, after;
+    const Py_UCS4 *rep;
+    Py_ssize_t rlen;
+    unsigned char undone[MOJI_LAYERS];
+    int nundone, done;
+} moji_item;
+
+/* A repair of the buffer: its span and where its replacement is in `chars`. */
+typedef struct {
+    Py_ssize_t a, b, at, len;
+    unsigned char undone[MOJI_LAYERS];
+    int nundone;
+} moji_fix;
+
+typedef struct {
+    moji_tables t;
+    const unsigned char *flags, *groups;
+    unsigned char *classes;
+    PyObject *classify, *names;
+    /* Per layer: the runs and their repairs (each at most a stretch long). */
+    moji_item *items[MOJI_LAYERS];
+    Py_UCS4 *reps[MOJI_LAYERS], *stretch;
+    /* The repairs found and their replacements, growing. */
+    moji_fix *fixes;
+    Py_ssize_t nfixes, capfixes;
+    Py_UCS4 *chars;
+    Py_ssize_t nchars, capchars;
+} moji_ctx;
+
+static inline unsigned
+moji_row_of(const moji_tables *t, Py_UCS4 cp)
+{
+    return cp >= 0x80 && cp < 0x10000 && t->rows[cp] < t->nrows ? t->rows[cp] : 0;
+}
+
+static inline unsigned
+moji_flags(const moji_ctx *c, Py_UCS4 cp)
+{
+    return c->flags[moji_row_of(&c->t, cp)];
+}
+
+/* The class of a character, asked of `classify` the first time; -1 with an exception. */
+static int
+moji_class(moji_ctx *c, Py_UCS4 cp)
+{
+    if (c->classes[cp]) {
+        return c->classes[cp];
+    }
+    PyObject *v = PyObject_CallFunction(c->classify, "k", (unsigned long)cp);
+    if (v == NULL) {
+        return -1;
+    }
+    long k = PyLong_AsLong(v);
+    Py_DECREF(v);
+    if (k < 1 || k > 0xFF) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "moji_repair: a class is 1 to 255");
+        }
+        return -1;
+    }
+    c->classes[cp] = (unsigned char)k;
+    return (int)k;
+}
+
+static inline int
+moji_symbolic(const moji_ctx *c, Py_UCS4 cp)
+{
+    return !Py_UNICODE_ISALPHA(cp) || (moji_flags(c, cp) & MR_SYMBOLIC);
+}
+
+/* The run through page k, as UTF-8 (valid: the page was found to read it so). */
+static Py_ssize_t
+moji_undo(const moji_ctx *c, const Py_UCS4 *s, Py_ssize_t n, int k, Py_UCS4 *out)
+{
+    Py_ssize_t o = 0;
+    Py_UCS4 cp = 0;
+    int need = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned b = c->t.pages[(size_t)moji_row_of(&c->t, s[i]) * c->t.width + k];
+        if (need) {
+            cp = (cp << 6) | (b & 0x3F);
+            if (--need == 0) {
+                out[o++] = cp;
+            }
+        }
+        else if (b < 0x80) {
+            out[o++] = b;
+        }
+        else {
+            need = b >= 0xF0 ? 3 : b >= 0xE0 ? 2 : 1;
+            cp = b & (0x3F >> need);
+        }
+    }
+    return o;
+}
+
+/* Whether a repair may be a layer between two others: every character a code page holds,
+   or one a repair may give.  -1 with an exception. */
+static int
+moji_passable(moji_ctx *c, const Py_UCS4 *r, Py_ssize_t n)
+{
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!moji_row_of(&c->t, r[i])) {
+            int k = moji_class(c, r[i]);
+            if (k < 0) {
+                return -1;
+            }
+            if (c->groups[k & MR_GROUP] & MG_NO) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Whether the run looks like mojibake as it is (core/mojibake.py's rules). */
+static int
+moji_reads_badly(const moji_ctx *c, const moji_item *x)
+{
+    const Py_UCS4 *s = x->text;
+    Py_ssize_t n = x->len;
+    Py_UCS4 prev = x->before;
+    for (Py_ssize_t i = 0; i <= n; i++) {
+        Py_UCS4 ch = i < n ? s[i] : x->after;
+        if (i < n && (moji_flags(c, ch) & MR_RARE)) {
+            return 1;
+        }
+        if (Py_UNICODE_ISLOWER(prev) && Py_UNICODE_ISUPPER(ch) && (prev >= 0x80 || ch >= 0x80)) {
+            return 1;
+        }
+        prev = ch;
+    }
+    if (n >= 3) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (moji_symbolic(c, s[i])) {
+                return 1;
+            }
+        }
+        return 0;
+    }
+    unsigned f1 = moji_flags(c, s[0]), f2 = moji_flags(c, s[1]);
+    if (f1 & MR_TELL) {
+        if (s[1] == 0xA0) {
+            return (f1 & MR_TELL_NBSP) != 0;
+        }
+        return moji_symbolic(c, s[1]) || ((f1 & MR_TELL_LATIN) && s[1] <= 0x24F);
+    }
+    if (!moji_symbolic(c, s[1]) || (f2 & MR_SPACE)) {
+        return 0;
+    }
+    if (f2 & MR_PUNCT) {
+        return Py_UNICODE_ISALPHA(x->after) != 0;
+    }
+    return Py_UNICODE_ISALPHA(x->before) || Py_UNICODE_ISALPHA(x->after);
+}
+
+/* Whether the repair reads as text between the run's neighbours: no C1 control, one
+   script at most, no stray combining mark, no other alphabet glued to an ASCII word.
+   -1 with an exception. */
+static int
+moji_plausible(moji_ctx *c, const moji_item *x)
+{
+    const Py_UCS4 *r = x->rep;
+    int group = 0, first = 0;
+    for (Py_ssize_t i = 0; i < x->rlen; i++) {
+        if (r[i] >= 0x80 && r[i] <= 0x9F) {
+            return 0;
+        }
+    }
+    for (Py_ssize_t i = 0; i < x->rlen; i++) {
+        int k = moji_class(c, r[i]);
+        if (k < 0) {
+            return -1;
+        }
+        first = i ? first : k;
+        unsigned g = c->groups[k & MR_GROUP];
+        if (g & MG_NO) {
+            return 0;
+        }
+        if (!(g & MG_NONE)) {
+            if (group && group != (k & MR_GROUP)) {
+                return 0;
+            }
+            group = k & MR_GROUP;
+        }
+    }
+    Py_UCS4 b = x->before, a = x->after;
+    if ((first & MR_COMBINING) && !(r[0] >= 0x300 && r[0] <= 0x36F && Py_UNICODE_ISALPHA(b))) {
+        return 0;
+    }
+    unsigned g = group ? c->groups[group] : 0;
+    int b_letter = b < 0x80 && Py_UNICODE_ISALPHA(b), a_letter = a < 0x80 && Py_UNICODE_ISALPHA(a);
+    if (b_letter && a_letter) {
+        return !group || (g & MG_LATIN);
+    }
+    return !((g & MG_NOT_IN_LATIN) && ((b_letter && Py_UNICODE_ISALPHA(r[0])) ||
+                                       (a_letter && Py_UNICODE_ISALPHA(r[x->rlen - 1]))));
+}
+
+/* The runs' repairs through page k, checked: 1 when every one may be a layer. */
+static int
+moji_try_page(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int level, int k)
+{
+    Py_UCS4 *out = c->reps[level];
+    for (Py_ssize_t i = 0; i < nruns; i++) {
+        runs[i].rep = out;
+        runs[i].rlen = moji_undo(c, runs[i].text, runs[i].len, k, out);
+        out += runs[i].rlen;
+        runs[i].undone[0] = (unsigned char)k;
+        runs[i].nundone = 1;
+        int p = moji_passable(c, runs[i].rep, runs[i].rlen);
+        if (p <= 0) {
+            return p;
+        }
+    }
+    return 1;
+}
+
+/* The deepest repair of every run, each layer through the first page that repairs them
+   all (core/_mojibake_native.py's _peel): 1 found, 0 none, -1 with an exception. */
+static int
+moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
+{
+    int level = MOJI_LAYERS - depth, bad = shown ? 1 : -1;
+    uint32_t mask = c->t.all;
+    for (Py_ssize_t i = 0; i < nruns && mask; i++) {
+        mask &= moji_mask_Py_UCS4(&c->t, runs[i].text, runs[i].len);
+    }
+    for (; mask; mask &= mask - 1) {
+        int k = __builtin_ctz(mask), p = moji_try_page(c, runs, nruns, level, k);
+        if (p <= 0) {
+            if (p < 0) {
+                return -1;
+            }
+            continue;
+        }
+        for (Py_ssize_t i = 0; bad < 0 && i < nruns; i++) {
+            bad = moji_reads_badly(c, &runs[i]) ? 1 : (i == nruns - 1 ? 0 : -1);
+        }
+        if (!bad) {
+            continue;
+        }
+        int all_done = 1, rest_done = 1, deep_done = 1;
+        Py_ssize_t ndeep = 0;
+        moji_item *sub = level + 1 < MOJI_LAYERS ? c->items[level + 1] : NULL;
+        for (Py_ssize_t i = 0; i < nruns; i++) {
+            moji_item *x = &runs[i];
+            if ((x->done = moji_plausible(c, x)) < 0) {
+                return -1;
+            }
+            all_done &= x->done;
+            int deep = x->rlen > 1;
+            for (Py_ssize_t j = 0; deep && j < x->rlen; j++) {
+                deep = moji_row_of(&c->t, x->rep[j]) != 0;
+            }
+            if (deep && sub) {
+                moji_item s = {x->rep, x->rlen, i, x->before, x->after, NULL, 0, {0}, 0, 0};
+                sub[ndeep++] = s;
+                deep_done &= x->done;
+            }
+            else {
+                rest_done &= x->done;
+            }
+        }
+        if (depth > 1 && ndeep && rest_done) {
+            int f = moji_peel(c, sub, ndeep, depth - 1, !deep_done);
+            if (f < 0) {
+                return -1;
+            }
+            if (f) {
+                for (Py_ssize_t j = 0; j < ndeep; j++) {
+                    moji_item *x = &runs[sub[j].parent];
+                    x->rep = sub[j].rep;
+                    x->rlen = sub[j].rlen;
+                    memcpy(x->undone + 1, sub[j].undone, (size_t)sub[j].nundone);
+                    x->nundone = 1 + sub[j].nundone;
+                }
+                return 1;
+            }
+        }
+        if (all_done) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Room for n more repairs and m more characters of replacements; -1 with an exception. */
+static int
+moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
+{
+    if (c->nfixes + n > c->capfixes) {
+        Py_ssize_t cap = 2 * (c->nfixes + n) + 16;
+        moji_fix *f = PyMem_Realloc(c->fixes, (size_t)cap * sizeof(moji_fix));
+        if (f == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->fixes = f;
+        c->capfixes = cap;
+    }
+    if (c->nchars + m > c->capchars) {
+        Py_ssize_t cap = 2 * (c->nchars + m) + 64;
+        Py_UCS4 *s = PyMem_Realloc(c->chars, (size_t)cap * sizeof(Py_UCS4));
+        if (s == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->chars = s;
+        c->capchars = cap;
+    }
+    return 0;
+}
+
+/* The repairs of buf[s:e], between `before` and `after`, added to c->fixes
+   (core/_mojibake_native.py's _decide); -1 with an exception. */
+static int
+moji_decide(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssize_t e,
+            Py_UCS4 before, Py_UCS4 after)
+{
+    Py_ssize_t n = e - s, nruns = 0;
+    Py_UCS4 *st = c->stretch;
+    moji_item *runs = c->items[0];
+    for (Py_ssize_t i = 0; i < n; i++) {
+        st[i] = PyUnicode_READ(kind, data, s + i);
+    }
+    for (Py_ssize_t i = 0; i < n;) {
+        if (!moji_row_of(&c->t, st[i])) {
+            i++;
+            continue;
+        }
+        Py_ssize_t a = i;
+        while (i < n && moji_row_of(&c->t, st[i])) {
+            i++;
+        }
+        if (i - a == 1) {
+            return 0; /* a lone character of the pages: correct text, the line is left */
+        }
+        moji_item x = {st + a, i - a, a, a ? st[a - 1] : before, i < n ? st[i] : after,
+                       NULL, 0, {0}, 0, 0};
+        runs[nruns++] = x;
+    }
+    int found = moji_peel(c, runs, nruns, MOJI_LAYERS, 0);
+    if (found <= 0) {
+        return found;
+    }
+    if (nruns == 1 && runs[0].rlen == 1) {
+        /* One letter of an alphabet other than Latin, alone: too little to go on. */
+        int k = moji_class(c, runs[0].rep[0]);
+        if (k < 0) {
+            return -1;
+        }
+        if (c->groups[k & MR_GROUP] & MG_ALPHABET) {
+            return 0;
+        }
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < nruns; i++) {
+        total += runs[i].rlen;
+    }
+    if (moji_grow(c, nruns, total) < 0) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nruns; i++) {
+        moji_fix *f = &c->fixes[c->nfixes++];
+        f->a = s + runs[i].parent;
+        f->b = f->a + runs[i].len;
+        f->at = c->nchars;
+        f->len = runs[i].rlen;
+        memcpy(f->undone, runs[i].undone, sizeof f->undone);
+        f->nundone = runs[i].nundone;
+        memcpy(c->chars + c->nchars, runs[i].rep, (size_t)runs[i].rlen * sizeof(Py_UCS4));
+        c->nchars += runs[i].rlen;
+    }
+    return 0;
+}
+
+static inline int
+moji_line_end(Py_UCS4 ch)
+{
+    return ch == '\n' || ch == '\r';
+}
+
+/* The first run at or after `start` that could be undone (find_moji), or -1. */
+static Py_ssize_t
+moji_next_pair(const moji_ctx *c, PyObject *buf, Py_ssize_t start, Py_ssize_t longest)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(buf);
+    const void *data = PyUnicode_DATA(buf);
+    if (PyUnicode_IS_ASCII(buf)) {
+        return -1;
+    }
+    switch (PyUnicode_KIND(buf)) {
+    case PyUnicode_1BYTE_KIND:
+        return moji_scan_Py_UCS1(&c->t, data, n, start, longest);
+    case PyUnicode_2BYTE_KIND:
+        return moji_scan_Py_UCS2(&c->t, data, n, start, longest);
+    default:
+        return moji_scan_Py_UCS4(&c->t, data, n, start, longest);
+    }
+}
+
+/* Where a stretch from s longer than the bound ends: after its last whole run within the
+   bound, or at the bound. */
+static Py_ssize_t
+moji_cut(const moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssize_t limit)
+{
+    Py_ssize_t e = s + limit;
+    while (e > s && (!moji_row_of(&c->t, PyUnicode_READ(kind, data, e - 1)) ||
+                     moji_row_of(&c->t, PyUnicode_READ(kind, data, e)))) {
+        e--;
+    }
+    return e > s ? e : s + limit;
+}
+
+/* The stretches of buf decided, in order (MojibakeRepairer.transform's loop): the end
+   of what is decided, or -1 with an exception. */
+static Py_ssize_t
+moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final, Py_ssize_t limit)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(buf), at = 0, pair = -1;
+    const void *data = PyUnicode_DATA(buf);
+    int kind = PyUnicode_KIND(buf), have_pair = 1;
+    for (;;) {
+        /* A line without a run that could be undone goes out as it is; so does the rest
+           of a final text without one. */
+        if (have_pair && pair < at) {
+            pair = moji_next_pair(c, buf, at, limit);
+            have_pair = pair >= 0;
+        }
+        if (!have_pair && final) {
+            at = n;
+        }
+        else {
+            Py_ssize_t skip = have_pair ? pair : n;
+            while (skip > at && !moji_line_end(PyUnicode_READ(kind, data, skip - 1))) {
+                skip--;
+            }
+            at = skip;
+        }
+        Py_ssize_t s = at;
+        while (s < n && !moji_row_of(&c->t, PyUnicode_READ(kind, data, s))) {
+            s++;
+        }
+        if (s == n) {
+            return n;
+        }
+        Py_ssize_t e = s, stop = n < s + limit + 1 ? n : s + limit + 1;
+        while (e < stop && !moji_line_end(PyUnicode_READ(kind, data, e))) {
+            e++;
+        }
+        if (e == stop) {
+            if (n > s + limit) {
+                e = moji_cut(c, data, kind, s, limit);
+            }
+            else if (final) {
+                e = n;
+            }
+            else {
+                return s;
+            }
+        }
+        Py_UCS4 b = s ? PyUnicode_READ(kind, data, s - 1) : before;
+        Py_UCS4 a = e < n ? PyUnicode_READ(kind, data, e) : 0;
+        if (moji_decide(c, data, kind, s, e, b, a) < 0) {
+            return -1;
+        }
+        at = e;
+    }
+}
+
+/* buf[:end] with c's repairs in place; -1 with an exception. */
+static PyObject *
+moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
+{
+    if (c->nfixes == 0) {
+        return PyUnicode_Substring(buf, 0, end);
+    }
+    /* The output holds a repair, so it is not ASCII: only its kind is to be found. */
+    int kind = PyUnicode_KIND(buf);
+    const void *data = PyUnicode_DATA(buf);
+    Py_UCS4 widest = 0xFF, top = kind == PyUnicode_1BYTE_KIND   ? 0xFF
+                                 : kind == PyUnicode_2BYTE_KIND ? 0xFFFF
+                                                                : 0x10FFFF;
+    Py_ssize_t size = end;
+    for (Py_ssize_t i = 0; i < c->nfixes; i++) {
+        size += c->fixes[i].len - (c->fixes[i].b - c->fixes[i].a);
+    }
+    for (Py_ssize_t i = 0; i < c->nchars; i++) {
+        widest = c->chars[i] > widest ? (c->chars[i] > 0xFFFF ? 0x10FFFF : 0xFFFF) : widest;
+    }
+    for (Py_ssize_t i = 0, from = 0; i <= c->nfixes && widest < top; i++) {
+        Py_ssize_t to = i < c->nfixes ? c->fixes[i].a : end;
+        for (Py_ssize_t j = from; j < to && widest < top; j++) {
+            Py_UCS4 ch = PyUnicode_READ(kind, data, j);
+            widest = ch > widest ? (ch > 0xFFFF ? 0x10FFFF : 0xFFFF) : widest;
+        }
+        from = i < c->nfixes ? c->fixes[i].b : end;
+    }
+    PyObject *out = PyUnicode_New(size, widest);
+    if (out == NULL) {
+        return NULL;
+    }
+    int okind = PyUnicode_KIND(out);
+    void *odata = PyUnicode_DATA(out);
+    Py_ssize_t o = 0, from = 0;
+    for (Py_ssize_t i = 0; i <= c->nfixes; i++) {
+        Py_ssize_t to = i < c->nfixes ? c->fixes[i].a : end;
+        if (to > from && PyUnicode_CopyCharacters(out, o, buf, from, to - from) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        o += to - from;
+        if (i == c->nfixes) {
+            break;
+        }
+        const moji_fix *f = &c->fixes[i];
+        for (Py_ssize_t j = 0; j < f->len; j++) {
+            PyUnicode_WRITE(okind, odata, o++, c->chars[f->at + j]);
+        }
+        from = f->b;
+    }
+    return out;
+}
+
+/* The repairs as (start, end, replacement, code pages undone); NULL with an exception. */
+static PyObject *
+moji_events(const moji_ctx *c)
+{
+    PyObject *list = PyList_New(c->nfixes);
+    for (Py_ssize_t i = 0; list && i < c->nfixes; i++) {
+        const moji_fix *f = &c->fixes[i];
+        PyObject *names = PyTuple_New(f->nundone);
+        for (int k = 0; names && k < f->nundone; k++) {
+            PyTuple_SET_ITEM(names, k, Py_NewRef(PyTuple_GET_ITEM(c->names, f->undone[k])));
+        }
+        PyObject *rep = names ? PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND,
+                                                          c->chars + f->at, f->len)
+                              : NULL;
+        if (rep == NULL) {
+            Py_XDECREF(names);
+            Py_CLEAR(list);
+            break;
+        }
+        /* "N" takes both references, whether the tuple is made or not. */
+        PyObject *item = Py_BuildValue("(nnNN)", f->a, f->b, rep, names);
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+/* The rules from the arguments, checked; -1 with an exception. */
+static int
+moji_ctx_of(moji_ctx *c, PyObject *buf, PyObject *rules, Py_buffer *classes)
+{
+    if (!PyTuple_Check(rules) || PyTuple_GET_SIZE(rules) != 7) {
+        PyErr_SetString(PyExc_TypeError, "moji_repair: rules is (index, pages, width, flags, "
+                                         "groups, classify, names)");
+        return -1;
+    }
+    PyObject *r[7];
+    for (int i = 0; i < 7; i++) {
+        r[i] = PyTuple_GET_ITEM(rules, i);
+    }
+    PyObject *probe[4] = {buf, r[0], r[1], r[2]};
+    if (moji_tables_of(probe, &c->t) < 0) {
+        return -1;
+    }
+    if (!PyBytes_Check(r[3]) || PyBytes_GET_SIZE(r[3]) < c->t.nrows || !PyBytes_Check(r[4]) ||
+        PyBytes_GET_SIZE(r[4]) != MR_GROUP + 1 || !PyCallable_Check(r[5]) ||
+        !PyTuple_Check(r[6]) || PyTuple_GET_SIZE(r[6]) != c->t.width ||
+        classes->len != 0x110000) {
+        PyErr_SetString(PyExc_ValueError, "moji_repair: a flag a row, 128 groups, a "
+                                          "classifier, a name a page, 0x110000 classes");
+        return -1;
+    }
+    c->flags = (const unsigned char *)PyBytes_AS_STRING(r[3]);
+    c->groups = (const unsigned char *)PyBytes_AS_STRING(r[4]);
+    c->classify = r[5];
+    c->names = r[6];
+    c->classes = classes->buf;
+    return 0;
+}
+
+static void
+moji_ctx_free(moji_ctx *c)
+{
+    PyMem_Free(c->stretch);
+    PyMem_Free(c->fixes);
+    PyMem_Free(c->chars);
+}
+
+static PyObject *
+moji_repair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1]) ||
+        PyUnicode_GET_LENGTH(args[1]) > 1) {
+        PyErr_SetString(PyExc_TypeError, "moji_repair(buf: str, before: str (0 or 1 "
+                                         "character), final, max_carry, events, rules, classes)");
+        return NULL;
+    }
+    int final = PyObject_IsTrue(args[2]), events = PyObject_IsTrue(args[4]);
+    Py_ssize_t limit = PyLong_AsSsize_t(args[3]);
+    if (final < 0 || events < 0 || (limit == -1 && PyErr_Occurred())) {
+        return NULL;
+    }
+    if (limit < 4 || limit > PY_SSIZE_T_MAX / (8 * (Py_ssize_t)sizeof(moji_item))) {
+        PyErr_SetString(PyExc_ValueError, "moji_repair: max_carry must be at least 4");
+        return NULL;
+    }
+    Py_buffer classes;
+    if (PyObject_GetBuffer(args[6], &classes, PyBUF_WRITABLE) < 0) {
+        return NULL;
+    }
+    moji_ctx c = {0};
+    PyObject *result = NULL;
+    if (moji_ctx_of(&c, args[0], args[5], &classes) < 0) {
+        goto done;
+    }
+    /* Per layer, the runs of a stretch (at most half its length) and their repairs. */
+    size_t per = (size_t)limit * sizeof(Py_UCS4) + (size_t)(limit / 2 + 1) * sizeof(moji_item);
+    c.stretch = PyMem_Malloc((size_t)limit * sizeof(Py_UCS4) + MOJI_LAYERS * per);
+    if (c.stretch == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    char *at = (char *)(c.stretch + limit);
+    for (int k = 0; k < MOJI_LAYERS; k++) {
+        c.items[k] = (moji_item *)at;
+        c.reps[k] = (Py_UCS4 *)(at + (size_t)(limit / 2 + 1) * sizeof(moji_item));
+        at += per;
+    }
+    Py_UCS4 before = PyUnicode_GET_LENGTH(args[1]) ? PyUnicode_READ_CHAR(args[1], 0) : 0;
+    Py_ssize_t end = moji_stretches(&c, args[0], before, final, limit);
+    if (end < 0) {
+        goto done;
+    }
+    PyObject *out = moji_output(&c, args[0], end);
+    PyObject *fixes = out && events ? moji_events(&c) : Py_NewRef(Py_None);
+    if (out && fixes) {
+        result = Py_BuildValue("(NnN)", out, end, fixes);
+    }
+    else {
+        Py_XDECREF(out);
+        Py_XDECREF(fixes);
+    }
+done:
+    moji_ctx_free(&c);
+    PyBuffer_Release(&classes);
+    return result;
+}
