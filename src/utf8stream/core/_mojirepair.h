@@ -44,12 +44,14 @@ enum {
    found for it with the code pages undone. */
 typedef struct {
     const Py_UCS4 *text;
+    const uint16_t *rows; /* of the text's characters */
     Py_ssize_t len, parent;
     Py_UCS4 before, after;
     const Py_UCS4 *rep;
+    const uint16_t *rrows; /* of the repair's characters */
     Py_ssize_t rlen;
     unsigned char undone[MOJI_LAYERS];
-    int nundone, done;
+    int nundone, done, deep;
 } moji_item;
 
 /* A repair of the buffer: its span and where its replacement is in `chars`. */
@@ -64,9 +66,13 @@ typedef struct {
     const unsigned char *flags, *groups;
     unsigned char *classes;
     PyObject *classify, *names;
-    /* Per layer: the runs and their repairs (each at most a stretch long). */
+    /* The stretch and, per layer, its runs and their repairs (each at most a stretch
+       long), with the row of each character (0: none of the pages'); made when a first
+       stretch is decided. */
+    Py_ssize_t limit;
     moji_item *items[MOJI_LAYERS];
     Py_UCS4 *reps[MOJI_LAYERS], *stretch;
+    uint16_t *rrows[MOJI_LAYERS], *srows;
     /* The repairs found and their replacements, growing. */
     moji_fix *fixes;
     Py_ssize_t nfixes, capfixes;
@@ -115,15 +121,27 @@ moji_symbolic(const moji_ctx *c, Py_UCS4 cp)
     return !Py_UNICODE_ISALPHA(cp) || (moji_flags(c, cp) & MR_SYMBOLIC);
 }
 
-/* The run through page k, as UTF-8 (valid: the page was found to read it so). */
+/* The pages through which the characters of these rows are valid UTF-8. */
+static inline uint32_t
+moji_mask_rows(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n)
+{
+    moji_state q = {0, 0, 0, 0, 0, 0, 0, 0};
+    for (Py_ssize_t i = 0; i < n; i++) {
+        moji_read(&q, &c->t.bits[rows[i]]);
+    }
+    return c->t.all & ~q.dead & ~(q.n1 | q.n2 | q.n3);
+}
+
+/* The characters of these rows through page k, as UTF-8 (valid: the page was found to
+   read them so). */
 static Py_ssize_t
-moji_undo(const moji_ctx *c, const Py_UCS4 *s, Py_ssize_t n, int k, Py_UCS4 *out)
+moji_undo(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n, int k, Py_UCS4 *out)
 {
     Py_ssize_t o = 0;
     Py_UCS4 cp = 0;
     int need = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned b = c->t.pages[(size_t)moji_row_of(&c->t, s[i]) * c->t.width + k];
+        unsigned b = c->t.pages[(size_t)rows[i] * c->t.width + k];
         if (need) {
             cp = (cp << 6) | (b & 0x3F);
             if (--need == 0) {
@@ -142,13 +160,17 @@ moji_undo(const moji_ctx *c, const Py_UCS4 *s, Py_ssize_t n, int k, Py_UCS4 *out
 }
 
 /* Whether a repair may be a layer between two others: every character a code page holds,
-   or one a repair may give.  -1 with an exception. */
+   or one a repair may give; the rows of its characters kept, and whether it may be
+   mojibake still (two characters or more, all of the pages').  -1 with an exception. */
 static int
-moji_passable(moji_ctx *c, const Py_UCS4 *r, Py_ssize_t n)
+moji_passable(moji_ctx *c, moji_item *x, uint16_t *rows)
 {
-    for (Py_ssize_t i = 0; i < n; i++) {
-        if (!moji_row_of(&c->t, r[i])) {
-            int k = moji_class(c, r[i]);
+    x->rrows = rows;
+    x->deep = x->rlen > 1;
+    for (Py_ssize_t i = 0; i < x->rlen; i++) {
+        if (!(rows[i] = (uint16_t)moji_row_of(&c->t, x->rep[i]))) {
+            x->deep = 0;
+            int k = moji_class(c, x->rep[i]);
             if (k < 0) {
                 return -1;
             }
@@ -249,16 +271,18 @@ static int
 moji_try_page(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int level, int k)
 {
     Py_UCS4 *out = c->reps[level];
+    uint16_t *rows = c->rrows[level];
     for (Py_ssize_t i = 0; i < nruns; i++) {
         runs[i].rep = out;
-        runs[i].rlen = moji_undo(c, runs[i].text, runs[i].len, k, out);
-        out += runs[i].rlen;
+        runs[i].rlen = moji_undo(c, runs[i].rows, runs[i].len, k, out);
         runs[i].undone[0] = (unsigned char)k;
         runs[i].nundone = 1;
-        int p = moji_passable(c, runs[i].rep, runs[i].rlen);
+        int p = moji_passable(c, &runs[i], rows);
         if (p <= 0) {
             return p;
         }
+        out += runs[i].rlen;
+        rows += runs[i].rlen;
     }
     return 1;
 }
@@ -271,7 +295,7 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
     int level = MOJI_LAYERS - depth, bad = shown ? 1 : -1;
     uint32_t mask = c->t.all;
     for (Py_ssize_t i = 0; i < nruns && mask; i++) {
-        mask &= moji_mask_Py_UCS4(&c->t, runs[i].text, runs[i].len);
+        mask &= moji_mask_rows(c, runs[i].rows, runs[i].len);
     }
     for (; mask; mask &= mask - 1) {
         int k = __builtin_ctz(mask), p = moji_try_page(c, runs, nruns, level, k);
@@ -296,13 +320,14 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
                 return -1;
             }
             all_done &= x->done;
-            int deep = x->rlen > 1;
-            for (Py_ssize_t j = 0; deep && j < x->rlen; j++) {
-                deep = moji_row_of(&c->t, x->rep[j]) != 0;
-            }
-            if (deep && sub) {
-                moji_item s = {x->rep, x->rlen, i, x->before, x->after, NULL, 0, {0}, 0, 0};
-                sub[ndeep++] = s;
+            if (x->deep && sub) {
+                moji_item *y = &sub[ndeep++];
+                y->text = x->rep;
+                y->rows = x->rrows;
+                y->len = x->rlen;
+                y->parent = i;
+                y->before = x->before;
+                y->after = x->after;
                 deep_done &= x->done;
             }
             else {
@@ -359,33 +384,35 @@ moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
     return 0;
 }
 
-/* The repairs of buf[s:e], between `before` and `after`, added to c->fixes
-   (core/_mojibake_native.py's _decide); -1 with an exception. */
+/* The repairs of the stretch at s of buf (its n characters and their rows in
+   c->stretch and c->srows), between `before` and `after`, added to c->fixes
+   (core/_mojibake_native.py's decide); -1 with an exception. */
 static int
-moji_decide(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssize_t e,
-            Py_UCS4 before, Py_UCS4 after)
+moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_UCS4 before, Py_UCS4 after)
 {
-    Py_ssize_t n = e - s, nruns = 0;
-    Py_UCS4 *st = c->stretch;
+    Py_ssize_t nruns = 0;
+    const Py_UCS4 *st = c->stretch;
+    const uint16_t *rows = c->srows;
     moji_item *runs = c->items[0];
-    for (Py_ssize_t i = 0; i < n; i++) {
-        st[i] = PyUnicode_READ(kind, data, s + i);
-    }
     for (Py_ssize_t i = 0; i < n;) {
-        if (!moji_row_of(&c->t, st[i])) {
+        if (!rows[i]) {
             i++;
             continue;
         }
         Py_ssize_t a = i;
-        while (i < n && moji_row_of(&c->t, st[i])) {
+        while (i < n && rows[i]) {
             i++;
         }
         if (i - a == 1) {
             return 0; /* a lone character of the pages: correct text, the line is left */
         }
-        moji_item x = {st + a, i - a, a, a ? st[a - 1] : before, i < n ? st[i] : after,
-                       NULL, 0, {0}, 0, 0};
-        runs[nruns++] = x;
+        moji_item *x = &runs[nruns++];
+        x->text = st + a;
+        x->rows = rows + a;
+        x->len = i - a;
+        x->parent = a;
+        x->before = a ? st[a - 1] : before;
+        x->after = i < n ? st[i] : after;
     }
     int found = moji_peel(c, runs, nruns, MOJI_LAYERS, 0);
     if (found <= 0) {
@@ -447,25 +474,70 @@ moji_next_pair(const moji_ctx *c, PyObject *buf, Py_ssize_t start, Py_ssize_t lo
     }
 }
 
-/* Where a stretch from s longer than the bound ends: after its last whole run within the
-   bound, or at the bound. */
-static Py_ssize_t
-moji_cut(const moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssize_t limit)
+/* The buffers for the decisions, made for a first stretch; -1 with an exception. */
+static int
+moji_buffers(moji_ctx *c)
 {
-    Py_ssize_t e = s + limit;
-    while (e > s && (!moji_row_of(&c->t, PyUnicode_READ(kind, data, e - 1)) ||
-                     moji_row_of(&c->t, PyUnicode_READ(kind, data, e)))) {
+    /* Per layer, the runs of a stretch (at most half its length) and their repairs. */
+    size_t limit = (size_t)c->limit + 1, half = limit / 2 + 1;
+    size_t per = limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + half * sizeof(moji_item);
+    char *at = PyMem_Malloc(limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + MOJI_LAYERS * per);
+    if (at == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    /* The items first, for their alignment; then the characters, then the rows. */
+    for (int k = 0; k < MOJI_LAYERS; k++, at += half * sizeof(moji_item)) {
+        c->items[k] = (moji_item *)at;
+    }
+    c->stretch = (Py_UCS4 *)at;
+    for (int k = 0; k < MOJI_LAYERS; k++) {
+        c->reps[k] = (Py_UCS4 *)(at += limit * sizeof(Py_UCS4));
+    }
+    c->srows = (uint16_t *)(at += limit * sizeof(Py_UCS4));
+    for (int k = 0; k < MOJI_LAYERS; k++) {
+        c->rrows[k] = (uint16_t *)(at += limit * sizeof(uint16_t));
+    }
+    return 0;
+}
+
+/* The stretch from s: its characters and rows copied into c->stretch and c->srows up to
+   its line end or s + limit + 1, whichever comes first; the index of its end there. */
+static Py_ssize_t
+moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssize_t stop)
+{
+    Py_UCS4 *st = c->stretch;
+    uint16_t *rows = c->srows;
+    Py_ssize_t e = s;
+    for (; e < stop; e++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, e);
+        if (ch == '\n' || ch == '\r') {
+            break;
+        }
+        st[e - s] = ch;
+        rows[e - s] = (uint16_t)moji_row_of(&c->t, ch);
+    }
+    return e;
+}
+
+/* Where a stretch from s longer than the bound ends: after its last whole run within the
+   bound, or at the bound (rows: the stretch's, c->srows, one past the bound included). */
+static Py_ssize_t
+moji_cut(const uint16_t *rows, Py_ssize_t s, Py_ssize_t limit)
+{
+    Py_ssize_t e = limit;
+    while (e > 0 && (!rows[e - 1] || rows[e])) {
         e--;
     }
-    return e > s ? e : s + limit;
+    return s + (e > 0 ? e : limit);
 }
 
 /* The stretches of buf decided, in order (MojibakeRepairer.transform's loop): the end
    of what is decided, or -1 with an exception. */
 static Py_ssize_t
-moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final, Py_ssize_t limit)
+moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
 {
-    Py_ssize_t n = PyUnicode_GET_LENGTH(buf), at = 0, pair = -1;
+    Py_ssize_t n = PyUnicode_GET_LENGTH(buf), at = 0, pair = -1, limit = c->limit;
     const void *data = PyUnicode_DATA(buf);
     int kind = PyUnicode_KIND(buf), have_pair = 1;
     for (;;) {
@@ -476,40 +548,34 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final, Py_ssize_t
             have_pair = pair >= 0;
         }
         if (!have_pair && final) {
-            at = n;
+            return n;
         }
-        else {
-            Py_ssize_t skip = have_pair ? pair : n;
-            while (skip > at && !moji_line_end(PyUnicode_READ(kind, data, skip - 1))) {
-                skip--;
-            }
-            at = skip;
+        Py_ssize_t s = have_pair ? pair : n;
+        while (s > at && !moji_line_end(PyUnicode_READ(kind, data, s - 1))) {
+            s--;
         }
-        Py_ssize_t s = at;
         while (s < n && !moji_row_of(&c->t, PyUnicode_READ(kind, data, s))) {
             s++;
         }
         if (s == n) {
             return n;
         }
-        Py_ssize_t e = s, stop = n < s + limit + 1 ? n : s + limit + 1;
-        while (e < stop && !moji_line_end(PyUnicode_READ(kind, data, e))) {
-            e++;
+        if (c->stretch == NULL && moji_buffers(c) < 0) {
+            return -1;
         }
+        Py_ssize_t stop = n < s + limit + 1 ? n : s + limit + 1;
+        Py_ssize_t e = moji_read_stretch(c, data, kind, s, stop);
         if (e == stop) {
             if (n > s + limit) {
-                e = moji_cut(c, data, kind, s, limit);
+                e = moji_cut(c->srows, s, limit);
             }
-            else if (final) {
-                e = n;
-            }
-            else {
+            else if (!final) {
                 return s;
             }
         }
         Py_UCS4 b = s ? PyUnicode_READ(kind, data, s - 1) : before;
         Py_UCS4 a = e < n ? PyUnicode_READ(kind, data, e) : 0;
-        if (moji_decide(c, data, kind, s, e, b, a) < 0) {
+        if (moji_decide(c, s, e - s, b, a) < 0) {
             return -1;
         }
         at = e;
@@ -636,7 +702,7 @@ moji_ctx_of(moji_ctx *c, PyObject *buf, PyObject *rules, Py_buffer *classes)
 static void
 moji_ctx_free(moji_ctx *c)
 {
-    PyMem_Free(c->stretch);
+    PyMem_Free(c->items[0]); /* the start of the buffers */
     PyMem_Free(c->fixes);
     PyMem_Free(c->chars);
 }
@@ -668,21 +734,9 @@ moji_repair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (moji_ctx_of(&c, args[0], args[5], &classes) < 0) {
         goto done;
     }
-    /* Per layer, the runs of a stretch (at most half its length) and their repairs. */
-    size_t per = (size_t)limit * sizeof(Py_UCS4) + (size_t)(limit / 2 + 1) * sizeof(moji_item);
-    c.stretch = PyMem_Malloc((size_t)limit * sizeof(Py_UCS4) + MOJI_LAYERS * per);
-    if (c.stretch == NULL) {
-        PyErr_NoMemory();
-        goto done;
-    }
-    char *at = (char *)(c.stretch + limit);
-    for (int k = 0; k < MOJI_LAYERS; k++) {
-        c.items[k] = (moji_item *)at;
-        c.reps[k] = (Py_UCS4 *)(at + (size_t)(limit / 2 + 1) * sizeof(moji_item));
-        at += per;
-    }
+    c.limit = limit;
     Py_UCS4 before = PyUnicode_GET_LENGTH(args[1]) ? PyUnicode_READ_CHAR(args[1], 0) : 0;
-    Py_ssize_t end = moji_stretches(&c, args[0], before, final, limit);
+    Py_ssize_t end = moji_stretches(&c, args[0], before, final);
     if (end < 0) {
         goto done;
     }
