@@ -21,11 +21,13 @@ __all__ = ["find_moji", "moji_pages", "moji_repair"]
 
 #: Layers of mojibake undone at most.
 LAYERS = 3
-#: The flags of a character of the code pages (a byte per row): next to a letter all but
-#: always mojibake; the lead byte of Latin-1 letters read in a code page (a tell); a tell
-#: before a Latin letter too; a tell before a no-break space too; a letter that in
-#: mojibake stands for a symbol; category Zs; category P*.
+#: The flags of a character of the code pages (16 bits a row, native order): next to a
+#: letter all but always mojibake; the lead byte of Latin-1 letters read in a code page (a
+#: tell); a tell before a Latin letter too; a tell before a no-break space too; a letter
+#: that in mojibake stands for a symbol; category Zs; category P*; ``str.isalpha``,
+#: ``islower``, ``isupper`` (the compiled pass reads them here; this one asks ``str``).
 RARE, TELL, TELL_LATIN, TELL_NBSP, SYMBOLIC, SPACE, PUNCT = 1, 2, 4, 8, 16, 32, 64
+ALPHA, LOWER, UPPER = 128, 256, 512
 #: The flags of a script group: no repair gives it; of no script (goes with any); Latin;
 #: an alphabet other than Latin; one whose letters stand in no word of ASCII letters.
 NO, NONE, LATIN, ALPHABET, NOT_IN_LATIN = 1, 2, 4, 8, 16
@@ -129,9 +131,10 @@ class _Rules:
         index, pages, width, flags, groups, classify, names = rules
         self.moji = _moji_tables(index, pages, width)
         rows = memoryview(index).cast("H")
+        bits = memoryview(flags).cast("H")
         members = "".join(sorted(self.moji.members))
         having = {
-            flag: frozenset(c for c in members if flags[rows[ord(c)]] & flag)
+            flag: frozenset(c for c in members if bits[rows[ord(c)]] & flag)
             for flag in (RARE, TELL, TELL_LATIN, TELL_NBSP, SYMBOLIC, SPACE, PUNCT)
         }
         self.rare = having[RARE]
@@ -328,7 +331,7 @@ def _checked_rules(rules: Rules, classes: bytearray) -> _Rules:
     tables = _checked_moji_tables("", index, pages, width)
     if (
         not isinstance(flags, bytes)
-        or len(flags) < len(pages) // width
+        or len(flags) < 2 * (len(pages) // width)
         or not isinstance(groups, bytes)
         or len(groups) != GROUP + 1
         or not callable(classify)
@@ -337,7 +340,7 @@ def _checked_rules(rules: Rules, classes: bytearray) -> _Rules:
         or len(classes) != 0x110000
     ):
         raise ValueError(
-            "moji_repair: a flag a row, 128 groups, a classifier, a name a page, 0x110000 classes"
+            "moji_repair: two bytes of flags a row, 128 groups, a classifier, a name a page, 0x110000 classes"
         )
     found = _rules(rules)
     if found.moji is not tables:

@@ -10,7 +10,8 @@
    code pages undone) with start and end offsets in buf.
 
    `rules` is (index, pages, width, flags, groups, classify, names): find_moji's tables;
-   per row of `pages` a byte of MR_* flags (what the character is to the rules); per
+   per row of `pages` a uint16 of MR_* flags, native order (what the character is to
+   the rules); per
    script group (a class's low seven bits) a byte of MG_* flags; `classify(code point)`
    the class of a character (group, MR_COMBINING for a combining mark), from unicodedata;
    the names of the code pages.  `classes` is a bytearray of 0x110000 classes, 0 where not
@@ -28,6 +29,9 @@ enum {
     MR_SYMBOLIC = 16,   /* a letter that in mojibake stands for a symbol */
     MR_SPACE = 32,      /* category Zs */
     MR_PUNCT = 64,      /* category P* */
+    MR_ALPHA = 128,     /* str.isalpha */
+    MR_LOWER = 256,     /* str.islower */
+    MR_UPPER = 512,     /* str.isupper */
 };
 /* What a script group is (a byte per group). */
 enum {
@@ -63,7 +67,8 @@ typedef struct {
 
 typedef struct {
     moji_tables t;
-    const unsigned char *flags, *groups;
+    const uint16_t *flags; /* native order, a row each */
+    const unsigned char *groups;
     unsigned char *classes;
     PyObject *classify, *names;
     /* The stretch and, per layer, its runs and their repairs (each at most a stretch
@@ -86,19 +91,10 @@ moji_row_of(const moji_tables *t, Py_UCS4 cp)
     return cp >= 0x80 && cp < 0x10000 && t->rows[cp] < t->nrows ? t->rows[cp] : 0;
 }
 
-static inline unsigned
-moji_flags(const moji_ctx *c, Py_UCS4 cp)
-{
-    return c->flags[moji_row_of(&c->t, cp)];
-}
-
-/* The class of a character, asked of `classify` the first time; -1 with an exception. */
+/* The class of a character not met before, asked of `classify`; -1 with an exception. */
 static int
-moji_class(moji_ctx *c, Py_UCS4 cp)
+moji_class_asked(moji_ctx *c, Py_UCS4 cp)
 {
-    if (c->classes[cp]) {
-        return c->classes[cp];
-    }
     PyObject *v = PyObject_CallFunction(c->classify, "k", (unsigned long)cp);
     if (v == NULL) {
         return -1;
@@ -115,10 +111,18 @@ moji_class(moji_ctx *c, Py_UCS4 cp)
     return (int)k;
 }
 
+/* The class of a character; -1 with an exception. */
 static inline int
-moji_symbolic(const moji_ctx *c, Py_UCS4 cp)
+moji_class(moji_ctx *c, Py_UCS4 cp)
 {
-    return !Py_UNICODE_ISALPHA(cp) || (moji_flags(c, cp) & MR_SYMBOLIC);
+    return c->classes[cp] ? c->classes[cp] : moji_class_asked(c, cp);
+}
+
+/* Whether a character of the pages (by its flags) is a symbol to the rules. */
+static inline int
+moji_symbolic(unsigned flags)
+{
+    return !(flags & MR_ALPHA) || (flags & MR_SYMBOLIC);
 }
 
 /* The pages through which the characters of these rows are valid UTF-8. */
@@ -186,35 +190,39 @@ moji_passable(moji_ctx *c, moji_item *x, uint16_t *rows)
 static int
 moji_reads_badly(const moji_ctx *c, const moji_item *x)
 {
-    const Py_UCS4 *s = x->text;
+    const uint16_t *rows = x->rows;
     Py_ssize_t n = x->len;
-    Py_UCS4 prev = x->before;
-    for (Py_ssize_t i = 0; i <= n; i++) {
-        Py_UCS4 ch = i < n ? s[i] : x->after;
-        if (i < n && (moji_flags(c, ch) & MR_RARE)) {
+    unsigned f1 = c->flags[rows[0]], f2 = c->flags[rows[1]], f = f1;
+    /* A lower-case letter before a capital, one of them not ASCII (the run's are not). */
+    if ((f1 & MR_RARE) || (Py_UNICODE_ISLOWER(x->before) && (f1 & MR_UPPER))) {
+        return 1;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        unsigned g = c->flags[rows[i]];
+        if ((g & MR_RARE) || ((f & MR_LOWER) && (g & MR_UPPER))) {
             return 1;
         }
-        if (Py_UNICODE_ISLOWER(prev) && Py_UNICODE_ISUPPER(ch) && (prev >= 0x80 || ch >= 0x80)) {
-            return 1;
-        }
-        prev = ch;
+        f = g;
+    }
+    if ((f & MR_LOWER) && Py_UNICODE_ISUPPER(x->after)) {
+        return 1;
     }
     if (n >= 3) {
         for (Py_ssize_t i = 0; i < n; i++) {
-            if (moji_symbolic(c, s[i])) {
+            if (moji_symbolic(c->flags[rows[i]])) {
                 return 1;
             }
         }
         return 0;
     }
-    unsigned f1 = moji_flags(c, s[0]), f2 = moji_flags(c, s[1]);
+    Py_UCS4 second = x->text[1];
     if (f1 & MR_TELL) {
-        if (s[1] == 0xA0) {
+        if (second == 0xA0) {
             return (f1 & MR_TELL_NBSP) != 0;
         }
-        return moji_symbolic(c, s[1]) || ((f1 & MR_TELL_LATIN) && s[1] <= 0x24F);
+        return moji_symbolic(f2) || ((f1 & MR_TELL_LATIN) && second <= 0x24F);
     }
-    if (!moji_symbolic(c, s[1]) || (f2 & MR_SPACE)) {
+    if (!moji_symbolic(f2) || (f2 & MR_SPACE)) {
         return 0;
     }
     if (f2 & MR_PUNCT) {
@@ -683,15 +691,15 @@ moji_ctx_of(moji_ctx *c, PyObject *buf, PyObject *rules, Py_buffer *classes)
     if (moji_tables_of(probe, &c->t) < 0) {
         return -1;
     }
-    if (!PyBytes_Check(r[3]) || PyBytes_GET_SIZE(r[3]) < c->t.nrows || !PyBytes_Check(r[4]) ||
+    if (!PyBytes_Check(r[3]) || PyBytes_GET_SIZE(r[3]) < 2 * c->t.nrows || !PyBytes_Check(r[4]) ||
         PyBytes_GET_SIZE(r[4]) != MR_GROUP + 1 || !PyCallable_Check(r[5]) ||
         !PyTuple_Check(r[6]) || PyTuple_GET_SIZE(r[6]) != c->t.width ||
         classes->len != 0x110000) {
-        PyErr_SetString(PyExc_ValueError, "moji_repair: a flag a row, 128 groups, a "
+        PyErr_SetString(PyExc_ValueError, "moji_repair: two bytes of flags a row, 128 groups, a "
                                           "classifier, a name a page, 0x110000 classes");
         return -1;
     }
-    c->flags = (const unsigned char *)PyBytes_AS_STRING(r[3]);
+    c->flags = (const uint16_t *)PyBytes_AS_STRING(r[3]);
     c->groups = (const unsigned char *)PyBytes_AS_STRING(r[4]);
     c->classify = r[5];
     c->names = r[6];

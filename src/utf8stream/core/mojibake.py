@@ -190,8 +190,8 @@ def _script(char: str) -> str | None:
 
 
 # What the accelerator's pass and its twin (``_mojibake_native``) are given.  A character
-# of the code pages is known by its row of ``_PAGES``; each row gets a byte of flags (the
-# bits are ``_mojibake_native``'s ``RARE`` to ``PUNCT``).
+# of the code pages is known by its row of ``_PAGES``; each row gets 16 bits of flags, in
+# native order (the bits are ``_mojibake_native``'s ``RARE`` to ``UPPER``).
 _ROW_FLAGS = (
     (1, _RARE),
     (2, _TELLS),
@@ -202,12 +202,14 @@ _ROW_FLAGS = (
 
 
 def _row_flags() -> bytes:
-    flags = bytearray(1)
+    flags = array.array("H", [0])
     for char in _MOJI:
         category = unicodedata.category(char)
         bits = sum(bit for bit, chars in _ROW_FLAGS if char in chars)
-        flags.append(bits | (32 if category == "Zs" else 0) | (64 if category[0] == "P" else 0))
-    return bytes(flags)
+        bits |= (32 if category == "Zs" else 0) | (64 if category[0] == "P" else 0)
+        bits |= (128 if char.isalpha() else 0) | (256 if char.islower() else 0)
+        flags.append(bits | (512 if char.isupper() else 0))
+    return flags.tobytes()
 
 
 # The script groups, numbered from 1 in a character's class (its low seven bits; the bit
