@@ -35,6 +35,7 @@ typedef struct {
     const moji_bits *bits;
     Py_ssize_t width, nrows;
     uint32_t all;
+    Py_UCS4 last; /* the last code point of a row: the rest need not be looked up */
 } moji_tables;
 
 /* The UTF-8 reading of every page over a run at once: the pages still expecting one,
@@ -61,19 +62,27 @@ moji_read(moji_state *q, const moji_bits *b)
     q->kf4 = starting & b->f4;
 }
 
-/* moji_bits of every row of `pages`, made once for the tables in use (kept with a
-   reference to them: the repairer passes the same object on every call). */
-static PyObject *moji_bits_pages;
+/* moji_bits of every row of `pages`, and the last code point `index` gives a row, made
+   once for the tables in use (kept with a reference to them: the repairer passes the
+   same objects on every call). */
+static PyObject *moji_bits_pages, *moji_bits_index;
 static Py_ssize_t moji_bits_width;
 static moji_bits *moji_bits_rows;
+static Py_UCS4 moji_bits_last;
 
 static const moji_bits *
-moji_bits_of(PyObject *pages, Py_ssize_t width)
+moji_bits_of(PyObject *index, PyObject *pages, Py_ssize_t width, Py_UCS4 *last)
 {
-    if (pages == moji_bits_pages && width == moji_bits_width) {
+    if (pages == moji_bits_pages && index == moji_bits_index && width == moji_bits_width) {
+        *last = moji_bits_last;
         return moji_bits_rows;
     }
     Py_ssize_t nrows = PyBytes_GET_SIZE(pages) / width;
+    const uint16_t *rowof = (const uint16_t *)PyBytes_AS_STRING(index);
+    Py_UCS4 top = 0xFFFF;
+    while (top >= 0x80 && !(rowof[top] && rowof[top] < nrows)) {
+        top--;
+    }
     moji_bits *rows = PyMem_Calloc((size_t)nrows + 1, sizeof(moji_bits));
     if (rows == NULL) {
         PyErr_NoMemory();
@@ -101,12 +110,14 @@ moji_bits_of(PyObject *pages, Py_ssize_t width)
     }
     PyMem_Free(moji_bits_rows);
     Py_XSETREF(moji_bits_pages, Py_NewRef(pages));
+    Py_XSETREF(moji_bits_index, Py_NewRef(index));
     moji_bits_width = width;
     moji_bits_rows = rows;
+    *last = moji_bits_last = top;
     return rows;
 }
 
-#define MOJI_ROW(cp) ((cp) >= 0x80 && (cp) < 0x10000 && rows[(cp)] < t->nrows ? rows[(cp)] : 0)
+#define MOJI_ROW(cp) ((cp) >= 0x80 && (cp) <= t->last && rows[(cp)] < t->nrows ? rows[(cp)] : 0)
 
 /* The run of s from i on: i moves to its end, and `alive` keeps the pages through which
    it is valid UTF-8. */
@@ -179,7 +190,7 @@ moji_tables_of(PyObject *const *args, moji_tables *t)
                                           "start >= 0, longest >= 1");
         return -1;
     }
-    t->bits = moji_bits_of(args[2], t->width);
+    t->bits = moji_bits_of(args[1], args[2], t->width, &t->last);
     if (t->bits == NULL) {
         return -1;
     }

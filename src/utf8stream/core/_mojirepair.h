@@ -88,7 +88,7 @@ typedef struct {
 static inline unsigned
 moji_row_of(const moji_tables *t, Py_UCS4 cp)
 {
-    return cp >= 0x80 && cp < 0x10000 && t->rows[cp] < t->nrows ? t->rows[cp] : 0;
+    return cp >= 0x80 && cp <= t->last && t->rows[cp] < t->nrows ? t->rows[cp] : 0;
 }
 
 /* The class of a character not met before, asked of `classify`; -1 with an exception. */
@@ -482,12 +482,14 @@ moji_next_pair(const moji_ctx *c, PyObject *buf, Py_ssize_t start, Py_ssize_t lo
     }
 }
 
-/* The buffers for the decisions, made for a first stretch; -1 with an exception. */
+/* The buffers for the decisions, made for a first stretch, as long as the longest
+   stretch of `n` characters at most can be (one past the bound is read); -1 with an
+   exception. */
 static int
-moji_buffers(moji_ctx *c)
+moji_buffers(moji_ctx *c, Py_ssize_t n)
 {
     /* Per layer, the runs of a stretch (at most half its length) and their repairs. */
-    size_t limit = (size_t)c->limit + 1, half = limit / 2 + 1;
+    size_t limit = (size_t)(n < c->limit + 1 ? n : c->limit + 1), half = limit / 2 + 1;
     size_t per = limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + half * sizeof(moji_item);
     char *at = PyMem_Malloc(limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + MOJI_LAYERS * per);
     if (at == NULL) {
@@ -568,7 +570,7 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
         if (s == n) {
             return n;
         }
-        if (c->stretch == NULL && moji_buffers(c) < 0) {
+        if (c->stretch == NULL && moji_buffers(c, n) < 0) {
             return -1;
         }
         Py_ssize_t stop = n < s + limit + 1 ? n : s + limit + 1;
