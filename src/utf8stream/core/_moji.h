@@ -64,10 +64,11 @@ moji_read(moji_state *q, const moji_bits *b)
 
 /* moji_bits of every row of `pages`, and the last code point `index` gives a row, made
    once for the tables in use (kept with a reference to them: the repairer passes the
-   same objects on every call). */
-static PyObject *moji_bits_pages, *moji_bits_index;
+   same objects on every call).  The bits are held in a bytes object, moji_bits_held,
+   which a caller that runs Python code while it reads them holds a reference to: the
+   code may make the bits of other tables. */
+static PyObject *moji_bits_pages, *moji_bits_index, *moji_bits_held;
 static Py_ssize_t moji_bits_width;
-static moji_bits *moji_bits_rows;
 static Py_UCS4 moji_bits_last;
 
 static const moji_bits *
@@ -75,7 +76,7 @@ moji_bits_of(PyObject *index, PyObject *pages, Py_ssize_t width, Py_UCS4 *last)
 {
     if (pages == moji_bits_pages && index == moji_bits_index && width == moji_bits_width) {
         *last = moji_bits_last;
-        return moji_bits_rows;
+        return (const moji_bits *)PyBytes_AS_STRING(moji_bits_held);
     }
     Py_ssize_t nrows = PyBytes_GET_SIZE(pages) / width;
     const uint16_t *rowof = (const uint16_t *)PyBytes_AS_STRING(index);
@@ -83,11 +84,12 @@ moji_bits_of(PyObject *index, PyObject *pages, Py_ssize_t width, Py_UCS4 *last)
     while (top >= 0x80 && !(rowof[top] && rowof[top] < nrows)) {
         top--;
     }
-    moji_bits *rows = PyMem_Calloc((size_t)nrows + 1, sizeof(moji_bits));
-    if (rows == NULL) {
-        PyErr_NoMemory();
+    PyObject *held = PyBytes_FromStringAndSize(NULL, (nrows + 1) * sizeof(moji_bits));
+    if (held == NULL) {
         return NULL;
     }
+    moji_bits *rows = (moji_bits *)PyBytes_AS_STRING(held);
+    memset(rows, 0, (size_t)(nrows + 1) * sizeof(moji_bits));
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(pages);
     for (Py_ssize_t r = 0; r < nrows; r++) {
         for (Py_ssize_t k = 0; k < width; k++) {
@@ -108,11 +110,10 @@ moji_bits_of(PyObject *index, PyObject *pages, Py_ssize_t width, Py_UCS4 *last)
             x->f4 |= b == 0xF4 ? bit : 0;
         }
     }
-    PyMem_Free(moji_bits_rows);
+    Py_XSETREF(moji_bits_held, held);
     Py_XSETREF(moji_bits_pages, Py_NewRef(pages));
     Py_XSETREF(moji_bits_index, Py_NewRef(index));
     moji_bits_width = width;
-    moji_bits_rows = rows;
     *last = moji_bits_last = top;
     return rows;
 }

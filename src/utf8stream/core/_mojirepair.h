@@ -70,7 +70,7 @@ typedef struct {
     const uint16_t *flags; /* native order, a row each */
     const unsigned char *groups;
     unsigned char *classes;
-    PyObject *classify, *names;
+    PyObject *classify, *names, *bits; /* bits: a reference to moji_bits_held */
     /* The stretch and, per layer, its runs and their repairs (each at most a stretch
        long), with the row of each character (0: none of the pages'); made when a first
        stretch is decided. */
@@ -706,6 +706,7 @@ moji_ctx_of(moji_ctx *c, PyObject *buf, PyObject *rules, Py_buffer *classes)
     c->classify = r[5];
     c->names = r[6];
     c->classes = classes->buf;
+    c->bits = Py_NewRef(moji_bits_held); /* the classifier may run any code */
     return 0;
 }
 
@@ -715,6 +716,7 @@ moji_ctx_free(moji_ctx *c)
     PyMem_Free(c->items[0]); /* the start of the buffers */
     PyMem_Free(c->fixes);
     PyMem_Free(c->chars);
+    Py_XDECREF(c->bits);
 }
 
 static PyObject *
