@@ -125,42 +125,56 @@ moji_symbolic(unsigned flags)
     return !(flags & MR_ALPHA) || (flags & MR_SYMBOLIC);
 }
 
-/* The pages through which the characters of these rows are valid UTF-8. */
-static inline uint32_t
-moji_mask_rows(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n)
-{
-    moji_state q = {0, 0, 0, 0, 0, 0, 0, 0};
-    for (Py_ssize_t i = 0; i < n; i++) {
-        moji_read(&q, &c->t.bits[rows[i]]);
-    }
-    return c->t.all & ~q.dead & ~(q.n1 | q.n2 | q.n3);
-}
-
-/* The characters of these rows through page k, as UTF-8 (valid: the page was found to
-   read them so). */
+/* The characters of these rows through page k, decoded as UTF-8 (Table 3-7, as Python's
+   strict decoder): the length of the text, or -1 where the page does not hold one of
+   them or they are not valid UTF-8 through it.  Trying the pages one by one in order,
+   each given up at its first wrong byte, costs less than reading all of them at once:
+   most mojibake goes through the first page or two tried. */
 static Py_ssize_t
 moji_undo(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n, int k, Py_UCS4 *out)
 {
+    const unsigned char *column = c->t.pages + k;
+    size_t width = (size_t)c->t.width;
     Py_ssize_t o = 0;
     Py_UCS4 cp = 0;
-    int need = 0;
+    unsigned need = 0, lo = 0x80, hi = 0xBF;
     for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned b = c->t.pages[(size_t)rows[i] * c->t.width + k];
+        unsigned b = column[rows[i] * width];
         if (need) {
+            if (b < lo || b > hi) {
+                return -1;
+            }
             cp = (cp << 6) | (b & 0x3F);
+            lo = 0x80;
+            hi = 0xBF;
             if (--need == 0) {
                 out[o++] = cp;
             }
         }
-        else if (b < 0x80) {
+        else if (b >= 0xC2 && b <= 0xDF) {
+            need = 1;
+            cp = b & 0x1F;
+        }
+        else if (b >= 0xE0 && b <= 0xEF) {
+            need = 2;
+            cp = b & 0x0F;
+            lo = b == 0xE0 ? 0xA0 : 0x80;
+            hi = b == 0xED ? 0x9F : 0xBF;
+        }
+        else if (b >= 0xF0 && b <= 0xF4) {
+            need = 3;
+            cp = b & 0x07;
+            lo = b == 0xF0 ? 0x90 : 0x80;
+            hi = b == 0xF4 ? 0x8F : 0xBF;
+        }
+        else if (b && b < 0x80) {
             out[o++] = b;
         }
         else {
-            need = b >= 0xF0 ? 3 : b >= 0xE0 ? 2 : 1;
-            cp = b & (0x3F >> need);
+            return -1; /* not held (0), a continuation byte, C0, C1, F5-FF */
         }
     }
-    return o;
+    return need ? -1 : o;
 }
 
 /* Whether a repair may be a layer between two others: every character a code page holds,
@@ -274,7 +288,8 @@ moji_plausible(moji_ctx *c, const moji_item *x)
                                        (a_letter && Py_UNICODE_ISALPHA(r[x->rlen - 1]))));
 }
 
-/* The runs' repairs through page k, checked: 1 when every one may be a layer. */
+/* The runs' repairs through page k, checked: 1 when every one goes through it and may be
+   a layer. */
 static int
 moji_try_page(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int level, int k)
 {
@@ -283,6 +298,9 @@ moji_try_page(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int level, int k)
     for (Py_ssize_t i = 0; i < nruns; i++) {
         runs[i].rep = out;
         runs[i].rlen = moji_undo(c, runs[i].rows, runs[i].len, k, out);
+        if (runs[i].rlen < 0) {
+            return 0;
+        }
         runs[i].undone[0] = (unsigned char)k;
         runs[i].nundone = 1;
         int p = moji_passable(c, &runs[i], rows);
@@ -301,12 +319,8 @@ static int
 moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
 {
     int level = MOJI_LAYERS - depth, bad = shown ? 1 : -1;
-    uint32_t mask = c->t.all;
-    for (Py_ssize_t i = 0; i < nruns && mask; i++) {
-        mask &= moji_mask_rows(c, runs[i].rows, runs[i].len);
-    }
-    for (; mask; mask &= mask - 1) {
-        int k = __builtin_ctz(mask), p = moji_try_page(c, runs, nruns, level, k);
+    for (int k = 0; k < c->t.width; k++) {
+        int p = moji_try_page(c, runs, nruns, level, k);
         if (p <= 0) {
             if (p < 0) {
                 return -1;
