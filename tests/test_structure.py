@@ -34,7 +34,6 @@ CORE_EXPORTS = {
     "find_moji",
     "find_run",
     "join_cut",
-    "moji_pages",
     "moji_repair",
     "_classify_all",
     "cheapest_language",

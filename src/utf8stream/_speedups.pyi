@@ -53,7 +53,6 @@ def find_run(text: str, members: bytes, shortest: int, start: int, /) -> int: ..
 def find_moji(
     text: str, index: bytes, pages: bytes, width: int, start: int, longest: int, /
 ) -> int: ...
-def moji_pages(text: str, index: bytes, pages: bytes, width: int, /) -> int: ...
 def moji_repair(
     buf: str,
     before: str,

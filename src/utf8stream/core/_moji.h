@@ -11,12 +11,8 @@
    run at its bound, and a piece of it may decode where the whole does not), or when it
    began before `start` (a piece of a run cut there).  A run of one character is never
    undone.  Correct text, Cyrillic and Greek included, has almost no such run: the
-   repairer looks at a line only when this finds one in it.
-
-   moji_pages(text, index, pages, width) -> int
-
-   The code pages (bit k: the k-th byte of a row) through which every run of `text` is
-   valid UTF-8: the repairer tries to undo a stretch only through those. */
+   repairer looks at a line only when this finds one in it (moji_repair, _mojirepair.h,
+   calls the scan here). */
 
 #define MOJI_MAX_PAGES 32
 
@@ -151,22 +147,6 @@ moji_bits_of(PyObject *index, PyObject *pages, Py_ssize_t width, Py_UCS4 *last)
             }                                                                            \
         }                                                                                \
         return -1;                                                                       \
-    }                                                                                    \
-    static uint32_t moji_mask_##TYPE(const moji_tables *t, const TYPE *s, Py_ssize_t n)  \
-    {                                                                                    \
-        const uint16_t *rows = t->rows;                                                  \
-        uint32_t mask = t->all;                                                          \
-        Py_ssize_t i = 0;                                                                \
-        while (i < n && mask) {                                                          \
-            if (!MOJI_ROW(s[i])) {                                                       \
-                i++;                                                                     \
-                continue;                                                                \
-            }                                                                            \
-            uint32_t alive;                                                              \
-            MOJI_RUN(TYPE);                                                              \
-            mask &= alive;                                                               \
-        }                                                                                \
-        return mask;                                                                     \
     }
 
 MOJI_SCAN(Py_UCS1)
@@ -178,7 +158,7 @@ static int
 moji_tables_of(PyObject *const *args, moji_tables *t)
 {
     if (!PyUnicode_Check(args[0]) || !PyBytes_Check(args[1]) || !PyBytes_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "find_moji/moji_pages(text: str, index: bytes, "
+        PyErr_SetString(PyExc_TypeError, "find_moji(text: str, index: bytes, "
                                          "pages: bytes, width, ...)");
         return -1;
     }
@@ -237,31 +217,6 @@ find_moji(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return PyLong_FromSsize_t(moji_scan_Py_UCS2(&t, data, n, start, longest));
     default:
         return PyLong_FromSsize_t(moji_scan_Py_UCS4(&t, data, n, start, longest));
-    }
-}
-
-static PyObject *
-moji_pages(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    moji_tables t;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "moji_pages(text: str, index: bytes, pages: bytes, "
-                                         "width)");
-        return NULL;
-    }
-    if (moji_tables_of(args, &t) < 0) {
-        return NULL;
-    }
-    PyObject *text = args[0];
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    const void *data = PyUnicode_DATA(text);
-    switch (PyUnicode_KIND(text)) {
-    case PyUnicode_1BYTE_KIND:
-        return PyLong_FromUnsignedLong(moji_mask_Py_UCS1(&t, data, n));
-    case PyUnicode_2BYTE_KIND:
-        return PyLong_FromUnsignedLong(moji_mask_Py_UCS2(&t, data, n));
-    default:
-        return PyLong_FromUnsignedLong(moji_mask_Py_UCS4(&t, data, n));
     }
 }
 

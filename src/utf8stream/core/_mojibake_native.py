@@ -1,11 +1,11 @@
 """The mojibake repairer's pass over a buffer in pure Python: the twin of the
-accelerator's (``_moji.h``: ``find_moji``, ``moji_pages``; ``_mojirepair.h``:
-``moji_repair``), name for name, re-exported by ``_native`` so that
-``_accel.implementation()`` hands ``MojibakeRepairer`` one or the other.
+accelerator's (``_moji.h``: ``find_moji``; ``_mojirepair.h``: ``moji_repair``), name for
+name, re-exported by ``_native`` so that ``_accel.implementation()`` hands
+``MojibakeRepairer`` one or the other.
 
 The rules are ``core/mojibake.py``'s (its docstring says them in words); the tables come
 in the arguments, as the compiled pass takes them: ``find_moji``'s index of the code
-pages' characters and their bytes, a byte of flags per character of the pages, a byte of
+pages' characters and their bytes, 16 bits of flags per character of the pages, a byte of
 flags per script group, the classifier of other characters (script group, combining) and
 the names of the pages.  Both give the same output and the same repairs for every input.
 """
@@ -17,7 +17,7 @@ import itertools
 import re
 from collections.abc import Callable
 
-__all__ = ["find_moji", "moji_pages", "moji_repair"]
+__all__ = ["find_moji", "moji_repair"]
 
 #: Layers of mojibake undone at most.
 LAYERS = 3
@@ -83,7 +83,7 @@ def _moji_tables(index: bytes, pages: bytes, width: int) -> _MojiTables:
 
 def _checked_moji_tables(text: str, index: bytes, pages: bytes, width: int) -> _MojiTables:
     if not isinstance(text, str) or not isinstance(index, bytes) or not isinstance(pages, bytes):
-        raise TypeError("find_moji/moji_pages(text: str, index: bytes, pages: bytes, width, ...)")
+        raise TypeError("find_moji(text: str, index: bytes, pages: bytes, width, ...)")
     if not 1 <= width <= 32 or len(index) != 2 * 0x10000:
         raise ValueError(
             "find_moji: a 0x10000-entry index, 1 to 32 pages, start >= 0, longest >= 1"
@@ -101,6 +101,10 @@ def find_moji(text: str, index: bytes, pages: bytes, width: int, start: int, lon
         raise ValueError(
             "find_moji: a 0x10000-entry index, 1 to 32 pages, start >= 0, longest >= 1"
         )
+    return _find(tables, text, start, longest)
+
+
+def _find(tables: _MojiTables, text: str, start: int, longest: int) -> int:
     for found in tables.run.finditer(text, start):
         a, b = found.span()
         if (
@@ -110,18 +114,6 @@ def find_moji(text: str, index: bytes, pages: bytes, width: int, start: int, lon
         ):
             return a
     return -1
-
-
-def moji_pages(text: str, index: bytes, pages: bytes, width: int) -> int:
-    """The pages (bit k: the k-th byte of a row) through which every run of ``text`` is
-    valid UTF-8."""
-    tables = _checked_moji_tables(text, index, pages, width)
-    mask = tables.all
-    for found in tables.run.finditer(text):
-        mask &= tables.pages_of(found.group())
-        if not mask:
-            break
-    return mask
 
 
 class _Rules:
@@ -317,18 +309,23 @@ class _Rules:
         return e if e > s else s + limit
 
 
-@functools.lru_cache(maxsize=4)
-def _rules(rules: Rules) -> _Rules:
-    return _Rules(rules)
-
-
 def _checked_rules(rules: Rules, classes: bytearray) -> _Rules:
     if not isinstance(rules, tuple) or len(rules) != 7:
         raise TypeError(
             "moji_repair: rules is (index, pages, width, flags, groups, classify, names)"
         )
+    if len(classes) != 0x110000:
+        raise ValueError("moji_repair: 0x110000 classes")
+    found = _rules(rules)
+    found.classes = classes
+    return found
+
+
+@functools.lru_cache(maxsize=4)
+def _rules(rules: Rules) -> _Rules:
+    """The rules read, once for each tuple of them (the repairer passes the same one)."""
     index, pages, width, flags, groups, classify, names = rules
-    tables = _checked_moji_tables("", index, pages, width)
+    _checked_moji_tables("", index, pages, width)
     if (
         not isinstance(flags, bytes)
         or len(flags) < 2 * (len(pages) // width)
@@ -337,16 +334,11 @@ def _checked_rules(rules: Rules, classes: bytearray) -> _Rules:
         or not callable(classify)
         or not isinstance(names, tuple)
         or len(names) != width
-        or len(classes) != 0x110000
     ):
         raise ValueError(
-            "moji_repair: two bytes of flags a row, 128 groups, a classifier, a name a page, 0x110000 classes"
+            "moji_repair: two bytes of flags a row, 128 groups, a classifier, a name a page"
         )
-    found = _rules(rules)
-    if found.moji is not tables:
-        raise AssertionError("moji_repair: the tables of the rules changed")
-    found.classes = classes
-    return found
+    return _Rules(rules)
 
 
 def moji_repair(
@@ -370,7 +362,6 @@ def moji_repair(
     if max_carry < 4:
         raise ValueError("moji_repair: max_carry must be at least 4")
     tables = _checked_rules(rules, classes)
-    index, pages, width = rules[:3]
     out: list[str] = []
     repairs: Repairs = []
     at = 0
@@ -382,7 +373,7 @@ def moji_repair(
         # out as it is, without being cut into stretches; so does the rest of the text
         # when it is final and holds no such run.
         if pair is not None and pair < at:
-            pair = find_moji(buf, index, pages, width, at, limit)
+            pair = _find(tables.moji, buf, at, limit)
             pair = None if pair < 0 else pair
         if pair is None and final:
             skip = len(buf)

@@ -28,7 +28,7 @@ from ._detector_native import (
     count_runs,
     count_text,
 )
-from ._mojibake_native import find_moji, moji_pages, moji_repair
+from ._mojibake_native import find_moji, moji_repair
 from .events import Malformed, MalformedKind, codec_error_kind
 
 if TYPE_CHECKING:
@@ -48,7 +48,6 @@ __all__ = [
     "find_moji",
     "find_run",
     "join_cut",
-    "moji_pages",
     "moji_repair",
     "split_lines",
 ]
