@@ -200,7 +200,7 @@ moji_passable(moji_ctx *c, moji_item *x, uint16_t *rows)
     return 1;
 }
 
-/* Whether the run looks like mojibake as it is (core/mojibake.py's rules). */
+/* Whether the run looks like mojibake as it is (_Rules.reads_badly in the twin). */
 static int
 moji_reads_badly(const moji_ctx *c, const moji_item *x)
 {
@@ -314,7 +314,7 @@ moji_try_page(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int level, int k)
 }
 
 /* The deepest repair of every run, each layer through the first page that repairs them
-   all (core/_mojibake_native.py's _peel): 1 found, 0 none, -1 with an exception. */
+   all (core/_mojibake_native.py's _Rules.peel): 1 found, 0 none, -1 with an exception. */
 static int
 moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
 {
@@ -408,7 +408,7 @@ moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
 
 /* The repairs of the stretch at s of buf (its n characters and their rows in
    c->stretch and c->srows), between `before` and `after`, added to c->fixes
-   (core/_mojibake_native.py's decide); -1 with an exception. */
+   (core/_mojibake_native.py's _Rules.decide); -1 with an exception. */
 static int
 moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_UCS4 before, Py_UCS4 after)
 {
