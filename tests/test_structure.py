@@ -34,7 +34,7 @@ CORE_EXPORTS = {
     "find_moji",
     "find_run",
     "join_cut",
-    "moji_pages",
+    "moji_repair",
     "_classify_all",
     "cheapest_language",
     "class_counts",
@@ -173,12 +173,13 @@ def test_no_core_function_takes_a_callers_record_type_identity_or_path() -> None
 LINE_SEARCH = {"core/linesearch.py"}
 #: Not line readers: a line number for a report (``validate``'s ``line:column`` counts
 #: ``\n``), the kernel's tables under /proc read by the follower's watchers, and the
-#: mojibake repairer, whose unit of decision ends at a line end (it reads no lines).
+#: mojibake repairer's pure pass, whose unit of decision ends at a line end (it reads no
+#: lines).
 NOT_LINE_READERS = {
     "apps/_linecol.py",
     "apps/_holders.py",
     "apps/_watch.py",
-    "core/mojibake.py",
+    "core/_mojibake_native.py",
 }
 #: The methods of ``str`` and ``bytes`` that search for their argument.
 SEARCHES = {"find", "rfind", "index", "rindex", "count", "split", "rsplit", "partition"}
@@ -316,17 +317,17 @@ SCANNER_MODULES = {"core/scanner.py"}
 #: than reading a stream.
 NOT_STREAM_DECODES = {
     # The byte transcoder's pure twin (``_transcode.c``'s): bytes to bytes in another
-    # encoding, a primitive of its own beside the scanner, on the same Table 3-7; and
-    # ``find_moji``'s trial of a run of text put back into the bytes a code page read.
-    "core/_native.py": 2,
+    # encoding, a primitive of its own beside the scanner, on the same Table 3-7.
+    "core/_native.py": 1,
     # The encoder's rewrite of the UTF-8 it has just made from text: one 4-byte sequence
     # to a CESU-8 pair, one OPTU-8 escape back to its byte.
     "core/encoder.py": 2,
     # The name of a checkpoint, stored as bytes in the database: not text of a stream.
     "apps/checkpoints.py": 1,
-    # The mojibake repairer's trial of a run of text put back into the bytes a code page
-    # read: a few bytes of text, never a stream's input.
-    "core/mojibake.py": 1,
+    # The mojibake repairer's pure pass: ``find_moji``'s trial of a run of text put back
+    # into the bytes a code page read, and the repair of a stretch so put back; a few
+    # bytes of text, never a stream's input.
+    "core/_mojibake_native.py": 2,
 }
 #: The functions of ``codecs`` (and ``str``) that decode with a codec named in a literal.
 NAMED_DECODES = {"decode", "getincrementaldecoder", "getdecoder", "getreader", "iterdecode", "str"}

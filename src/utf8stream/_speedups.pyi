@@ -53,7 +53,16 @@ def find_run(text: str, members: bytes, shortest: int, start: int, /) -> int: ..
 def find_moji(
     text: str, index: bytes, pages: bytes, width: int, start: int, longest: int, /
 ) -> int: ...
-def moji_pages(text: str, index: bytes, pages: bytes, width: int, /) -> int: ...
+def moji_repair(
+    buf: str,
+    before: str,
+    final: bool,
+    max_carry: int,
+    events: bool,
+    rules: tuple[bytes, bytes, int, bytes, bytes, Callable[[int], int], tuple[str, ...]],
+    classes: bytearray,
+    /,
+) -> tuple[str, int, list[tuple[int, int, str, tuple[str, ...]]] | None]: ...
 def join_cut(head: str, text: str, cut: int, /) -> str: ...
 def split_lines(
     data: bytes,

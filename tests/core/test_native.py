@@ -392,7 +392,6 @@ def test_find_moji_compiled_and_pure_agree(text: str, start: int, longest: int) 
     for tables in ((MOJI_INDEX, MOJI_TABLE, len(MOJI_PAGES)), (MOJI_INDEX, MOJI_TABLE[:40], 3)):
         args = (text, *tables, start, longest)
         assert built.find_moji(*args) == _native.find_moji(*args)
-        assert built.moji_pages(text, *tables) == _native.moji_pages(text, *tables)
 
 
 def test_find_moji_finds_mojibake_and_passes_text() -> None:
@@ -410,20 +409,6 @@ def test_find_moji_finds_mojibake_and_passes_text() -> None:
     assert find("cafÃ©", MOJI_INDEX, MOJI_TABLE, width, 5, 256) == -1
 
 
-def test_moji_pages_are_the_pages_every_run_decodes_through() -> None:
-    pages = _accel.implementation().moji_pages
-    width = len(MOJI_PAGES)
-    latin1, cp1252, cp1251 = 1, 2, 4
-    assert pages("plain text", MOJI_INDEX, MOJI_TABLE, width) == (1 << width) - 1
-    assert pages("cafÃ© Ã©", MOJI_INDEX, MOJI_TABLE, width) & (latin1 | cp1252 | cp1251) == (
-        latin1 | cp1252
-    )
-    # "â€™" (a right quote read as cp1252) is held by cp1252 and cp1254 alone.
-    cp1254 = 1 << MOJI_PAGES.index("cp1254")
-    assert pages("itâ€™s cafÃ©", MOJI_INDEX, MOJI_TABLE, width) == cp1252 | cp1254
-    assert pages("Ð¸ Привет", MOJI_INDEX, MOJI_TABLE, width) == 0
-
-
 def test_find_moji_refuses_nonsense() -> None:
     find = _accel.implementation().find_moji
     with pytest.raises(ValueError):
@@ -435,4 +420,4 @@ def test_find_moji_refuses_nonsense() -> None:
     with pytest.raises(TypeError):
         find(b"abc", MOJI_INDEX, MOJI_TABLE, 8, 0, 256)
     with pytest.raises(ValueError):
-        _accel.implementation().moji_pages("abc", MOJI_INDEX, MOJI_TABLE, 33)
+        find("abc", MOJI_INDEX, MOJI_TABLE, 33, 0, 256)

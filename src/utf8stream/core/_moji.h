@@ -11,90 +11,120 @@
    run at its bound, and a piece of it may decode where the whole does not), or when it
    began before `start` (a piece of a run cut there).  A run of one character is never
    undone.  Correct text, Cyrillic and Greek included, has almost no such run: the
-   repairer looks at a line only when this finds one in it.
-
-   moji_pages(text, index, pages, width) -> int
-
-   The code pages (bit k: the k-th byte of a row) through which every run of `text` is
-   valid UTF-8: the repairer tries to undo a stretch only through those. */
+   repairer looks at a line only when this finds one in it (moji_repair, _mojirepair.h,
+   calls the scan here). */
 
 #define MOJI_MAX_PAGES 32
 
-/* The UTF-8 reading of one code page over a run: the bytes still to come in the current
-   sequence and the range the next one must lie in. */
+/* What a character's byte is in each page (bit k: page k), for reading UTF-8 in every
+   page at once: a byte that starts a sequence of 1 to 4, a continuation in 80-8F, 90-9F
+   or A0-BF, and the leads that narrow the byte after them (E0, ED, F0, F4: Table 3-7).
+   A byte a page does not hold is none of these. */
 typedef struct {
-    unsigned char need, lo, hi;
-} moji_seq;
-
-/* Whether byte b continues the sequence in *q (or starts one), updating it. */
-static inline int
-moji_step(moji_seq *q, unsigned char b)
-{
-    if (q->need) {
-        if (b < q->lo || b > q->hi) {
-            return 0;
-        }
-        q->need--;
-        q->lo = 0x80;
-        q->hi = 0xBF;
-        return 1;
-    }
-    q->lo = 0x80;
-    q->hi = 0xBF;
-    if (b < 0x80) {
-        return 1;
-    }
-    if (b >= 0xC2 && b <= 0xDF) {
-        q->need = 1;
-    }
-    else if (b >= 0xE0 && b <= 0xEF) {
-        q->need = 2;
-        q->lo = b == 0xE0 ? 0xA0 : 0x80;
-        q->hi = b == 0xED ? 0x9F : 0xBF;
-    }
-    else if (b >= 0xF0 && b <= 0xF4) {
-        q->need = 3;
-        q->lo = b == 0xF0 ? 0x90 : 0x80;
-        q->hi = b == 0xF4 ? 0x8F : 0xBF;
-    }
-    else {
-        return 0;
-    }
-    return 1;
-}
-
-#define MOJI_ROW(cp) ((cp) >= 0x80 && (cp) < 0x10000 && rows[(cp)] < t->nrows ? rows[(cp)] : 0)
+    uint32_t lead, cont, lead2, lead3, lead4, c80, c90, ca0, e0, ed, f0, f4;
+} moji_bits;
 
 /* The tables, checked. */
 typedef struct {
     const uint16_t *rows;
     const unsigned char *pages;
+    const moji_bits *bits;
     Py_ssize_t width, nrows;
     uint32_t all;
+    Py_UCS4 last; /* the last code point of a row: the rest need not be looked up */
 } moji_tables;
 
+/* The UTF-8 reading of every page over a run at once: the pages still expecting one,
+   two or three continuation bytes, those whose next byte is narrowed, and those out. */
+typedef struct {
+    uint32_t n1, n2, n3, ke0, ked, kf0, kf4, dead;
+} moji_state;
+
+static inline void
+moji_read(moji_state *q, const moji_bits *b)
+{
+    uint32_t expecting = q->n1 | q->n2 | q->n3, starting = ~expecting, cont = b->cont;
+    if (q->ke0 | q->ked | q->kf0 | q->kf4) {
+        cont &= ~(q->ke0 & ~b->ca0) & ~(q->ked & ~(b->c80 | b->c90)) &
+                ~(q->kf0 & ~(b->c90 | b->ca0)) & ~(q->kf4 & ~b->c80);
+    }
+    q->dead |= (expecting & ~cont) | (starting & ~b->lead);
+    q->n1 = q->n2 | (starting & b->lead2);
+    q->n2 = q->n3 | (starting & b->lead3);
+    q->n3 = starting & b->lead4;
+    q->ke0 = starting & b->e0;
+    q->ked = starting & b->ed;
+    q->kf0 = starting & b->f0;
+    q->kf4 = starting & b->f4;
+}
+
+/* moji_bits of every row of `pages`, and the last code point `index` gives a row, made
+   once for the tables in use (kept with a reference to them: the repairer passes the
+   same objects on every call).  The bits are held in a bytes object, moji_bits_held,
+   which a caller that runs Python code while it reads them holds a reference to: the
+   code may make the bits of other tables. */
+static PyObject *moji_bits_pages, *moji_bits_index, *moji_bits_held;
+static Py_ssize_t moji_bits_width;
+static Py_UCS4 moji_bits_last;
+
+static const moji_bits *
+moji_bits_of(PyObject *index, PyObject *pages, Py_ssize_t width, Py_UCS4 *last)
+{
+    if (pages == moji_bits_pages && index == moji_bits_index && width == moji_bits_width) {
+        *last = moji_bits_last;
+        return (const moji_bits *)PyBytes_AS_STRING(moji_bits_held);
+    }
+    Py_ssize_t nrows = PyBytes_GET_SIZE(pages) / width;
+    const uint16_t *rowof = (const uint16_t *)PyBytes_AS_STRING(index);
+    Py_UCS4 top = 0xFFFF;
+    while (top >= 0x80 && !(rowof[top] && rowof[top] < nrows)) {
+        top--;
+    }
+    PyObject *held = PyBytes_FromStringAndSize(NULL, (nrows + 1) * sizeof(moji_bits));
+    if (held == NULL) {
+        return NULL;
+    }
+    moji_bits *rows = (moji_bits *)PyBytes_AS_STRING(held);
+    memset(rows, 0, (size_t)(nrows + 1) * sizeof(moji_bits));
+    const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(pages);
+    for (Py_ssize_t r = 0; r < nrows; r++) {
+        for (Py_ssize_t k = 0; k < width; k++) {
+            unsigned b = p[r * width + k];
+            uint32_t bit = (uint32_t)1 << k;
+            moji_bits *x = &rows[r];
+            x->lead |= b && (b < 0x80 || (b >= 0xC2 && b <= 0xF4)) ? bit : 0;
+            x->cont |= b >= 0x80 && b <= 0xBF ? bit : 0;
+            x->lead2 |= b >= 0xC2 && b <= 0xDF ? bit : 0;
+            x->lead3 |= b >= 0xE0 && b <= 0xEF ? bit : 0;
+            x->lead4 |= b >= 0xF0 && b <= 0xF4 ? bit : 0;
+            x->c80 |= b >= 0x80 && b <= 0x8F ? bit : 0;
+            x->c90 |= b >= 0x90 && b <= 0x9F ? bit : 0;
+            x->ca0 |= b >= 0xA0 && b <= 0xBF ? bit : 0;
+            x->e0 |= b == 0xE0 ? bit : 0;
+            x->ed |= b == 0xED ? bit : 0;
+            x->f0 |= b == 0xF0 ? bit : 0;
+            x->f4 |= b == 0xF4 ? bit : 0;
+        }
+    }
+    Py_XSETREF(moji_bits_held, held);
+    Py_XSETREF(moji_bits_pages, Py_NewRef(pages));
+    Py_XSETREF(moji_bits_index, Py_NewRef(index));
+    moji_bits_width = width;
+    *last = moji_bits_last = top;
+    return rows;
+}
+
+#define MOJI_ROW(cp) ((cp) >= 0x80 && (cp) <= t->last && rows[(cp)] < t->nrows ? rows[(cp)] : 0)
+
 /* The run of s from i on: i moves to its end, and `alive` keeps the pages through which
-   it is valid UTF-8.  Inside a run each page still in the running reads the character's
-   byte; most non-ASCII text leaves every page within a character or two. */
+   it is valid UTF-8. */
 #define MOJI_RUN(TYPE)                                                                   \
     do {                                                                                 \
-        moji_seq q[MOJI_MAX_PAGES] = {{0, 0, 0}};                                        \
-        alive = t->all;                                                                  \
-        for (; i < n && MOJI_ROW(s[i]); i++) {                                           \
-            const unsigned char *row = t->pages + (size_t)MOJI_ROW(s[i]) * t->width;     \
-            for (uint32_t left = alive; left; left &= left - 1) {                        \
-                int k = __builtin_ctz(left);                                             \
-                if (!row[k] || !moji_step(&q[k], row[k])) {                              \
-                    alive &= ~((uint32_t)1 << k);                                        \
-                }                                                                        \
-            }                                                                            \
+        moji_state q = {0, 0, 0, 0, 0, 0, 0, 0};                                         \
+        for (unsigned r; i < n && (r = MOJI_ROW(s[i])); i++) {                           \
+            moji_read(&q, &t->bits[r]);                                                  \
         }                                                                                \
-        for (uint32_t left = alive; left; left &= left - 1) {                            \
-            int k = __builtin_ctz(left);                                                 \
-            if (q[k].need) {                                                             \
-                alive &= ~((uint32_t)1 << k);                                            \
-            }                                                                            \
-        }                                                                                \
+        alive = t->all & ~q.dead & ~(q.n1 | q.n2 | q.n3);                                \
     } while (0)
 
 #define MOJI_SCAN(TYPE)                                                                  \
@@ -117,22 +147,6 @@ typedef struct {
             }                                                                            \
         }                                                                                \
         return -1;                                                                       \
-    }                                                                                    \
-    static uint32_t moji_mask_##TYPE(const moji_tables *t, const TYPE *s, Py_ssize_t n)  \
-    {                                                                                    \
-        const uint16_t *rows = t->rows;                                                  \
-        uint32_t mask = t->all;                                                          \
-        Py_ssize_t i = 0;                                                                \
-        while (i < n && mask) {                                                          \
-            if (!MOJI_ROW(s[i])) {                                                       \
-                i++;                                                                     \
-                continue;                                                                \
-            }                                                                            \
-            uint32_t alive;                                                              \
-            MOJI_RUN(TYPE);                                                              \
-            mask &= alive;                                                               \
-        }                                                                                \
-        return mask;                                                                     \
     }
 
 MOJI_SCAN(Py_UCS1)
@@ -144,7 +158,7 @@ static int
 moji_tables_of(PyObject *const *args, moji_tables *t)
 {
     if (!PyUnicode_Check(args[0]) || !PyBytes_Check(args[1]) || !PyBytes_Check(args[2])) {
-        PyErr_SetString(PyExc_TypeError, "find_moji/moji_pages(text: str, index: bytes, "
+        PyErr_SetString(PyExc_TypeError, "find_moji(text: str, index: bytes, "
                                          "pages: bytes, width, ...)");
         return -1;
     }
@@ -155,6 +169,10 @@ moji_tables_of(PyObject *const *args, moji_tables *t)
     if (t->width < 1 || t->width > MOJI_MAX_PAGES || PyBytes_GET_SIZE(args[1]) != 2 * 0x10000) {
         PyErr_SetString(PyExc_ValueError, "find_moji: a 0x10000-entry index, 1 to 32 pages, "
                                           "start >= 0, longest >= 1");
+        return -1;
+    }
+    t->bits = moji_bits_of(args[1], args[2], t->width, &t->last);
+    if (t->bits == NULL) {
         return -1;
     }
     t->rows = (const uint16_t *)PyBytes_AS_STRING(args[1]);
@@ -199,31 +217,6 @@ find_moji(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return PyLong_FromSsize_t(moji_scan_Py_UCS2(&t, data, n, start, longest));
     default:
         return PyLong_FromSsize_t(moji_scan_Py_UCS4(&t, data, n, start, longest));
-    }
-}
-
-static PyObject *
-moji_pages(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
-{
-    moji_tables t;
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "moji_pages(text: str, index: bytes, pages: bytes, "
-                                         "width)");
-        return NULL;
-    }
-    if (moji_tables_of(args, &t) < 0) {
-        return NULL;
-    }
-    PyObject *text = args[0];
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    const void *data = PyUnicode_DATA(text);
-    switch (PyUnicode_KIND(text)) {
-    case PyUnicode_1BYTE_KIND:
-        return PyLong_FromUnsignedLong(moji_mask_Py_UCS1(&t, data, n));
-    case PyUnicode_2BYTE_KIND:
-        return PyLong_FromUnsignedLong(moji_mask_Py_UCS2(&t, data, n));
-    default:
-        return PyLong_FromUnsignedLong(moji_mask_Py_UCS4(&t, data, n));
     }
 }
 

@@ -28,6 +28,7 @@ from ._detector_native import (
     count_runs,
     count_text,
 )
+from ._mojibake_native import find_moji, moji_repair
 from .events import Malformed, MalformedKind, codec_error_kind
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ __all__ = [
     "find_moji",
     "find_run",
     "join_cut",
-    "moji_pages",
+    "moji_repair",
     "split_lines",
 ]
 
@@ -451,87 +452,3 @@ def join_cut(head: str, text: str, cut: int) -> str:
     if not 0 <= cut <= len(text):
         raise ValueError("join_cut: cut out of the text")
     return head + text[:cut]
-
-
-class _MojiTables:
-    """``find_moji``'s tables read once: the characters of the pages, a pattern for their
-    runs, and per page a map of each character it holds to its byte."""
-
-    def __init__(self, index: bytes, pages: bytes, width: int) -> None:
-        rows = memoryview(index).cast("H")
-        count = len(pages) // width
-        self.members = frozenset(chr(cp) for cp in range(0x80, 0x10000) if 0 < rows[cp] < count)
-        self.run = re.compile(
-            "[" + re.escape("".join(sorted(self.members))) + "]+" if self.members else "[^\\s\\S]"
-        )
-        self.maps = [
-            {
-                ord(c): chr(pages[rows[ord(c)] * width + k])
-                for c in self.members
-                if pages[rows[ord(c)] * width + k]
-            }
-            for k in range(width)
-        ]
-        self.all = (1 << width) - 1
-        self.pages_of = functools.lru_cache(maxsize=65536)(self._pages_of)
-
-    def _pages_of(self, run: str) -> int:
-        """The pages (bit k: the k-th) through which ``run`` is valid UTF-8."""
-        points = {ord(c) for c in run}
-        found = 0
-        for k, page in enumerate(self.maps):
-            if points <= page.keys():
-                try:
-                    run.translate(page).encode("latin-1").decode("utf-8")
-                except UnicodeDecodeError:
-                    continue
-                found |= 1 << k
-        return found
-
-
-@functools.lru_cache(maxsize=4)
-def _moji_tables(index: bytes, pages: bytes, width: int) -> _MojiTables:
-    return _MojiTables(index, pages, width)
-
-
-def _checked_moji_tables(text: str, index: bytes, pages: bytes, width: int) -> _MojiTables:
-    if not isinstance(text, str) or not isinstance(index, bytes) or not isinstance(pages, bytes):
-        raise TypeError("find_moji/moji_pages(text: str, index: bytes, pages: bytes, width, ...)")
-    if not 1 <= width <= 32 or len(index) != 2 * 0x10000:
-        raise ValueError(
-            "find_moji: a 0x10000-entry index, 1 to 32 pages, start >= 0, longest >= 1"
-        )
-    return _moji_tables(index, pages, width)
-
-
-def find_moji(text: str, index: bytes, pages: bytes, width: int, start: int, longest: int) -> int:
-    """The index of the first run of the pages' characters at or after ``start`` that
-    could be undone, or -1 (see the compiled twin, ``_moji.h``, for the tables): one
-    valid UTF-8 through a page, one of ``longest`` characters or more, or one that began
-    before ``start``; never one of a single character."""
-    tables = _checked_moji_tables(text, index, pages, width)
-    if start < 0 or longest < 1:
-        raise ValueError(
-            "find_moji: a 0x10000-entry index, 1 to 32 pages, start >= 0, longest >= 1"
-        )
-    for found in tables.run.finditer(text, start):
-        a, b = found.span()
-        if (
-            b - a >= longest
-            or (a == start and a > 0 and text[a - 1] in tables.members)
-            or (b - a >= 2 and tables.pages_of(found.group()))
-        ):
-            return a
-    return -1
-
-
-def moji_pages(text: str, index: bytes, pages: bytes, width: int) -> int:
-    """The pages (bit k: the k-th byte of a row) through which every run of ``text`` is
-    valid UTF-8."""
-    tables = _checked_moji_tables(text, index, pages, width)
-    mask = tables.all
-    for found in tables.run.finditer(text):
-        mask &= tables.pages_of(found.group())
-        if not mask:
-            break
-    return mask

@@ -37,8 +37,9 @@
  * 6. The encoding detector's passes over every byte and every decoded character, and its
  *    sums of costs (_detect.h).
  *
- * 7. find_moji() and moji_pages(): the mojibake repairer's search for runs that could
- *    be undone, and the code pages that could undo a stretch (_moji.h).
+ * 7. find_moji(): the mojibake repairer's search for runs that could be undone (_moji.h);
+ *    moji_repair(): the repairer's whole pass over a buffer, its decision included
+ *    (_mojirepair.h).
  *
  * Everything here returns plain data (texts, offsets): the follower's record type and
  * read buffers are the apps layer's own extension (apps/_apps_speedups.c).
@@ -47,8 +48,8 @@
  * inline across them as in one file: _table37.h (Table 3-7, shared with _transcode.c),
  * _state.h (module state, object layouts), _decode.h and _simd.h (the decoding loop and
  * its SIMD kernels), _feed.h (Units.feed), _stream.h (the stream state: Units.decode), _lines.h (line cutting),
- * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _detect.h, _moji.h; the
- * module here.
+ * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _detect.h, _moji.h,
+ * _mojirepair.h; the module here.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -76,6 +77,7 @@
 #include "_runs.h"
 #include "_detect.h"
 #include "_moji.h"
+#include "_mojirepair.h"
 
 /* ---- module --------------------------------------------------------------------------- */
 
@@ -175,8 +177,8 @@ static PyMethodDef module_methods[] = {
      "find_run(text, members, shortest, start) -> index of a long run of members | -1"},
     {"find_moji", (PyCFunction)(void (*)(void))find_moji, METH_FASTCALL,
      "find_moji(text, index, pages, width, start, longest) -> index of a run to undo | -1"},
-    {"moji_pages", (PyCFunction)(void (*)(void))moji_pages, METH_FASTCALL,
-     "moji_pages(text, index, pages, width) -> bits of the pages every run decodes through"},
+    {"moji_repair", (PyCFunction)(void (*)(void))moji_repair, METH_FASTCALL,
+     "moji_repair(buf, before, final, max_carry, events, rules, classes) -> (out, end, fixes)"},
     {"join_cut", (PyCFunction)(void (*)(void))join_cut, METH_FASTCALL,
      "join_cut(head, text, cut) -> head + text[:cut], in one copy"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,

@@ -32,10 +32,8 @@ from __future__ import annotations
 
 import array
 import codecs
-import itertools
-import re
 import unicodedata
-from functools import lru_cache
+from collections.abc import Callable
 from typing import Any
 
 from ._accel import implementation
@@ -48,7 +46,6 @@ CODE_PAGES = ("cp1252", "cp1251", "cp1250", "cp1253", "cp1254", "cp1257", "iso88
 #: Long enough for a line of mojibake of about a hundred Cyrillic or Greek letters to be
 #: decided as one stretch; short enough that holding it costs nothing.
 DEFAULT_MAX_CARRY = 256
-_LAYERS = 3
 _ASCII = "".join(map(chr, range(0x80)))
 
 
@@ -66,19 +63,12 @@ def _upper_half(code_page: str) -> str:
 
 _HALVES = {name: _upper_half(name) for name in ("latin-1", *CODE_PAGES)}
 _MOJI = "".join(sorted(set("".join(_HALVES.values()))))
-_MOJI_SET = frozenset(_MOJI)
-_MOJI_CLASS = "[" + re.escape(_MOJI) + "]"
-_MOJI_CHAR = re.compile(_MOJI_CLASS)
-_MOJI_RUN = re.compile(_MOJI_CLASS + "+")
-_LONE = re.compile(f"(?<!{_MOJI_CLASS}){_MOJI_CLASS}(?!{_MOJI_CLASS})")
-_LINE_END = re.compile("[\n\r]")
 
 
-_C1 = re.compile("[\x80-\x9f]")
 # Characters that next to a letter are all but always mojibake: C1 controls, and symbols
 # that text has little use for (broken bar, currency sign, diaeresis, macron, cedilla,
 # florin, the spacing accents of cp1250, daggers, per mille, lozenge, low quotes).
-_RARE = re.compile("[\x80-\x9f¦¤¨¯¸ƒˆˇ˘˙˛˝˜†‡‰◊‚„]")
+_RARE = "".join(map(chr, range(0x80, 0xA0))) + "¦¤¨¯¸ƒˆˇ˘˙˛˝˜†‡‰◊‚„"
 
 
 # Encoding maps of the code pages, as CPython's own charmap codecs use; latin-1 is tried
@@ -185,7 +175,6 @@ _NOT_IN_LATIN_WORDS = frozenset({"Greek", "Cyrillic", "Armenian", "Georgian", "C
 _NO = "no"  # a character no repair may give
 
 
-@lru_cache(maxsize=4096)
 def _script(char: str) -> str | None:
     """The script group of a character a repair may give, None for one of no script,
     ``_NO`` for a character no repair gives (unassigned, private, control, rare)."""
@@ -200,161 +189,77 @@ def _script(char: str) -> str | None:
     return _NO
 
 
-def _is_letter(char: str) -> bool:
-    return char.isalpha()
+# What the accelerator's pass and its twin (``_mojibake_native``) are given.  A character
+# of the code pages is known by its row of ``_PAGES``; each row gets 16 bits of flags, in
+# native order (the bits are ``_mojibake_native``'s ``RARE`` to ``UPPER``).
+_ROW_FLAGS = (
+    (1, _RARE),
+    (2, _TELLS),
+    (4, "ÃÂ√≈"),  # tells that before a Latin letter are mojibake too (√ß for ç)
+    (8, "ÃÂ"),  # tells that before a no-break space are mojibake too
+    (16, _SYMBOLIC_LETTERS),
+)
 
 
-@lru_cache(maxsize=65536)
-def _plausible(repair: str, before: str, after: str) -> bool:
-    """Whether ``repair`` reads as text between ``before`` and ``after``."""
-    scripts = set(map(_script, repair))
-    if _NO in scripts:
-        return False
-    scripts.discard(None)
-    if len(scripts) > 1:
-        return False
-    first, last = repair[0], repair[-1]
-    # A combining mark goes on the letter before it: a Latin one on any letter (text in
-    # decomposed form), any other only on a letter of its own repair.
-    if unicodedata.combining(first) and not (
-        0x0300 <= ord(first) <= 0x036F and _is_letter(before)
-    ):
-        return False
-    # A letter of another script inside a word of ASCII letters is not a word.
-    if before.isascii() and after.isascii() and _is_letter(before) and _is_letter(after):
-        return not scripts - {"Latin"}
-    # Nor is one of an alphabet glued to it on one side.
-    return not (
-        scripts & _NOT_IN_LATIN_WORDS
-        and (
-            (before.isascii() and _is_letter(before) and _is_letter(first))
-            or (after.isascii() and _is_letter(after) and _is_letter(last))
-        )
-    )
+def _row_flags() -> bytes:
+    flags = array.array("H", [0])
+    for char in _MOJI:
+        category = unicodedata.category(char)
+        bits = sum(bit for bit, chars in _ROW_FLAGS if char in chars)
+        bits |= (32 if category == "Zs" else 0) | (64 if category[0] == "P" else 0)
+        bits |= (128 if char.isalpha() else 0) | (256 if char.islower() else 0)
+        flags.append(bits | (512 if char.isupper() else 0))
+    return flags.tobytes()
 
 
-def _symbolic(char: str) -> bool:
-    return not char.isalpha() or char in _SYMBOLIC_LETTERS
+# The script groups, numbered from 1 in a character's class (its low seven bits; the bit
+# 0x80 marks a combining mark), and per group a byte of flags (``_mojibake_native``'s
+# ``NO`` to ``NOT_IN_LATIN``).
+_GROUPS = (_NO, None, "Latin", "CJK", *sorted(_ALPHABETS))
+_GROUP_NUMBERS = {group: number for number, group in enumerate(_GROUPS, 1)}
 
 
-@lru_cache(maxsize=65536)
-def _reads_badly(run: str, before: str, after: str) -> bool:
-    """Whether ``run`` (between ``before`` and ``after``) looks like mojibake as it is."""
-    if _RARE.search(run):
-        return True
-    context = before + run + after
-    for left, right in itertools.pairwise(context):
-        if left.islower() and right.isupper() and (not left.isascii() or not right.isascii()):
-            return True
-    if len(run) >= 3:
-        return any(map(_symbolic, run))
-    first, second = run[0], run[1]
-    if first in _TELLS:
-        # Before a symbol (a no-break space only after Ã and Â), or before a Latin
-        # letter, as in mac_roman's √ß (ç); not before a Greek one ("√π").
-        if second == "\u00a0":
-            return first in "ÃÂ"
-        return _symbolic(second) or (first in "ÃÂ√≈" and second <= "\u024f")
-    if not _symbolic(second):
-        return False
-    category = unicodedata.category(second)
-    if category == "Zs":
-        # A no-break space after an accented capital is a space ("SELKÄ\u00a0EDELLÄ").
-        return False
-    if category.startswith("P"):
-        # An accented capital before punctuation ends many a correct word ("VOCÊ…").
-        return _is_letter(after)
-    return _is_letter(before) or _is_letter(after)
+def _group_flags(group: str | None) -> int:
+    if group == _NO:
+        return 1
+    if group is None:
+        return 2
+    if group == "Latin":
+        return 4
+    return (8 if group in _ALPHABETS else 0) | (16 if group in _NOT_IN_LATIN_WORDS else 0)
 
 
-def _undo(joined: str, encoder: Any) -> list[str] | None:
-    """Each of the runs in ``joined`` (a space between each: a space ends any UTF-8
-    sequence; no run holds one) encoded with ``encoder`` (a charmap, None for latin-1)
-    and decoded as UTF-8, or None if one of them does not go through."""
-    try:
-        raw = (
-            joined.encode("latin-1")
-            if encoder is None
-            else codecs.charmap_encode(joined, "strict", encoder)[0]
-        )
-        return raw.decode("utf-8").split(" ")
-    except UnicodeError:
-        return None
+def _char_class(code: int) -> int:
+    """The class of a character: its script group's number, and 0x80 for a combining
+    mark (what the repair rules need of ``unicodedata``)."""
+    char = chr(code)
+    return _GROUP_NUMBERS[_script(char)] | (0x80 if unicodedata.combining(char) else 0)
 
 
-@lru_cache(maxsize=65536)
-def _passable(repair: str) -> bool:
-    """Whether ``repair`` may be a layer between two others: any character a code page
-    holds, C1 controls too, or any a final repair may give."""
-    return _NO not in map(_script, set(repair).difference(_MOJI_SET))
+_RULES = (
+    _INDEX,
+    _PAGES,
+    len(_ENCODERS),
+    _row_flags(),
+    bytes([0, *map(_group_flags, _GROUPS)]).ljust(128, b"\0"),
+    _char_class,
+    tuple(name for name, _ in _ENCODERS),
+)
+# The classes of the characters met so far (0: not yet asked), filled as repairs give them.
+_CLASSES = bytearray(0x110000)
+_STATE = (_RULES, _CLASSES)
 
 
 Repairs = list[tuple[int, int, str, tuple[str, ...]]]
+#: ``moji_repair``: (buf, before, final, max_carry, events, rules, classes) -> (output,
+#: end of what is decided, the repairs if events).
+_Pass = Callable[..., tuple[str, int, Repairs | None]]
 
 
-def _peel(
-    runs: list[str], contexts: list[tuple[str, str]], depth: int, shown: bool = False
-) -> tuple[list[str], list[tuple[str, ...]]] | None:
-    """The deepest repair of every run of a stretch, each layer through the first code
-    page (in order) that repairs them all: the repairs and, per run, the code pages
-    undone; None if no code page gives a plausible repair at any depth.  ``shown``: the
-    runs are already known to be mojibake (a layer undone gave text no one writes)."""
-    joined = " ".join(runs)
-    # The code pages through which every run is valid UTF-8, found in one pass: only
-    # those are tried.
-    through = implementation().moji_pages(joined, _INDEX, _PAGES, len(_ENCODERS))
-    for k, (code_page, encoder) in enumerate(_ENCODERS):
-        if not through >> k & 1:
-            continue
-        repaired = _undo(joined, encoder)
-        if repaired is not None and all(map(_passable, repaired)):
-            if not shown and not any(
-                _reads_badly(run, before, after)
-                for run, (before, after) in zip(runs, contexts, strict=True)
-            ):
-                continue
-            names: list[tuple[str, ...]] = [(code_page,)] * len(runs)
-            done = [
-                not _C1.search(r) and _plausible(r, *context)
-                for r, context in zip(repaired, contexts, strict=True)
-            ]
-            deep = [i for i, r in enumerate(repaired) if len(r) > 1 and _MOJI_SET.issuperset(r)]
-            if depth > 1 and deep and all(done[i] for i in range(len(runs)) if i not in deep):
-                # Peel on the runs that may still be mojibake (a line may hold mojibake
-                # made once and twice).
-                deeper = _peel(
-                    [repaired[i] for i in deep],
-                    [contexts[i] for i in deep],
-                    depth - 1,
-                    shown=not all(done[i] for i in deep),
-                )
-                if deeper is not None:
-                    for k, i in enumerate(deep):
-                        repaired[i] = deeper[0][k]
-                        names[i] += deeper[1][k]
-                    return repaired, names
-            if all(done):
-                return repaired, names
-    return None
-
-
-def _decide(stretch: str, before: str, after: str) -> Repairs:
-    """The repairs of one stretch: (start, end, replacement, code pages undone)."""
-    if _LONE.search(stretch):
-        return []
-    spans = [m.span() for m in _MOJI_RUN.finditer(stretch)]
-    contexts = [
-        (stretch[a - 1] if a else before, stretch[b] if b < len(stretch) else after)
-        for a, b in spans
-    ]
-    found = _peel([stretch[a:b] for a, b in spans], contexts, _LAYERS)
-    if found is None:
-        return []
-    if len(spans) == 1 and len(found[0][0]) == 1 and _script(found[0][0][0]) in _ALPHABETS:
-        # One letter of an alphabet other than Latin, alone on its line: too little to go
-        # on (a CJK character is a word).
-        return []
-    return [(a, b, found[0][i], found[1][i]) for i, (a, b) in enumerate(spans)]
+def _checked(max_carry: int) -> int:
+    if max_carry < 4:
+        raise ValueError("max_carry must be at least 4 (one UTF-8 sequence read as bytes)")
+    return max_carry
 
 
 class MojibakeRepairer:
@@ -368,9 +273,9 @@ class MojibakeRepairer:
     def __init__(
         self, *, max_carry: int = DEFAULT_MAX_CARRY, on_change: OnChange | None = None
     ) -> None:
-        if max_carry < 4:
-            raise ValueError("max_carry must be at least 4 (one UTF-8 sequence read as bytes)")
-        self._max_carry = max_carry
+        self._max_carry = _checked(max_carry)
+        # The implementation chosen when the repairer is made (``use_accelerator``).
+        self._repair: _Pass = implementation().moji_repair
         self.on_change = on_change
         self.position = 0
         self.output_position = 0
@@ -385,85 +290,31 @@ class MojibakeRepairer:
         start = self.position - len(self._carry)
         buf = self._carry + text
         self.position += len(text)
-        out: list[str] = []
-        at = 0
-        limit = self._max_carry
-        find_moji = implementation().find_moji
-        pair: int | None = -1
-        while True:
-            # A line without a run that could be undone (valid UTF-8 through one of the
-            # code pages) holds nothing to repair: every stretch in it is left as it is.
-            # It goes out as it is, without being cut into stretches; so does the rest of
-            # the text when it is final and holds no such run.
-            if pair is not None and pair < at:
-                pair = find_moji(buf, _INDEX, _PAGES, len(_ENCODERS), at, limit)
-                pair = None if pair < 0 else pair
-            if pair is None and final:
-                skip = len(buf)
-            else:
-                skip = len(buf) if pair is None else pair
-                skip = max(buf.rfind("\n", at, skip), buf.rfind("\r", at, skip)) + 1
-            if skip > at:
-                out.append(buf[at:skip])
-                at = skip
-            found = _MOJI_CHAR.search(buf, at)
-            if found is None:
-                out.append(buf[at:])
-                at = len(buf)
-                break
-            s = found.start()
-            out.append(buf[at:s])
-            end = _LINE_END.search(buf, s, s + limit + 1)
-            if end is not None:
-                e = end.start()
-            elif len(buf) > s + limit:
-                e = self._cut(buf, s)
-            elif final:
-                e = len(buf)
-            else:
-                at = s
-                break
-            before = buf[s - 1] if s else self._before
-            after = buf[e] if e < len(buf) else ""
-            out.append(self._repair(buf[s:e], before, after, start + s, out))
-            at = e
+        out, at, repairs = self._repair(
+            buf, self._before, final, self._max_carry, self.on_change is not None, *_STATE
+        )
         self._carry = buf[at:]
         if final:
             self._before = ""
         elif at:
             self._before = buf[at - 1]
-        result = "".join(out)
-        self.output_position += len(result)
-        return result
+        if repairs:
+            self._report(repairs, buf, start)
+        self.output_position += len(out)
+        return out
 
-    def _cut(self, buf: str, s: int) -> int:
-        """Where a stretch from ``s`` longer than the bound ends: after its last whole run
-        within the bound, or at the bound."""
-        limit = s + self._max_carry
-        e = limit
-        while e > s and (buf[e - 1] not in _MOJI_SET or buf[e] in _MOJI_SET):
-            e -= 1
-        return e if e > s else limit
-
-    def _repair(self, stretch: str, before: str, after: str, offset: int, out: list[str]) -> str:
-        repairs = _decide(stretch, before, after)
-        if not repairs:
-            return stretch
-        pieces = []
+    def _report(self, repairs: Repairs, buf: str, start: int) -> None:
+        """One event per run repaired, ``start`` the offset of ``buf`` in the input."""
+        written = self.output_position
         at = 0
-        written = self.output_position + sum(map(len, out)) if self.on_change else 0
         for a, b, replacement, undone in repairs:
-            pieces.append(stretch[at:a])
+            written += a - at
             if self.on_change is not None:
-                written += a - at
                 self.on_change(
-                    TextChange(offset + a, stretch[a:b], replacement, written, "mojibake", undone)
+                    TextChange(start + a, buf[a:b], replacement, written, "mojibake", undone)
                 )
-                written += len(replacement)
-            pieces.append(replacement)
+            written += len(replacement)
             at = b
-        pieces.append(stretch[at:])
-        return "".join(pieces)
 
     def checkpoint(self) -> TransformCheckpoint:
         return TransformCheckpoint(
@@ -508,4 +359,5 @@ register_transform("mojibake", MojibakeRepairer.from_checkpoint)
 
 def repair_mojibake(text: str, *, max_carry: int = DEFAULT_MAX_CARRY) -> str:
     """``text`` with its UTF-8 mojibake repaired, as ``MojibakeRepairer`` repairs it."""
-    return MojibakeRepairer(max_carry=max_carry).transform(text, final=True)
+    repair: _Pass = implementation().moji_repair
+    return repair(text, "", True, _checked(max_carry), False, *_STATE)[0]

@@ -1,0 +1,782 @@
+/* moji_repair(buf, before, final, max_carry, events, rules, classes)
+       -> (output, consumed, repairs | None)
+
+   The mojibake repairer's pass over one buffer (core/mojibake.py holds the rules in
+   words, core/_mojibake_native.py the pure twin): the stretches found, decided and
+   repaired, the output made.  `buf` is the text (the carry, then the new piece); `before`
+   the character before it ("" for none); `final` whether the text ends with it.
+   `output` is buf[:consumed] with its repairs; buf[consumed:] is the stretch not yet
+   decided.  `repairs`, made when `events` is true, is a list of (start, end, replacement,
+   code pages undone) with start and end offsets in buf.
+
+   `rules` is (index, pages, width, flags, groups, classify, names): find_moji's tables;
+   per row of `pages` a uint16 of MR_* flags, native order (what the character is to
+   the rules); per
+   script group (a class's low seven bits) a byte of MG_* flags; `classify(code point)`
+   the class of a character (group, MR_COMBINING for a combining mark), from unicodedata;
+   the names of the code pages.  `classes` is a bytearray of 0x110000 classes, 0 where not
+   yet known: filled through `classify` as characters are met, so that the classes follow
+   the running interpreter's Unicode and no table is built before it is needed. */
+
+#define MOJI_LAYERS 3
+
+/* What a character of the code pages is to the rules (a byte per row). */
+enum {
+    MR_RARE = 1,        /* next to a letter, all but always mojibake */
+    MR_TELL = 2,        /* a lead byte of Latin-1 letters read in a code page */
+    MR_TELL_LATIN = 4,  /* a tell before a Latin letter too */
+    MR_TELL_NBSP = 8,   /* a tell before a no-break space too */
+    MR_SYMBOLIC = 16,   /* a letter that in mojibake stands for a symbol */
+    MR_SPACE = 32,      /* category Zs */
+    MR_PUNCT = 64,      /* category P* */
+    MR_ALPHA = 128,     /* str.isalpha */
+    MR_LOWER = 256,     /* str.islower */
+    MR_UPPER = 512,     /* str.isupper */
+};
+/* What a script group is (a byte per group). */
+enum {
+    MG_NO = 1,           /* no repair gives it */
+    MG_NONE = 2,         /* of no script: goes with any */
+    MG_LATIN = 4,
+    MG_ALPHABET = 8,     /* an alphabet other than Latin */
+    MG_NOT_IN_LATIN = 16 /* its letters stand in no word of ASCII letters */
+};
+#define MR_COMBINING 0x80
+#define MR_GROUP 0x7F
+
+/* One run of a stretch at one layer: its text, the characters around it, and the repair
+   found for it with the code pages undone. */
+typedef struct {
+    const Py_UCS4 *text;
+    const uint16_t *rows; /* of the text's characters */
+    Py_ssize_t len, parent;
+    Py_UCS4 before, after;
+    const Py_UCS4 *rep;
+    const uint16_t *rrows; /* of the repair's characters */
+    Py_ssize_t rlen;
+    unsigned char undone[MOJI_LAYERS];
+    int nundone, done, deep;
+} moji_item;
+
+/* A repair of the buffer: its span and where its replacement is in `chars`. */
+typedef struct {
+    Py_ssize_t a, b, at, len;
+    unsigned char undone[MOJI_LAYERS];
+    int nundone;
+} moji_fix;
+
+typedef struct {
+    moji_tables t;
+    const uint16_t *flags; /* native order, a row each */
+    const unsigned char *groups;
+    unsigned char *classes;
+    PyObject *classify, *names, *bits; /* bits: a reference to moji_bits_held */
+    /* The stretch and, per layer, its runs and their repairs (each at most a stretch
+       long), with the row of each character (0: none of the pages'); made when a first
+       stretch is decided. */
+    Py_ssize_t limit;
+    moji_item *items[MOJI_LAYERS];
+    Py_UCS4 *reps[MOJI_LAYERS], *stretch;
+    uint16_t *rrows[MOJI_LAYERS], *srows;
+    /* The repairs found and their replacements, growing. */
+    moji_fix *fixes;
+    Py_ssize_t nfixes, capfixes;
+    Py_UCS4 *chars;
+    Py_ssize_t nchars, capchars;
+} moji_ctx;
+
+static inline unsigned
+moji_row_of(const moji_tables *t, Py_UCS4 cp)
+{
+    return cp >= 0x80 && cp <= t->last && t->rows[cp] < t->nrows ? t->rows[cp] : 0;
+}
+
+/* The class of a character not met before, asked of `classify`; -1 with an exception. */
+static int
+moji_class_asked(moji_ctx *c, Py_UCS4 cp)
+{
+    PyObject *v = PyObject_CallFunction(c->classify, "k", (unsigned long)cp);
+    if (v == NULL) {
+        return -1;
+    }
+    long k = PyLong_AsLong(v);
+    Py_DECREF(v);
+    if (k < 1 || k > 0xFF) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_ValueError, "moji_repair: a class is 1 to 255");
+        }
+        return -1;
+    }
+    c->classes[cp] = (unsigned char)k;
+    return (int)k;
+}
+
+/* The class of a character; -1 with an exception. */
+static inline int
+moji_class(moji_ctx *c, Py_UCS4 cp)
+{
+    return c->classes[cp] ? c->classes[cp] : moji_class_asked(c, cp);
+}
+
+/* Whether a character of the pages (by its flags) is a symbol to the rules. */
+static inline int
+moji_symbolic(unsigned flags)
+{
+    return !(flags & MR_ALPHA) || (flags & MR_SYMBOLIC);
+}
+
+/* The characters of these rows through page k, decoded as UTF-8 (Table 3-7, as Python's
+   strict decoder): the length of the text, or -1 where the page does not hold one of
+   them or they are not valid UTF-8 through it.  Trying the pages one by one in order,
+   each given up at its first wrong byte, costs less than reading all of them at once:
+   most mojibake goes through the first page or two tried. */
+static Py_ssize_t
+moji_undo(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n, int k, Py_UCS4 *out)
+{
+    const unsigned char *column = c->t.pages + k;
+    size_t width = (size_t)c->t.width;
+    Py_ssize_t o = 0;
+    Py_UCS4 cp = 0;
+    unsigned need = 0, lo = 0x80, hi = 0xBF;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned b = column[rows[i] * width];
+        if (need) {
+            if (b < lo || b > hi) {
+                return -1;
+            }
+            cp = (cp << 6) | (b & 0x3F);
+            lo = 0x80;
+            hi = 0xBF;
+            if (--need == 0) {
+                out[o++] = cp;
+            }
+        }
+        else if (b >= 0xC2 && b <= 0xDF) {
+            need = 1;
+            cp = b & 0x1F;
+        }
+        else if (b >= 0xE0 && b <= 0xEF) {
+            need = 2;
+            cp = b & 0x0F;
+            lo = b == 0xE0 ? 0xA0 : 0x80;
+            hi = b == 0xED ? 0x9F : 0xBF;
+        }
+        else if (b >= 0xF0 && b <= 0xF4) {
+            need = 3;
+            cp = b & 0x07;
+            lo = b == 0xF0 ? 0x90 : 0x80;
+            hi = b == 0xF4 ? 0x8F : 0xBF;
+        }
+        else if (b && b < 0x80) {
+            out[o++] = b;
+        }
+        else {
+            return -1; /* not held (0), a continuation byte, C0, C1, F5-FF */
+        }
+    }
+    return need ? -1 : o;
+}
+
+/* Whether a repair may be a layer between two others: every character a code page holds,
+   or one a repair may give; the rows of its characters kept, and whether it may be
+   mojibake still (two characters or more, all of the pages').  -1 with an exception. */
+static int
+moji_passable(moji_ctx *c, moji_item *x, uint16_t *rows)
+{
+    x->rrows = rows;
+    x->deep = x->rlen > 1;
+    for (Py_ssize_t i = 0; i < x->rlen; i++) {
+        if (!(rows[i] = (uint16_t)moji_row_of(&c->t, x->rep[i]))) {
+            x->deep = 0;
+            int k = moji_class(c, x->rep[i]);
+            if (k < 0) {
+                return -1;
+            }
+            if (c->groups[k & MR_GROUP] & MG_NO) {
+                return 0;
+            }
+        }
+    }
+    return 1;
+}
+
+/* Whether the run looks like mojibake as it is (_Rules.reads_badly in the twin). */
+static int
+moji_reads_badly(const moji_ctx *c, const moji_item *x)
+{
+    const uint16_t *rows = x->rows;
+    Py_ssize_t n = x->len;
+    unsigned f1 = c->flags[rows[0]], f2 = c->flags[rows[1]], f = f1;
+    /* A lower-case letter before a capital, one of them not ASCII (the run's are not). */
+    if ((f1 & MR_RARE) || (Py_UNICODE_ISLOWER(x->before) && (f1 & MR_UPPER))) {
+        return 1;
+    }
+    for (Py_ssize_t i = 1; i < n; i++) {
+        unsigned g = c->flags[rows[i]];
+        if ((g & MR_RARE) || ((f & MR_LOWER) && (g & MR_UPPER))) {
+            return 1;
+        }
+        f = g;
+    }
+    if ((f & MR_LOWER) && Py_UNICODE_ISUPPER(x->after)) {
+        return 1;
+    }
+    if (n >= 3) {
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (moji_symbolic(c->flags[rows[i]])) {
+                return 1;
+            }
+        }
+        return 0;
+    }
+    Py_UCS4 second = x->text[1];
+    if (f1 & MR_TELL) {
+        if (second == 0xA0) {
+            return (f1 & MR_TELL_NBSP) != 0;
+        }
+        return moji_symbolic(f2) || ((f1 & MR_TELL_LATIN) && second <= 0x24F);
+    }
+    if (!moji_symbolic(f2) || (f2 & MR_SPACE)) {
+        return 0;
+    }
+    if (f2 & MR_PUNCT) {
+        return Py_UNICODE_ISALPHA(x->after) != 0;
+    }
+    return Py_UNICODE_ISALPHA(x->before) || Py_UNICODE_ISALPHA(x->after);
+}
+
+/* Whether the repair reads as text between the run's neighbours: no C1 control, one
+   script at most, no stray combining mark, no other alphabet glued to an ASCII word.
+   -1 with an exception. */
+static int
+moji_plausible(moji_ctx *c, const moji_item *x)
+{
+    const Py_UCS4 *r = x->rep;
+    int group = 0, first = 0;
+    for (Py_ssize_t i = 0; i < x->rlen; i++) {
+        if (r[i] >= 0x80 && r[i] <= 0x9F) {
+            return 0;
+        }
+    }
+    for (Py_ssize_t i = 0; i < x->rlen; i++) {
+        int k = moji_class(c, r[i]);
+        if (k < 0) {
+            return -1;
+        }
+        first = i ? first : k;
+        unsigned g = c->groups[k & MR_GROUP];
+        if (g & MG_NO) {
+            return 0;
+        }
+        if (!(g & MG_NONE)) {
+            if (group && group != (k & MR_GROUP)) {
+                return 0;
+            }
+            group = k & MR_GROUP;
+        }
+    }
+    Py_UCS4 b = x->before, a = x->after;
+    if ((first & MR_COMBINING) && !(r[0] >= 0x300 && r[0] <= 0x36F && Py_UNICODE_ISALPHA(b))) {
+        return 0;
+    }
+    unsigned g = group ? c->groups[group] : 0;
+    int b_letter = b < 0x80 && Py_UNICODE_ISALPHA(b), a_letter = a < 0x80 && Py_UNICODE_ISALPHA(a);
+    if (b_letter && a_letter) {
+        return !group || (g & MG_LATIN);
+    }
+    return !((g & MG_NOT_IN_LATIN) && ((b_letter && Py_UNICODE_ISALPHA(r[0])) ||
+                                       (a_letter && Py_UNICODE_ISALPHA(r[x->rlen - 1]))));
+}
+
+/* The runs' repairs through page k, checked: 1 when every one goes through it and may be
+   a layer. */
+static int
+moji_try_page(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int level, int k)
+{
+    Py_UCS4 *out = c->reps[level];
+    uint16_t *rows = c->rrows[level];
+    for (Py_ssize_t i = 0; i < nruns; i++) {
+        runs[i].rep = out;
+        runs[i].rlen = moji_undo(c, runs[i].rows, runs[i].len, k, out);
+        if (runs[i].rlen < 0) {
+            return 0;
+        }
+        runs[i].undone[0] = (unsigned char)k;
+        runs[i].nundone = 1;
+        int p = moji_passable(c, &runs[i], rows);
+        if (p <= 0) {
+            return p;
+        }
+        out += runs[i].rlen;
+        rows += runs[i].rlen;
+    }
+    return 1;
+}
+
+/* The deepest repair of every run, each layer through the first page that repairs them
+   all (core/_mojibake_native.py's _Rules.peel): 1 found, 0 none, -1 with an exception. */
+static int
+moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
+{
+    int level = MOJI_LAYERS - depth, bad = shown ? 1 : -1;
+    for (int k = 0; k < c->t.width; k++) {
+        int p = moji_try_page(c, runs, nruns, level, k);
+        if (p <= 0) {
+            if (p < 0) {
+                return -1;
+            }
+            continue;
+        }
+        for (Py_ssize_t i = 0; bad < 0 && i < nruns; i++) {
+            bad = moji_reads_badly(c, &runs[i]) ? 1 : (i == nruns - 1 ? 0 : -1);
+        }
+        if (!bad) {
+            continue;
+        }
+        int all_done = 1, rest_done = 1, deep_done = 1;
+        Py_ssize_t ndeep = 0;
+        moji_item *sub = level + 1 < MOJI_LAYERS ? c->items[level + 1] : NULL;
+        for (Py_ssize_t i = 0; i < nruns; i++) {
+            moji_item *x = &runs[i];
+            if ((x->done = moji_plausible(c, x)) < 0) {
+                return -1;
+            }
+            all_done &= x->done;
+            if (x->deep && sub) {
+                moji_item *y = &sub[ndeep++];
+                y->text = x->rep;
+                y->rows = x->rrows;
+                y->len = x->rlen;
+                y->parent = i;
+                y->before = x->before;
+                y->after = x->after;
+                deep_done &= x->done;
+            }
+            else {
+                rest_done &= x->done;
+            }
+        }
+        if (depth > 1 && ndeep && rest_done) {
+            int f = moji_peel(c, sub, ndeep, depth - 1, !deep_done);
+            if (f < 0) {
+                return -1;
+            }
+            if (f) {
+                for (Py_ssize_t j = 0; j < ndeep; j++) {
+                    moji_item *x = &runs[sub[j].parent];
+                    x->rep = sub[j].rep;
+                    x->rlen = sub[j].rlen;
+                    memcpy(x->undone + 1, sub[j].undone, (size_t)sub[j].nundone);
+                    x->nundone = 1 + sub[j].nundone;
+                }
+                return 1;
+            }
+        }
+        if (all_done) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Room for n more repairs and m more characters of replacements; -1 with an exception. */
+static int
+moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
+{
+    if (c->nfixes + n > c->capfixes) {
+        Py_ssize_t cap = 2 * (c->nfixes + n) + 16;
+        moji_fix *f = PyMem_Realloc(c->fixes, (size_t)cap * sizeof(moji_fix));
+        if (f == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->fixes = f;
+        c->capfixes = cap;
+    }
+    if (c->nchars + m > c->capchars) {
+        Py_ssize_t cap = 2 * (c->nchars + m) + 64;
+        Py_UCS4 *s = PyMem_Realloc(c->chars, (size_t)cap * sizeof(Py_UCS4));
+        if (s == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        c->chars = s;
+        c->capchars = cap;
+    }
+    return 0;
+}
+
+/* The repairs of the stretch at s of buf (its n characters and their rows in
+   c->stretch and c->srows), between `before` and `after`, added to c->fixes
+   (core/_mojibake_native.py's _Rules.decide); -1 with an exception. */
+static int
+moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_UCS4 before, Py_UCS4 after)
+{
+    Py_ssize_t nruns = 0;
+    const Py_UCS4 *st = c->stretch;
+    const uint16_t *rows = c->srows;
+    moji_item *runs = c->items[0];
+    for (Py_ssize_t i = 0; i < n;) {
+        if (!rows[i]) {
+            i++;
+            continue;
+        }
+        Py_ssize_t a = i;
+        while (i < n && rows[i]) {
+            i++;
+        }
+        if (i - a == 1) {
+            return 0; /* a lone character of the pages: correct text, the line is left */
+        }
+        moji_item *x = &runs[nruns++];
+        x->text = st + a;
+        x->rows = rows + a;
+        x->len = i - a;
+        x->parent = a;
+        x->before = a ? st[a - 1] : before;
+        x->after = i < n ? st[i] : after;
+    }
+    int found = moji_peel(c, runs, nruns, MOJI_LAYERS, 0);
+    if (found <= 0) {
+        return found;
+    }
+    if (nruns == 1 && runs[0].rlen == 1) {
+        /* One letter of an alphabet other than Latin, alone: too little to go on. */
+        int k = moji_class(c, runs[0].rep[0]);
+        if (k < 0) {
+            return -1;
+        }
+        if (c->groups[k & MR_GROUP] & MG_ALPHABET) {
+            return 0;
+        }
+    }
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < nruns; i++) {
+        total += runs[i].rlen;
+    }
+    if (moji_grow(c, nruns, total) < 0) {
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < nruns; i++) {
+        moji_fix *f = &c->fixes[c->nfixes++];
+        f->a = s + runs[i].parent;
+        f->b = f->a + runs[i].len;
+        f->at = c->nchars;
+        f->len = runs[i].rlen;
+        memcpy(f->undone, runs[i].undone, sizeof f->undone);
+        f->nundone = runs[i].nundone;
+        memcpy(c->chars + c->nchars, runs[i].rep, (size_t)runs[i].rlen * sizeof(Py_UCS4));
+        c->nchars += runs[i].rlen;
+    }
+    return 0;
+}
+
+static inline int
+moji_line_end(Py_UCS4 ch)
+{
+    return ch == '\n' || ch == '\r';
+}
+
+/* The first run at or after `start` that could be undone (find_moji), or -1. */
+static Py_ssize_t
+moji_next_pair(const moji_ctx *c, PyObject *buf, Py_ssize_t start, Py_ssize_t longest)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(buf);
+    const void *data = PyUnicode_DATA(buf);
+    if (PyUnicode_IS_ASCII(buf)) {
+        return -1;
+    }
+    switch (PyUnicode_KIND(buf)) {
+    case PyUnicode_1BYTE_KIND:
+        return moji_scan_Py_UCS1(&c->t, data, n, start, longest);
+    case PyUnicode_2BYTE_KIND:
+        return moji_scan_Py_UCS2(&c->t, data, n, start, longest);
+    default:
+        return moji_scan_Py_UCS4(&c->t, data, n, start, longest);
+    }
+}
+
+/* The buffers for the decisions, made for a first stretch, as long as the longest
+   stretch of `n` characters at most can be (one past the bound is read); -1 with an
+   exception. */
+static int
+moji_buffers(moji_ctx *c, Py_ssize_t n)
+{
+    /* Per layer, the runs of a stretch (at most half its length) and their repairs. */
+    size_t limit = (size_t)(n < c->limit + 1 ? n : c->limit + 1), half = limit / 2 + 1;
+    size_t per = limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + half * sizeof(moji_item);
+    char *at = PyMem_Malloc(limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + MOJI_LAYERS * per);
+    if (at == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    /* The items first, for their alignment; then the characters, then the rows. */
+    for (int k = 0; k < MOJI_LAYERS; k++, at += half * sizeof(moji_item)) {
+        c->items[k] = (moji_item *)at;
+    }
+    c->stretch = (Py_UCS4 *)at;
+    for (int k = 0; k < MOJI_LAYERS; k++) {
+        c->reps[k] = (Py_UCS4 *)(at += limit * sizeof(Py_UCS4));
+    }
+    c->srows = (uint16_t *)(at += limit * sizeof(Py_UCS4));
+    for (int k = 0; k < MOJI_LAYERS; k++) {
+        c->rrows[k] = (uint16_t *)(at += limit * sizeof(uint16_t));
+    }
+    return 0;
+}
+
+/* The stretch from s: its characters and rows copied into c->stretch and c->srows up to
+   its line end or s + limit + 1, whichever comes first; the index of its end there. */
+static Py_ssize_t
+moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssize_t stop)
+{
+    Py_UCS4 *st = c->stretch;
+    uint16_t *rows = c->srows;
+    Py_ssize_t e = s;
+    for (; e < stop; e++) {
+        Py_UCS4 ch = PyUnicode_READ(kind, data, e);
+        if (ch == '\n' || ch == '\r') {
+            break;
+        }
+        st[e - s] = ch;
+        rows[e - s] = (uint16_t)moji_row_of(&c->t, ch);
+    }
+    return e;
+}
+
+/* Where a stretch from s longer than the bound ends: after its last whole run within the
+   bound, or at the bound (rows: the stretch's, c->srows, one past the bound included). */
+static Py_ssize_t
+moji_cut(const uint16_t *rows, Py_ssize_t s, Py_ssize_t limit)
+{
+    Py_ssize_t e = limit;
+    while (e > 0 && (!rows[e - 1] || rows[e])) {
+        e--;
+    }
+    return s + (e > 0 ? e : limit);
+}
+
+/* The stretches of buf decided, in order (MojibakeRepairer.transform's loop): the end
+   of what is decided, or -1 with an exception. */
+static Py_ssize_t
+moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(buf), at = 0, pair = -1, limit = c->limit;
+    const void *data = PyUnicode_DATA(buf);
+    int kind = PyUnicode_KIND(buf), have_pair = 1;
+    for (;;) {
+        /* A line without a run that could be undone goes out as it is; so does the rest
+           of a final text without one. */
+        if (have_pair && pair < at) {
+            pair = moji_next_pair(c, buf, at, limit);
+            have_pair = pair >= 0;
+        }
+        if (!have_pair && final) {
+            return n;
+        }
+        Py_ssize_t s = have_pair ? pair : n;
+        while (s > at && !moji_line_end(PyUnicode_READ(kind, data, s - 1))) {
+            s--;
+        }
+        while (s < n && !moji_row_of(&c->t, PyUnicode_READ(kind, data, s))) {
+            s++;
+        }
+        if (s == n) {
+            return n;
+        }
+        if (c->stretch == NULL && moji_buffers(c, n) < 0) {
+            return -1;
+        }
+        Py_ssize_t stop = n < s + limit + 1 ? n : s + limit + 1;
+        Py_ssize_t e = moji_read_stretch(c, data, kind, s, stop);
+        if (e == stop) {
+            if (n > s + limit) {
+                e = moji_cut(c->srows, s, limit);
+            }
+            else if (!final) {
+                return s;
+            }
+        }
+        Py_UCS4 b = s ? PyUnicode_READ(kind, data, s - 1) : before;
+        Py_UCS4 a = e < n ? PyUnicode_READ(kind, data, e) : 0;
+        if (moji_decide(c, s, e - s, b, a) < 0) {
+            return -1;
+        }
+        at = e;
+    }
+}
+
+/* buf[:end] with c's repairs in place; -1 with an exception. */
+static PyObject *
+moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
+{
+    if (c->nfixes == 0) {
+        return PyUnicode_Substring(buf, 0, end);
+    }
+    /* The output holds a repair, so it is not ASCII: only its kind is to be found. */
+    int kind = PyUnicode_KIND(buf);
+    const void *data = PyUnicode_DATA(buf);
+    Py_UCS4 widest = 0xFF, top = kind == PyUnicode_1BYTE_KIND   ? 0xFF
+                                 : kind == PyUnicode_2BYTE_KIND ? 0xFFFF
+                                                                : 0x10FFFF;
+    Py_ssize_t size = end;
+    for (Py_ssize_t i = 0; i < c->nfixes; i++) {
+        size += c->fixes[i].len - (c->fixes[i].b - c->fixes[i].a);
+    }
+    for (Py_ssize_t i = 0; i < c->nchars; i++) {
+        widest = c->chars[i] > widest ? (c->chars[i] > 0xFFFF ? 0x10FFFF : 0xFFFF) : widest;
+    }
+    for (Py_ssize_t i = 0, from = 0; i <= c->nfixes && widest < top; i++) {
+        Py_ssize_t to = i < c->nfixes ? c->fixes[i].a : end;
+        for (Py_ssize_t j = from; j < to && widest < top; j++) {
+            Py_UCS4 ch = PyUnicode_READ(kind, data, j);
+            widest = ch > widest ? (ch > 0xFFFF ? 0x10FFFF : 0xFFFF) : widest;
+        }
+        from = i < c->nfixes ? c->fixes[i].b : end;
+    }
+    PyObject *out = PyUnicode_New(size, widest);
+    if (out == NULL) {
+        return NULL;
+    }
+    int okind = PyUnicode_KIND(out);
+    void *odata = PyUnicode_DATA(out);
+    Py_ssize_t o = 0, from = 0;
+    for (Py_ssize_t i = 0; i <= c->nfixes; i++) {
+        Py_ssize_t to = i < c->nfixes ? c->fixes[i].a : end;
+        if (to > from && PyUnicode_CopyCharacters(out, o, buf, from, to - from) < 0) {
+            Py_DECREF(out);
+            return NULL;
+        }
+        o += to - from;
+        if (i == c->nfixes) {
+            break;
+        }
+        const moji_fix *f = &c->fixes[i];
+        for (Py_ssize_t j = 0; j < f->len; j++) {
+            PyUnicode_WRITE(okind, odata, o++, c->chars[f->at + j]);
+        }
+        from = f->b;
+    }
+    return out;
+}
+
+/* The repairs as (start, end, replacement, code pages undone); NULL with an exception. */
+static PyObject *
+moji_events(const moji_ctx *c)
+{
+    PyObject *list = PyList_New(c->nfixes);
+    for (Py_ssize_t i = 0; list && i < c->nfixes; i++) {
+        const moji_fix *f = &c->fixes[i];
+        PyObject *names = PyTuple_New(f->nundone);
+        for (int k = 0; names && k < f->nundone; k++) {
+            PyTuple_SET_ITEM(names, k, Py_NewRef(PyTuple_GET_ITEM(c->names, f->undone[k])));
+        }
+        PyObject *rep = names ? PyUnicode_FromKindAndData(PyUnicode_4BYTE_KIND,
+                                                          c->chars + f->at, f->len)
+                              : NULL;
+        if (rep == NULL) {
+            Py_XDECREF(names);
+            Py_CLEAR(list);
+            break;
+        }
+        /* "N" takes both references, whether the tuple is made or not. */
+        PyObject *item = Py_BuildValue("(nnNN)", f->a, f->b, rep, names);
+        if (item == NULL) {
+            Py_CLEAR(list);
+            break;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+/* The rules from the arguments, checked; -1 with an exception. */
+static int
+moji_ctx_of(moji_ctx *c, PyObject *buf, PyObject *rules, Py_buffer *classes)
+{
+    if (!PyTuple_Check(rules) || PyTuple_GET_SIZE(rules) != 7) {
+        PyErr_SetString(PyExc_TypeError, "moji_repair: rules is (index, pages, width, flags, "
+                                         "groups, classify, names)");
+        return -1;
+    }
+    PyObject *r[7];
+    for (int i = 0; i < 7; i++) {
+        r[i] = PyTuple_GET_ITEM(rules, i);
+    }
+    PyObject *probe[4] = {buf, r[0], r[1], r[2]};
+    if (moji_tables_of(probe, &c->t) < 0) {
+        return -1;
+    }
+    if (!PyBytes_Check(r[3]) || PyBytes_GET_SIZE(r[3]) < 2 * c->t.nrows || !PyBytes_Check(r[4]) ||
+        PyBytes_GET_SIZE(r[4]) != MR_GROUP + 1 || !PyCallable_Check(r[5]) ||
+        !PyTuple_Check(r[6]) || PyTuple_GET_SIZE(r[6]) != c->t.width ||
+        classes->len != 0x110000) {
+        PyErr_SetString(PyExc_ValueError, "moji_repair: two bytes of flags a row, 128 groups, a "
+                                          "classifier, a name a page, 0x110000 classes");
+        return -1;
+    }
+    c->flags = (const uint16_t *)PyBytes_AS_STRING(r[3]);
+    c->groups = (const unsigned char *)PyBytes_AS_STRING(r[4]);
+    c->classify = r[5];
+    c->names = r[6];
+    c->classes = classes->buf;
+    c->bits = Py_NewRef(moji_bits_held); /* the classifier may run any code */
+    return 0;
+}
+
+static void
+moji_ctx_free(moji_ctx *c)
+{
+    PyMem_Free(c->items[0]); /* the start of the buffers */
+    PyMem_Free(c->fixes);
+    PyMem_Free(c->chars);
+    Py_XDECREF(c->bits);
+}
+
+static PyObject *
+moji_repair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 7 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1]) ||
+        PyUnicode_GET_LENGTH(args[1]) > 1) {
+        PyErr_SetString(PyExc_TypeError, "moji_repair(buf: str, before: str (0 or 1 "
+                                         "character), final, max_carry, events, rules, classes)");
+        return NULL;
+    }
+    int final = PyObject_IsTrue(args[2]), events = PyObject_IsTrue(args[4]);
+    Py_ssize_t limit = PyLong_AsSsize_t(args[3]);
+    if (final < 0 || events < 0 || (limit == -1 && PyErr_Occurred())) {
+        return NULL;
+    }
+    if (limit < 4 || limit > PY_SSIZE_T_MAX / (8 * (Py_ssize_t)sizeof(moji_item))) {
+        PyErr_SetString(PyExc_ValueError, "moji_repair: max_carry must be at least 4");
+        return NULL;
+    }
+    Py_buffer classes;
+    if (PyObject_GetBuffer(args[6], &classes, PyBUF_WRITABLE) < 0) {
+        return NULL;
+    }
+    moji_ctx c = {0};
+    PyObject *result = NULL;
+    if (moji_ctx_of(&c, args[0], args[5], &classes) < 0) {
+        goto done;
+    }
+    c.limit = limit;
+    Py_UCS4 before = PyUnicode_GET_LENGTH(args[1]) ? PyUnicode_READ_CHAR(args[1], 0) : 0;
+    Py_ssize_t end = moji_stretches(&c, args[0], before, final);
+    if (end < 0) {
+        goto done;
+    }
+    PyObject *out = moji_output(&c, args[0], end);
+    PyObject *fixes = out && events ? moji_events(&c) : Py_NewRef(Py_None);
+    if (out && fixes) {
+        result = Py_BuildValue("(NnN)", out, end, fixes);
+    }
+    else {
+        Py_XDECREF(out);
+        Py_XDECREF(fixes);
+    }
+done:
+    moji_ctx_free(&c);
+    PyBuffer_Release(&classes);
+    return result;
+}
