@@ -55,6 +55,14 @@ def find_moji(
 ) -> int: ...
 def moji_pages(text: str, index: bytes, pages: bytes, width: int, /) -> int: ...
 def join_cut(head: str, text: str, cut: int, /) -> str: ...
+def normalize_piece(
+    head: str,
+    text: str,
+    cut: int,
+    tables: tuple[bytearray, bytearray, Callable[[int], None], Callable[[str], str], bytes],
+    shortest: int,
+    /,
+) -> str | int: ...
 def split_lines(
     data: bytes,
     text: str,
