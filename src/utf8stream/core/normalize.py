@@ -316,7 +316,11 @@ class Normalizer:
         if not text and not final:
             return ""
         start, carried = self.position, self._pending_len
-        joined, inserted, run, shortest = self._stream_safe(text)
+        inserted: list[int]
+        if self._safe is None or text.isascii():
+            joined, inserted, run, shortest = text, [], self._run if not text else 0, 0
+        else:
+            joined, inserted, run, shortest = self._stream_safe(self._safe, text)
         cut, out = self._piece(joined, final, shortest)
         if isinstance(out, int):
             # A run long enough to need a joiner: the stream-safe process goes first.
@@ -341,16 +345,13 @@ class Normalizer:
             self._run = 0
         return out
 
-    def _stream_safe(self, text: str) -> tuple[str, list[int], int, int]:
-        """``text`` after the stream-safe process, the joiners' indices, the count after
-        it, and the run of non-starters ``normalize_piece`` must look for (0: none).
+    def _stream_safe(self, safe: _StreamSafe, text: str) -> tuple[str, list[int], int, int]:
+        """``text`` (not ASCII) after the stream-safe process, the joiners' indices, the
+        count after it, and the run of non-starters ``normalize_piece`` must look for.
 
         Only where the count goes on from the last piece or on to the next is the
         process run here; elsewhere a joiner is only ever needed in a run the pass finds.
         """
-        safe = self._safe
-        if safe is None or text.isascii():
-            return text, [], (self._run if not text else 0), 0
         if (self._run and text[0] in safe.counts) or text[-1] in safe.counts:
             return (*_insert_joiners(safe, text, self._run), 0)
         return text, [], 0, safe.shortest
@@ -370,7 +371,8 @@ class Normalizer:
                     self._refuse(self.position - carried, carried + len(text))
                 return cut, None
             self._refuse(self.position + cut, len(text) - cut)
-        return cut, self._impl.normalize_piece(self.carry, text, cut, self._tables, shortest)
+        head = "".join(self._pending) if carried else ""
+        return cut, self._impl.normalize_piece(head, text, cut, self._tables, shortest)
 
     def _refuse(self, offset: int, length: int) -> None:
         raise SegmentTooLongError(offset, length, self._max_carry)
