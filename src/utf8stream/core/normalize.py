@@ -28,10 +28,13 @@ here from ``unicodedata``: no where a character is not its own normalization, ma
 it composes with a character before it), ``unicodedata.normalize`` called only for the
 segments around what it cannot pass, and one copy of the rest (none when the piece goes
 out whole: it is handed through as it is).  Its flags are filled a block of 256 code
-points at a time, the first time the pass meets one.  Between two boundaries there is a starter, or
-two that compose into one a non-starter still composes with (U+0DD9 U+0DCF, then
-U+0DCA), and the non-starters after them, so input in the Stream-Safe Text Format (at
-most 30 non-starters in a row, counted in NFKD) carries at most 32 code points.  For
+points at a time, the first time the pass meets one; in pure Python the piece is joined
+to the carry and ``unicodedata.normalize`` does the quick check.
+
+Between two boundaries there is a starter, or two that compose into one a non-starter
+still composes with (U+0DD9 U+0DCF, then U+0DCA), and the non-starters after them, so
+input in the Stream-Safe Text Format (at most 30 non-starters in a row, counted in NFKD)
+carries at most 32 code points.  For
 longer runs UAX 15's stream-safe text process inserts U+034F COMBINING GRAPHEME JOINER
 into the input first, which keeps the carry bounded for any input;
 ``stream_safe=False`` normalizes exactly and refuses, with ``SegmentTooLongError``, a
