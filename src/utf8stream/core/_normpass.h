@@ -372,10 +372,6 @@ np_piece(np_pass *p, PyObject *head, PyObject *text, PyObject *normalize, PyObje
 {
     Py_ssize_t nhead = PyUnicode_GET_LENGTH(head);
     int head_clean = 1;
-    if (PyUnicode_IS_ASCII(text) && (nhead == 0 || PyUnicode_IS_ASCII(head))) {
-        /* Normalized in every form, and no character of it counts toward a run. */
-        return join_head(head, text, p->cut);
-    }
     if (nhead && (head_clean = np_head(p, head)) < 0) {
         return NULL;
     }
@@ -428,6 +424,11 @@ normalize_piece(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     if (cut < 0 || cut > PyUnicode_GET_LENGTH(text) || shortest < 0) {
         PyErr_SetString(PyExc_ValueError, "normalize_piece: cut out of the text, or shortest < 0");
         return NULL;
+    }
+    if (PyUnicode_IS_ASCII(text) && PyUnicode_IS_ASCII(head)) {
+        /* Normalized in every form, and no character of it counts toward a run: the
+           flag says so, the tables are not needed. */
+        return join_head(head, text, cut);
     }
     Py_buffer props, ccc;
     if (PyObject_GetBuffer(PyTuple_GET_ITEM(tables, 0), &props, PyBUF_WRITABLE) < 0) {

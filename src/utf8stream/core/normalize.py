@@ -324,13 +324,20 @@ class Normalizer:
             joined, inserted, run, shortest = text, [], self._run if not text else 0, 0
         else:
             joined, inserted, run, shortest = self._stream_safe(self._safe, text)
-        cut, out = self._piece(joined, final, shortest)
-        if isinstance(out, int):
+        out: str | int | None
+        while True:
+            cut = len(joined) if final else self._last_boundary(joined)
+            if cut >= 0 and len(joined) - cut <= self._max_carry:
+                head = "".join(self._pending) if carried else ""
+                out = self._impl.normalize_piece(head, joined, cut, self._tables, shortest)
+            else:
+                out = self._past_carry(joined, cut, shortest)
+            if not isinstance(out, int):
+                break
             # A run long enough to need a joiner: the stream-safe process goes first.
             assert self._safe is not None
             joined, inserted, run = _insert_joiners(self._safe, text, self._run)
-            cut, out = self._piece(joined, final, 0)
-        assert not isinstance(out, int)
+            shortest = 0
         self.position, self._run = start + len(text), run
         if out is None:
             self._pending.append(joined)
@@ -359,23 +366,20 @@ class Normalizer:
             return (*_insert_joiners(safe, text, self._run), 0)
         return text, [], 0, safe.shortest
 
-    def _piece(self, text: str, final: bool, shortest: int) -> tuple[int, str | int | None]:
-        """Where ``text`` is cut, and the normalized text up to there (None: all of it is
-        carried; an index: a run of ``shortest`` non-starters, the joiners go first)."""
-        cut = len(text) if final else self._last_boundary(text)
+    def _past_carry(self, text: str, cut: int, shortest: int) -> int | None:
+        """Where ``text`` has no boundary (``cut`` -1) or more after its last than
+        ``max_carry``: the index of a run of ``shortest`` non-starters (the joiners go
+        first), else None when all of it can be carried, else ``SegmentTooLongError``."""
+        if shortest:
+            at: int = self._impl.find_run(text, self._tables[4], shortest, 0)
+            if at >= 0:
+                return at
         carried = self._pending_len
-        if cut < 0 or len(text) - cut > self._max_carry:
-            if shortest:
-                at = self._impl.find_run(text, self._tables[4], shortest, 0)
-                if at >= 0:
-                    return cut, at
-            if cut < 0:
-                if carried + len(text) > self._max_carry:
-                    self._refuse(self.position - carried, carried + len(text))
-                return cut, None
+        if cut >= 0:
             self._refuse(self.position + cut, len(text) - cut)
-        head = "".join(self._pending) if carried else ""
-        return cut, self._impl.normalize_piece(head, text, cut, self._tables, shortest)
+        if carried + len(text) > self._max_carry:
+            self._refuse(self.position - carried, carried + len(text))
+        return None
 
     def _refuse(self, offset: int, length: int) -> None:
         raise SegmentTooLongError(offset, length, self._max_carry)
