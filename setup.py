@@ -27,6 +27,7 @@ setup(
                     "_encoder",
                     "_iterator",
                     "_runs",
+                    "_normpass",
                     "_moji",
                     "_mojirepair",
                     "_transcode",

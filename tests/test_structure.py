@@ -35,6 +35,7 @@ CORE_EXPORTS = {
     "find_run",
     "join_cut",
     "moji_repair",
+    "normalize_piece",
     "_classify_all",
     "cheapest_language",
     "class_counts",

@@ -64,6 +64,14 @@ def moji_repair(
     /,
 ) -> tuple[str, int, list[tuple[int, int, str, tuple[str, ...]]] | None]: ...
 def join_cut(head: str, text: str, cut: int, /) -> str: ...
+def normalize_piece(
+    head: str,
+    text: str,
+    cut: int,
+    tables: tuple[bytearray, bytearray, Callable[[int], None], Callable[[str], str], bytes],
+    shortest: int,
+    /,
+) -> str | int: ...
 def split_lines(
     data: bytes,
     text: str,

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import random
+import sys
 import unicodedata
 
 import pytest
@@ -19,6 +20,7 @@ from _helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from utf8stream.accel import use_accelerator
 from utf8stream.transforms import (
     Normalizer,
     SegmentTooLongError,
@@ -350,3 +352,78 @@ def test_the_longest_carry_on_stream_safe_text_is_32(form: str) -> None:
         "\u0dd9\u0dcf" + marks + CGJ,
     )
     assert t.checkpoint().carry == "\u0301"
+
+
+#: Plain text of each width around what needs work: normalized stretches the accelerator
+#: passes over, segments it hands to ``unicodedata``, and enough of them in a row that
+#: it gives up on segments; compatibility characters that narrow the text's width.
+PLAIN = ["plain text ", "café ", "Ελλάδα ", "中文字 ", "한국어 ", "🙂🙃 ", "x"]
+WORK = ["e\u0301", "\u212b", "\ufb01", "\U0001f213", "\u1100\u1161", "\u0323\u0302"]
+
+
+@st.composite
+def wide_texts(draw: st.DrawFn) -> str:
+    pieces = []
+    for _ in range(draw(st.integers(1, 6))):
+        pieces.append(draw(st.sampled_from(PLAIN)) * draw(st.integers(0, 40)))
+        pieces.append(draw(st.sampled_from(WORK)) * draw(st.integers(0, 80)))
+        pieces.append(draw(st.one_of(safe_texts(), long_texts())))
+    return "".join(pieces)
+
+
+def _run_with(accelerated: bool, form: str, pieces: list[str], **options: object) -> object:
+    changes: list[TextChange] = []
+    try:
+        with use_accelerator(accelerated):
+            t = Normalizer(form, on_change=changes.append, **options)  # type: ignore[arg-type]
+    except RuntimeError:
+        pytest.skip("the C accelerator is not built here (pure-Python install)")
+    outs, saved = [], []
+    for piece in pieces:
+        try:
+            outs.append(t.transform(piece))
+        except SegmentTooLongError as refused:
+            outs.append(repr((refused.offset, refused.length)))
+        saved.append(t.checkpoint().to_json())
+    outs.append(t.transform("", final=True))
+    # The narrowest kind its characters allow, as every str: the sizes tell.
+    return outs, [sys.getsizeof(out) for out in outs], changes, saved
+
+
+@pytest.mark.parametrize("form", FORMS)
+@given(
+    text=st.one_of(wide_texts(), safe_texts(), long_texts()),
+    where=st.lists(st.integers(0, 5000), max_size=8),
+    safe=st.booleans(),
+)
+@settings(SETTINGS, max_examples=examples(20))
+def test_the_accelerator_and_pure_python_give_the_same(
+    form: str, text: str, where: list[int], safe: bool
+) -> None:
+    pieces = _pieces(text, where)
+    options = {"stream_safe": safe, "max_carry": 32 if safe else 64}
+    accelerated = _run_with(True, form, pieces, **options)
+    assert accelerated == _run_with(False, form, pieces, **options)
+    if safe:
+        outs = accelerated[0]  # type: ignore[index]
+        expected = unicodedata.normalize(form, stream_safe(text)[0])  # type: ignore[arg-type]
+        assert "".join(outs) == expected
+
+
+@pytest.mark.soak
+@pytest.mark.parametrize("form", FORMS)
+def test_the_accelerator_passes_what_the_quick_check_passes(form: str) -> None:
+    """Every code point, doubled: the accelerator hands the text on as it is (the same
+    object) exactly where the quick check of the running CPython lets
+    ``unicodedata.normalize`` do so, and the output is the normalization."""
+    try:
+        with use_accelerator(True):
+            t = Normalizer(form, stream_safe=False)
+    except RuntimeError:
+        pytest.skip("the C accelerator is not built here (pure-Python install)")
+    for cp in range(0x110000):
+        s = chr(cp) * 2
+        out = t.transform(s, final=True)
+        expected = unicodedata.normalize(form, s)  # type: ignore[arg-type]
+        assert out == expected, hex(cp)
+        assert (out is s) == (expected is s), hex(cp)

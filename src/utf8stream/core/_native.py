@@ -49,6 +49,7 @@ __all__ = [
     "find_run",
     "join_cut",
     "moji_repair",
+    "normalize_piece",
     "split_lines",
 ]
 
@@ -452,3 +453,29 @@ def join_cut(head: str, text: str, cut: int) -> str:
     if not 0 <= cut <= len(text):
         raise ValueError("join_cut: cut out of the text")
     return head + text[:cut]
+
+
+def normalize_piece(
+    head: str,
+    text: str,
+    cut: int,
+    tables: tuple[bytearray, bytearray, Callable[[int], None], Callable[[str], str], bytes],
+    shortest: int,
+) -> str | int:
+    """The normalization of ``head + text[:cut]`` (``tables[3]`` normalizes), or, with
+    ``shortest``, the index of the first run of at least ``shortest`` characters of
+    ``text`` that ``find_run`` finds in the bitmap ``tables[4]``, when there is one.
+
+    The compiled twin does the quick check itself in one pass, from the flags
+    ``tables[2]`` fills into ``tables[0]`` and ``tables[1]``; here
+    ``unicodedata.normalize`` does it, on the text joined.
+    """
+    if not 0 <= cut <= len(text) or shortest < 0:
+        raise ValueError("normalize_piece: cut out of the text, or shortest < 0")
+    if shortest:
+        at = find_run(text, tables[4], shortest, 0)
+        if at >= 0:
+            return at
+    emit = join_cut(head, text, cut)
+    return tables[3](emit) if emit else emit
+

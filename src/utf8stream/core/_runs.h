@@ -27,11 +27,32 @@
                 b++;                                                                     \
             }                                                                            \
             if (b - a >= shortest) {                                                     \
-                return PyLong_FromSsize_t(a);                                            \
+                return a;                                                                \
             }                                                                            \
             i = b + shortest;                                                            \
         }                                                                                \
     } while (0)
+
+/* The run's index, or -1; shortest >= 1, start >= 0. */
+static Py_ssize_t
+run_scan(PyObject *text, const unsigned char *bits, Py_ssize_t nbytes, Py_ssize_t shortest,
+         Py_ssize_t start)
+{
+    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
+    const void *data = PyUnicode_DATA(text);
+    switch (PyUnicode_KIND(text)) {
+    case PyUnicode_1BYTE_KIND:
+        RUN_SCAN(Py_UCS1);
+        break;
+    case PyUnicode_2BYTE_KIND:
+        RUN_SCAN(Py_UCS2);
+        break;
+    default:
+        RUN_SCAN(Py_UCS4);
+        break;
+    }
+    return -1;
+}
 
 static PyObject *
 find_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
@@ -49,23 +70,8 @@ find_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "find_run: shortest >= 1 and start >= 0");
         return NULL;
     }
-    PyObject *text = args[0];
     const unsigned char *bits = (const unsigned char *)PyBytes_AS_STRING(args[1]);
-    Py_ssize_t nbytes = PyBytes_GET_SIZE(args[1]);
-    Py_ssize_t n = PyUnicode_GET_LENGTH(text);
-    const void *data = PyUnicode_DATA(text);
-    switch (PyUnicode_KIND(text)) {
-    case PyUnicode_1BYTE_KIND:
-        RUN_SCAN(Py_UCS1);
-        break;
-    case PyUnicode_2BYTE_KIND:
-        RUN_SCAN(Py_UCS2);
-        break;
-    default:
-        RUN_SCAN(Py_UCS4);
-        break;
-    }
-    return PyLong_FromSsize_t(-1);
+    return PyLong_FromSsize_t(run_scan(args[0], bits, PyBytes_GET_SIZE(args[1]), shortest, start));
 }
 
 #undef RUN_SCAN
@@ -129,24 +135,12 @@ kind_max(PyObject *s, Py_ssize_t n)
 
 #undef KIND_MAX
 
+/* head + text[:cut], cut within text: a new reference. */
 static PyObject *
-join_cut(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+join_head(PyObject *head, PyObject *text, Py_ssize_t cut)
 {
-    if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "join_cut(head: str, text: str, cut: int)");
-        return NULL;
-    }
-    PyObject *head = args[0], *text = args[1];
-    Py_ssize_t cut = PyLong_AsSsize_t(args[2]);
-    if (cut == -1 && PyErr_Occurred()) {
-        return NULL;
-    }
-    Py_ssize_t nhead = PyUnicode_GET_LENGTH(head), ntext = PyUnicode_GET_LENGTH(text);
-    if (cut < 0 || cut > ntext) {
-        PyErr_SetString(PyExc_ValueError, "join_cut: cut out of the text");
-        return NULL;
-    }
-    if (nhead == 0 && cut == ntext) {
+    Py_ssize_t nhead = PyUnicode_GET_LENGTH(head);
+    if (nhead == 0 && cut == PyUnicode_GET_LENGTH(text)) {
         return Py_NewRef(text);
     }
     Py_UCS4 widest = kind_max(head, nhead), body = cut ? kind_max(text, cut) : 0;
@@ -161,4 +155,22 @@ join_cut(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     return out;
+}
+
+static PyObject *
+join_cut(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs != 3 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "join_cut(head: str, text: str, cut: int)");
+        return NULL;
+    }
+    Py_ssize_t cut = PyLong_AsSsize_t(args[2]);
+    if (cut == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (cut < 0 || cut > PyUnicode_GET_LENGTH(args[1])) {
+        PyErr_SetString(PyExc_ValueError, "join_cut: cut out of the text");
+        return NULL;
+    }
+    return join_head(args[0], args[1], cut);
 }

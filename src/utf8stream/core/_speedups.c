@@ -32,7 +32,9 @@
  *    units in the bytes, at code-unit offsets, and the slices of the decoded text.
  *
  * 5. find_run() and join_cut(): the normalizer's search for long runs of non-starters
- *    and its output made in one copy (_runs.h).
+ *    and its output made in one copy (_runs.h); normalize_piece(): its pass over a
+ *    piece, the quick check, the segments that need normalizing and the output in one
+ *    go (_normpass.h).
  *
  * 6. The encoding detector's passes over every byte and every decoded character, and its
  *    sums of costs (_detect.h).
@@ -48,8 +50,8 @@
  * inline across them as in one file: _table37.h (Table 3-7, shared with _transcode.c),
  * _state.h (module state, object layouts), _decode.h and _simd.h (the decoding loop and
  * its SIMD kernels), _feed.h (Units.feed), _stream.h (the stream state: Units.decode), _lines.h (line cutting),
- * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _detect.h, _moji.h,
- * _mojirepair.h; the module here.
+ * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _normpass.h, _detect.h,
+ * _moji.h, _mojirepair.h; the module here.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -75,6 +77,7 @@
 #include "_encoder.h"
 #include "_iterator.h"
 #include "_runs.h"
+#include "_normpass.h"
 #include "_detect.h"
 #include "_moji.h"
 #include "_mojirepair.h"
@@ -181,6 +184,8 @@ static PyMethodDef module_methods[] = {
      "moji_repair(buf, before, final, max_carry, events, rules, classes) -> (out, end, fixes)"},
     {"join_cut", (PyCFunction)(void (*)(void))join_cut, METH_FASTCALL,
      "join_cut(head, text, cut) -> head + text[:cut], in one copy"},
+    {"normalize_piece", (PyCFunction)(void (*)(void))normalize_piece, METH_FASTCALL,
+     "normalize_piece(head, text, cut, tables, shortest) -> normalized head + text[:cut] | int"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
      "split_lines(data, text, newline, base, limit, each_offset) -> (contents, offsets) | None"},
     {"count_bytes", (PyCFunction)(void (*)(void))detect_count_bytes, METH_FASTCALL,

@@ -21,12 +21,20 @@ The tables behind these rules are derived once, on first use, from ``unicodedata
 composition pairs from the canonical decompositions of two characters that are their
 own NFC (composition exclusions and singletons fall out), Hangul by its arithmetic.
 
-A piece is normalized up to its last boundary, and the rest is carried; a piece that is
-already normalized is handed through as it is (``unicodedata.normalize`` returns its
-argument when the quick check says yes).  Between two boundaries there is a starter, or
-two that compose into one a non-starter still composes with (U+0DD9 U+0DCF, then
-U+0DCA), and the non-starters after them, so input in the Stream-Safe Text Format (at
-most 30 non-starters in a row, counted in NFKD) carries at most 32 code points.  For
+A piece is normalized up to its last boundary, and the rest is carried.  The
+accelerator's ``normalize_piece`` makes the output in one pass: the quick check of UAX 15
+character by character (canonical order, and the form's quick-check property, derived
+here from ``unicodedata``: no where a character is not its own normalization, maybe where
+it composes with a character before it), ``unicodedata.normalize`` called only for the
+segments around what it cannot pass, and one copy of the rest (none when the piece goes
+out whole: it is handed through as it is).  Its flags are filled a block of 256 code
+points at a time, the first time the pass meets one; in pure Python the piece is joined
+to the carry and ``unicodedata.normalize`` does the quick check.
+
+Between two boundaries there is a starter, or two that compose into one a non-starter
+still composes with (U+0DD9 U+0DCF, then U+0DCA), and the non-starters after them, so
+input in the Stream-Safe Text Format (at most 30 non-starters in a row, counted in NFKD)
+carries at most 32 code points.  For
 longer runs UAX 15's stream-safe text process inserts U+034F COMBINING GRAPHEME JOINER
 into the input first, which keeps the carry bounded for any input;
 ``stream_safe=False`` normalizes exactly and refuses, with ``SegmentTooLongError``, a
@@ -38,8 +46,9 @@ from __future__ import annotations
 import functools
 import itertools
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeAlias
 
 from ._accel import implementation
 from .transform import OnChange, TextChange, TransformCheckpoint, register_transform
@@ -206,6 +215,53 @@ def _stream_safe() -> _StreamSafe:
     return _StreamSafe(counts, bytes(members), shortest)
 
 
+#: The flags of a code point in ``normalize_piece``'s table (core/_normpass.h): the form's
+#: quick check is not yes, a non-starter, no starter in its NFKD, a boundary before it
+#: depends on what precedes it; and the block is filled (a plain starter: that alone).
+_CHANGES, _MARK, _ONLY, _JOINS, _FILLED = 0x01, 0x02, 0x04, 0x08, 0x80
+
+#: ``normalize_piece``'s tables: flags, combining classes, what fills a block of both,
+#: the form's ``unicodedata.normalize``, the stream-safe members' bitmap.
+PieceTables: TypeAlias = tuple[
+    bytearray, bytearray, Callable[[int], None], Callable[[str], str], bytes
+]
+
+
+@functools.cache
+def _classes() -> bytearray:
+    """The canonical combining class of each code point, filled with the flags."""
+    return bytearray(0x110000)
+
+
+@functools.cache
+def _piece_tables(form: Form) -> PieceTables:
+    rules = _tables(form)
+    counts = _stream_safe().counts
+    backward: frozenset[str] = frozenset()
+    if form in ("NFC", "NFKC"):
+        backward = frozenset(b for _, b in _unicode().pairs) | _HANGUL_V | _HANGUL_T
+    flags = bytearray(0x110000)
+    classes = _classes()
+    normalize = functools.partial(unicodedata.normalize, form)
+    combining = unicodedata.combining
+
+    def fill(block: int) -> None:
+        for cp in range(block << 8, (block + 1) << 8):
+            c = chr(cp)
+            ccc = combining(c)
+            flag = _FILLED | (_MARK if ccc else 0)
+            if c in backward or normalize(c) != c:
+                flag |= _CHANGES
+            if c in rules.before:
+                flag |= _JOINS
+            if counts.get(c, (0, 0, False))[2]:
+                flag |= _ONLY
+            classes[cp] = ccc
+            flags[cp] = flag
+
+    return flags, classes, fill, normalize, _stream_safe().members
+
+
 class Normalizer:
     """Normalize text to ``form`` (NFC, NFD, NFKC or NFKD) piece by piece.
 
@@ -239,7 +295,9 @@ class Normalizer:
         self._max_carry = max_carry
         self.on_change = on_change
         self._rules = _tables(self.form)
+        self._tables = _piece_tables(self.form)
         self._safe = _stream_safe() if stream_safe else None
+        self._impl = implementation()
         self.position = 0
         self.output_position = 0
         self._pending: list[str] = []
@@ -260,37 +318,68 @@ class Normalizer:
         """The normalized text up to ``text``'s last boundary (all of it with ``final``)."""
         if not text and not final:
             return ""
-        start = self.position
-        inserted: list[int] = []
-        run = self._run
-        if self._safe is not None and not text.isascii():
-            text, inserted, run = _insert_joiners(self._safe, text, run)
-        elif text:
-            run = 0
-        cut = len(text) if final else self._last_boundary(text)
-        carried = self._pending_len
-        if cut < 0:
-            if carried + len(text) > self._max_carry:
-                self._refuse(start - carried, carried + len(text))
-            self._pending.append(text)
-            self._pending_len += len(text)
-            self.position, self._run = start + len(text) - len(inserted), run
+        start, carried = self.position, self._pending_len
+        inserted: list[int]
+        if self._safe is None or text.isascii():
+            joined, inserted, run, shortest = text, [], self._run if not text else 0, 0
+        else:
+            joined, inserted, run, shortest = self._stream_safe(self._safe, text)
+        out: str | int | None
+        while True:
+            cut = len(joined) if final else self._last_boundary(joined)
+            if cut >= 0 and len(joined) - cut <= self._max_carry:
+                head = "".join(self._pending) if carried else ""
+                out = self._impl.normalize_piece(head, joined, cut, self._tables, shortest)
+            else:
+                out = self._past_carry(joined, cut, shortest)
+            if not isinstance(out, int):
+                break
+            # A run long enough to need a joiner: the stream-safe process goes first.
+            assert self._safe is not None
+            joined, inserted, run = _insert_joiners(self._safe, text, self._run)
+            shortest = 0
+        self.position, self._run = start + len(text), run
+        if out is None:
+            self._pending.append(joined)
+            self._pending_len += len(joined)
             return ""
-        if len(text) - cut > self._max_carry:
-            self._refuse(start + cut, len(text) - cut)
-        emit = implementation().join_cut("".join(self._pending), text, cut)
-        out = unicodedata.normalize(self.form, emit) if emit else emit
-        if self.on_change is not None and (inserted or out != emit):
-            here = [i + carried for i in inserted if i < cut]
-            self._report(emit, start - carried, here)
-        rest = text[cut:] if cut < len(text) else ""
+        if self.on_change is not None:
+            emit = self._impl.join_cut(self.carry, joined, cut)
+            if inserted or out != emit:
+                self._report(emit, start - carried, [i + carried for i in inserted if i < cut])
+        rest = joined[cut:] if cut < len(joined) else ""
         self._pending = [rest] if rest else []
         self._pending_len = len(rest)
-        self.position, self._run = start + len(text) - len(inserted), run
         self.output_position += len(out)
         if final:
             self._run = 0
         return out
+
+    def _stream_safe(self, safe: _StreamSafe, text: str) -> tuple[str, list[int], int, int]:
+        """``text`` (not ASCII) after the stream-safe process, the joiners' indices, the
+        count after it, and the run of non-starters ``normalize_piece`` must look for.
+
+        Only where the count goes on from the last piece or on to the next is the
+        process run here; elsewhere a joiner is only ever needed in a run the pass finds.
+        """
+        if (self._run and text[0] in safe.counts) or text[-1] in safe.counts:
+            return (*_insert_joiners(safe, text, self._run), 0)
+        return text, [], 0, safe.shortest
+
+    def _past_carry(self, text: str, cut: int, shortest: int) -> int | None:
+        """Where ``text`` has no boundary (``cut`` -1) or more after its last than
+        ``max_carry``: the index of a run of ``shortest`` non-starters (the joiners go
+        first), else None when all of it can be carried, else ``SegmentTooLongError``."""
+        if shortest:
+            at: int = self._impl.find_run(text, self._tables[4], shortest, 0)
+            if at >= 0:
+                return at
+        carried = self._pending_len
+        if cut >= 0:
+            self._refuse(self.position + cut, len(text) - cut)
+        if carried + len(text) > self._max_carry:
+            self._refuse(self.position - carried, carried + len(text))
+        return None
 
     def _refuse(self, offset: int, length: int) -> None:
         raise SegmentTooLongError(offset, length, self._max_carry)
