@@ -28,6 +28,7 @@ setup(
                     "_iterator",
                     "_runs",
                     "_moji",
+                    "_mojibytes",
                     "_transcode",
                     "_transcode_simd",
                     "_detect",

@@ -45,6 +45,7 @@ __all__ = [
     "count_runs",
     "count_text",
     "find_moji",
+    "find_moji_bytes",
     "find_run",
     "join_cut",
     "moji_pages",
@@ -535,3 +536,35 @@ def moji_pages(text: str, index: bytes, pages: bytes, width: int) -> int:
         if not mask:
             break
     return mask
+
+
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
+_LINE_END_BYTE = re.compile(rb"[\n\r]")
+
+
+def find_moji_bytes(
+    data: bytes, index: bytes, pages: bytes, width: int, start: int, longest: int
+) -> int:
+    """``find_moji`` over UTF-8 bytes from a line's start: the byte offset of the first run
+    that could be undone, or -1 (see the compiled twin, ``_mojibytes.h``).  Each line with
+    a byte above 0x7F is decoded with ``surrogateescape`` and searched from its start."""
+    if not isinstance(data, bytes) or not isinstance(index, bytes) or not isinstance(pages, bytes):
+        raise TypeError(
+            "find_moji_bytes(data: bytes, index: bytes, pages: bytes, width, start, longest)"
+        )
+    if not 1 <= width <= 32 or len(index) != 2 * 0x10000 or start < 0 or longest < 1:
+        raise ValueError(
+            "find_moji_bytes: a 0x10000-entry index, 1 to 32 pages, start >= 0, longest >= 1"
+        )
+    at = start
+    while (high := _NON_ASCII.search(data, at)) is not None:
+        first = high.start()
+        line = max(data.rfind(b"\n", at, first), data.rfind(b"\r", at, first), at - 1) + 1
+        end = _LINE_END_BYTE.search(data, first)
+        stop = len(data) if end is None else end.start()
+        text = data[line:stop].decode("utf-8", "surrogateescape")
+        found = find_moji(text, index, pages, width, 0, longest)
+        if found >= 0:
+            return line + len(text[:found].encode("utf-8", "surrogateescape"))
+        at = stop
+    return -1

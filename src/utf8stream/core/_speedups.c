@@ -38,7 +38,8 @@
  *    sums of costs (_detect.h).
  *
  * 7. find_moji() and moji_pages(): the mojibake repairer's search for runs that could
- *    be undone, and the code pages that could undo a stretch (_moji.h).
+ *    be undone, and the code pages that could undo a stretch (_moji.h); find_moji_bytes(),
+ *    the same search over UTF-8 bytes for the byte-domain repairer (_mojibytes.h).
  *
  * Everything here returns plain data (texts, offsets): the follower's record type and
  * read buffers are the apps layer's own extension (apps/_apps_speedups.c).
@@ -47,7 +48,7 @@
  * inline across them as in one file: _table37.h (Table 3-7, shared with _transcode.c),
  * _state.h (module state, object layouts), _decode.h and _simd.h (the decoding loop and
  * its SIMD kernels), _feed.h (Units.feed), _stream.h (the stream state: Units.decode), _lines.h (line cutting),
- * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _detect.h, _moji.h; the
+ * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _detect.h, _moji.h, _mojibytes.h; the
  * module here.
  */
 
@@ -76,6 +77,7 @@
 #include "_runs.h"
 #include "_detect.h"
 #include "_moji.h"
+#include "_mojibytes.h"
 
 /* ---- module --------------------------------------------------------------------------- */
 
@@ -177,6 +179,8 @@ static PyMethodDef module_methods[] = {
      "find_moji(text, index, pages, width, start, longest) -> index of a run to undo | -1"},
     {"moji_pages", (PyCFunction)(void (*)(void))moji_pages, METH_FASTCALL,
      "moji_pages(text, index, pages, width) -> bits of the pages every run decodes through"},
+    {"find_moji_bytes", (PyCFunction)(void (*)(void))find_moji_bytes, METH_FASTCALL,
+     "find_moji_bytes(data, index, pages, width, start, longest) -> byte offset of a run | -1"},
     {"join_cut", (PyCFunction)(void (*)(void))join_cut, METH_FASTCALL,
      "join_cut(head, text, cut) -> head + text[:cut], in one copy"},
     {"split_lines", (PyCFunction)(void (*)(void))split_lines, METH_FASTCALL,
