@@ -32,6 +32,7 @@ CORE_EXPORTS = {
     "PlainEncoder",
     "Units",
     "find_moji",
+    "find_moji_bytes",
     "find_run",
     "join_cut",
     "moji_pages",
@@ -173,12 +174,13 @@ def test_no_core_function_takes_a_callers_record_type_identity_or_path() -> None
 LINE_SEARCH = {"core/linesearch.py"}
 #: Not line readers: a line number for a report (``validate``'s ``line:column`` counts
 #: ``\n``), the kernel's tables under /proc read by the follower's watchers, and the
-#: mojibake repairer, whose unit of decision ends at a line end (it reads no lines).
+#: mojibake repairers, whose unit of decision ends at a line end (they read no lines).
 NOT_LINE_READERS = {
     "apps/_linecol.py",
     "apps/_holders.py",
     "apps/_watch.py",
     "core/mojibake.py",
+    "core/mojibakebytes.py",
 }
 #: The methods of ``str`` and ``bytes`` that search for their argument.
 SEARCHES = {"find", "rfind", "index", "rindex", "count", "split", "rsplit", "partition"}
@@ -317,8 +319,9 @@ SCANNER_MODULES = {"core/scanner.py"}
 NOT_STREAM_DECODES = {
     # The byte transcoder's pure twin (``_transcode.c``'s): bytes to bytes in another
     # encoding, a primitive of its own beside the scanner, on the same Table 3-7; and
-    # ``find_moji``'s trial of a run of text put back into the bytes a code page read.
-    "core/_native.py": 2,
+    # ``find_moji``'s trial of a run of text put back into the bytes a code page read;
+    # ``find_moji_bytes`` (``_mojibytes.h``'s), reading a stretch of bytes above 0x7F.
+    "core/_native.py": 3,
     # The encoder's rewrite of the UTF-8 it has just made from text: one 4-byte sequence
     # to a CESU-8 pair, one OPTU-8 escape back to its byte.
     "core/encoder.py": 2,

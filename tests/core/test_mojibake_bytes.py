@@ -36,7 +36,9 @@ bad_bytes = st.lists(st.tuples(st.integers(0, 500), st.integers(0x80, 0xFF)), ma
 
 
 def _oracle(data: bytes, max_carry: int = 256) -> bytes:
-    return repair_mojibake(data.decode("utf-8", ESCAPE), max_carry=max_carry).encode("utf-8", ESCAPE)
+    return repair_mojibake(data.decode("utf-8", ESCAPE), max_carry=max_carry).encode(
+        "utf-8", ESCAPE
+    )
 
 
 def _pieces(data: bytes, cuts: list[int]) -> list[bytes]:

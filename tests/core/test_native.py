@@ -442,9 +442,7 @@ def test_find_moji_refuses_nonsense() -> None:
 
 moji_bytes = st.tuples(
     moji_texts, st.lists(st.tuples(st.integers(0, 400), st.integers(0x80, 0xFF)), max_size=3)
-).map(
-    lambda made: _with_bytes(made[0].encode("utf-8", "surrogatepass"), made[1])
-)
+).map(lambda made: _with_bytes(made[0].encode("utf-8", "surrogatepass"), made[1]))
 
 
 def _with_bytes(data: bytes, inserted: list[tuple[int, int]]) -> bytes:

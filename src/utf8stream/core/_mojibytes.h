@@ -4,8 +4,8 @@
    (_moji.h) over UTF-8 bytes, the code points decoded inline.  The byte offset of the
    first run of the code pages' characters at or after `start` that could be undone, or
    -1: a run of two characters or more that is valid UTF-8 through one of the code pages,
-   or one of `longest` characters or more.  The tables are find_moji's.  `start` is where
-   a line begins (or the data): a run there is measured from there.  A byte that does not
+   or one of `longest` characters or more.  The tables are find_moji's.  A run at `start`
+   is measured from there (the repairer gives a line's start).  A byte that does not
    begin a valid sequence (Table 3-7, as Python's strict decoder reads it) is no character
    of the pages, and neither is a sequence cut by the end of `data`, so a run is what
    decoding with "surrogateescape" and find_moji would find.  Lines of correct text go by

@@ -539,15 +539,17 @@ def moji_pages(text: str, index: bytes, pages: bytes, width: int) -> int:
 
 
 _NON_ASCII = re.compile(rb"[\x80-\xff]")
-_LINE_END_BYTE = re.compile(rb"[\n\r]")
+_ASCII_BYTE = re.compile(rb"[\x00-\x7f]")
 
 
 def find_moji_bytes(
     data: bytes, index: bytes, pages: bytes, width: int, start: int, longest: int
 ) -> int:
-    """``find_moji`` over UTF-8 bytes from a line's start: the byte offset of the first run
-    that could be undone, or -1 (see the compiled twin, ``_mojibytes.h``).  Each line with
-    a byte above 0x7F is decoded with ``surrogateescape`` and searched from its start."""
+    """``find_moji`` over UTF-8 bytes: the byte offset of the first run that could be
+    undone at or after ``start``, or -1 (see the compiled twin, ``_mojibytes.h``).  A run
+    is of characters above U+007F, so it lies in a stretch of bytes above 0x7F, which
+    begins and ends where sequences do: each stretch is decoded with ``surrogateescape``
+    (as the compiled scan reads a byte that begins no valid sequence) and searched."""
     if not isinstance(data, bytes) or not isinstance(index, bytes) or not isinstance(pages, bytes):
         raise TypeError(
             "find_moji_bytes(data: bytes, index: bytes, pages: bytes, width, start, longest)"
@@ -559,12 +561,10 @@ def find_moji_bytes(
     at = start
     while (high := _NON_ASCII.search(data, at)) is not None:
         first = high.start()
-        line = max(data.rfind(b"\n", at, first), data.rfind(b"\r", at, first), at - 1) + 1
-        end = _LINE_END_BYTE.search(data, first)
-        stop = len(data) if end is None else end.start()
-        text = data[line:stop].decode("utf-8", "surrogateescape")
+        low = _ASCII_BYTE.search(data, first)
+        at = len(data) if low is None else low.start()
+        text = data[first:at].decode("utf-8", "surrogateescape")
         found = find_moji(text, index, pages, width, 0, longest)
         if found >= 0:
-            return line + len(text[:found].encode("utf-8", "surrogateescape"))
-        at = stop
+            return first + len(text[:found].encode("utf-8", "surrogateescape"))
     return -1

@@ -21,11 +21,11 @@ same, only slower.
 
 from __future__ import annotations
 
-import codecs
 import re
 from typing import Any
 
 from ._accel import implementation
+from .decoder import Utf8Decoder
 from .mojibake import _ENCODERS, _INDEX, _PAGES, DEFAULT_MAX_CARRY, MojibakeRepairer
 from .transform import TransformCheckpoint
 
@@ -35,6 +35,9 @@ __all__ = ["DEFAULT_MAX_LINE", "MojibakeBytesRepairer", "repair_mojibake_bytes"]
 #: has ended; short enough that holding it, and searching it again as it grows, is cheap.
 DEFAULT_MAX_LINE = 4096
 _WIDTH = len(_ENCODERS)
+# Bytes of lines left alone between two lines to repair that go through the text
+# repairer with them rather than as bytes: a call of it costs more than their decoding.
+_GAP = 512
 _LINE_END = re.compile(rb"[\n\r]")
 _KIND = "mojibake-bytes"
 
@@ -49,8 +52,9 @@ class MojibakeBytesRepairer:
 
     Carries at most ``max_line`` bytes (the unfinished line) or, in a line going through
     the text repairer, ``max_carry`` code points and three bytes.  ``position`` and
-    ``output_position`` count the bytes taken in and handed out.  It reports no events:
-    ``MojibakeRepairer``'s ``on_change`` does, on text.
+    ``output_position`` count the bytes taken in and handed out, ``characters_removed``
+    the code points the repairs took out (a repair is shorter than its mojibake).  It
+    reports no events: ``MojibakeRepairer``'s ``on_change`` does, on text.
     """
 
     def __init__(self, *, max_carry: int = DEFAULT_MAX_CARRY, max_line: int = DEFAULT_MAX_LINE):
@@ -58,7 +62,7 @@ class MojibakeBytesRepairer:
             raise ValueError("max_line must be positive")
         self._text = MojibakeRepairer(max_carry=max_carry)
         self._max_line = max_line
-        self._decoder = codecs.getincrementaldecoder("utf-8")("surrogateescape")
+        self._decoder = Utf8Decoder("surrogateescape")
         self.position = 0
         self.output_position = 0
         self._held = b""
@@ -73,6 +77,11 @@ class MojibakeBytesRepairer:
     def max_line(self) -> int:
         return self._max_line
 
+    @property
+    def characters_removed(self) -> int:
+        text = self._text
+        return text.position - text.output_position - len(text.checkpoint().carry)
+
     def transform(self, data: bytes, final: bool = False) -> bytes:
         buf = self._held + bytes(data)
         self.position += len(data)
@@ -85,8 +94,8 @@ class MojibakeBytesRepairer:
             out.append(self._through(buf[:at], final and end is None))
         find = implementation().find_moji_bytes
         longest = self._text.max_carry
+        found = -1 if self._inside else find(buf, _INDEX, _PAGES, _WIDTH, at, longest)
         while not self._inside and at < len(buf):
-            found = find(buf, _INDEX, _PAGES, _WIDTH, at, longest)
             if found < 0:
                 # Every ended line goes through as it is; so does the rest when final.
                 last = len(buf) if final else _line_start(buf, at, len(buf))
@@ -95,7 +104,14 @@ class MojibakeBytesRepairer:
                 break
             line = _line_start(buf, at, found)
             out.append(buf[at:line])
+            # Lines to repair close together go through the text repairer in one call,
+            # the few lines between them too (it leaves them as they are).
             end = _LINE_END.search(buf, found)
+            while end is not None:
+                found = find(buf, _INDEX, _PAGES, _WIDTH, end.end(), longest)
+                if found < 0 or found - end.end() > _GAP:
+                    break
+                end = _LINE_END.search(buf, found)
             at = len(buf) if end is None else end.end()
             self._inside = end is None and not final
             out.append(self._through(buf[line:at], final and end is None))
