@@ -15,6 +15,7 @@ from test_mojibake import LOOK_ALIKES, ONCE, SENTENCES, TWICE
 
 from utf8stream.transforms import (
     MojibakeBytesRepairer,
+    MojibakeRepairer,
     TransformCheckpoint,
     repair_mojibake,
     repair_mojibake_bytes,
@@ -187,3 +188,26 @@ def test_mojibake_bytes_bad_options_are_refused() -> None:
         MojibakeBytesRepairer(max_line=0)
     with pytest.raises(ValueError):
         MojibakeBytesRepairer(max_carry=3)
+
+
+@pytest.mark.parametrize("chunk", [1, 5, 700, 1 << 20])
+def test_mojibake_bytes_lines_far_apart_and_close_together(chunk: int) -> None:
+    # Lines to repair next to each other, and with more correct lines between them than
+    # the repairer sends to the text repairer with them.
+    correct = "\n".join(SENTENCES) + "\n"
+    baked = [b for _, _, b in ONCE[:12]]
+    text = "".join(f"{baked[i]}\n" + (correct * (i % 3)) for i in range(12)) + baked[0]
+    data = text.encode()
+    pieces = [data[i : i + chunk] for i in range(0, len(data), chunk)]
+    assert _run(pieces) == repair_mojibake(text).encode()
+
+
+def test_mojibake_bytes_release_hands_out_what_the_text_repairer_would() -> None:
+    for head in ("ok\ncafe x", "ok\ncafÃ© x", "ok\nÃ©"):
+        repairer = MojibakeBytesRepairer()
+        out = repairer.transform(head.encode()) + repairer.release()
+        assert out == MojibakeRepairer().transform(head).encode()
+        assert repairer.release() == b""
+        rest = repairer.transform(b" more\n", final=True)
+        assert out + rest == repair_mojibake(head + " more\n").encode()
+        assert repairer.output_position == len(out + rest)

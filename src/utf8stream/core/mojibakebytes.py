@@ -124,6 +124,17 @@ class MojibakeBytesRepairer:
         self.output_position += len(result)
         return result
 
+    def release(self) -> bytes:
+        """The unfinished line held, given to the text repairer now: what
+        ``MojibakeRepairer`` would have handed out by now (for a stream stopped short).
+        The output of the run stays the same."""
+        if self._inside or not self._held:
+            return b""
+        held, self._held, self._inside = self._held, b"", True
+        result = self._through(held, False)
+        self.output_position += len(result)
+        return result
+
     def _through(self, data: bytes, final: bool) -> bytes:
         """``data`` decoded, repaired and encoded."""
         text = self._text.transform(self._decoder.decode(data, final), final)

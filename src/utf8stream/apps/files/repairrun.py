@@ -36,8 +36,8 @@ class RepairRun:
     then ``MojibakeBytesRepairer``, which decodes only the lines it could change.  The
     output is the text path's: the direct path gives what the decoder decodes, encoded,
     and the byte repair gives what the text repair gives on it.  Stopped by malformed
-    input (``strict``), ``partial_output`` is the repaired output before it, but for the
-    unfinished line the repair holds (the text path holds its own carry)."""
+    input (``strict``), ``partial_output`` is the text path's too: the output before it,
+    but for what the text repair holds."""
 
     unmappable = 0
 
@@ -63,7 +63,8 @@ class RepairRun:
         try:
             out = self.direct.transcode(data, final)
         except UnicodeDecodeError:
-            self.partial_output = self.repairer.transform(self.direct.partial_output)
+            before = self.repairer.transform(self.direct.partial_output)
+            self.partial_output = before + self.repairer.release()
             raise
         return self.repairer.transform(out, final)
 
