@@ -107,3 +107,16 @@ def test_mojibake_bytes_cli_strict_stops_with_the_text_before_the_error(tmp_path
         assert result.returncode == 1
         assert result.stdout == written.encode()
         assert f"illegal input sequence at position {len(head.encode())}".encode() in result.stderr
+
+
+@pytest.mark.parametrize("bom", ["keep", "strip", "add"])
+def test_mojibake_bytes_path_takes_the_bom_policy(tmp_path: Path, bom: str) -> None:
+    src = tmp_path / "in.txt"
+    src.write_bytes("\ufeff".encode() + BAKED[0].encode() + b"\nok\n")
+    outputs = []
+    for repairer in (MojibakeRepairer(), OwnRepairer()):
+        dst = tmp_path / "out.txt"
+        summary = transcode_file(src, dst, bom=bom, transforms=repairer)
+        outputs.append((dst.read_bytes(), summary.characters))
+    assert outputs[0] == outputs[1]
+    assert outputs[0][0].endswith(f"{GOOD[0]}\nok\n".encode())

@@ -35,9 +35,6 @@ __all__ = ["DEFAULT_MAX_LINE", "MojibakeBytesRepairer", "repair_mojibake_bytes"]
 #: has ended; short enough that holding it, and searching it again as it grows, is cheap.
 DEFAULT_MAX_LINE = 4096
 _WIDTH = len(_ENCODERS)
-# Bytes of lines left alone between two lines to repair that go through the text
-# repairer with them rather than as bytes: a call of it costs more than their decoding.
-_GAP = 512
 _LINE_END = re.compile(rb"[\n\r]")
 _KIND = "mojibake-bytes"
 
@@ -92,37 +89,60 @@ class MojibakeBytesRepairer:
             at = len(buf) if end is None else end.end()
             self._inside = end is None and not final
             out.append(self._through(buf[:at], final and end is None))
-        find = implementation().find_moji_bytes
-        longest = self._text.max_carry
-        found = -1 if self._inside else find(buf, _INDEX, _PAGES, _WIDTH, at, longest)
-        while not self._inside and at < len(buf):
-            if found < 0:
-                # Every ended line goes through as it is; so does the rest when final.
-                last = len(buf) if final else _line_start(buf, at, len(buf))
-                out.append(buf[at:last])
-                at = last
-                break
-            line = _line_start(buf, at, found)
-            out.append(buf[at:line])
-            # Lines to repair close together go through the text repairer in one call,
-            # the few lines between them too (it leaves them as they are).
-            end = _LINE_END.search(buf, found)
-            while end is not None:
-                found = find(buf, _INDEX, _PAGES, _WIDTH, end.end(), longest)
-                if found < 0 or found - end.end() > _GAP:
-                    break
-                end = _LINE_END.search(buf, found)
-            at = len(buf) if end is None else end.end()
-            self._inside = end is None and not final
-            out.append(self._through(buf[line:at], final and end is None))
-        if len(buf) - at > self._max_line:
-            self._inside = True
-            out.append(self._through(buf[at:], False))
-            at = len(buf)
+        if not self._inside:
+            # The ended lines (all of it when final); the unfinished one is held.
+            stop = len(buf) if final else _line_start(buf, at, len(buf))
+            if stop > at:
+                out += self._lines(buf, at, stop, final)
+                at = stop
+            if len(buf) - at > self._max_line:
+                self._inside = True
+                out.append(self._through(buf[at:], False))
+                at = len(buf)
         self._held = buf[at:]
         result = b"".join(out)
         self.output_position += len(result)
         return result
+
+    def _spans(self, buf: bytes, at: int, stop: int) -> list[tuple[int, int]]:
+        """The lines of ``buf[at:stop]`` the text repairer could change, those next to
+        each other as one span."""
+        find = implementation().find_moji_bytes
+        longest = self._text.max_carry
+        spans: list[tuple[int, int]] = []
+        found = find(buf, _INDEX, _PAGES, _WIDTH, at, longest)
+        while 0 <= found < stop:
+            line = _line_start(buf, at, found)
+            end = _LINE_END.search(buf, found, stop)
+            at = stop if end is None else end.end()
+            if spans and spans[-1][1] == line:
+                line = spans.pop()[0]
+            spans.append((line, at))
+            found = find(buf, _INDEX, _PAGES, _WIDTH, at, longest) if at < stop else -1
+        return spans
+
+    def _lines(self, buf: bytes, at: int, stop: int, final: bool) -> list[bytes]:
+        """``buf[at:stop]`` (whole lines, the last one unended only when final), its lines
+        to repair through the text repairer in one call, the others as they are."""
+        spans = self._spans(buf, at, stop)
+        if not spans:
+            return [buf[at:stop]]
+        pieces = [buf[a:b] for a, b in spans]
+        text = self._decoder.decode(b"".join(pieces), True)
+        repaired = self._text.transform(text, final).encode("utf-8", "surrogateescape")
+        # A repair keeps every line end (it gives no ASCII): each span's output ends
+        # after as many of them as the span holds.
+        ends = [found.end() for found in _LINE_END.finditer(repaired)]
+        out: list[bytes] = []
+        lines = cut = 0
+        for (a, b), piece in zip(spans, pieces, strict=True):
+            out.append(buf[at:a])
+            lines += piece.count(b"\n") + piece.count(b"\r")
+            nxt = ends[lines - 1] if buf[b - 1] in b"\n\r" else len(repaired)
+            out.append(repaired[cut:nxt])
+            at, cut = b, nxt
+        out.append(buf[at:stop])
+        return out
 
     def release(self) -> bytes:
         """The unfinished line held, given to the text repairer now: what
