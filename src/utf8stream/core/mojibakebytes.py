@@ -3,10 +3,12 @@
 A line (ended by ``\\n`` or ``\\r``) that the text repairer could change holds a run of
 the code pages' characters that could be undone (``find_moji``).  The bytes are searched
 for such runs as they are (``find_moji_bytes``, the same search over code points decoded
-inline), and every other line is handed through as bytes, never decoded or encoded.  A
-line that holds one is decoded, repaired by a ``MojibakeRepairer`` and encoded again.  The
-text repairer decides a stretch on the stretch and the characters beside it, never across
-a line end, and the start of a line reads as the start of a text, so the output is
+inline), and every other line is handed through as bytes, never decoded or encoded.  The
+lines that hold one are decoded, repaired by a ``MojibakeRepairer`` and encoded again, a
+chunk's all in one call, then cut back into their places by their line ends (a repair
+gives no ASCII, so it keeps every line end).  The text repairer decides a stretch on the
+stretch and the characters beside it, never across a line end, and to it a line end
+before a line reads as the start of a text does (no letter), so the output is
 ``repair_mojibake(data.decode()).encode()`` for every chunking of valid UTF-8.
 
 Bytes that are not UTF-8 are kept: outside the lines repaired they are not looked at, and
@@ -54,7 +56,9 @@ class MojibakeBytesRepairer:
     reports no events: ``MojibakeRepairer``'s ``on_change`` does, on text.
     """
 
-    def __init__(self, *, max_carry: int = DEFAULT_MAX_CARRY, max_line: int = DEFAULT_MAX_LINE):
+    def __init__(
+        self, *, max_carry: int = DEFAULT_MAX_CARRY, max_line: int = DEFAULT_MAX_LINE
+    ) -> None:
         if max_line < 1:
             raise ValueError("max_line must be positive")
         self._text = MojibakeRepairer(max_carry=max_carry)
