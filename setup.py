@@ -30,6 +30,7 @@ setup(
                     "_normpass",
                     "_moji",
                     "_mojirepair",
+                    "_mojibytes",
                     "_transcode",
                     "_transcode_simd",
                     "_detect",

@@ -2,7 +2,7 @@
 
     .venv/bin/python benchmarks/bench_mojibake.py [--split all|dev|held-out]
         [--sample N] [--speed-lines N] [--repeat N] [--max-carry N] [--examples N]
-        [--rebuild] [--bytes] [--json]
+        [--rebuild] [--bytes [--file-lines N]] [--json]
 
 The corpus is ``benchmarks/_mojibake_corpus.py``'s, made in memory and kept in
 ``~/.cache/utf8stream-mojibake-corpus/lines.json`` (``--rebuild`` makes it again).  ftfy
@@ -26,18 +26,25 @@ utf8stream the lines joined by ``\\n`` in 64 KiB pieces (one ``MojibakeRepairer`
 stream would); ``per line`` calls ``repair_mojibake`` on each line.  ``ratio`` is ftfy's
 time divided by ours.
 
-**Bytes** (``--bytes``, instead of the rest): the repair in the byte domain that was
-measured and is not shipped (``byte_domain``) against decoding and repairing the text.
+**Bytes** (``--bytes``, instead of the rest): ``MojibakeBytesRepairer`` on UTF-8 bytes
+in 64 KiB pieces against decoding them, ``MojibakeRepairer`` and encoding, on correct
+lines, mojibake lines, and correct lines with one in a hundred of mojibake; rounds
+interleaved, best of ``--repeat``, the outputs checked equal.  Then ``transcode_file``
+UTF-8 into UTF-8 with the repair on two files of ``--file-lines`` lines (the corpus's
+correct lines; log lines, ASCII but for a few accents), one in a hundred of mojibake:
+on bytes (a lone ``MojibakeRepairer``) against the text path (a subclass of it, a
+program's own transform), CPU time (``time.process_time``) and wall time.
 """
 
 from __future__ import annotations
 
 import argparse
+import codecs
 import importlib
 import json
 import random
-import re
 import sys
+import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -49,7 +56,8 @@ import _mojibake_corpus
 import _report
 from _mojibake_corpus import Line
 
-from utf8stream.transforms import MojibakeRepairer, repair_mojibake
+from utf8stream import transcode_file
+from utf8stream.transforms import MojibakeBytesRepairer, MojibakeRepairer, repair_mojibake
 
 CACHE = Path.home() / ".cache" / "utf8stream-mojibake-corpus" / "lines.json"
 CACHE_VERSION = 1
@@ -211,62 +219,124 @@ def throughput(kind: str, texts: Sequence[str], repeat: int, max_carry: int) -> 
     )
 
 
-def _double_cp1252() -> re.Pattern[bytes]:
-    """UTF-8 of the cp1252 reading of a UTF-8 lead byte 0xC3 0x82-0xB4 (``Â``-``ô``)
-    followed by that of a continuation byte: how UTF-8 read as cp1252 and written again as
-    UTF-8 begins."""
-    continuations = []
-    for byte in range(0x80, 0xC0):
-        char = bytes([byte]).decode("cp1252", "ignore") or chr(byte)
-        continuations.append(re.escape(char.encode()))
-    return re.compile(rb"\xc3[\x82-\xb4](?:" + b"|".join(continuations) + b")")
+def _in_bytes(data: bytes) -> bytes:
+    """The shipped byte-domain repair, as a stream: 64 KiB pieces."""
+    repairer = MojibakeBytesRepairer()
+    out = [repairer.transform(data[i : i + CHUNK]) for i in range(0, len(data), CHUNK)]
+    out.append(repairer.transform(b"", final=True))
+    return b"".join(out)
+
+
+def _in_text(data: bytes) -> bytes:
+    """Decode, repair the text, encode: 64 KiB pieces, as a stream."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    repairer = MojibakeRepairer()
+    out = [
+        repairer.transform(decoder.decode(data[i : i + CHUNK])).encode()
+        for i in range(0, len(data), CHUNK)
+    ]
+    out.append(repairer.transform(decoder.decode(b"", True), final=True).encode())
+    return b"".join(out)
 
 
 def byte_domain(lines: list[Line], speed_lines: int, repeat: int, rnd: random.Random) -> None:
-    """The byte-domain repair that was measured and not shipped: only the lines of a UTF-8
-    stream where the bytes of cp1252-read-twice UTF-8 begin are decoded and repaired, the
-    rest is passed over as bytes; against decoding everything and repairing the text."""
-    candidate = _double_cp1252()
-
-    def in_bytes(data: bytes) -> bytes:
-        out, at = [], 0
-        for found in candidate.finditer(data):
-            if found.start() < at:
-                continue
-            start = data.rfind(b"\n", 0, found.start()) + 1
-            end = data.find(b"\n", found.end())
-            end = len(data) if end < 0 else end
-            out += [data[at:start], repair_mojibake(data[start:end].decode()).encode()]
-            at = end
-        out.append(data[at:])
-        return b"".join(out)
-
-    def in_text(data: bytes) -> bytes:
-        return _stream(data.decode(), MojibakeRepairer().max_carry).encode()
-
-    twice = {("cp1252", "cp1252"), ("latin-1", "cp1252")}
-    kinds = {
-        "correct": [x.text for x in lines if x.kind == "correct"],
-        "cp1252 twice": [x.text for x in lines if x.kind == "mojibake" and x.layers in twice],
-    }
-    for kind, texts in kinds.items():
-        texts = rnd.sample(texts, min(speed_lines, len(texts)))
+    """``MojibakeBytesRepairer`` against decoding, ``MojibakeRepairer`` and encoding, on
+    correct lines, mojibake lines, and correct lines with one in a hundred of mojibake."""
+    correct = [x.text for x in lines if x.kind == "correct"]
+    mojibake = [x.text for x in lines if x.kind == "mojibake"]
+    correct = rnd.sample(correct, min(speed_lines, len(correct)))
+    mojibake = rnd.sample(mojibake, min(speed_lines, len(mojibake)))
+    mixed = [rnd.choice(mojibake) if rnd.random() < 0.01 else line for line in correct]
+    for kind, texts in (("correct", correct), ("mojibake", mojibake), ("1% mojibake", mixed)):
         data = ("\n".join(texts) + "\n").encode()
-        same = in_bytes(data) == in_text(data)
+        same = _in_bytes(data) == _in_text(data)
         best = {"bytes": float("inf"), "text": float("inf")}
         for round_ in range(repeat):
             for name in ("bytes", "text") if round_ % 2 == 0 else ("text", "bytes"):
-                run = in_bytes if name == "bytes" else in_text
+                run = _in_bytes if name == "bytes" else _in_text
                 start = time.perf_counter()
                 run(data)
                 best[name] = min(best[name], time.perf_counter() - start)
         per = {name: 1e6 * seconds / len(texts) for name, seconds in best.items()}
         print(
-            f"{kind:13} {len(texts):>7,} lines: decode and repair {per['text']:6.2f} µs/line;"
+            f"{kind:13} {len(texts):>7,} lines: decode, repair, encode {per['text']:6.2f} µs/line;"
             f" in bytes {per['bytes']:6.2f} µs/line (ratio {per['text'] / per['bytes']:5.2f});"
             f" same output: {same}"
         )
         _report.record("bytes", kind=kind, lines=len(texts), ratio=per["text"] / per["bytes"])
+
+
+class _TextPath(MojibakeRepairer):
+    """``MojibakeRepairer`` as a program's own transform, which the text path runs."""
+
+
+_LOG_WORDS = [
+    "the",
+    "request",
+    "user",
+    "session",
+    "started",
+    "finished",
+    "error",
+    "warning",
+    "retry",
+    "timeout",
+    "cache",
+    "disk",
+    "node",
+    "worker",
+    "queue",
+    "café",
+    "naïve",
+    "résumé",
+    "Zürich",
+]
+
+
+def _log_line(i: int, rnd: random.Random) -> str:
+    """A line of a log: ASCII but for a few accented words."""
+    words = " ".join(rnd.choice(_LOG_WORDS) for _ in range(8))
+    return f"2026-11-29T12:{i % 60:02d}:{i % 59:02d} INFO {words}"
+
+
+def file_level(lines: list[Line], file_lines: int, repeat: int, rnd: random.Random) -> None:
+    """``transcode_file`` UTF-8 into UTF-8 with the mojibake repair on files of correct
+    lines (the corpus's, multilingual; or log lines, mostly ASCII) with one in a hundred
+    of the corpus's mojibake: the repair made on bytes (a ``MojibakeRepairer`` alone, as
+    ``transcode --fix-mojibake`` gives it) against the text path (a subclass of it, which
+    may repair otherwise: ``transcode_file`` gives it the text); CPU and wall time."""
+    correct = [x.text for x in lines if x.kind == "correct"]
+    mojibake = [x.text for x in lines if x.kind == "mojibake"]
+    kinds = {
+        "corpus": lambda i: rnd.choice(correct),
+        "log": lambda i: _log_line(i, rnd),
+    }
+    for kind, make in kinds.items():
+        texts = [
+            rnd.choice(mojibake) if rnd.random() < 0.01 else make(i) for i in range(file_lines)
+        ]
+        with tempfile.TemporaryDirectory() as tmp:
+            src = Path(tmp) / "in.txt"
+            src.write_bytes(("\n".join(texts) + "\n").encode())
+            outputs = {"bytes": Path(tmp) / "bytes.txt", "text": Path(tmp) / "text.txt"}
+            cpu = {"bytes": float("inf"), "text": float("inf")}
+            wall = dict(cpu)
+            for round_ in range(repeat):
+                for name in ("bytes", "text") if round_ % 2 == 0 else ("text", "bytes"):
+                    repairer = MojibakeRepairer() if name == "bytes" else _TextPath()
+                    start, start_cpu = time.perf_counter(), time.process_time()
+                    transcode_file(src, outputs[name], transforms=repairer)
+                    cpu[name] = min(cpu[name], time.process_time() - start_cpu)
+                    wall[name] = min(wall[name], time.perf_counter() - start)
+            same = outputs["bytes"].read_bytes() == outputs["text"].read_bytes()
+            mib = src.stat().st_size / 2**20
+        print(
+            f"transcode_file, {kind} lines, 1% mojibake, {mib:5.1f} MiB: CPU text path"
+            f" {cpu['text']:.3f} s, on bytes {cpu['bytes']:.3f} s (ratio"
+            f" {cpu['text'] / cpu['bytes']:4.2f}); wall ratio {wall['text'] / wall['bytes']:4.2f};"
+            f" same output: {same}"
+        )
+        _report.record("file", kind=kind, mib=mib, ratio=cpu["text"] / cpu["bytes"])
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -283,6 +353,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         type=int,
         default=20_000,
         help="lines of each kind for the throughput (default 20,000)",
+    )
+    parser.add_argument(
+        "--file-lines",
+        type=int,
+        default=200_000,
+        help="lines of the file transcoded with --bytes (default 200,000)",
     )
     parser.add_argument("--repeat", type=int, default=3, help="rounds of throughput (best of)")
     parser.add_argument("--max-carry", type=int, default=256)
@@ -301,9 +377,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         rnd = random.Random(34)
         if args.bytes:
             print("Byte domain (best of rounds, interleaved):")
-            byte_domain(
-                [x for x in lines if x.split in splits], args.speed_lines, args.repeat, rnd
-            )
+            chosen = [x for x in lines if x.split in splits]
+            byte_domain(chosen, args.speed_lines, args.repeat, rnd)
+            file_level(chosen, args.file_lines, args.repeat, rnd)
             return 0
         print("Repairs (mojibake lines):")
         for split in splits:

@@ -32,6 +32,7 @@ CORE_EXPORTS = {
     "PlainEncoder",
     "Units",
     "find_moji",
+    "find_moji_bytes",
     "find_run",
     "join_cut",
     "moji_repair",
@@ -174,13 +175,14 @@ def test_no_core_function_takes_a_callers_record_type_identity_or_path() -> None
 LINE_SEARCH = {"core/linesearch.py"}
 #: Not line readers: a line number for a report (``validate``'s ``line:column`` counts
 #: ``\n``), the kernel's tables under /proc read by the follower's watchers, and the
-#: mojibake repairer's pure pass, whose unit of decision ends at a line end (it reads no
-#: lines).
+#: mojibake repairers (the text repairer's pure pass, the byte-domain repairer), whose unit
+#: of decision ends at a line end (they read no lines).
 NOT_LINE_READERS = {
     "apps/_linecol.py",
     "apps/_holders.py",
     "apps/_watch.py",
     "core/_mojibake_native.py",
+    "core/mojibakebytes.py",
 }
 #: The methods of ``str`` and ``bytes`` that search for their argument.
 SEARCHES = {"find", "rfind", "index", "rindex", "count", "split", "rsplit", "partition"}
@@ -327,8 +329,9 @@ NOT_STREAM_DECODES = {
     "apps/checkpoints.py": 1,
     # The mojibake repairer's pure pass: ``find_moji``'s trial of a run of text put back
     # into the bytes a code page read, and the repair of a stretch so put back; a few
-    # bytes of text, never a stream's input.
-    "core/_mojibake_native.py": 2,
+    # bytes of text, never a stream's input; and ``find_moji_bytes`` (``_mojibytes.h``'s
+    # twin), reading a stretch of bytes above 0x7F.
+    "core/_mojibake_native.py": 3,
 }
 #: The functions of ``codecs`` (and ``str``) that decode with a codec named in a literal.
 NAMED_DECODES = {"decode", "getincrementaldecoder", "getdecoder", "getreader", "iterdecode", "str"}

@@ -63,6 +63,9 @@ def moji_repair(
     classes: bytearray,
     /,
 ) -> tuple[str, int, list[tuple[int, int, str, tuple[str, ...]]] | None]: ...
+def find_moji_bytes(
+    data: bytes, index: bytes, pages: bytes, width: int, start: int, longest: int, /
+) -> int: ...
 def join_cut(head: str, text: str, cut: int, /) -> str: ...
 def normalize_piece(
     head: str,

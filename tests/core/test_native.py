@@ -421,3 +421,69 @@ def test_find_moji_refuses_nonsense() -> None:
         find(b"abc", MOJI_INDEX, MOJI_TABLE, 8, 0, 256)
     with pytest.raises(ValueError):
         find("abc", MOJI_INDEX, MOJI_TABLE, 33, 0, 256)
+
+
+# -- find_moji_bytes: the same search over UTF-8 bytes -----------------------------------
+
+moji_bytes = st.tuples(
+    moji_texts, st.lists(st.tuples(st.integers(0, 400), st.integers(0x80, 0xFF)), max_size=3)
+).map(lambda made: _with_bytes(made[0].encode("utf-8", "surrogatepass"), made[1]))
+
+
+def _with_bytes(data: bytes, inserted: list[tuple[int, int]]) -> bytes:
+    """``data`` with single bytes above 0x7F put in (invalid UTF-8, or cut sequences)."""
+    for at, byte in inserted:
+        at %= len(data) + 1
+        data = data[:at] + bytes([byte]) + data[at:]
+    return data
+
+
+def _line_starts(data: bytes) -> list[int]:
+    return [0] + [i + 1 for i, byte in enumerate(data) if byte in b"\n\r"]
+
+
+@given(moji_bytes, st.sampled_from([1, 2, 3, 4, 9, 256]))
+@example(b"caf\xc3\x83\xc2\xa9", 256)
+@example(b"\xc3\x83\xc3\xa9\xc3", 256)
+@example("Ã©".encode()[:3] + b"\n" + "Ã©".encode(), 256)
+def test_find_moji_bytes_compiled_pure_and_text_agree(data: bytes, longest: int) -> None:
+    """Differential: the compiled scan, its twin, and ``find_moji`` on each line decoded
+    with surrogateescape, from every line start."""
+    built = _accel.built_accelerator()
+    if built is None:
+        pytest.skip("the C accelerator is not built here (pure-Python install)")
+    from utf8stream.core import _native
+
+    tables = (MOJI_INDEX, MOJI_TABLE, len(MOJI_PAGES))
+    for start in _line_starts(data):
+        found = built.find_moji_bytes(data, *tables, start, longest)
+        assert found == _native.find_moji_bytes(data, *tables, start, longest)
+        expected = -1
+        for line in _line_starts(data):
+            if line < start:
+                continue
+            rest = data[line:]
+            stop = min([i for i, byte in enumerate(rest) if byte in b"\n\r"] + [len(rest)])
+            text = rest[:stop].decode("utf-8", "surrogateescape")
+            at = _native.find_moji(text, *tables, 0, longest)
+            if at >= 0:
+                expected = line + len(text[:at].encode("utf-8", "surrogateescape"))
+                break
+        assert found == expected
+
+
+def test_find_moji_bytes_finds_mojibake_and_refuses_nonsense() -> None:
+    find = _accel.implementation().find_moji_bytes
+    tables = (MOJI_INDEX, MOJI_TABLE, len(MOJI_PAGES))
+    assert find("café\ncafÃ©".encode(), *tables, 0, 256) == 9
+    assert find("cafÃ©\nok".encode(), *tables, 7, 256) == -1
+    assert find("Привет мир".encode(), *tables, 0, 256) == -1
+    assert find("Привет".encode(), *tables, 0, 6) == 0
+    # A byte that is not UTF-8 ends a run: two halves of one character each.
+    assert find("Ã\udcffé".encode("utf-8", "surrogateescape"), *tables, 0, 256) == -1
+    with pytest.raises(ValueError):
+        find(b"abc", MOJI_INDEX, MOJI_TABLE, 8, -1, 256)
+    with pytest.raises(ValueError):
+        find(b"abc", MOJI_INDEX[:10], MOJI_TABLE, 8, 0, 256)
+    with pytest.raises(TypeError):
+        find("abc", *tables, 0, 256)

@@ -17,7 +17,7 @@ import itertools
 import re
 from collections.abc import Callable
 
-__all__ = ["find_moji", "moji_repair"]
+__all__ = ["find_moji", "find_moji_bytes", "moji_repair"]
 
 #: Layers of mojibake undone at most.
 LAYERS = 3
@@ -102,6 +102,38 @@ def find_moji(text: str, index: bytes, pages: bytes, width: int, start: int, lon
             "find_moji: a 0x10000-entry index, 1 to 32 pages, start >= 0, longest >= 1"
         )
     return _find(tables, text, start, longest)
+
+
+_NON_ASCII = re.compile(rb"[\x80-\xff]")
+_ASCII_BYTE = re.compile(rb"[\x00-\x7f]")
+
+
+def find_moji_bytes(
+    data: bytes, index: bytes, pages: bytes, width: int, start: int, longest: int
+) -> int:
+    """``find_moji`` over UTF-8 bytes: the byte offset of the first run that could be
+    undone at or after ``start``, or -1 (see the compiled twin, ``_mojibytes.h``).  A run
+    is of characters above U+007F, so it lies in a stretch of bytes above 0x7F, which
+    begins and ends where sequences do: each stretch is decoded with ``surrogateescape``
+    (as the compiled scan reads a byte that begins no valid sequence) and searched."""
+    if not isinstance(data, bytes) or not isinstance(index, bytes) or not isinstance(pages, bytes):
+        raise TypeError(
+            "find_moji_bytes(data: bytes, index: bytes, pages: bytes, width, start, longest)"
+        )
+    if not 1 <= width <= 32 or len(index) != 2 * 0x10000 or start < 0 or longest < 1:
+        raise ValueError(
+            "find_moji_bytes: a 0x10000-entry index, 1 to 32 pages, start >= 0, longest >= 1"
+        )
+    at = start
+    while (high := _NON_ASCII.search(data, at)) is not None:
+        first = high.start()
+        low = _ASCII_BYTE.search(data, first)
+        at = len(data) if low is None else low.start()
+        text = data[first:at].decode("utf-8", "surrogateescape")
+        found = find_moji(text, index, pages, width, 0, longest)
+        if found >= 0:
+            return first + len(text[:found].encode("utf-8", "surrogateescape"))
+    return -1
 
 
 def _find(tables: _MojiTables, text: str, start: int, longest: int) -> int:

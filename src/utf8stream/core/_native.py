@@ -28,7 +28,7 @@ from ._detector_native import (
     count_runs,
     count_text,
 )
-from ._mojibake_native import find_moji, moji_repair
+from ._mojibake_native import find_moji, find_moji_bytes, moji_repair
 from .events import Malformed, MalformedKind, codec_error_kind
 
 if TYPE_CHECKING:
@@ -46,6 +46,7 @@ __all__ = [
     "count_runs",
     "count_text",
     "find_moji",
+    "find_moji_bytes",
     "find_run",
     "join_cut",
     "moji_repair",
@@ -478,4 +479,3 @@ def normalize_piece(
             return at
     emit = join_cut(head, text, cut)
     return tables[3](emit) if emit else emit
-

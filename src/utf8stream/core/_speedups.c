@@ -41,7 +41,8 @@
  *
  * 7. find_moji(): the mojibake repairer's search for runs that could be undone (_moji.h);
  *    moji_repair(): the repairer's whole pass over a buffer, its decision included
- *    (_mojirepair.h).
+ *    (_mojirepair.h); find_moji_bytes(), the same search over UTF-8 bytes for the
+ *    byte-domain repairer (_mojibytes.h).
  *
  * Everything here returns plain data (texts, offsets): the follower's record type and
  * read buffers are the apps layer's own extension (apps/_apps_speedups.c).
@@ -51,7 +52,7 @@
  * _state.h (module state, object layouts), _decode.h and _simd.h (the decoding loop and
  * its SIMD kernels), _feed.h (Units.feed), _stream.h (the stream state: Units.decode), _lines.h (line cutting),
  * _units.h (the Units type), _encoder.h, _iterator.h, _runs.h, _normpass.h, _detect.h,
- * _moji.h, _mojirepair.h; the module here.
+ * _moji.h, _mojirepair.h, _mojibytes.h; the module here.
  */
 
 #define PY_SSIZE_T_CLEAN
@@ -81,6 +82,7 @@
 #include "_detect.h"
 #include "_moji.h"
 #include "_mojirepair.h"
+#include "_mojibytes.h"
 
 /* ---- module --------------------------------------------------------------------------- */
 
@@ -182,6 +184,8 @@ static PyMethodDef module_methods[] = {
      "find_moji(text, index, pages, width, start, longest) -> index of a run to undo | -1"},
     {"moji_repair", (PyCFunction)(void (*)(void))moji_repair, METH_FASTCALL,
      "moji_repair(buf, before, final, max_carry, events, rules, classes) -> (out, end, fixes)"},
+    {"find_moji_bytes", (PyCFunction)(void (*)(void))find_moji_bytes, METH_FASTCALL,
+     "find_moji_bytes(data, index, pages, width, start, longest) -> byte offset of a run | -1"},
     {"join_cut", (PyCFunction)(void (*)(void))join_cut, METH_FASTCALL,
      "join_cut(head, text, cut) -> head + text[:cut], in one copy"},
     {"normalize_piece", (PyCFunction)(void (*)(void))normalize_piece, METH_FASTCALL,

@@ -14,6 +14,7 @@ from .results import EventCounter, OnMalformed
 
 if TYPE_CHECKING:
     from ...core.transform import TextTransform
+    from .repairrun import RepairRun
 
 __all__ = ["SPLITTABLE", "canonical", "check_options", "is_direct", "new_run"]
 
@@ -67,11 +68,18 @@ def new_run(
     start: int = 0,
     on_final: OnMalformed | None = None,
     transform: TextTransform | None = None,
-) -> CodecRun | DirectRun:
+) -> CodecRun | DirectRun | RepairRun:
     """A ``DirectRun`` where a ``ByteTranscoder`` can do the work, else a ``CodecRun``
-    (always with a ``transform``: the text is then decoded, transformed and encoded)."""
+    (with a ``transform``: the text is then decoded, transformed and encoded), except for
+    the mojibake repair of UTF-8 into UTF-8 alone, made on bytes (``RepairRun``)."""
     if transform is None and is_direct(source, target, errors, bom):
         return DirectRun(source, target, errors, bom, counter, start, on_final)
+    if transform is not None and is_direct(source, target, errors, bom):
+        # Here, not at the top: the transforms load only for a program that asks for one.
+        from .repairrun import RepairRun, repairs_in_bytes
+
+        if repairs_in_bytes(transform, source, target, errors):
+            return RepairRun(errors, bom, counter, transform, start, on_final)
     return CodecRun(source, target, errors, bom, unmappable, counter, start, on_final, transform)
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Generator, Iterator
-from typing import Any, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from .._readahead import chunks
 from .codecrun import CodecRun
 from .directrun import DirectRun
 from .results import UnmappableCharacterError
+
+if TYPE_CHECKING:
+    from .repairrun import RepairRun
 
 __all__ = ["transcode_stream"]
 
@@ -85,7 +88,7 @@ class _Writer:
 def transcode_stream(
     src: BinaryIO,
     dst: BinaryIO,
-    run: CodecRun | DirectRun,
+    run: CodecRun | DirectRun | RepairRun,
     chunk_size: int,
     limit: int | None,
     progress: Callable[[int], object] | None,
@@ -189,7 +192,9 @@ def _transcode_direct(
     return bytes_in, bytes_out
 
 
-def _step(run: CodecRun | DirectRun, writer: _Writer, chunk: bytes, final: bool) -> bytes:
+def _step(
+    run: CodecRun | DirectRun | RepairRun, writer: _Writer, chunk: bytes, final: bool
+) -> bytes:
     try:
         out = run.transcode(chunk, final)
     except UnicodeDecodeError:

@@ -184,6 +184,9 @@ def transcode_file(
     done on the decoded text before it is encoded.  They carry text across any cut of
     the input, so one worker does the run; ``summary.characters`` counts the transformed
     text, an ``UnmappableCharacterError``'s ``index`` is in it (its ``offset`` None).
+    A ``MojibakeRepairer`` alone, without ``on_change``, from UTF-8 into UTF-8 is done on
+    the bytes (``MojibakeBytesRepairer``, with the same output): the repairer given is
+    then not used, its counts stay at zero.
     """
     transform = as_transform(transforms)
     src_path = os.fspath(src)

@@ -1,0 +1,227 @@
+"""Mojibake repair on UTF-8 bytes: ``MojibakeRepairer``'s repair, made on the encoded text.
+
+A line (ended by ``\\n`` or ``\\r``) that the text repairer could change holds a run of
+the code pages' characters that could be undone (``find_moji``).  The bytes are searched
+for such runs as they are (``find_moji_bytes``, the same search over code points decoded
+inline), and every other line is handed through as bytes, never decoded or encoded.  The
+lines that hold one are decoded, repaired by a ``MojibakeRepairer`` and encoded again, a
+chunk's all in one call, then cut back into their places by their line ends (a repair
+gives no ASCII, so it keeps every line end).  The text repairer decides a stretch on the
+stretch and the characters beside it, never across a line end, and to it a line end
+before a line reads as the start of a text does (no letter), so the output is
+``repair_mojibake(data.decode()).encode()`` for every chunking of valid UTF-8.
+
+Bytes that are not UTF-8 are kept: outside the lines repaired they are not looked at, and
+a line repaired is decoded with ``surrogateescape`` (each such byte a character no code
+page holds, next to which nothing reads as a letter) and encoded back the same way.
+
+Streaming.  The unfinished last line is held, at most ``max_line`` bytes; past that it
+goes to the text repairer as it comes (which holds at most ``max_carry`` code points,
+and a cut UTF-8 sequence of at most three bytes), whatever it holds: the output is the
+same, only slower.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ._accel import implementation
+from .decoder import Utf8Decoder
+from .mojibake import _ENCODERS, _INDEX, _PAGES, DEFAULT_MAX_CARRY, MojibakeRepairer
+from .transform import TransformCheckpoint
+
+__all__ = ["DEFAULT_MAX_LINE", "MojibakeBytesRepairer", "repair_mojibake_bytes"]
+
+#: Longer than nearly every line of text, so that a line is decided as bytes once it
+#: has ended; short enough that holding it, and searching it again as it grows, is cheap.
+DEFAULT_MAX_LINE = 4096
+_WIDTH = len(_ENCODERS)
+_LINE_END = re.compile(rb"[\n\r]")
+_KIND = "mojibake-bytes"
+
+
+def _line_start(buf: bytes, at: int, end: int) -> int:
+    """Where the line holding ``buf[end]`` begins, not before ``at``."""
+    return max(buf.rfind(b"\n", at, end), buf.rfind(b"\r", at, end), at - 1) + 1
+
+
+class MojibakeBytesRepairer:
+    """Repairs UTF-8 mojibake in UTF-8 bytes given in pieces (see the module's docstring).
+
+    Carries at most ``max_line`` bytes (the unfinished line) or, in a line going through
+    the text repairer, ``max_carry`` code points and three bytes.  ``position`` and
+    ``output_position`` count the bytes taken in and handed out, ``characters_removed``
+    the code points the repairs took out (a repair is shorter than its mojibake).  It
+    reports no events: ``MojibakeRepairer``'s ``on_change`` does, on text.
+    """
+
+    def __init__(
+        self, *, max_carry: int = DEFAULT_MAX_CARRY, max_line: int = DEFAULT_MAX_LINE
+    ) -> None:
+        if max_line < 1:
+            raise ValueError("max_line must be positive")
+        self._text = MojibakeRepairer(max_carry=max_carry)
+        self._max_line = max_line
+        self._decoder = Utf8Decoder("surrogateescape")
+        self.position = 0
+        self.output_position = 0
+        self._held = b""
+        # In a line going through the text repairer, until it ends.
+        self._inside = False
+
+    @property
+    def max_carry(self) -> int:
+        return self._text.max_carry
+
+    @property
+    def max_line(self) -> int:
+        return self._max_line
+
+    @property
+    def characters_removed(self) -> int:
+        text = self._text
+        return text.position - text.output_position - len(text.checkpoint().carry)
+
+    def transform(self, data: bytes, final: bool = False) -> bytes:
+        buf = self._held + bytes(data)
+        self.position += len(data)
+        out: list[bytes] = []
+        at = 0
+        if self._inside:
+            end = _LINE_END.search(buf)
+            at = len(buf) if end is None else end.end()
+            self._inside = end is None and not final
+            out.append(self._through(buf[:at], final and end is None))
+        if not self._inside:
+            # The ended lines (all of it when final); the unfinished one is held.
+            stop = len(buf) if final else _line_start(buf, at, len(buf))
+            if stop > at:
+                out += self._lines(buf, at, stop, final)
+                at = stop
+            if len(buf) - at > self._max_line:
+                self._inside = True
+                out.append(self._through(buf[at:], False))
+                at = len(buf)
+        self._held = buf[at:]
+        result = b"".join(out)
+        self.output_position += len(result)
+        return result
+
+    def _spans(self, buf: bytes, at: int, stop: int) -> list[tuple[int, int]]:
+        """The lines of ``buf[at:stop]`` the text repairer could change, those next to
+        each other as one span."""
+        find = implementation().find_moji_bytes
+        longest = self._text.max_carry
+        spans: list[tuple[int, int]] = []
+        found = find(buf, _INDEX, _PAGES, _WIDTH, at, longest)
+        while 0 <= found < stop:
+            line = _line_start(buf, at, found)
+            end = _LINE_END.search(buf, found, stop)
+            at = stop if end is None else end.end()
+            if spans and spans[-1][1] == line:
+                line = spans.pop()[0]
+            spans.append((line, at))
+            found = find(buf, _INDEX, _PAGES, _WIDTH, at, longest) if at < stop else -1
+        return spans
+
+    def _lines(self, buf: bytes, at: int, stop: int, final: bool) -> list[bytes]:
+        """``buf[at:stop]`` (whole lines, the last one unended only when final), its lines
+        to repair through the text repairer in one call, the others as they are."""
+        spans = self._spans(buf, at, stop)
+        if not spans:
+            return [buf[at:stop]]
+        pieces = [buf[a:b] for a, b in spans]
+        text = self._decoder.decode(b"".join(pieces), True)
+        repaired = self._text.transform(text, final).encode("utf-8", "surrogateescape")
+        # A repair keeps every line end (it gives no ASCII): each span's output ends
+        # after as many of them as the span holds.
+        ends = [found.end() for found in _LINE_END.finditer(repaired)]
+        out: list[bytes] = []
+        lines = cut = 0
+        for (a, b), piece in zip(spans, pieces, strict=True):
+            out.append(buf[at:a])
+            lines += piece.count(b"\n") + piece.count(b"\r")
+            nxt = ends[lines - 1] if buf[b - 1] in b"\n\r" else len(repaired)
+            out.append(repaired[cut:nxt])
+            at, cut = b, nxt
+        out.append(buf[at:stop])
+        return out
+
+    def release(self) -> bytes:
+        """The unfinished line held, given to the text repairer now: what
+        ``MojibakeRepairer`` would have handed out by now (for a stream stopped short).
+        The output of the run stays the same."""
+        if self._inside or not self._held:
+            return b""
+        held, self._held, self._inside = self._held, b"", True
+        result = self._through(held, False)
+        self.output_position += len(result)
+        return result
+
+    def _through(self, data: bytes, final: bool) -> bytes:
+        """``data`` decoded, repaired and encoded."""
+        text = self._text.transform(self._decoder.decode(data, final), final)
+        return text.encode("utf-8", "surrogateescape")
+
+    def checkpoint(self) -> TransformCheckpoint:
+        """A JSON-able snapshot (``to_dict``) from which ``from_checkpoint`` continues with
+        the output of one run; the text repairer's is its one part."""
+        pending = self._decoder.getstate()[0]
+        return TransformCheckpoint(
+            _KIND,
+            self.position,
+            self.output_position,
+            "",
+            {"max_carry": self._text.max_carry, "max_line": self._max_line},
+            {"held": self._held.hex(), "pending": pending.hex(), "inside": self._inside},
+            (self._text.checkpoint(),),
+        )
+
+    @classmethod
+    def from_checkpoint(cls, checkpoint: TransformCheckpoint) -> MojibakeBytesRepairer:
+        """The repairer ``checkpoint`` was taken of; ``ValueError`` for anything else."""
+        if checkpoint.kind != _KIND:
+            raise ValueError(f"not a byte mojibake repairer's checkpoint: {checkpoint.kind!r}")
+        options: dict[str, Any] = dict(checkpoint.options)
+        state: dict[str, Any] = dict(checkpoint.state)
+        try:
+            built = cls(
+                max_carry=int(options.get("max_carry", DEFAULT_MAX_CARRY)),
+                max_line=int(options.get("max_line", DEFAULT_MAX_LINE)),
+            )
+            held = bytes.fromhex(state["held"])
+            pending = bytes.fromhex(state["pending"])
+            inside = state["inside"]
+            (text,) = checkpoint.parts
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a byte mojibake repairer's checkpoint: {exc}") from None
+        if (
+            not isinstance(inside, bool)
+            or len(held) > built.max_line
+            or len(pending) > 3
+            or ((pending or text.carry) and not inside)
+            or (inside and held)
+        ):
+            raise ValueError("not a byte mojibake repairer's checkpoint: bad carry")
+        built._text = MojibakeRepairer.from_checkpoint(text)
+        if built._text.max_carry != built.max_carry:
+            raise ValueError("not a byte mojibake repairer's checkpoint: bad carry")
+        built._decoder.setstate((pending, 0))
+        built.position = checkpoint.position
+        built.output_position = checkpoint.output_position
+        built._held, built._inside = held, inside
+        return built
+
+    def reset(self) -> None:
+        self._text.reset()
+        self._decoder.reset()
+        self.position = self.output_position = 0
+        self._held = b""
+        self._inside = False
+
+
+def repair_mojibake_bytes(data: bytes, *, max_carry: int = DEFAULT_MAX_CARRY) -> bytes:
+    """``data`` with its UTF-8 mojibake repaired: for valid UTF-8,
+    ``repair_mojibake(data.decode()).encode()``; other bytes are kept."""
+    return MojibakeBytesRepairer(max_carry=max_carry).transform(data, final=True)
