@@ -1,4 +1,4 @@
-"""The real ``utf8stream`` command for its tests: run in this process (``run``, ``refused``),
+"""The real ``utf8stream`` command for its tests: run in this process (``run``, ``outcome``),
 as the console script to its end (``tail``), or following (``Follow``)."""
 
 from __future__ import annotations
@@ -19,11 +19,11 @@ def run(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, by
     return code, capsysbinary.readouterr().out
 
 
-def refused(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, bytes, str]:
-    """``main(argv)`` in this process for a command line it refuses: its status (the
-    parser's ``SystemExit`` or the one returned), stdout and stderr.  The refusals are
-    checked here, without a process each; test_cli_usage.py runs the real program for
-    them (one line, status 2, no traceback)."""
+def outcome(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, bytes, str]:
+    """``main(argv)`` in this process: its status (the one returned, or the parser's
+    ``SystemExit`` for a command line it refuses), stdout and stderr.  For runs whose
+    output is the point; test_cli_usage.py runs the real program for its refusals (one
+    line, status 2, no traceback)."""
     try:
         status = main(list(argv))
     except SystemExit as stop:

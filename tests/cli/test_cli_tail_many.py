@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 from _helpers import append
-from _tail_cli import refused
+from _tail_cli import outcome
 
 from utf8stream import CheckpointStore
 
@@ -166,6 +166,6 @@ def test_options_for_one_file_are_refused_with_patterns(
     tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], options: list[str], why: str
 ) -> None:
     argv = ["tail", "-F", *options, "--multiline", "java", str(tmp_path / "*.log")]
-    status, out, err = refused(capsysbinary, *argv)
+    status, out, err = outcome(capsysbinary, *argv)
     assert (status, out) == (2, b"")
     assert err == (f"utf8stream: not with several FILEs or PATTERNs followed at once: {why}\n")

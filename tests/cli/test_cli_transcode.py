@@ -18,7 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from _tail_cli import refused
+from _tail_cli import outcome
 
 COMMAND = [sys.executable, "-m", "utf8stream"]
 #: The command, split into as many workers as asked: the tests of ``-j`` are of the
@@ -515,7 +515,7 @@ def test_unusable_codecs_and_handlers_are_usage_errors(
 ) -> None:
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
     src.write_bytes(b"bad \xff input")
-    status, _, err = refused(capsysbinary, "transcode", *options, str(src), str(dst))
+    status, _, err = outcome(capsysbinary, "transcode", *options, str(src), str(dst))
     assert status == 2
     assert err.count("\n") == 1 and err.startswith("utf8stream: ")
     assert message in err
