@@ -1,4 +1,4 @@
-"""The real ``utf8stream tail`` for the command's tests: run in this process (``run``),
+"""The real ``utf8stream`` command for its tests: run in this process (``run``, ``outcome``),
 as the console script to its end (``tail``), or following (``Follow``)."""
 
 from __future__ import annotations
@@ -17,6 +17,20 @@ def run(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, by
     """``main(argv)`` in this process: its status and what it wrote to stdout."""
     code = main(list(argv))
     return code, capsysbinary.readouterr().out
+
+
+def outcome(capsysbinary: pytest.CaptureFixture[bytes], *argv: str) -> tuple[int, bytes, str]:
+    """``main(argv)`` in this process: its status (the one returned, or the parser's
+    ``SystemExit`` for a command line it refuses), stdout and stderr.  For runs whose
+    output is the point; test_cli_usage.py runs the real program for its refusals (one
+    line, status 2, no traceback)."""
+    try:
+        status = main(list(argv))
+    except SystemExit as stop:
+        assert isinstance(stop.code, int)
+        status = stop.code
+    captured = capsysbinary.readouterr()
+    return status, captured.out, captured.err.decode()
 
 
 UTF8STREAM = str(Path(sys.executable).with_name("utf8stream"))

@@ -137,6 +137,11 @@ def diary(root: Path) -> list[str]:
             # This file names the diary's patterns, so it is left out.
             if path.suffix not in (".py", ".pyi", ".c", ".h") or path.name == THIS:
                 continue
+            # A comment or docstring is the file's own text: a file the patterns find
+            # nothing in has no entry, and is not tokenized.
+            raw = path.read_text(encoding="utf-8")
+            if not any(re.search(pattern, raw, re.I) for pattern, _ in DIARY.values()):
+                continue
             for line, text in comments(path):
                 for what, (pattern, _) in DIARY.items():
                     for match in re.finditer(pattern, text, re.I):
@@ -153,3 +158,18 @@ def test_each_diary_pattern_finds_its_example(what: str) -> None:
 
 def test_comments_say_why_not_the_diary() -> None:
     assert diary(ROOT) == []
+
+
+def test_the_diary_is_found_in_comments_and_docstrings_not_in_code(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "src" / "a.py").write_text(
+        '"""It used to be kept."""\nx = "see issue 14"  # 5 % faster\n', encoding="utf-8"
+    )
+    (tmp_path / "tests" / "b.c").write_text("/* about 17,000 instructions */\n", encoding="utf-8")
+    (tmp_path / "tests" / "c.py").write_text('x = "was tried"\n', encoding="utf-8")
+    assert diary(tmp_path) == [
+        "src/a.py:2: a measurement: '5 %'",
+        "src/a.py:1: history: 'used to'",
+        "tests/b.c:1: instructions counted: '17,000 instructions'",
+    ]

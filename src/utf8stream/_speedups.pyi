@@ -88,7 +88,12 @@ def split_lines(
 # The encoding detector's counting (``core/_detector_native.py`` is the twin).
 def count_bytes(segment: bytes, evidence: array[int], /) -> int: ...
 def count_runs(
-    segment: bytes, evidence: array[int], pairs: dict[int, int], starts: dict[int, int], /
+    segment: bytes,
+    evidence: array[int],
+    pairs: dict[int, int],
+    starts: dict[int, int],
+    flags: bytes,
+    /,
 ) -> None: ...
 def count_east_asian(text: str, /) -> int: ...
 def count_text(

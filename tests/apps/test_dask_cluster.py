@@ -15,6 +15,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import dask
 import pytest
@@ -29,12 +30,14 @@ from _dask_helpers import (
     whole_file_events,
 )
 from _helpers import examples
-from distributed import Client, LocalCluster
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from utf8stream import LineTooLong, UnmappableCharacterError, Utf8DecodeError, transcode_file
 from utf8stream.dask import malformed, read_text, transcode_files, validate_files
+
+if TYPE_CHECKING:  # imported by the fixture: the cluster tests are the soak step's
+    from distributed import Client
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 #: The tests that start a cluster (the ``client`` fixture or ``--dask local:N``).
@@ -48,6 +51,8 @@ _SETTINGS = settings(
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Client]:
+    from distributed import Client, LocalCluster
+
     with (
         LocalCluster(
             n_workers=2,

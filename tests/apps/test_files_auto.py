@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from utf8stream import atranscode_file, transcode_file
+from utf8stream import Transcoder, atranscode_file, transcode_file
 from utf8stream.detect import EncodingDoubt, NotTextError
 
 RUSSIAN = "Съешь же ещё этих мягких французских булок, да выпей чаю.\n"
@@ -106,3 +106,44 @@ async def test_atranscode_tells_the_doubt_too(tmp_path: Path) -> None:
     heard: list[EncodingDoubt] = []
     await atranscode_file(src, dst, source="auto", on_doubt=heard.append)
     assert heard == [DOUBT]
+
+
+class _ShortReads:
+    """A pipe's reads: at most ``size`` bytes each, whatever was asked."""
+
+    def __init__(self, data: bytes, size: int) -> None:
+        self.data, self.size = data, size
+
+    def read(self, n: int = -1) -> bytes:
+        piece = self.data[: min(self.size, n if n >= 0 else len(self.data))]
+        self.data = self.data[len(piece) :]
+        return piece
+
+
+#: ASCII for 4,000 bytes and more, then Russian in cp1251: no decision on the first reads.
+ASCII_THEN_CP1251 = (b"plain ascii log line\n" * 200) + (RUSSIAN * 20).encode("cp1251")
+
+
+@pytest.mark.parametrize("read_size", [1000, 4096])
+def test_a_file_and_a_stream_on_auto_make_one_decision(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, read_size: int
+) -> None:
+    """``transcode_file`` reading standard input in short pieces decides as the core's
+    ``Transcoder("auto")`` given the same pieces: the same encoding, confidence, bytes
+    looked at and output."""
+    data = ASCII_THEN_CP1251
+    stdin = _ShortReads(data, read_size)
+    monkeypatch.setattr("sys.stdin", type("Stdin", (), {"buffer": stdin})())
+    dst = tmp_path / "out"
+    summary = transcode_file("-", dst, source="auto", chunk_size=read_size)
+    core = Transcoder("auto", "utf-8")
+    pieces = [data[i : i + read_size] for i in range(0, len(data), read_size)]
+    out = b"".join(core.transcode(piece) for piece in pieces) + core.transcode(b"", True)
+    assert core.detection is not None and core.detection.looked_at > read_size
+    assert summary.detection == core.detection
+    assert core.detection.encoding == "cp1251"
+    assert dst.read_bytes() == out == data.decode("cp1251").encode()
+    # A regular file is read in one piece: the same decision on the same bytes.
+    src = tmp_path / "in"
+    src.write_bytes(data)
+    assert transcode_file(src, tmp_path / "whole", source="auto").detection == core.detection

@@ -3,15 +3,14 @@ GNU tail's counts and option values, encodings and line options, several FILEs."
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from _helpers import append
 from _tail_cli import (
     Follow,
+    outcome,
     run,
-    tail,
 )
 
 
@@ -46,20 +45,24 @@ def test_utf16le_logs_are_printed_in_utf8(tmp_path: Path, bom: bytes) -> None:
         assert follow.stop() == (143, b"", b"")
 
 
-def test_an_encoding_lines_cannot_be_cut_in_is_a_usage_error(tmp_path: Path) -> None:
-    result = tail("--encoding", "utf-7", str(tmp_path / "app.log"))
-    assert result.returncode == 2
-    assert "argument --encoding: 'utf_7': its newline bytes are not self-delimiting" in (
-        result.stderr.decode()
+def test_an_encoding_lines_cannot_be_cut_in_is_a_usage_error(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    status, _, err = outcome(
+        capsysbinary, "tail", "--encoding", "utf-7", str(tmp_path / "app.log")
     )
+    assert status == 2
+    assert "argument --encoding: 'utf_7': its newline bytes are not self-delimiting" in err
 
 
-def test_line_endings_pass_through_unchanged(tmp_path: Path) -> None:
+def test_line_endings_pass_through_unchanged(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     log = tmp_path / "app.log"
     data = b"crlf\r\nlone\rcr inside\n\r\n\nlf\r\rlast, no newline"
     log.write_bytes(data)
-    assert tail("-n", "100", str(log)).stdout == data
-    assert tail("-n", "2", str(log)).stdout == b"\nlf\r\rlast, no newline"
+    assert run(capsysbinary, "tail", "-n", "100", str(log)) == (0, data)
+    assert run(capsysbinary, "tail", "-n", "2", str(log)) == (0, b"\nlf\r\rlast, no newline")
     log.write_bytes(data + b"\n")
     follow = Follow("-F", "-n", "100", str(log))
     try:
@@ -70,27 +73,27 @@ def test_line_endings_pass_through_unchanged(tmp_path: Path) -> None:
         assert follow.stop() == (143, b"", b"")
 
 
-def test_long_lines(tmp_path: Path) -> None:
+def test_long_lines(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     log = tmp_path / "app.log"
     long_line = "é" * 15  # 30 bytes
     data = f"short\n{long_line}\r\nnext\n".encode()
     log.write_bytes(data)
 
-    def run_with(*policy: str) -> subprocess.CompletedProcess[bytes]:
-        return tail("-n", "100", "--max-line-bytes", "8", *policy, str(log))
+    def run_with(*policy: str) -> tuple[int, bytes, str]:
+        return outcome(
+            capsysbinary, "tail", "-n", "100", "--max-line-bytes", "8", *policy, str(log)
+        )
 
     # Split (the default): read in pieces, printed unchanged.
-    assert run_with().stdout == data
-    assert run_with("--on-overlong", "split").stdout == data
-    truncated = run_with("--on-overlong", "truncate")
-    assert truncated.stdout == "short\néééé\nnext\n".encode()
+    assert run_with() == (0, data, "")
+    assert run_with("--on-overlong", "split") == (0, data, "")
     notice = f"utf8stream: {log}: line at byte 6 longer than 8 bytes"
-    assert truncated.stderr.decode() == f"{notice}: truncated\n"
+    truncated = run_with("--on-overlong", "truncate")
+    assert truncated == (0, "short\néééé\nnext\n".encode(), f"{notice}: truncated\n")
     skipped = run_with("--on-overlong", "skip")
-    assert (skipped.stdout, skipped.stderr.decode()) == (b"short\nnext\n", f"{notice}: skipped\n")
+    assert skipped == (0, b"short\nnext\n", f"{notice}: skipped\n")
     raised = run_with("--on-overlong", "raise")
-    assert (raised.returncode, raised.stdout) == (1, b"short\n")
-    assert raised.stderr.decode() == f"utf8stream: {log}: line longer than 8 bytes\n"
+    assert raised == (1, b"short\n", f"utf8stream: {log}: line longer than 8 bytes\n")
 
 
 @pytest.mark.parametrize(
@@ -102,10 +105,12 @@ def test_long_lines(tmp_path: Path) -> None:
         ("surrogateescape", b"a\xff\xc0b\n\xe2\x82\n"),  # the bytes, as they were
     ],
 )
-def test_errors_policy(tmp_path: Path, policy: str, expected: bytes) -> None:
+def test_errors_policy(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], policy: str, expected: bytes
+) -> None:
     log = tmp_path / "app.log"
     log.write_bytes(b"a\xff\xc0b\n\xe2\x82\n")
-    assert tail("--errors", policy, str(log)).stdout == expected
+    assert run(capsysbinary, "tail", "--errors", policy, str(log)) == (0, expected)
 
 
 @pytest.mark.parametrize(
@@ -135,12 +140,12 @@ def test_counts_take_gnu_multiplier_suffixes(value: str, number: int, from_start
     assert (count.number, count.from_start) == (number, from_start)
 
 
-def test_bytes_with_a_suffix(tmp_path: Path) -> None:
+def test_bytes_with_a_suffix(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
     log = tmp_path / "app.log"
     log.write_bytes(b"x" * 5000 + b"\n")
-    assert tail("-c", "1K", str(log)).stdout == b"x" * 1023 + b"\n"
-    assert tail("-c", "1kB", str(log)).stdout == b"x" * 999 + b"\n"
-    assert tail("-c", "+4K", str(log)).stdout == b"x" * (5000 - 4095) + b"\n"
+    assert run(capsysbinary, "tail", "-c", "1K", str(log)) == (0, b"x" * 1023 + b"\n")
+    assert run(capsysbinary, "tail", "-c", "1kB", str(log)) == (0, b"x" * 999 + b"\n")
+    assert run(capsysbinary, "tail", "-c", "+4K", str(log)) == (0, b"x" * (5000 - 4095) + b"\n")
 
 
 @pytest.mark.parametrize(
@@ -158,10 +163,12 @@ def test_bytes_with_a_suffix(tmp_path: Path) -> None:
         (["--interval", "0"], "argument --interval: must be a positive number, not '0'"),
     ],
 )
-def test_option_values_are_checked(tmp_path: Path, argv: list[str], message: str) -> None:
-    result = tail(*argv, str(tmp_path / "app.log"))
-    assert result.returncode == 2
-    assert message in result.stderr.decode()
+def test_option_values_are_checked(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], argv: list[str], message: str
+) -> None:
+    status, _, err = outcome(capsysbinary, "tail", *argv, str(tmp_path / "app.log"))
+    assert status == 2
+    assert message in err
 
 
 def test_the_commands_defaults_are_the_librarys() -> None:
@@ -228,11 +235,11 @@ def test_one_default_for_each_line_option() -> None:
     ],
 )
 def test_lines_from_the_end_or_from_line_n(
-    tmp_path: Path, argv: list[str], expected: bytes
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], argv: list[str], expected: bytes
 ) -> None:
     log = tmp_path / "app.log"
     log.write_bytes(b"1\n2\n3\n4\n")
-    assert tail(*argv, str(log)).stdout == expected
+    assert run(capsysbinary, "tail", *argv, str(log)) == (0, expected)
 
 
 @pytest.mark.parametrize(
@@ -248,11 +255,11 @@ def test_lines_from_the_end_or_from_line_n(
     ],
 )
 def test_bytes_from_the_end_or_from_byte_n(
-    tmp_path: Path, argv: list[str], expected: bytes
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], argv: list[str], expected: bytes
 ) -> None:
     log = tmp_path / "app.log"
     log.write_bytes("héllo\nworld\n".encode())
-    assert tail(*argv, str(log)).stdout == expected
+    assert run(capsysbinary, "tail", *argv, str(log)) == (0, expected)
 
 
 @pytest.mark.parametrize(
@@ -272,34 +279,36 @@ def test_bytes_from_the_end_or_from_byte_n(
         (["-q", "-v"], "argument -v/--verbose: not allowed with argument -q"),
     ],
 )
-def test_gnu_option_values_are_checked(tmp_path: Path, argv: list[str], message: str) -> None:
-    result = tail(*argv, str(tmp_path / "app.log"))
-    assert (result.returncode, result.stdout) == (2, b"")
-    assert message in result.stderr.decode()
-    assert "Traceback" not in result.stderr.decode()
+def test_gnu_option_values_are_checked(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], argv: list[str], message: str
+) -> None:
+    status, out, err = outcome(capsysbinary, "tail", *argv, str(tmp_path / "app.log"))
+    assert (status, out) == (2, b"")
+    assert message in err
 
 
-def test_several_files_have_headers(tmp_path: Path) -> None:
+def test_several_files_have_headers(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     a, b, empty = tmp_path / "a", tmp_path / "b", tmp_path / "empty"
     a.write_bytes(b"a1\na2\n")
     b.write_bytes(b"b1\n")
     empty.write_bytes(b"")
-    result = tail("-n", "1", str(a), str(empty), str(b))
-    assert result.stdout == (f"==> {a} <==\na2\n\n==> {empty} <==\n\n==> {b} <==\nb1\n".encode())
-    assert tail("-q", "-n", "1", str(a), str(b)).stdout == b"a2\nb1\n"
-    assert tail("-v", "-n", "1", str(a)).stdout == f"==> {a} <==\na2\n".encode()
-    assert tail("-n", "1", str(a)).stdout == b"a2\n"
+    _, out = run(capsysbinary, "tail", "-n", "1", str(a), str(empty), str(b))
+    assert out == (f"==> {a} <==\na2\n\n==> {empty} <==\n\n==> {b} <==\nb1\n".encode())
+    assert run(capsysbinary, "tail", "-q", "-n", "1", str(a), str(b)) == (0, b"a2\nb1\n")
+    assert run(capsysbinary, "tail", "-v", "-n", "1", str(a)) == (0, f"==> {a} <==\na2\n".encode())
+    assert run(capsysbinary, "tail", "-n", "1", str(a)) == (0, b"a2\n")
 
 
-def test_a_missing_file_among_several(tmp_path: Path) -> None:
+def test_a_missing_file_among_several(
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
     a, missing, b = tmp_path / "a", tmp_path / "missing", tmp_path / "b"
     a.write_bytes(b"a1\n")
     b.write_bytes(b"b1\n")
-    result = tail(str(a), str(missing), str(b))
-    assert (result.returncode, result.stdout) == (
+    assert outcome(capsysbinary, "tail", str(a), str(missing), str(b)) == (
         1,
         f"==> {a} <==\na1\n\n==> {b} <==\nb1\n".encode(),
-    )
-    assert result.stderr.decode() == (
-        f"utf8stream: {missing}: cannot open for reading: No such file or directory\n"
+        f"utf8stream: {missing}: cannot open for reading: No such file or directory\n",
     )

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from _helpers import append
+from _tail_cli import outcome
 
 from utf8stream import CheckpointStore
 
@@ -162,15 +163,9 @@ def test_multiline_events_per_file_with_headers_and_a_store_across_kill_9(
     ids=["pid", "offset", "bytes", "from-line-3"],
 )
 def test_options_for_one_file_are_refused_with_patterns(
-    tmp_path: Path, options: list[str], why: str
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], options: list[str], why: str
 ) -> None:
-    result = subprocess.run(
-        [UTF8STREAM, "tail", "-F", *options, "--multiline", "java", str(tmp_path / "*.log")],
-        capture_output=True,
-        timeout=20,
-        check=False,
-    )
-    assert (result.returncode, result.stdout) == (2, b"")
-    assert result.stderr.decode() == (
-        f"utf8stream: not with several FILEs or PATTERNs followed at once: {why}\n"
-    )
+    argv = ["tail", "-F", *options, "--multiline", "java", str(tmp_path / "*.log")]
+    status, out, err = outcome(capsysbinary, *argv)
+    assert (status, out) == (2, b"")
+    assert err == (f"utf8stream: not with several FILEs or PATTERNs followed at once: {why}\n")

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from _tail_cli import outcome
 
 COMMAND = [sys.executable, "-m", "utf8stream"]
 #: The command, split into as many workers as asked: the tests of ``-j`` are of the
@@ -510,13 +511,12 @@ def test_verbose_lists_kinds_in_the_order_validate_summary_does(tmp_path: Path) 
     ],
 )
 def test_unusable_codecs_and_handlers_are_usage_errors(
-    tmp_path: Path, options: list[str], message: str
+    tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes], options: list[str], message: str
 ) -> None:
     src, dst = tmp_path / "in.txt", tmp_path / "out.txt"
     src.write_bytes(b"bad \xff input")
-    result = run("transcode", *options, str(src), str(dst))
-    assert result.returncode == 2
-    err = result.stderr.decode()
+    status, _, err = outcome(capsysbinary, "transcode", *options, str(src), str(dst))
+    assert status == 2
     assert err.count("\n") == 1 and err.startswith("utf8stream: ")
     assert message in err
     assert listing(tmp_path) == ["in.txt"]

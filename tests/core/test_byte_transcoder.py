@@ -412,8 +412,19 @@ def test_transcode_into_the_buffer_that_holds_the_input(kind: Any) -> None:
     assert bytes(buffer[1 : 1 + n]) == text.encode("utf-8")
 
 
-@pytest.mark.parametrize("kind", IMPLEMENTATIONS, ids=IDS)
-@pytest.mark.parametrize("target", DIRECT_ENCODINGS)
+def _big_chunk_cases() -> list[Any]:
+    # The pure-Python twin never releases the GIL: its threads are one case of big chunks,
+    # each target of it a repeat of that case for the soak step.
+    return [
+        pytest.param(kind, target, id=f"{target}-{name}", marks=pytest.mark.soak)
+        if name == "python" and target != DIRECT_ENCODINGS[0]
+        else pytest.param(kind, target, id=f"{target}-{name}")
+        for kind, name in zip(IMPLEMENTATIONS, IDS, strict=True)
+        for target in DIRECT_ENCODINGS
+    ]
+
+
+@pytest.mark.parametrize(("kind", "target"), _big_chunk_cases())
 def test_big_chunks_from_several_threads(kind: Any, target: str) -> None:
     """Chunks past the size where C releases the GIL, four transcoders in four threads at
     once, each through both entry points: the str path's output and counts."""

@@ -185,6 +185,19 @@ def test_real_text_in_each_legacy_encoding(language: str, encoding: str, also: t
     assert found.is_text
 
 
+#: A phrase repeated without a space: "этихСъешь", a capital after lower-case letters.
+GLUED = "Съешь же ещё этих" * 20
+
+
+@pytest.mark.parametrize("encoding", ["cp1251", "koi8-r"])
+def test_words_glued_together_are_not_letters_in_the_wrong_case(encoding: str) -> None:
+    """KOI8-R read as cp1251, and the other way round, swaps the case of every letter: a
+    capital after a lower-case letter says so, but not where it starts a word glued to
+    the one before (the wrong reading has its own: "Съешь" reads "сЪЕШЬ")."""
+    found = detect(GLUED.encode(encoding))
+    assert found.encoding == encoding, found.reason
+
+
 @pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
 @pytest.mark.parametrize("language", ["ja", "zh", "ko", "fr", "ru", "km", "te"])
 def test_utf16_and_utf32_without_a_mark(encoding: str, language: str) -> None:

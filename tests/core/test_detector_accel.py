@@ -10,7 +10,7 @@ import pytest
 from _helpers import examples
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from test_detector import LEGACY, TEXTS
+from test_detector import GLUED, LEGACY, TEXTS
 
 from utf8stream.accel import accelerated, use_accelerator
 from utf8stream.detect import Detection, EncodingDetector
@@ -97,3 +97,11 @@ def test_mixtures_cut_anywhere(
     data = data[: len(data) // 2] + noise + data[len(data) // 2 :]
     cuts = sorted(rng.randrange(len(data) + 1) for _ in range(rng.randrange(6)))
     _both(data, cuts)
+
+
+@pytest.mark.parametrize("encoding", ["cp1251", "koi8-r"])
+def test_both_count_the_capitals_of_glued_words_alike(encoding: str) -> None:
+    # Cut inside the words too: each piece's runs are counted on their own.
+    data = (GLUED + " " + TEXTS["ru"]).encode(encoding)
+    for cuts in ([], list(range(7, len(data), 23)), list(range(1, len(data)))):
+        assert _both(data, cuts).encoding == encoding

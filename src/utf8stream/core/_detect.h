@@ -8,8 +8,8 @@
  * The detector's byte counts live in one array of int64 (array('q')), laid out as
  * _detector_native.EVIDENCE_* says: the count of NUL and of each byte value above 7F,
  * the ASCII bytes by class, then the bytes above 7F next to an ASCII letter, alone
- * between two, and the runs of such bytes one byte long and longer.  Pairs of bytes are
- * dicts keyed (a << 8) | b.
+ * between two, the runs of such bytes one byte long and longer, and for each code page
+ * the capitals of glued words.  Pairs of bytes are dicts keyed (a << 8) | b.
  */
 
 /* The sums of costs are made as the twin makes them, one rounding per operation: no
@@ -26,7 +26,20 @@
 #define EV_ADJACENT 260
 #define EV_INSIDE 516
 #define EV_RUNS 772
-#define EV_SIZE 774
+#define EV_WORDS 774
+#define MAX_CODE_PAGES 16
+#define EV_SIZE (EV_WORDS + MAX_CODE_PAGES)
+
+/* What a byte reads as in a code page (_detector_score.CODE_PAGE_FLAGS' bits). */
+enum {
+    CP_LETTER = 1,
+    CP_SYMBOL = 2,
+    CP_LOWER = 4,
+    CP_UPPER = 8,
+    CP_STRAY = 16,
+    CP_INTRUDER = 32,
+    CP_BAD = 64,
+};
 
 /* The classes of ASCII characters (ascii_classes): letter, space, control, other. */
 enum { AC_LETTER, AC_SPACE, AC_CONTROL, AC_OTHER };
@@ -211,17 +224,44 @@ pair_flush(pair_counts *t, PyObject *dict)
     return 0;
 }
 
-/* count_runs(segment, evidence, pairs, starts) -> None
+/* The capitals of glued words in the run p[0..n) (see the twin): counted for each code
+   page whose bit is set in all four masks of four bytes in a row. */
+static void
+count_glued(const unsigned char *p, Py_ssize_t n, const uint16_t *lower, const uint16_t *upper,
+            long long *counts)
+{
+    for (Py_ssize_t k = 0; k + 3 < n; k++) {
+        unsigned int m = lower[p[k]] & lower[p[k + 1]] & upper[p[k + 2]] & lower[p[k + 3]];
+        for (int page = 0; m; page++, m >>= 1) {
+            counts[EV_WORDS + page] += m & 1;
+        }
+    }
+}
+
+/* count_runs(segment, evidence, pairs, starts, flags) -> None
 
    The runs of bytes above 7F of ``segment`` with the ASCII letters just before and after
-   them (within the segment): see the twin. */
+   them (within the segment), and the capitals of glued words for each code page of
+   ``flags``: see the twin. */
 static PyObject *
 detect_count_runs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4 || !PyDict_Check(args[2]) || !PyDict_Check(args[3])) {
-        PyErr_SetString(PyExc_TypeError,
-                        "count_runs(segment, evidence, pairs: dict, starts: dict)");
+    if (nargs != 5 || !PyDict_Check(args[2]) || !PyDict_Check(args[3]) ||
+        !PyBytes_Check(args[4]) || PyBytes_GET_SIZE(args[4]) % 256 != 0 ||
+        PyBytes_GET_SIZE(args[4]) > 256 * MAX_CODE_PAGES) {
+        PyErr_SetString(PyExc_TypeError, "count_runs(segment, evidence, pairs: dict, "
+                                         "starts: dict, flags: bytes of 256 a code page)");
         return NULL;
+    }
+    /* For each byte value, the code pages that read it as a lower-case letter and as an
+       upper-case one, a bit each. */
+    uint16_t lower[256] = {0}, upper[256] = {0};
+    const unsigned char *flags = (const unsigned char *)PyBytes_AS_STRING(args[4]);
+    for (Py_ssize_t page = 0; page < PyBytes_GET_SIZE(args[4]) / 256; page++) {
+        for (int b = 0; b < 256; b++) {
+            lower[b] |= (uint16_t)((flags[256 * page + b] & CP_LOWER ? 1u : 0u) << page);
+            upper[b] |= (uint16_t)((flags[256 * page + b] & CP_UPPER ? 1u : 0u) << page);
+        }
     }
     Py_buffer data, ev;
     if (get_segment_and_evidence(args, &data, &ev) < 0) {
@@ -269,6 +309,7 @@ detect_count_runs(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         for (Py_ssize_t k = start; k + 1 < i; k++) {
             pair_add(pairs, p[k], p[k + 1]);
         }
+        count_glued(p + start, i - start, lower, upper, counts);
         if (before) {
             counts[EV_ADJACENT + first]++;
         }
@@ -478,17 +519,6 @@ detect_count_text(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     return Py_BuildValue("(nLLL)", n, east_asian, runs[0], runs[1]);
 }
 
-/* What a byte reads as in a code page (_detector_score.CODE_PAGE_FLAGS' bits). */
-enum {
-    CP_LETTER = 1,
-    CP_SYMBOL = 2,
-    CP_LOWER = 4,
-    CP_UPPER = 8,
-    CP_STRAY = 16,
-    CP_INTRUDER = 32,
-    CP_BAD = 64,
-};
-
 /* The entries of a dict of pairs (a << 8) | b -> count, read once for every code page:
    ``key[i]`` and ``count[i]`` for i < n, in the dict's order. */
 typedef struct {
@@ -601,7 +631,8 @@ high_bytes_cost(const seen_bytes *seen, const double *costs)
 static PyObject *
 score_one_page(const long long *counts, const seen_bytes *seen, const pair_list *pairs,
                const pair_list *starts, const unsigned char *flags, const double *costs,
-               const double *terms, int rows, const double *extra, double ascii_cost)
+               const double *terms, int rows, const double *extra, double ascii_cost,
+               long long glued)
 {
     long long letters = 0, mixed = 0, symbols = 0, camel = 0, bad = 0;
     for (int b = 0x80; b < 256; b++) {
@@ -612,7 +643,8 @@ score_one_page(const long long *counts, const seen_bytes *seen, const pair_list 
         symbols += (flags[b] & CP_SYMBOL) ? near : 0;
         camel += (flags[b] & CP_INTRUDER) ? counts[EV_INSIDE + b] : 0;
     }
-    long long lower_upper = pairs_with(pairs, flags, CP_LOWER, CP_UPPER);
+    /* A capital of a glued word is no letter in the wrong case. */
+    long long lower_upper = pairs_with(pairs, flags, CP_LOWER, CP_UPPER) - glued;
     long long stray_letter = pairs_with(starts, flags, CP_STRAY, CP_LETTER);
     camel += lower_upper + stray_letter;
     double single = (double)counts[EV_RUNS], longer = (double)counts[EV_RUNS + 1];
@@ -679,8 +711,8 @@ detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t narg
         total_rows += rows[k];
     }
     PyObject *out = NULL;
-    if (cost_view.len != total_rows * 256 * 8 || term_view.len != total_rows * 4 * 8 ||
-        extra_view.len != pages * 3 * 8) {
+    if (pages > MAX_CODE_PAGES || cost_view.len != total_rows * 256 * 8 ||
+        term_view.len != total_rows * 4 * 8 || extra_view.len != pages * 3 * 8) {
         PyErr_SetString(PyExc_ValueError, "code_page_scores: the rows do not match the costs");
     }
     else {
@@ -688,6 +720,7 @@ detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t narg
     }
     const unsigned char *flags = (const unsigned char *)PyBytes_AS_STRING(args[3]);
     const double *costs = cost_view.buf, *terms = term_view.buf, *extras = extra_view.buf;
+    const long long *glued = (const long long *)ev.buf + EV_WORDS;
     seen_bytes seen;
     seen_bytes_of(ev.buf, &seen);
     pair_list pairs = {0, NULL, NULL}, starts = {0, NULL, NULL};
@@ -703,7 +736,7 @@ detect_code_page_scores(PyObject *module, PyObject *const *args, Py_ssize_t narg
     for (Py_ssize_t k = 0, row = 0; out != NULL && k < pages; row += rows[k], k++) {
         PyObject *one = score_one_page(ev.buf, &seen, &pairs, &starts, flags + 256 * k,
                                        costs + 256 * row, terms + 4 * row, rows[k],
-                                       extras + 3 * k, ascii_cost);
+                                       extras + 3 * k, ascii_cost, glued[k]);
         if (one == NULL) {
             Py_CLEAR(out);
             break;

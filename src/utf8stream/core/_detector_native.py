@@ -11,8 +11,9 @@ count of NUL and of each byte value above 7F (``EVIDENCE_HISTOGRAM``, indexed by
 value); the ASCII bytes by class, letters, spaces, controls, others (``EVIDENCE_ASCII``);
 how often each byte above 7F stood next to an ASCII letter (``EVIDENCE_ADJACENT``) and
 alone between two (``EVIDENCE_INSIDE``); runs of bytes above 7F one byte long, and
-longer (``EVIDENCE_RUNS``).  Pairs of bytes above 7F are counted in dicts keyed
-``(a << 8) | b``.
+longer (``EVIDENCE_RUNS``); for each code page, the capitals that start a word glued to
+a lower-case one (``EVIDENCE_WORDS``, see ``count_runs``).  Pairs of bytes above 7F are
+counted in dicts keyed ``(a << 8) | b``.
 """
 
 from __future__ import annotations
@@ -36,7 +37,10 @@ __all__ = [
 ]
 
 EVIDENCE_HISTOGRAM, EVIDENCE_ASCII, EVIDENCE_ADJACENT = 0, 256, 260
-EVIDENCE_INSIDE, EVIDENCE_RUNS, EVIDENCE_SIZE = 516, 772, 774
+EVIDENCE_INSIDE, EVIDENCE_RUNS, EVIDENCE_WORDS = 516, 772, 774
+#: At most this many code pages are scored (``EVIDENCE_WORDS`` has a count for each).
+MAX_CODE_PAGES = 16
+EVIDENCE_SIZE = EVIDENCE_WORDS + MAX_CODE_PAGES
 
 #: The bits of a code page's ``flags`` (one byte per byte value): what the byte reads as.
 LETTER, SYMBOL, LOWER, UPPER, STRAY, INTRUDER, BAD = 1, 2, 4, 8, 16, 32, 64
@@ -85,12 +89,20 @@ def count_bytes(segment: bytes, evidence: array[int]) -> int:
 
 
 def count_runs(
-    segment: bytes, evidence: array[int], pairs: dict[int, int], starts: dict[int, int]
+    segment: bytes,
+    evidence: array[int],
+    pairs: dict[int, int],
+    starts: dict[int, int],
+    flags: bytes,
 ) -> None:
     """Count the runs of bytes above 7F of ``segment``, with the ASCII letters just before
     and after them (within the segment): a run one byte long, next to a letter and
     between two; a longer one, its adjacent pairs (``pairs``), its first pair where no
-    letter precedes it (``starts``), its ends next to a letter."""
+    letter precedes it (``starts``), its ends next to a letter.  For each code page of
+    ``flags`` (256 a page), the capitals in a run that follow two lower-case letters and
+    come before a third (``EVIDENCE_WORDS``): a word glued to the one before it, which
+    the lower-case letter before a capital (``pairs``) must not count as a letter read in
+    the wrong case."""
     pair_runs: list[bytes] = []
     for before, run, after in _HIGH_RUNS.findall(segment):
         if len(run) == 1:
@@ -108,6 +120,29 @@ def count_runs(
     keys = (a << 8 | b for run in pair_runs for a, b in itertools.pairwise(run))
     for key, n in Counter(keys).items():
         _add(pairs, key, n)
+    lower, upper = _case_masks(flags)
+    glued = Counter(
+        lower[w] & lower[x] & upper[y] & lower[z]
+        for run in pair_runs
+        for w, x, y, z in zip(run, run[1:], run[2:], run[3:], strict=False)
+    )
+    for mask, n in glued.items():
+        for k in range(mask.bit_length()):
+            evidence[EVIDENCE_WORDS + k] += n * (mask >> k & 1)
+
+
+@functools.cache
+def _case_masks(flags: bytes) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """For each byte value, the code pages (bit ``k`` for page ``k`` of ``flags``) that
+    read it as a lower-case letter, and those that read it as an upper-case one."""
+    pages = len(flags) // 256
+    if pages > MAX_CODE_PAGES or len(flags) != 256 * pages:
+        raise ValueError(f"flags: 256 bytes for each of at most {MAX_CODE_PAGES} code pages")
+
+    def mask(byte: int, bit: int) -> int:
+        return sum(1 << k for k in range(pages) if flags[256 * k + byte] & bit)
+
+    return tuple(mask(b, LOWER) for b in range(256)), tuple(mask(b, UPPER) for b in range(256))
 
 
 def _add(counts: dict[int, int], key: int, n: int = 1) -> None:
@@ -178,8 +213,9 @@ def code_page_scores(
     longer, each at one of the row's four terms; plus the letters read in the wrong case
     or place and the symbols next to an ASCII letter at the first two extras, plus the
     third.  Wrong case or place: a lower-case letter before an upper-case one
-    (``pairs``), a stray mark that starts a run before a letter (``starts``), an intruder
-    alone between two ASCII letters."""
+    (``pairs``) but for the capitals of glued words (``EVIDENCE_WORDS``), a stray mark
+    that starts a run before a letter (``starts``), an intruder alone between two ASCII
+    letters."""
     high = evidence[EVIDENCE_HISTOGRAM + 0x80 : EVIDENCE_HISTOGRAM + 0x100]
     near = evidence[EVIDENCE_ADJACENT + 0x80 : EVIDENCE_ADJACENT + 0x100]
     inside = evidence[EVIDENCE_INSIDE + 0x80 : EVIDENCE_INSIDE + 0x100]
@@ -198,6 +234,7 @@ def code_page_scores(
         camel += sum(
             n for key, n in starts.items() if stray[key >> 8 & 0x7F] and letter[key & 0x7F]
         )
+        camel -= evidence[EVIDENCE_WORDS + k]  # glued words: not the wrong case
         totals = []
         for r in range(row, row + count):
             t = terms[4 * r : 4 * r + 4]

@@ -515,6 +515,13 @@ def _code_pages() -> tuple[tuple[Any, ...], list[_CodePage]]:
     return tables, pages
 
 
+def code_page_flags() -> bytes:
+    """What each byte reads as in each code page (``SINGLE_BYTE``, 256 bytes a page):
+    ``count_runs`` counts the capitals of glued words by them."""
+    flags: bytes = _code_pages()[0][0]
+    return flags
+
+
 def score_code_pages(encodings: list[str], evidence: ByteEvidence) -> list[Score]:
     """Score the single-byte code pages ``encodings`` on the bytes seen."""
     tables, pages = _code_pages()

@@ -195,7 +195,7 @@ static PyMethodDef module_methods[] = {
     {"count_bytes", (PyCFunction)(void (*)(void))detect_count_bytes, METH_FASTCALL,
      "count_bytes(segment, evidence) -> int: the detector's byte counts"},
     {"count_runs", (PyCFunction)(void (*)(void))detect_count_runs, METH_FASTCALL,
-     "count_runs(segment, evidence, pairs, starts): the runs of bytes above 7F"},
+     "count_runs(segment, evidence, pairs, starts, flags): the runs of bytes above 7F"},
     {"count_east_asian", (PyCFunction)detect_count_east_asian, METH_O,
      "count_east_asian(text) -> int: the characters in East Asian scripts"},
     {"count_text", (PyCFunction)(void (*)(void))detect_count_text, METH_FASTCALL,

@@ -271,7 +271,8 @@ class _Evidence:
         for candidate in self.multi:
             if candidate.ruled_out_at is None:
                 candidate.advance(segment, self.decoded)
-        self.kernel.count_runs(segment, self.counts, self.pairs, self.starts)
+        flags = scoring.code_page_flags()
+        self.kernel.count_runs(segment, self.counts, self.pairs, self.starts, flags)
         self.decoded = point
 
     def _alive(self, buffer: bytearray, point: int, encoding: str) -> bool:

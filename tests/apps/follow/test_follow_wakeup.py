@@ -5,16 +5,41 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import anyio
 import pytest
 from _helpers import append, fake_watchfiles, needs_proc_fdinfo, take_texts
 
-from utf8stream.apps.follow import follow
+from utf8stream.apps.follow import Follower, follow
 
 # Timing-bound: each test waits out real poll intervals and grace periods (the soak step).
 pytestmark = [pytest.mark.anyio, pytest.mark.soak]
+
+#: How long a test waits for the follower to get where it is going (a failure, not a hang).
+DEADLINE = 10.0
+
+
+async def waits_at_the_end(lines: Follower) -> None:
+    """Until the follower has read all its file holds and waits for more (someone must be
+    asking it for a line)."""
+    with anyio.fail_after(DEADLINE):
+        await lines.caught_up()
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    """Until ``condition()`` holds, looking again every few milliseconds."""
+    with anyio.fail_after(DEADLINE):
+        while not condition():
+            await anyio.sleep(0.005)
+
+
+async def take_into(lines: Follower, got: list[str], n: int, timeout: float | None) -> None:
+    """The text of the next ``n`` lines into ``got``, each as it comes."""
+    with anyio.fail_after(timeout or DEADLINE):
+        while len(got) < n:
+            got.append((await lines.__anext__()).text)
 
 
 async def test_the_kernel_wakes_the_follower_long_before_its_poll_interval(
@@ -25,10 +50,13 @@ async def test_the_kernel_wakes_the_follower_long_before_its_poll_interval(
     path.write_bytes(b"first\n")
     async with follow(path, start="beginning", poll_interval=60) as lines:
         assert await take_texts(lines, 1) == ["first"]
-        await anyio.sleep(0.2)  # the follower now waits at the end
-        started = time.monotonic()
-        append(path, b"second\n")
-        assert await take_texts(lines, 1, timeout=5) == ["second"]
+        got: list[str] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(take_into, lines, got, 1, 5)
+            await waits_at_the_end(lines)
+            started = time.monotonic()
+            append(path, b"second\n")
+        assert got == ["second"]
         assert time.monotonic() - started < 5
         # A rotation is seen the same way: the directory is watched.
         os.rename(path, tmp_path / "app.log.1")
@@ -44,9 +72,12 @@ async def test_without_kernel_notification_the_follower_polls(
     path.write_bytes(b"first\n")
     async with follow(path, start="beginning", poll_interval=0.02, rotate_grace=0) as lines:
         assert await take_texts(lines, 1) == ["first"]
-        await anyio.sleep(0.1)  # the follower waits at the end: its poll finds it
-        append(path, b"second\n")
-        assert await take_texts(lines, 1) == ["second"]
+        got: list[str] = []
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(take_into, lines, got, 1, None)
+            await waits_at_the_end(lines)  # its poll finds what comes next
+            append(path, b"second\n")
+        assert got == ["second"]
         os.rename(path, tmp_path / "app.log.1")
         path.write_bytes(b"third\n")
         assert await take_texts(lines, 1) == ["third"]
@@ -70,10 +101,12 @@ async def test_a_writer_appending_to_the_renamed_file_after_the_rename_loses_not
 
             async with anyio.create_task_group() as tg:
                 tg.start_soon(read_all)  # reading while the writer writes
-                await anyio.sleep(0.1)  # the follower reads to the end before the rename
+                await waits_at_the_end(lines)  # it has read to the end before the rename
                 os.rename(path, tmp_path / "app.log.1")
                 path.write_bytes(b"new 0\n")  # the new file appears at once
-                for i in range(1, 6):  # the writer has not reopened yet
+                # The writer has not reopened yet: its lines come over time, within the
+                # grace period (the time between them is the case tested).
+                for i in range(1, 6):
                     await anyio.sleep(0.08)
                     writer.write(f"old {i}\n".encode())
     finally:
@@ -94,21 +127,19 @@ async def test_a_renamed_file_its_writer_still_holds_is_drained_past_the_grace(
     writer = open(path, "ab", buffering=0)  # noqa: SIM115 - held across the rename
     try:
         writer.write(b"old 0\n")
-        async with follow(path, start="beginning", poll_interval=0.02, rotate_grace=0.1) as lines:
-
-            async def read_all() -> None:
-                got.extend(await take_texts(lines, 3, timeout=10))
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(read_all)  # the follower runs all along
-                await anyio.sleep(0.2)  # the follower reads to the end before the rename
-                os.rename(path, tmp_path / "app.log.1")
-                path.write_bytes(b"")  # logrotate's new, empty file
-                await anyio.sleep(1.0)  # ten grace periods, the writer silent
-                writer.write(b"old 1\n")
-                await anyio.sleep(0.2)  # the late line is read before the writer reopens
-                writer.close()  # it reopens the path (postrotate) and writes there
-                append(path, b"new 0\n")
+        async with (
+            follow(path, start="beginning", poll_interval=0.02, rotate_grace=0.1) as lines,
+            anyio.create_task_group() as tg,
+        ):
+            tg.start_soon(take_into, lines, got, 3, 10)  # the follower runs all along
+            await waits_at_the_end(lines)  # it has read to the end before the rename
+            os.rename(path, tmp_path / "app.log.1")
+            path.write_bytes(b"")  # logrotate's new, empty file
+            await anyio.sleep(1.0)  # ten grace periods, the writer silent: the case
+            writer.write(b"old 1\n")
+            await until(lambda: len(got) == 2)  # read before the writer reopens
+            writer.close()  # it reopens the path (postrotate) and writes there
+            append(path, b"new 0\n")
     finally:
         writer.close()
     assert got == ["old 0", "old 1", "new 0"]
@@ -139,7 +170,7 @@ async def test_stop_at_end_ends_a_follower_woken_by_the_kernel(tmp_path: Path) -
         assert await take_texts(lines, 1) == ["one"]
 
         async def stop_soon() -> None:
-            await anyio.sleep(0.2)  # the follower is waiting when told to stop
+            await waits_at_the_end(lines)  # the follower is waiting when told to stop
             lines.stop_at_end()
 
         with anyio.fail_after(5):

@@ -8,7 +8,13 @@ import sys
 from types import MappingProxyType
 from typing import TYPE_CHECKING, BinaryIO, cast
 
-from ...core.autodecode import DEFAULT_MAX_LOOKAHEAD, is_auto, marked_codec, text_encoding
+from ...core.autodecode import (
+    AUTO,
+    DEFAULT_MAX_LOOKAHEAD,
+    NotTextError,
+    is_auto,
+    marked_codec,
+)
 from ...core.autodoubt import DoubtTracker, OnDoubt, doubt_tracker
 from ...core.transformed import as_transform
 from .output import Output, check_distinct, name_output, open_binary, open_output
@@ -71,21 +77,21 @@ def _doubt_in_head(path: str, detection: Detection, on_doubt: OnDoubt | None) ->
 
 
 def _detect(fin: BinaryIO, name: str) -> tuple[Detection, bytes]:
-    """The detector's decision on the head of ``fin`` (at most ``DEFAULT_MAX_LOOKAHEAD``
-    bytes read) and the bytes read; ``NotTextError`` for input that is not text."""
-    from ...core.detector import EncodingDetector  # its model loads only for "auto"
+    """The decision of the core's transcoder on ``"auto"`` on the head of ``fin`` (at
+    most ``DEFAULT_MAX_LOOKAHEAD`` bytes read) and the bytes read: the decision a stream
+    gets, made in one place; ``NotTextError`` for input that is not text."""
+    # The detector's model loads only for "auto".
+    from ...core.transcoder import Transcoder
 
-    detector = EncodingDetector()
+    transcoder = Transcoder(AUTO, "utf-8")
     read = bytearray()
-    found = None
-    while found is None and len(read) < DEFAULT_MAX_LOOKAHEAD:
-        chunk = fin.read(DEFAULT_MAX_LOOKAHEAD - len(read))
-        if not chunk:
-            break
-        read += chunk
-        found = detector.feed(chunk)
-    found = found or detector.finish()
-    text_encoding(found, name)
+    try:
+        while (found := transcoder.detection) is None:
+            chunk = fin.read(DEFAULT_MAX_LOOKAHEAD - len(read))
+            read += chunk
+            transcoder.transcode(chunk, final=not chunk)
+    except NotTextError as refused:
+        raise NotTextError(refused.detection, name) from None
     return found, bytes(read)
 
 
