@@ -121,7 +121,8 @@ async def test_a_renamed_file_its_writer_still_holds_is_drained_past_the_grace(
     """logrotate's ``create``: the writer appends to the renamed file until it reopens
     the path, maybe long after the grace period.  While it holds the file open for
     writing and nothing was written at the path, the follower stays on the old file; once
-    the writer reopens, the new file follows.  (With only the grace, "old 1" was lost.)"""
+    the writer reopens, the new file follows: a follower that left at the end of the
+    grace would lose "old 1"."""
     path = tmp_path / "app.log"
     got: list[str] = []
     writer = open(path, "ab", buffering=0)  # noqa: SIM115 - held across the rename
