@@ -88,7 +88,7 @@ typedef struct {
 static inline unsigned
 moji_row_of(const moji_tables *t, Py_UCS4 cp)
 {
-    return cp >= 0x80 && cp <= t->last && t->rows[cp] < t->nrows ? t->rows[cp] : 0;
+    return cp <= t->last ? t->rows[cp] : 0;
 }
 
 /* The class of a character not met before, asked of `classify`; -1 with an exception. */
@@ -133,13 +133,12 @@ moji_symbolic(unsigned flags)
 static Py_ssize_t
 moji_undo(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n, int k, Py_UCS4 *out)
 {
-    const unsigned char *column = c->t.pages + k;
-    size_t width = (size_t)c->t.width;
+    const unsigned char *column = c->t.cols + k * c->t.nrows;
     Py_ssize_t o = 0;
     Py_UCS4 cp = 0;
     unsigned need = 0, lo = 0x80, hi = 0xBF;
     for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned b = column[rows[i] * width];
+        unsigned b = column[rows[i]];
         if (need) {
             if (b < lo || b > hi) {
                 return -1;
