@@ -318,7 +318,18 @@ static int
 moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
 {
     int level = MOJI_LAYERS - depth, bad = shown ? 1 : -1;
+    /* The pages through which every run starts with a lead byte and ends with a last
+       byte of UTF-8: the others cannot undo them, and are not tried. */
+    uint32_t open = c->t.all;
+    for (Py_ssize_t i = 0; i < nruns; i++) {
+        const moji_bits *first = &c->t.bits[runs[i].rows[0]];
+        const moji_bits *last = &c->t.bits[runs[i].rows[runs[i].len - 1]];
+        open &= first->lead & (last->cont | (last->lead & ~(last->lead2 | last->lead3 | last->lead4)));
+    }
     for (int k = 0; k < c->t.width; k++) {
+        if (!((open >> k) & 1)) {
+            continue;
+        }
         int p = moji_try_page(c, runs, nruns, level, k);
         if (p <= 0) {
             if (p < 0) {
