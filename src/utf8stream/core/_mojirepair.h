@@ -56,6 +56,7 @@ typedef struct {
     Py_ssize_t rlen;
     unsigned char undone[MOJI_LAYERS];
     int nundone, done, deep;
+    int odd, group, first; /* of the repair's classes, for moji_plausible */
 } moji_item;
 
 /* A repair of the buffer: its span and where its replacement is in `chars`. */
@@ -178,24 +179,38 @@ moji_undo(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n, int k, Py_UCS4 
 
 /* Whether a repair may be a layer between two others: every character a code page holds,
    or one a repair may give; the rows of its characters kept, and whether it may be
-   mojibake still (two characters or more, all of the pages').  -1 with an exception. */
+   mojibake still (two characters or more, all of the pages').  What moji_plausible
+   needs of the characters' classes is kept too, read in the same pass.  -1 with an
+   exception. */
 static int
 moji_passable(moji_ctx *c, moji_item *x, uint16_t *rows)
 {
+    int group = 0, odd = 0;
     x->rrows = rows;
     x->deep = x->rlen > 1;
     for (Py_ssize_t i = 0; i < x->rlen; i++) {
-        if (!(rows[i] = (uint16_t)moji_row_of(&c->t, x->rep[i]))) {
+        Py_UCS4 cp = x->rep[i];
+        int k = moji_class(c, cp);
+        if (k < 0) {
+            return -1;
+        }
+        unsigned g = c->groups[k & MR_GROUP];
+        if (!(rows[i] = (uint16_t)moji_row_of(&c->t, cp))) {
             x->deep = 0;
-            int k = moji_class(c, x->rep[i]);
-            if (k < 0) {
-                return -1;
-            }
-            if (c->groups[k & MR_GROUP] & MG_NO) {
+            if (g & MG_NO) {
                 return 0;
             }
         }
+        /* For moji_plausible: a C1 control, a character no repair gives, two scripts. */
+        odd |= (cp >= 0x80 && cp <= 0x9F) || (g & MG_NO);
+        if (!(g & MG_NONE)) {
+            odd |= group && group != (k & MR_GROUP);
+            group = k & MR_GROUP;
+        }
+        x->first = i ? x->first : k;
     }
+    x->odd = odd;
+    x->group = group;
     return 1;
 }
 
@@ -251,28 +266,9 @@ static int
 moji_plausible(moji_ctx *c, const moji_item *x)
 {
     const Py_UCS4 *r = x->rep;
-    int group = 0, first = 0;
-    for (Py_ssize_t i = 0; i < x->rlen; i++) {
-        if (r[i] >= 0x80 && r[i] <= 0x9F) {
-            return 0;
-        }
-    }
-    for (Py_ssize_t i = 0; i < x->rlen; i++) {
-        int k = moji_class(c, r[i]);
-        if (k < 0) {
-            return -1;
-        }
-        first = i ? first : k;
-        unsigned g = c->groups[k & MR_GROUP];
-        if (g & MG_NO) {
-            return 0;
-        }
-        if (!(g & MG_NONE)) {
-            if (group && group != (k & MR_GROUP)) {
-                return 0;
-            }
-            group = k & MR_GROUP;
-        }
+    int group = x->group, first = x->first;
+    if (x->odd) {
+        return 0;
     }
     Py_UCS4 b = x->before, a = x->after;
     if ((first & MR_COMBINING) && !(r[0] >= 0x300 && r[0] <= 0x36F && Py_UNICODE_ISALPHA(b))) {
