@@ -119,6 +119,26 @@ moji_class(moji_ctx *c, Py_UCS4 cp)
     return c->classes[cp] ? c->classes[cp] : moji_class_asked(c, cp);
 }
 
+/* str.isalpha, str.islower and str.isupper of a character, ASCII without a look-up: the
+   characters around a run are most often ASCII. */
+static inline int
+moji_isalpha(Py_UCS4 ch)
+{
+    return ch < 0x80 ? (ch | 0x20) - 'a' < 26u : Py_UNICODE_ISALPHA(ch) != 0;
+}
+
+static inline int
+moji_islower(Py_UCS4 ch)
+{
+    return ch < 0x80 ? ch - 'a' < 26u : Py_UNICODE_ISLOWER(ch) != 0;
+}
+
+static inline int
+moji_isupper(Py_UCS4 ch)
+{
+    return ch < 0x80 ? ch - 'A' < 26u : Py_UNICODE_ISUPPER(ch) != 0;
+}
+
 /* Whether a character of the pages (by its flags) is a symbol to the rules. */
 static inline int
 moji_symbolic(unsigned flags)
@@ -222,7 +242,7 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
     Py_ssize_t n = x->len;
     unsigned f1 = c->flags[rows[0]], f2 = c->flags[rows[1]], f = f1;
     /* A lower-case letter before a capital, one of them not ASCII (the run's are not). */
-    if ((f1 & MR_RARE) || (Py_UNICODE_ISLOWER(x->before) && (f1 & MR_UPPER))) {
+    if ((f1 & MR_RARE) || (moji_islower(x->before) && (f1 & MR_UPPER))) {
         return 1;
     }
     for (Py_ssize_t i = 1; i < n; i++) {
@@ -232,7 +252,7 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
         }
         f = g;
     }
-    if ((f & MR_LOWER) && Py_UNICODE_ISUPPER(x->after)) {
+    if ((f & MR_LOWER) && moji_isupper(x->after)) {
         return 1;
     }
     if (n >= 3) {
@@ -254,9 +274,9 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
         return 0;
     }
     if (f2 & MR_PUNCT) {
-        return Py_UNICODE_ISALPHA(x->after) != 0;
+        return moji_isalpha(x->after) != 0;
     }
-    return Py_UNICODE_ISALPHA(x->before) || Py_UNICODE_ISALPHA(x->after);
+    return moji_isalpha(x->before) || moji_isalpha(x->after);
 }
 
 /* Whether the repair reads as text between the run's neighbours: no C1 control, one
@@ -271,16 +291,17 @@ moji_plausible(moji_ctx *c, const moji_item *x)
         return 0;
     }
     Py_UCS4 b = x->before, a = x->after;
-    if ((first & MR_COMBINING) && !(r[0] >= 0x300 && r[0] <= 0x36F && Py_UNICODE_ISALPHA(b))) {
+    if ((first & MR_COMBINING) && !(r[0] >= 0x300 && r[0] <= 0x36F && moji_isalpha(b))) {
         return 0;
     }
     unsigned g = group ? c->groups[group] : 0;
-    int b_letter = b < 0x80 && Py_UNICODE_ISALPHA(b), a_letter = a < 0x80 && Py_UNICODE_ISALPHA(a);
+    int b_letter = b < 0x80 && moji_isalpha(b),
+        a_letter = a < 0x80 && moji_isalpha(a);
     if (b_letter && a_letter) {
         return !group || (g & MG_LATIN);
     }
-    return !((g & MG_NOT_IN_LATIN) && ((b_letter && Py_UNICODE_ISALPHA(r[0])) ||
-                                       (a_letter && Py_UNICODE_ISALPHA(r[x->rlen - 1]))));
+    return !((g & MG_NOT_IN_LATIN) && ((b_letter && moji_isalpha(r[0])) ||
+                                       (a_letter && moji_isalpha(r[x->rlen - 1]))));
 }
 
 /* The runs' repairs through page k, checked: 1 when every one goes through it and may be
@@ -648,12 +669,19 @@ moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
     void *odata = PyUnicode_DATA(out);
     Py_ssize_t o = 0, from = 0;
     for (Py_ssize_t i = 0; i <= c->nfixes; i++) {
+        /* The text between repairs, copied as it is where the kinds are the same (a
+           kind is the size of a character). */
         Py_ssize_t to = i < c->nfixes ? c->fixes[i].a : end;
-        if (to > from && PyUnicode_CopyCharacters(out, o, buf, from, to - from) < 0) {
-            Py_DECREF(out);
-            return NULL;
+        if (okind == kind) {
+            memcpy((char *)odata + o * kind, (const char *)data + from * kind,
+                   (size_t)((to - from) * kind));
+            o += to - from;
         }
-        o += to - from;
+        else {
+            for (Py_ssize_t j = from; j < to; j++) {
+                PyUnicode_WRITE(okind, odata, o++, PyUnicode_READ(kind, data, j));
+            }
+        }
         if (i == c->nfixes) {
             break;
         }
