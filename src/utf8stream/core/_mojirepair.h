@@ -78,6 +78,7 @@ typedef struct {
     Py_ssize_t limit;
     moji_item *items[MOJI_LAYERS];
     Py_UCS4 *reps[MOJI_LAYERS], *stretch;
+    Py_ssize_t *edges; /* where the stretch's runs start and end */
     uint16_t *rrows[MOJI_LAYERS], *srows;
     /* The repairs found and their replacements, growing. */
     moji_fix *fixes;
@@ -439,29 +440,34 @@ moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
 static int
 moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_UCS4 before, Py_UCS4 after)
 {
-    Py_ssize_t nruns = 0;
     const Py_UCS4 *st = c->stretch;
     const uint16_t *rows = c->srows;
     moji_item *runs = c->items[0];
-    for (Py_ssize_t i = 0; i < n;) {
-        if (!rows[i]) {
-            i++;
-            continue;
-        }
-        Py_ssize_t a = i;
-        while (i < n && rows[i]) {
-            i++;
-        }
-        if (i - a == 1) {
+    /* Where runs start and end, found without a branch on the characters (at a run's
+       edges one would be mispredicted): each position is written to the next slot,
+       kept only where a run starts or ends. */
+    Py_ssize_t *edges = c->edges, nedges = 0, nruns = 0;
+    unsigned was = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned is = rows[i] != 0;
+        edges[nedges] = i;
+        nedges += is ^ was;
+        was = is;
+    }
+    edges[nedges] = n;
+    nedges += was;
+    for (Py_ssize_t k = 0; k < nedges; k += 2) {
+        Py_ssize_t a = edges[k], e = edges[k + 1];
+        if (e - a == 1) {
             return 0; /* a lone character of the pages: correct text, the line is left */
         }
         moji_item *x = &runs[nruns++];
         x->text = st + a;
         x->rows = rows + a;
-        x->len = i - a;
+        x->len = e - a;
         x->parent = a;
         x->before = a ? st[a - 1] : before;
-        x->after = i < n ? st[i] : after;
+        x->after = e < n ? st[e] : after;
     }
     int found = moji_peel(c, runs, nruns, MOJI_LAYERS, 0);
     if (found <= 0) {
@@ -532,15 +538,19 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
     /* Per layer, the runs of a stretch (at most half its length) and their repairs. */
     size_t limit = (size_t)(n < c->limit + 1 ? n : c->limit + 1), half = limit / 2 + 1;
     size_t per = limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + half * sizeof(moji_item);
-    char *at = PyMem_Malloc(limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + MOJI_LAYERS * per);
+    size_t edges = (limit + 2) * sizeof(Py_ssize_t); /* a run's edges, a slot past them */
+    char *at = PyMem_Malloc(edges + limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) +
+                            MOJI_LAYERS * per);
     if (at == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    /* The items first, for their alignment; then the characters, then the rows. */
+    /* The items and edges first, for their alignment; then the characters, the rows. */
     for (int k = 0; k < MOJI_LAYERS; k++, at += half * sizeof(moji_item)) {
         c->items[k] = (moji_item *)at;
     }
+    c->edges = (Py_ssize_t *)at;
+    at += edges;
     c->stretch = (Py_UCS4 *)at;
     for (int k = 0; k < MOJI_LAYERS; k++) {
         c->reps[k] = (Py_UCS4 *)(at += limit * sizeof(Py_UCS4));
