@@ -281,10 +281,10 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
 }
 
 /* Whether the repair reads as text between the run's neighbours: no C1 control, one
-   script at most, no stray combining mark, no other alphabet glued to an ASCII word.
-   -1 with an exception. */
+   script at most (both read by moji_passable), no stray combining mark, no other
+   alphabet glued to an ASCII word. */
 static int
-moji_plausible(moji_ctx *c, const moji_item *x)
+moji_plausible(const moji_ctx *c, const moji_item *x)
 {
     const Py_UCS4 *r = x->rep;
     int group = x->group, first = x->first;
@@ -338,14 +338,15 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
     int level = MOJI_LAYERS - depth, bad = shown ? 1 : -1;
     /* The pages through which every run starts with a lead byte and ends with a last
        byte of UTF-8: the others cannot undo them, and are not tried. */
-    uint32_t open = c->t.all;
+    uint32_t tried = c->t.all;
     for (Py_ssize_t i = 0; i < nruns; i++) {
         const moji_bits *first = &c->t.bits[runs[i].rows[0]];
         const moji_bits *last = &c->t.bits[runs[i].rows[runs[i].len - 1]];
-        open &= first->lead & (last->cont | (last->lead & ~(last->lead2 | last->lead3 | last->lead4)));
+        uint32_t ascii = last->lead & ~(last->lead2 | last->lead3 | last->lead4);
+        tried &= first->lead & (last->cont | ascii);
     }
     for (int k = 0; k < c->t.width; k++) {
-        if (!((open >> k) & 1)) {
+        if (!((tried >> k) & 1)) {
             continue;
         }
         int p = moji_try_page(c, runs, nruns, level, k);
@@ -366,9 +367,7 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
         moji_item *sub = level + 1 < MOJI_LAYERS ? c->items[level + 1] : NULL;
         for (Py_ssize_t i = 0; i < nruns; i++) {
             moji_item *x = &runs[i];
-            if ((x->done = moji_plausible(c, x)) < 0) {
-                return -1;
-            }
+            x->done = moji_plausible(c, x);
             all_done &= x->done;
             if (x->deep && sub) {
                 moji_item *y = &sub[ndeep++];
