@@ -26,8 +26,8 @@ typedef struct {
 
 /* The tables, checked. */
 typedef struct {
-    const uint16_t *rows;
-    const unsigned char *pages;
+    const uint16_t *rows;          /* the index, cleaned: 0 below 0x80 and for no row */
+    const unsigned char *cols;     /* `pages` by column: a page's bytes, a row each */
     const moji_bits *bits;
     Py_ssize_t width, nrows;
     uint32_t all;
@@ -58,40 +58,64 @@ moji_read(moji_state *q, const moji_bits *b)
     q->kf4 = starting & b->f4;
 }
 
-/* moji_bits of every row of `pages`, and the last code point `index` gives a row, made
-   once for the tables in use (kept with a reference to them: the repairer passes the
-   same objects on every call).  The bits are held in a bytes object, moji_bits_held,
+/* moji_bits of every row of `pages`, the index cleaned (rows only from 0x80 to the last
+   code point that has one, each checked against `pages`, so that a look-up is one load)
+   and `pages` by column (a page's bytes in a row, for undoing a run through one page),
+   made once for the tables in use (kept with a reference to them: the repairer passes
+   the same objects on every call).  They are held in one bytes object, moji_bits_held,
    which a caller that runs Python code while it reads them holds a reference to: the
-   code may make the bits of other tables. */
+   code may make the tables of other ones. */
 static PyObject *moji_bits_pages, *moji_bits_index, *moji_bits_held;
 static Py_ssize_t moji_bits_width;
 static Py_UCS4 moji_bits_last;
 
-static const moji_bits *
-moji_bits_of(PyObject *index, PyObject *pages, Py_ssize_t width, Py_UCS4 *last)
+/* Where the cleaned index and the columns are in moji_bits_held. */
+static inline void
+moji_held_parts(moji_tables *t, PyObject *held)
 {
+    char *at = PyBytes_AS_STRING(held);
+    t->bits = (const moji_bits *)at;
+    t->rows = (const uint16_t *)(at + (t->nrows + 1) * sizeof(moji_bits));
+    t->cols = (const unsigned char *)(t->rows + t->last + 1);
+}
+
+/* The tables' parts made for t (its nrows and width set); -1 with an exception. */
+static int
+moji_bits_of(moji_tables *t, PyObject *index, PyObject *pages)
+{
+    Py_ssize_t nrows = t->nrows, width = t->width;
     if (pages == moji_bits_pages && index == moji_bits_index && width == moji_bits_width) {
-        *last = moji_bits_last;
-        return (const moji_bits *)PyBytes_AS_STRING(moji_bits_held);
+        t->last = moji_bits_last;
+        moji_held_parts(t, moji_bits_held);
+        return 0;
     }
-    Py_ssize_t nrows = PyBytes_GET_SIZE(pages) / width;
     const uint16_t *rowof = (const uint16_t *)PyBytes_AS_STRING(index);
     Py_UCS4 top = 0xFFFF;
     while (top >= 0x80 && !(rowof[top] && rowof[top] < nrows)) {
         top--;
     }
-    PyObject *held = PyBytes_FromStringAndSize(NULL, (nrows + 1) * sizeof(moji_bits));
+    size_t size = (size_t)(nrows + 1) * sizeof(moji_bits) + ((size_t)top + 1) * sizeof(uint16_t) +
+                  (size_t)(nrows * width);
+    PyObject *held = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
     if (held == NULL) {
-        return NULL;
+        return -1;
     }
-    moji_bits *rows = (moji_bits *)PyBytes_AS_STRING(held);
-    memset(rows, 0, (size_t)(nrows + 1) * sizeof(moji_bits));
+    memset(PyBytes_AS_STRING(held), 0, size);
+    t->last = top;
+    moji_held_parts(t, held);
+    moji_bits *rows = (moji_bits *)t->bits;
+    uint16_t *clean = (uint16_t *)t->rows;
+    unsigned char *cols = (unsigned char *)t->cols;
+    for (Py_UCS4 cp = 0x80; cp <= top; cp++) {
+        clean[cp] = rowof[cp] < nrows ? rowof[cp] : 0;
+    }
     const unsigned char *p = (const unsigned char *)PyBytes_AS_STRING(pages);
     for (Py_ssize_t r = 0; r < nrows; r++) {
         for (Py_ssize_t k = 0; k < width; k++) {
             unsigned b = p[r * width + k];
             uint32_t bit = (uint32_t)1 << k;
             moji_bits *x = &rows[r];
+            cols[k * nrows + r] = (unsigned char)b;
             x->lead |= b && (b < 0x80 || (b >= 0xC2 && b <= 0xF4)) ? bit : 0;
             x->cont |= b >= 0x80 && b <= 0xBF ? bit : 0;
             x->lead2 |= b >= 0xC2 && b <= 0xDF ? bit : 0;
@@ -110,11 +134,11 @@ moji_bits_of(PyObject *index, PyObject *pages, Py_ssize_t width, Py_UCS4 *last)
     Py_XSETREF(moji_bits_pages, Py_NewRef(pages));
     Py_XSETREF(moji_bits_index, Py_NewRef(index));
     moji_bits_width = width;
-    *last = moji_bits_last = top;
-    return rows;
+    moji_bits_last = top;
+    return 0;
 }
 
-#define MOJI_ROW(cp) ((cp) >= 0x80 && (cp) <= t->last && rows[(cp)] < t->nrows ? rows[(cp)] : 0)
+#define MOJI_ROW(cp) ((cp) <= t->last ? rows[(cp)] : 0)
 
 /* The run of s from i on: i moves to its end, and `alive` keeps the pages through which
    it is valid UTF-8. */
@@ -171,13 +195,10 @@ moji_tables_of(PyObject *const *args, moji_tables *t)
                                           "start >= 0, longest >= 1");
         return -1;
     }
-    t->bits = moji_bits_of(args[1], args[2], t->width, &t->last);
-    if (t->bits == NULL) {
+    t->nrows = PyBytes_GET_SIZE(args[2]) / t->width;
+    if (moji_bits_of(t, args[1], args[2]) < 0) {
         return -1;
     }
-    t->rows = (const uint16_t *)PyBytes_AS_STRING(args[1]);
-    t->pages = (const unsigned char *)PyBytes_AS_STRING(args[2]);
-    t->nrows = PyBytes_GET_SIZE(args[2]) / t->width;
     t->all = t->width == 32 ? 0xFFFFFFFFu : (((uint32_t)1 << t->width) - 1);
     return 0;
 }

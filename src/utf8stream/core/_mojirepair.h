@@ -56,6 +56,7 @@ typedef struct {
     Py_ssize_t rlen;
     unsigned char undone[MOJI_LAYERS];
     int nundone, done, deep;
+    int odd, group, first; /* of the repair's classes, for moji_plausible */
 } moji_item;
 
 /* A repair of the buffer: its span and where its replacement is in `chars`. */
@@ -77,6 +78,7 @@ typedef struct {
     Py_ssize_t limit;
     moji_item *items[MOJI_LAYERS];
     Py_UCS4 *reps[MOJI_LAYERS], *stretch;
+    Py_ssize_t *edges; /* where the stretch's runs start and end */
     uint16_t *rrows[MOJI_LAYERS], *srows;
     /* The repairs found and their replacements, growing. */
     moji_fix *fixes;
@@ -88,7 +90,7 @@ typedef struct {
 static inline unsigned
 moji_row_of(const moji_tables *t, Py_UCS4 cp)
 {
-    return cp >= 0x80 && cp <= t->last && t->rows[cp] < t->nrows ? t->rows[cp] : 0;
+    return cp <= t->last ? t->rows[cp] : 0;
 }
 
 /* The class of a character not met before, asked of `classify`; -1 with an exception. */
@@ -118,6 +120,26 @@ moji_class(moji_ctx *c, Py_UCS4 cp)
     return c->classes[cp] ? c->classes[cp] : moji_class_asked(c, cp);
 }
 
+/* str.isalpha, str.islower and str.isupper of a character, ASCII without a look-up: the
+   characters around a run are most often ASCII. */
+static inline int
+moji_isalpha(Py_UCS4 ch)
+{
+    return ch < 0x80 ? (ch | 0x20) - 'a' < 26u : Py_UNICODE_ISALPHA(ch) != 0;
+}
+
+static inline int
+moji_islower(Py_UCS4 ch)
+{
+    return ch < 0x80 ? ch - 'a' < 26u : Py_UNICODE_ISLOWER(ch) != 0;
+}
+
+static inline int
+moji_isupper(Py_UCS4 ch)
+{
+    return ch < 0x80 ? ch - 'A' < 26u : Py_UNICODE_ISUPPER(ch) != 0;
+}
+
 /* Whether a character of the pages (by its flags) is a symbol to the rules. */
 static inline int
 moji_symbolic(unsigned flags)
@@ -133,13 +155,12 @@ moji_symbolic(unsigned flags)
 static Py_ssize_t
 moji_undo(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n, int k, Py_UCS4 *out)
 {
-    const unsigned char *column = c->t.pages + k;
-    size_t width = (size_t)c->t.width;
+    const unsigned char *column = c->t.cols + k * c->t.nrows;
     Py_ssize_t o = 0;
     Py_UCS4 cp = 0;
     unsigned need = 0, lo = 0x80, hi = 0xBF;
     for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned b = column[rows[i] * width];
+        unsigned b = column[rows[i]];
         if (need) {
             if (b < lo || b > hi) {
                 return -1;
@@ -179,24 +200,38 @@ moji_undo(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n, int k, Py_UCS4 
 
 /* Whether a repair may be a layer between two others: every character a code page holds,
    or one a repair may give; the rows of its characters kept, and whether it may be
-   mojibake still (two characters or more, all of the pages').  -1 with an exception. */
+   mojibake still (two characters or more, all of the pages').  What moji_plausible
+   needs of the characters' classes is kept too, read in the same pass.  -1 with an
+   exception. */
 static int
 moji_passable(moji_ctx *c, moji_item *x, uint16_t *rows)
 {
+    int group = 0, odd = 0;
     x->rrows = rows;
     x->deep = x->rlen > 1;
     for (Py_ssize_t i = 0; i < x->rlen; i++) {
-        if (!(rows[i] = (uint16_t)moji_row_of(&c->t, x->rep[i]))) {
+        Py_UCS4 cp = x->rep[i];
+        int k = moji_class(c, cp);
+        if (k < 0) {
+            return -1;
+        }
+        unsigned g = c->groups[k & MR_GROUP];
+        if (!(rows[i] = (uint16_t)moji_row_of(&c->t, cp))) {
             x->deep = 0;
-            int k = moji_class(c, x->rep[i]);
-            if (k < 0) {
-                return -1;
-            }
-            if (c->groups[k & MR_GROUP] & MG_NO) {
+            if (g & MG_NO) {
                 return 0;
             }
         }
+        /* For moji_plausible: a C1 control, a character no repair gives, two scripts. */
+        odd |= (cp >= 0x80 && cp <= 0x9F) || (g & MG_NO);
+        if (!(g & MG_NONE)) {
+            odd |= group && group != (k & MR_GROUP);
+            group = k & MR_GROUP;
+        }
+        x->first = i ? x->first : k;
     }
+    x->odd = odd;
+    x->group = group;
     return 1;
 }
 
@@ -208,7 +243,7 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
     Py_ssize_t n = x->len;
     unsigned f1 = c->flags[rows[0]], f2 = c->flags[rows[1]], f = f1;
     /* A lower-case letter before a capital, one of them not ASCII (the run's are not). */
-    if ((f1 & MR_RARE) || (Py_UNICODE_ISLOWER(x->before) && (f1 & MR_UPPER))) {
+    if ((f1 & MR_RARE) || (moji_islower(x->before) && (f1 & MR_UPPER))) {
         return 1;
     }
     for (Py_ssize_t i = 1; i < n; i++) {
@@ -218,7 +253,7 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
         }
         f = g;
     }
-    if ((f & MR_LOWER) && Py_UNICODE_ISUPPER(x->after)) {
+    if ((f & MR_LOWER) && moji_isupper(x->after)) {
         return 1;
     }
     if (n >= 3) {
@@ -240,52 +275,34 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
         return 0;
     }
     if (f2 & MR_PUNCT) {
-        return Py_UNICODE_ISALPHA(x->after) != 0;
+        return moji_isalpha(x->after) != 0;
     }
-    return Py_UNICODE_ISALPHA(x->before) || Py_UNICODE_ISALPHA(x->after);
+    return moji_isalpha(x->before) || moji_isalpha(x->after);
 }
 
 /* Whether the repair reads as text between the run's neighbours: no C1 control, one
-   script at most, no stray combining mark, no other alphabet glued to an ASCII word.
-   -1 with an exception. */
+   script at most (both read by moji_passable), no stray combining mark, no other
+   alphabet glued to an ASCII word. */
 static int
-moji_plausible(moji_ctx *c, const moji_item *x)
+moji_plausible(const moji_ctx *c, const moji_item *x)
 {
     const Py_UCS4 *r = x->rep;
-    int group = 0, first = 0;
-    for (Py_ssize_t i = 0; i < x->rlen; i++) {
-        if (r[i] >= 0x80 && r[i] <= 0x9F) {
-            return 0;
-        }
-    }
-    for (Py_ssize_t i = 0; i < x->rlen; i++) {
-        int k = moji_class(c, r[i]);
-        if (k < 0) {
-            return -1;
-        }
-        first = i ? first : k;
-        unsigned g = c->groups[k & MR_GROUP];
-        if (g & MG_NO) {
-            return 0;
-        }
-        if (!(g & MG_NONE)) {
-            if (group && group != (k & MR_GROUP)) {
-                return 0;
-            }
-            group = k & MR_GROUP;
-        }
+    int group = x->group, first = x->first;
+    if (x->odd) {
+        return 0;
     }
     Py_UCS4 b = x->before, a = x->after;
-    if ((first & MR_COMBINING) && !(r[0] >= 0x300 && r[0] <= 0x36F && Py_UNICODE_ISALPHA(b))) {
+    if ((first & MR_COMBINING) && !(r[0] >= 0x300 && r[0] <= 0x36F && moji_isalpha(b))) {
         return 0;
     }
     unsigned g = group ? c->groups[group] : 0;
-    int b_letter = b < 0x80 && Py_UNICODE_ISALPHA(b), a_letter = a < 0x80 && Py_UNICODE_ISALPHA(a);
+    int b_letter = b < 0x80 && moji_isalpha(b),
+        a_letter = a < 0x80 && moji_isalpha(a);
     if (b_letter && a_letter) {
         return !group || (g & MG_LATIN);
     }
-    return !((g & MG_NOT_IN_LATIN) && ((b_letter && Py_UNICODE_ISALPHA(r[0])) ||
-                                       (a_letter && Py_UNICODE_ISALPHA(r[x->rlen - 1]))));
+    return !((g & MG_NOT_IN_LATIN) && ((b_letter && moji_isalpha(r[0])) ||
+                                       (a_letter && moji_isalpha(r[x->rlen - 1]))));
 }
 
 /* The runs' repairs through page k, checked: 1 when every one goes through it and may be
@@ -319,7 +336,19 @@ static int
 moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
 {
     int level = MOJI_LAYERS - depth, bad = shown ? 1 : -1;
+    /* The pages through which every run starts with a lead byte and ends with a last
+       byte of UTF-8: the others cannot undo them, and are not tried. */
+    uint32_t tried = c->t.all;
+    for (Py_ssize_t i = 0; i < nruns; i++) {
+        const moji_bits *first = &c->t.bits[runs[i].rows[0]];
+        const moji_bits *last = &c->t.bits[runs[i].rows[runs[i].len - 1]];
+        uint32_t ascii = last->lead & ~(last->lead2 | last->lead3 | last->lead4);
+        tried &= first->lead & (last->cont | ascii);
+    }
     for (int k = 0; k < c->t.width; k++) {
+        if (!((tried >> k) & 1)) {
+            continue;
+        }
         int p = moji_try_page(c, runs, nruns, level, k);
         if (p <= 0) {
             if (p < 0) {
@@ -338,9 +367,7 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
         moji_item *sub = level + 1 < MOJI_LAYERS ? c->items[level + 1] : NULL;
         for (Py_ssize_t i = 0; i < nruns; i++) {
             moji_item *x = &runs[i];
-            if ((x->done = moji_plausible(c, x)) < 0) {
-                return -1;
-            }
+            x->done = moji_plausible(c, x);
             all_done &= x->done;
             if (x->deep && sub) {
                 moji_item *y = &sub[ndeep++];
@@ -412,29 +439,34 @@ moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
 static int
 moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_UCS4 before, Py_UCS4 after)
 {
-    Py_ssize_t nruns = 0;
     const Py_UCS4 *st = c->stretch;
     const uint16_t *rows = c->srows;
     moji_item *runs = c->items[0];
-    for (Py_ssize_t i = 0; i < n;) {
-        if (!rows[i]) {
-            i++;
-            continue;
-        }
-        Py_ssize_t a = i;
-        while (i < n && rows[i]) {
-            i++;
-        }
-        if (i - a == 1) {
+    /* Where runs start and end, found without a branch on the characters (at a run's
+       edges one would be mispredicted): each position is written to the next slot,
+       kept only where a run starts or ends. */
+    Py_ssize_t *edges = c->edges, nedges = 0, nruns = 0;
+    unsigned was = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        unsigned is = rows[i] != 0;
+        edges[nedges] = i;
+        nedges += is ^ was;
+        was = is;
+    }
+    edges[nedges] = n;
+    nedges += was;
+    for (Py_ssize_t k = 0; k < nedges; k += 2) {
+        Py_ssize_t a = edges[k], e = edges[k + 1];
+        if (e - a == 1) {
             return 0; /* a lone character of the pages: correct text, the line is left */
         }
         moji_item *x = &runs[nruns++];
         x->text = st + a;
         x->rows = rows + a;
-        x->len = i - a;
+        x->len = e - a;
         x->parent = a;
         x->before = a ? st[a - 1] : before;
-        x->after = i < n ? st[i] : after;
+        x->after = e < n ? st[e] : after;
     }
     int found = moji_peel(c, runs, nruns, MOJI_LAYERS, 0);
     if (found <= 0) {
@@ -505,15 +537,19 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
     /* Per layer, the runs of a stretch (at most half its length) and their repairs. */
     size_t limit = (size_t)(n < c->limit + 1 ? n : c->limit + 1), half = limit / 2 + 1;
     size_t per = limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + half * sizeof(moji_item);
-    char *at = PyMem_Malloc(limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + MOJI_LAYERS * per);
+    size_t edges = (limit + 2) * sizeof(Py_ssize_t); /* a run's edges, a slot past them */
+    char *at = PyMem_Malloc(edges + limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) +
+                            MOJI_LAYERS * per);
     if (at == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    /* The items first, for their alignment; then the characters, then the rows. */
+    /* The items and edges first, for their alignment; then the characters, the rows. */
     for (int k = 0; k < MOJI_LAYERS; k++, at += half * sizeof(moji_item)) {
         c->items[k] = (moji_item *)at;
     }
+    c->edges = (Py_ssize_t *)at;
+    at += edges;
     c->stretch = (Py_UCS4 *)at;
     for (int k = 0; k < MOJI_LAYERS; k++) {
         c->reps[k] = (Py_UCS4 *)(at += limit * sizeof(Py_UCS4));
@@ -642,12 +678,19 @@ moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
     void *odata = PyUnicode_DATA(out);
     Py_ssize_t o = 0, from = 0;
     for (Py_ssize_t i = 0; i <= c->nfixes; i++) {
+        /* The text between repairs, copied as it is where the kinds are the same (a
+           kind is the size of a character). */
         Py_ssize_t to = i < c->nfixes ? c->fixes[i].a : end;
-        if (to > from && PyUnicode_CopyCharacters(out, o, buf, from, to - from) < 0) {
-            Py_DECREF(out);
-            return NULL;
+        if (okind == kind) {
+            memcpy((char *)odata + o * kind, (const char *)data + from * kind,
+                   (size_t)((to - from) * kind));
+            o += to - from;
         }
-        o += to - from;
+        else {
+            for (Py_ssize_t j = from; j < to; j++) {
+                PyUnicode_WRITE(okind, odata, o++, PyUnicode_READ(kind, data, j));
+            }
+        }
         if (i == c->nfixes) {
             break;
         }
