@@ -52,14 +52,12 @@ mojib_decode(const unsigned char *s, Py_ssize_t i, Py_ssize_t n, Py_ssize_t *len
     return MOJIB_BAD;
 }
 
-/* The row of code point cp in the tables (0: no character of the pages). */
+/* The row of code point cp in the tables (0: no character of the pages); the cleaned
+   index of _moji.h ends at the last code point that has a row. */
 static inline Py_ssize_t
 mojib_row(const moji_tables *t, uint32_t cp)
 {
-    if (cp < 0x80 || cp >= 0x10000 || t->rows[cp] >= t->nrows) {
-        return 0;
-    }
-    return t->rows[cp];
+    return cp > t->last ? 0 : t->rows[cp];
 }
 
 /* The first byte at or after i that is not ASCII, or n: eight bytes at a time. */
@@ -134,13 +132,10 @@ find_moji_bytes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                                           "pages, start >= 0, longest >= 1");
         return NULL;
     }
-    t.bits = moji_bits_of(args[1], args[2], t.width, &t.last);
-    if (t.bits == NULL) {
+    t.nrows = PyBytes_GET_SIZE(args[2]) / t.width;
+    if (moji_bits_of(&t, args[1], args[2]) < 0) {
         return NULL;
     }
-    t.rows = (const uint16_t *)PyBytes_AS_STRING(args[1]);
-    t.pages = (const unsigned char *)PyBytes_AS_STRING(args[2]);
-    t.nrows = PyBytes_GET_SIZE(args[2]) / t.width;
     t.all = t.width == 32 ? 0xFFFFFFFFu : (((uint32_t)1 << t.width) - 1);
     const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(args[0]);
     Py_ssize_t n = PyBytes_GET_SIZE(args[0]);
