@@ -39,11 +39,22 @@ DEFAULT_MAX_LINE = 4096
 _WIDTH = len(_ENCODERS)
 _LINE_END = re.compile(rb"[\n\r]")
 _KIND = "mojibake-bytes"
+#: Clean bytes between two lines to repair that go through the text repairer with them:
+#: decoding, repairing and encoding that few costs less than a call of their own.
+_GAP = 512
+#: How far a span first grows past a line to repair followed closely by another.
+_STRIDE = 1024
 
 
 def _line_start(buf: bytes, at: int, end: int) -> int:
     """Where the line holding ``buf[end]`` begins, not before ``at``."""
     return max(buf.rfind(b"\n", at, end), buf.rfind(b"\r", at, end), at - 1) + 1
+
+
+def _line_end(buf: bytes, at: int, stop: int) -> int:
+    """Just after the line end at or after ``buf[at]``, or ``stop`` if none is before it."""
+    end = _LINE_END.search(buf, at, stop)
+    return stop if end is None else end.end()
 
 
 class MojibakeBytesRepairer:
@@ -109,42 +120,40 @@ class MojibakeBytesRepairer:
         return result
 
     def _spans(self, buf: bytes, at: int, stop: int) -> list[tuple[int, int]]:
-        """The lines of ``buf[at:stop]`` the text repairer could change, those next to
-        each other as one span."""
+        """Spans of whole lines of ``buf[at:stop]`` that hold every line the text repairer
+        could change.  A clean gap shorter than ``_GAP`` goes in with the lines around it;
+        while lines to repair keep coming that close, a span grows by a stride doubled
+        each time, taken as it is, so that dense mojibake is a few spans per piece."""
         find = implementation().find_moji_bytes
         longest = self._text.max_carry
         spans: list[tuple[int, int]] = []
         found = find(buf, _INDEX, _PAGES, _WIDTH, at, longest)
         while 0 <= found < stop:
-            line = _line_start(buf, at, found)
-            end = _LINE_END.search(buf, found, stop)
-            at = stop if end is None else end.end()
-            if spans and spans[-1][1] == line:
-                line = spans.pop()[0]
-            spans.append((line, at))
-            found = find(buf, _INDEX, _PAGES, _WIDTH, at, longest) if at < stop else -1
+            start, end = _line_start(buf, at, found), _line_end(buf, found, stop)
+            stride = _STRIDE
+            while end < stop:
+                found = find(buf, _INDEX, _PAGES, _WIDTH, end, longest)
+                if not 0 <= found < min(stop, end + _GAP):
+                    break
+                end = _line_end(buf, max(found, end + stride), stop)
+                stride *= 2
+            else:
+                found = -1
+            spans.append((start, end))
+            at = end
         return spans
 
     def _lines(self, buf: bytes, at: int, stop: int, final: bool) -> list[bytes]:
-        """``buf[at:stop]`` (whole lines, the last one unended only when final), its lines
-        to repair through the text repairer in one call, the others as they are."""
-        spans = self._spans(buf, at, stop)
-        if not spans:
-            return [buf[at:stop]]
-        pieces = [buf[a:b] for a, b in spans]
-        text = self._decoder.decode(b"".join(pieces), True)
-        repaired = self._text.transform(text, final).encode("utf-8", "surrogateescape")
-        # A repair keeps every line end (it gives no ASCII): each span's output ends
-        # after as many of them as the span holds.
-        ends = [found.end() for found in _LINE_END.finditer(repaired)]
+        """``buf[at:stop]`` (whole lines, the last one unended only when final), its spans
+        to repair through the text repairer, one call each, the rest as it is.  A span
+        ends at a line end (or at the end, when final): the text repairer holds nothing
+        back after it, so its output is the span's, whole."""
         out: list[bytes] = []
-        lines = cut = 0
-        for (a, b), piece in zip(spans, pieces, strict=True):
-            out.append(buf[at:a])
-            lines += piece.count(b"\n") + piece.count(b"\r")
-            nxt = ends[lines - 1] if buf[b - 1] in b"\n\r" else len(repaired)
-            out.append(repaired[cut:nxt])
-            at, cut = b, nxt
+        for a, b in self._spans(buf, at, stop):
+            text = buf[a:b].decode("utf-8", "surrogateescape")
+            repaired = self._text.transform(text, final and b == stop)
+            out += (buf[at:a], repaired.encode("utf-8", "surrogateescape"))
+            at = b
         out.append(buf[at:stop])
         return out
 
