@@ -133,11 +133,24 @@ mojib_scan(const moji_tables *t, const unsigned char *need, const unsigned char 
             i += len;
             continue;
         }
-        /* A run: every page reads the character's byte as UTF-8 (moji_read, _moji.h). */
-        Py_ssize_t a = i, count = 0;
+        /* A run: every page reads the character's byte as UTF-8 (moji_read, _moji.h).
+           A lone character (an accented letter among ASCII) is read by no page, and once
+           every page is out only the run's length still counts. */
+        Py_ssize_t a = i, count = 1, first = row;
+        i += len;
+        row = i < n ? mojib_row(t, mojib_decode(s, i, n, &len)) : 0;
+        if (!row) {
+            if (longest <= 1) {
+                return a;
+            }
+            continue;
+        }
         moji_state q = {0, 0, 0, 0, 0, 0, 0, 0};
+        moji_read(&q, &t->bits[first]);
         while (row) {
-            moji_read(&q, &t->bits[row]);
+            if ((q.dead & t->all) != t->all) {
+                moji_read(&q, &t->bits[row]);
+            }
             count++;
             i += len;
             row = i < n ? mojib_row(t, mojib_decode(s, i, n, &len)) : 0;

@@ -57,6 +57,20 @@ def _line_end(buf: bytes, at: int, stop: int) -> int:
     return stop if end is None else end.end()
 
 
+def _after_lines(out: bytes, at: int, bound: int, lines: int) -> int:
+    """Just after the ``lines``-th line end of ``out`` from ``at``, which is at most
+    ``bound``: a span's repaired output is no longer than the span (a repair takes the
+    bytes of two characters or more for each byte it gives)."""
+    if lines == 1:
+        found = _LINE_END.search(out, at)
+        return bound if found is None else found.end()
+    extra = out.count(b"\n", at, bound) + out.count(b"\r", at, bound) - lines
+    end = bound
+    for _ in range(extra + 1):
+        end = max(out.rfind(b"\n", at, end), out.rfind(b"\r", at, end))
+    return end + 1
+
+
 class MojibakeBytesRepairer:
     """Repairs UTF-8 mojibake in UTF-8 bytes given in pieces (see the module's docstring).
 
@@ -95,10 +109,20 @@ class MojibakeBytesRepairer:
         return text.position - text.output_position - len(text.checkpoint().carry)
 
     def transform(self, data: bytes, final: bool = False) -> bytes:
-        buf = self._held + bytes(data)
-        self.position += len(data)
-        out: list[bytes] = []
+        buf = bytes(data)
+        self.position += len(buf)
+        out: list[bytes | memoryview] = []
         at = 0
+        if self._held:
+            # The held line is finished on its own, so that the piece is not copied.
+            end = _LINE_END.search(buf)
+            if end is None:
+                buf = self._held + buf
+            else:
+                head = self._held + buf[: end.end()]
+                out += self._lines(head, 0, len(head), False)
+                at = end.end()
+            self._held = b""
         if self._inside:
             end = _LINE_END.search(buf)
             at = len(buf) if end is None else end.end()
@@ -143,18 +167,27 @@ class MojibakeBytesRepairer:
             at = end
         return spans
 
-    def _lines(self, buf: bytes, at: int, stop: int, final: bool) -> list[bytes]:
+    def _lines(self, buf: bytes, at: int, stop: int, final: bool) -> list[bytes | memoryview]:
         """``buf[at:stop]`` (whole lines, the last one unended only when final), its spans
-        to repair through the text repairer, one call each, the rest as it is.  A span
-        ends at a line end (or at the end, when final): the text repairer holds nothing
-        back after it, so its output is the span's, whole."""
-        out: list[bytes] = []
-        for a, b in self._spans(buf, at, stop):
-            text = buf[a:b].decode("utf-8", "surrogateescape")
-            repaired = self._text.transform(text, final and b == stop)
-            out += (buf[at:a], repaired.encode("utf-8", "surrogateescape"))
-            at = b
-        out.append(buf[at:stop])
+        to repair through the text repairer in one call, the rest as it is.  Each span
+        but the last ends at a line end, which the text repairer keeps (a repair gives no
+        ASCII), so it holds nothing back, and each span's output is cut back into place
+        after as many line ends as the span holds."""
+        spans = self._spans(buf, at, stop)
+        view = memoryview(buf)
+        if not spans:
+            return [view[at:stop]]
+        joined = b"".join([view[a:b] for a, b in spans])
+        text = joined.decode("utf-8", "surrogateescape")
+        repaired = self._text.transform(text, final).encode("utf-8", "surrogateescape")
+        out: list[bytes | memoryview] = []
+        cut = 0
+        for a, b in spans[:-1]:
+            lines = buf.count(b"\n", a, b) + buf.count(b"\r", a, b)
+            end = _after_lines(repaired, cut, cut + b - a, lines)
+            out += (view[at:a], repaired[cut:end])
+            at, cut = b, end
+        out += (view[at : spans[-1][0]], repaired[cut:], view[spans[-1][1] : stop])
         return out
 
     def release(self) -> bytes:
