@@ -23,7 +23,6 @@ same, only slower.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ._accel import implementation
@@ -37,24 +36,26 @@ __all__ = ["DEFAULT_MAX_LINE", "MojibakeBytesRepairer", "repair_mojibake_bytes"]
 #: has ended; short enough that holding it, and searching it again as it grows, is cheap.
 DEFAULT_MAX_LINE = 4096
 _WIDTH = len(_ENCODERS)
-_LINE_END = re.compile(rb"[\n\r]")
 _KIND = "mojibake-bytes"
 #: Clean bytes between two lines to repair that go through the text repairer with them:
 #: decoding, repairing and encoding that few costs less than a call of their own.
 _GAP = 512
 #: How far a span first grows past a line to repair followed closely by another.
-_STRIDE = 1024
+_STRIDE = 4096
 
 
 def _line_start(buf: bytes, at: int, end: int) -> int:
     """Where the line holding ``buf[end]`` begins, not before ``at``."""
-    return max(buf.rfind(b"\n", at, end), buf.rfind(b"\r", at, end), at - 1) + 1
+    start = buf.rfind(b"\n", at, end) + 1 or at
+    return buf.rfind(b"\r", start, end) + 1 or start
 
 
 def _line_end(buf: bytes, at: int, stop: int) -> int:
     """Just after the line end at or after ``buf[at]``, or ``stop`` if none is before it."""
-    end = _LINE_END.search(buf, at, stop)
-    return stop if end is None else end.end()
+    newline = buf.find(b"\n", at, stop)
+    end = buf.find(b"\r", at, stop if newline < 0 else newline)
+    end = newline if end < 0 else end
+    return stop if end < 0 else end + 1
 
 
 def _after_lines(out: bytes, at: int, bound: int, lines: int) -> int:
@@ -62,8 +63,7 @@ def _after_lines(out: bytes, at: int, bound: int, lines: int) -> int:
     ``bound``: a span's repaired output is no longer than the span (a repair takes the
     bytes of two characters or more for each byte it gives)."""
     if lines == 1:
-        found = _LINE_END.search(out, at)
-        return bound if found is None else found.end()
+        return _line_end(out, at, bound)
     extra = out.count(b"\n", at, bound) + out.count(b"\r", at, bound) - lines
     end = bound
     for _ in range(extra + 1):
@@ -114,20 +114,21 @@ class MojibakeBytesRepairer:
         out: list[bytes | memoryview] = []
         at = 0
         if self._held:
-            # The held line is finished on its own, so that the piece is not copied.
-            end = _LINE_END.search(buf)
-            if end is None:
-                buf = self._held + buf
+            # The held line, ended, goes out as it is when it has nothing to repair (the
+            # piece is not copied); else the piece is joined to it (a span may go on).
+            end = _line_end(buf, 0, len(buf))
+            head = self._held + buf[:end] if buf[end - 1 : end] in (b"\n", b"\r") else b""
+            if head and self._find(head, 0) < 0:
+                out.append(head)
+                at = end
             else:
-                head = self._held + buf[: end.end()]
-                out += self._lines(head, 0, len(head), False)
-                at = end.end()
+                buf = self._held + buf
             self._held = b""
         if self._inside:
-            end = _LINE_END.search(buf)
-            at = len(buf) if end is None else end.end()
-            self._inside = end is None and not final
-            out.append(self._through(buf[:at], final and end is None))
+            at = _line_end(buf, 0, len(buf))
+            ended = buf[at - 1 : at] in (b"\n", b"\r")
+            self._inside = not ended and not final
+            out.append(self._through(buf[:at], final and not ended))
         if not self._inside:
             # The ended lines (all of it when final); the unfinished one is held.
             stop = len(buf) if final else _line_start(buf, at, len(buf))
@@ -139,15 +140,15 @@ class MojibakeBytesRepairer:
                 out.append(self._through(buf[at:], False))
                 at = len(buf)
         self._held = buf[at:]
-        result = b"".join(out)
+        result = out[0] if len(out) == 1 and isinstance(out[0], bytes) else b"".join(out)
         self.output_position += len(result)
         return result
 
     def _spans(self, buf: bytes, at: int, stop: int) -> list[tuple[int, int]]:
         """Spans of whole lines of ``buf[at:stop]`` that hold every line the text repairer
         could change.  A clean gap shorter than ``_GAP`` goes in with the lines around it;
-        while lines to repair keep coming that close, a span grows by a stride doubled
-        each time, taken as it is, so that dense mojibake is a few spans per piece."""
+        while lines to repair keep coming that close, a span grows by a stride four times
+        longer each time, taken as it is, so that dense mojibake is a few spans per piece."""
         find = implementation().find_moji_bytes
         longest = self._text.max_carry
         spans: list[tuple[int, int]] = []
@@ -160,12 +161,18 @@ class MojibakeBytesRepairer:
                 if not 0 <= found < min(stop, end + _GAP):
                     break
                 end = _line_end(buf, max(found, end + stride), stop)
-                stride *= 2
+                stride *= 4
             else:
                 found = -1
             spans.append((start, end))
             at = end
         return spans
+
+    def _find(self, buf: bytes, at: int) -> int:
+        """Where the first run the text repairer could undo is in ``buf`` from ``at``."""
+        find = implementation().find_moji_bytes
+        found: int = find(buf, _INDEX, _PAGES, _WIDTH, at, self._text.max_carry)
+        return found
 
     def _lines(self, buf: bytes, at: int, stop: int, final: bool) -> list[bytes | memoryview]:
         """``buf[at:stop]`` (whole lines, the last one unended only when final), its spans
@@ -177,8 +184,12 @@ class MojibakeBytesRepairer:
         view = memoryview(buf)
         if not spans:
             return [view[at:stop]]
-        joined = b"".join([view[a:b] for a, b in spans])
-        text = joined.decode("utf-8", "surrogateescape")
+        joined = (
+            view[spans[0][0] : spans[0][1]]
+            if len(spans) == 1
+            else b"".join([view[a:b] for a, b in spans])
+        )
+        text = str(joined, "utf-8", "surrogateescape")
         repaired = self._text.transform(text, final).encode("utf-8", "surrogateescape")
         out: list[bytes | memoryview] = []
         cut = 0
@@ -188,7 +199,7 @@ class MojibakeBytesRepairer:
             out += (view[at:a], repaired[cut:end])
             at, cut = b, end
         out += (view[at : spans[-1][0]], repaired[cut:], view[spans[-1][1] : stop])
-        return out
+        return [piece for piece in out if piece]
 
     def release(self) -> bytes:
         """The unfinished line held, given to the text repairer now: what
