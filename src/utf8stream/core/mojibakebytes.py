@@ -1,15 +1,20 @@
 """Mojibake repair on UTF-8 bytes: ``MojibakeRepairer``'s repair, made on the encoded text.
 
-A line (ended by ``\\n`` or ``\\r``) that the text repairer could change holds a run of
+A line (ended by ``\n`` or ``\r``) that the text repairer could change holds a run of
 the code pages' characters that could be undone (``find_moji``).  The bytes are searched
 for such runs as they are (``find_moji_bytes``, the same search over code points decoded
-inline), and every other line is handed through as bytes, never decoded or encoded.  The
-lines that hold one are decoded, repaired by a ``MojibakeRepairer`` and encoded again, a
-chunk's all in one call, then cut back into their places by their line ends (a repair
-gives no ASCII, so it keeps every line end).  The text repairer decides a stretch on the
-stretch and the characters beside it, never across a line end, and to it a line end
-before a line reads as the start of a text does (no letter), so the output is
-``repair_mojibake(data.decode()).encode()`` for every chunking of valid UTF-8.
+inline, which decodes only the bytes that can begin a character of the pages), and the
+lines without one are handed through as bytes, never decoded or encoded.  The lines that
+hold one go to a ``MojibakeRepairer`` in spans of whole lines, with the short clean gaps
+between them (cheaper in the text repairer than apart); where such lines keep coming, a
+span grows in strides taken as they are, so dense mojibake goes through the text
+repairer nearly as a whole piece.  A piece's spans are decoded, repaired and encoded in
+one call, then cut back into their places by their line ends (a repair gives no ASCII,
+so it keeps every line end).  The text repairer decides a stretch on the stretch and the
+characters beside it, never across a line end, and to it a line end before a line reads
+as the start of a text does (no letter), so the output is
+``repair_mojibake(data.decode()).encode()`` for every chunking of valid UTF-8, whatever
+lines the spans take in.
 
 Bytes that are not UTF-8 are kept: outside the lines repaired they are not looked at, and
 a line repaired is decoded with ``surrogateescape`` (each such byte a character no code
@@ -41,7 +46,7 @@ _KIND = "mojibake-bytes"
 #: decoding, repairing and encoding that few costs less than a call of their own.
 _GAP = 512
 #: How far a span first grows past a line to repair followed closely by another.
-_STRIDE = 4096
+_STRIDE = 2048
 
 
 def _line_start(buf: bytes, at: int, end: int) -> int:
@@ -94,6 +99,8 @@ class MojibakeBytesRepairer:
         self._held = b""
         # In a line going through the text repairer, until it ends.
         self._inside = False
+        # How far the last span was growing when the piece ended (a speed, not a state).
+        self._stride = 0
 
     @property
     def max_carry(self) -> int:
@@ -155,15 +162,17 @@ class MojibakeBytesRepairer:
         found = find(buf, _INDEX, _PAGES, _WIDTH, at, longest)
         while 0 <= found < stop:
             start, end = _line_start(buf, at, found), _line_end(buf, found, stop)
-            stride = _STRIDE
+            stride = self._stride if start == at else 0
             while end < stop:
                 found = find(buf, _INDEX, _PAGES, _WIDTH, end, longest)
                 if not 0 <= found < min(stop, end + _GAP):
+                    stride = 0
                     break
                 end = _line_end(buf, max(found, end + stride), stop)
-                stride *= 4
+                stride = stride * 4 or _STRIDE
             else:
                 found = -1
+            self._stride = stride
             spans.append((start, end))
             at = end
         return spans
@@ -189,7 +198,7 @@ class MojibakeBytesRepairer:
             if len(spans) == 1
             else b"".join([view[a:b] for a, b in spans])
         )
-        text = str(joined, "utf-8", "surrogateescape")
+        text = self._decoder.decode(joined, True)
         repaired = self._text.transform(text, final).encode("utf-8", "surrogateescape")
         out: list[bytes | memoryview] = []
         cut = 0
@@ -272,6 +281,7 @@ class MojibakeBytesRepairer:
         self.position = self.output_position = 0
         self._held = b""
         self._inside = False
+        self._stride = 0
 
 
 def repair_mojibake_bytes(data: bytes, *, max_carry: int = DEFAULT_MAX_CARRY) -> bytes:
