@@ -11,7 +11,8 @@
    decoding with "surrogateescape" and find_moji would find.  Lines of correct text go by
    at the speed of this scan, as bytes: the repairer decodes only the lines it finds a
    run in.  Only the bytes that can begin a character of the pages are decoded: ASCII
-   goes by a word at a time, and so do scripts no page holds (CJK, Arabic, Hebrew...). */
+   goes by eight bytes at one test, the bytes of scripts no page holds (CJK, Arabic,
+   Hebrew...) by one table look-up each. */
 
 /* A decoded byte that is no character (an invalid or cut sequence). */
 #define MOJIB_BAD 0xFFFFFFFFu
