@@ -6,6 +6,7 @@ bounded; a resume from a JSON checkpoint gives the output of one run."""
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 from _helpers import examples
@@ -211,3 +212,39 @@ def test_mojibake_bytes_release_hands_out_what_the_text_repairer_would() -> None
         rest = repairer.transform(b" more\n", final=True)
         assert out + rest == repair_mojibake(head + " more\n").encode()
         assert repairer.output_position == len(out + rest)
+
+
+SCRIPTS = ["中文的句子，没有问题。", "مرحبا بالعالم", "שלום עולם", "Привет, мир", "Γειά σου κόσμε"]
+
+
+def _blocks(seed: int) -> bytes:
+    """Blocks of lines, dense with mojibake and look-alikes (longer than a span first
+    grows) or sparse (lines to repair far apart), in many scripts, with every line end
+    and a few bytes that are not UTF-8."""
+    rnd = random.Random(seed)
+    correct = SENTENCES + SCRIPTS + ["😀 ok", ""]
+    odd = [b for _, _, b in ONCE[::7] + TWICE[::11]] + LOOK_ALIKES
+    lines = []
+    for _ in range(30):
+        share = rnd.choice([0.0, 0.05, 0.3, 0.9])
+        for _ in range(rnd.randint(1, 120)):
+            lines.append(rnd.choice(odd) if rnd.random() < share else rnd.choice(correct))
+    ends = rnd.choices(["\n", "\r\n", "\r"], weights=[8, 1, 1], k=len(lines))
+    data = "".join(line + end for line, end in zip(lines, ends, strict=True)).encode()
+    return _with_bytes(
+        data, [(rnd.randrange(len(data)), rnd.randrange(0x80, 0x100)) for _ in range(4)]
+    )
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_mojibake_bytes_dense_and_sparse_blocks_are_the_text_repair(seed: int) -> None:
+    data = _blocks(seed)
+    expected = _oracle(data)
+    assert repair_mojibake_bytes(data) == expected
+    rnd = random.Random(seed)
+    for size in (700, 4099, 65536):
+        assert _run([data[i : i + size] for i in range(0, len(data), size)]) == expected
+    cuts = sorted(rnd.randrange(len(data)) for _ in range(40))
+    assert _run(_pieces(data, cuts)) == expected
+    head = data[: data.index(b"\n", 3000) + 1]
+    assert _run([head[i : i + 1] for i in range(len(head))]) == _oracle(head)

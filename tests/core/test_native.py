@@ -446,6 +446,10 @@ def _line_starts(data: bytes) -> list[int]:
 @example(b"caf\xc3\x83\xc2\xa9", 256)
 @example(b"\xc3\x83\xc3\xa9\xc3", 256)
 @example("Ã©".encode()[:3] + b"\n" + "Ã©".encode(), 256)
+@example("中".encode()[:2] + "Ã©".encode(), 256)
+@example(b"\xe4\xc3\x83\xc2\xa9 \xd7\x90\xc3\x83\xc2\xa9", 256)
+@example("שלום Ã©Ã 中文 😀Ã©".encode(), 256)
+@example("é ü 中 ш".encode(), 1)
 def test_find_moji_bytes_compiled_pure_and_text_agree(data: bytes, longest: int) -> None:
     """Differential: the compiled scan, its twin, and ``find_moji`` on each line decoded
     with surrogateescape, from every line start."""

@@ -10,7 +10,9 @@
    of the pages, and neither is a sequence cut by the end of `data`, so a run is what
    decoding with "surrogateescape" and find_moji would find.  Lines of correct text go by
    at the speed of this scan, as bytes: the repairer decodes only the lines it finds a
-   run in. */
+   run in.  Only the bytes that can begin a character of the pages are decoded: ASCII
+   goes by eight bytes at one test, the bytes of scripts no page holds (CJK, Arabic,
+   Hebrew...) by one table look-up each. */
 
 /* A decoded byte that is no character (an invalid or cut sequence). */
 #define MOJIB_BAD 0xFFFFFFFFu
@@ -60,31 +62,68 @@ mojib_row(const moji_tables *t, uint32_t cp)
     return cp > t->last ? 0 : t->rows[cp];
 }
 
-/* The first byte at or after i that is not ASCII, or n: eight bytes at a time. */
+/* Per byte, whether a character of the pages can begin there: the lead bytes of the
+   sequences of the code points with a row.  ASCII, continuation bytes and the other leads
+   begin none, whether or not a valid sequence follows (a continuation byte alone is no
+   character either), so the scan steps over them without decoding.  Made once for the
+   tables in use, kept with a reference to them, as moji_bits_of keeps its bits. */
+static PyObject *mojib_need_index, *mojib_need_pages;
+static Py_ssize_t mojib_need_width;
+static unsigned char mojib_need[256];
+
+static const unsigned char *
+mojib_need_of(PyObject *index, PyObject *pages, const moji_tables *t)
+{
+    if (index == mojib_need_index && pages == mojib_need_pages && t->width == mojib_need_width) {
+        return mojib_need;
+    }
+    memset(mojib_need, 0, sizeof mojib_need);
+    for (unsigned b = 0xC2; b <= 0xEF; b++) {
+        uint32_t first = b <= 0xDF ? (uint32_t)(b & 0x1F) << 6 : (uint32_t)(b & 0x0F) << 12;
+        uint32_t count = b <= 0xDF ? 0x40 : 0x1000;
+        for (uint32_t cp = first < 0x80 ? 0x80 : first; cp < first + count; cp++) {
+            if (mojib_row(t, cp)) {
+                mojib_need[b] = 1;
+                break;
+            }
+        }
+    }
+    Py_XSETREF(mojib_need_index, Py_NewRef(index));
+    Py_XSETREF(mojib_need_pages, Py_NewRef(pages));
+    mojib_need_width = t->width;
+    return mojib_need;
+}
+
+/* The first byte at or after i where a character of the pages can begin, or n: eight
+   bytes at a time, a word of ASCII at one test. */
 static inline Py_ssize_t
-mojib_skip_ascii(const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
+mojib_skip(const unsigned char *need, const unsigned char *s, Py_ssize_t i, Py_ssize_t n)
 {
     while (i + 8 <= n) {
         uint64_t w;
         memcpy(&w, s + i, 8);
         if (w & 0x8080808080808080ull) {
-            break;
+            for (int k = 0; k < 8; k++) {
+                if (need[s[i + k]]) {
+                    return i + k;
+                }
+            }
         }
         i += 8;
     }
-    while (i < n && s[i] < 0x80) {
+    while (i < n && !need[s[i]]) {
         i++;
     }
     return i;
 }
 
 static Py_ssize_t
-mojib_scan(const moji_tables *t, const unsigned char *s, Py_ssize_t n, Py_ssize_t start,
-           Py_ssize_t longest)
+mojib_scan(const moji_tables *t, const unsigned char *need, const unsigned char *s,
+           Py_ssize_t n, Py_ssize_t start, Py_ssize_t longest)
 {
     Py_ssize_t i = start, len;
     for (;;) {
-        i = mojib_skip_ascii(s, i, n);
+        i = mojib_skip(need, s, i, n);
         if (i >= n) {
             return -1;
         }
@@ -93,11 +132,24 @@ mojib_scan(const moji_tables *t, const unsigned char *s, Py_ssize_t n, Py_ssize_
             i += len;
             continue;
         }
-        /* A run: every page reads the character's byte as UTF-8 (moji_read, _moji.h). */
-        Py_ssize_t a = i, count = 0;
+        /* A run: every page reads the character's byte as UTF-8 (moji_read, _moji.h).
+           A lone character (an accented letter among ASCII) is read by no page, and once
+           every page is out only the run's length still counts. */
+        Py_ssize_t a = i, count = 1, first = row;
+        i += len;
+        row = i < n ? mojib_row(t, mojib_decode(s, i, n, &len)) : 0;
+        if (!row) {
+            if (longest <= 1) {
+                return a;
+            }
+            continue;
+        }
         moji_state q = {0, 0, 0, 0, 0, 0, 0, 0};
+        moji_read(&q, &t->bits[first]);
         while (row) {
-            moji_read(&q, &t->bits[row]);
+            if ((q.dead & t->all) != t->all) {
+                moji_read(&q, &t->bits[row]);
+            }
             count++;
             i += len;
             row = i < n ? mojib_row(t, mojib_decode(s, i, n, &len)) : 0;
@@ -137,9 +189,10 @@ find_moji_bytes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     t.all = t.width == 32 ? 0xFFFFFFFFu : (((uint32_t)1 << t.width) - 1);
+    const unsigned char *need = mojib_need_of(args[1], args[2], &t);
     const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(args[0]);
     Py_ssize_t n = PyBytes_GET_SIZE(args[0]);
-    return PyLong_FromSsize_t(start >= n ? -1 : mojib_scan(&t, s, n, start, longest));
+    return PyLong_FromSsize_t(start >= n ? -1 : mojib_scan(&t, need, s, n, start, longest));
 }
 
 #undef MOJIB_BAD

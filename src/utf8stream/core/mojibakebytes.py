@@ -1,15 +1,20 @@
 """Mojibake repair on UTF-8 bytes: ``MojibakeRepairer``'s repair, made on the encoded text.
 
-A line (ended by ``\\n`` or ``\\r``) that the text repairer could change holds a run of
+A line (ended by ``\n`` or ``\r``) that the text repairer could change holds a run of
 the code pages' characters that could be undone (``find_moji``).  The bytes are searched
 for such runs as they are (``find_moji_bytes``, the same search over code points decoded
-inline), and every other line is handed through as bytes, never decoded or encoded.  The
-lines that hold one are decoded, repaired by a ``MojibakeRepairer`` and encoded again, a
-chunk's all in one call, then cut back into their places by their line ends (a repair
-gives no ASCII, so it keeps every line end).  The text repairer decides a stretch on the
-stretch and the characters beside it, never across a line end, and to it a line end
-before a line reads as the start of a text does (no letter), so the output is
-``repair_mojibake(data.decode()).encode()`` for every chunking of valid UTF-8.
+inline, which decodes only the bytes that can begin a character of the pages), and the
+lines without one are handed through as bytes, never decoded or encoded.  The lines that
+hold one go to a ``MojibakeRepairer`` in spans of whole lines, with the short clean gaps
+between them (cheaper in the text repairer than apart); where such lines keep coming, a
+span grows in strides taken as they are, so dense mojibake goes through the text
+repairer nearly as a whole piece.  A piece's spans are decoded, repaired and encoded in
+one call, then cut back into their places by their line ends (a repair gives no ASCII,
+so it keeps every line end).  The text repairer decides a stretch on the stretch and the
+characters beside it, never across a line end, and to it a line end before a line reads
+as the start of a text does (no letter), so the output is
+``repair_mojibake(data.decode()).encode()`` for every chunking of valid UTF-8, whatever
+lines the spans take in.
 
 Bytes that are not UTF-8 are kept: outside the lines repaired they are not looked at, and
 a line repaired is decoded with ``surrogateescape`` (each such byte a character no code
@@ -23,7 +28,6 @@ same, only slower.
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ._accel import implementation
@@ -37,13 +41,39 @@ __all__ = ["DEFAULT_MAX_LINE", "MojibakeBytesRepairer", "repair_mojibake_bytes"]
 #: has ended; short enough that holding it, and searching it again as it grows, is cheap.
 DEFAULT_MAX_LINE = 4096
 _WIDTH = len(_ENCODERS)
-_LINE_END = re.compile(rb"[\n\r]")
 _KIND = "mojibake-bytes"
+#: Clean bytes between two lines to repair that go through the text repairer with them:
+#: decoding, repairing and encoding that few costs less than a call of their own.
+_GAP = 512
+#: How far a span first grows past a line to repair followed closely by another.
+_STRIDE = 2048
 
 
 def _line_start(buf: bytes, at: int, end: int) -> int:
     """Where the line holding ``buf[end]`` begins, not before ``at``."""
-    return max(buf.rfind(b"\n", at, end), buf.rfind(b"\r", at, end), at - 1) + 1
+    start = buf.rfind(b"\n", at, end) + 1 or at
+    return buf.rfind(b"\r", start, end) + 1 or start
+
+
+def _line_end(buf: bytes, at: int, stop: int) -> int:
+    """Just after the line end at or after ``buf[at]``, or ``stop`` if none is before it."""
+    newline = buf.find(b"\n", at, stop)
+    end = buf.find(b"\r", at, stop if newline < 0 else newline)
+    end = newline if end < 0 else end
+    return stop if end < 0 else end + 1
+
+
+def _after_lines(out: bytes, at: int, bound: int, lines: int) -> int:
+    """Just after the ``lines``-th line end of ``out`` from ``at``, which is at most
+    ``bound``: a span's repaired output is no longer than the span (a repair takes the
+    bytes of two characters or more for each byte it gives)."""
+    if lines == 1:
+        return _line_end(out, at, bound)
+    extra = out.count(b"\n", at, bound) + out.count(b"\r", at, bound) - lines
+    end = bound
+    for _ in range(extra + 1):
+        end = max(out.rfind(b"\n", at, end), out.rfind(b"\r", at, end))
+    return end + 1
 
 
 class MojibakeBytesRepairer:
@@ -69,6 +99,8 @@ class MojibakeBytesRepairer:
         self._held = b""
         # In a line going through the text repairer, until it ends.
         self._inside = False
+        # How far the last span was growing when the piece ended (a speed, not a state).
+        self._stride = 0
 
     @property
     def max_carry(self) -> int:
@@ -84,15 +116,26 @@ class MojibakeBytesRepairer:
         return text.position - text.output_position - len(text.checkpoint().carry)
 
     def transform(self, data: bytes, final: bool = False) -> bytes:
-        buf = self._held + bytes(data)
-        self.position += len(data)
-        out: list[bytes] = []
+        buf = bytes(data)
+        self.position += len(buf)
+        out: list[bytes | memoryview] = []
         at = 0
+        if self._held:
+            # The held line, ended, goes out as it is when it has nothing to repair (the
+            # piece is not copied); else the piece is joined to it (a span may go on).
+            end = _line_end(buf, 0, len(buf))
+            head = self._held + buf[:end] if buf[end - 1 : end] in (b"\n", b"\r") else b""
+            if head and self._find(head, 0) < 0:
+                out.append(head)
+                at = end
+            else:
+                buf = self._held + buf
+            self._held = b""
         if self._inside:
-            end = _LINE_END.search(buf)
-            at = len(buf) if end is None else end.end()
-            self._inside = end is None and not final
-            out.append(self._through(buf[:at], final and end is None))
+            at = _line_end(buf, 0, len(buf))
+            ended = buf[at - 1 : at] in (b"\n", b"\r")
+            self._inside = not ended and not final
+            out.append(self._through(buf[:at], final and not ended))
         if not self._inside:
             # The ended lines (all of it when final); the unfinished one is held.
             stop = len(buf) if final else _line_start(buf, at, len(buf))
@@ -104,49 +147,68 @@ class MojibakeBytesRepairer:
                 out.append(self._through(buf[at:], False))
                 at = len(buf)
         self._held = buf[at:]
-        result = b"".join(out)
+        result = out[0] if len(out) == 1 and isinstance(out[0], bytes) else b"".join(out)
         self.output_position += len(result)
         return result
 
     def _spans(self, buf: bytes, at: int, stop: int) -> list[tuple[int, int]]:
-        """The lines of ``buf[at:stop]`` the text repairer could change, those next to
-        each other as one span."""
+        """Spans of whole lines of ``buf[at:stop]`` that hold every line the text repairer
+        could change.  A clean gap shorter than ``_GAP`` goes in with the lines around it;
+        while lines to repair keep coming that close, a span grows by a stride four times
+        longer each time, taken as it is, so that dense mojibake is a few spans per piece."""
         find = implementation().find_moji_bytes
         longest = self._text.max_carry
         spans: list[tuple[int, int]] = []
         found = find(buf, _INDEX, _PAGES, _WIDTH, at, longest)
         while 0 <= found < stop:
-            line = _line_start(buf, at, found)
-            end = _LINE_END.search(buf, found, stop)
-            at = stop if end is None else end.end()
-            if spans and spans[-1][1] == line:
-                line = spans.pop()[0]
-            spans.append((line, at))
-            found = find(buf, _INDEX, _PAGES, _WIDTH, at, longest) if at < stop else -1
+            start, end = _line_start(buf, at, found), _line_end(buf, found, stop)
+            stride = self._stride if start == at else 0
+            while end < stop:
+                found = find(buf, _INDEX, _PAGES, _WIDTH, end, longest)
+                if not 0 <= found < min(stop, end + _GAP):
+                    stride = 0
+                    break
+                end = _line_end(buf, max(found, end + stride), stop)
+                stride = stride * 4 or _STRIDE
+            else:
+                found = -1
+            self._stride = stride
+            spans.append((start, end))
+            at = end
         return spans
 
-    def _lines(self, buf: bytes, at: int, stop: int, final: bool) -> list[bytes]:
-        """``buf[at:stop]`` (whole lines, the last one unended only when final), its lines
-        to repair through the text repairer in one call, the others as they are."""
+    def _find(self, buf: bytes, at: int) -> int:
+        """Where the first run the text repairer could undo is in ``buf`` from ``at``."""
+        find = implementation().find_moji_bytes
+        found: int = find(buf, _INDEX, _PAGES, _WIDTH, at, self._text.max_carry)
+        return found
+
+    def _lines(self, buf: bytes, at: int, stop: int, final: bool) -> list[bytes | memoryview]:
+        """``buf[at:stop]`` (whole lines, the last one unended only when final), its spans
+        to repair through the text repairer in one call, the rest as it is.  Each span
+        but the last ends at a line end, which the text repairer keeps (a repair gives no
+        ASCII), so it holds nothing back, and each span's output is cut back into place
+        after as many line ends as the span holds."""
         spans = self._spans(buf, at, stop)
+        view = memoryview(buf)
         if not spans:
-            return [buf[at:stop]]
-        pieces = [buf[a:b] for a, b in spans]
-        text = self._decoder.decode(b"".join(pieces), True)
+            return [view[at:stop]]
+        joined = (
+            view[spans[0][0] : spans[0][1]]
+            if len(spans) == 1
+            else b"".join([view[a:b] for a, b in spans])
+        )
+        text = self._decoder.decode(joined, True)
         repaired = self._text.transform(text, final).encode("utf-8", "surrogateescape")
-        # A repair keeps every line end (it gives no ASCII): each span's output ends
-        # after as many of them as the span holds.
-        ends = [found.end() for found in _LINE_END.finditer(repaired)]
-        out: list[bytes] = []
-        lines = cut = 0
-        for (a, b), piece in zip(spans, pieces, strict=True):
-            out.append(buf[at:a])
-            lines += piece.count(b"\n") + piece.count(b"\r")
-            nxt = ends[lines - 1] if buf[b - 1] in b"\n\r" else len(repaired)
-            out.append(repaired[cut:nxt])
-            at, cut = b, nxt
-        out.append(buf[at:stop])
-        return out
+        out: list[bytes | memoryview] = []
+        cut = 0
+        for a, b in spans[:-1]:
+            lines = buf.count(b"\n", a, b) + buf.count(b"\r", a, b)
+            end = _after_lines(repaired, cut, cut + b - a, lines)
+            out += (view[at:a], repaired[cut:end])
+            at, cut = b, end
+        out += (view[at : spans[-1][0]], repaired[cut:], view[spans[-1][1] : stop])
+        return [piece for piece in out if piece]
 
     def release(self) -> bytes:
         """The unfinished line held, given to the text repairer now: what
@@ -219,6 +281,7 @@ class MojibakeBytesRepairer:
         self.position = self.output_position = 0
         self._held = b""
         self._inside = False
+        self._stride = 0
 
 
 def repair_mojibake_bytes(data: bytes, *, max_carry: int = DEFAULT_MAX_CARRY) -> bytes:
