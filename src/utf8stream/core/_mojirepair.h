@@ -599,20 +599,25 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
 {
     Py_ssize_t n = PyUnicode_GET_LENGTH(buf), at = 0, pair = -1, limit = c->limit;
     const void *data = PyUnicode_DATA(buf);
-    int kind = PyUnicode_KIND(buf), have_pair = 1;
+    int kind = PyUnicode_KIND(buf), have_pair = 1, warm = 0;
     for (;;) {
         /* A line without a run that could be undone goes out as it is; so does the rest
-           of a final text without one. */
-        if (have_pair && pair < at) {
-            pair = moji_next_pair(c, buf, at, limit);
-            have_pair = pair >= 0;
-        }
-        if (!have_pair && final) {
-            return n;
-        }
-        Py_ssize_t s = have_pair ? pair : n;
-        while (s > at && !moji_line_end(PyUnicode_READ(kind, data, s - 1))) {
-            s--;
+           of a final text without one.  After a repair the next stretch is decided without
+           that search (mojibake comes in lines that follow each other): a stretch without
+           such a run is decided with no repair, as it would have been left. */
+        Py_ssize_t s = at;
+        if (!warm) {
+            if (have_pair && pair < at) {
+                pair = moji_next_pair(c, buf, at, limit);
+                have_pair = pair >= 0;
+            }
+            if (!have_pair && final) {
+                return n;
+            }
+            s = have_pair ? pair : n;
+            while (s > at && !moji_line_end(PyUnicode_READ(kind, data, s - 1))) {
+                s--;
+            }
         }
         while (s < n && !moji_row_of(&c->t, PyUnicode_READ(kind, data, s))) {
             s++;
@@ -635,9 +640,11 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
         }
         Py_UCS4 b = s ? PyUnicode_READ(kind, data, s - 1) : before;
         Py_UCS4 a = e < n ? PyUnicode_READ(kind, data, e) : 0;
+        Py_ssize_t fixed = c->nfixes;
         if (moji_decide(c, s, e - s, b, a) < 0) {
             return -1;
         }
+        warm = c->nfixes > fixed;
         at = e;
     }
 }
