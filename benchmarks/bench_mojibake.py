@@ -307,7 +307,7 @@ def file_level(lines: list[Line], file_lines: int, repeat: int, rnd: random.Rand
     may repair otherwise: ``transcode_file`` gives it the text); CPU and wall time."""
     correct = [x.text for x in lines if x.kind == "correct"]
     mojibake = [x.text for x in lines if x.kind == "mojibake"]
-    kinds = {
+    kinds: dict[str, Callable[[int], str]] = {
         "corpus": lambda i: rnd.choice(correct),
         "log": lambda i: _log_line(i, rnd),
     }
