@@ -46,6 +46,7 @@ from __future__ import annotations
 import functools
 import itertools
 import unicodedata
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
@@ -103,13 +104,78 @@ class _Unicode:
     marks: frozenset[str]
 
 
+#: Two marks of canonical combining classes ``0 < low < high`` and no decomposition,
+#: that frame each character of a span in ``_plain``.
+_HIGH, _LOW = "\u0345", "\u0334"
+
+
+def _plane_units(plane: int) -> tuple[bytearray, bytearray]:
+    """The UTF-32-LE code units of ``plane``'s code points, alone and each framed as
+    ``_HIGH c _LOW`` (plane 0's made once, the others by patching its plane byte)."""
+    if plane:
+        units, framed = map(bytearray, _plane_zero())
+        units[2::4] = framed[6::12] = bytes((plane,)) * 0x10000
+        return units, framed
+    return _plane_zero()
+
+
+@functools.cache
+def _plane_zero() -> tuple[bytearray, bytearray]:
+    alone = array("I", range(0x10000))
+    frames = array("I", (ord(_HIGH), 0, ord(_LOW))) * 0x10000
+    frames[1::3] = alone
+    return bytearray(alone.tobytes()), bytearray(frames.tobytes())
+
+
+def _plain(units: bytearray, framed: bytearray, first: int, stop: int) -> bool:
+    """Whether no code point of the plane from ``first`` to ``stop-1`` has a
+    decomposition mapping or a non-zero combining class, decided in two calls.
+
+    ``s`` NFKD-normalized proves no character of it has a decomposition mapping: a
+    character ``c`` that has one is replaced by its full decomposition, which holds no
+    character with a mapping, so ``c`` itself cannot appear in ``NFKD(s)`` as often as
+    in ``s``.  Then ``NFD`` of ``high c low`` for each ``c`` decomposes nothing (the
+    marks have no mapping) and only reorders: a run of non-starters is sorted by class.
+    A ``c`` of class 0 is a starter and moves nothing; a ``c`` of class ``k > 0`` sits
+    between ``high`` and ``low``, out of order when ``k < high`` or when ``k > low``, one
+    of which holds since ``low < high``.  So the string is its own NFD exactly when
+    every ``c`` is of class 0.
+    """
+    s = units[4 * first : 4 * stop].decode("utf-32-le", "surrogatepass")
+    if not unicodedata.is_normalized("NFKD", s):
+        return False
+    s = framed[12 * first : 12 * stop].decode("utf-32-le", "surrogatepass")
+    return unicodedata.is_normalized("NFD", s)
+
+
+def _busy(units: bytearray, framed: bytearray, first: int, stop: int) -> list[int]:
+    """The offsets in the plane, from ``first`` to ``stop-1``, of the spans of 16 code
+    points that hold a decomposition mapping or a non-zero class: the rest is left out
+    in bulk."""
+    if _plain(units, framed, first, stop):
+        return []
+    if stop - first <= 16:
+        return [first]
+    step = (stop - first) // 16
+    return [o for at in range(first, stop, step) for o in _busy(units, framed, at, at + step)]
+
+
 @functools.cache
 def _unicode() -> _Unicode:
     pairs: dict[tuple[str, str], str] = {}
     special: set[str] = set()
     marks: set[str] = set()
     decomposition, combining = unicodedata.decomposition, unicodedata.combining
-    for cp in range(0x110000):
+    spans: list[range] = []
+    usable = 0 < combining(_LOW) < combining(_HIGH)
+    if usable and not (decomposition(_LOW) or decomposition(_HIGH)):
+        for plane in range(0x11):
+            units, framed = _plane_units(plane)
+            base = plane << 16
+            spans += (range(base + o, base + o + 16) for o in _busy(units, framed, 0, 0x10000))
+    else:
+        spans.append(range(0x110000))
+    for cp in itertools.chain.from_iterable(spans):
         c = chr(cp)
         d = decomposition(c)
         if combining(c):
@@ -161,8 +227,13 @@ def _tables(form: Form) -> _Tables:
     need: dict[str, frozenset[str]] = {}
     opened = set(data.marks)
     if compose:
+        # The Hangul jamo of a kind share their partners: each set is decomposed once.
+        made: dict[frozenset[str], frozenset[str]] = {}
         for b, partners in left.items():
-            need[b] = frozenset(c for a in partners for c in unicodedata.normalize("NFD", a))
+            key = frozenset(partners)
+            if key not in made:
+                made[key] = frozenset(c for a in key for c in unicodedata.normalize("NFD", a))
+            need[b] = made[key]
         opened |= with_mark
         opened |= {b for b, made in ends.items() if not made.isdisjoint(with_mark)}
     before: dict[str, frozenset[str] | None] = {}
