@@ -47,7 +47,7 @@ import functools
 import itertools
 import unicodedata
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -205,29 +205,40 @@ class _Tables:
     held: frozenset[str]
 
 
+def _decompositions(kind: Form, chars: list[str]) -> list[str]:
+    """``unicodedata.normalize(kind, c)`` of each of ``chars``, in one call where it can.
+
+    Joined by a line feed (a starter without a mapping, which reordering never crosses),
+    the characters normalize to their own normalizations joined by it; as many pieces as
+    characters shows that none of those held a line feed, so each piece is its own.
+    """
+    pieces = unicodedata.normalize(kind, "\n".join(chars)).split("\n")
+    if "\n" in chars or len(pieces) != len(chars):
+        return [unicodedata.normalize(kind, c) for c in chars]
+    return pieces
+
+
 @functools.cache
 def _tables(form: Form) -> _Tables:
     data = _unicode()
     compose = form in ("NFC", "NFKC")
     kind: Form = "NFKD" if form.startswith("NFK") else "NFD"
-    left: dict[str, set[str]] = {}
+    pair_left: dict[str, set[str]] = {}
     with_mark: set[str] = set()
-    ends: dict[str, set[str]] = {}
+    pair_ends: dict[str, set[str]] = {}
     for (a, b), composite in data.pairs.items():
-        left.setdefault(b, set()).add(a)
-        ends.setdefault(b, set()).add(composite)
+        pair_left.setdefault(b, set()).add(a)
+        pair_ends.setdefault(b, set()).add(composite)
         if b in data.marks:
             with_mark.add(a)
-    for v in _HANGUL_V:
-        left[v] = set(_HANGUL_L)
-        ends[v] = set(_HANGUL_LV)
-    for t in _HANGUL_T:
-        left[t] = set(_HANGUL_LV)
-        ends[t] = set(_HANGUL_LVT)
+    # The Hangul jamo of a kind share one set of partners (read only from here on).
+    left: dict[str, Set[str]] = {**pair_left, **dict.fromkeys(_HANGUL_V, _HANGUL_L)}
+    left.update(dict.fromkeys(_HANGUL_T, _HANGUL_LV))
+    ends: dict[str, Set[str]] = {**pair_ends, **dict.fromkeys(_HANGUL_V, _HANGUL_LV)}
+    ends.update(dict.fromkeys(_HANGUL_T, _HANGUL_LVT))
     need: dict[str, frozenset[str]] = {}
     opened = set(data.marks)
     if compose:
-        # The Hangul jamo of a kind share their partners: each set is decomposed once.
         made: dict[frozenset[str], frozenset[str]] = {}
         for b, partners in left.items():
             key = frozenset(partners)
@@ -236,16 +247,16 @@ def _tables(form: Form) -> _Tables:
             need[b] = made[key]
         opened |= with_mark
         opened |= {b for b, made in ends.items() if not made.isdisjoint(with_mark)}
-    before: dict[str, frozenset[str] | None] = {}
-    last: dict[str, str] = {}
-    for c in data.special | _HANGUL_LV | _HANGUL_LVT | set(left):
-        d = unicodedata.normalize(kind, c)
-        if d[-1] != c:
-            last[c] = d[-1]
-        if unicodedata.combining(d[0]):
-            before[c] = None
-        elif d[0] in need:
-            before[c] = need[d[0]]
+    chars = list(data.special | _HANGUL_LV | _HANGUL_LVT | set(left))
+    full = dict(zip(chars, _decompositions(kind, chars), strict=True))
+    last = {c: d[-1] for c, d in full.items() if d[-1] != c}
+    rule: dict[str, frozenset[str] | None] = {}
+    for first in {d[0] for d in full.values()}:
+        if unicodedata.combining(first):
+            rule[first] = None
+        elif first in need:
+            rule[first] = need[first]
+    before = {c: rule[d[0]] for c, d in full.items() if d[0] in rule}
     held = frozenset(opened.union(*need.values()))
     return _Tables(before, last, frozenset(opened), held)
 
