@@ -208,12 +208,12 @@ class _Tables:
 def _decompositions(kind: Form, chars: list[str]) -> list[str]:
     """``unicodedata.normalize(kind, c)`` of each of ``chars``, in one call where it can.
 
-    Joined by a line feed (a starter without a mapping, which reordering never crosses),
-    the characters normalize to their own normalizations joined by it; as many pieces as
-    characters shows that none of those held a line feed, so each piece is its own.
+    Joined by U+0000 (a starter without a mapping, which reordering never crosses), the
+    characters normalize to their own normalizations joined by it; as many pieces as
+    characters shows that none of those held a U+0000, so each piece is its own.
     """
-    pieces = unicodedata.normalize(kind, "\n".join(chars)).split("\n")
-    if "\n" in chars or len(pieces) != len(chars):
+    pieces = unicodedata.normalize(kind, "\0".join(chars)).split("\0")
+    if "\0" in chars or len(pieces) != len(chars):
         return [unicodedata.normalize(kind, c) for c in chars]
     return pieces
 
