@@ -47,7 +47,7 @@ import functools
 import itertools
 import unicodedata
 from array import array
-from collections.abc import Callable, Set
+from collections.abc import Callable, Iterator, Set
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -105,89 +105,67 @@ class _Unicode:
 
 
 #: Two marks of canonical combining classes ``0 < low < high`` and no decomposition,
-#: that frame each character of a span in ``_plain``.
+#: that frame each code point in ``_busy``.
 _HIGH, _LOW = "\u0345", "\u0334"
 
 
-def _plane_units(plane: int) -> tuple[bytearray, bytearray]:
-    """The UTF-32-LE code units of ``plane``'s code points, alone and each framed as
-    ``_HIGH c _LOW`` (plane 0's made once, the others by patching its plane byte)."""
-    if plane:
-        units, framed = map(bytearray, _plane_zero())
-        units[2::4] = framed[6::12] = bytes((plane,)) * 0x10000
-        return units, framed
-    return _plane_zero()
+def _framed_planes() -> Iterator[str]:
+    """Each plane's code points, each framed as ``_HIGH c _LOW``: one buffer of UTF-32-LE
+    code units, its plane byte patched for each plane in turn."""
+    framed = bytearray(12 * 0x10000)
+    for at, unit in ((0, ord(_HIGH)), (8, ord(_LOW))):
+        framed[at::12] = bytes((unit & 0xFF,)) * 0x10000
+        framed[at + 1 :: 12] = bytes((unit >> 8,)) * 0x10000
+    framed[4::12] = bytes(range(256)) * 256
+    framed[5::12] = b"".join(bytes((high,)) * 256 for high in range(256))
+    for plane in range(0x11):
+        framed[6::12] = bytes((plane,)) * 0x10000
+        yield framed.decode("utf-32-le", "surrogatepass")
 
 
-@functools.cache
-def _plane_zero() -> tuple[bytearray, bytearray]:
-    alone = array("I", range(0x10000))
-    frames = array("I", (ord(_HIGH), 0, ord(_LOW))) * 0x10000
-    frames[1::3] = alone
-    return bytearray(alone.tobytes()), bytearray(frames.tobytes())
+def _busy(framed: str, first: int, stop: int, found: list[str]) -> None:
+    """Append to ``found`` the code points from ``first`` to ``stop-1`` of the plane
+    ``framed`` (from ``_framed_planes``) in runs of 16 that may have a decomposition
+    mapping or a non-zero combining class, leaving out the rest in bulk.
 
-
-def _plain(units: bytearray, framed: bytearray, first: int, stop: int) -> bool:
-    """Whether no code point of the plane from ``first`` to ``stop-1`` has a
-    decomposition mapping or a non-zero combining class, decided in two calls.
-
-    ``s`` NFKD-normalized proves no character of it has a decomposition mapping: a
-    character ``c`` that has one is replaced by its full decomposition, which holds no
-    character with a mapping, so ``c`` itself cannot appear in ``NFKD(s)`` as often as
-    in ``s``.  Then ``NFD`` of ``high c low`` for each ``c`` decomposes nothing (the
-    marks have no mapping) and only reorders: a run of non-starters is sorted by class.
-    A ``c`` of class 0 is a starter and moves nothing; a ``c`` of class ``k > 0`` sits
-    between ``high`` and ``low``, out of order when ``k < high`` or when ``k > low``, one
-    of which holds since ``low < high``.  So the string is its own NFD exactly when
-    every ``c`` is of class 0.
+    The framed span NFKD-normalized proves none of its code points has either.  No
+    mapping: a character ``c`` that has one is replaced by its full decomposition, which
+    holds no character with a mapping, so ``c`` cannot appear in ``NFKD(s)`` as often as
+    in ``s``.  Class 0: with nothing decomposed, NFKD only sorts each run of non-starters
+    by class.  A ``c`` of class 0 is a starter and moves nothing; one of class ``k > 0``
+    sits between ``_HIGH`` and ``_LOW``, out of order when ``k < high`` or when
+    ``k > low``, one of which holds since ``low < high``.
     """
-    s = units[4 * first : 4 * stop].decode("utf-32-le", "surrogatepass")
-    if not unicodedata.is_normalized("NFKD", s):
-        return False
-    s = framed[12 * first : 12 * stop].decode("utf-32-le", "surrogatepass")
-    return unicodedata.is_normalized("NFD", s)
-
-
-def _busy(units: bytearray, framed: bytearray, first: int, stop: int) -> list[int]:
-    """The offsets in the plane, from ``first`` to ``stop-1``, of the spans of 16 code
-    points that hold a decomposition mapping or a non-zero class: the rest is left out
-    in bulk."""
-    if _plain(units, framed, first, stop):
-        return []
+    if unicodedata.is_normalized("NFKD", framed[3 * first : 3 * stop]):
+        return
     if stop - first <= 16:
-        return [first]
+        found.append(framed[3 * first + 1 : 3 * stop : 3])
+        return
     step = (stop - first) // 16
-    return [o for at in range(first, stop, step) for o in _busy(units, framed, at, at + step)]
+    for at in range(first, stop, step):
+        _busy(framed, at, at + step, found)
 
 
 @functools.cache
 def _unicode() -> _Unicode:
-    pairs: dict[tuple[str, str], str] = {}
-    special: set[str] = set()
-    marks: set[str] = set()
     decomposition, combining = unicodedata.decomposition, unicodedata.combining
-    spans: list[range] = []
+    found: list[str] = []
     usable = 0 < combining(_LOW) < combining(_HIGH)
     if usable and not (decomposition(_LOW) or decomposition(_HIGH)):
-        for plane in range(0x11):
-            units, framed = _plane_units(plane)
-            base = plane << 16
-            spans += (range(base + o, base + o + 16) for o in _busy(units, framed, 0, 0x10000))
+        for framed in _framed_planes():
+            _busy(framed, 0, 0x10000, found)
     else:
-        spans.append(range(0x110000))
-    for cp in itertools.chain.from_iterable(spans):
-        c = chr(cp)
-        d = decomposition(c)
-        if combining(c):
-            marks.add(c)
-            special.add(c)
-        if not d:
-            continue
-        special.add(c)
+        found.append(array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass"))
+    text = "".join(found)
+    classes = list(map(combining, text))
+    mappings = list(map(decomposition, text))
+    marks = frozenset(itertools.compress(text, classes))
+    pairs: dict[tuple[str, str], str] = {}
+    for c, d in itertools.compress(zip(text, mappings, strict=True), mappings):
         parts = d.split()
         if len(parts) == 2 and d[0] != "<" and unicodedata.normalize("NFC", c) == c:
             pairs[chr(int(parts[0], 16)), chr(int(parts[1], 16))] = c
-    return _Unicode(pairs, frozenset(special), frozenset(marks))
+    return _Unicode(pairs, marks | frozenset(itertools.compress(text, mappings)), marks)
 
 
 @dataclass(frozen=True)
