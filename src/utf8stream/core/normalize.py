@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import unicodedata
 from array import array
 from collections.abc import Callable, Iterator, Set
@@ -162,8 +163,10 @@ def _unicode() -> _Unicode:
     marks = frozenset(itertools.compress(text, classes))
     pairs: dict[tuple[str, str], str] = {}
     for c, d in itertools.compress(zip(text, mappings, strict=True), mappings):
+        if d[0] == "<":
+            continue
         parts = d.split()
-        if len(parts) == 2 and d[0] != "<" and unicodedata.normalize("NFC", c) == c:
+        if len(parts) == 2 and unicodedata.normalize("NFC", c) == c:
             pairs[chr(int(parts[0], 16)), chr(int(parts[1], 16))] = c
     return _Unicode(pairs, marks | frozenset(itertools.compress(text, mappings)), marks)
 
@@ -226,15 +229,20 @@ def _tables(form: Form) -> _Tables:
         opened |= with_mark
         opened |= {b for b, made in ends.items() if not made.isdisjoint(with_mark)}
     chars = list(data.special | _HANGUL_LV | _HANGUL_LVT | set(left))
-    full = dict(zip(chars, _decompositions(kind, chars), strict=True))
-    last = {c: d[-1] for c, d in full.items() if d[-1] != c}
+    full = _decompositions(kind, chars)
+    ends_of = list(map(operator.itemgetter(-1), full))
+    changed = map(operator.ne, chars, ends_of)
+    last = dict(itertools.compress(zip(chars, ends_of, strict=True), changed))
+    firsts = list(map(operator.itemgetter(0), full))
     rule: dict[str, frozenset[str] | None] = {}
-    for first in {d[0] for d in full.values()}:
+    for first in set(firsts):
         if unicodedata.combining(first):
             rule[first] = None
         elif first in need:
             rule[first] = need[first]
-    before = {c: rule[d[0]] for c, d in full.items() if d[0] in rule}
+    keep = list(map(rule.__contains__, firsts))
+    ruled = map(rule.__getitem__, itertools.compress(firsts, keep))
+    before = dict(zip(itertools.compress(chars, keep), ruled, strict=True))
     held = frozenset(opened.union(*need.values()))
     return _Tables(before, last, frozenset(opened), held)
 
@@ -255,8 +263,8 @@ class _StreamSafe:
 @functools.cache
 def _stream_safe() -> _StreamSafe:
     counts: dict[str, tuple[int, int, bool]] = {}
-    for c in _unicode().special:
-        d = unicodedata.normalize("NFKD", c)
+    special = list(_unicode().special)
+    for c, d in zip(special, _decompositions("NFKD", special), strict=True):
         flags = [unicodedata.combining(x) != 0 for x in d]
         if not (flags[0] or flags[-1]):
             continue
