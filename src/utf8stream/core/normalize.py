@@ -20,6 +20,9 @@ the last of ``x``'s, there is a boundary between them when
 The tables behind these rules are derived once, on first use, from ``unicodedata``:
 composition pairs from the canonical decompositions of two characters that are their
 own NFC (composition exclusions and singletons fall out), Hangul by its arithmetic.
+Most code points have neither a decomposition mapping nor a non-zero combining class:
+one call on a whole span proves that of all of it (``_busy``), so only the spans that
+hold something are read a code point at a time.
 
 A piece is normalized up to its last boundary, and the rest is carried.  The
 accelerator's ``normalize_piece`` makes the output in one pass: the quick check of UAX 15
