@@ -427,3 +427,33 @@ def test_the_accelerator_passes_what_the_quick_check_passes(form: str) -> None:
         expected = unicodedata.normalize(form, s)  # type: ignore[arg-type]
         assert out == expected, hex(cp)
         assert (out is s) == (expected is s), hex(cp)
+
+
+#: Whole blocks of 256 code points, in every plane that has something: marks,
+#: decompositions, composition exclusions, pairs outside the BMP, Hangul, unassigned.
+SAMPLE_BLOCKS = (0x0300, 0x0F00, 0x1100, 0xAC00, 0x11100, 0x1D100, 0x2F800, 0x50000, 0xE0100)
+
+
+def test_every_code_point_of_sample_blocks_cut_next_to_what_it_meets() -> None:
+    """Each code point of the sample blocks, after a mark it may reorder or compose with,
+    before one, and decomposed and cut inside: the characters the normalizer has to know
+    are found wherever they are, not only where the other tests' alphabet looks."""
+    sample = [chr(cp) for block in SAMPLE_BLOCKS for cp in range(block, block + 256)]
+    kinds = {
+        "mark": [c for c in sample if unicodedata.combining(c)],
+        "decomposition": [c for c in sample if unicodedata.decomposition(c)],
+        "Hangul": [c for c in sample if unicodedata.name(c, "").startswith("HANGUL SYLLABLE")],
+        "unassigned": [c for c in sample if unicodedata.category(c) == "Cn"],
+    }
+    assert all(kinds.values()), {kind: len(chars) for kind, chars in kinds.items()}
+    for form in ("NFC", "NFKD"):
+        normalizer = Normalizer(form)
+        for c in sample:
+            decomposed = unicodedata.normalize("NFD", c)
+            cuts = [("a\u0345", c), (c, "\u0323")]
+            inside = range(1, len(decomposed))
+            cuts += [(decomposed[:i], decomposed[i:] + "\u0323") for i in inside]
+            for head, tail in cuts:
+                normalizer.reset()
+                got = normalizer.transform(head) + normalizer.transform(tail, final=True)
+                assert got == unicodedata.normalize(form, head + tail), (form, head, tail)

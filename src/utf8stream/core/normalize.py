@@ -20,6 +20,9 @@ the last of ``x``'s, there is a boundary between them when
 The tables behind these rules are derived once, on first use, from ``unicodedata``:
 composition pairs from the canonical decompositions of two characters that are their
 own NFC (composition exclusions and singletons fall out), Hangul by its arithmetic.
+Most code points have neither a decomposition mapping nor a non-zero combining class:
+one call on a whole span proves that of all of it (``_busy``), so only the spans that
+hold something are read a code point at a time.
 
 A piece is normalized up to its last boundary, and the rest is carried.  The
 accelerator's ``normalize_piece`` makes the output in one pass: the quick check of UAX 15
@@ -45,8 +48,10 @@ from __future__ import annotations
 
 import functools
 import itertools
+import operator
 import unicodedata
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterator, Set
 from dataclasses import dataclass
 from typing import Literal, TypeAlias
 
@@ -103,25 +108,70 @@ class _Unicode:
     marks: frozenset[str]
 
 
+#: Two marks of canonical combining classes ``0 < low < high`` and no decomposition,
+#: that frame each code point in ``_busy``.
+_HIGH, _LOW = "\u0345", "\u0334"
+
+
+def _framed_planes() -> Iterator[str]:
+    """Each plane's code points, each framed as ``_HIGH c _LOW``: one buffer of UTF-32-LE
+    code units, its plane byte patched for each plane in turn."""
+    framed = bytearray(12 * 0x10000)
+    for at, unit in ((0, ord(_HIGH)), (8, ord(_LOW))):
+        framed[at::12] = bytes((unit & 0xFF,)) * 0x10000
+        framed[at + 1 :: 12] = bytes((unit >> 8,)) * 0x10000
+    framed[4::12] = bytes(range(256)) * 256
+    framed[5::12] = b"".join(bytes((high,)) * 256 for high in range(256))
+    for plane in range(0x11):
+        framed[6::12] = bytes((plane,)) * 0x10000
+        yield framed.decode("utf-32-le", "surrogatepass")
+
+
+def _busy(framed: str, first: int, stop: int, found: list[str]) -> None:
+    """Append to ``found`` the code points from ``first`` to ``stop-1`` of the plane
+    ``framed`` (from ``_framed_planes``) in runs of 16 that may have a decomposition
+    mapping or a non-zero combining class, leaving out the rest in bulk.
+
+    The framed span NFKD-normalized proves none of its code points has either.  No
+    mapping: a character ``c`` that has one is replaced by its full decomposition, which
+    holds no character with a mapping, so ``c`` cannot appear in ``NFKD(s)`` as often as
+    in ``s``.  Class 0: with nothing decomposed, NFKD only sorts each run of non-starters
+    by class.  A ``c`` of class 0 is a starter and moves nothing; one of class ``k > 0``
+    sits between ``_HIGH`` and ``_LOW``, out of order when ``k < high`` or when
+    ``k > low``, one of which holds since ``low < high``.
+    """
+    if unicodedata.is_normalized("NFKD", framed[3 * first : 3 * stop]):
+        return
+    if stop - first <= 16:
+        found.append(framed[3 * first + 1 : 3 * stop : 3])
+        return
+    step = (stop - first) // 16
+    for at in range(first, stop, step):
+        _busy(framed, at, at + step, found)
+
+
 @functools.cache
 def _unicode() -> _Unicode:
-    pairs: dict[tuple[str, str], str] = {}
-    special: set[str] = set()
-    marks: set[str] = set()
     decomposition, combining = unicodedata.decomposition, unicodedata.combining
-    for cp in range(0x110000):
-        c = chr(cp)
-        d = decomposition(c)
-        if combining(c):
-            marks.add(c)
-            special.add(c)
-        if not d:
+    found: list[str] = []
+    usable = 0 < combining(_LOW) < combining(_HIGH)
+    if usable and not (decomposition(_LOW) or decomposition(_HIGH)):
+        for framed in _framed_planes():
+            _busy(framed, 0, 0x10000, found)
+    else:
+        found.append(array("I", range(0x110000)).tobytes().decode("utf-32-le", "surrogatepass"))
+    text = "".join(found)
+    classes = list(map(combining, text))
+    mappings = list(map(decomposition, text))
+    marks = frozenset(itertools.compress(text, classes))
+    pairs: dict[tuple[str, str], str] = {}
+    for c, d in itertools.compress(zip(text, mappings, strict=True), mappings):
+        if d[0] == "<":
             continue
-        special.add(c)
         parts = d.split()
-        if len(parts) == 2 and d[0] != "<" and unicodedata.normalize("NFC", c) == c:
+        if len(parts) == 2 and unicodedata.normalize("NFC", c) == c:
             pairs[chr(int(parts[0], 16)), chr(int(parts[1], 16))] = c
-    return _Unicode(pairs, frozenset(special), frozenset(marks))
+    return _Unicode(pairs, marks | frozenset(itertools.compress(text, mappings)), marks)
 
 
 @dataclass(frozen=True)
@@ -139,42 +189,63 @@ class _Tables:
     held: frozenset[str]
 
 
+def _decompositions(kind: Form, chars: list[str]) -> list[str]:
+    """``unicodedata.normalize(kind, c)`` of each of ``chars``, in one call where it can.
+
+    Joined by U+0000 (a starter without a mapping, which reordering never crosses), the
+    characters normalize to their own normalizations joined by it; as many pieces as
+    characters shows that none of those held a U+0000, so each piece is its own.
+    """
+    pieces = unicodedata.normalize(kind, "\0".join(chars)).split("\0")
+    if "\0" in chars or len(pieces) != len(chars):
+        return [unicodedata.normalize(kind, c) for c in chars]
+    return pieces
+
+
 @functools.cache
 def _tables(form: Form) -> _Tables:
     data = _unicode()
     compose = form in ("NFC", "NFKC")
     kind: Form = "NFKD" if form.startswith("NFK") else "NFD"
-    left: dict[str, set[str]] = {}
+    pair_left: dict[str, set[str]] = {}
     with_mark: set[str] = set()
-    ends: dict[str, set[str]] = {}
+    pair_ends: dict[str, set[str]] = {}
     for (a, b), composite in data.pairs.items():
-        left.setdefault(b, set()).add(a)
-        ends.setdefault(b, set()).add(composite)
+        pair_left.setdefault(b, set()).add(a)
+        pair_ends.setdefault(b, set()).add(composite)
         if b in data.marks:
             with_mark.add(a)
-    for v in _HANGUL_V:
-        left[v] = set(_HANGUL_L)
-        ends[v] = set(_HANGUL_LV)
-    for t in _HANGUL_T:
-        left[t] = set(_HANGUL_LV)
-        ends[t] = set(_HANGUL_LVT)
+    # The Hangul jamo of a kind share one set of partners (read only from here on).
+    left: dict[str, Set[str]] = {**pair_left, **dict.fromkeys(_HANGUL_V, _HANGUL_L)}
+    left.update(dict.fromkeys(_HANGUL_T, _HANGUL_LV))
+    ends: dict[str, Set[str]] = {**pair_ends, **dict.fromkeys(_HANGUL_V, _HANGUL_LV)}
+    ends.update(dict.fromkeys(_HANGUL_T, _HANGUL_LVT))
     need: dict[str, frozenset[str]] = {}
     opened = set(data.marks)
     if compose:
+        made: dict[frozenset[str], frozenset[str]] = {}
         for b, partners in left.items():
-            need[b] = frozenset(c for a in partners for c in unicodedata.normalize("NFD", a))
+            key = frozenset(partners)
+            if key not in made:
+                made[key] = frozenset(c for a in key for c in unicodedata.normalize("NFD", a))
+            need[b] = made[key]
         opened |= with_mark
         opened |= {b for b, made in ends.items() if not made.isdisjoint(with_mark)}
-    before: dict[str, frozenset[str] | None] = {}
-    last: dict[str, str] = {}
-    for c in data.special | _HANGUL_LV | _HANGUL_LVT | set(left):
-        d = unicodedata.normalize(kind, c)
-        if d[-1] != c:
-            last[c] = d[-1]
-        if unicodedata.combining(d[0]):
-            before[c] = None
-        elif d[0] in need:
-            before[c] = need[d[0]]
+    chars = list(data.special | _HANGUL_LV | _HANGUL_LVT | set(left))
+    full = _decompositions(kind, chars)
+    ends_of = list(map(operator.itemgetter(-1), full))
+    changed = map(operator.ne, chars, ends_of)
+    last = dict(itertools.compress(zip(chars, ends_of, strict=True), changed))
+    firsts = list(map(operator.itemgetter(0), full))
+    rule: dict[str, frozenset[str] | None] = {}
+    for first in set(firsts):
+        if unicodedata.combining(first):
+            rule[first] = None
+        elif first in need:
+            rule[first] = need[first]
+    keep = list(map(rule.__contains__, firsts))
+    ruled = map(rule.__getitem__, itertools.compress(firsts, keep))
+    before = dict(zip(itertools.compress(chars, keep), ruled, strict=True))
     held = frozenset(opened.union(*need.values()))
     return _Tables(before, last, frozenset(opened), held)
 
@@ -195,8 +266,8 @@ class _StreamSafe:
 @functools.cache
 def _stream_safe() -> _StreamSafe:
     counts: dict[str, tuple[int, int, bool]] = {}
-    for c in _unicode().special:
-        d = unicodedata.normalize("NFKD", c)
+    special = list(_unicode().special)
+    for c, d in zip(special, _decompositions("NFKD", special), strict=True):
         flags = [unicodedata.combining(x) != 0 for x in d]
         if not (flags[0] or flags[-1]):
             continue
