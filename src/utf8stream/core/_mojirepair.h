@@ -568,6 +568,8 @@ moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssiz
 {
     Py_UCS4 *st = c->stretch;
     uint16_t *rows = c->srows;
+    /* The table held apart: the stores of characters may alias the ctx to the compiler. */
+    const moji_tables t = c->t;
     Py_ssize_t e = s;
     for (; e < stop; e++) {
         Py_UCS4 ch = PyUnicode_READ(kind, data, e);
@@ -575,7 +577,7 @@ moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssiz
             break;
         }
         st[e - s] = ch;
-        rows[e - s] = (uint16_t)moji_row_of(&c->t, ch);
+        rows[e - s] = (uint16_t)moji_row_of(&t, ch);
     }
     return e;
 }
