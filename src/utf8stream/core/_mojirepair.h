@@ -568,6 +568,8 @@ moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssiz
 {
     Py_UCS4 *st = c->stretch;
     uint16_t *rows = c->srows;
+    /* The table held apart: the stores of characters may alias the ctx to the compiler. */
+    const moji_tables t = c->t;
     Py_ssize_t e = s;
     for (; e < stop; e++) {
         Py_UCS4 ch = PyUnicode_READ(kind, data, e);
@@ -575,7 +577,7 @@ moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssiz
             break;
         }
         st[e - s] = ch;
-        rows[e - s] = (uint16_t)moji_row_of(&c->t, ch);
+        rows[e - s] = (uint16_t)moji_row_of(&t, ch);
     }
     return e;
 }
@@ -666,9 +668,12 @@ moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
     for (Py_ssize_t i = 0; i < c->nfixes; i++) {
         size += c->fixes[i].len - (c->fixes[i].b - c->fixes[i].a);
     }
+    /* The repairs' characters or-ed: above 0xFF (0xFFFF) exactly when one of them is. */
+    Py_UCS4 any = 0;
     for (Py_ssize_t i = 0; i < c->nchars; i++) {
-        widest = c->chars[i] > widest ? (c->chars[i] > 0xFFFF ? 0x10FFFF : 0xFFFF) : widest;
+        any |= c->chars[i];
     }
+    widest = any > 0xFFFF ? 0x10FFFF : any > 0xFF ? 0xFFFF : 0xFF;
     for (Py_ssize_t i = 0, from = 0; i <= c->nfixes && widest < top; i++) {
         Py_ssize_t to = i < c->nfixes ? c->fixes[i].a : end;
         for (Py_ssize_t j = from; j < to && widest < top; j++) {
