@@ -383,8 +383,7 @@ np_piece(np_pass *p, PyObject *head, PyObject *text, PyObject *normalize, PyObje
     }
     if (p->whole && p->shortest) {
         /* The pass stopped short: the rest is looked over as find_run does. */
-        Py_ssize_t at = run_scan(text, (const unsigned char *)PyBytes_AS_STRING(members),
-                                 PyBytes_GET_SIZE(members), p->shortest, 0);
+        Py_ssize_t at = run_scan(text, run_bits(members), Py_SIZE(members), p->shortest, 0);
         if (at >= 0) {
             return PyLong_FromSsize_t(at);
         }
@@ -409,7 +408,8 @@ normalize_piece(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 5 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1]) ||
         !PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[3]) != 5 ||
-        !PyBytes_Check(PyTuple_GET_ITEM(args[3], 4))) {
+        !(PyBytes_Check(PyTuple_GET_ITEM(args[3], 4)) ||
+          PyByteArray_Check(PyTuple_GET_ITEM(args[3], 4)))) {
         PyErr_SetString(PyExc_TypeError,
                         "normalize_piece(head: str, text: str, cut: int, tables: tuple of 5,"
                         " shortest: int)");

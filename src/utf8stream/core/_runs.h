@@ -33,6 +33,14 @@
         }                                                                                \
     } while (0)
 
+/* The bits of a bitmap, bytes or bytearray; no Python code runs while they are read. */
+static inline const unsigned char *
+run_bits(PyObject *bitmap)
+{
+    return (const unsigned char *)(PyBytes_Check(bitmap) ? PyBytes_AS_STRING(bitmap)
+                                                         : PyByteArray_AS_STRING(bitmap));
+}
+
 /* The run's index, or -1; shortest >= 1, start >= 0. */
 static Py_ssize_t
 run_scan(PyObject *text, const unsigned char *bits, Py_ssize_t nbytes, Py_ssize_t shortest,
@@ -57,8 +65,10 @@ run_scan(PyObject *text, const unsigned char *bits, Py_ssize_t nbytes, Py_ssize_
 static PyObject *
 find_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4 || !PyUnicode_Check(args[0]) || !PyBytes_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "find_run(text: str, members: bytes, shortest, start)");
+    if (nargs != 4 || !PyUnicode_Check(args[0]) ||
+        !(PyBytes_Check(args[1]) || PyByteArray_Check(args[1]))) {
+        PyErr_SetString(PyExc_TypeError,
+                        "find_run(text: str, members: bytes | bytearray, shortest, start)");
         return NULL;
     }
     Py_ssize_t shortest = PyLong_AsSsize_t(args[2]);
@@ -70,8 +80,7 @@ find_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "find_run: shortest >= 1 and start >= 0");
         return NULL;
     }
-    const unsigned char *bits = (const unsigned char *)PyBytes_AS_STRING(args[1]);
-    return PyLong_FromSsize_t(run_scan(args[0], bits, PyBytes_GET_SIZE(args[1]), shortest, start));
+    return PyLong_FromSsize_t(run_scan(args[0], run_bits(args[1]), Py_SIZE(args[1]), shortest, start));
 }
 
 #undef RUN_SCAN
