@@ -3,10 +3,13 @@
    The normalizer's pass over one piece (core/normalize.py): the form's normalization of
    head + text[:cut], where cut is a normalization boundary and head the carry of the
    last piece, made in one pass that does what the quick check of UAX 15 does, and one
-   copy.  tables = (props, ccc, fill, normalize, members): props is a bytearray of one
-   byte per code point, the NP_* flags below (0: not filled yet); ccc a bytearray of the
+   copy.  tables = (props, ccc, fill, normalize, members): props holds one
+   byte per code point, the NP_* flags below (0: not filled yet); ccc the
    canonical combining classes; fill(block) fills both for the 256 code points of a block,
-   from unicodedata, on first touch; normalize(s) is unicodedata.normalize(form, s).
+   from unicodedata, on first touch; normalize(s) is unicodedata.normalize(form, s);
+   members the bitmap find_run takes (bytes or bytearray), set for the code points of
+   the blocks not filled yet, so a run it finds is checked by the caller.  props and ccc
+   are any writable buffers of 0x110000 bytes.
 
    The characters of text[:cut] are looked up one by one: a starter the quick check says
    yes to is passed over, a non-starter is held to canonical order, and any other (the

@@ -33,7 +33,6 @@ _LN, _VN, _TN = 19, 21, 28
 _HANGUL_L = frozenset(map(chr, range(_L, _L + _LN)))
 _HANGUL_V = frozenset(map(chr, range(_V, _V + _VN)))
 _HANGUL_T = frozenset(map(chr, range(_T + 1, _T + _TN)))
-_HANGUL_END = _S + _LN * _VN * _TN
 
 #: The flags of a code point in ``normalize_piece``'s table (core/_normpass.h): the form's
 #: quick check is not yes, a non-starter, no starter in its NFKD, a boundary before it
@@ -73,17 +72,20 @@ def _decompositions(kind: Form, chars: list[str]) -> list[str]:
 
 
 def _planes() -> Iterator[str]:
-    """Each plane's code points, the Hangul syllables as U+0000: one buffer of UTF-32-LE
-    code units, its plane byte patched for each plane in turn."""
+    """Each plane's code points, with U+0000 for the surrogates (which have no mapping)
+    and the Hangul syllables: one buffer of UTF-32-LE code units, its plane byte patched
+    for each plane in turn."""
     units = bytearray(4 * 0x10000)
     units[0::4] = bytes(range(256)) * 256
     units[1::4] = b"".join(bytes((high,)) * 256 for high in range(256))
-    for plane in range(0x11):
+    plane0 = bytearray(units)
+    syllables = _S + _LN * _VN * _TN
+    plane0[4 * _S : 4 * syllables] = bytes(4 * (syllables - _S))
+    plane0[4 * 0xD800 : 4 * 0xE000] = bytes(4 * 0x800)
+    yield plane0.decode("utf-32-le")
+    for plane in range(1, 0x11):
         units[2::4] = bytes((plane,)) * 0x10000
-        text = units.decode("utf-32-le", "surrogatepass")
-        if plane == 0:
-            text = text[:_S] + "\0" * (_HANGUL_END - _S) + text[_HANGUL_END:]
-        yield text
+        yield units.decode("utf-32-le")
 
 
 def _mapped(plane: str, first: int, stop: int, found: list[str]) -> None:

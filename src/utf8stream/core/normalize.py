@@ -17,12 +17,11 @@ the last of ``x``'s, there is a boundary between them when
   end with it composes with a non-starter (so ``y`` cannot reorder past it, nor compose
   with it); for NFD and NFKD, any starter.
 
-The tables behind these rules are derived once, on first use, from ``unicodedata``:
+The tables behind these rules are read from ``unicodedata`` (core/_normtables.py):
 composition pairs from the canonical decompositions of two characters that are their
-own NFC (composition exclusions and singletons fall out), Hangul by its arithmetic.
-Most code points have neither a decomposition mapping nor a non-zero combining class:
-one call on a whole span proves that of all of it (``_busy``), so only the spans that
-hold something are read a code point at a time.
+own NFC (composition exclusions and singletons fall out), Hangul by its arithmetic, once
+a process from the few characters that have a mapping; the rest a block of 256 code
+points at a time, the first time a character of the block is met.
 
 A piece is normalized up to its last boundary, and the rest is carried.  The
 accelerator's ``normalize_piece`` makes the output in one pass: the quick check of UAX 15
@@ -30,9 +29,9 @@ character by character (canonical order, and the form's quick-check property, de
 here from ``unicodedata``: no where a character is not its own normalization, maybe where
 it composes with a character before it), ``unicodedata.normalize`` called only for the
 segments around what it cannot pass, and one copy of the rest (none when the piece goes
-out whole: it is handed through as it is).  Its flags are filled a block of 256 code
-points at a time, the first time the pass meets one; in pure Python the piece is joined
-to the carry and ``unicodedata.normalize`` does the quick check.
+out whole: it is handed through as it is).  The pass fills the blocks it meets; in pure
+Python the piece is joined to the carry and ``unicodedata.normalize`` does the quick
+check.
 
 Between two boundaries there is a starter, or two that compose into one a non-starter
 still composes with (U+0DD9 U+0DCF, then U+0DCA), and the non-starters after them, so
