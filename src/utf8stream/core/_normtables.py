@@ -163,7 +163,8 @@ class StreamSafe:
 
     def counted(self, c: str) -> bool:
         """Whether ``c`` is in ``counts`` (its block filled first)."""
-        self.fill(ord(c) >> 8)
+        if not self._filled[ord(c) >> 8]:
+            self.fill(ord(c) >> 8)
         return c in self.counts
 
     def fill(self, block: int) -> None:
