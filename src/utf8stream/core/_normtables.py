@@ -63,10 +63,15 @@ def _decompositions(kind: Form, chars: list[str]) -> list[str]:
 
     Joined by U+0000 (a starter without a mapping, which reordering never crosses), the
     characters normalize to their own normalizations joined by it; as many pieces as
-    characters shows that none of those held a U+0000, so each piece is its own.
+    characters shows that none of those held a U+0000, so each piece is its own.  A
+    U+0000 among them is normalized apart.
     """
+    if "\0" in chars:
+        zero = unicodedata.normalize(kind, "\0")
+        others = iter(_decompositions(kind, [c for c in chars if c != "\0"]))
+        return [zero if c == "\0" else next(others) for c in chars]
     pieces = unicodedata.normalize(kind, "\0".join(chars)).split("\0")
-    if "\0" in chars or len(pieces) != len(chars):
+    if len(pieces) != len(chars):
         return [unicodedata.normalize(kind, c) for c in chars]
     return pieces
 
@@ -173,18 +178,27 @@ class StreamSafe:
             return
         first = block << 8
         chars = list(map(chr, range(first, first + 256)))
+        nfkd = _decompositions("NFKD", chars)
         bits = bytearray(32)
-        for i, (c, d) in enumerate(zip(chars, _decompositions("NFKD", chars), strict=True)):
-            flags = [unicodedata.combining(x) != 0 for x in d]
-            if not (flags[0] or flags[-1]):
-                continue
+        if nfkd != chars or any(map(unicodedata.combining, chars)):
+            self._read(chars, nfkd, bits)
+        self.members[first >> 3 : (first >> 3) + 32] = bits
+        self._filled[block] = 1
+
+    def _read(self, chars: list[str], nfkd: list[str], bits: bytearray) -> None:
+        """The counts of ``chars`` (a block) whose NFKD ``nfkd`` starts or ends with a
+        non-starter, and the bits of those that have no starter in ``bits``."""
+        combining = unicodedata.combining
+        heads = map(combining, map(operator.itemgetter(0), nfkd))
+        tails = map(combining, map(operator.itemgetter(-1), nfkd))
+        for i in itertools.compress(range(256), map(operator.or_, heads, tails)):
+            c, d = chars[i], nfkd[i]
+            flags = [combining(x) != 0 for x in d]
             lead = flags.index(False) if False in flags else len(d)
             trail = flags[::-1].index(False) if False in flags else len(d)
             self.counts[c] = (lead, trail, lead == len(d))
             if lead == len(d):
                 bits[i >> 3] |= 1 << (i & 7)
-        self.members[first >> 3 : (first >> 3) + 32] = bits
-        self._filled[block] = 1
 
 
 @functools.cache
@@ -272,6 +286,8 @@ class Rules:
         self._backward = composing.backward
         self._opened = composing.opened
         self._held = composing.held
+        #: What a character must not be for its block to be plain (see ``fill``).
+        self._special = composing.backward | composing.held
 
     def known(self, c: str) -> None:
         """Fill the block of ``c`` if it is not yet."""
@@ -284,33 +300,48 @@ class Rules:
         chars = list(map(chr, range(first, first + 256)))
         classes = list(map(unicodedata.combining, chars))
         full = _decompositions(self.kind, chars)
-        normal = full if self.form == self.kind else _decompositions(self.form, chars)
-        safe = self.safe
-        safe.fill(block)
-        only = safe.members[first >> 3 : (first >> 3) + 32]
-        flags = bytearray(256)
-        combining, need = unicodedata.combining, self._need
-        for i, (c, k, d, n) in enumerate(zip(chars, classes, full, normal, strict=True)):
-            flag = _FILLED | (_MARK if k else 0) | (_ONLY if only[i >> 3] >> (i & 7) & 1 else 0)
-            if n != c or c in self._backward:
-                flag |= _CHANGES
-            start, end = d[0], d[-1]
-            if combining(start) if d != c else k:
-                self.before[c] = None
-                flag |= _JOINS
-            elif start in need:
-                self.before[c] = need[start]
-                flag |= _JOINS
-            if end != c:
-                self.last[c] = end
-            mark = combining(end) if d != c else k
-            if mark or end in self._opened:
-                self.opening.add(c)
-            if mark or end in self._held:
-                self.holding.add(c)
-            flags[i] = flag
+        self.safe.fill(block)
+        members = self.safe.members[first >> 3 : (first >> 3) + 32]
+        flags = bytearray((_FILLED,)) * 256
+        # A block of starters without a mapping that compose with nothing (most blocks
+        # of most scripts) has nothing more to read.
+        if full != chars or any(classes) or any(members) or not self._special.isdisjoint(chars):
+            self._read(chars, classes, full, flags)
+            for at in itertools.compress(range(32), members):
+                for i in range(8 * at, 8 * at + 8):
+                    flags[i] |= _ONLY if members[at] >> (i & 7) & 1 else 0
         _classes()[first : first + 256] = bytes(classes)
         self.flags[first : first + 256] = flags
+
+    def _read(
+        self, chars: list[str], classes: list[int], full: list[str], flags: bytearray
+    ) -> None:
+        """The rules of ``chars`` (a block), and their flags but ``_ONLY`` into ``flags``."""
+        # A character without a decomposition is its own normalization in every form.
+        plain = full == chars or self.form == self.kind
+        normal = full if plain else _decompositions(self.form, chars)
+        starts = list(map(operator.itemgetter(0), full))
+        ends = list(map(operator.itemgetter(-1), full))
+        start_marks = list(map(unicodedata.combining, starts))
+        end_marks = list(map(unicodedata.combining, ends))
+        need = self._need
+        joins = list(map(operator.or_, start_marks, map(need.__contains__, starts)))
+        for c, start, mark in itertools.compress(
+            zip(chars, starts, start_marks, strict=True), joins
+        ):
+            self.before[c] = None if mark else need[start]
+        changed = map(operator.ne, chars, ends)
+        self.last.update(itertools.compress(zip(chars, ends, strict=True), changed))
+        opening = map(operator.or_, end_marks, map(self._opened.__contains__, ends))
+        self.opening.update(itertools.compress(chars, opening))
+        holding = map(operator.or_, end_marks, map(self._held.__contains__, ends))
+        self.holding.update(itertools.compress(chars, holding))
+        changes = map(
+            operator.or_, map(operator.ne, chars, normal), map(self._backward.__contains__, chars)
+        )
+        for flag, where in ((_CHANGES, changes), (_MARK, classes), (_JOINS, joins)):
+            for i in itertools.compress(range(256), where):
+                flags[i] |= flag
 
     def boundary(self, x: str, y: str) -> bool:
         """Whether there is a normalization boundary between ``x`` and ``y``."""
