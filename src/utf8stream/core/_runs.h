@@ -33,14 +33,6 @@
         }                                                                                \
     } while (0)
 
-/* The bits of a bitmap, bytes or bytearray; no Python code runs while they are read. */
-static inline const unsigned char *
-run_bits(PyObject *bitmap)
-{
-    return (const unsigned char *)(PyBytes_Check(bitmap) ? PyBytes_AS_STRING(bitmap)
-                                                         : PyByteArray_AS_STRING(bitmap));
-}
-
 /* The run's index, or -1; shortest >= 1, start >= 0. */
 static Py_ssize_t
 run_scan(PyObject *text, const unsigned char *bits, Py_ssize_t nbytes, Py_ssize_t shortest,
@@ -65,10 +57,8 @@ run_scan(PyObject *text, const unsigned char *bits, Py_ssize_t nbytes, Py_ssize_
 static PyObject *
 find_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4 || !PyUnicode_Check(args[0]) ||
-        !(PyBytes_Check(args[1]) || PyByteArray_Check(args[1]))) {
-        PyErr_SetString(PyExc_TypeError,
-                        "find_run(text: str, members: bytes | bytearray, shortest, start)");
+    if (nargs != 4 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "find_run(text: str, members: buffer, shortest, start)");
         return NULL;
     }
     Py_ssize_t shortest = PyLong_AsSsize_t(args[2]);
@@ -80,7 +70,13 @@ find_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "find_run: shortest >= 1 and start >= 0");
         return NULL;
     }
-    return PyLong_FromSsize_t(run_scan(args[0], run_bits(args[1]), Py_SIZE(args[1]), shortest, start));
+    Py_buffer bits;
+    if (PyObject_GetBuffer(args[1], &bits, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    Py_ssize_t at = run_scan(args[0], (const unsigned char *)bits.buf, bits.len, shortest, start);
+    PyBuffer_Release(&bits);
+    return PyLong_FromSsize_t(at);
 }
 
 #undef RUN_SCAN
