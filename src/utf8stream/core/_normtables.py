@@ -10,7 +10,7 @@ decompositions UAX 15 gives by arithmetic, are left out).
 
 Everything else is per character, and filled a block of 256 code points at a time, the
 first time a character of the block is met: by ``normalize_piece``'s pass (through
-``fill``), or by the Python side before it looks a character up (``known``).  Text in a
+``fill``), or by the Python side before it looks a character up.  Text in a
 few scripts never pays for the others.
 """
 
@@ -289,11 +289,6 @@ class Rules:
         #: What a character must not be for its block to be plain (see ``fill``).
         self._special = composing.backward | composing.held
 
-    def known(self, c: str) -> None:
-        """Fill the block of ``c`` if it is not yet."""
-        if not self.flags[ord(c)]:
-            self.fill(ord(c) >> 8)
-
     def fill(self, block: int) -> None:
         """Read the 256 code points of ``block``: their flags, classes and rules."""
         first = block << 8
@@ -345,11 +340,14 @@ class Rules:
 
     def boundary(self, x: str, y: str) -> bool:
         """Whether there is a normalization boundary between ``x`` and ``y``."""
-        self.known(y)
+        # ``known`` written out: this runs for every piece.
+        if not self.flags[ord(y)]:
+            self.fill(ord(y) >> 8)
         avoid = self.before.get(y, False)
         if avoid is False:
             return True
-        self.known(x)
+        if not self.flags[ord(x)]:
+            self.fill(ord(x) >> 8)
         if avoid is None:
             return x not in self.opening
         assert isinstance(avoid, frozenset)
@@ -357,7 +355,8 @@ class Rules:
 
     def holds(self, x: str) -> bool:
         """Whether some character after ``x`` is not a boundary with it."""
-        self.known(x)
+        if not self.flags[ord(x)]:
+            self.fill(ord(x) >> 8)
         return x in self.holding
 
 
