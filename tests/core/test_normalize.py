@@ -493,7 +493,7 @@ def text_of(group):
     for block in range(group, 0x1100, 48):
         if 0xD8 <= block < 0xE0:
             continue
-        for _ in range(8):
+        for _ in range(4):
             c = chr(block << 8 | rnd.randrange(256))
             mark = rnd.choice(MARKS)
             out.append("a" + mark + c + rnd.choice(MARKS) + unicodedata.normalize("NFD", c) + mark)
