@@ -447,14 +447,29 @@ def find_run(text: str, members: bytes | bytearray, shortest: int, start: int) -
     """
     if shortest < 1 or start < 0:
         raise ValueError("find_run: shortest >= 1 and start >= 0")
+    return _search_run(text, members, shortest, start)
+
+
+def _search_run(
+    text: str,
+    members: bytes | bytearray,
+    shortest: int,
+    start: int,
+    filled: tuple[memoryview, Callable[[int], None]] | None = None,
+) -> int:
+    """``find_run``; with ``filled`` (flags, fill), the block of each character looked up
+    is filled first where its flags are 0, which may clear bits of ``members``: the
+    pattern, made before, may then find more than members, each checked here."""
 
     def member(at: int) -> bool:
         cp = ord(text[at])
+        if filled is not None and not filled[0][cp]:
+            filled[1](cp >> 8)
         return cp >> 3 < len(members) and members[cp >> 3] >> (cp & 7) & 1 == 1
 
+    pattern = _member_pattern(members)
     first = start + shortest - 1
     sampled = text[first::shortest]
-    pattern = _member_pattern(members)
     found = pattern.search(sampled)
     while found is not None:
         at = first + found.start() * shortest
@@ -494,16 +509,19 @@ def normalize_piece(
 ) -> str | int:
     """The normalization of ``head + text[:cut]`` (``tables[3]`` normalizes), or, with
     ``shortest``, the index of the first run of at least ``shortest`` characters of
-    ``text`` that ``find_run`` finds in the bitmap ``tables[4]``, when there is one.
+    ``text`` set in the bitmap ``tables[4]``, when there is one.
 
     The compiled twin does the quick check itself in one pass, from the flags
     ``tables[2]`` fills into ``tables[0]`` and ``tables[1]``; here
-    ``unicodedata.normalize`` does it, on the text joined.
+    ``unicodedata.normalize`` does it, on the text joined.  The bitmap has all bits set
+    in a block not filled yet: as the twin fills the blocks it meets, the search for a
+    run fills the block of each character it looks up.
     """
     if not 0 <= cut <= len(text) or shortest < 0:
         raise ValueError("normalize_piece: cut out of the text, or shortest < 0")
     if shortest:
-        at = find_run(text, tables[4], shortest, 0)
+        with memoryview(tables[0]) as flags:
+            at = _search_run(text, tables[4], shortest, 0, (flags, tables[2]))
         if at >= 0:
             return at
     emit = join_cut(head, text, cut)
