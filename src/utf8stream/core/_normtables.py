@@ -131,7 +131,7 @@ def _unicode() -> _Unicode:
     canonical = itertools.compress(mapped, map(operator.ne, mapped, nfd))
     composites = list(filter(functools.partial(unicodedata.is_normalized, "NFC"), canonical))
     # A canonical mapping is one code point or two (UAX 44), and one alone is never NFC:
-    # the mappings of the primary composites are pairs (strict zips would say otherwise).
+    # the mappings of the primary composites are pairs (the strict zips raise if not).
     codes = " ".join(map(unicodedata.decomposition, composites)).split()
     units = list(map(chr, map(int, codes, itertools.repeat(16))))
     pairs = dict(zip(zip(units[0::2], units[1::2], strict=True), composites, strict=True))
