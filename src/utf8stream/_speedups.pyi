@@ -49,7 +49,7 @@ class Units:
     pending: bytes
     def decode(self, data: Any, final: bool = False, /) -> str: ...
 
-def find_run(text: str, members: bytes, shortest: int, start: int, /) -> int: ...
+def find_run(text: str, members: bytes | bytearray, shortest: int, start: int, /) -> int: ...
 def find_moji(
     text: str, index: bytes, pages: bytes, width: int, start: int, longest: int, /
 ) -> int: ...
@@ -71,7 +71,13 @@ def normalize_piece(
     head: str,
     text: str,
     cut: int,
-    tables: tuple[bytearray, bytearray, Callable[[int], None], Callable[[str], str], bytes],
+    tables: tuple[
+        WriteableBuffer,
+        ReadableBuffer,
+        Callable[[int], None],
+        Callable[[str], str],
+        bytes | bytearray,
+    ],
     shortest: int,
     /,
 ) -> str | int: ...

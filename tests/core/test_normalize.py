@@ -11,15 +11,20 @@ The stream-safe text process has its own oracle below, written from UAX 15 secti
 from __future__ import annotations
 
 import itertools
+import json
+import os
 import random
+import subprocess
 import sys
 import unicodedata
+from pathlib import Path
 
 import pytest
 from _helpers import examples
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import utf8stream
 from utf8stream.accel import use_accelerator
 from utf8stream.transforms import (
     Normalizer,
@@ -361,6 +366,14 @@ PLAIN = ["plain text ", "café ", "Ελλάδα ", "中文字 ", "한국어 ", "
 WORK = ["e\u0301", "\u212b", "\ufb01", "\U0001f213", "\u1100\u1161", "\u0323\u0302"]
 
 
+#: Code points of any plane, each next to marks: blocks neither implementation has met
+#: yet, met for the first time in a later piece.
+ANYWHERE = st.lists(
+    st.tuples(st.sampled_from(MARKS), st.characters(), st.sampled_from(MARKS)).map("".join),
+    max_size=6,
+).map("".join)
+
+
 @st.composite
 def wide_texts(draw: st.DrawFn) -> str:
     pieces = []
@@ -368,6 +381,7 @@ def wide_texts(draw: st.DrawFn) -> str:
         pieces.append(draw(st.sampled_from(PLAIN)) * draw(st.integers(0, 40)))
         pieces.append(draw(st.sampled_from(WORK)) * draw(st.integers(0, 80)))
         pieces.append(draw(st.one_of(safe_texts(), long_texts())))
+        pieces.append(draw(ANYWHERE))
     return "".join(pieces)
 
 
@@ -395,15 +409,18 @@ def _run_with(accelerated: bool, form: str, pieces: list[str], **options: object
     text=st.one_of(wide_texts(), safe_texts(), long_texts()),
     where=st.lists(st.integers(0, 5000), max_size=8),
     safe=st.booleans(),
+    pure_first=st.booleans(),
 )
 @settings(SETTINGS, max_examples=examples(20))
 def test_the_accelerator_and_pure_python_give_the_same(
-    form: str, text: str, where: list[int], safe: bool
+    form: str, text: str, where: list[int], safe: bool, pure_first: bool
 ) -> None:
     pieces = _pieces(text, where)
     options = {"stream_safe": safe, "max_carry": 32 if safe else 64}
+    # Whichever runs first is the first to meet the blocks of the text.
+    pure = _run_with(False, form, pieces, **options) if pure_first else None
     accelerated = _run_with(True, form, pieces, **options)
-    assert accelerated == _run_with(False, form, pieces, **options)
+    assert accelerated == (pure or _run_with(False, form, pieces, **options))
     if safe:
         outs = accelerated[0]  # type: ignore[index]
         expected = unicodedata.normalize(form, stream_safe(text)[0])  # type: ignore[arg-type]
@@ -457,3 +474,78 @@ def test_every_code_point_of_sample_blocks_cut_next_to_what_it_meets() -> None:
                 normalizer.reset()
                 got = normalizer.transform(head) + normalizer.transform(tail, final=True)
                 assert got == unicodedata.normalize(form, head + tail), (form, head, tail)
+
+
+#: Run in a new interpreter, so that no block is known before the text reaches it: for
+#: each form and chunking, code points of every 48th block of all planes (a different
+#: set each time), in order, each between marks and next to its decomposition.
+LATE_BLOCKS = r"""
+import json, random, sys, unicodedata
+from utf8stream.accel import use_accelerator
+from utf8stream.transforms import Normalizer
+
+MARKS = ["\u0301", "\u0323\u0302", "\u0345", "\U0001d165\U0001d16e", "\u0f72\u0f71", "\u3099"]
+
+
+def text_of(group):
+    rnd = random.Random(group)
+    out = ["a\u0301"]
+    for block in range(group, 0x1100, 48):
+        if 0xD8 <= block < 0xE0:
+            continue
+        for _ in range(4):
+            c = chr(block << 8 | rnd.randrange(256))
+            mark = rnd.choice(MARKS)
+            out.append("a" + mark + c + rnd.choice(MARKS) + unicodedata.normalize("NFD", c) + mark)
+    return "".join(out)
+
+
+def chunks(text, how, rnd):
+    sizes = {"one": lambda: 1, "seven": lambda: 7, "random": lambda: rnd.randrange(1, 300)}[how]
+    at = 0
+    while at < len(text):
+        size = sizes()
+        yield text[at : at + size]
+        at += size
+
+
+wrong = []
+group = 0
+for form in ("NFC", "NFD", "NFKC", "NFKD"):
+    for how in ("one", "seven", "random"):
+        text = text_of(group)
+        group += 1
+        with use_accelerator(sys.argv[1] == "accelerated"):
+            normalizer = Normalizer(form)
+        pieces = chunks(text, how, random.Random(group))
+        out = "".join(normalizer.transform(piece) for piece in pieces)
+        out += normalizer.transform("", final=True)
+        expected = unicodedata.normalize(form, text)
+        if out != expected:
+            at = next((i for i, (x, y) in enumerate(zip(out, expected)) if x != y), len(out))
+            around = slice(max(0, at - 5), at + 5)
+            wrong.append([form, how, ascii(out[around]), ascii(expected[around])])
+print(json.dumps(wrong))
+"""
+
+
+@pytest.mark.parametrize("implementation", ["accelerated", "pure"])
+def test_blocks_first_met_late_in_a_new_process(implementation: str) -> None:
+    if implementation == "accelerated":
+        try:
+            with use_accelerator(True):
+                pass
+        except RuntimeError:
+            pytest.skip("the C accelerator is not built here (pure-Python install)")
+    package = str(Path(utf8stream.__file__).resolve().parent.parent)
+    path = os.pathsep.join([package, os.environ.get("PYTHONPATH", "")])
+    done = subprocess.run(
+        [sys.executable, "-c", LATE_BLOCKS, implementation],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": path},
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []

@@ -10,7 +10,6 @@ stands in for; it is the same behaviour through the same seam.
 from __future__ import annotations
 
 import codecs
-import functools
 import re
 import threading
 from collections.abc import Awaitable, Callable, Generator
@@ -393,28 +392,52 @@ class ByteTranscoder:
         raise exc
 
 
-@functools.cache
-def _member_pattern(members: bytes) -> re.Pattern[str]:
+def _member_spans(members: bytes | bytearray) -> list[tuple[int, int]]:
+    """The code points set in ``members``, as ranges ``(low, high)``: a byte of all ones
+    at a time where it can, bit by bit elsewhere."""
+    spans: list[tuple[int, int]] = []
+    for found in re.finditer(rb"\xff+|[^\x00\xff]", members):
+        a, b = found.span()
+        if members[a] == 0xFF:
+            pieces = [(8 * a, 8 * b - 1)]
+        else:
+            pieces = [(8 * a + bit, 8 * a + bit) for bit in range(8) if members[a] >> bit & 1]
+        for low, high in pieces:
+            if spans and spans[-1][1] + 1 == low:
+                spans[-1] = (spans[-1][0], high)
+            else:
+                spans.append((low, high))
+    return spans
+
+
+#: The last bitmap ``_member_pattern`` was asked for, and its pattern.
+_last_pattern: list[tuple[bytes, re.Pattern[str]]] = []
+
+
+def _member_pattern(members: bytes | bytearray) -> re.Pattern[str]:
     """One character that may be a member: a member of the BMP, or any code point from
     the first astral member to the last.  re looks a BMP character up in a table but
     tries astral ranges one by one: one wide range keeps the search fast, and
     ``find_run`` checks what it finds."""
-    points = [i for i in range(len(members) * 8) if members[i >> 3] >> (i & 7) & 1]
-    spans: list[str] = []
-    i = 0
-    while i < len(points) and points[i] < 0x10000:
-        j = i
-        while j + 1 < len(points) and points[j + 1] == points[j] + 1 < 0x10000:
-            j += 1
-        low, high = re.escape(chr(points[i])), re.escape(chr(points[j]))
-        spans.append(low if i == j else f"{low}-{high}")
-        i = j + 1
-    if i < len(points):
-        spans.append(f"{re.escape(chr(points[i]))}-{re.escape(chr(points[-1]))}")
-    return re.compile("[" + "".join(spans) + "]" if spans else "[^\\s\\S]")
+    if _last_pattern and _last_pattern[0][0] == members:
+        return _last_pattern[0][1]
+    parts: list[str] = []
+    astral: list[tuple[int, int]] = []
+    for low, high in _member_spans(members):
+        if low < 0x10000:
+            top = min(high, 0xFFFF)
+            a, b = re.escape(chr(low)), re.escape(chr(top))
+            parts.append(a if low == top else f"{a}-{b}")
+        if high >= 0x10000 and low <= 0x10FFFF:
+            astral.append((max(low, 0x10000), min(high, 0x10FFFF)))
+    if astral:
+        parts.append(f"{re.escape(chr(astral[0][0]))}-{re.escape(chr(astral[-1][1]))}")
+    pattern = re.compile("[" + "".join(parts) + "]" if parts else "[^\\s\\S]")
+    _last_pattern[:] = [(bytes(members), pattern)]
+    return pattern
 
 
-def find_run(text: str, members: bytes, shortest: int, start: int) -> int:
+def find_run(text: str, members: bytes | bytearray, shortest: int, start: int) -> int:
     """The index of the first run of at least ``shortest`` characters of ``text`` at or
     after ``start`` whose code points are set in the bitmap ``members``, or -1.
 
@@ -424,14 +447,29 @@ def find_run(text: str, members: bytes, shortest: int, start: int) -> int:
     """
     if shortest < 1 or start < 0:
         raise ValueError("find_run: shortest >= 1 and start >= 0")
+    return _search_run(text, members, shortest, start)
+
+
+def _search_run(
+    text: str,
+    members: bytes | bytearray,
+    shortest: int,
+    start: int,
+    filled: tuple[memoryview, Callable[[int], None]] | None = None,
+) -> int:
+    """``find_run``; with ``filled`` (flags, fill), the block of each character looked up
+    is filled first where its flags are 0, which may clear bits of ``members``: the
+    pattern, made before, may then find more than members, each checked here."""
 
     def member(at: int) -> bool:
         cp = ord(text[at])
+        if filled is not None and not filled[0][cp]:
+            filled[1](cp >> 8)
         return cp >> 3 < len(members) and members[cp >> 3] >> (cp & 7) & 1 == 1
 
+    pattern = _member_pattern(members)
     first = start + shortest - 1
     sampled = text[first::shortest]
-    pattern = _member_pattern(members)
     found = pattern.search(sampled)
     while found is not None:
         at = first + found.start() * shortest
@@ -460,21 +498,30 @@ def normalize_piece(
     head: str,
     text: str,
     cut: int,
-    tables: tuple[bytearray, bytearray, Callable[[int], None], Callable[[str], str], bytes],
+    tables: tuple[
+        WriteableBuffer,
+        ReadableBuffer,
+        Callable[[int], None],
+        Callable[[str], str],
+        bytes | bytearray,
+    ],
     shortest: int,
 ) -> str | int:
     """The normalization of ``head + text[:cut]`` (``tables[3]`` normalizes), or, with
     ``shortest``, the index of the first run of at least ``shortest`` characters of
-    ``text`` that ``find_run`` finds in the bitmap ``tables[4]``, when there is one.
+    ``text`` set in the bitmap ``tables[4]``, when there is one.
 
     The compiled twin does the quick check itself in one pass, from the flags
     ``tables[2]`` fills into ``tables[0]`` and ``tables[1]``; here
-    ``unicodedata.normalize`` does it, on the text joined.
+    ``unicodedata.normalize`` does it, on the text joined.  The bitmap has all bits set
+    in a block not filled yet: as the twin fills the blocks it meets, the search for a
+    run fills the block of each character it looks up.
     """
     if not 0 <= cut <= len(text) or shortest < 0:
         raise ValueError("normalize_piece: cut out of the text, or shortest < 0")
     if shortest:
-        at = find_run(text, tables[4], shortest, 0)
+        with memoryview(tables[0]) as flags:
+            at = _search_run(text, tables[4], shortest, 0, (flags, tables[2]))
         if at >= 0:
             return at
     emit = join_cut(head, text, cut)

@@ -3,10 +3,13 @@
    The normalizer's pass over one piece (core/normalize.py): the form's normalization of
    head + text[:cut], where cut is a normalization boundary and head the carry of the
    last piece, made in one pass that does what the quick check of UAX 15 does, and one
-   copy.  tables = (props, ccc, fill, normalize, members): props is a bytearray of one
-   byte per code point, the NP_* flags below (0: not filled yet); ccc a bytearray of the
+   copy.  tables = (props, ccc, fill, normalize, members): props holds one
+   byte per code point, the NP_* flags below (0: not filled yet); ccc the
    canonical combining classes; fill(block) fills both for the 256 code points of a block,
-   from unicodedata, on first touch; normalize(s) is unicodedata.normalize(form, s).
+   from unicodedata, on first touch; normalize(s) is unicodedata.normalize(form, s);
+   members the bitmap find_run takes, set for the code points of the blocks not filled
+   yet, so a run it finds is checked by the caller.  Each is any buffer (props a
+   writable one) of 0x110000 bytes (members 0x110000 bits).
 
    The characters of text[:cut] are looked up one by one: a starter the quick check says
    yes to is passed over, a non-starter is held to canonical order, and any other (the
@@ -368,7 +371,8 @@ finally:
 
 /* The pass, once the buffers are held: the output, the index of a long run, or NULL. */
 static PyObject *
-np_piece(np_pass *p, PyObject *head, PyObject *text, PyObject *normalize, PyObject *members)
+np_piece(np_pass *p, PyObject *head, PyObject *text, PyObject *normalize,
+         const Py_buffer *members)
 {
     Py_ssize_t nhead = PyUnicode_GET_LENGTH(head);
     int head_clean = 1;
@@ -383,8 +387,8 @@ np_piece(np_pass *p, PyObject *head, PyObject *text, PyObject *normalize, PyObje
     }
     if (p->whole && p->shortest) {
         /* The pass stopped short: the rest is looked over as find_run does. */
-        Py_ssize_t at = run_scan(text, (const unsigned char *)PyBytes_AS_STRING(members),
-                                 PyBytes_GET_SIZE(members), p->shortest, 0);
+        Py_ssize_t at = run_scan(text, (const unsigned char *)members->buf, members->len,
+                                 p->shortest, 0);
         if (at >= 0) {
             return PyLong_FromSsize_t(at);
         }
@@ -408,8 +412,7 @@ static PyObject *
 normalize_piece(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs != 5 || !PyUnicode_Check(args[0]) || !PyUnicode_Check(args[1]) ||
-        !PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[3]) != 5 ||
-        !PyBytes_Check(PyTuple_GET_ITEM(args[3], 4))) {
+        !PyTuple_Check(args[3]) || PyTuple_GET_SIZE(args[3]) != 5) {
         PyErr_SetString(PyExc_TypeError,
                         "normalize_piece(head: str, text: str, cut: int, tables: tuple of 5,"
                         " shortest: int)");
@@ -430,11 +433,16 @@ normalize_piece(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
            flag says so, the tables are not needed. */
         return join_head(head, text, cut);
     }
-    Py_buffer props, ccc;
+    Py_buffer props, ccc, members;
     if (PyObject_GetBuffer(PyTuple_GET_ITEM(tables, 0), &props, PyBUF_WRITABLE) < 0) {
         return NULL;
     }
     if (PyObject_GetBuffer(PyTuple_GET_ITEM(tables, 1), &ccc, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&props);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(tables, 4), &members, PyBUF_SIMPLE) < 0) {
+        PyBuffer_Release(&ccc);
         PyBuffer_Release(&props);
         return NULL;
     }
@@ -456,8 +464,9 @@ normalize_piece(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
             .only_end = -1,
             .run_at = -1,
         };
-        out = np_piece(&p, head, text, PyTuple_GET_ITEM(tables, 3), PyTuple_GET_ITEM(tables, 4));
+        out = np_piece(&p, head, text, PyTuple_GET_ITEM(tables, 3), &members);
     }
+    PyBuffer_Release(&members);
     PyBuffer_Release(&ccc);
     PyBuffer_Release(&props);
     return out;

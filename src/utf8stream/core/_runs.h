@@ -57,8 +57,8 @@ run_scan(PyObject *text, const unsigned char *bits, Py_ssize_t nbytes, Py_ssize_
 static PyObject *
 find_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
 {
-    if (nargs != 4 || !PyUnicode_Check(args[0]) || !PyBytes_Check(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "find_run(text: str, members: bytes, shortest, start)");
+    if (nargs != 4 || !PyUnicode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "find_run(text: str, members: buffer, shortest, start)");
         return NULL;
     }
     Py_ssize_t shortest = PyLong_AsSsize_t(args[2]);
@@ -70,8 +70,13 @@ find_run(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "find_run: shortest >= 1 and start >= 0");
         return NULL;
     }
-    const unsigned char *bits = (const unsigned char *)PyBytes_AS_STRING(args[1]);
-    return PyLong_FromSsize_t(run_scan(args[0], bits, PyBytes_GET_SIZE(args[1]), shortest, start));
+    Py_buffer bits;
+    if (PyObject_GetBuffer(args[1], &bits, PyBUF_SIMPLE) < 0) {
+        return NULL;
+    }
+    Py_ssize_t at = run_scan(args[0], (const unsigned char *)bits.buf, bits.len, shortest, start);
+    PyBuffer_Release(&bits);
+    return PyLong_FromSsize_t(at);
 }
 
 #undef RUN_SCAN
