@@ -5,11 +5,16 @@ code pages' characters, cut anywhere, at small and default bounds."""
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+
 import pytest
 from _helpers import examples
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from test_mojibake import CODE_PAGES, LOOK_ALIKES, SENTENCES, _bake, _pieces
+from test_mojibake import CODE_PAGES, LOOK_ALIKES, ONCE, SENTENCES, TWICE, _bake, _pieces
 
 from utf8stream.accel import accelerated, use_accelerator
 from utf8stream.transforms import MojibakeRepairer, TextChange, repair_mojibake
@@ -104,3 +109,42 @@ def test_every_baked_sentence_is_repaired_the_same() -> None:
 def test_a_tiny_bound_is_refused_by_both(enabled: bool) -> None:
     with use_accelerator(enabled), pytest.raises(ValueError, match="max_carry"):
         repair_mojibake("cafÃ©", max_carry=3)
+
+
+#: Imports the package three times in one process, each after dropping every module of
+#: the previous import (the accelerator's included) and collecting it, and repairs the
+#: texts of stdin (a JSON list) with both repairers each time: one JSON line a time.
+_REIMPORT = """
+import gc, json, sys
+texts = json.loads(sys.stdin.read())
+for _ in range(3):
+    from utf8stream.accel import accelerated
+    from utf8stream.transforms import repair_mojibake, repair_mojibake_bytes
+    text = [repair_mojibake(t) for t in texts]
+    data = [repair_mojibake_bytes(t.encode()).decode() for t in texts]
+    print(json.dumps([accelerated(), text, data]))
+    del accelerated, repair_mojibake, repair_mojibake_bytes
+    for name in [n for n in sys.modules if n == "utf8stream" or n.startswith("utf8stream.")]:
+        del sys.modules[name]
+    gc.collect()
+"""
+
+
+def test_each_new_import_of_the_accelerator_repairs_alike() -> None:
+    # Each import makes a new accelerator module, with tables of its own to derive and
+    # keep; the one before is freed with everything it kept.
+    cases = ONCE[::4] + TWICE[::40]
+    env = dict(os.environ)
+    env.pop("UTF8STREAM_PURE_PYTHON", None)
+    child = subprocess.run(
+        [sys.executable, "-c", _REIMPORT],
+        input=json.dumps([baked for _, _, baked in cases]),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    rounds = [json.loads(line) for line in child.stdout.splitlines()]
+    sentences = [sentence for sentence, _, _ in cases]
+    assert rounds == [[True, sentences, sentences]] * 3

@@ -195,6 +195,11 @@ def _twins(one: str, other: str) -> bool:
     )
 
 
+#: The most characters a cache of costs or classes holds: a full one is emptied before
+#: the next goes in, so a long-running detector fed ever new characters stays bounded.
+CACHE_LIMIT = 1 << 14
+
+
 class LanguageModel:
     """The cost of each character in one language's text."""
 
@@ -210,6 +215,8 @@ class LanguageModel:
     def cost(self, char: str) -> float:
         cost = self.cache.get(char)
         if cost is None:
+            if len(self.cache) >= CACHE_LIMIT:
+                self.cache.clear()
             cost = self.cache[char] = self._cost(char)
         return cost
 
@@ -388,6 +395,8 @@ def _class_of(char: str) -> int:
             found = _LETTER
         else:
             found = _SYMBOL if unicodedata.category(char)[0] == "S" else _OTHER
+        if len(_CLASSES) >= CACHE_LIMIT:
+            _CLASSES.clear()
         _CLASSES[char] = found
     return found
 

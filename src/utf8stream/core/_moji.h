@@ -61,13 +61,10 @@ moji_read(moji_state *q, const moji_bits *b)
 /* moji_bits of every row of `pages`, the index cleaned (rows only from 0x80 to the last
    code point that has one, each checked against `pages`, so that a look-up is one load)
    and `pages` by column (a page's bytes in a row, for undoing a run through one page),
-   made once for the tables in use (kept with a reference to them: the repairer passes
-   the same objects on every call).  They are held in one bytes object, moji_bits_held,
-   which a caller that runs Python code while it reads them holds a reference to: the
-   code may make the tables of other ones. */
-static PyObject *moji_bits_pages, *moji_bits_index, *moji_bits_held;
-static Py_ssize_t moji_bits_width;
-static Py_UCS4 moji_bits_last;
+   made once for the tables in use and kept in the module state (with a reference to
+   them: the repairer passes the same objects on every call).  They are held in one bytes
+   object, st->moji_held, which a caller that runs Python code while it reads them holds a
+   reference to: the code may make the tables of other ones. */
 
 /* Where the cleaned index and the columns are in moji_bits_held. */
 static inline void
@@ -81,12 +78,12 @@ moji_held_parts(moji_tables *t, PyObject *held)
 
 /* The tables' parts made for t (its nrows and width set); -1 with an exception. */
 static int
-moji_bits_of(moji_tables *t, PyObject *index, PyObject *pages)
+moji_bits_of(module_state *st, moji_tables *t, PyObject *index, PyObject *pages)
 {
     Py_ssize_t nrows = t->nrows, width = t->width;
-    if (pages == moji_bits_pages && index == moji_bits_index && width == moji_bits_width) {
-        t->last = moji_bits_last;
-        moji_held_parts(t, moji_bits_held);
+    if (pages == st->moji_pages && index == st->moji_index && width == st->moji_width) {
+        t->last = st->moji_last;
+        moji_held_parts(t, st->moji_held);
         return 0;
     }
     const uint16_t *rowof = (const uint16_t *)PyBytes_AS_STRING(index);
@@ -130,11 +127,11 @@ moji_bits_of(moji_tables *t, PyObject *index, PyObject *pages)
             x->f4 |= b == 0xF4 ? bit : 0;
         }
     }
-    Py_XSETREF(moji_bits_held, held);
-    Py_XSETREF(moji_bits_pages, Py_NewRef(pages));
-    Py_XSETREF(moji_bits_index, Py_NewRef(index));
-    moji_bits_width = width;
-    moji_bits_last = top;
+    Py_XSETREF(st->moji_held, held);
+    Py_XSETREF(st->moji_pages, Py_NewRef(pages));
+    Py_XSETREF(st->moji_index, Py_NewRef(index));
+    st->moji_width = width;
+    st->moji_last = top;
     return 0;
 }
 
@@ -179,7 +176,7 @@ MOJI_SCAN(Py_UCS4)
 
 /* The tables from args[1:4], or -1 with an exception set. */
 static int
-moji_tables_of(PyObject *const *args, moji_tables *t)
+moji_tables_of(module_state *st, PyObject *const *args, moji_tables *t)
 {
     if (!PyUnicode_Check(args[0]) || !PyBytes_Check(args[1]) || !PyBytes_Check(args[2])) {
         PyErr_SetString(PyExc_TypeError, "find_moji(text: str, index: bytes, "
@@ -196,7 +193,7 @@ moji_tables_of(PyObject *const *args, moji_tables *t)
         return -1;
     }
     t->nrows = PyBytes_GET_SIZE(args[2]) / t->width;
-    if (moji_bits_of(t, args[1], args[2]) < 0) {
+    if (moji_bits_of(st, t, args[1], args[2]) < 0) {
         return -1;
     }
     t->all = t->width == 32 ? 0xFFFFFFFFu : (((uint32_t)1 << t->width) - 1);
@@ -212,7 +209,7 @@ find_moji(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
                                          "width, start, longest)");
         return NULL;
     }
-    if (moji_tables_of(args, &t) < 0) {
+    if (moji_tables_of(get_state(module), args, &t) < 0) {
         return NULL;
     }
     Py_ssize_t start = PyLong_AsSsize_t(args[4]);

@@ -66,18 +66,16 @@ mojib_row(const moji_tables *t, uint32_t cp)
    sequences of the code points with a row.  ASCII, continuation bytes and the other leads
    begin none, whether or not a valid sequence follows (a continuation byte alone is no
    character either), so the scan steps over them without decoding.  Made once for the
-   tables in use, kept with a reference to them, as moji_bits_of keeps its bits. */
-static PyObject *mojib_need_index, *mojib_need_pages;
-static Py_ssize_t mojib_need_width;
-static unsigned char mojib_need[256];
-
+   tables in use and kept in the module state with a reference to them, as moji_bits_of
+   keeps its bits. */
 static const unsigned char *
-mojib_need_of(PyObject *index, PyObject *pages, const moji_tables *t)
+mojib_need_of(module_state *st, PyObject *index, PyObject *pages, const moji_tables *t)
 {
-    if (index == mojib_need_index && pages == mojib_need_pages && t->width == mojib_need_width) {
+    unsigned char *mojib_need = st->mojib_need;
+    if (index == st->mojib_index && pages == st->mojib_pages && t->width == st->mojib_width) {
         return mojib_need;
     }
-    memset(mojib_need, 0, sizeof mojib_need);
+    memset(mojib_need, 0, sizeof st->mojib_need);
     for (unsigned b = 0xC2; b <= 0xEF; b++) {
         uint32_t first = b <= 0xDF ? (uint32_t)(b & 0x1F) << 6 : (uint32_t)(b & 0x0F) << 12;
         uint32_t count = b <= 0xDF ? 0x40 : 0x1000;
@@ -88,9 +86,9 @@ mojib_need_of(PyObject *index, PyObject *pages, const moji_tables *t)
             }
         }
     }
-    Py_XSETREF(mojib_need_index, Py_NewRef(index));
-    Py_XSETREF(mojib_need_pages, Py_NewRef(pages));
-    mojib_need_width = t->width;
+    Py_XSETREF(st->mojib_index, Py_NewRef(index));
+    Py_XSETREF(st->mojib_pages, Py_NewRef(pages));
+    st->mojib_width = t->width;
     return mojib_need;
 }
 
@@ -185,11 +183,12 @@ find_moji_bytes(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     t.nrows = PyBytes_GET_SIZE(args[2]) / t.width;
-    if (moji_bits_of(&t, args[1], args[2]) < 0) {
+    module_state *st = get_state(module);
+    if (moji_bits_of(st, &t, args[1], args[2]) < 0) {
         return NULL;
     }
     t.all = t.width == 32 ? 0xFFFFFFFFu : (((uint32_t)1 << t.width) - 1);
-    const unsigned char *need = mojib_need_of(args[1], args[2], &t);
+    const unsigned char *need = mojib_need_of(st, args[1], args[2], &t);
     const unsigned char *s = (const unsigned char *)PyBytes_AS_STRING(args[0]);
     Py_ssize_t n = PyBytes_GET_SIZE(args[0]);
     return PyLong_FromSsize_t(start >= n ? -1 : mojib_scan(&t, need, s, n, start, longest));

@@ -71,7 +71,7 @@ typedef struct {
     const uint16_t *flags; /* native order, a row each */
     const unsigned char *groups;
     unsigned char *classes;
-    PyObject *classify, *names, *bits; /* bits: a reference to moji_bits_held */
+    PyObject *classify, *names, *bits; /* bits: a reference to the state's moji_held */
     /* The stretch and, per layer, its runs and their repairs (each at most a stretch
        long), with the row of each character (0: none of the pages'); made when a first
        stretch is decided. */
@@ -747,7 +747,7 @@ moji_events(const moji_ctx *c)
 
 /* The rules from the arguments, checked; -1 with an exception. */
 static int
-moji_ctx_of(moji_ctx *c, PyObject *buf, PyObject *rules, Py_buffer *classes)
+moji_ctx_of(module_state *st, moji_ctx *c, PyObject *buf, PyObject *rules, Py_buffer *classes)
 {
     if (!PyTuple_Check(rules) || PyTuple_GET_SIZE(rules) != 7) {
         PyErr_SetString(PyExc_TypeError, "moji_repair: rules is (index, pages, width, flags, "
@@ -759,7 +759,7 @@ moji_ctx_of(moji_ctx *c, PyObject *buf, PyObject *rules, Py_buffer *classes)
         r[i] = PyTuple_GET_ITEM(rules, i);
     }
     PyObject *probe[4] = {buf, r[0], r[1], r[2]};
-    if (moji_tables_of(probe, &c->t) < 0) {
+    if (moji_tables_of(st, probe, &c->t) < 0) {
         return -1;
     }
     if (!PyBytes_Check(r[3]) || PyBytes_GET_SIZE(r[3]) < 2 * c->t.nrows || !PyBytes_Check(r[4]) ||
@@ -775,7 +775,7 @@ moji_ctx_of(moji_ctx *c, PyObject *buf, PyObject *rules, Py_buffer *classes)
     c->classify = r[5];
     c->names = r[6];
     c->classes = classes->buf;
-    c->bits = Py_NewRef(moji_bits_held); /* the classifier may run any code */
+    c->bits = Py_NewRef(st->moji_held); /* the classifier may run any code */
     return 0;
 }
 
@@ -812,7 +812,7 @@ moji_repair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
     }
     moji_ctx c = {0};
     PyObject *result = NULL;
-    if (moji_ctx_of(&c, args[0], args[5], &classes) < 0) {
+    if (moji_ctx_of(get_state(module), &c, args[0], args[5], &classes) < 0) {
         goto done;
     }
     c.limit = limit;

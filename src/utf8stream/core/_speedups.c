@@ -253,6 +253,11 @@ module_traverse(PyObject *m, visitproc visit, void *arg)
     Py_VISIT(st->event_type);
     Py_VISIT(st->empty);
     Py_VISIT(st->empty_bytes);
+    Py_VISIT(st->moji_pages);
+    Py_VISIT(st->moji_index);
+    Py_VISIT(st->moji_held);
+    Py_VISIT(st->mojib_index);
+    Py_VISIT(st->mojib_pages);
     return 0;
 }
 
@@ -269,6 +274,11 @@ module_clear(PyObject *m)
     Py_CLEAR(st->event_type);
     Py_CLEAR(st->empty);
     Py_CLEAR(st->empty_bytes);
+    Py_CLEAR(st->moji_pages);
+    Py_CLEAR(st->moji_index);
+    Py_CLEAR(st->moji_held);
+    Py_CLEAR(st->mojib_index);
+    Py_CLEAR(st->mojib_pages);
     st->ready = 0;
     return 0;
 }

@@ -25,6 +25,15 @@ typedef struct {
     int ready;
     int simd; /* SIMD_AVX2, SIMD_SSE2 or SIMD_NONE: the kernels used (_simd.h) */
     int prefetchw; /* the CPU has PREFETCHW (with AVX2: ascii_copy_avx2) */
+    /* The mojibake tables' derived parts, for the tables last passed (moji_bits_of,
+       _moji.h), and with a reference to those tables: */
+    PyObject *moji_pages, *moji_index, *moji_held;
+    Py_ssize_t moji_width;
+    Py_UCS4 moji_last;
+    /* The lead bytes of their characters in UTF-8 (mojib_need_of, _mojibytes.h): */
+    PyObject *mojib_index, *mojib_pages;
+    Py_ssize_t mojib_width;
+    unsigned char mojib_need[256];
 } module_state;
 
 static inline module_state *
