@@ -433,28 +433,18 @@ moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
     return 0;
 }
 
-/* The repairs of the stretch at s of buf (its n characters and their rows in
-   c->stretch and c->srows), between `before` and `after`, added to c->fixes
-   (core/_mojibake_native.py's _Rules.decide); -1 with an exception. */
+/* The repairs of the stretch at s of buf (its n characters, their rows and the edges of
+   their runs in c->stretch, c->srows and c->edges), between `before` and `after`, added
+   to c->fixes (core/_mojibake_native.py's _Rules.decide); -1 with an exception. */
 static int
-moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_UCS4 before, Py_UCS4 after)
+moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_ssize_t nedges, Py_UCS4 before,
+            Py_UCS4 after)
 {
     const Py_UCS4 *st = c->stretch;
     const uint16_t *rows = c->srows;
+    const Py_ssize_t *edges = c->edges;
     moji_item *runs = c->items[0];
-    /* Where runs start and end, found without a branch on the characters (at a run's
-       edges one would be mispredicted): each position is written to the next slot,
-       kept only where a run starts or ends. */
-    Py_ssize_t *edges = c->edges, nedges = 0, nruns = 0;
-    unsigned was = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned is = rows[i] != 0;
-        edges[nedges] = i;
-        nedges += is ^ was;
-        was = is;
-    }
-    edges[nedges] = n;
-    nedges += was;
+    Py_ssize_t nruns = 0;
     for (Py_ssize_t k = 0; k < nedges; k += 2) {
         Py_ssize_t a = edges[k], e = edges[k + 1];
         if (e - a == 1) {
@@ -562,36 +552,78 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
 }
 
 /* The stretch from s: its characters and rows copied into c->stretch and c->srows up to
-   its line end or s + limit + 1, whichever comes first; the index of its end there. */
-static Py_ssize_t
-moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssize_t stop)
-{
-    Py_UCS4 *st = c->stretch;
-    uint16_t *rows = c->srows;
-    /* The table held apart: the stores of characters may alias the ctx to the compiler. */
-    const moji_tables t = c->t;
-    Py_ssize_t e = s;
-    for (; e < stop; e++) {
-        Py_UCS4 ch = PyUnicode_READ(kind, data, e);
-        if (ch == '\n' || ch == '\r') {
-            break;
-        }
-        st[e - s] = ch;
-        rows[e - s] = (uint16_t)moji_row_of(&t, ch);
+   its line end or `stop`, whichever comes first, and where its runs start and end into
+   c->edges (their count in *nedges), in one read of the text; the index of its end there.
+   The edges are found without a branch on the characters (at a run's edges one would be
+   mispredicted): each position is written to the next slot, kept only where a run starts
+   or ends. */
+#define MOJI_READ_STRETCH(TYPE)                                                           \
+    static Py_ssize_t moji_read_##TYPE(moji_ctx *c, const TYPE *d, Py_ssize_t s,          \
+                                       Py_ssize_t stop, Py_ssize_t *nedges)               \
+    {                                                                                     \
+        Py_UCS4 *st = c->stretch;                                                         \
+        uint16_t *rows = c->srows;                                                        \
+        Py_ssize_t *edges = c->edges, m = 0, i = 0;                                       \
+        /* Held apart: the stores may alias the ctx to the compiler. */                   \
+        const uint16_t *index = c->t.rows;                                                \
+        const Py_UCS4 last = c->t.last;                                                   \
+        unsigned was = 0;                                                                 \
+        for (const TYPE *p = d + s, *end = d + stop; p < end; p++, i++) {                 \
+            Py_UCS4 ch = *p;                                                              \
+            if (ch == '\n' || ch == '\r') {                                               \
+                break;                                                                    \
+            }                                                                             \
+            unsigned r = ch <= last ? index[ch] : 0, is = r != 0;                         \
+            st[i] = ch;                                                                   \
+            rows[i] = (uint16_t)r;                                                        \
+            edges[m] = i;                                                                 \
+            m += is ^ was;                                                                \
+            was = is;                                                                     \
+        }                                                                                 \
+        edges[m] = i;                                                                     \
+        *nedges = m + was;                                                                \
+        return s + i;                                                                     \
     }
-    return e;
+
+MOJI_READ_STRETCH(Py_UCS1)
+MOJI_READ_STRETCH(Py_UCS2)
+MOJI_READ_STRETCH(Py_UCS4)
+#undef MOJI_READ_STRETCH
+
+static Py_ssize_t
+moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssize_t stop,
+                  Py_ssize_t *nedges)
+{
+    switch (kind) {
+    case PyUnicode_1BYTE_KIND:
+        return moji_read_Py_UCS1(c, data, s, stop, nedges);
+    case PyUnicode_2BYTE_KIND:
+        return moji_read_Py_UCS2(c, data, s, stop, nedges);
+    default:
+        return moji_read_Py_UCS4(c, data, s, stop, nedges);
+    }
 }
 
 /* Where a stretch from s longer than the bound ends: after its last whole run within the
-   bound, or at the bound (rows: the stretch's, c->srows, one past the bound included). */
+   bound, or at the bound (rows: the stretch's, c->srows, one past the bound included);
+   its edges (c->edges, *nedges of them) kept to that end, a run open there closed. */
 static Py_ssize_t
-moji_cut(const uint16_t *rows, Py_ssize_t s, Py_ssize_t limit)
+moji_cut(moji_ctx *c, Py_ssize_t s, Py_ssize_t limit, Py_ssize_t *nedges)
 {
-    Py_ssize_t e = limit;
+    const uint16_t *rows = c->srows;
+    Py_ssize_t e = limit, m = 0;
     while (e > 0 && (!rows[e - 1] || rows[e])) {
         e--;
     }
-    return s + (e > 0 ? e : limit);
+    e = e > 0 ? e : limit;
+    while (m < *nedges && c->edges[m] < e) {
+        m++;
+    }
+    if (m & 1) {
+        c->edges[m++] = e;
+    }
+    *nedges = m;
+    return s + e;
 }
 
 /* The stretches of buf decided, in order (MojibakeRepairer.transform's loop): the end
@@ -631,10 +663,11 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
             return -1;
         }
         Py_ssize_t stop = n < s + limit + 1 ? n : s + limit + 1;
-        Py_ssize_t e = moji_read_stretch(c, data, kind, s, stop);
+        Py_ssize_t nedges;
+        Py_ssize_t e = moji_read_stretch(c, data, kind, s, stop, &nedges);
         if (e == stop) {
             if (n > s + limit) {
-                e = moji_cut(c->srows, s, limit);
+                e = moji_cut(c, s, limit, &nedges);
             }
             else if (!final) {
                 return s;
@@ -643,7 +676,7 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
         Py_UCS4 b = s ? PyUnicode_READ(kind, data, s - 1) : before;
         Py_UCS4 a = e < n ? PyUnicode_READ(kind, data, e) : 0;
         Py_ssize_t fixed = c->nfixes;
-        if (moji_decide(c, s, e - s, b, a) < 0) {
+        if (moji_decide(c, s, e - s, nedges, b, a) < 0) {
             return -1;
         }
         warm = c->nfixes > fixed;
