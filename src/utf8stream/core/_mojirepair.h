@@ -206,30 +206,31 @@ moji_undo(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n, int k, Py_UCS4 
 static int
 moji_passable(moji_ctx *c, moji_item *x, uint16_t *rows)
 {
-    int group = 0, odd = 0;
+    /* Without a branch on the characters but the class asked of a new one: each is
+       judged, and a character no repair gives without a row found at the end. */
+    int group = 0, odd = 0, deep = 1, no = 0;
     x->rrows = rows;
-    x->deep = x->rlen > 1;
     for (Py_ssize_t i = 0; i < x->rlen; i++) {
         Py_UCS4 cp = x->rep[i];
         int k = moji_class(c, cp);
         if (k < 0) {
             return -1;
         }
-        unsigned g = c->groups[k & MR_GROUP];
-        if (!(rows[i] = (uint16_t)moji_row_of(&c->t, cp))) {
-            x->deep = 0;
-            if (g & MG_NO) {
-                return 0;
-            }
-        }
+        unsigned g = c->groups[k & MR_GROUP], r = moji_row_of(&c->t, cp);
+        int kg = k & MR_GROUP, scripted = !(g & MG_NONE);
+        rows[i] = (uint16_t)r;
+        deep &= r != 0;
+        no |= !r & ((g & MG_NO) != 0);
         /* For moji_plausible: a C1 control, a character no repair gives, two scripts. */
-        odd |= (cp >= 0x80 && cp <= 0x9F) || (g & MG_NO);
-        if (!(g & MG_NONE)) {
-            odd |= group && group != (k & MR_GROUP);
-            group = k & MR_GROUP;
-        }
-        x->first = i ? x->first : k;
+        odd |= (cp - 0x80u < 0x20u) | ((g & MG_NO) != 0) |
+               (scripted & (group != 0) & (group != kg));
+        group = scripted ? kg : group;
     }
+    if (no) {
+        return 0;
+    }
+    x->deep = deep && x->rlen > 1;
+    x->first = moji_class(c, x->rep[0]); /* known by now */
     x->odd = odd;
     x->group = group;
     return 1;
@@ -345,10 +346,8 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
         uint32_t ascii = last->lead & ~(last->lead2 | last->lead3 | last->lead4);
         tried &= first->lead & (last->cont | ascii);
     }
-    for (int k = 0; k < c->t.width; k++) {
-        if (!((tried >> k) & 1)) {
-            continue;
-        }
+    for (; tried; tried &= tried - 1) {
+        int k = __builtin_ctz(tried);
         int p = moji_try_page(c, runs, nruns, level, k);
         if (p <= 0) {
             if (p < 0) {
