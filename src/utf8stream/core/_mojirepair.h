@@ -147,78 +147,72 @@ moji_symbolic(unsigned flags)
     return !(flags & MR_ALPHA) || (flags & MR_SYMBOLIC);
 }
 
-/* The characters of these rows through page k, decoded as UTF-8 (Table 3-7, as Python's
-   strict decoder): the length of the text, or -1 where the page does not hold one of
-   them or they are not valid UTF-8 through it.  Trying the pages one by one in order,
-   each given up at its first wrong byte, costs less than reading all of them at once:
-   most mojibake goes through the first page or two tried. */
-static Py_ssize_t
-moji_undo(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n, int k, Py_UCS4 *out)
+/* Per byte, how many continuation bytes follow it in UTF-8: 4 where it cannot start a
+   character (not held, a continuation byte, C0, C1, F5-FF). */
+static const unsigned char moji_need[256] = {
+    [0] = 4,
+    [0x01 ... 0x7F] = 0,
+    [0x80 ... 0xC1] = 4,
+    [0xC2 ... 0xDF] = 1,
+    [0xE0 ... 0xEF] = 2,
+    [0xF0 ... 0xF4] = 3,
+    [0xF5 ... 0xFF] = 4,
+};
+
+/* The run undone through page k and judged, in one pass over its characters: its text
+   decoded as UTF-8 (Table 3-7, as Python's strict decoder) into `out`, the rows of that
+   repair into `rows`; then whether it may be a layer between two others (every
+   character a code page holds, or one a repair may give), whether it may be mojibake
+   still (two characters or more, all of the pages'), and what moji_plausible needs of
+   the characters' classes.  1 when the page undoes it and it may be a layer, 0 when not,
+   -1 with an exception.  Trying the pages one by one in order, each given up at its first
+   wrong byte, costs less than reading all of them at once: most mojibake goes through the
+   first page or two tried. */
+static int
+moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
 {
     const unsigned char *column = c->t.cols + k * c->t.nrows;
-    Py_ssize_t o = 0;
+    const uint16_t *from = x->rows;
+    Py_ssize_t o = 0, n = x->len;
     Py_UCS4 cp = 0;
     unsigned need = 0, lo = 0x80, hi = 0xBF;
+    int group = 0, odd = 0, deep = 1, no = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned b = column[rows[i]];
+        unsigned b = column[from[i]];
         if (need) {
-            if (b < lo || b > hi) {
-                return -1;
+            if (b - lo > hi - lo) {
+                return 0;
             }
             cp = (cp << 6) | (b & 0x3F);
             lo = 0x80;
             hi = 0xBF;
-            if (--need == 0) {
-                out[o++] = cp;
+            if (--need) {
+                continue;
             }
         }
-        else if (b >= 0xC2 && b <= 0xDF) {
-            need = 1;
-            cp = b & 0x1F;
-        }
-        else if (b >= 0xE0 && b <= 0xEF) {
-            need = 2;
-            cp = b & 0x0F;
-            lo = b == 0xE0 ? 0xA0 : 0x80;
-            hi = b == 0xED ? 0x9F : 0xBF;
-        }
-        else if (b >= 0xF0 && b <= 0xF4) {
-            need = 3;
-            cp = b & 0x07;
-            lo = b == 0xF0 ? 0x90 : 0x80;
-            hi = b == 0xF4 ? 0x8F : 0xBF;
-        }
-        else if (b && b < 0x80) {
-            out[o++] = b;
-        }
         else {
-            return -1; /* not held (0), a continuation byte, C0, C1, F5-FF */
+            need = moji_need[b];
+            if (need) {
+                if (need > 3) {
+                    return 0;
+                }
+                cp = b & (0x7F >> need);
+                lo = b == 0xE0 ? 0xA0 : b == 0xF0 ? 0x90 : 0x80;
+                hi = b == 0xED ? 0x9F : b == 0xF4 ? 0x8F : 0xBF;
+                continue;
+            }
+            cp = b;
         }
-    }
-    return need ? -1 : o;
-}
-
-/* Whether a repair may be a layer between two others: every character a code page holds,
-   or one a repair may give; the rows of its characters kept, and whether it may be
-   mojibake still (two characters or more, all of the pages').  What moji_plausible
-   needs of the characters' classes is kept too, read in the same pass.  -1 with an
-   exception. */
-static int
-moji_passable(moji_ctx *c, moji_item *x, uint16_t *rows)
-{
-    /* Without a branch on the characters but the class asked of a new one: each is
-       judged, and a character no repair gives without a row found at the end. */
-    int group = 0, odd = 0, deep = 1, no = 0;
-    x->rrows = rows;
-    for (Py_ssize_t i = 0; i < x->rlen; i++) {
-        Py_UCS4 cp = x->rep[i];
-        int k = moji_class(c, cp);
-        if (k < 0) {
+        /* A character of the repair, judged without a branch but the class asked of a
+           new one; a character no repair gives and no page holds is found at the end. */
+        int cls = moji_class(c, cp);
+        if (cls < 0) {
             return -1;
         }
-        unsigned g = c->groups[k & MR_GROUP], r = moji_row_of(&c->t, cp);
-        int kg = k & MR_GROUP, scripted = !(g & MG_NONE);
-        rows[i] = (uint16_t)r;
+        unsigned g = c->groups[cls & MR_GROUP], r = moji_row_of(&c->t, cp);
+        int kg = cls & MR_GROUP, scripted = !(g & MG_NONE);
+        out[o] = cp;
+        rows[o++] = (uint16_t)r;
         deep &= r != 0;
         no |= !r & ((g & MG_NO) != 0);
         /* For moji_plausible: a C1 control, a character no repair gives, two scripts. */
@@ -226,11 +220,16 @@ moji_passable(moji_ctx *c, moji_item *x, uint16_t *rows)
                (scripted & (group != 0) & (group != kg));
         group = scripted ? kg : group;
     }
-    if (no) {
+    if (need || no) {
         return 0;
     }
-    x->deep = deep && x->rlen > 1;
-    x->first = moji_class(c, x->rep[0]); /* known by now */
+    x->rep = out;
+    x->rlen = o;
+    x->rrows = rows;
+    x->undone[0] = (unsigned char)k;
+    x->nundone = 1;
+    x->deep = deep && o > 1;
+    x->first = moji_class(c, out[0]); /* known by now */
     x->odd = odd;
     x->group = group;
     return 1;
@@ -282,7 +281,7 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
 }
 
 /* Whether the repair reads as text between the run's neighbours: no C1 control, one
-   script at most (both read by moji_passable), no stray combining mark, no other
+   script at most (both read by moji_undo), no stray combining mark, no other
    alphabet glued to an ASCII word. */
 static int
 moji_plausible(const moji_ctx *c, const moji_item *x)
@@ -314,14 +313,7 @@ moji_try_page(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int level, int k)
     Py_UCS4 *out = c->reps[level];
     uint16_t *rows = c->rrows[level];
     for (Py_ssize_t i = 0; i < nruns; i++) {
-        runs[i].rep = out;
-        runs[i].rlen = moji_undo(c, runs[i].rows, runs[i].len, k, out);
-        if (runs[i].rlen < 0) {
-            return 0;
-        }
-        runs[i].undone[0] = (unsigned char)k;
-        runs[i].nundone = 1;
-        int p = moji_passable(c, &runs[i], rows);
+        int p = moji_undo(c, &runs[i], k, out, rows);
         if (p <= 0) {
             return p;
         }
