@@ -44,11 +44,11 @@ enum {
 #define MR_COMBINING 0x80
 #define MR_GROUP 0x7F
 
-/* One run of a stretch at one layer: its text, the characters around it, and the repair
-   found for it with the code pages undone. */
+/* One run of a stretch at one layer: the rows of its characters, its second character,
+   the characters around it, and the repair found for it with the code pages undone. */
 typedef struct {
-    const Py_UCS4 *text;
-    const uint16_t *rows; /* of the text's characters */
+    const uint16_t *rows;
+    Py_UCS4 second;
     Py_ssize_t len, parent;
     Py_UCS4 before, after;
     const Py_UCS4 *rep;
@@ -72,12 +72,12 @@ typedef struct {
     const unsigned char *groups;
     unsigned char *classes;
     PyObject *classify, *names, *bits; /* bits: a reference to moji_bits_held */
-    /* The stretch and, per layer, its runs and their repairs (each at most a stretch
-       long), with the row of each character (0: none of the pages'); made when a first
-       stretch is decided. */
+    /* The rows of the stretch's characters (0: none of the pages') and, per layer, its
+       runs and their repairs (each at most a stretch long) with the rows of theirs; made
+       when a first stretch is decided. */
     Py_ssize_t limit, size; /* the bound, the length of the text */
     moji_item *items[MOJI_LAYERS];
-    Py_UCS4 *reps[MOJI_LAYERS], *stretch;
+    Py_UCS4 *reps[MOJI_LAYERS];
     Py_ssize_t *edges; /* where the stretch's runs start and end */
     uint16_t *rrows[MOJI_LAYERS], *srows;
     /* The repairs found and their replacements, growing. */
@@ -264,7 +264,7 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
         }
         return 0;
     }
-    Py_UCS4 second = x->text[1];
+    Py_UCS4 second = x->second;
     if (f1 & MR_TELL) {
         if (second == 0xA0) {
             return (f1 & MR_TELL_NBSP) != 0;
@@ -362,7 +362,7 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
             all_done &= x->done;
             if (x->deep && sub) {
                 moji_item *y = &sub[ndeep++];
-                y->text = x->rep;
+                y->second = x->rep[1];
                 y->rows = x->rrows;
                 y->len = x->rlen;
                 y->parent = i;
@@ -428,14 +428,13 @@ moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
     return 0;
 }
 
-/* The repairs of the stretch at s of buf (its n characters, their rows and the edges of
-   their runs in c->stretch, c->srows and c->edges), between `before` and `after`, added
-   to c->fixes (core/_mojibake_native.py's _Rules.decide); -1 with an exception. */
+/* The repairs of the stretch at s of the text (its n characters, their rows and the
+   edges of their runs in c->srows and c->edges), between `before` and `after`, added to
+   c->fixes (core/_mojibake_native.py's _Rules.decide); -1 with an exception. */
 static int
-moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_ssize_t nedges, Py_UCS4 before,
-            Py_UCS4 after)
+moji_decide(moji_ctx *c, int kind, const void *data, Py_ssize_t s, Py_ssize_t n,
+            Py_ssize_t nedges, Py_UCS4 before, Py_UCS4 after)
 {
-    const Py_UCS4 *st = c->stretch;
     const uint16_t *rows = c->srows;
     const Py_ssize_t *edges = c->edges;
     moji_item *runs = c->items[0];
@@ -446,12 +445,12 @@ moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_ssize_t nedges, Py_UCS4 
             return 0; /* a lone character of the pages: correct text, the line is left */
         }
         moji_item *x = &runs[nruns++];
-        x->text = st + a;
         x->rows = rows + a;
+        x->second = PyUnicode_READ(kind, data, s + a + 1);
         x->len = e - a;
         x->parent = a;
-        x->before = a ? st[a - 1] : before;
-        x->after = e < n ? st[e] : after;
+        x->before = a ? PyUnicode_READ(kind, data, s + a - 1) : before;
+        x->after = e < n ? PyUnicode_READ(kind, data, s + e) : after;
     }
     int found = moji_peel(c, runs, nruns, MOJI_LAYERS, 0);
     if (found <= 0) {
@@ -523,8 +522,7 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
     size_t limit = (size_t)(n < c->limit + 1 ? n : c->limit + 1), half = limit / 2 + 1;
     size_t per = limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + half * sizeof(moji_item);
     size_t edges = (limit + 2) * sizeof(Py_ssize_t); /* a run's edges, a slot past them */
-    char *at = PyMem_Malloc(edges + limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) +
-                            MOJI_LAYERS * per);
+    char *at = PyMem_Malloc(edges + limit * sizeof(uint16_t) + MOJI_LAYERS * per);
     if (at == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -535,41 +533,44 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
     }
     c->edges = (Py_ssize_t *)at;
     at += edges;
-    c->stretch = (Py_UCS4 *)at;
-    for (int k = 0; k < MOJI_LAYERS; k++) {
-        c->reps[k] = (Py_UCS4 *)(at += limit * sizeof(Py_UCS4));
+    for (int k = 0; k < MOJI_LAYERS; k++, at += limit * sizeof(Py_UCS4)) {
+        c->reps[k] = (Py_UCS4 *)at;
     }
-    c->srows = (uint16_t *)(at += limit * sizeof(Py_UCS4));
+    c->srows = (uint16_t *)at;
     for (int k = 0; k < MOJI_LAYERS; k++) {
         c->rrows[k] = (uint16_t *)(at += limit * sizeof(uint16_t));
     }
     return 0;
 }
 
-/* The stretch from s: its characters and rows copied into c->stretch and c->srows up to
-   its line end or `stop`, whichever comes first, and where its runs start and end into
-   c->edges (their count in *nedges), in one read of the text; the index of its end there.
+/* The stretch from the first character of the pages at or after *s (*s moved there,
+   n when there is none): the rows of its characters into c->srows up to its line end or
+   one past the bound, whichever comes first, and where its runs start and end into
+   c->edges (their count in *nedges), in one read of the text; the index of its end.
    The edges are found without a branch on the characters (at a run's edges one would be
    mispredicted): each position is written to the next slot, kept only where a run starts
    or ends. */
 #define MOJI_READ_STRETCH(TYPE)                                                           \
-    static Py_ssize_t moji_read_##TYPE(moji_ctx *c, const TYPE *d, Py_ssize_t s,          \
-                                       Py_ssize_t stop, Py_ssize_t *nedges)               \
+    static Py_ssize_t moji_read_##TYPE(moji_ctx *c, const TYPE *d, Py_ssize_t *s,         \
+                                       Py_ssize_t n, Py_ssize_t *nedges)                  \
     {                                                                                     \
-        Py_UCS4 *st = c->stretch;                                                         \
         uint16_t *rows = c->srows;                                                        \
-        Py_ssize_t *edges = c->edges, m = 0, i = 0;                                       \
+        Py_ssize_t *edges = c->edges, m = 0, i = 0, a = *s;                               \
         /* Held apart: the stores may alias the ctx to the compiler. */                   \
         const uint16_t *index = c->t.rows;                                                \
         const Py_UCS4 last = c->t.last;                                                   \
         unsigned was = 0;                                                                 \
-        for (const TYPE *p = d + s, *end = d + stop; p < end; p++, i++) {                 \
+        while (a < n && !(d[a] <= last && index[d[a]])) {                                 \
+            a++;                                                                          \
+        }                                                                                 \
+        *s = a;                                                                           \
+        Py_ssize_t stop = n - a < c->limit + 1 ? n : a + c->limit + 1;                    \
+        for (const TYPE *p = d + a, *end = d + stop; p < end; p++, i++) {                 \
             Py_UCS4 ch = *p;                                                              \
             if (ch == '\n' || ch == '\r') {                                               \
                 break;                                                                    \
             }                                                                             \
             unsigned r = ch <= last ? index[ch] : 0, is = r != 0;                         \
-            st[i] = ch;                                                                   \
             rows[i] = (uint16_t)r;                                                        \
             edges[m] = i;                                                                 \
             m += is ^ was;                                                                \
@@ -577,7 +578,7 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
         }                                                                                 \
         edges[m] = i;                                                                     \
         *nedges = m + was;                                                                \
-        return s + i;                                                                     \
+        return a + i;                                                                     \
     }
 
 MOJI_READ_STRETCH(Py_UCS1)
@@ -586,16 +587,16 @@ MOJI_READ_STRETCH(Py_UCS4)
 #undef MOJI_READ_STRETCH
 
 static Py_ssize_t
-moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssize_t stop,
+moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t *s, Py_ssize_t n,
                   Py_ssize_t *nedges)
 {
     switch (kind) {
     case PyUnicode_1BYTE_KIND:
-        return moji_read_Py_UCS1(c, data, s, stop, nedges);
+        return moji_read_Py_UCS1(c, data, s, n, nedges);
     case PyUnicode_2BYTE_KIND:
-        return moji_read_Py_UCS2(c, data, s, stop, nedges);
+        return moji_read_Py_UCS2(c, data, s, n, nedges);
     default:
-        return moji_read_Py_UCS4(c, data, s, stop, nedges);
+        return moji_read_Py_UCS4(c, data, s, n, nedges);
     }
 }
 
@@ -648,19 +649,18 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
                 s--;
             }
         }
-        while (s < n && !moji_row_of(&c->t, PyUnicode_READ(kind, data, s))) {
-            s++;
-        }
         if (s == n) {
             return n;
         }
-        if (c->stretch == NULL && moji_buffers(c, n) < 0) {
+        if (c->srows == NULL && moji_buffers(c, n) < 0) {
             return -1;
         }
-        Py_ssize_t stop = n < s + limit + 1 ? n : s + limit + 1;
         Py_ssize_t nedges;
-        Py_ssize_t e = moji_read_stretch(c, data, kind, s, stop, &nedges);
-        if (e == stop) {
+        Py_ssize_t e = moji_read_stretch(c, data, kind, &s, n, &nedges);
+        if (s == n) {
+            return n;
+        }
+        if (e == (n - s < limit + 1 ? n : s + limit + 1)) {
             if (n > s + limit) {
                 e = moji_cut(c, s, limit, &nedges);
             }
@@ -671,7 +671,7 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
         Py_UCS4 b = s ? PyUnicode_READ(kind, data, s - 1) : before;
         Py_UCS4 a = e < n ? PyUnicode_READ(kind, data, e) : 0;
         Py_ssize_t fixed = c->nfixes;
-        if (moji_decide(c, s, e - s, nedges, b, a) < 0) {
+        if (moji_decide(c, kind, data, s, e - s, nedges, b, a) < 0) {
             return -1;
         }
         warm = c->nfixes > fixed;
