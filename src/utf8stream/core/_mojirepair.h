@@ -715,15 +715,22 @@ moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
         return NULL;
     }
     int okind = PyUnicode_KIND(out);
-    void *odata = PyUnicode_DATA(out);
-    Py_ssize_t o = 0, from = 0;
+    char *odata = PyUnicode_DATA(out);
+    const char *idata = data;
+    Py_ssize_t o = 0, from = 0, ibytes = PyUnicode_GET_LENGTH(buf) * kind, obytes = size * okind;
     for (Py_ssize_t i = 0; i <= c->nfixes; i++) {
-        /* The text between repairs, copied as it is where the kinds are the same (a
-           kind is the size of a character). */
         Py_ssize_t to = i < c->nfixes ? c->fixes[i].a : end;
         if (okind == kind) {
-            memcpy((char *)odata + o * kind, (const char *)data + from * kind,
-                   (size_t)((to - from) * kind));
+            /* The text between repairs, as it is (a kind is the size of a character):
+               mostly a space or a sign, copied as 16 bytes where both texts have room,
+               the bytes past it written over next. */
+            Py_ssize_t a = from * kind, nb = (to - from) * kind;
+            if (nb <= 16 && a + 16 <= ibytes && o * kind + 16 <= obytes) {
+                memcpy(odata + o * kind, idata + a, 16);
+            }
+            else {
+                memcpy(odata + o * kind, idata + a, (size_t)nb);
+            }
             o += to - from;
         }
         else {
@@ -735,9 +742,22 @@ moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
             break;
         }
         const moji_fix *f = &c->fixes[i];
-        for (Py_ssize_t j = 0; j < f->len; j++) {
-            PyUnicode_WRITE(okind, odata, o++, c->chars[f->at + j]);
+        const Py_UCS4 *r = c->chars + f->at;
+        switch (okind) {
+        case PyUnicode_1BYTE_KIND:
+            for (Py_ssize_t j = 0; j < f->len; j++) {
+                ((Py_UCS1 *)odata)[o + j] = (Py_UCS1)r[j];
+            }
+            break;
+        case PyUnicode_2BYTE_KIND:
+            for (Py_ssize_t j = 0; j < f->len; j++) {
+                ((Py_UCS2 *)odata)[o + j] = (Py_UCS2)r[j];
+            }
+            break;
+        default:
+            memcpy(odata + o * 4, r, (size_t)f->len * 4);
         }
+        o += f->len;
         from = f->b;
     }
     return out;
