@@ -173,6 +173,10 @@ moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
 {
     const unsigned char *column = c->t.cols + k * c->t.nrows;
     const uint16_t *from = x->rows;
+    /* The tables held apart: the stores may alias the ctx to the compiler. */
+    const unsigned char *classes = c->classes, *groups = c->groups;
+    const uint16_t *index = c->t.rows;
+    const Py_UCS4 last = c->t.last;
     Py_ssize_t o = 0, n = x->len;
     Py_UCS4 cp = 0;
     unsigned need = 0, lo = 0x80, hi = 0xBF;
@@ -205,11 +209,11 @@ moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
         }
         /* A character of the repair, judged without a branch but the class asked of a
            new one; a character no repair gives and no page holds is found at the end. */
-        int cls = moji_class(c, cp);
+        int cls = classes[cp] ? classes[cp] : moji_class_asked(c, cp);
         if (cls < 0) {
             return -1;
         }
-        unsigned g = c->groups[cls & MR_GROUP], r = moji_row_of(&c->t, cp);
+        unsigned g = groups[cls & MR_GROUP], r = cp <= last ? index[cp] : 0;
         int kg = cls & MR_GROUP, scripted = !(g & MG_NONE);
         out[o] = cp;
         rows[o++] = (uint16_t)r;
