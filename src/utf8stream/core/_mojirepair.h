@@ -168,6 +168,8 @@ static const unsigned char moji_need[256] = {
    -1 with an exception.  Trying the pages one by one in order, each given up at its first
    wrong byte, costs less than reading all of them at once: most mojibake goes through the
    first page or two tried. */
+enum { MOJI_ROWLESS = 1, MOJI_NEVER = 2, MOJI_ODD = 4 };
+
 static int
 moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
 {
@@ -179,17 +181,20 @@ moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
     const Py_UCS4 last = c->t.last;
     Py_ssize_t o = 0, n = x->len;
     Py_UCS4 cp = 0;
-    unsigned need = 0, lo = 0x80, hi = 0xBF;
-    int group = 0, odd = 0, deep = 1, no = 0;
+    /* What the next byte must be: its lowest value and the span above it (Table 3-7). */
+    unsigned need = 0, lo = 0x80, span = 0x3F;
+    /* Of the characters so far: MOJI_ROWLESS, MOJI_NEVER, MOJI_ODD (one register). */
+    unsigned seen = 0;
+    int group = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         unsigned b = column[from[i]];
         if (need) {
-            if (b - lo > hi - lo) {
+            if (b - lo > span) {
                 return 0;
             }
             cp = (cp << 6) | (b & 0x3F);
             lo = 0x80;
-            hi = 0xBF;
+            span = 0x3F;
             if (--need) {
                 continue;
             }
@@ -202,7 +207,7 @@ moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
                 }
                 cp = b & (0x7F >> need);
                 lo = b == 0xE0 ? 0xA0 : b == 0xF0 ? 0x90 : 0x80;
-                hi = b == 0xED ? 0x9F : b == 0xF4 ? 0x8F : 0xBF;
+                span = b == 0xED ? 0x1F : b == 0xF4 ? 0x0F : 0xBF - lo;
                 continue;
             }
             cp = b;
@@ -214,17 +219,16 @@ moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
             return -1;
         }
         unsigned g = groups[cls & MR_GROUP], r = cp <= last ? index[cp] : 0;
-        int kg = cls & MR_GROUP, scripted = !(g & MG_NONE);
+        unsigned kg = (unsigned)cls & MR_GROUP, rowless = r == 0, never = g & MG_NO;
         out[o] = cp;
         rows[o++] = (uint16_t)r;
-        deep &= r != 0;
-        no |= !r & ((g & MG_NO) != 0);
         /* For moji_plausible: a C1 control, a character no repair gives, two scripts. */
-        odd |= (cp - 0x80u < 0x20u) | ((g & MG_NO) != 0) |
-               (scripted & (group != 0) & (group != kg));
-        group = scripted ? kg : group;
+        unsigned odd = (cp - 0x80u < 0x20u) | never |
+                       (!(g & MG_NONE) & (group != 0) & ((unsigned)group != kg));
+        seen |= rowless * MOJI_ROWLESS | (rowless & never) * MOJI_NEVER | odd * MOJI_ODD;
+        group = g & MG_NONE ? group : (int)kg;
     }
-    if (need || no) {
+    if (need || (seen & MOJI_NEVER)) {
         return 0;
     }
     x->rep = out;
@@ -232,9 +236,9 @@ moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
     x->rrows = rows;
     x->undone[0] = (unsigned char)k;
     x->nundone = 1;
-    x->deep = deep && o > 1;
+    x->deep = !(seen & MOJI_ROWLESS) && o > 1;
     x->first = moji_class(c, out[0]); /* known by now */
-    x->odd = odd;
+    x->odd = (seen & MOJI_ODD) != 0;
     x->group = group;
     return 1;
 }
