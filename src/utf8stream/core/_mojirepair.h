@@ -19,6 +19,7 @@
    the running interpreter's Unicode and no table is built before it is needed. */
 
 #define MOJI_LAYERS 3
+#define MOJI_SHORT 16 /* characters: a short repair */
 
 /* What a character of the code pages is to the rules (a byte per row). */
 enum {
@@ -478,7 +479,7 @@ moji_decide(moji_ctx *c, int kind, const void *data, Py_ssize_t s, Py_ssize_t n,
     for (Py_ssize_t i = 0; i < nruns; i++) {
         total += runs[i].rlen;
     }
-    if (moji_grow(c, nruns, total) < 0) {
+    if (moji_grow(c, nruns, total + MOJI_SHORT) < 0) {
         return -1;
     }
     for (Py_ssize_t i = 0; i < nruns; i++) {
@@ -489,7 +490,10 @@ moji_decide(moji_ctx *c, int kind, const void *data, Py_ssize_t s, Py_ssize_t n,
         f->len = runs[i].rlen;
         memcpy(f->undone, runs[i].undone, sizeof f->undone);
         f->nundone = runs[i].nundone;
-        memcpy(c->chars + c->nchars, runs[i].rep, (size_t)runs[i].rlen * sizeof(Py_UCS4));
+        /* Most repairs are short: copied as MOJI_SHORT characters, in one move (both
+           buffers have room past their last one). */
+        Py_ssize_t len = runs[i].rlen <= MOJI_SHORT ? MOJI_SHORT : runs[i].rlen;
+        memcpy(c->chars + c->nchars, runs[i].rep, (size_t)len * sizeof(Py_UCS4));
         c->nchars += runs[i].rlen;
     }
     return 0;
@@ -530,7 +534,8 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
     size_t limit = (size_t)(n < c->limit + 1 ? n : c->limit + 1), half = limit / 2 + 1;
     size_t per = limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + half * sizeof(moji_item);
     size_t edges = (limit + 2) * sizeof(Py_ssize_t); /* a run's edges, a slot past them */
-    char *at = PyMem_Malloc(edges + limit * sizeof(uint16_t) + MOJI_LAYERS * per);
+    char *at = PyMem_Malloc(edges + limit * sizeof(uint16_t) + MOJI_LAYERS * per +
+                            MOJI_SHORT * sizeof(Py_UCS4));
     if (at == NULL) {
         PyErr_NoMemory();
         return -1;
