@@ -692,6 +692,23 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
     }
 }
 
+/* Characters r[:len] written into odata from o on as TYPE: len either MOJI_SHORT, a
+   constant the compiler unrolls, or any other. */
+#define MOJI_NARROW(TYPE, odata, o, r, len)                                               \
+    do {                                                                                  \
+        TYPE *to_ = (TYPE *)(odata) + (o);                                                \
+        if ((len) == MOJI_SHORT) {                                                        \
+            for (int j_ = 0; j_ < MOJI_SHORT; j_++) {                                     \
+                to_[j_] = (TYPE)(r)[j_];                                                  \
+            }                                                                             \
+        }                                                                                 \
+        else {                                                                            \
+            for (Py_ssize_t j_ = 0; j_ < (len); j_++) {                                   \
+                to_[j_] = (TYPE)(r)[j_];                                                  \
+            }                                                                             \
+        }                                                                                 \
+    } while (0)
+
 /* buf[:end] with c's repairs in place; -1 with an exception. */
 static PyObject *
 moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
@@ -756,19 +773,19 @@ moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
         }
         const moji_fix *f = &c->fixes[i];
         const Py_UCS4 *r = c->chars + f->at;
+        /* A short repair is written as MOJI_SHORT characters in one go where the output
+           has room: the buffer of the repairs has room past its last one, and what is
+           written past this repair is written over next. */
+        Py_ssize_t len = f->len <= MOJI_SHORT && o + MOJI_SHORT <= size ? MOJI_SHORT : f->len;
         switch (okind) {
         case PyUnicode_1BYTE_KIND:
-            for (Py_ssize_t j = 0; j < f->len; j++) {
-                ((Py_UCS1 *)odata)[o + j] = (Py_UCS1)r[j];
-            }
+            MOJI_NARROW(Py_UCS1, odata, o, r, len);
             break;
         case PyUnicode_2BYTE_KIND:
-            for (Py_ssize_t j = 0; j < f->len; j++) {
-                ((Py_UCS2 *)odata)[o + j] = (Py_UCS2)r[j];
-            }
+            MOJI_NARROW(Py_UCS2, odata, o, r, len);
             break;
         default:
-            memcpy(odata + o * 4, r, (size_t)f->len * 4);
+            memcpy(odata + o * 4, r, (size_t)len * 4);
         }
         o += f->len;
         from = f->b;
