@@ -76,7 +76,7 @@ typedef struct {
     /* The rows of the stretch's characters (0: none of the pages') and, per layer, its
        runs and their repairs (each at most a stretch long) with the rows of theirs; made
        when a first stretch is decided. */
-    Py_ssize_t limit, size; /* the bound, the length of the text */
+    Py_ssize_t limit;
     moji_item *items[MOJI_LAYERS];
     Py_UCS4 *reps[MOJI_LAYERS];
     Py_ssize_t *edges; /* where the stretch's runs start and end */
@@ -406,16 +406,12 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
     return 0;
 }
 
-/* Room for n more repairs and m more characters of replacements; -1 with an exception.
-   The first room is sized for text that is mojibake throughout (a repair for a few
-   characters, shorter than them) up to a piece of 64 Ki characters, so that such text
-   is not copied again and again as it grows. */
+/* Room for n more repairs and m more characters of replacements; -1 with an exception. */
 static int
 moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
 {
-    Py_ssize_t piece = c->size < 0x10000 ? c->size : 0x10000;
     if (c->nfixes + n > c->capfixes) {
-        Py_ssize_t cap = 2 * (c->nfixes + n) + piece / 32 + 16;
+        Py_ssize_t cap = 2 * (c->nfixes + n) + 16;
         moji_fix *f = PyMem_Realloc(c->fixes, (size_t)cap * sizeof(moji_fix));
         if (f == NULL) {
             PyErr_NoMemory();
@@ -425,7 +421,7 @@ moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
         c->capfixes = cap;
     }
     if (c->nchars + m > c->capchars) {
-        Py_ssize_t cap = 2 * (c->nchars + m) + piece / 4 + 64;
+        Py_ssize_t cap = 2 * (c->nchars + m) + 64;
         Py_UCS4 *s = PyMem_Realloc(c->chars, (size_t)cap * sizeof(Py_UCS4));
         if (s == NULL) {
             PyErr_NoMemory();
@@ -894,7 +890,6 @@ moji_repair(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
         goto done;
     }
     c.limit = limit;
-    c.size = PyUnicode_GET_LENGTH(args[0]);
     Py_UCS4 before = PyUnicode_GET_LENGTH(args[1]) ? PyUnicode_READ_CHAR(args[1], 0) : 0;
     Py_ssize_t end = moji_stretches(&c, args[0], before, final);
     if (end < 0) {
