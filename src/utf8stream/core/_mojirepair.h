@@ -19,6 +19,7 @@
    the running interpreter's Unicode and no table is built before it is needed. */
 
 #define MOJI_LAYERS 3
+#define MOJI_SHORT 16 /* characters: a short repair */
 
 /* What a character of the code pages is to the rules (a byte per row). */
 enum {
@@ -44,11 +45,11 @@ enum {
 #define MR_COMBINING 0x80
 #define MR_GROUP 0x7F
 
-/* One run of a stretch at one layer: its text, the characters around it, and the repair
-   found for it with the code pages undone. */
+/* One run of a stretch at one layer: the rows of its characters, its second character,
+   the characters around it, and the repair found for it with the code pages undone. */
 typedef struct {
-    const Py_UCS4 *text;
-    const uint16_t *rows; /* of the text's characters */
+    const uint16_t *rows;
+    Py_UCS4 second;
     Py_ssize_t len, parent;
     Py_UCS4 before, after;
     const Py_UCS4 *rep;
@@ -72,12 +73,12 @@ typedef struct {
     const unsigned char *groups;
     unsigned char *classes;
     PyObject *classify, *names, *bits; /* bits: a reference to the state's moji_held */
-    /* The stretch and, per layer, its runs and their repairs (each at most a stretch
-       long), with the row of each character (0: none of the pages'); made when a first
-       stretch is decided. */
+    /* The rows of the stretch's characters (0: none of the pages') and, per layer, its
+       runs and their repairs (each at most a stretch long) with the rows of theirs; made
+       when a first stretch is decided. */
     Py_ssize_t limit;
     moji_item *items[MOJI_LAYERS];
-    Py_UCS4 *reps[MOJI_LAYERS], *stretch;
+    Py_UCS4 *reps[MOJI_LAYERS];
     Py_ssize_t *edges; /* where the stretch's runs start and end */
     uint16_t *rrows[MOJI_LAYERS], *srows;
     /* The repairs found and their replacements, growing. */
@@ -147,90 +148,98 @@ moji_symbolic(unsigned flags)
     return !(flags & MR_ALPHA) || (flags & MR_SYMBOLIC);
 }
 
-/* The characters of these rows through page k, decoded as UTF-8 (Table 3-7, as Python's
-   strict decoder): the length of the text, or -1 where the page does not hold one of
-   them or they are not valid UTF-8 through it.  Trying the pages one by one in order,
-   each given up at its first wrong byte, costs less than reading all of them at once:
-   most mojibake goes through the first page or two tried. */
-static Py_ssize_t
-moji_undo(const moji_ctx *c, const uint16_t *rows, Py_ssize_t n, int k, Py_UCS4 *out)
+/* Per byte, how many continuation bytes follow it in UTF-8: 4 where it cannot start a
+   character (not held, a continuation byte, C0, C1, F5-FF). */
+static const unsigned char moji_need[256] = {
+    [0] = 4,
+    [0x01 ... 0x7F] = 0,
+    [0x80 ... 0xC1] = 4,
+    [0xC2 ... 0xDF] = 1,
+    [0xE0 ... 0xEF] = 2,
+    [0xF0 ... 0xF4] = 3,
+    [0xF5 ... 0xFF] = 4,
+};
+
+/* The run undone through page k and judged, in one pass over its characters: its text
+   decoded as UTF-8 (Table 3-7, as Python's strict decoder) into `out`, the rows of that
+   repair into `rows`; then whether it may be a layer between two others (every
+   character a code page holds, or one a repair may give), whether it may be mojibake
+   still (two characters or more, all of the pages'), and what moji_plausible needs of
+   the characters' classes.  1 when the page undoes it and it may be a layer, 0 when not,
+   -1 with an exception.  Trying the pages one by one in order, each given up at its first
+   wrong byte, costs less than reading all of them at once: most mojibake goes through the
+   first page or two tried. */
+enum { MOJI_ROWLESS = 1, MOJI_NEVER = 2, MOJI_ODD = 4 };
+
+static int
+moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
 {
     const unsigned char *column = c->t.cols + k * c->t.nrows;
-    Py_ssize_t o = 0;
+    const uint16_t *from = x->rows;
+    /* The tables held apart: the stores may alias the ctx to the compiler. */
+    const unsigned char *classes = c->classes, *groups = c->groups;
+    const uint16_t *index = c->t.rows;
+    const Py_UCS4 last = c->t.last;
+    Py_ssize_t o = 0, n = x->len;
     Py_UCS4 cp = 0;
-    unsigned need = 0, lo = 0x80, hi = 0xBF;
+    /* What the next byte must be: its lowest value and the span above it (Table 3-7). */
+    unsigned need = 0, lo = 0x80, span = 0x3F;
+    /* Of the characters so far: MOJI_ROWLESS, MOJI_NEVER, MOJI_ODD (one register). */
+    unsigned seen = 0;
+    int group = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned b = column[rows[i]];
+        unsigned b = column[from[i]];
         if (need) {
-            if (b < lo || b > hi) {
-                return -1;
+            if (b - lo > span) {
+                return 0;
             }
             cp = (cp << 6) | (b & 0x3F);
             lo = 0x80;
-            hi = 0xBF;
-            if (--need == 0) {
-                out[o++] = cp;
+            span = 0x3F;
+            if (--need) {
+                continue;
             }
-        }
-        else if (b >= 0xC2 && b <= 0xDF) {
-            need = 1;
-            cp = b & 0x1F;
-        }
-        else if (b >= 0xE0 && b <= 0xEF) {
-            need = 2;
-            cp = b & 0x0F;
-            lo = b == 0xE0 ? 0xA0 : 0x80;
-            hi = b == 0xED ? 0x9F : 0xBF;
-        }
-        else if (b >= 0xF0 && b <= 0xF4) {
-            need = 3;
-            cp = b & 0x07;
-            lo = b == 0xF0 ? 0x90 : 0x80;
-            hi = b == 0xF4 ? 0x8F : 0xBF;
-        }
-        else if (b && b < 0x80) {
-            out[o++] = b;
         }
         else {
-            return -1; /* not held (0), a continuation byte, C0, C1, F5-FF */
+            need = moji_need[b];
+            if (need) {
+                if (need > 3) {
+                    return 0;
+                }
+                cp = b & (0x7F >> need);
+                lo = b == 0xE0 ? 0xA0 : b == 0xF0 ? 0x90 : 0x80;
+                span = b == 0xED ? 0x1F : b == 0xF4 ? 0x0F : 0xBF - lo;
+                continue;
+            }
+            cp = b;
         }
-    }
-    return need ? -1 : o;
-}
-
-/* Whether a repair may be a layer between two others: every character a code page holds,
-   or one a repair may give; the rows of its characters kept, and whether it may be
-   mojibake still (two characters or more, all of the pages').  What moji_plausible
-   needs of the characters' classes is kept too, read in the same pass.  -1 with an
-   exception. */
-static int
-moji_passable(moji_ctx *c, moji_item *x, uint16_t *rows)
-{
-    int group = 0, odd = 0;
-    x->rrows = rows;
-    x->deep = x->rlen > 1;
-    for (Py_ssize_t i = 0; i < x->rlen; i++) {
-        Py_UCS4 cp = x->rep[i];
-        int k = moji_class(c, cp);
-        if (k < 0) {
+        /* A character of the repair, judged without a branch but the class asked of a
+           new one; a character no repair gives and no page holds is found at the end. */
+        int cls = classes[cp] ? classes[cp] : moji_class_asked(c, cp);
+        if (cls < 0) {
             return -1;
         }
-        unsigned g = c->groups[k & MR_GROUP];
-        if (!(rows[i] = (uint16_t)moji_row_of(&c->t, cp))) {
-            x->deep = 0;
-            if (g & MG_NO) {
-                return 0;
-            }
-        }
+        unsigned g = groups[cls & MR_GROUP], r = cp <= last ? index[cp] : 0;
+        unsigned kg = (unsigned)cls & MR_GROUP, rowless = r == 0, never = g & MG_NO;
+        out[o] = cp;
+        rows[o++] = (uint16_t)r;
         /* For moji_plausible: a C1 control, a character no repair gives, two scripts. */
-        odd |= (cp >= 0x80 && cp <= 0x9F) || (g & MG_NO);
-        if (!(g & MG_NONE)) {
-            odd |= group && group != (k & MR_GROUP);
-            group = k & MR_GROUP;
-        }
-        x->first = i ? x->first : k;
+        unsigned odd = (cp - 0x80u < 0x20u) | never |
+                       (!(g & MG_NONE) & (group != 0) & ((unsigned)group != kg));
+        seen |= rowless * MOJI_ROWLESS | (rowless & never) * MOJI_NEVER | odd * MOJI_ODD;
+        group = g & MG_NONE ? group : (int)kg;
     }
-    x->odd = odd;
+    if (need || (seen & MOJI_NEVER)) {
+        return 0;
+    }
+    x->rep = out;
+    x->rlen = o;
+    x->rrows = rows;
+    x->undone[0] = (unsigned char)k;
+    x->nundone = 1;
+    x->deep = !(seen & MOJI_ROWLESS) && o > 1;
+    x->first = moji_class(c, out[0]); /* known by now */
+    x->odd = (seen & MOJI_ODD) != 0;
     x->group = group;
     return 1;
 }
@@ -264,7 +273,7 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
         }
         return 0;
     }
-    Py_UCS4 second = x->text[1];
+    Py_UCS4 second = x->second;
     if (f1 & MR_TELL) {
         if (second == 0xA0) {
             return (f1 & MR_TELL_NBSP) != 0;
@@ -281,7 +290,7 @@ moji_reads_badly(const moji_ctx *c, const moji_item *x)
 }
 
 /* Whether the repair reads as text between the run's neighbours: no C1 control, one
-   script at most (both read by moji_passable), no stray combining mark, no other
+   script at most (both read by moji_undo), no stray combining mark, no other
    alphabet glued to an ASCII word. */
 static int
 moji_plausible(const moji_ctx *c, const moji_item *x)
@@ -313,14 +322,7 @@ moji_try_page(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int level, int k)
     Py_UCS4 *out = c->reps[level];
     uint16_t *rows = c->rrows[level];
     for (Py_ssize_t i = 0; i < nruns; i++) {
-        runs[i].rep = out;
-        runs[i].rlen = moji_undo(c, runs[i].rows, runs[i].len, k, out);
-        if (runs[i].rlen < 0) {
-            return 0;
-        }
-        runs[i].undone[0] = (unsigned char)k;
-        runs[i].nundone = 1;
-        int p = moji_passable(c, &runs[i], rows);
+        int p = moji_undo(c, &runs[i], k, out, rows);
         if (p <= 0) {
             return p;
         }
@@ -345,10 +347,8 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
         uint32_t ascii = last->lead & ~(last->lead2 | last->lead3 | last->lead4);
         tried &= first->lead & (last->cont | ascii);
     }
-    for (int k = 0; k < c->t.width; k++) {
-        if (!((tried >> k) & 1)) {
-            continue;
-        }
+    for (; tried; tried &= tried - 1) {
+        int k = __builtin_ctz(tried);
         int p = moji_try_page(c, runs, nruns, level, k);
         if (p <= 0) {
             if (p < 0) {
@@ -371,7 +371,7 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
             all_done &= x->done;
             if (x->deep && sub) {
                 moji_item *y = &sub[ndeep++];
-                y->text = x->rep;
+                y->second = x->rep[1];
                 y->rows = x->rrows;
                 y->len = x->rlen;
                 y->parent = i;
@@ -433,40 +433,29 @@ moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
     return 0;
 }
 
-/* The repairs of the stretch at s of buf (its n characters and their rows in
-   c->stretch and c->srows), between `before` and `after`, added to c->fixes
-   (core/_mojibake_native.py's _Rules.decide); -1 with an exception. */
+/* The repairs of the stretch at s of the text (its n characters, their rows and the
+   edges of their runs in c->srows and c->edges), between `before` and `after`, added to
+   c->fixes (core/_mojibake_native.py's _Rules.decide); -1 with an exception. */
 static int
-moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_UCS4 before, Py_UCS4 after)
+moji_decide(moji_ctx *c, int kind, const void *data, Py_ssize_t s, Py_ssize_t n,
+            Py_ssize_t nedges, Py_UCS4 before, Py_UCS4 after)
 {
-    const Py_UCS4 *st = c->stretch;
     const uint16_t *rows = c->srows;
+    const Py_ssize_t *edges = c->edges;
     moji_item *runs = c->items[0];
-    /* Where runs start and end, found without a branch on the characters (at a run's
-       edges one would be mispredicted): each position is written to the next slot,
-       kept only where a run starts or ends. */
-    Py_ssize_t *edges = c->edges, nedges = 0, nruns = 0;
-    unsigned was = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned is = rows[i] != 0;
-        edges[nedges] = i;
-        nedges += is ^ was;
-        was = is;
-    }
-    edges[nedges] = n;
-    nedges += was;
+    Py_ssize_t nruns = 0;
     for (Py_ssize_t k = 0; k < nedges; k += 2) {
         Py_ssize_t a = edges[k], e = edges[k + 1];
         if (e - a == 1) {
             return 0; /* a lone character of the pages: correct text, the line is left */
         }
         moji_item *x = &runs[nruns++];
-        x->text = st + a;
         x->rows = rows + a;
+        x->second = PyUnicode_READ(kind, data, s + a + 1);
         x->len = e - a;
         x->parent = a;
-        x->before = a ? st[a - 1] : before;
-        x->after = e < n ? st[e] : after;
+        x->before = a ? PyUnicode_READ(kind, data, s + a - 1) : before;
+        x->after = e < n ? PyUnicode_READ(kind, data, s + e) : after;
     }
     int found = moji_peel(c, runs, nruns, MOJI_LAYERS, 0);
     if (found <= 0) {
@@ -486,7 +475,7 @@ moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_UCS4 before, Py_UCS4 aft
     for (Py_ssize_t i = 0; i < nruns; i++) {
         total += runs[i].rlen;
     }
-    if (moji_grow(c, nruns, total) < 0) {
+    if (moji_grow(c, nruns, total + MOJI_SHORT) < 0) {
         return -1;
     }
     for (Py_ssize_t i = 0; i < nruns; i++) {
@@ -497,7 +486,10 @@ moji_decide(moji_ctx *c, Py_ssize_t s, Py_ssize_t n, Py_UCS4 before, Py_UCS4 aft
         f->len = runs[i].rlen;
         memcpy(f->undone, runs[i].undone, sizeof f->undone);
         f->nundone = runs[i].nundone;
-        memcpy(c->chars + c->nchars, runs[i].rep, (size_t)runs[i].rlen * sizeof(Py_UCS4));
+        /* Most repairs are short: copied as MOJI_SHORT characters, in one move (both
+           buffers have room past their last one). */
+        Py_ssize_t len = runs[i].rlen <= MOJI_SHORT ? MOJI_SHORT : runs[i].rlen;
+        memcpy(c->chars + c->nchars, runs[i].rep, (size_t)len * sizeof(Py_UCS4));
         c->nchars += runs[i].rlen;
     }
     return 0;
@@ -538,8 +530,8 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
     size_t limit = (size_t)(n < c->limit + 1 ? n : c->limit + 1), half = limit / 2 + 1;
     size_t per = limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + half * sizeof(moji_item);
     size_t edges = (limit + 2) * sizeof(Py_ssize_t); /* a run's edges, a slot past them */
-    char *at = PyMem_Malloc(edges + limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) +
-                            MOJI_LAYERS * per);
+    char *at = PyMem_Malloc(edges + limit * sizeof(uint16_t) + MOJI_LAYERS * per +
+                            MOJI_SHORT * sizeof(Py_UCS4));
     if (at == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -550,48 +542,93 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
     }
     c->edges = (Py_ssize_t *)at;
     at += edges;
-    c->stretch = (Py_UCS4 *)at;
-    for (int k = 0; k < MOJI_LAYERS; k++) {
-        c->reps[k] = (Py_UCS4 *)(at += limit * sizeof(Py_UCS4));
+    for (int k = 0; k < MOJI_LAYERS; k++, at += limit * sizeof(Py_UCS4)) {
+        c->reps[k] = (Py_UCS4 *)at;
     }
-    c->srows = (uint16_t *)(at += limit * sizeof(Py_UCS4));
+    c->srows = (uint16_t *)at;
     for (int k = 0; k < MOJI_LAYERS; k++) {
         c->rrows[k] = (uint16_t *)(at += limit * sizeof(uint16_t));
     }
     return 0;
 }
 
-/* The stretch from s: its characters and rows copied into c->stretch and c->srows up to
-   its line end or s + limit + 1, whichever comes first; the index of its end there. */
-static Py_ssize_t
-moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t s, Py_ssize_t stop)
-{
-    Py_UCS4 *st = c->stretch;
-    uint16_t *rows = c->srows;
-    /* The table held apart: the stores of characters may alias the ctx to the compiler. */
-    const moji_tables t = c->t;
-    Py_ssize_t e = s;
-    for (; e < stop; e++) {
-        Py_UCS4 ch = PyUnicode_READ(kind, data, e);
-        if (ch == '\n' || ch == '\r') {
-            break;
-        }
-        st[e - s] = ch;
-        rows[e - s] = (uint16_t)moji_row_of(&t, ch);
+/* The stretch from the first character of the pages at or after *s (*s moved there,
+   n when there is none): the rows of its characters into c->srows up to its line end or
+   one past the bound, whichever comes first, and where its runs start and end into
+   c->edges (their count in *nedges), in one read of the text; the index of its end.
+   The edges are found without a branch on the characters (at a run's edges one would be
+   mispredicted): each position is written to the next slot, kept only where a run starts
+   or ends. */
+#define MOJI_READ_STRETCH(TYPE)                                                           \
+    static Py_ssize_t moji_read_##TYPE(moji_ctx *c, const TYPE *d, Py_ssize_t *s,         \
+                                       Py_ssize_t n, Py_ssize_t *nedges)                  \
+    {                                                                                     \
+        uint16_t *rows = c->srows;                                                        \
+        Py_ssize_t *edges = c->edges, m = 0, i = 0, a = *s;                               \
+        /* Held apart: the stores may alias the ctx to the compiler. */                   \
+        const uint16_t *index = c->t.rows;                                                \
+        const Py_UCS4 last = c->t.last;                                                   \
+        unsigned was = 0;                                                                 \
+        while (a < n && !(d[a] <= last && index[d[a]])) {                                 \
+            a++;                                                                          \
+        }                                                                                 \
+        *s = a;                                                                           \
+        Py_ssize_t stop = n - a < c->limit + 1 ? n : a + c->limit + 1;                    \
+        for (const TYPE *p = d + a, *end = d + stop; p < end; p++, i++) {                 \
+            Py_UCS4 ch = *p;                                                              \
+            if (ch == '\n' || ch == '\r') {                                               \
+                break;                                                                    \
+            }                                                                             \
+            unsigned r = ch <= last ? index[ch] : 0, is = r != 0;                         \
+            rows[i] = (uint16_t)r;                                                        \
+            edges[m] = i;                                                                 \
+            m += is ^ was;                                                                \
+            was = is;                                                                     \
+        }                                                                                 \
+        edges[m] = i;                                                                     \
+        *nedges = m + was;                                                                \
+        return a + i;                                                                     \
     }
-    return e;
+
+MOJI_READ_STRETCH(Py_UCS1)
+MOJI_READ_STRETCH(Py_UCS2)
+MOJI_READ_STRETCH(Py_UCS4)
+#undef MOJI_READ_STRETCH
+
+static Py_ssize_t
+moji_read_stretch(moji_ctx *c, const void *data, int kind, Py_ssize_t *s, Py_ssize_t n,
+                  Py_ssize_t *nedges)
+{
+    switch (kind) {
+    case PyUnicode_1BYTE_KIND:
+        return moji_read_Py_UCS1(c, data, s, n, nedges);
+    case PyUnicode_2BYTE_KIND:
+        return moji_read_Py_UCS2(c, data, s, n, nedges);
+    default:
+        return moji_read_Py_UCS4(c, data, s, n, nedges);
+    }
 }
 
 /* Where a stretch from s longer than the bound ends: after its last whole run within the
-   bound, or at the bound (rows: the stretch's, c->srows, one past the bound included). */
+   bound, or at the bound (rows: the stretch's, c->srows, one past the bound included);
+   its edges (c->edges, *nedges of them) kept to that end, a run open there closed. */
 static Py_ssize_t
-moji_cut(const uint16_t *rows, Py_ssize_t s, Py_ssize_t limit)
+moji_cut(moji_ctx *c, Py_ssize_t s, Py_ssize_t limit, Py_ssize_t *nedges)
 {
-    Py_ssize_t e = limit;
+    const uint16_t *rows = c->srows;
+    Py_ssize_t e = limit, m = 0;
     while (e > 0 && (!rows[e - 1] || rows[e])) {
         e--;
     }
-    return s + (e > 0 ? e : limit);
+    e = e > 0 ? e : limit;
+    while (m < *nedges && c->edges[m] < e) {
+        m++;
+    }
+    if (m & 1) {
+        c->edges[m++] = e;
+    }
+    *nedges = m;
+    return s + e;
 }
 
 /* The stretches of buf decided, in order (MojibakeRepairer.transform's loop): the end
@@ -621,20 +658,20 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
                 s--;
             }
         }
-        while (s < n && !moji_row_of(&c->t, PyUnicode_READ(kind, data, s))) {
-            s++;
-        }
         if (s == n) {
             return n;
         }
-        if (c->stretch == NULL && moji_buffers(c, n) < 0) {
+        if (c->srows == NULL && moji_buffers(c, n) < 0) {
             return -1;
         }
-        Py_ssize_t stop = n < s + limit + 1 ? n : s + limit + 1;
-        Py_ssize_t e = moji_read_stretch(c, data, kind, s, stop);
-        if (e == stop) {
+        Py_ssize_t nedges;
+        Py_ssize_t e = moji_read_stretch(c, data, kind, &s, n, &nedges);
+        if (s == n) {
+            return n;
+        }
+        if (e == (n - s < limit + 1 ? n : s + limit + 1)) {
             if (n > s + limit) {
-                e = moji_cut(c->srows, s, limit);
+                e = moji_cut(c, s, limit, &nedges);
             }
             else if (!final) {
                 return s;
@@ -643,13 +680,30 @@ moji_stretches(moji_ctx *c, PyObject *buf, Py_UCS4 before, int final)
         Py_UCS4 b = s ? PyUnicode_READ(kind, data, s - 1) : before;
         Py_UCS4 a = e < n ? PyUnicode_READ(kind, data, e) : 0;
         Py_ssize_t fixed = c->nfixes;
-        if (moji_decide(c, s, e - s, b, a) < 0) {
+        if (moji_decide(c, kind, data, s, e - s, nedges, b, a) < 0) {
             return -1;
         }
         warm = c->nfixes > fixed;
         at = e;
     }
 }
+
+/* Characters r[:len] written into odata from o on as TYPE: len either MOJI_SHORT, a
+   constant the compiler unrolls, or any other. */
+#define MOJI_NARROW(TYPE, odata, o, r, len)                                               \
+    do {                                                                                  \
+        TYPE *to_ = (TYPE *)(odata) + (o);                                                \
+        if ((len) == MOJI_SHORT) {                                                        \
+            for (int j_ = 0; j_ < MOJI_SHORT; j_++) {                                     \
+                to_[j_] = (TYPE)(r)[j_];                                                  \
+            }                                                                             \
+        }                                                                                 \
+        else {                                                                            \
+            for (Py_ssize_t j_ = 0; j_ < (len); j_++) {                                   \
+                to_[j_] = (TYPE)(r)[j_];                                                  \
+            }                                                                             \
+        }                                                                                 \
+    } while (0)
 
 /* buf[:end] with c's repairs in place; -1 with an exception. */
 static PyObject *
@@ -687,15 +741,22 @@ moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
         return NULL;
     }
     int okind = PyUnicode_KIND(out);
-    void *odata = PyUnicode_DATA(out);
-    Py_ssize_t o = 0, from = 0;
+    char *odata = PyUnicode_DATA(out);
+    const char *idata = data;
+    Py_ssize_t o = 0, from = 0, ibytes = PyUnicode_GET_LENGTH(buf) * kind, obytes = size * okind;
     for (Py_ssize_t i = 0; i <= c->nfixes; i++) {
-        /* The text between repairs, copied as it is where the kinds are the same (a
-           kind is the size of a character). */
         Py_ssize_t to = i < c->nfixes ? c->fixes[i].a : end;
         if (okind == kind) {
-            memcpy((char *)odata + o * kind, (const char *)data + from * kind,
-                   (size_t)((to - from) * kind));
+            /* The text between repairs, as it is (a kind is the size of a character):
+               mostly a space or a sign, copied as 16 bytes where both texts have room,
+               the bytes past it written over next. */
+            Py_ssize_t a = from * kind, nb = (to - from) * kind;
+            if (nb <= 16 && a + 16 <= ibytes && o * kind + 16 <= obytes) {
+                memcpy(odata + o * kind, idata + a, 16);
+            }
+            else {
+                memcpy(odata + o * kind, idata + a, (size_t)nb);
+            }
             o += to - from;
         }
         else {
@@ -707,9 +768,22 @@ moji_output(const moji_ctx *c, PyObject *buf, Py_ssize_t end)
             break;
         }
         const moji_fix *f = &c->fixes[i];
-        for (Py_ssize_t j = 0; j < f->len; j++) {
-            PyUnicode_WRITE(okind, odata, o++, c->chars[f->at + j]);
+        const Py_UCS4 *r = c->chars + f->at;
+        /* A short repair is written as MOJI_SHORT characters in one go where the output
+           has room: the buffer of the repairs has room past its last one, and what is
+           written past this repair is written over next. */
+        Py_ssize_t len = f->len <= MOJI_SHORT && o + MOJI_SHORT <= size ? MOJI_SHORT : f->len;
+        switch (okind) {
+        case PyUnicode_1BYTE_KIND:
+            MOJI_NARROW(Py_UCS1, odata, o, r, len);
+            break;
+        case PyUnicode_2BYTE_KIND:
+            MOJI_NARROW(Py_UCS2, odata, o, r, len);
+            break;
+        default:
+            memcpy(odata + o * 4, r, (size_t)len * 4);
         }
+        o += f->len;
         from = f->b;
     }
     return out;
