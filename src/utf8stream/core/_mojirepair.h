@@ -576,10 +576,11 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
         Py_ssize_t stop = n - a < c->limit + 1 ? n : a + c->limit + 1;                    \
         for (const TYPE *p = d + a, *end = d + stop; p < end; p++, i++) {                 \
             Py_UCS4 ch = *p;                                                              \
-            if (ch == '\n' || ch == '\r') {                                               \
+            /* One test for most characters: no letter is below a carriage return. */    \
+            if (ch <= '\r' && (ch == '\n' || ch == '\r')) {                               \
                 break;                                                                    \
             }                                                                             \
-            unsigned r = ch <= last ? index[ch] : 0, is = r != 0;                         \
+            unsigned r = ch <= last ? index[ch] : 0, is = (r + 0xFFFFu) >> 16; /* r != 0 */\
             rows[i] = (uint16_t)r;                                                        \
             edges[m] = i;                                                                 \
             m += is ^ was;                                                                \
