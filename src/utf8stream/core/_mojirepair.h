@@ -181,37 +181,36 @@ moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
     const uint16_t *index = c->t.rows;
     const Py_UCS4 last = c->t.last;
     Py_ssize_t o = 0, n = x->len;
-    Py_UCS4 cp = 0;
-    /* What the next byte must be: its lowest value and the span above it (Table 3-7). */
-    unsigned need = 0, lo = 0x80, span = 0x3F;
     /* Of the characters so far: MOJI_ROWLESS, MOJI_NEVER, MOJI_ODD (one register). */
     unsigned seen = 0;
     int group = 0;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        unsigned b = column[from[i]];
-        if (need) {
-            if (b - lo > span) {
+    for (Py_ssize_t i = 0; i < n;) {
+        /* A character a step: its lead byte, then its continuation bytes (two-byte
+           characters, most of mojibake, read without a loop). */
+        unsigned b = column[from[i++]], need = moji_need[b];
+        Py_UCS4 cp = b;
+        if (need == 1) {
+            unsigned b1 = i < n ? column[from[i++]] : 0;
+            if (b1 - 0x80 > 0x3F) {
                 return 0;
             }
-            cp = (cp << 6) | (b & 0x3F);
-            lo = 0x80;
-            span = 0x3F;
-            if (--need) {
-                continue;
-            }
+            cp = ((b & 0x1F) << 6) | (b1 & 0x3F);
         }
-        else {
-            need = moji_need[b];
-            if (need) {
-                if (need > 3) {
+        else if (need) {
+            if (need > 3 || need > (unsigned)(n - i)) {
+                return 0;
+            }
+            /* Table 3-7: the byte after E0, ED, F0 and F4 is narrowed. */
+            unsigned lo = b == 0xE0 ? 0xA0 : b == 0xF0 ? 0x90 : 0x80;
+            unsigned span = b == 0xED ? 0x1F : b == 0xF4 ? 0x0F : 0xBF - lo;
+            cp = b & (0x7F >> need);
+            for (unsigned j = 0; j < need; j++, lo = 0x80, span = 0x3F) {
+                unsigned bj = column[from[i++]];
+                if (bj - lo > span) {
                     return 0;
                 }
-                cp = b & (0x7F >> need);
-                lo = b == 0xE0 ? 0xA0 : b == 0xF0 ? 0x90 : 0x80;
-                span = b == 0xED ? 0x1F : b == 0xF4 ? 0x0F : 0xBF - lo;
-                continue;
+                cp = (cp << 6) | (bj & 0x3F);
             }
-            cp = b;
         }
         /* A character of the repair, judged without a branch but the class asked of a
            new one; a character no repair gives and no page holds is found at the end. */
@@ -229,7 +228,7 @@ moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
         seen |= rowless * MOJI_ROWLESS | (rowless & never) * MOJI_NEVER | odd * MOJI_ODD;
         group = g & MG_NONE ? group : (int)kg;
     }
-    if (need || (seen & MOJI_NEVER)) {
+    if (seen & MOJI_NEVER) {
         return 0;
     }
     x->rep = out;
@@ -576,10 +575,11 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
         Py_ssize_t stop = n - a < c->limit + 1 ? n : a + c->limit + 1;                    \
         for (const TYPE *p = d + a, *end = d + stop; p < end; p++, i++) {                 \
             Py_UCS4 ch = *p;                                                              \
-            if (ch == '\n' || ch == '\r') {                                               \
+            /* One test for most characters: no letter is below a carriage return. */    \
+            if (ch <= '\r' && (ch == '\n' || ch == '\r')) {                               \
                 break;                                                                    \
             }                                                                             \
-            unsigned r = ch <= last ? index[ch] : 0, is = r != 0;                         \
+            unsigned r = ch <= last ? index[ch] : 0, is = (r + 0xFFFFu) >> 16; /* r != 0 */\
             rows[i] = (uint16_t)r;                                                        \
             edges[m] = i;                                                                 \
             m += is ^ was;                                                                \
