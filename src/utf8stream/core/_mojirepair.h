@@ -375,30 +375,38 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
     return 0;
 }
 
+/* buf (of *cap items of `size` bytes) with room for `need` items: the same, or grown (a
+   new *cap); NULL with an exception. */
+static void *
+moji_room(void *buf, Py_ssize_t *cap, Py_ssize_t need, size_t size)
+{
+    if (need <= *cap) {
+        return buf;
+    }
+    Py_ssize_t grown = 2 * need + 64;
+    void *p = PyMem_Realloc(buf, (size_t)grown * size);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    *cap = grown;
+    return p;
+}
+
 /* Room for n more repairs and m more characters of replacements; -1 with an exception. */
 static int
 moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
 {
-    if (c->nfixes + n > c->capfixes) {
-        Py_ssize_t cap = 2 * (c->nfixes + n) + 16;
-        moji_fix *f = PyMem_Realloc(c->fixes, (size_t)cap * sizeof(moji_fix));
-        if (f == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        c->fixes = f;
-        c->capfixes = cap;
+    moji_fix *f = moji_room(c->fixes, &c->capfixes, c->nfixes + n, sizeof *f);
+    if (f == NULL) {
+        return -1;
     }
-    if (c->nchars + m > c->capchars) {
-        Py_ssize_t cap = 2 * (c->nchars + m) + 64;
-        Py_UCS4 *s = PyMem_Realloc(c->chars, (size_t)cap * sizeof(Py_UCS4));
-        if (s == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        c->chars = s;
-        c->capchars = cap;
+    c->fixes = f;
+    Py_UCS4 *s = moji_room(c->chars, &c->capchars, c->nchars + m, sizeof *s);
+    if (s == NULL) {
+        return -1;
     }
+    c->chars = s;
     return 0;
 }
 
