@@ -79,6 +79,7 @@ typedef struct {
     Py_ssize_t limit;
     moji_item *items[MOJI_LAYERS];
     Py_UCS4 *reps[MOJI_LAYERS];
+    unsigned char *bytes; /* a run's bytes through a page */
     Py_ssize_t *edges; /* where the stretch's runs start and end */
     uint16_t *rrows[MOJI_LAYERS], *srows;
     /* The repairs found and their replacements, growing. */
@@ -87,12 +88,6 @@ typedef struct {
     Py_UCS4 *chars;
     Py_ssize_t nchars, capchars;
 } moji_ctx;
-
-static inline unsigned
-moji_row_of(const moji_tables *t, Py_UCS4 cp)
-{
-    return cp <= t->last ? t->rows[cp] : 0;
-}
 
 /* The class of a character not met before, asked of `classify`; -1 with an exception. */
 static int
@@ -148,20 +143,9 @@ moji_symbolic(unsigned flags)
     return !(flags & MR_ALPHA) || (flags & MR_SYMBOLIC);
 }
 
-/* Per byte, how many continuation bytes follow it in UTF-8: 4 where it cannot start a
-   character (not held, a continuation byte, C0, C1, F5-FF). */
-static const unsigned char moji_need[256] = {
-    [0] = 4,
-    [0x01 ... 0x7F] = 0,
-    [0x80 ... 0xC1] = 4,
-    [0xC2 ... 0xDF] = 1,
-    [0xE0 ... 0xEF] = 2,
-    [0xF0 ... 0xF4] = 3,
-    [0xF5 ... 0xFF] = 4,
-};
-
-/* The run undone through page k and judged, in one pass over its characters: its text
-   decoded as UTF-8 (Table 3-7, as Python's strict decoder) into `out`, the rows of that
+/* The run undone through page k and judged: its bytes through the page, then in one
+   pass over them its text decoded as UTF-8 (sequence_at, _table37.h: Table 3-7, as
+   Python's strict decoder) into `out`, the rows of that
    repair into `rows`; then whether it may be a layer between two others (every
    character a code page holds, or one a repair may give), whether it may be mojibake
    still (two characters or more, all of the pages'), and what moji_plausible needs of
@@ -184,34 +168,20 @@ moji_undo(moji_ctx *c, moji_item *x, int k, Py_UCS4 *out, uint16_t *rows)
     /* Of the characters so far: MOJI_ROWLESS, MOJI_NEVER, MOJI_ODD (one register). */
     unsigned seen = 0;
     int group = 0;
+    /* Its bytes through the page: 0 where the page does not hold a character. */
+    unsigned char *bytes = c->bytes;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        bytes[i] = column[from[i]];
+    }
     for (Py_ssize_t i = 0; i < n;) {
-        /* A character a step: its lead byte, then its continuation bytes (two-byte
-           characters, most of mojibake, read without a loop). */
-        unsigned b = column[from[i++]], need = moji_need[b];
-        Py_UCS4 cp = b;
-        if (need == 1) {
-            unsigned b1 = i < n ? column[from[i++]] : 0;
-            if (b1 - 0x80 > 0x3F) {
-                return 0;
-            }
-            cp = ((b & 0x1F) << 6) | (b1 & 0x3F);
+        Py_UCS4 cp;
+        Py_ssize_t len = sequence_at(bytes, i, n, &cp);
+        /* Malformed, cut by the run's end, or a byte the page does not hold (which alone
+           decodes to U+0000: an overlong one is malformed). */
+        if (len <= 0 || cp == NOT_A_CHAR || cp == 0) {
+            return 0;
         }
-        else if (need) {
-            if (need > 3 || need > (unsigned)(n - i)) {
-                return 0;
-            }
-            /* Table 3-7: the byte after E0, ED, F0 and F4 is narrowed. */
-            unsigned lo = b == 0xE0 ? 0xA0 : b == 0xF0 ? 0x90 : 0x80;
-            unsigned span = b == 0xED ? 0x1F : b == 0xF4 ? 0x0F : 0xBF - lo;
-            cp = b & (0x7F >> need);
-            for (unsigned j = 0; j < need; j++, lo = 0x80, span = 0x3F) {
-                unsigned bj = column[from[i++]];
-                if (bj - lo > span) {
-                    return 0;
-                }
-                cp = (cp << 6) | (bj & 0x3F);
-            }
-        }
+        i += len;
         /* A character of the repair, judged without a branch but the class asked of a
            new one; a character no repair gives and no page holds is found at the end. */
         int cls = classes[cp] ? classes[cp] : moji_class_asked(c, cp);
@@ -405,30 +375,38 @@ moji_peel(moji_ctx *c, moji_item *runs, Py_ssize_t nruns, int depth, int shown)
     return 0;
 }
 
+/* buf (of *cap items of `size` bytes) with room for `need` items: the same, or grown (a
+   new *cap); NULL with an exception. */
+static void *
+moji_room(void *buf, Py_ssize_t *cap, Py_ssize_t need, size_t size)
+{
+    if (need <= *cap) {
+        return buf;
+    }
+    Py_ssize_t grown = 2 * need + 64;
+    void *p = PyMem_Realloc(buf, (size_t)grown * size);
+    if (p == NULL) {
+        PyErr_NoMemory();
+        return NULL;
+    }
+    *cap = grown;
+    return p;
+}
+
 /* Room for n more repairs and m more characters of replacements; -1 with an exception. */
 static int
 moji_grow(moji_ctx *c, Py_ssize_t n, Py_ssize_t m)
 {
-    if (c->nfixes + n > c->capfixes) {
-        Py_ssize_t cap = 2 * (c->nfixes + n) + 16;
-        moji_fix *f = PyMem_Realloc(c->fixes, (size_t)cap * sizeof(moji_fix));
-        if (f == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        c->fixes = f;
-        c->capfixes = cap;
+    moji_fix *f = moji_room(c->fixes, &c->capfixes, c->nfixes + n, sizeof *f);
+    if (f == NULL) {
+        return -1;
     }
-    if (c->nchars + m > c->capchars) {
-        Py_ssize_t cap = 2 * (c->nchars + m) + 64;
-        Py_UCS4 *s = PyMem_Realloc(c->chars, (size_t)cap * sizeof(Py_UCS4));
-        if (s == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        c->chars = s;
-        c->capchars = cap;
+    c->fixes = f;
+    Py_UCS4 *s = moji_room(c->chars, &c->capchars, c->nchars + m, sizeof *s);
+    if (s == NULL) {
+        return -1;
     }
+    c->chars = s;
     return 0;
 }
 
@@ -530,7 +508,7 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
     size_t per = limit * (sizeof(Py_UCS4) + sizeof(uint16_t)) + half * sizeof(moji_item);
     size_t edges = (limit + 2) * sizeof(Py_ssize_t); /* a run's edges, a slot past them */
     char *at = PyMem_Malloc(edges + limit * sizeof(uint16_t) + MOJI_LAYERS * per +
-                            MOJI_SHORT * sizeof(Py_UCS4));
+                            MOJI_SHORT * sizeof(Py_UCS4) + limit);
     if (at == NULL) {
         PyErr_NoMemory();
         return -1;
@@ -548,6 +526,8 @@ moji_buffers(moji_ctx *c, Py_ssize_t n)
     for (int k = 0; k < MOJI_LAYERS; k++) {
         c->rrows[k] = (uint16_t *)(at += limit * sizeof(uint16_t));
     }
+    /* Past the last rows and the room a short repair's copy may read. */
+    c->bytes = (unsigned char *)(at + limit * sizeof(uint16_t) + MOJI_SHORT * sizeof(Py_UCS4));
     return 0;
 }
 
